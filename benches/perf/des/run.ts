@@ -1,0 +1,229 @@
+/**
+ * The @kb/des speed suite: `pnpm bench:des [--bench NAME] [--params k=v,...] [--runs N] [--json FILE]`.
+ *
+ * Runs the workloads of shared/bench-specs/des-workloads.md against the built @kb/des, checks
+ * every end time and checksum the spec gives (a mismatch means the engine does not order events
+ * like SimPy, and the run fails), prints a table and optionally writes the results as JSON.
+ * Wall time is the median over `--runs` runs after one warm-up run. Nothing here asserts a speed.
+ */
+import { mkdirSync, writeFileSync } from "node:fs";
+import { dirname } from "node:path";
+import { parseArgs } from "node:util";
+import { expectedResults, type Workload, workloads } from "./workloads.js";
+
+/** One row of the JSON output. */
+interface BenchResult {
+  bench: string;
+  params: Record<string, number>;
+  units: string;
+  simEnd: number;
+  checksum: number | null;
+  wallMedianS: number;
+}
+
+const USAGE = `Usage: pnpm bench:des [--bench NAME] [--params k=v,...] [--runs N] [--json FILE]
+
+Runs the event-engine workloads (${workloads.map((workload) => workload.name).join(", ")}) and prints
+simulated end time, checksum and speed. Without --bench: every workload on its defaults plus the
+fanout scaling series (NPE=1, 64, 4096 with 204800 tokens in all).
+
+  --bench NAME      run only this workload (fanout: defaults and the scaling series)
+  --params k=v,...  override parameters (needs --bench), e.g. --params NPE=64,TPE=3200
+  --runs N          timed runs per case, after one warm-up run (default 3)
+  --json FILE       also write the results as a JSON array
+  --help            show this help
+
+End times and checksums are checked against the spec wherever it gives them; a mismatch
+exits with code 1.`;
+
+function fail(message: string): never {
+  process.stderr.write(`bench:des: ${message}\n\nRun with --help for usage.\n`);
+  process.exit(2);
+}
+
+function parseParams(text: string, workload: Workload): Record<string, number> {
+  const params: Record<string, number> = { ...workload.defaults };
+  for (const pair of text.split(",").filter((part) => part.trim() !== "")) {
+    const match = /^\s*([A-Za-z_]\w*)\s*=\s*(\S+)\s*$/.exec(pair);
+    if (match === null) fail(`--params: "${pair}" is not of the form name=value`);
+    const [, name, rawValue] = match as unknown as [string, string, string];
+    if (!(name in workload.defaults)) {
+      fail(
+        `--params: ${workload.name} has no parameter "${name}"; its parameters are ${Object.keys(workload.defaults).join(", ")}`,
+      );
+    }
+    const value = Number(rawValue);
+    if (!Number.isInteger(value) || value < 1)
+      fail(`--params: ${name} must be a positive integer, got "${rawValue}"`);
+    params[name] = value;
+  }
+  return params;
+}
+
+function sameParams(a: Readonly<Record<string, number>>, b: Readonly<Record<string, number>>): boolean {
+  const keys = Object.keys(a);
+  return keys.length === Object.keys(b).length && keys.every((key) => a[key] === b[key]);
+}
+
+function median(values: number[]): number {
+  const sorted = [...values].sort((a, b) => a - b);
+  const middle = sorted.length >> 1;
+  return sorted.length % 2 === 1
+    ? (sorted[middle] as number)
+    : ((sorted[middle - 1] as number) + (sorted[middle] as number)) / 2;
+}
+
+function formatParams(params: Readonly<Record<string, number>>): string {
+  return Object.entries(params)
+    .map(([key, value]) => `${key}=${value}`)
+    .join(",");
+}
+
+function formatRate(unitsPerSecond: number): string {
+  return unitsPerSecond >= 1e6
+    ? `${(unitsPerSecond / 1e6).toFixed(3)} M`
+    : `${(unitsPerSecond / 1e3).toFixed(1)} k`;
+}
+
+function main(): void {
+  let parsed: ReturnType<typeof parseArgs>;
+  try {
+    parsed = parseArgs({
+      options: {
+        bench: { type: "string" },
+        params: { type: "string" },
+        runs: { type: "string", default: "3" },
+        json: { type: "string" },
+        help: { type: "boolean", default: false },
+      },
+      strict: true,
+      allowPositionals: false,
+    });
+  } catch (error) {
+    fail((error as Error).message);
+  }
+  const options = parsed.values as {
+    bench?: string;
+    params?: string;
+    runs: string;
+    json?: string;
+    help: boolean;
+  };
+  if (options.help) {
+    process.stdout.write(`${USAGE}\n`);
+    return;
+  }
+  const runs = Number(options.runs);
+  if (!Number.isInteger(runs) || runs < 1) fail(`--runs must be a positive integer, got "${options.runs}"`);
+
+  let cases: { workload: Workload; params: Record<string, number> }[];
+  if (options.bench === undefined) {
+    if (options.params !== undefined) fail("--params needs --bench to say which workload it is for");
+    cases = expectedResults.map((expected) => ({
+      workload: workloads.find((workload) => workload.name === expected.bench) as Workload,
+      params: { ...expected.params },
+    }));
+  } else {
+    const workload = workloads.find((candidate) => candidate.name === options.bench);
+    if (workload === undefined) {
+      fail(
+        `unknown bench "${options.bench}"; the benches are ${workloads.map((candidate) => candidate.name).join(", ")}`,
+      );
+    }
+    cases =
+      options.params !== undefined
+        ? [{ workload, params: parseParams(options.params, workload) }]
+        : expectedResults
+            .filter((expected) => expected.bench === workload.name)
+            .map((expected) => ({ workload, params: { ...expected.params } }));
+  }
+
+  const header = ["bench", "params", "sim end", "checksum", "spec", "wall median s", "units/s"];
+  const rows: string[][] = [];
+  const results: BenchResult[] = [];
+  let mismatches = 0;
+  process.stdout.write(
+    `@kb/des speed suite: ${runs} timed run(s) per case after one warm-up (node ${process.version})\n\n`,
+  );
+  for (const { workload, params } of cases) {
+    const warmup = workload.run(params);
+    const walls: number[] = [];
+    for (let run = 0; run < runs; run++) {
+      const start = process.hrtime.bigint();
+      const result = workload.run(params);
+      walls.push(Number(process.hrtime.bigint() - start) / 1e9);
+      if (result.simEnd !== warmup.simEnd || result.checksum !== warmup.checksum) {
+        fail(
+          `${workload.name} ${formatParams(params)} gave different results on two runs: the engine is not deterministic`,
+        );
+      }
+    }
+    const wallMedianS = median(walls);
+    const expected = expectedResults.find(
+      (candidate) => candidate.bench === workload.name && sameParams(candidate.params, params),
+    );
+    let verdict = "-";
+    if (expected !== undefined) {
+      const ok = expected.simEnd === warmup.simEnd && expected.checksum === warmup.checksum;
+      verdict = ok ? "ok" : `MISMATCH (spec ${expected.simEnd} / ${expected.checksum})`;
+      if (!ok) mismatches += 1;
+    }
+    results.push({
+      bench: workload.name,
+      params,
+      units: workload.units,
+      simEnd: warmup.simEnd,
+      checksum: warmup.checksum,
+      wallMedianS,
+    });
+    rows.push([
+      workload.name,
+      formatParams(params),
+      String(warmup.simEnd),
+      warmup.checksum === null ? "-" : String(warmup.checksum),
+      verdict,
+      wallMedianS.toFixed(4),
+      `${formatRate(warmup.units / wallMedianS)} ${workload.units}/s`,
+    ]);
+  }
+
+  const widths = header.map((title, column) =>
+    Math.max(title.length, ...rows.map((row) => (row[column] as string).length)),
+  );
+  const line = (cells: string[]) =>
+    cells
+      .map((cell, column) => cell.padEnd(widths[column] as number))
+      .join("  ")
+      .trimEnd();
+  process.stdout.write(`${line(header)}\n${line(widths.map((width) => "-".repeat(width)))}\n`);
+  for (const row of rows) process.stdout.write(`${line(row)}\n`);
+
+  const rate = (npe: number) => {
+    const result = results.find(
+      (candidate) =>
+        candidate.bench === "fanout" &&
+        candidate.params.NPE === npe &&
+        candidate.params.NPE * (candidate.params.TPE ?? 0) === 204800,
+    );
+    return result === undefined ? undefined : 204800 / result.wallMedianS;
+  };
+  const single = rate(1);
+  const wide = rate(4096);
+  if (single !== undefined && wide !== undefined) {
+    process.stdout.write(
+      `\nfanout scaling: NPE=1 -> NPE=4096 tokens/s falls ${(single / wide).toFixed(2)}x (${formatRate(single)} -> ${formatRate(wide)})\n`,
+    );
+  }
+
+  if (options.json !== undefined) {
+    mkdirSync(dirname(options.json), { recursive: true });
+    writeFileSync(options.json, `${JSON.stringify(results, null, 2)}\n`);
+    process.stdout.write(`\nwrote ${options.json}\n`);
+  }
+  if (mismatches > 0) {
+    process.stderr.write(`\nbench:des: ${mismatches} case(s) differ from the spec's end time or checksum\n`);
+    process.exit(1);
+  }
+}
+
+main();

@@ -1,0 +1,223 @@
+import { KbError } from "@kb/errors";
+import type { Environment } from "./environment.js";
+
+/** A function called with the event once the event is processed. */
+// Declared through a method so the parameter is bivariant: an Event<number> is usable wherever an
+// Event<unknown> is expected, callbacks included.
+export type EventCallback<T = unknown> = { bivarianceHack(event: Event<T>): void }["bivarianceHack"];
+
+/**
+ * @internal An object woken when an event it waits on is processed: a process or a resource.
+ * Stored in an event's callback slots directly, so waiting allocates no closure and processing an
+ * event touches no closure object (it matters with tens of thousands of live processes).
+ */
+export interface Waiter {
+  _wake(event: Event<any>): void;
+}
+
+/** @internal what a callback slot holds */
+export type CallbackSlot = EventCallback | Waiter;
+
+/** Scheduling priority of urgent events (process starts, interrupts, `run(until)` stops). */
+export const URGENT = 0;
+/** Scheduling priority of every other event. */
+export const NORMAL = 1;
+
+/** @internal lifecycle states */
+export const PENDING = 0;
+/** @internal triggered: has a value and sits in the schedule */
+export const TRIGGERED = 1;
+/** @internal processed: its callbacks have run */
+export const PROCESSED = 2;
+
+/**
+ * Something that may happen at a point in simulated time: the SimPy `Event`.
+ *
+ * An event is *pending* until `succeed`/`fail` *triggers* it (or it is created triggered, like a
+ * timeout); a triggered event sits in the schedule and is *processed* when the engine reaches it,
+ * which runs its callbacks in the order they were added (a process waiting on it is one of them).
+ * An event triggers exactly once: a second `succeed`/`fail` throws `DES_ALREADY_TRIGGERED`.
+ *
+ * **Gotchas**: a failed event that no process or callback handles (sets `defused`) stops the run
+ * with its error when it is processed. Yielding a failed event from a process handles it: the
+ * error is thrown inside the generator.
+ */
+export class Event<T = unknown> {
+  /** The environment this event belongs to. */
+  readonly env: Environment;
+  /** @internal */ _state: number = PENDING;
+  /** @internal */ _ok = true;
+  /** @internal */ _value: unknown = undefined;
+  /** @internal */ _defused = false;
+  // Callbacks: two inline slots (covers almost every event: a resource trigger and one waiting
+  // process) and an overflow array, so the common case allocates nothing.
+  /** @internal */ _cb0: CallbackSlot | null = null;
+  /** @internal */ _cb1: CallbackSlot | null = null;
+  /** @internal */ _more: CallbackSlot[] | null = null;
+
+  constructor(env: Environment) {
+    this.env = env;
+  }
+
+  /** True once `succeed`/`fail` has been called (or the event was created triggered). */
+  get triggered(): boolean {
+    return this._state !== PENDING;
+  }
+
+  /** True once the engine has processed the event and run its callbacks. */
+  get processed(): boolean {
+    return this._state === PROCESSED;
+  }
+
+  /** True if the event succeeded. Throws `DES_INVALID_ARGUMENT` while it is pending. */
+  get ok(): boolean {
+    if (this._state === PENDING) throw this._notYet("ok");
+    return this._ok;
+  }
+
+  /** The success value, or the error of a failed event. Throws `DES_INVALID_ARGUMENT` while pending. */
+  get value(): T {
+    if (this._state === PENDING) throw this._notYet("value");
+    return this._value as T;
+  }
+
+  /**
+   * Whether a failure of this event has been handled. A failed, processed event that is not
+   * defused stops the run; set it to `true` to swallow the failure.
+   */
+  get defused(): boolean {
+    return this._defused;
+  }
+  set defused(value: boolean) {
+    this._defused = value;
+  }
+
+  /**
+   * The callbacks that will run when the event is processed, in order; `null` once it has been
+   * processed (as in SimPy). A copy: use {@link addCallback} / {@link removeCallback} to change it.
+   */
+  get callbacks(): EventCallback<T>[] | null {
+    if (this._state === PROCESSED) return null;
+    const slots: CallbackSlot[] = [];
+    if (this._cb0 !== null) slots.push(this._cb0);
+    if (this._cb1 !== null) slots.push(this._cb1);
+    if (this._more !== null) slots.push(...this._more);
+    return slots.map((slot) => (typeof slot === "function" ? slot : (event: Event<T>) => slot._wake(event)));
+  }
+
+  /**
+   * Adds a callback to run when the event is processed. On an event that is already processed
+   * the callback is not called (as in SimPy); check {@link processed} first.
+   */
+  addCallback(callback: EventCallback<T>): void {
+    this._addSlot(callback);
+  }
+
+  /** @internal */
+  _addSlot(callback: CallbackSlot): void {
+    if (this._state === PROCESSED) {
+      throw new KbError(
+        "DES_INVALID_ARGUMENT",
+        "cannot add a callback to an event that has already been processed; read its value instead.",
+        { context: this.env._context() },
+      );
+    }
+    if (this._cb0 === null) this._cb0 = callback;
+    else if (this._cb1 === null) this._cb1 = callback;
+    else if (this._more === null) this._more = [callback];
+    else this._more.push(callback);
+  }
+
+  /** Removes the first occurrence of `callback`; returns whether it was found. Order is kept. */
+  removeCallback(callback: EventCallback<T>): boolean {
+    return this._removeSlot(callback);
+  }
+
+  /** @internal */
+  _removeSlot(callback: CallbackSlot): boolean {
+    if (this._cb0 === callback) {
+      this._cb0 = this._cb1;
+      this._cb1 = this._more !== null && this._more.length > 0 ? (this._more.shift() ?? null) : null;
+      return true;
+    }
+    if (this._cb1 === callback) {
+      this._cb1 = this._more !== null && this._more.length > 0 ? (this._more.shift() ?? null) : null;
+      return true;
+    }
+    if (this._more !== null) {
+      const index = this._more.indexOf(callback);
+      if (index >= 0) {
+        this._more.splice(index, 1);
+        return true;
+      }
+    }
+    return false;
+  }
+
+  /**
+   * Triggers the event as successful with `value` and schedules it at the current time.
+   * Throws `DES_ALREADY_TRIGGERED` if it was triggered before.
+   */
+  succeed(value?: T): this {
+    if (this._state !== PENDING) throw this._alreadyTriggered("succeed");
+    this._ok = true;
+    this._value = value;
+    this._state = TRIGGERED;
+    this.env._schedule(this, NORMAL, 0);
+    return this;
+  }
+
+  /**
+   * Triggers the event as failed with `error` and schedules it at the current time. Whoever waits
+   * on it receives the error (a process gets it thrown at its `yield`).
+   * Throws `DES_ALREADY_TRIGGERED` if it was triggered before.
+   */
+  fail(error: unknown): this {
+    if (this._state !== PENDING) throw this._alreadyTriggered("fail");
+    this._ok = false;
+    this._value = error;
+    this._state = TRIGGERED;
+    this.env._schedule(this, NORMAL, 0);
+    return this;
+  }
+
+  /** Triggers this event with the outcome (ok and value) of another, triggered event. */
+  trigger(other: Event<T>): this {
+    if (this._state !== PENDING) throw this._alreadyTriggered("trigger");
+    this._ok = other._ok;
+    this._value = other._value;
+    this._state = TRIGGERED;
+    this.env._schedule(this, NORMAL, 0);
+    return this;
+  }
+
+  /** A short human-readable description, used by `env.blocked()` and error messages. */
+  describe(): string {
+    return "an event";
+  }
+
+  /** @internal */
+  _alreadyTriggered(operation: string): KbError {
+    return new KbError(
+      "DES_ALREADY_TRIGGERED",
+      `${operation}() on ${this.describe()} that was already triggered (${this._ok ? "succeeded" : "failed"}); an event triggers exactly once. Create a new event for a new occurrence.`,
+      { context: this.env._context() },
+    );
+  }
+
+  /** @internal */
+  _notYet(property: string): KbError {
+    return new KbError(
+      "DES_INVALID_ARGUMENT",
+      `${property} of ${this.describe()} read while it is still pending; wait for it (yield it) or check .triggered first.`,
+      { context: this.env._context() },
+    );
+  }
+}
+
+/**
+ * What `env.timeout(delay, value)` returns: an event created triggered that the engine processes
+ * `delay` ns later. At run time it is a plain {@link Event} (one object shape for the engine's hot
+ * path), so there is no `Timeout` class to test with `instanceof`.
+ */
+export type Timeout<T = undefined> = Event<T>;

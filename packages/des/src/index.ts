@@ -1,0 +1,14 @@
+export { AllOf, AnyOf, Condition, ConditionValue } from "./condition.js";
+export type { BlockedProcess, EnvironmentOptions } from "./environment.js";
+export { Environment } from "./environment.js";
+export type { EventCallback, Timeout } from "./event.js";
+export { Event, NORMAL, URGENT } from "./event.js";
+export type { ProcessGenerator } from "./process.js";
+export { Interrupt, Process } from "./process.js";
+export { BaseResource, ResourceEvent } from "./resources/base-resource.js";
+export type { ContainerGet, ContainerOptions, ContainerPut } from "./resources/container.js";
+export { Container } from "./resources/container.js";
+export type { ResourceOptions } from "./resources/resource.js";
+export { PriorityResource, Release, Request, Resource } from "./resources/resource.js";
+export type { PriorityStoreOptions, StoreGet, StoreOptions, StorePut } from "./resources/store.js";
+export { BaseStore, FilterStore, PriorityStore, Store } from "./resources/store.js";

@@ -1,0 +1,116 @@
+/**
+ * Every error code kernbench-ts can raise. A closed union: a new failure mode gets a new code here,
+ * so callers can switch on `error.code` exhaustively.
+ */
+export type KbErrorCode =
+  /** A delay that is negative, NaN, infinite or not a number. */
+  | "DES_INVALID_DELAY"
+  /** A process yielded something that is not an event of its environment. */
+  | "DES_INVALID_YIELD"
+  /** `env.process()` was given something that is not a generator. */
+  | "DES_NOT_A_GENERATOR"
+  /** `succeed`/`fail` on an event that has already been triggered. */
+  | "DES_ALREADY_TRIGGERED"
+  /** An event of one environment used in another. */
+  | "DES_FOREIGN_EVENT"
+  /** `run(until)` with a time that is not after `now`, or a bad argument to an engine call. */
+  | "DES_INVALID_ARGUMENT"
+  /** Interrupting a process that has finished, or a process interrupting itself. */
+  | "DES_INVALID_INTERRUPT"
+  /** A put into a store that was closed, or a get from a closed and drained store. */
+  | "DES_STORE_CLOSED"
+  /** A request released on a resource it does not belong to. */
+  | "DES_WRONG_RESOURCE"
+  /** A resource request released a second time. */
+  | "DES_RELEASED_TWICE"
+  /** The schedule ran empty while processes still waited: nothing can ever wake them. */
+  | "DES_DEADLOCK";
+
+/**
+ * Where an error happened. Every field is optional; a message names all that are known so a user
+ * can find the place without a debugger.
+ */
+export interface KbErrorContext {
+  /** Source file (a topology YAML, a kernel file). */
+  readonly file?: string;
+  /** 1-based line in `file`. */
+  readonly line?: number;
+  /** 1-based column in `file`. */
+  readonly col?: number;
+  /** Topology node id, such as `sip0.cube1.pe3.pe_gemm`. */
+  readonly nodeId?: string;
+  /** Kernel name. */
+  readonly kernel?: string;
+  /** PE id the kernel ran on. */
+  readonly pe?: string;
+  /** Name of the simulation process that was running. */
+  readonly process?: string;
+  /** Simulated time in ns when the error was raised. */
+  readonly simTimeNs?: number;
+}
+
+/** Options of the {@link KbError} constructor. */
+export interface KbErrorOptions {
+  readonly context?: KbErrorContext;
+  readonly cause?: unknown;
+}
+
+/**
+ * The one error class of kernbench-ts.
+ *
+ * The message reads `[CODE] where: what was expected, what was found. What to do.`, where `where`
+ * is built from the {@link KbErrorContext} (`file:line:col`, node, kernel, PE, process, simulated
+ * time). The unprefixed text is kept in `detail` and the context in `context`, for tools that
+ * format errors themselves.
+ *
+ * **When to use**: every error a user can cause by bad input or a bad model. Internal invariant
+ * failures may stay plain `Error`s.
+ */
+export class KbError extends Error {
+  override readonly name: string = "KbError";
+  /** Machine-readable code; see {@link KbErrorCode}. */
+  readonly code: KbErrorCode;
+  /** Where it happened. */
+  readonly context: KbErrorContext;
+  /** The message without the code and location prefix. */
+  readonly detail: string;
+
+  constructor(code: KbErrorCode, detail: string, options: KbErrorOptions = {}) {
+    const context = options.context ?? {};
+    const where = formatContext(context);
+    super(
+      `[${code}] ${where ? `${where}: ` : ""}${detail}`,
+      options.cause === undefined ? {} : { cause: options.cause },
+    );
+    this.code = code;
+    this.context = context;
+    this.detail = detail;
+  }
+}
+
+/**
+ * Formats a context as a short location: `file:line:col node ... kernel ... pe ... process "p" at t=12 ns`.
+ * Returns an empty string for an empty context.
+ */
+export function formatContext(context: KbErrorContext): string {
+  const parts: string[] = [];
+  if (context.file !== undefined) {
+    let location = context.file;
+    if (context.line !== undefined) {
+      location += `:${context.line}`;
+      if (context.col !== undefined) location += `:${context.col}`;
+    }
+    parts.push(location);
+  }
+  if (context.nodeId !== undefined) parts.push(`node ${context.nodeId}`);
+  if (context.kernel !== undefined) parts.push(`kernel ${context.kernel}`);
+  if (context.pe !== undefined) parts.push(`on ${context.pe}`);
+  if (context.process !== undefined) parts.push(`process "${context.process}"`);
+  if (context.simTimeNs !== undefined) parts.push(`at t=${context.simTimeNs} ns`);
+  return parts.join(" ");
+}
+
+/** True when `value` is a {@link KbError}, optionally with the given code. */
+export function isKbError(value: unknown, code?: KbErrorCode): value is KbError {
+  return value instanceof KbError && (code === undefined || value.code === code);
+}

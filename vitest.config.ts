@@ -1,0 +1,34 @@
+import { existsSync, readdirSync } from "node:fs";
+import { fileURLToPath } from "node:url";
+import { defineConfig } from "vitest/config";
+
+const root = fileURLToPath(new URL(".", import.meta.url));
+
+// One project per workspace package that has tests; @kb/* imports resolve to sources so the
+// suite needs no build.
+const projectDirs = ["packages", "apps"].flatMap((group) =>
+  existsSync(`${root}${group}`)
+    ? readdirSync(`${root}${group}`)
+        .filter((name) => existsSync(`${root}${group}/${name}/src`))
+        .map((name) => `${group}/${name}`)
+    : [],
+);
+
+// The bench workloads carry their own correctness tests (the spec's end times and checksums).
+projectDirs.push("benches");
+
+export default defineConfig({
+  resolve: {
+    alias: [{ find: /^@kb\/([a-z-]+)$/, replacement: `${root}packages/$1/src/index.ts` }],
+  },
+  test: {
+    projects: projectDirs.map((dir) => ({
+      extends: true,
+      test: {
+        name: dir.split("/")[1] ?? dir,
+        root: `${root}${dir}`,
+        include: ["src/**/*.test.ts", "test/**/*.test.ts", "perf/**/*.test.ts"],
+      },
+    })),
+  },
+});
