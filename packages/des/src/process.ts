@@ -65,11 +65,12 @@ export class Process<R = unknown> extends Event<R> implements Waiter {
       generator === null ||
       typeof generator !== "object" ||
       typeof (generator as Partial<ProcessGenerator<R>>).next !== "function" ||
-      typeof (generator as Partial<ProcessGenerator<R>>).throw !== "function"
+      typeof (generator as Partial<ProcessGenerator<R>>).throw !== "function" ||
+      typeof (generator as unknown as Partial<AsyncGenerator>)[Symbol.asyncIterator] === "function"
     ) {
       throw new KbError(
         "DES_NOT_A_GENERATOR",
-        `env.process() of process "${processName(label)}" needs a generator object, got ${describeValue(generator)}. Call the generator function: env.process(worker(), ...) rather than env.process(worker, ...).`,
+        `env.process() of process "${processName(label)}" needs a generator object, got ${describeValue(generator)}. Call the generator function: env.process(worker(), ...) rather than env.process(worker, ...); processes are synchronous function* generators, not async ones.`,
         { context: env._context() },
       );
     }

@@ -99,6 +99,11 @@ export class FutureQueue {
       bucket = this.recycledBucket(time);
       this.overflow.set(time, bucket);
     } else {
+      // The slot is free, but the instant may have gone to the overflow while the slot was taken.
+      if (this.overflow.size > 0) {
+        const other = this.overflow.get(time);
+        if (other !== undefined) return other;
+      }
       bucket = this.recycledBucket(time);
       this.ring[slot] = bucket;
     }

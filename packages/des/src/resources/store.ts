@@ -66,7 +66,14 @@ export abstract class BaseStore<T> extends BaseResource<StorePut<T>, StoreGet<T>
    */
   close(): void {
     this.closedFlag = true;
-    this._triggerGet();
+    // Gets wait only on an empty store; if nothing more can arrive, none of them ever will be
+    // served, so all fail now (the trigger loop of a FIFO store would only reach the first).
+    const queue = this._getQueue;
+    while (queue.head !== null && this.size === 0 && this._putQueue.length === 0) {
+      const waiting = queue.head;
+      queue.unlink(waiting, null);
+      this.failIfDrained(waiting);
+    }
   }
 
   override describe(): string {
