@@ -1,3 +1,4 @@
+import type { KbError } from "@kb/errors";
 import { describe, expect, it } from "vitest";
 import { ConditionValue, Environment, type Event, Process, type ProcessGenerator } from "./index.js";
 import { kbError, thrown } from "./test-support.js";
@@ -533,5 +534,44 @@ describe("determinism", () => {
     const second = model();
     expect(first.length).toBe(60);
     expect(second).toEqual(first);
+  });
+});
+
+describe("run() guards", () => {
+  it("refuses run() and step() from inside a running process", () => {
+    const env = new Environment();
+    const codes: string[] = [];
+    env.process(
+      (function* (): ProcessGenerator<void> {
+        yield env.timeout(1);
+        for (const call of [() => env.run(), () => env.step()]) {
+          try {
+            call();
+          } catch (error) {
+            codes.push((error as KbError).code);
+          }
+        }
+      })(),
+    );
+    env.run();
+    expect(codes).toEqual(["DES_INVALID_ARGUMENT", "DES_INVALID_ARGUMENT"]);
+  });
+
+  it("a run(until) that ends with an unhandled failure does not stop a later run at that time", () => {
+    // The failure at 5 ends run(10) early; the later run() must go on to the timeout at 20.
+    const env = new Environment();
+    const boom = new Error("boom");
+    env.process(
+      (function* (): ProcessGenerator<void> {
+        yield env.timeout(5);
+        throw boom;
+      })(),
+    );
+    const done = env.timeout(20, "done");
+    expect(() => env.run(10)).toThrow(boom);
+    expect(env.now).toBe(5);
+    env.run();
+    expect(env.now).toBe(20);
+    expect(done.processed).toBe(true);
   });
 });

@@ -56,6 +56,7 @@ export class Environment {
   private current: Bucket;
   private readonly future = new FutureQueue();
   private stopRequested = false;
+  private running = false;
   private stopValue: unknown = undefined;
   private stopError: { error: unknown } | null = null;
   private readonly live = new Set<Process>();
@@ -152,6 +153,7 @@ export class Environment {
    * error of a failed event that nobody handled.
    */
   step(): void {
+    this.assertNotRunning("step");
     const event = this.next();
     if (event === null) {
       throw new KbError("DES_INVALID_ARGUMENT", "step() on an empty schedule: no events left to process.", {
@@ -173,6 +175,7 @@ export class Environment {
    * A failed event that nobody handled stops the run with its error.
    */
   run(until?: number | Event): unknown {
+    this.assertNotRunning("run");
     let untilEvent: Event | null = null;
     if (until !== undefined) {
       if (until instanceof Event) {
@@ -206,22 +209,29 @@ export class Environment {
     }
     this.stopRequested = false;
     this.stopError = null;
-    for (;;) {
-      const event = this.next();
-      if (event === null) break;
-      this.fire(event);
-      if (this.stopRequested) {
-        this.stopRequested = false;
-        const stopError = this.stopError as { error: unknown } | null;
-        if (stopError !== null) {
-          this.stopError = null;
-          throw stopError.error;
+    this.running = true;
+    try {
+      for (;;) {
+        const event = this.next();
+        if (event === null) break;
+        this.fire(event);
+        if (this.stopRequested) {
+          this.stopRequested = false;
+          const stopError = this.stopError as { error: unknown } | null;
+          if (stopError !== null) {
+            this.stopError = null;
+            throw stopError.error;
+          }
+          return this.stopValue;
         }
-        return this.stopValue;
       }
+    } finally {
+      this.running = false;
+      // A run that ends early (an unhandled failure) must not leave its stop armed for the next.
+      if (untilEvent !== null && untilEvent._state !== PROCESSED)
+        untilEvent.removeCallback(this.stopCallback);
     }
     if (untilEvent !== null && typeof until !== "number") {
-      untilEvent.removeCallback(this.stopCallback);
       const blocked = this.blocked();
       throw new KbError(
         "DES_DEADLOCK",
@@ -255,6 +265,16 @@ export class Environment {
   /** {@link blocked} as readable lines, one per process (empty string if none). */
   blockedReport(): string {
     return formatBlocked(this.blocked());
+  }
+
+  private assertNotRunning(operation: string): void {
+    if (this.running) {
+      throw new KbError(
+        "DES_INVALID_ARGUMENT",
+        `${operation}() called while run() is running (from inside a process or callback); yield events instead, and let the outer run() advance time.`,
+        { context: this._context() },
+      );
+    }
   }
 
   /** @internal Schedules a triggered event `delay` ns from now with the given priority. */
