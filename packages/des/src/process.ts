@@ -55,7 +55,8 @@ export class Process<R = unknown> extends Event<R> implements Waiter {
   // tens of thousands of processes do not each carry a string).
   private readonly label: string | number;
   /** @internal */ _generator: ProcessGenerator<R>;
-  /** @internal `next` and `throw` to call with the generator as `this` */
+  // A native generator is resumed through the shared builtins above; another iterator through
+  // its own `next`/`throw`.
   private readonly native: boolean;
   /** @internal the event this process waits on */ _target: Event | null = null;
 
