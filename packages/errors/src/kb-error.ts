@@ -24,7 +24,11 @@ export type KbErrorCode =
   /** A resource request released a second time. */
   | "DES_RELEASED_TWICE"
   /** The schedule ran empty while processes still waited: nothing can ever wake them. */
-  | "DES_DEADLOCK";
+  | "DES_DEADLOCK"
+  /** A YAML file (a topology) that is not valid YAML. */
+  | "TOPOLOGY_YAML_SYNTAX"
+  /** A YAML file that does not match its schema (unknown or missing keys, wrong values). */
+  | "TOPOLOGY_INVALID";
 
 /**
  * Where an error happened. Every field is optional; a message names all that are known so a user
