@@ -19,7 +19,10 @@ projectDirs.push("benches");
 
 export default defineConfig({
   resolve: {
-    alias: [{ find: /^@kb\/([a-z-]+)$/, replacement: `${root}packages/$1/src/index.ts` }],
+    alias: [
+      { find: /^@kb\/([a-z-]+)$/, replacement: `${root}packages/$1/src/index.ts` },
+      { find: /^@kb\/([a-z-]+)\/([a-z-]+)$/, replacement: `${root}packages/$1/src/$2.ts` },
+    ],
   },
   test: {
     projects: projectDirs.map((dir) => ({

@@ -1,3 +1,4 @@
 import { kbTsupConfig } from "@kb/tooling/tsup";
 
-export default kbTsupConfig();
+// Two entries: the platform-neutral package, and `@kb/topology/node` with file reading.
+export default kbTsupConfig({ entry: ["src/index.ts", "src/node.ts"] });

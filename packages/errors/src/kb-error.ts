@@ -25,10 +25,20 @@ export type KbErrorCode =
   | "DES_RELEASED_TWICE"
   /** The schedule ran empty while processes still waited: nothing can ever wake them. */
   | "DES_DEADLOCK"
+  /** A topology file that cannot be read. */
+  | "TOPOLOGY_NOT_FOUND"
   /** A YAML file (a topology) that is not valid YAML. */
   | "TOPOLOGY_YAML_SYNTAX"
   /** A YAML file that does not match its schema (unknown or missing keys, wrong values). */
-  | "TOPOLOGY_INVALID";
+  | "TOPOLOGY_INVALID"
+  /** A node id that is not in the topology graph. */
+  | "TOPOLOGY_UNKNOWN_NODE"
+  /** No path connects two nodes of the topology graph. */
+  | "TOPOLOGY_NO_ROUTE"
+  /** An address outside the documented device address layout or outside a memory. */
+  | "TOPOLOGY_BAD_ADDRESS"
+  /** A command-line usage error (unknown option, missing argument). */
+  | "CLI_USAGE";
 
 /**
  * Where an error happened. Every field is optional; a message names all that are known so a user

@@ -1,0 +1,47 @@
+import { KbError } from "@kb/errors";
+import { stringify } from "yaml";
+import * as z from "zod";
+import { type Topology, topologySchema } from "./schema.js";
+import { validateYaml } from "./yaml-validate.js";
+
+/**
+ * Parses and validates a topology from YAML text. `file` names the source in messages.
+ * Returns the topology with every default filled in.
+ *
+ * Throws a `YamlValidationError` (`TOPOLOGY_YAML_SYNTAX` / `TOPOLOGY_INVALID`) listing every
+ * problem as `file:line:col: path: message`.
+ */
+export function parseTopology(text: string, file = "<topology>"): Topology {
+  return validateYaml(topologySchema, text, file);
+}
+
+/**
+ * Validates a topology given as an object (for example built in code). Defaults are filled in;
+ * errors are reported like {@link parseTopology}'s, without line numbers.
+ */
+export function resolveTopology(input: unknown, name = "<topology object>"): Topology {
+  const result = topologySchema.safeParse(input);
+  if (result.success) return result.data;
+  throw new KbError(
+    "TOPOLOGY_INVALID",
+    `${name} is not a valid topology:\n${result.error.issues
+      .map((issue) => `${issue.path.length === 0 ? "<top level>" : issue.path.join(".")}: ${issue.message}`)
+      .join("\n")}`,
+  );
+}
+
+/** The fully resolved topology as YAML (every default written out), for `kb topology show --resolved`. */
+export function topologyToYaml(topology: Topology): string {
+  return stringify(topology, { lineWidth: 0 });
+}
+
+/**
+ * The JSON Schema of the topology format (draft 2020-12), generated from the zod schema. Input
+ * view: keys with defaults are optional. `topologies/topology.schema.json` is this, checked in CI.
+ */
+export function topologyJsonSchema(): Record<string, unknown> {
+  return {
+    ...z.toJSONSchema(topologySchema, { io: "input", unrepresentable: "any" }),
+    title: "kernbench-ts topology",
+  };
+}

@@ -1,0 +1,264 @@
+import * as z from "zod";
+
+/**
+ * The topology format, as a zod schema. Keys are snake_case with their unit in the name (`_gbs` =
+ * GB/s = bytes per ns, `_ns`, `_mm`, `_bytes`, `_ghz`); every object is strict (unknown keys are
+ * errors); every default is stated here and visible in the JSON Schema and in `kb topology show
+ * --resolved`.
+ */
+
+const positive = (description: string) => z.number().positive().describe(description);
+const count = (description: string) => z.number().int().min(1).describe(description);
+
+/**
+ * A link: bandwidth plus either an explicit latency or a physical length (latency = length x the
+ * topology's `wire_delay_ns_per_mm`). With neither, the latency is 0.
+ */
+/** Which pairs of SIPs (or cubes of a SIP) a link pattern connects. */
+export const linkPatternSchema = z
+  .enum(["none", "ring", "mesh", "all_to_all"])
+  .describe(
+    "none; ring (i <-> i+1, wrapping); mesh (grid of mesh_cols columns, right and down neighbours); all_to_all.",
+  );
+
+const linkShape = z.strictObject({
+  bw_gbs: positive("Bandwidth in GB/s (1 GB/s = 1 byte/ns)."),
+  length_mm: z
+    .number()
+    .min(0)
+    .optional()
+    .describe("Wire length in mm; latency = length_mm x wire_delay_ns_per_mm."),
+  latency_ns: z.number().min(0).optional().describe("Explicit latency in ns (instead of length_mm)."),
+});
+
+function lengthOrLatency<
+  T extends z.ZodType<{ length_mm?: number | undefined; latency_ns?: number | undefined }>,
+>(schema: T) {
+  return schema.refine((link) => link.length_mm === undefined || link.latency_ns === undefined, {
+    message: "give either length_mm or latency_ns, not both.",
+  });
+}
+
+export const linkSchema = lengthOrLatency(linkShape).describe(
+  "A link: bandwidth and either length_mm or latency_ns.",
+);
+
+/** A link between peers laid out by a pattern (inter-cube UCIe, inter-SIP). */
+const patternLinkSchema = (defaultPattern: z.output<typeof linkPatternSchema>, what: string) =>
+  lengthOrLatency(
+    linkShape.extend({
+      pattern: linkPatternSchema.default(defaultPattern),
+      mesh_cols: count(
+        `Columns of the ${what} grid for the mesh pattern (default: the square root, rounded up).`,
+      ).optional(),
+    }),
+  );
+
+/**
+ * A component instance: its kind, the implementation that times it (a built-in name or
+ * `"@scope/pkg:impl_name"` from a plug-in) and the implementation's parameters (validated later
+ * by the implementation's own schema).
+ */
+export const componentSchema = (kind: string, impl: string) =>
+  z
+    .strictObject({
+      kind: z.literal(kind).default(kind).describe(`Component kind; always "${kind}" here.`),
+      impl: z
+        .string()
+        .min(1)
+        .default(impl)
+        .describe('Implementation: a built-in name or "@scope/pkg:impl_name" from a plug-in.'),
+      params: z.record(z.string(), z.unknown()).default({}).describe("Parameters of the implementation."),
+    })
+    .describe(`The ${kind} component.`);
+
+/** A forwarding ("transit") component: routers, XBAR halves, bridge, UCIe ports. */
+const transitSchema = (kind: string) =>
+  componentSchema(kind, "transit_v1").extend({
+    first_flit_ns: z.number().min(0).default(1).describe("Per-hop overhead of the first flit, in ns."),
+  });
+
+const PE_COMPONENTS = {
+  pe_cpu: "pe_cpu_v1",
+  pe_scheduler: "pe_scheduler_v2",
+  pe_dma: "pe_dma_v1",
+  pe_fetch_store: "pe_fetch_store_v1",
+  pe_gemm: "pe_gemm_v1",
+  pe_math: "pe_math_v1",
+  pe_mmu: "pe_mmu_v1",
+  pe_tcm: "pe_tcm_v1",
+} as const;
+
+/** The component names of a PE, in template order. */
+export const PE_COMPONENT_NAMES = Object.keys(PE_COMPONENTS) as (keyof typeof PE_COMPONENTS)[];
+
+const link = (bwGbs: number, lengthMm: number) => linkSchema.default({ bw_gbs: bwGbs, length_mm: lengthMm });
+
+/** The PE template: eight components and the links between them (ADR-0021 D7). */
+export const peTemplateSchema = z
+  .strictObject({
+    components: z
+      .strictObject({
+        pe_cpu: componentSchema("pe_cpu", PE_COMPONENTS.pe_cpu).prefault({}),
+        pe_scheduler: componentSchema("pe_scheduler", PE_COMPONENTS.pe_scheduler).prefault({}),
+        pe_dma: componentSchema("pe_dma", PE_COMPONENTS.pe_dma).prefault({}),
+        pe_fetch_store: componentSchema("pe_fetch_store", PE_COMPONENTS.pe_fetch_store).prefault({}),
+        pe_gemm: componentSchema("pe_gemm", PE_COMPONENTS.pe_gemm).prefault({}),
+        pe_math: componentSchema("pe_math", PE_COMPONENTS.pe_math).prefault({}),
+        pe_mmu: componentSchema("pe_mmu", PE_COMPONENTS.pe_mmu).prefault({}),
+        pe_tcm: componentSchema("pe_tcm", PE_COMPONENTS.pe_tcm).prefault({}),
+      })
+      .prefault({}),
+    links: z
+      .strictObject({
+        control: link(64, 0).describe("PE_CPU -> PE_SCHEDULER and the scheduler's dispatch to each engine."),
+        dma_to_tcm: link(256, 0).describe("PE_DMA <-> PE_TCM."),
+        dma_to_fetch_store: link(256, 0).describe("PE_DMA <-> PE_FETCH_STORE (chaining, writeback)."),
+        fetch_store_to_tcm: link(512, 0).describe("PE_FETCH_STORE -> PE_TCM (bandwidth requests)."),
+        fetch_store_to_engines: link(512, 0).describe("PE_FETCH_STORE <-> PE_GEMM and PE_MATH."),
+        dma_to_mmu: link(64, 0).describe("PE_DMA <-> PE_MMU (translation)."),
+      })
+      .prefault({}),
+  })
+  .describe("What every PE is made of (per-instance changes go in overrides).");
+
+/** The HBM stack of a cube: channels x pseudo-channels, address-interleaved. */
+export const hbmSchema = componentSchema("hbm_ctrl", "hbm_ctrl_v1").extend({
+  channels: count("Channels per stack.").default(8),
+  pseudo_channels: count("Pseudo-channels per channel.").default(2),
+  pc_bw_gbs: positive("Bandwidth of one pseudo-channel in GB/s.").default(32),
+  access_latency_ns: z.number().min(0).default(40).describe("Access latency of a pseudo-channel in ns."),
+  interleave_bytes: z
+    .number()
+    .int()
+    .min(16)
+    .default(256)
+    .describe("Address interleave granularity across channels, then pseudo-channels, in bytes."),
+  flit_bytes: z
+    .number()
+    .int()
+    .min(1)
+    .default(64)
+    .describe("Flit size: data commits on its pseudo-channel a flit at a time."),
+  capacity_bytes: z
+    .number()
+    .int()
+    .min(1)
+    .default(16 * 2 ** 30)
+    .describe("Capacity of the stack in bytes."),
+});
+
+/** A cube: an HBM stack whose base die holds compute. */
+export const cubeSchema = z
+  .strictObject({
+    m_cpu: componentSchema("m_cpu", "m_cpu_v1").prefault({}),
+    m_cpu_dma: componentSchema("m_cpu_dma", "m_cpu_dma_v1").prefault({}),
+    hbm: hbmSchema.prefault({}),
+    xbar: transitSchema("xbar").prefault({}).describe("Each of the two XBAR halves."),
+    bridge: transitSchema("bridge")
+      .extend({ link: link(512, 1).describe("The bridge's link to each XBAR half.") })
+      .prefault({}),
+    noc: transitSchema("noc_router")
+      .extend({
+        rows: count("Rows of the PE layout grid (one NOC router per grid position).").default(2),
+        cols: count("Columns of the PE layout grid; PEs per cube = rows x cols.").default(4),
+        link: link(128, 1).describe("Link between neighbouring routers."),
+      })
+      .prefault({}),
+    sram: componentSchema("sram", "sram_v1")
+      .extend({
+        capacity_bytes: z
+          .number()
+          .int()
+          .min(0)
+          .default(8 * 2 ** 20)
+          .describe("Shared SRAM capacity in bytes."),
+        bw_gbs: positive("Shared SRAM bandwidth in GB/s.").default(256),
+        latency_ns: z.number().min(0).default(5).describe("Shared SRAM access latency in ns."),
+      })
+      .prefault({}),
+    ucie_port: transitSchema("ucie_port").prefault({}).describe("Each UCIe port of the cube."),
+    links: z
+      .strictObject({
+        pe_dma_to_xbar: link(128, 2).describe("Each PE_DMA <-> its XBAR half."),
+        xbar_to_hbm: link(64, 1).describe("Each XBAR half <-> each HBM channel of its half."),
+        pe_to_noc: link(64, 0.5).describe("PE_DMA and PE_CPU <-> the NOC router at the PE's grid position."),
+        m_cpu_to_noc: link(64, 1).describe("M_CPU <-> NOC router r0c0."),
+        m_cpu_dma_to_xbar: link(128, 2).describe("M_CPU.DMA <-> XBAR half 0."),
+        sram_to_noc: link(256, 1).describe("Shared SRAM <-> NOC router r0c0."),
+        ucie_to_noc: link(256, 1).describe("Each UCIe port <-> its NOC corner router."),
+      })
+      .prefault({}),
+  })
+  .describe("What every cube is made of.");
+
+/** A SIP: one package with its IO_CPU, host link and cubes. */
+export const sipSchema = z
+  .strictObject({
+    io_cpu: componentSchema("io_cpu", "io_cpu_v1").prefault({}),
+    host_link: link(64, 0).describe("Host <-> IO_CPU (PCIe-class link)."),
+    io_link: link(128, 5).describe("IO_CPU <-> each cube's M_CPU and M_CPU.DMA."),
+    cubes: count("Cubes per SIP.").default(1),
+    ucie: patternLinkSchema("ring", "cube")
+      .prefault({ bw_gbs: 256, length_mm: 2 })
+      .describe("Inter-cube UCIe links (between the cubes' UCIe ports)."),
+  })
+  .describe("What every SIP is made of.");
+
+/** A per-instance change: nodes whose id matches `match` get `impl` and/or `params` (merged). */
+export const overrideSchema = z
+  .strictObject({
+    match: z
+      .string()
+      .min(1)
+      .describe(
+        'A node id or glob: "sip0.cube1.pe3.pe_gemm", "sip*.cube0.pe*.pe_dma" (* stays within one id segment).',
+      ),
+    impl: z.string().min(1).optional().describe("Implementation for the matched nodes."),
+    params: z
+      .record(z.string(), z.unknown())
+      .optional()
+      .describe("Parameters merged over the matched nodes' params."),
+  })
+  .describe("A heterogeneous design point: change matched nodes.");
+
+/** A whole topology file. */
+export const topologySchema = z
+  .strictObject({
+    $schema: z.string().optional().describe("Path of the JSON Schema, for editors."),
+    name: z.string().min(1).describe("Name of the design point."),
+    description: z.string().optional(),
+    plugins: z
+      .array(z.string().min(1))
+      .default([])
+      .describe("npm packages whose component impls this topology may use."),
+    wire_delay_ns_per_mm: z
+      .number()
+      .min(0)
+      .default(0.01)
+      .describe(
+        "Wire delay in ns per mm for links given by length (default: 10 ps/mm, a repeated on-die wire; assumption).",
+      ),
+    system: z
+      .strictObject({
+        sips: count("Number of SIPs (packages); in distributed runs rank = SIP.").default(1),
+        sip_link: patternLinkSchema("all_to_all", "SIP")
+          .prefault({ bw_gbs: 100, latency_ns: 500 })
+          .describe("Inter-SIP links (between the SIPs' IO_CPUs)."),
+      })
+      .prefault({}),
+    sip: sipSchema.prefault({}),
+    cube: cubeSchema.prefault({}),
+    pe_template: peTemplateSchema.prefault({}),
+    overrides: z.array(overrideSchema).default([]),
+  })
+  .describe("A kernbench-ts accelerator topology.");
+
+/** A link as written (input). */
+export type LinkSpec = z.output<typeof linkSchema>;
+/** A component as resolved (defaults filled in). */
+export type ComponentSpec = z.output<ReturnType<typeof componentSchema>>;
+/** A topology with every default filled in. */
+export type Topology = z.output<typeof topologySchema>;
+/** A topology as a user may write it (most keys optional). */
+export type TopologyInput = z.input<typeof topologySchema>;
