@@ -152,7 +152,15 @@ export const hbmSchema = componentSchema("hbm_ctrl", "hbm_ctrl_v1").extend({
 export const cubeSchema = z
   .strictObject({
     m_cpu: componentSchema("m_cpu", "m_cpu_v1").prefault({}),
-    m_cpu_dma: componentSchema("m_cpu_dma", "m_cpu_dma_v1").prefault({}),
+    m_cpu_dma: componentSchema("m_cpu_dma", "m_cpu_dma_v1")
+      .extend({
+        forward_ns: z
+          .number()
+          .min(0)
+          .default(20)
+          .describe("Overhead in ns for traffic the M_CPU.DMA forwards (IO_CPU <-> HBM); assumption."),
+      })
+      .prefault({}),
     hbm: hbmSchema.prefault({}),
     xbar: transitSchema("xbar").prefault({}).describe("Each of the two XBAR halves."),
     bridge: transitSchema("bridge")
@@ -187,6 +195,9 @@ export const cubeSchema = z
         m_cpu_dma_to_xbar: link(128, 2).describe("M_CPU.DMA <-> XBAR half 0."),
         sram_to_noc: link(256, 1).describe("Shared SRAM <-> NOC router r0c0."),
         ucie_to_noc: link(256, 1).describe("Each UCIe port <-> its NOC corner router."),
+        noc_to_xbar: link(128, 1).describe(
+          "NOC router r0c0 <-> XBAR half 0 and the opposite corner router <-> XBAR half 1: the NOC's way into the HBM path (remote HBM traffic arriving over UCIe, M_CPU, SRAM).",
+        ),
       })
       .prefault({}),
   })
@@ -195,7 +206,17 @@ export const cubeSchema = z
 /** A SIP: one package with its IO_CPU, host link and cubes. */
 export const sipSchema = z
   .strictObject({
-    io_cpu: componentSchema("io_cpu", "io_cpu_v1").prefault({}),
+    io_cpu: componentSchema("io_cpu", "io_cpu_v1")
+      .extend({
+        forward_ns: z
+          .number()
+          .min(0)
+          .default(50)
+          .describe(
+            "Overhead in ns for traffic the IO_CPU forwards (host <-> cube, SIP <-> SIP); assumption.",
+          ),
+      })
+      .prefault({}),
     host_link: link(64, 0).describe("Host <-> IO_CPU (PCIe-class link)."),
     io_link: link(128, 5).describe("IO_CPU <-> each cube's M_CPU and M_CPU.DMA."),
     cubes: count("Cubes per SIP.").default(1),

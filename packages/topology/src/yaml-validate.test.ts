@@ -74,7 +74,9 @@ describe("validateYaml", () => {
     expect(validation.code).toBe("TOPOLOGY_YAML_SYNTAX");
     expect(validation.issues.length).toBeGreaterThanOrEqual(2);
     expect(validation.issues[0]).toMatchObject({ file: "bad.yaml", line: 2, col: 1 });
-    expect(validation.issues[0]?.message).toMatch(/unique/i);
+    expect(validation.issues[0]?.message).toBe(
+      'duplicate key "name": each key may appear only once in a mapping.',
+    );
     expect(validation.context).toMatchObject({ file: "bad.yaml", line: 2, col: 1 });
   });
 

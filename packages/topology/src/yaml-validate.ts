@@ -59,12 +59,17 @@ export function validateYaml<S extends z.ZodType>(schema: S, text: string, file:
   if (document.errors.length > 0) {
     const issues = document.errors.map((error): LocatedIssue => {
       const position = lineCounter.linePos(error.pos[0]);
+      let message = error.message.split("\n")[0] ?? error.message;
+      if (error.code === "DUPLICATE_KEY") {
+        const key = /^[^:\n]*/.exec(text.slice(error.pos[0]))?.[0]?.trim() ?? "";
+        message = `duplicate key "${key}": each key may appear only once in a mapping`;
+      }
       return {
         file,
         line: position.line,
         col: position.col,
         path: "<yaml>",
-        message: error.message.split("\n")[0] ?? error.message,
+        message: `${message.replace(/\.$/, "")}.`,
       };
     });
     throw new YamlValidationError("TOPOLOGY_YAML_SYNTAX", file, sortIssues(issues));
@@ -100,15 +105,21 @@ function describeIssue(issue: z.core.$ZodIssue, schema: z.ZodType): DescribedIss
   const path = issue.path;
   switch (issue.code) {
     case "unrecognized_keys": {
-      const allowed = objectKeys(schemaAt(schema, path));
+      const here = schemaAt(schema, path);
+      const allowed = objectKeys(here);
       return issue.keys.map((key) => {
+        const owner = allowed.find((candidate) => objectKeys(schemaAt(here, [candidate])).includes(key));
         const suggestion = closest(key, allowed);
+        const hint =
+          owner !== undefined
+            ? `; it belongs under "${owner}" (${formatPath([...path, owner], key)}).`
+            : suggestion !== undefined
+              ? `; did you mean "${suggestion}"?`
+              : ".";
         return {
           path,
           key,
-          message: `unknown key "${key}"${suggestion === undefined ? "" : `; did you mean "${suggestion}"?`}${
-            allowed.length > 0 ? ` Allowed keys here: ${allowed.join(", ")}.` : ""
-          }`,
+          message: `unknown key "${key}"${hint}${allowed.length > 0 ? ` Allowed keys here: ${allowed.join(", ")}.` : ""}`,
         };
       });
     }
@@ -119,11 +130,20 @@ function describeIssue(issue: z.core.$ZodIssue, schema: z.ZodType): DescribedIss
           {
             path: path.slice(0, -1),
             key,
-            message: `missing required key "${key}" (${article(issue.expected)}).`,
+            message: `missing required key "${key}" (${expectedText(issue.expected)}).`,
           },
         ];
       }
-      return [{ path, message: `expected ${article(issue.expected)}, got ${describeInput(issue.input)}.` }];
+      const empty =
+        path.length === 0 && (issue.input === null || issue.input === undefined)
+          ? " (the file is empty)"
+          : "";
+      return [
+        {
+          path,
+          message: `expected ${expectedText(issue.expected)}, got ${describeInput(issue.input)}${empty}.`,
+        },
+      ];
     }
     case "invalid_value": {
       const options = issue.values.map((value) => JSON.stringify(value));
@@ -139,7 +159,11 @@ function describeIssue(issue: z.core.$ZodIssue, schema: z.ZodType): DescribedIss
           path,
           message: `${describeInput(issue.input)} is not allowed; expected ${
             options.length === 1 ? options[0] : `one of ${options.join(", ")}`
-          }${suggestion === undefined ? "" : `; did you mean "${suggestion}"?`}`,
+          }${suggestion === undefined ? "." : `; did you mean "${suggestion}"?`}${
+            path[path.length - 1] === "kind" && options.length === 1
+              ? " The kind is fixed by where the component sits; to change its timing model, set impl."
+              : ""
+          }`,
         },
       ];
     }
@@ -267,28 +291,69 @@ export function closest(word: string, candidates: readonly string[]): string | u
       bestDistance = distance;
     }
   }
-  return best !== undefined && bestDistance <= Math.max(2, Math.floor(word.length / 3)) ? best : undefined;
+  if (best === undefined || bestDistance > Math.max(1, Math.floor(word.length / 3))) return undefined;
+  return replacesWholeDifference(word.toLowerCase(), best.toLowerCase(), bestDistance) ? undefined : best;
 }
 
-function editDistance(a: string, b: string): number {
-  let previous = Array.from({ length: b.length + 1 }, (_, index) => index);
-  for (let i = 1; i <= a.length; i++) {
-    const current = [i];
-    for (let j = 1; j <= b.length; j++) {
-      const cost = a[i - 1] === b[j - 1] ? 0 : 1;
-      current[j] = Math.min(
-        (previous[j] as number) + 1,
-        (current[j - 1] as number) + 1,
-        (previous[j - 1] as number) + cost,
-      );
-    }
-    previous = current;
+/**
+ * True when, after the shared prefix and suffix, both words differ in a run of two or more
+ * characters and in every one of them: "pe_sfu" vs "pe_cpu" (another component, not a typo),
+ * unlike "colums" vs "cols" (letters dropped), "rign" vs "ring" (swapped) or "cube2" vs "cube0".
+ */
+function replacesWholeDifference(a: string, b: string, distance: number): boolean {
+  let start = 0;
+  while (start < a.length && start < b.length && a[start] === b[start]) start += 1;
+  let endA = a.length;
+  let endB = b.length;
+  while (endA > start && endB > start && a[endA - 1] === b[endB - 1]) {
+    endA -= 1;
+    endB -= 1;
   }
-  return previous[b.length] as number;
+  const middleA = endA - start;
+  const middleB = endB - start;
+  return middleA > 1 && middleB > 1 && distance >= Math.max(middleA, middleB);
 }
 
-function article(type: string): string {
-  return /^[aeiou]/.test(type) ? `an ${type}` : `a ${type}`;
+/** Optimal-string-alignment distance: insertions, deletions, substitutions and adjacent swaps cost 1. */
+function editDistance(a: string, b: string): number {
+  const rows: number[][] = [];
+  for (let i = 0; i <= a.length; i++) {
+    const row = [i];
+    for (let j = 1; j <= b.length; j++) {
+      if (i === 0) {
+        row.push(j);
+        continue;
+      }
+      const above = rows[i - 1] as number[];
+      const cost = a[i - 1] === b[j - 1] ? 0 : 1;
+      let distance = Math.min(
+        (above[j] as number) + 1,
+        (row[j - 1] as number) + 1,
+        (above[j - 1] as number) + cost,
+      );
+      if (i > 1 && j > 1 && a[i - 1] === b[j - 2] && a[i - 2] === b[j - 1]) {
+        distance = Math.min(distance, ((rows[i - 2] as number[])[j - 2] as number) + 1);
+      }
+      row.push(distance);
+    }
+    rows.push(row);
+  }
+  return (rows[a.length] as number[])[b.length] as number;
+}
+
+// Zod's type names, in the words of a YAML file.
+const EXPECTED_TEXT: Record<string, string> = {
+  object: "a mapping",
+  record: "a mapping of name: value",
+  array: "a list",
+  int: "a whole number",
+  number: "a number",
+  string: "a string",
+  boolean: "true or false",
+};
+
+function expectedText(type: string): string {
+  return EXPECTED_TEXT[type] ?? (/^[aeiou]/.test(type) ? `an ${type}` : `a ${type}`);
 }
 
 function describeInput(input: unknown): string {

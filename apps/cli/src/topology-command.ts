@@ -1,0 +1,127 @@
+import { isKbError, KbError } from "@kb/errors";
+import { expandTopology, formatIssue, type Topology, type TopologyGraph, topologyToYaml } from "@kb/topology";
+import { loadTopologyFile } from "@kb/topology/node";
+import { type Command, Option } from "commander";
+import {
+  drawGraph,
+  GRAPH_FORMATS,
+  GRAPH_LEVELS,
+  type GraphFormat,
+  type GraphLevel,
+  toDot,
+  toMermaid,
+} from "./format-graph.js";
+import { formatCounts, formatTopology, specCounts, type TopologyCounts } from "./format-topology.js";
+import { locatedIssuesOf } from "./located-issues.js";
+import type { CliIo, RunState } from "./run-cli.js";
+
+/** Adds `kb topology validate | show | graph` to the program. */
+export function addTopologyCommand(program: Command, io: CliIo, state: RunState): Command {
+  // Created through `program.command` so it inherits the output and help settings.
+  const topology = program
+    .command("topology")
+    .summary("check, inspect and draw topology YAML files")
+    .description("Check, inspect and draw topology YAML files (SIPs -> cubes -> PEs, HBM, links).");
+
+  topology
+    .command("validate")
+    .summary("check topology files and print their counts")
+    .description(
+      "Check topology files and expand each into its graph. Prints `OK FILE: NAME: counts` for each " +
+        "valid file, and every problem of an invalid one as `file:line:col: path: message` on stderr. " +
+        "Exits with 1 if any file fails.",
+    )
+    .argument("<file...>", "topology YAML files")
+    .action((files: string[]) => {
+      for (const file of files) {
+        let counts: TopologyCounts;
+        let name: string;
+        try {
+          const loaded = loadTopologyFile(file);
+          name = loaded.name;
+          counts = graphCounts(loaded, expand(loaded, file));
+        } catch (error) {
+          const issues = locatedIssuesOf(error);
+          if (issues !== undefined) {
+            io.stderr.write(`${issues.map(formatIssue).join("\n")}\n`);
+          } else if (isKbError(error)) {
+            io.stderr.write(`${error.message}\n`);
+          } else {
+            throw error;
+          }
+          state.exitCode = 1;
+          continue;
+        }
+        io.stdout.write(`OK ${file}: ${name}: ${formatCounts(counts)}\n`);
+      }
+    });
+
+  topology
+    .command("show")
+    .summary("print a topology: tree, links, counts, peak bandwidths")
+    .description(
+      "Print a topology: the tree SIP -> cube -> PE grid, what every cube and PE is made of, the " +
+        "links, the counts and the peak bandwidths (GB/s).",
+    )
+    .argument("<file>", "topology YAML file")
+    .option("--resolved", "print the fully resolved YAML instead (every default written out)")
+    .option("--json", "print the resolved topology as JSON instead")
+    .action((file: string, options: { resolved?: boolean; json?: boolean }) => {
+      const loaded = loadTopologyFile(file);
+      if (options.json === true) io.stdout.write(`${JSON.stringify(loaded, null, 2)}\n`);
+      else if (options.resolved === true) io.stdout.write(topologyToYaml(loaded));
+      else io.stdout.write(formatTopology(loaded, graphCounts(loaded, expand(loaded, file))));
+    });
+
+  topology
+    .command("graph")
+    .summary("draw the expanded graph as Graphviz dot or a Mermaid flowchart")
+    .description(
+      "Draw the expanded topology graph as Graphviz dot or a Mermaid flowchart: SIPs and cubes as " +
+        "clusters, one edge per linked pair labelled with its bandwidth. The same file always " +
+        "draws the same text.",
+    )
+    .argument("<file>", "topology YAML file")
+    .addOption(
+      new Option("--format <format>", "output format").choices([...GRAPH_FORMATS]).makeOptionMandatory(),
+    )
+    .addOption(
+      new Option(
+        "--level <level>",
+        "detail: cube = one node per PE and per HBM stack; pe = PE components and HBM channels; all = every node",
+      )
+        .choices([...GRAPH_LEVELS])
+        .default("cube"),
+    )
+    .action((file: string, options: { format: GraphFormat; level: GraphLevel }) => {
+      const loaded = loadTopologyFile(file);
+      const drawn = drawGraph(expand(loaded, file), options.level);
+      io.stdout.write(options.format === "dot" ? toDot(drawn) : toMermaid(drawn));
+    });
+
+  return topology;
+}
+
+/** Expands a topology; a `KbError` without a file (an override matching nothing) gets `file`. */
+function expand(topology: Topology, file: string): TopologyGraph {
+  try {
+    return expandTopology(topology);
+  } catch (error) {
+    if (isKbError(error) && error.context.file === undefined) {
+      throw new KbError(error.code, error.detail, { context: { ...error.context, file }, cause: error });
+    }
+    throw error;
+  }
+}
+
+/**
+ * SIPs, cubes and PEs from the spec; nodes and links from the graph, a link being a pair of nodes
+ * joined by at least one edge (a bidirectional link is two edges but one link).
+ */
+function graphCounts(topology: Topology, graph: TopologyGraph): TopologyCounts {
+  const pairs = new Set<string>();
+  for (const edge of graph.edges) {
+    pairs.add(edge.src < edge.dst ? `${edge.src} ${edge.dst}` : `${edge.dst} ${edge.src}`);
+  }
+  return { ...specCounts(topology), nodes: graph.nodes.length, links: pairs.size };
+}

@@ -1,0 +1,516 @@
+import { KbError } from "@kb/errors";
+import type { TopologyEdge } from "./graph.js";
+
+/**
+ * A path through the topology graph from `src` to `dst`, the best one by the order of
+ * {@link TopologyGraph.route}.
+ */
+export interface Route {
+  /** Node id the route starts at. */
+  readonly src: string;
+  /** Node id the route ends at. */
+  readonly dst: string;
+  /** Node ids along the route: `src` first, `dst` last (just `[src]` when `src === dst`). */
+  readonly hops: readonly string[];
+  /** The directed edges taken, in order: `links[i]` goes from `hops[i]` to `hops[i + 1]`. */
+  readonly links: readonly TopologyEdge[];
+  /**
+   * Latency of the first byte in ns: the sum of the link latencies plus the overhead of every
+   * intermediate hop (neither `src` nor `dst`; only forwarding kinds are intermediate hops): its
+   * `first_flit_ns` (routers, XBAR halves, bridge, UCIe ports) or `forward_ns` (IO_CPU,
+   * M_CPU.DMA), 0 for the other forwarding kinds. Each term is rounded to 1e-9 ns and the terms
+   * are summed exactly (so 0.02 + 1 + 0.01 gives 1.03, not 1.0300000000000002). 0 when
+   * `src === dst`.
+   */
+  readonly latencyNs: number;
+  /** The smallest link bandwidth along the route in GB/s (bytes/ns); Infinity when `src === dst`. */
+  readonly minBwGbs: number;
+}
+
+/**
+ * Time in ns of an uncontended transfer of `bytes` along `route` (DESIGN §2, cut-through with
+ * pipelined flits): `sum(link latency) + sum(overhead of intermediate hops) + bytes / min(bw)`,
+ * where a hop's overhead is its `first_flit_ns` (routers, XBAR halves, bridge, UCIe ports) or
+ * `forward_ns` (IO_CPU, M_CPU.DMA), and only forwarding kinds are intermediate hops; that is
+ * `route.latencyNs + bytes / route.minBwGbs`. The simulation of the same transfer may be
+ * slower (contention) but never faster.
+ *
+ * Throws `TOPOLOGY_INVALID` when `bytes` is negative, NaN or infinite.
+ */
+export function idealTransferNs(route: Route, bytes: number): number {
+  if (typeof bytes !== "number" || !Number.isFinite(bytes) || bytes < 0) {
+    throw new KbError(
+      "TOPOLOGY_INVALID",
+      `idealTransferNs(${route.src} -> ${route.dst}) needs a finite number of bytes >= 0, got ${String(bytes)}. Check the size computation.`,
+    );
+  }
+  return route.latencyNs + bytes / route.minBwGbs;
+}
+
+/**
+ * Latencies are compared in integer units of 1e-9 ns: each link latency and per-hop overhead
+ * (`first_flit_ns` or `forward_ns`) is rounded once to this grid, so sums are exact integers (below 2^53, that is for paths
+ * shorter than about 9 ms), sums such as 0.1 + 0.2 tie exactly with 0.3, and the order of paths
+ * is a true total order. That is what makes the best path the same whichever end the search
+ * starts from (see {@link Router}).
+ */
+const LATENCY_UNITS_PER_NS = 1e9;
+
+/**
+ * Trees of best paths kept at once, in Int32 entries (one per node per tree): 2^25 entries are
+ * 128 MiB. The oldest trees are dropped first; a dropped tree is recomputed on demand, with the
+ * same result.
+ */
+const MAX_TREE_ENTRIES = 2 ** 25;
+
+/** What the router needs of a graph, as flat arrays indexed by node and edge number. @internal */
+export interface RoutingInput {
+  /** Node ids by node number. */
+  readonly ids: readonly string[];
+  /** Edges by edge number. */
+  readonly edges: readonly TopologyEdge[];
+  /** Source node number of each edge. */
+  readonly edgeSrc: Int32Array;
+  /** Destination node number of each edge. */
+  readonly edgeDst: Int32Array;
+  /** Overhead of each node as an intermediate hop: `first_flit_ns` or `forward_ns` (0 when none). */
+  readonly firstFlitNs: Float64Array;
+  /** 1 for nodes that may be intermediate hops (forwarding kinds), 0 for endpoints only. */
+  readonly forwards: Uint8Array;
+  /** For each node, how many nodes have its kind (chooses which end a search starts from). */
+  readonly kindSize: Int32Array;
+  /** Which searches to run on a cache miss (tests): by kind sizes (the default), or always one way. */
+  readonly direction?: "auto" | "forward" | "backward";
+}
+
+/** Queue entries are `hops * NODE_LIMIT + node`: exact below 2^52 with up to 2^26 nodes and hops. */
+const NODE_LIMIT = 2 ** 26;
+
+const UNSEEN = 0;
+const QUEUED = 1;
+const SETTLED = 2;
+
+/**
+ * Best paths with caching, by Dijkstra's algorithm over the directed edges.
+ *
+ * **Order.** Paths from `src` to `dst` are ordered by (latency, number of hops, the sequence of
+ * node ids compared element by element with JavaScript string order); the route is the least
+ * path. Only forwarding nodes (`RoutingInput.forwards`) are intermediate nodes. Latency counts
+ * every edge and the overhead (`first_flit_ns` or `forward_ns`) of every intermediate node, on
+ * the 1e-9 ns grid of {@link LATENCY_UNITS_PER_NS}. The order is total and survives extension (two
+ * paths to one node keep their order when both are extended by the same edge), so every prefix
+ * and every suffix of a best path is itself best and Dijkstra's algorithm finds it.
+ *
+ * **Searches.** A search is either forward from a source (a tree of best paths to every node) or
+ * backward to a destination (a tree of best paths from every node). Ties in (latency, hops) are
+ * broken exactly: forward, two candidate predecessors of equal depth are compared by walking
+ * their predecessor chains back to where they meet, the first difference from the source
+ * deciding; backward, the first difference of two candidate paths is their next node, so the
+ * next node ids decide. Because the order is total, both searches give the same path, so which
+ * one runs (and what was cached before) never changes a result.
+ *
+ * **Which search.** A route found in a cached tree is taken from it. Otherwise one search runs
+ * from the end whose kind has fewer nodes, forward on a tie, and its tree is kept: routing every
+ * node of one kind to every node of another (4096 `pe_dma` to 512 `hbm_channel`, in either loop
+ * order) runs one search per node of the smaller kind (512 backward searches).
+ *
+ * Each search is Dijkstra's algorithm with the {@link SearchQueue}.
+ * @internal
+ */
+export class Router {
+  private readonly input: RoutingInput;
+  private readonly nodeCount: number;
+  private readonly edgeLatency: Float64Array;
+  private readonly nodeFirstFlit: Float64Array;
+  private readonly outStart: Int32Array;
+  private readonly outList: Int32Array;
+  private readonly inStart: Int32Array;
+  private readonly inList: Int32Array;
+  /** Position of each node id in sorted order (string comparison), for the tie-break. */
+  private rank: Int32Array | null = null;
+  // Scratch of one search, allocated on the first search.
+  private dist: Float64Array = new Float64Array(0);
+  private hops: Int32Array = new Int32Array(0);
+  private via: Int32Array = new Int32Array(0);
+  private state: Uint8Array = new Uint8Array(0);
+  private readonly queue = new SearchQueue();
+  /** Trees by `root * 2 + (backward ? 1 : 0)`, oldest first. */
+  private readonly trees = new Map<number, Int32Array>();
+  private treeEntries = 0;
+  private readonly routes: (Map<number, Route> | undefined)[];
+  /** Number of searches run so far (diagnostics and benches). */
+  searches = 0;
+
+  constructor(input: RoutingInput) {
+    this.input = input;
+    const nodeCount = input.ids.length;
+    const edgeCount = input.edges.length;
+    if (nodeCount >= NODE_LIMIT)
+      throw new Error(`Router: ${nodeCount} nodes is more than the ${NODE_LIMIT} it can order`);
+    this.nodeCount = nodeCount;
+    this.routes = new Array<Map<number, Route> | undefined>(nodeCount);
+    this.edgeLatency = new Float64Array(edgeCount);
+    for (let e = 0; e < edgeCount; e++) {
+      this.edgeLatency[e] = Math.round((input.edges[e] as TopologyEdge).latencyNs * LATENCY_UNITS_PER_NS);
+    }
+    this.nodeFirstFlit = new Float64Array(nodeCount);
+    for (let n = 0; n < nodeCount; n++) {
+      this.nodeFirstFlit[n] = Math.round((input.firstFlitNs[n] as number) * LATENCY_UNITS_PER_NS);
+    }
+    [this.outStart, this.outList] = groupEdges(nodeCount, input.edgeSrc);
+    [this.inStart, this.inList] = groupEdges(nodeCount, input.edgeDst);
+  }
+
+  /** Edge numbers leaving node `node`, in insertion order. */
+  outEdgeNumbers(node: number): Int32Array {
+    return this.outList.subarray(this.outStart[node] as number, this.outStart[node + 1] as number);
+  }
+
+  /** The best route from node `src` to node `dst`; throws `TOPOLOGY_NO_ROUTE` when there is none. */
+  route(src: number, dst: number): Route {
+    let bySource = this.routes[src];
+    if (bySource === undefined) {
+      bySource = new Map();
+      this.routes[src] = bySource;
+    }
+    const cached = bySource.get(dst);
+    if (cached !== undefined) return cached;
+    const route = this.findRoute(src, dst);
+    bySource.set(dst, route);
+    return route;
+  }
+
+  private findRoute(src: number, dst: number): Route {
+    const ids = this.input.ids;
+    if (src === dst) {
+      const id = ids[src] as string;
+      return { src: id, dst: id, hops: [id], links: [], latencyNs: 0, minBwGbs: Number.POSITIVE_INFINITY };
+    }
+    let tree = this.trees.get(src * 2);
+    let backward = false;
+    if (tree === undefined) {
+      tree = this.trees.get(dst * 2 + 1);
+      backward = tree !== undefined;
+    }
+    if (tree === undefined) {
+      const { kindSize, direction = "auto" } = this.input;
+      backward =
+        direction === "auto"
+          ? (kindSize[dst] as number) < (kindSize[src] as number)
+          : direction === "backward";
+      tree = backward ? this.search(dst, true) : this.search(src, false);
+    }
+    // Walk the tree from the far end: backward trees lead from src to dst, forward ones from dst
+    // back to src (filled in from the end).
+    const { edges, edgeSrc, edgeDst } = this.input;
+    let linkCount = 0;
+    for (let node = backward ? src : dst; node !== (backward ? dst : src); linkCount++) {
+      const edge = tree[node] as number;
+      if (edge < 0) throw this.noRoute(src, dst);
+      node = (backward ? edgeDst[edge] : edgeSrc[edge]) as number;
+    }
+    const links = new Array<TopologyEdge>(linkCount);
+    const hops = new Array<string>(linkCount + 1);
+    hops[0] = ids[src] as string;
+    let latency = 0;
+    let minBwGbs = Number.POSITIVE_INFINITY;
+    let node = backward ? src : dst;
+    for (let step = 0; step < linkCount; step++) {
+      const edgeNumber = tree[node] as number;
+      const index = backward ? step : linkCount - 1 - step;
+      const edge = edges[edgeNumber] as TopologyEdge;
+      links[index] = edge;
+      hops[index + 1] = ids[edgeDst[edgeNumber] as number] as string;
+      latency += this.edgeLatency[edgeNumber] as number;
+      // Every node a link leaves, but src, is an intermediate hop.
+      if (edgeSrc[edgeNumber] !== src) latency += this.nodeFirstFlit[edgeSrc[edgeNumber] as number] as number;
+      if (edge.bwGbs < minBwGbs) minBwGbs = edge.bwGbs;
+      node = (backward ? edgeDst[edgeNumber] : edgeSrc[edgeNumber]) as number;
+    }
+    return {
+      src: ids[src] as string,
+      dst: ids[dst] as string,
+      hops,
+      links,
+      latencyNs: latency / LATENCY_UNITS_PER_NS,
+      minBwGbs,
+    };
+  }
+
+  private noRoute(src: number, dst: number): KbError {
+    const ids = this.input.ids;
+    let why = "Check the link patterns that join SIPs and cubes (system.sip_link.pattern, sip.ucie.pattern).";
+    if (this.outStart[src] === this.outStart[src + 1]) {
+      why = `"${ids[src]}" has no outgoing links: containers (sip, cube, pe) and the HBM controller are not on any path; route from a component.`;
+    } else if (this.inStart[dst] === this.inStart[dst + 1]) {
+      why = `"${ids[dst]}" has no incoming links: containers (sip, cube, pe) and the HBM controller are not on any path; route to a component (an HBM channel or pseudo-channel for HBM).`;
+    }
+    return new KbError(
+      "TOPOLOGY_NO_ROUTE",
+      `no path leads from "${ids[src]}" to "${ids[dst]}" over the directed links. ${why}`,
+      { context: { nodeId: ids[src] as string } },
+    );
+  }
+
+  /**
+   * Runs one search from `root` (forward) or to `root` (backward) and caches its tree: for each
+   * node the edge number towards the root (forward: the edge into the node on its best path
+   * from the root; backward: the edge out of the node on its best path to the root), -1 for
+   * the root and for nodes with no path.
+   */
+  private search(root: number, backward: boolean): Int32Array {
+    this.searches++;
+    const nodeCount = this.nodeCount;
+    if (this.dist.length !== nodeCount) {
+      this.dist = new Float64Array(nodeCount);
+      this.hops = new Int32Array(nodeCount);
+      this.via = new Int32Array(nodeCount);
+      this.state = new Uint8Array(nodeCount);
+    }
+    if (this.rank === null) this.rank = rankIds(this.input.ids);
+    const { dist, hops, via, state } = this;
+    const rank = this.rank;
+    const latency = this.edgeLatency;
+    const firstFlit = this.nodeFirstFlit;
+    const { edgeSrc, edgeDst, forwards } = this.input;
+    const start = backward ? this.inStart : this.outStart;
+    const list = backward ? this.inList : this.outList;
+    // The far end of an edge as seen from the settled node.
+    const far = backward ? edgeSrc : edgeDst;
+    const queue = this.queue;
+    state.fill(UNSEEN);
+    via.fill(-1);
+    dist[root] = 0;
+    hops[root] = 0;
+    state[root] = QUEUED;
+    queue.push(root, 0, 0);
+    for (;;) {
+      const entry = queue.pop();
+      if (entry < 0) break;
+      const node = entry % NODE_LIMIT;
+      // Entries left behind by a later improvement of their node are skipped.
+      if (
+        state[node] === SETTLED ||
+        dist[node] !== queue.latency ||
+        hops[node] !== (entry - node) / NODE_LIMIT
+      ) {
+        continue;
+      }
+      state[node] = SETTLED;
+      // Only forwarding nodes carry traffic through; any other node is an endpoint only.
+      if (node !== root && forwards[node] === 0) continue;
+      const base = (dist[node] as number) + (node === root ? 0 : (firstFlit[node] as number));
+      const nextHops = (hops[node] as number) + 1;
+      const end = start[node + 1] as number;
+      for (let k = start[node] as number; k < end; k++) {
+        const edge = list[k] as number;
+        const other = far[edge] as number;
+        const otherState = state[other] as number;
+        if (otherState === SETTLED) continue;
+        const candidate = base + (latency[edge] as number);
+        if (otherState === UNSEEN) {
+          dist[other] = candidate;
+          hops[other] = nextHops;
+          via[other] = edge;
+          state[other] = QUEUED;
+          queue.push(other, candidate, nextHops);
+          continue;
+        }
+        const known = dist[other] as number;
+        if (candidate < known || (candidate === known && nextHops < (hops[other] as number))) {
+          dist[other] = candidate;
+          hops[other] = nextHops;
+          via[other] = edge;
+          queue.push(other, candidate, nextHops);
+        } else if (candidate === known && nextHops === hops[other]) {
+          // Equal latency and hops: the lexicographically smaller node sequence wins.
+          const current = via[other] as number;
+          if (backward) {
+            const currentNext = edgeDst[current] as number;
+            if (currentNext !== node && (rank[node] as number) < (rank[currentNext] as number)) {
+              via[other] = edge;
+            }
+          } else if (this.forwardPathBefore(node, edgeSrc[current] as number, rank)) {
+            via[other] = edge;
+          }
+        }
+      }
+    }
+    const tree = via.slice();
+    const key = root * 2 + (backward ? 1 : 0);
+    this.trees.set(key, tree);
+    this.treeEntries += nodeCount;
+    for (const [oldKey, oldTree] of this.trees) {
+      if (this.treeEntries <= MAX_TREE_ENTRIES || oldKey === key) break;
+      this.trees.delete(oldKey);
+      this.treeEntries -= oldTree.length;
+    }
+    return tree;
+  }
+
+  /**
+   * Whether the best path from the root to settled node `a` comes before the one to settled
+   * node `b` (same number of hops) in node-id order: walk both predecessor chains back in step
+   * until they meet; the last pair that differed is the first difference from the root.
+   */
+  private forwardPathBefore(a: number, b: number, rank: Int32Array): boolean {
+    if (a === b) return false;
+    const { via } = this;
+    const edgeSrc = this.input.edgeSrc;
+    let x = a;
+    let y = b;
+    let lastX = a;
+    let lastY = b;
+    while (x !== y) {
+      lastX = x;
+      lastY = y;
+      x = edgeSrc[via[x] as number] as number;
+      y = edgeSrc[via[y] as number] as number;
+    }
+    return (rank[lastX] as number) < (rank[lastY] as number);
+  }
+}
+
+/**
+ * The priority queue of a search: entries `hops * NODE_LIMIT + node` ordered by latency, then
+ * hops (then node number). Paths in a topology share few distinct latencies (the 43235-node
+ * 64-cube bench has 53 per search), so the queue keeps one bucket per latency, a min-heap of the
+ * latencies, and serves a bucket in order of hops: its entries are sorted when it becomes
+ * current, merged with those pushed at the current latency while it is served (over links of 0
+ * ns from nodes without first-flit overhead), which arrive in nondecreasing hops. An entry whose
+ * node has since improved stays in its bucket and is skipped by the search.
+ */
+class SearchQueue {
+  /** Latency of the bucket being served (-1 before the first pop). */
+  latency = -1;
+  private readonly buckets = new Map<number, number[]>();
+  private readonly latencies: number[] = [];
+  private readonly pool: number[][] = [];
+  private current = new Float64Array(1024);
+  private currentHead = 0;
+  private currentTail = 0;
+  private readonly sameLatency: number[] = [];
+  private sameLatencyHead = 0;
+
+  push(node: number, latency: number, hops: number): void {
+    const entry = hops * NODE_LIMIT + node;
+    if (latency === this.latency) {
+      this.sameLatency.push(entry);
+      return;
+    }
+    let bucket = this.buckets.get(latency);
+    if (bucket === undefined) {
+      bucket = this.pool.pop() ?? [];
+      this.buckets.set(latency, bucket);
+      this.pushLatency(latency);
+    }
+    bucket.push(entry);
+  }
+
+  /** The least entry, or -1 when the queue is empty (which resets it for the next search). */
+  pop(): number {
+    for (;;) {
+      const fromBucket =
+        this.currentHead < this.currentTail
+          ? (this.current[this.currentHead] as number)
+          : Number.POSITIVE_INFINITY;
+      const fromSame =
+        this.sameLatencyHead < this.sameLatency.length
+          ? (this.sameLatency[this.sameLatencyHead] as number)
+          : Number.POSITIVE_INFINITY;
+      if (fromBucket <= fromSame) {
+        if (fromBucket !== Number.POSITIVE_INFINITY) {
+          this.currentHead++;
+          return fromBucket;
+        }
+      } else {
+        this.sameLatencyHead++;
+        return fromSame;
+      }
+      this.sameLatency.length = 0;
+      this.sameLatencyHead = 0;
+      if (this.latencies.length === 0) {
+        this.latency = -1;
+        return -1;
+      }
+      const latency = this.popLatency();
+      const bucket = this.buckets.get(latency) as number[];
+      this.buckets.delete(latency);
+      if (this.current.length < bucket.length) this.current = new Float64Array(bucket.length * 2);
+      this.current.set(bucket);
+      this.current.subarray(0, bucket.length).sort();
+      this.currentHead = 0;
+      this.currentTail = bucket.length;
+      bucket.length = 0;
+      this.pool.push(bucket);
+      this.latency = latency;
+    }
+  }
+
+  private pushLatency(latency: number): void {
+    const heap = this.latencies;
+    let position = heap.length;
+    heap.push(latency);
+    while (position > 0) {
+      const parent = (position - 1) >> 1;
+      const above = heap[parent] as number;
+      if (above <= latency) break;
+      heap[position] = above;
+      position = parent;
+    }
+    heap[position] = latency;
+  }
+
+  private popLatency(): number {
+    const heap = this.latencies;
+    const top = heap[0] as number;
+    const last = heap.pop() as number;
+    const size = heap.length;
+    if (size > 0) {
+      let position = 0;
+      for (;;) {
+        let child = 2 * position + 1;
+        if (child >= size) break;
+        if (child + 1 < size && (heap[child + 1] as number) < (heap[child] as number)) child++;
+        const below = heap[child] as number;
+        if (below >= last) break;
+        heap[position] = below;
+        position = child;
+      }
+      heap[position] = last;
+    }
+    return top;
+  }
+}
+
+/** Groups edge numbers by node (`ends[e]` is the node of edge e), keeping insertion order. */
+function groupEdges(nodeCount: number, ends: Int32Array): [Int32Array, Int32Array] {
+  const start = new Int32Array(nodeCount + 1);
+  for (let e = 0; e < ends.length; e++) {
+    const slot = (ends[e] as number) + 1;
+    start[slot] = (start[slot] as number) + 1;
+  }
+  for (let n = 0; n < nodeCount; n++) start[n + 1] = (start[n + 1] as number) + (start[n] as number);
+  const fill = start.slice(0, nodeCount);
+  const list = new Int32Array(ends.length);
+  for (let e = 0; e < ends.length; e++) {
+    const node = ends[e] as number;
+    list[fill[node] as number] = e;
+    fill[node] = (fill[node] as number) + 1;
+  }
+  return [start, list];
+}
+
+/** The position of each id in string order. */
+function rankIds(ids: readonly string[]): Int32Array {
+  const order = Array.from(ids.keys()).sort((a, b) => {
+    const idA = ids[a] as string;
+    const idB = ids[b] as string;
+    return idA < idB ? -1 : idA > idB ? 1 : 0;
+  });
+  const rank = new Int32Array(ids.length);
+  order.forEach((node, position) => {
+    rank[node] = position;
+  });
+  return rank;
+}
