@@ -67,7 +67,9 @@ export function formatTopology(topology: Topology, counts: TopologyCounts): stri
   lines.push(`host (host link ${formatLink(sip.host_link)} to each SIP)`);
   for (let sipIndex = 0; sipIndex < system.sips; sipIndex++) {
     const lastSip = sipIndex === system.sips - 1;
-    lines.push(`${lastSip ? "└─" : "├─"} sip${sipIndex}: io_cpu ${sip.io_cpu.impl}`);
+    lines.push(
+      `${lastSip ? "└─" : "├─"} sip${sipIndex}: io_cpu ${sip.io_cpu.impl}, forwards in ${formatNumber(sip.io_cpu.forward_ns)} ns`,
+    );
     const sipIndent = lastSip ? "   " : "│  ";
     for (let cubeIndex = 0; cubeIndex < sip.cubes; cubeIndex++) {
       const lastCube = cubeIndex === sip.cubes - 1;
@@ -95,7 +97,10 @@ export function formatTopology(topology: Topology, counts: TopologyCounts): stri
   lines.push(
     ...table([
       ["m_cpu", `${cube.m_cpu.impl}${formatParams(cube.m_cpu.params)}`],
-      ["m_cpu_dma", `${cube.m_cpu_dma.impl}${formatParams(cube.m_cpu_dma.params)}`],
+      [
+        "m_cpu_dma",
+        `${cube.m_cpu_dma.impl}, forwards in ${formatNumber(cube.m_cpu_dma.forward_ns)} ns${formatParams(cube.m_cpu_dma.params)}`,
+      ],
       [
         "hbm",
         `${hbm.impl}: ${hbm.channels} channels x ${hbm.pseudo_channels} PCs x ${formatNumber(

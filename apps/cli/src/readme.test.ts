@@ -13,6 +13,6 @@ describe("README example", () => {
       stderr: process.stderr,
     });
     expect(code).toBe(0);
-    expect(out).toBe(`OK ${file}: default: 1 SIP(s), 2 cube(s), 16 PE(s), 229 nodes, 316 links\n`);
+    expect(out).toBe(`OK ${file}: default: 1 SIP(s), 2 cube(s), 16 PE(s), 229 nodes, 314 links\n`);
   });
 });

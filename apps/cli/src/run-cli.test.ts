@@ -92,18 +92,18 @@ describe("usage errors exit 1 with a pointer to the help", () => {
 });
 
 describe("kb topology validate", () => {
-  // Links are node pairs joined by at least one edge. default.yaml has 536 edges (graph.test.ts),
-  // of which 16 PEs x 6 are one-way (5 control, fetch_store -> tcm): (536 - 96) / 2 + 96 = 316.
+  // Links are node pairs joined by at least one edge. default.yaml has 532 edges (graph.test.ts),
+  // of which 16 PEs x 6 are one-way (5 control, fetch_store -> tcm): (532 - 96) / 2 + 96 = 314.
   // ref-cube.yaml (1 cube of 4 x 8, HBM 16 x 2, no UCIe port) has 2 (host) + 6 (CPUs) + 64
   // (ch<->pc) + 4 (bridge) + 32 (xbar<->ch) + 2 (m_cpu_dma<->xbar0) + 104 (mesh: 4 x 7 + 3 x 8
-  // = 52 links) + 2 (m_cpu) + 2 (sram) + 4 (noc_to_xbar: r0c0<->xbar0, r3c7<->xbar1) + 32 PEs x 22
-  // = 704, in all 926 edges, 32 PEs x 6 = 192 one-way: (926 - 192) / 2 + 192 = 559. ref-4sip.yaml
-  // has 8372 edges (benches/perf/topology/cases.ts), 256 PEs x 6 = 1536 one-way:
-  // (8372 - 1536) / 2 + 1536 = 4954.
+  // = 52 links) + 2 (m_cpu) + 2 (sram) + 2 (noc_to_xbar: r0c0<->xbar0 only) + 32 PEs x 22 = 704,
+  // in all 924 edges, 32 PEs x 6 = 192 one-way: (924 - 192) / 2 + 192 = 558. ref-4sip.yaml has
+  // 8340 edges (benches/perf/topology/cases.ts), 256 PEs x 6 = 1536 one-way:
+  // (8340 - 1536) / 2 + 1536 = 4938.
   it("prints the OK line with spec and graph counts", async () => {
     expect(await kb("topology", "validate", defaultYaml)).toEqual({
       code: 0,
-      stdout: `OK ${defaultYaml}: default: 1 SIP(s), 2 cube(s), 16 PE(s), 229 nodes, 316 links\n`,
+      stdout: `OK ${defaultYaml}: default: 1 SIP(s), 2 cube(s), 16 PE(s), 229 nodes, 314 links\n`,
       stderr: "",
     });
   });
@@ -113,8 +113,8 @@ describe("kb topology validate", () => {
     const run = await kb("topology", "validate", defaultYaml, bad, topologies("ref-cube.yaml"));
     expect(run.code).toBe(1);
     expect(run.stdout.split("\n")).toEqual([
-      `OK ${defaultYaml}: default: 1 SIP(s), 2 cube(s), 16 PE(s), 229 nodes, 316 links`,
-      `OK ${topologies("ref-cube.yaml")}: ref-cube: 1 SIP(s), 1 cube(s), 32 PE(s), 379 nodes, 559 links`,
+      `OK ${defaultYaml}: default: 1 SIP(s), 2 cube(s), 16 PE(s), 229 nodes, 314 links`,
+      `OK ${topologies("ref-cube.yaml")}: ref-cube: 1 SIP(s), 1 cube(s), 32 PE(s), 379 nodes, 558 links`,
       "",
     ]);
     expect(run.stderr.split("\n")).toEqual([
@@ -128,7 +128,7 @@ describe("kb topology validate", () => {
     const run = await kb("topology", "validate", topologies("ref-4sip.yaml"));
     expect(run).toEqual({
       code: 0,
-      stdout: `OK ${topologies("ref-4sip.yaml")}: ref-4sip: 4 SIP(s), 16 cube(s), 256 PE(s), 3497 nodes, 4954 links\n`,
+      stdout: `OK ${topologies("ref-4sip.yaml")}: ref-4sip: 4 SIP(s), 16 cube(s), 256 PE(s), 3497 nodes, 4938 links\n`,
       stderr: "",
     });
   });
@@ -159,7 +159,7 @@ describe("kb topology show", () => {
     expect(run.stdout).toContain(
       [
         "host (host link 64 GB/s, 0 mm to each SIP)",
-        "└─ sip0: io_cpu io_cpu_v1",
+        "└─ sip0: io_cpu io_cpu_v1, forwards in 50 ns",
         "   ├─ cube0: 8 PEs (2 x 4), HBM 16 GiB at 409.6 GB/s",
         "   │     r0: pe0 pe1 pe2 pe3",
         "   │     r1: pe4 pe5 pe6 pe7",
@@ -171,6 +171,8 @@ describe("kb topology show", () => {
     expect(run.stdout).toContain(
       "hbm         hbm_ctrl_v1: 8 channels x 2 PCs x 25.6 GB/s = 409.6 GB/s, 16 GiB, access 40 ns",
     );
+    // forward_ns defaults: sip.io_cpu 50 ns (on the sip line above), cube.m_cpu_dma 20 ns.
+    expect(run.stdout).toContain("m_cpu_dma   m_cpu_dma_v1, forwards in 20 ns\n");
   });
 
   it("prints hand-computed peak bandwidths (default: 8 x 2 x 25.6 = 409.6 GB/s per stack, 2 stacks)", async () => {
@@ -225,25 +227,28 @@ describe("kb topology graph", () => {
   // default.yaml at level cube: host, io_cpu, and per cube m_cpu, m_cpu_dma, hbm, xbar0, xbar1,
   // bridge, 8 routers, sram, 1 UCIe port, 8 PEs (24) = 50 nodes. Linked pairs: host-io_cpu, the
   // UCIe link, and per cube 3 (io_cpu, m_cpu, m_cpu_dma) + 2 (bridge) + 2 (hbm-xbar halves) +
-  // 1 (m_cpu_dma-xbar0) + 10 (2 x 4 mesh) + 2 (m_cpu, sram to r0c0) + 2 (noc_to_xbar: r0c0-xbar0,
-  // r1c3-xbar1) + 1 (UCIe port to corner r0c0) + 16 (each PE to its xbar half and router) = 39:
-  // 1 + 1 + 2 x 39 = 80 edges.
-  it("dot, level cube: clusters for the SIP and cubes, 50 nodes, 80 edges", async () => {
+  // 1 (m_cpu_dma-xbar0) + 10 (2 x 4 mesh) + 2 (m_cpu, sram to r0c0) + 1 (noc_to_xbar: r0c0-xbar0
+  // only) + 1 (UCIe port to corner r0c0) + 16 (each PE to its xbar half and router) = 38:
+  // 1 + 1 + 2 x 38 = 78 edges.
+  it("dot, level cube: clusters for the SIP and cubes, 50 nodes, 78 edges", async () => {
     const run = await kb("topology", "graph", defaultYaml, "--format", "dot");
     expect(run.code).toBe(0);
     const lines = run.stdout.split("\n");
     expect(lines[0]).toBe('digraph "default" {');
     expect(lines.filter((line) => /^\s*"[^"]+" \[label=/.test(line))).toHaveLength(50);
-    expect(lines.filter((line) => line.includes(" -> "))).toHaveLength(80);
+    expect(lines.filter((line) => line.includes(" -> "))).toHaveLength(78);
     expect(lines.filter((line) => line.includes("subgraph "))).toHaveLength(3);
     expect(run.stdout).toContain('"host" -> "sip0.io_cpu" [dir=both, label="64 GB/s"];');
     expect(run.stdout).toContain('"sip0.cube0.hbm" -> "sip0.cube0.xbar0" [dir=both, label="4 x 64 GB/s"];');
     expect(run.stdout).toContain('"sip0.cube0.ucie1" -> "sip0.cube1.ucie0" [dir=both, label="256 GB/s"];');
-    // The router <-> XBAR half pairs (noc_to_xbar, 128 GB/s), drawn from the node laid out first
-    // (XBAR halves, then routers, then the UCIe port); the port pairs only with its corner r0c0
-    // (ucie_to_noc, 256 GB/s) and its peer port: no UCIe port <-> XBAR pair any more.
+    // The router <-> XBAR half pair (noc_to_xbar, 128 GB/s), drawn from the node laid out first
+    // (XBAR halves, then routers, then the UCIe port): xbar0 - r0c0 only, one per cube; xbar1
+    // pairs with no router. The port pairs only with its corner r0c0 (ucie_to_noc, 256 GB/s) and
+    // its peer port: no UCIe port <-> XBAR pair any more.
     expect(run.stdout).toContain('"sip0.cube0.xbar0" -> "sip0.cube0.noc.r0c0" [dir=both, label="128 GB/s"];');
-    expect(run.stdout).toContain('"sip0.cube1.xbar1" -> "sip0.cube1.noc.r1c3" [dir=both, label="128 GB/s"];');
+    expect(run.stdout).toContain('"sip0.cube1.xbar0" -> "sip0.cube1.noc.r0c0" [dir=both, label="128 GB/s"];');
+    expect(lines.filter((line) => line.includes("xbar") && line.includes(".noc."))).toHaveLength(2);
+    expect(lines.filter((line) => line.includes("xbar1") && line.includes(".noc."))).toEqual([]);
     expect(run.stdout).toContain('"sip0.cube0.noc.r0c0" -> "sip0.cube0.ucie1" [dir=both, label="256 GB/s"];');
     expect(lines.filter((line) => line.includes("xbar") && line.includes("ucie"))).toEqual([]);
   });
@@ -254,7 +259,7 @@ describe("kb topology graph", () => {
     const lines = run.stdout.split("\n");
     expect(lines[0]).toBe("flowchart LR");
     expect(lines.filter((line) => /^\s*\w+\["/.test(line))).toHaveLength(50);
-    expect(lines.filter((line) => line.includes(" <-->|") || line.includes(" -->|"))).toHaveLength(80);
+    expect(lines.filter((line) => line.includes(" <-->|") || line.includes(" -->|"))).toHaveLength(78);
     expect(lines.filter((line) => line.trimStart().startsWith("subgraph "))).toHaveLength(3);
     expect(lines.filter((line) => line.trim() === "end")).toHaveLength(3);
     expect(run.stdout).toContain('  host <-->|"64 GB/s"| sip0__io_cpu');
@@ -262,12 +267,12 @@ describe("kb topology graph", () => {
 
   // Level all draws every node that has an implementation or an edge: 229 nodes less sip0, 2
   // cubes, 2 HBM stacks and 16 PE containers (drawn as clusters) = 208; one edge per linked pair,
-  // 316 as `validate` counts them, 6 per PE one-way (5 control edges and fetch_store -> tcm).
+  // 314 as `validate` counts them, 6 per PE one-way (5 control edges and fetch_store -> tcm).
   it("dot, level all: every component, one edge per linked pair", async () => {
     const run = await kb("topology", "graph", defaultYaml, "--format", "dot", "--level", "all");
     const lines = run.stdout.split("\n");
     expect(lines.filter((line) => /^\s*"[^"]+" \[label=/.test(line))).toHaveLength(208);
-    expect(lines.filter((line) => line.includes(" -> "))).toHaveLength(316);
+    expect(lines.filter((line) => line.includes(" -> "))).toHaveLength(314);
     expect(lines.filter((line) => line.includes(" -> ") && !line.includes("dir=both"))).toHaveLength(16 * 6);
     expect(lines.filter((line) => line.includes("subgraph "))).toHaveLength(21);
     expect(run.stdout).toContain(

@@ -20,11 +20,11 @@ export interface TopologyCase {
  * + sram 1 + 2 UCIe ports (ring of 4) + 16 PEs x 9 = 218; per SIP 2 + 4 x 218 = 874; in all
  * 1 + 4 x 874 = 3497.
  * Edges per cube: CPUs 6 + ch<->pc 64 + bridge 4 + xbar<->ch 32 + m_cpu_dma<->xbar0 2 + mesh
- * (12 + 12 links) 48 + m_cpu<->r0c0 2 + sram<->r0c0 2 + r0c0<->xbar0, r3c3<->xbar1
- * (noc_to_xbar) 4 + UCIe<->corner 2 ports x 2 = 4 + 16 PEs x 22 = 352: 6 + 64 + 4 + 32 + 2 + 48
- * + 2 + 2 + 4 + 4 + 352 = 520 (the 4 noc_to_xbar edges replace the 4 of the former UCIe<->XBAR
- * links, so the count is unchanged); per SIP 2 (host) + 4 x 520 + 4 ring links x 2 = 2090; in
- * all 4 x 2090 + 6 SIP pairs x 2 = 8372.
+ * (12 + 12 links) 48 + m_cpu<->r0c0 2 + sram<->r0c0 2 + r0c0<->xbar0 (noc_to_xbar, the only
+ * router <-> XBAR link) 2 + UCIe<->corner 2 ports x 2 = 4 + 16 PEs x 22 = 352: 6 + 64 + 4 + 32
+ * + 2 + 48 + 2 + 2 + 2 + 4 + 352 = 518; per SIP 2 (host) + 4 x 518 + 4 ring links x 2 = 2082; in
+ * all 4 x 2082 + 6 SIP pairs x 2 = 8340 (16 cubes x 2 edges fewer than the 8372 with a second
+ * noc_to_xbar link r3c3<->xbar1).
  * Routes: 256 pe_dma x 256 channels = 65536.
  */
 export const fourSipCase: TopologyCase = {
@@ -36,7 +36,7 @@ export const fourSipCase: TopologyCase = {
     sip: { cubes: 4, ucie: { pattern: "ring", bw_gbs: 256, length_mm: 2 } },
     cube: { noc: { rows: 4, cols: 4 }, hbm: { channels: 16, pseudo_channels: 2, pc_bw_gbs: 25.6 } },
   },
-  expected: { nodes: 3497, edges: 8372, routes: 256 * 256 },
+  expected: { nodes: 3497, edges: 8340, routes: 256 * 256 },
 };
 
 /**
@@ -46,10 +46,11 @@ export const fourSipCase: TopologyCase = {
  * UCIe ports: one per mesh neighbour, 2 x 112 mesh links = 224; in all 1 + 2 + 64 x 672 + 224 =
  * 43235.
  * Edges per cube without UCIe: 6 + 32 + 4 + 16 + 2 + mesh (56 + 56 links) 224 + 2 + 2
- * + noc_to_xbar (r0c0<->xbar0, r7c7<->xbar1) 4 + 64 PEs x 22 = 1408: 6 + 32 + 4 + 16 + 2 + 224
- * + 2 + 2 + 4 + 1408 = 1700; in all 2 (host)
- * + 64 x 1700 + 224 ports x 2 (to the corner; no XBAR link) + 112 UCIe links x 2
- * = 2 + 108800 + 448 + 224 = 109474.
+ * + noc_to_xbar (r0c0<->xbar0 only) 2 + 64 PEs x 22 = 1408: 6 + 32 + 4 + 16 + 2 + 224 + 2 + 2
+ * + 2 + 1408 = 1698; in all 2 (host)
+ * + 64 x 1698 + 224 ports x 2 (to the corner; no XBAR link) + 112 UCIe links x 2
+ * = 2 + 108672 + 448 + 224 = 109346 (64 cubes x 2 edges fewer than the 109474 with a second
+ * noc_to_xbar link r7c7<->xbar1).
  * Routes: 4096 pe_dma x 512 channels = 2097152.
  */
 export const cubes64Case: TopologyCase = {
@@ -59,7 +60,7 @@ export const cubes64Case: TopologyCase = {
     sip: { cubes: 64, ucie: { pattern: "mesh", bw_gbs: 256, length_mm: 2 } },
     cube: { noc: { rows: 8, cols: 8 } },
   },
-  expected: { nodes: 43235, edges: 109474, routes: 4096 * 512 },
+  expected: { nodes: 43235, edges: 109346, routes: 4096 * 512 },
 };
 
 export const topologyCases: readonly TopologyCase[] = [fourSipCase, cubes64Case];

@@ -39,7 +39,7 @@ const twoSipMesh: TopologyInput = {
 };
 
 describe("expandTopology on topologies/default.yaml (1 SIP x 2 cubes, NOC 2 x 4, HBM 8 x 2)", () => {
-  it("has 229 nodes and 536 edges", () => {
+  it("has 229 nodes and 532 edges", () => {
     // Nodes per cube: cube 1 + m_cpu, m_cpu_dma 2 + hbm 1 + channels 8 + PCs 8 x 2 = 16
     //   + xbar0, xbar1, bridge 3 + routers 2 x 4 = 8 + sram 1 + UCIe ports 1 (ring of 2: one peer)
     //   + PEs 8 x (1 + 8 components) = 72                                    = 113
@@ -47,15 +47,15 @@ describe("expandTopology on topologies/default.yaml (1 SIP x 2 cubes, NOC 2 x 4,
     // Edges per cube (each <-> counts 2): io_cpu<->m_cpu, io_cpu<->m_cpu_dma, m_cpu<->m_cpu_dma 6
     //   + ch<->pc 16 x 2 = 32 + xbar0<->bridge<->xbar1 4 + xbar<->ch 8 x 2 = 16
     //   + m_cpu_dma<->xbar0 2 + mesh (2 x 3 right + 1 x 4 down = 10 links) 20
-    //   + m_cpu<->r0c0 2 + sram<->r0c0 2 + r0c0<->xbar0, r1c3<->xbar1 (noc_to_xbar) 4
+    //   + m_cpu<->r0c0 2 + sram<->r0c0 2 + r0c0<->xbar0 (noc_to_xbar, the only one) 2
     //   + ucie<->corner 2 (no UCIe <-> XBAR link any more)
     //   + per PE 22 (control 5 one-way, dma<->tcm 2, dma<->fs 2, fs->tcm 1, fs<->gemm 2,
     //     fs<->math 2, dma<->mmu 2, dma<->xbar 2, dma<->noc 2, cpu<->noc 2) x 8 = 176
-    //   = 6 + 32 + 4 + 16 + 2 + 20 + 2 + 2 + 4 + 2 + 176                       = 266
-    // Edges: host<->io_cpu 2 + 2 cubes x 266 + one UCIe pair 2 + no inter-SIP   = 536
+    //   = 6 + 32 + 4 + 16 + 2 + 20 + 2 + 2 + 2 + 2 + 176                       = 264
+    // Edges: host<->io_cpu 2 + 2 cubes x 264 + one UCIe pair 2 + no inter-SIP   = 532
     const graph = loadDefault();
     expect(graph.nodes).toHaveLength(229);
-    expect(graph.edges).toHaveLength(536);
+    expect(graph.edges).toHaveLength(532);
     expect(graph.topology.name).toBe("default");
   });
 
@@ -210,8 +210,8 @@ describe("expandTopology on topologies/default.yaml (1 SIP x 2 cubes, NOC 2 x 4,
     for (const xbar of graph.byKind("xbar")) {
       expect(graph.outEdges(xbar.id).some((e) => e.dst.includes("ucie"))).toBe(false);
     }
-    // noc_to_xbar (128 GB/s, 1 mm -> 0.01 ns): router r0c0 <-> xbar0 and the opposite corner
-    // r{2-1}c{4-1} = r1c3 (router 2 x 4 - 1 = 7) <-> xbar1, both ways.
+    // noc_to_xbar (128 GB/s, 1 mm -> 0.01 ns): router r0c0 <-> xbar0, both ways; the only
+    // router <-> XBAR link of the cube.
     expect(edge(graph, "sip0.cube1.noc.r0c0", "sip0.cube1.xbar0")).toEqual({
       src: "sip0.cube1.noc.r0c0",
       dst: "sip0.cube1.xbar0",
@@ -223,17 +223,23 @@ describe("expandTopology on topologies/default.yaml (1 SIP x 2 cubes, NOC 2 x 4,
       bwGbs: 128,
       latencyNs: 0.01,
     });
-    expect(edge(graph, "sip0.cube0.noc.r1c3", "sip0.cube0.xbar1")).toMatchObject({
-      bwGbs: 128,
-      latencyNs: 0.01,
-    });
-    expect(edge(graph, "sip0.cube0.xbar1", "sip0.cube0.noc.r1c3")).toMatchObject({
-      bwGbs: 128,
-      latencyNs: 0.01,
-    });
-    // No other router touches an XBAR half: r0c0 -> xbar1 and r1c3 -> xbar0 do not exist.
+    // No other router touches an XBAR half: r0c0 -> xbar1 does not exist, and the opposite
+    // corner r1c3 (router 2 x 4 - 1 = 7) links only to its mesh neighbours r0c3, r1c2 and to
+    // PE 7's DMA and CPU, both ways.
     expect(graph.outEdges("sip0.cube0.noc.r0c0").some((e) => e.dst === "sip0.cube0.xbar1")).toBe(false);
-    expect(graph.outEdges("sip0.cube0.noc.r1c3").some((e) => e.dst === "sip0.cube0.xbar0")).toBe(false);
+    expect(graph.outEdges("sip0.cube0.noc.r1c3").map((e) => e.dst.slice("sip0.cube0.".length))).toEqual([
+      "noc.r0c3",
+      "noc.r1c2",
+      "pe7.pe_dma",
+      "pe7.pe_cpu",
+    ]);
+    expect(graph.outEdges("sip0.cube0.xbar1").some((e) => e.dst.includes(".noc."))).toBe(false);
+    for (const router of graph.byKind("noc_router")) {
+      const toXbar = graph.outEdges(router.id).filter((e) => /\.xbar[01]$/.test(e.dst));
+      expect(toXbar.map((e) => e.dst)).toEqual(
+        router.id.endsWith(".noc.r0c0") ? [`${router.id.slice(0, -"noc.r0c0".length)}xbar0`] : [],
+      );
+    }
     // r0c0's edges in the order they were laid: mesh right r0c1 and down r1c0, M_CPU, SRAM,
     // xbar0 (noc_to_xbar, right after sram <-> r0c0), the UCIe port, then PE 0's DMA and CPU.
     expect(graph.outEdges("sip0.cube0.noc.r0c0").map((e) => e.dst.slice("sip0.cube0.".length))).toEqual([
@@ -261,14 +267,13 @@ describe("expandTopology on topologies/default.yaml (1 SIP x 2 cubes, NOC 2 x 4,
       "pe4.pe_dma",
       "pe5.pe_dma",
     ]);
-    // xbar1: bridge, channels 4-7, router r1c3, then the DMAs of PEs 2, 3, 6, 7 (columns 2, 3).
+    // xbar1: bridge, channels 4-7, then the DMAs of PEs 2, 3, 6, 7 (columns 2, 3); no router.
     expect(graph.outEdges("sip0.cube0.xbar1").map((e) => e.dst.slice("sip0.cube0.".length))).toEqual([
       "bridge",
       "hbm.ch4",
       "hbm.ch5",
       "hbm.ch6",
       "hbm.ch7",
-      "noc.r1c3",
       "pe2.pe_dma",
       "pe3.pe_dma",
       "pe6.pe_dma",
@@ -450,22 +455,21 @@ describe("expandTopology on topologies/default.yaml (1 SIP x 2 cubes, NOC 2 x 4,
 });
 
 describe("expandTopology on a generated 2-SIP topology with a UCIe mesh", () => {
-  it("has 501 nodes and 1174 edges", () => {
+  it("has 501 nodes and 1158 edges", () => {
     // Nodes per cube: cube 1 + CPUs 2 + hbm 1 + channels 4 + PCs 8 + xbars, bridge 3
     //   + routers 2 x 2 = 4 + sram 1 + UCIe ports 2 (2 x 2 mesh: every cube has 2 peers)
     //   + PEs 4 x 9 = 36                                                       = 62
     // Nodes: host 1 + 2 SIPs x (sip, io_cpu 2 + 4 cubes x 62 = 250)             = 501
     // Edges per cube: CPUs 6 + ch<->pc 8 x 2 = 16 + bridge 4 + xbar<->ch 4 x 2 = 8 + m_cpu_dma<->xbar0 2
     //   + mesh (2 x 1 right + 1 x 2 down = 4 links) 8 + m_cpu<->r0c0 2 + sram<->r0c0 2
-    //   + r0c0<->xbar0, r1c1<->xbar1 (noc_to_xbar) 4 + ucie<->corner 2 x 2 = 4 + PEs 4 x 22 = 88
-    //   = 6 + 16 + 4 + 8 + 2 + 8 + 2 + 2 + 4 + 4 + 88                          = 144
-    // (The same 144 as before the change: the 4 noc_to_xbar edges replace the 2 x 2 edges of the
-    // two ports' former UCIe <-> XBAR links.)
-    // Edges per SIP: host<->io_cpu 2 + 4 x 144 + UCIe mesh links 0-1, 0-2, 1-3, 2-3: 4 x 2 = 8 = 586
-    // Edges: 2 x 586 + inter-SIP ring of 2 (one pair) 2                         = 1174
+    //   + r0c0<->xbar0 (noc_to_xbar, the only one) 2 + ucie<->corner 2 x 2 = 4 + PEs 4 x 22 = 88
+    //   = 6 + 16 + 4 + 8 + 2 + 8 + 2 + 2 + 2 + 4 + 88                          = 142
+    // (2 fewer than the 144 with a second noc_to_xbar link r1c1<->xbar1.)
+    // Edges per SIP: host<->io_cpu 2 + 4 x 142 + UCIe mesh links 0-1, 0-2, 1-3, 2-3: 4 x 2 = 8 = 578
+    // Edges: 2 x 578 + inter-SIP ring of 2 (one pair) 2                         = 1158
     const graph = expandTopology(resolveTopology(twoSipMesh));
     expect(graph.nodes).toHaveLength(501);
-    expect(graph.edges).toHaveLength(1174);
+    expect(graph.edges).toHaveLength(1158);
     expect(kindCounts(graph)).toMatchObject({ host: 1, sip: 2, io_cpu: 2, cube: 8, ucie_port: 16, pe: 32 });
     expect(graph.nodes[251]?.id).toBe("sip1");
   });
@@ -495,17 +499,17 @@ describe("expandTopology on a generated 2-SIP topology with a UCIe mesh", () => 
       "sip1.cube3.ucie2 sip1.cube3.noc.r0c1 sip1.cube2.ucie3",
     ]);
     // No port <-> XBAR edge remains. Instead every cube has cube.links.noc_to_xbar (default 128
-    // GB/s, 1 mm -> 0.01 ns): r0c0 <-> xbar0 and the opposite corner r{2-1}c{2-1} = r1c1 (router
-    // 2 x 2 - 1 = 3) <-> xbar1.
+    // GB/s, 1 mm -> 0.01 ns): r0c0 <-> xbar0 only; the opposite corner r{2-1}c{2-1} = r1c1
+    // (router 2 x 2 - 1 = 3) has no XBAR link.
     const isPort = (id: string) => /\.ucie\d+$/.test(id);
     const isXbar = (id: string) => /\.xbar[01]$/.test(id);
     const isRouter = (id: string) => /\.noc\.r\d+c\d+$/.test(id);
     expect(
       graph.edges.filter((e) => (isPort(e.src) && isXbar(e.dst)) || (isXbar(e.src) && isPort(e.dst))),
     ).toEqual([]);
-    expect(edge(graph, "sip1.cube3.noc.r1c1", "sip1.cube3.xbar1")).toEqual({
-      src: "sip1.cube3.noc.r1c1",
-      dst: "sip1.cube3.xbar1",
+    expect(edge(graph, "sip1.cube3.noc.r0c0", "sip1.cube3.xbar0")).toEqual({
+      src: "sip1.cube3.noc.r0c0",
+      dst: "sip1.cube3.xbar0",
       bwGbs: 128,
       latencyNs: 0.01,
       lengthMm: 1,
@@ -514,15 +518,14 @@ describe("expandTopology on a generated 2-SIP topology with a UCIe mesh", () => 
       bwGbs: 128,
       latencyNs: 0.01,
     });
-    // 2 SIPs x 4 cubes x 2 router <-> XBAR links x 2 directed edges = 32, r0c0 <-> xbar0 and
-    // r1c1 <-> xbar1 only.
+    // 2 SIPs x 4 cubes x 1 router <-> XBAR link x 2 directed edges = 16, r0c0 <-> xbar0 only.
     const routerXbar = graph.edges.filter(
       (e) => (isRouter(e.src) && isXbar(e.dst)) || (isXbar(e.src) && isRouter(e.dst)),
     );
-    expect(routerXbar).toHaveLength(2 * 4 * 2 * 2);
+    expect(routerXbar).toHaveLength(2 * 4 * 1 * 2);
     expect(
       new Set(routerXbar.map((e) => [e.src, e.dst].map((id) => id.split(".").slice(2).join(".")).join("-"))),
-    ).toEqual(new Set(["noc.r0c0-xbar0", "xbar0-noc.r0c0", "noc.r1c1-xbar1", "xbar1-noc.r1c1"]));
+    ).toEqual(new Set(["noc.r0c0-xbar0", "xbar0-noc.r0c0"]));
     // The inter-cube links of a SIP follow its cubes, pair by pair (c < n), a -> b then b -> a.
     const sip0Ucie = graph.edges.filter((e) => e.src.endsWith("ucie1") && e.dst.endsWith("ucie0"));
     expect(sip0Ucie.map((e) => e.src)).toEqual(["sip0.cube0.ucie1", "sip1.cube0.ucie1"]);
@@ -585,10 +588,40 @@ describe("link patterns", () => {
   it("expands one cube and one SIP without UCIe or inter-SIP links", () => {
     const graph = expandTopology(resolveTopology({ name: "one", sip: { cubes: 1 } }));
     expect(graph.byKind("ucie_port")).toEqual([]);
-    // Default cube (2 x 4, HBM 8 x 2) with no UCIe port: 113 - 1 nodes, 266 - 2 edges (the
-    // port's corner link; the noc_to_xbar links stay).
+    // Default cube (2 x 4, HBM 8 x 2) with no UCIe port: 113 - 1 nodes, 264 - 2 = 262 edges
+    // (the port's corner link; the noc_to_xbar link r0c0 <-> xbar0 stays).
     expect(graph.nodes).toHaveLength(1 + 2 + 112);
-    expect(graph.edges).toHaveLength(2 + 264);
+    expect(graph.edges).toHaveLength(2 + 262);
+  });
+});
+
+describe("a 1 x 1 NOC", () => {
+  it("links its one router r0c0 to xbar0 only (noc_to_xbar), so XBAR half 1 is reached over the bridge", () => {
+    const graph = expandTopology(resolveTopology({ name: "tiny", cube: { noc: { rows: 1, cols: 1 } } }));
+    // Nodes: host 1 + sip0, io_cpu 2 + cube 1 + CPUs 2 + hbm 1 + 8 channels + 16 PCs + xbars,
+    //   bridge 3 + 1 router + sram 1 + no UCIe port + 1 PE x 9 = 42                 = 45
+    // Edges: host 2 + CPUs 6 + ch<->pc 32 + bridge 4 + xbar<->ch 16 + m_cpu_dma<->xbar0 2 + no
+    //   mesh link + m_cpu<->r0c0 2 + sram<->r0c0 2 + r0c0<->xbar0 2 + 1 PE x 22 (its DMA on xbar0:
+    //   column 0 < ceil(1/2) = 1) = 2 + 6 + 32 + 4 + 16 + 2 + 2 + 2 + 2 + 22      = 90
+    expect(graph.nodes).toHaveLength(45);
+    expect(graph.edges).toHaveLength(90);
+    expect(
+      graph
+        .outEdges("sip0.cube0.noc.r0c0")
+        .map((e) => e.dst.slice("sip0.cube0.".length))
+        .filter((dst) => dst.startsWith("xbar")),
+    ).toEqual(["xbar0"]);
+    // r0c0 -> channel 4 (half 1: 4 >= ceil(8/2)): 0.01 (->xbar0) + 1 (xbar0) + 0.01 (->bridge)
+    // + 1 (bridge) + 0.01 (->xbar1) + 1 (xbar1) + 0.01 (->ch4) = 3.04 ns.
+    const route = graph.route("sip0.cube0.noc.r0c0", "sip0.cube0.hbm.ch4");
+    expect(route.hops.map((id) => id.slice("sip0.cube0.".length))).toEqual([
+      "noc.r0c0",
+      "xbar0",
+      "bridge",
+      "xbar1",
+      "hbm.ch4",
+    ]);
+    expect(route.latencyNs).toBe(3.04);
   });
 });
 

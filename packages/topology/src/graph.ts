@@ -208,8 +208,8 @@ class GraphBuilder {
  *     row-major; each router <-> its right neighbour, then <-> its down neighbour
  *     (`cube.noc.link`); m_cpu <-> noc.r0c0 (`links.m_cpu_to_noc`); `.sram` (params with
  *     capacity_bytes, bw_gbs, latency_ns) <-> noc.r0c0 (`links.sram_to_noc`); noc.r0c0 <->
- *     xbar0, then the opposite corner noc.r{R-1}c{K-1} (router number P - 1) <-> xbar1
- *     (`links.noc_to_xbar`; with a 1 x 1 NOC both are r0c0).
+ *     xbar0 (`links.noc_to_xbar`), the NOC's only link to an XBAR half: no other router
+ *     touches xbar0 or xbar1, so no simple path within a cube goes NOC -> XBAR -> NOC.
  *   - UCIe: the cube's peers under `sip.ucie.pattern` among the SIP's C cubes (see
  *     {@link linkPatternPeers}); for the i-th peer n in increasing order, `.ucie{n}` (kind
  *     ucie_port, from `cube.ucie_port`, params with first_flit_ns) <-> NOC corner i mod 4 of
@@ -238,9 +238,9 @@ class GraphBuilder {
  * `*` matches within one id segment (see `idGlobToRegExp`); matched nodes get `impl` if given
  * and `params` merged shallowly over theirs.
  *
- * Sizes: a default cube (NOC 2 x 4, HBM 8 x 2) is 112 nodes and 264 edges (4 of them
+ * Sizes: a default cube (NOC 2 x 4, HBM 8 x 2) is 112 nodes and 262 edges (2 of them
  * noc_to_xbar), plus one node and two edges per UCIe port; `topologies/default.yaml` (one SIP,
- * two cubes of one port each) expands to 1 + 2 + 2 x 113 = 229 nodes and 2 + 2 x 266 + 2 = 536
+ * two cubes of one port each) expands to 1 + 2 + 2 x 113 = 229 nodes and 2 + 2 x 264 + 2 = 532
  * edges.
  *
  * Throws `TOPOLOGY_INVALID` when an override matches no node (with a "did you mean") or leaves a
@@ -407,7 +407,6 @@ export function expandTopology(topology: Topology): TopologyGraph {
       const sram = add("sram", cubeSpec.sram.kind, cubeSpec.sram.impl, sramParams);
       builder.both(sram, origin, sramToNoc);
       builder.both(origin, xbar0, nocToXbar);
-      builder.both(routers[peCount - 1] as number, xbar1, nocToXbar);
 
       const cubePorts = new Map<number, number>();
       (cubePeers[c] as number[]).forEach((peer, i) => {

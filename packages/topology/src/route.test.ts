@@ -29,9 +29,10 @@ const short = (hops: readonly string[]) => hops.map((id) => id.replace(/^sip0\./
 // pe_dma_to_xbar 2 mm = 0.02 ns / 128 GB/s; xbar_to_hbm 1 mm = 0.01 ns / 64 GB/s; bridge link
 // 0.01 ns / 512 GB/s; pe_to_noc 0.005 ns / 64 GB/s; NOC link 0.01 ns; m_cpu_to_noc 0.01 ns /
 // 64 GB/s; io_link 5 mm = 0.05 ns / 128 GB/s; m_cpu_dma_to_xbar 0.02 ns / 128 GB/s; sram_to_noc
-// 0.01 ns / 256 GB/s; noc_to_xbar 0.01 ns / 128 GB/s (r0c0 <-> xbar0, r1c3 <-> xbar1 in a 2 x 4
-// NOC); ucie_to_noc 0.01 ns / 256 GB/s; UCIe 2 mm = 0.02 ns / 256 GB/s; host_link 0 ns / 64 GB/s.
-// In default.yaml each cube has one UCIe port, linked only to corner r0c0 and to its peer port.
+// 0.01 ns / 256 GB/s; noc_to_xbar 0.01 ns / 128 GB/s (r0c0 <-> xbar0 only: the NOC's one link to
+// an XBAR half); ucie_to_noc 0.01 ns / 256 GB/s; UCIe 2 mm = 0.02 ns / 256 GB/s; host_link 0 ns /
+// 64 GB/s. In default.yaml each cube has one UCIe port, linked only to corner r0c0 and to its peer
+// port.
 describe("route on topologies/default.yaml", () => {
   it("PE 0's DMA reaches channel 0 through its own XBAR half", () => {
     // 0.02 (dma->xbar0) + 1 (xbar0) + 0.01 (xbar0->ch0) = 1.03 ns; min(128, 64) = 64 GB/s.
@@ -72,8 +73,7 @@ describe("route on topologies/default.yaml", () => {
     //   + 1 (xbar0) + 0.01 (->ch0) = 0.065 + 5 = 5.065 ns.
     // From the PE's XBAR half, 7 links: 0.02 (dma->xbar0) + 1 (xbar0) + 0.01 (->r0c0) + 1 (r0c0)
     //   + 0.01 + 1 + 0.02 + 1 + 0.01 + 1 + 0.01 + 1 + 0.01 = 0.09 + 6 = 6.09 ns.
-    // Inside cube 1 from r0c0 over the mesh to r1c3 -> xbar1 -> bridge -> xbar0 instead of
-    //   r0c0 -> xbar0: more routers and two more transit hops, >= 4 ns more.
+    // Inside cube 1, r0c0 <-> xbar0 is the only way from the NOC to an XBAR half.
     // Through the IO_CPU: M_CPU does not forward, so only M_CPU.DMA leads there: 0.02 + 1 (xbar0)
     //   + 0.02 (->m_cpu_dma) + 20 + 0.05 (->io_cpu) + 50 + 0.05 (->cube1.m_cpu_dma) + 20 + 0.02
     //   (->xbar0) + 1 + 0.01 = 92.17 ns.
@@ -92,6 +92,41 @@ describe("route on topologies/default.yaml", () => {
     // min(64 pe_to_noc, 256 ucie_to_noc, 256 UCIe, 256 ucie_to_noc, 128 noc_to_xbar, 64
     // xbar_to_hbm) = 64 GB/s.
     expect(route.minBwGbs).toBe(64);
+  });
+
+  it("a cube 0 PE reaches a cube 1 channel of XBAR half 1 through cube 1's r0c0, xbar0 and the bridge", () => {
+    // Cube 1's NOC meets the XBAR only at r0c0 <-> xbar0, so channel 4 (half 1: 4 >= ceil(8/2))
+    // is reached over xbar0, the bridge and xbar1: the 5.065 ns route to channel 0 up to cube 1's
+    // xbar0 (5.065 - 0.01 (->ch0) = 5.055), then + 0.01 (->bridge) + 1 (bridge) + 0.01 (->xbar1)
+    // + 1 (xbar1) + 0.01 (->ch4) = 7.085 ns. There is no router <-> xbar1 link to take instead.
+    const graph = loadDefault();
+    const route = graph.route("sip0.cube0.pe0.pe_dma", "sip0.cube1.hbm.ch4");
+    expect(short(route.hops)).toEqual([
+      "cube0.pe0.pe_dma",
+      "cube0.noc.r0c0",
+      "cube0.ucie1",
+      "cube1.ucie0",
+      "cube1.noc.r0c0",
+      "cube1.xbar0",
+      "cube1.bridge",
+      "cube1.xbar1",
+      "cube1.hbm.ch4",
+    ]);
+    expect(route.latencyNs).toBe(7.085);
+    // min(64 pe_to_noc, 256, 256, 256, 128 noc_to_xbar, 512, 512, 64 xbar_to_hbm) = 64 GB/s.
+    expect(route.minBwGbs).toBe(64);
+    // From cube 1's port itself: 0.01 (->r0c0) + 1 (r0c0) + 0.01 (->xbar0) + 1 (xbar0) + 0.01
+    // (->bridge) + 1 (bridge) + 0.01 (->xbar1) + 1 (xbar1) + 0.01 (->ch4) = 4.05 ns.
+    const fromPort = graph.route("sip0.cube1.ucie0", "sip0.cube1.hbm.ch4");
+    expect(short(fromPort.hops)).toEqual([
+      "cube1.ucie0",
+      "cube1.noc.r0c0",
+      "cube1.xbar0",
+      "cube1.bridge",
+      "cube1.xbar1",
+      "cube1.hbm.ch4",
+    ]);
+    expect(fromPort.latencyNs).toBe(4.05);
   });
 
   it("a slow UCIe link keeps the route on UCIe (M_CPU does not forward) until the M_CPU.DMA path is faster", () => {
@@ -237,8 +272,12 @@ describe("route on topologies/default.yaml", () => {
     const oneCube = expand({ name: "one-cube", cube: { hbm: { channels: 8, pc_bw_gbs: 25.6 } } });
     // M_CPU and SRAM reach the HBM over r0c0 and noc_to_xbar: 0.01 (m_cpu_to_noc or sram_to_noc,
     // 1 mm) + 1 (r0c0) + 0.01 (->xbar0) + 1 (xbar0) + 0.01 (->ch0) = 2.03 ns; PE 0's CPU: 0.005
-    // (pe_to_noc) + 1 + 0.01 + 1 + 0.01 = 2.025 ns. PE 7's CPU to channel 4 (half 1) over the
-    // opposite corner r1c3 and xbar1: 0.005 + 1 (r1c3) + 0.01 (->xbar1) + 1 (xbar1) + 0.01 = 2.025.
+    // (pe_to_noc) + 1 + 0.01 + 1 + 0.01 = 2.025 ns. PE 7's CPU to channel 4 (half 1): the NOC
+    // meets the XBAR only at r0c0, so from r1c3 over the mesh (4 links, routers r1c3, r0c3, r0c2,
+    // r0c1, r0c0; r0c3 < r1c2 at the first turn), then xbar0, the bridge and xbar1: 0.005
+    // (pe_to_noc) + 5 x 1 (routers) + 4 x 0.01 (mesh) + 0.01 (->xbar0) + 1 (xbar0) + 0.01
+    // (->bridge) + 1 (bridge) + 0.01 (->xbar1) + 1 (xbar1) + 0.01 (->ch4) = 8.085 ns. PE 7's DMA
+    // (an endpoint only) is no shortcut to xbar1.
     for (const g of [graph, oneCube]) {
       const mCpu = g.route("sip0.cube0.m_cpu", "sip0.cube0.hbm.ch0");
       expect(short(mCpu.hops)).toEqual(["cube0.m_cpu", "cube0.noc.r0c0", "cube0.xbar0", "cube0.hbm.ch0"]);
@@ -248,8 +287,19 @@ describe("route on topologies/default.yaml", () => {
       expect(sram.latencyNs).toBe(2.03);
       expect(g.route("sip0.cube0.pe0.pe_cpu", "sip0.cube0.hbm.ch0").latencyNs).toBe(2.025);
       const pe7 = g.route("sip0.cube0.pe7.pe_cpu", "sip0.cube0.hbm.ch4");
-      expect(short(pe7.hops)).toEqual(["cube0.pe7.pe_cpu", "cube0.noc.r1c3", "cube0.xbar1", "cube0.hbm.ch4"]);
-      expect(pe7.latencyNs).toBe(2.025);
+      expect(short(pe7.hops)).toEqual([
+        "cube0.pe7.pe_cpu",
+        "cube0.noc.r1c3",
+        "cube0.noc.r0c3",
+        "cube0.noc.r0c2",
+        "cube0.noc.r0c1",
+        "cube0.noc.r0c0",
+        "cube0.xbar0",
+        "cube0.bridge",
+        "cube0.xbar1",
+        "cube0.hbm.ch4",
+      ]);
+      expect(pe7.latencyNs).toBe(8.085);
     }
     // Every pair of cube 0's nodes but its port (112 of them, containers included): the same
     // route, or no route in both.
@@ -276,6 +326,50 @@ describe("route on topologies/default.yaml", () => {
       }
     }
     expect(routed).toBeGreaterThan(0);
+  });
+
+  // QUESTION FOR THE LEAD (expected behaviour written as it.fails, not a change to the code): the
+  // package README gives a PE the dual egress of ADR-0014 D1, "PE_DMA <-> the XBAR half of its
+  // column (HBM path) and PE_DMA, PE_CPU <-> the NOC router at its grid position (everything
+  // else)". The router takes the shortest path instead, so a PE_DMA's non-HBM traffic leaves
+  // through its XBAR half when that is shorter: PE 0's DMA -> PE 1's DMA over xbar0 (0.02 + 1
+  // + 0.02 = 1.04 ns), PE 7's DMA -> SRAM over xbar1, the bridge, xbar0 and noc_to_xbar into
+  // r0c0 (0.02 + 1 + 0.01 + 1 + 0.01 + 1 + 0.01 + 1 (r0c0) + 0.01 = 4.06 ns). The XBAR halves
+  // then carry DMA-to-DMA and DMA-to-NOC traffic, which an HBM crossbar does not.
+  it.fails("a PE_DMA's non-HBM traffic (SRAM, M_CPU, other PEs) leaves through its NOC router, never an XBAR half", () => {
+    const graph = loadDefault();
+    // PE 7's DMA -> SRAM over the NOC: 0.005 (pe_to_noc) + 5 routers r1c3, r0c3, r0c2, r0c1,
+    // r0c0 + 4 x 0.01 (mesh) + 0.01 (sram_to_noc) = 5.055 ns.
+    const toSram = graph.route("sip0.cube0.pe7.pe_dma", "sip0.cube0.sram");
+    expect(short(toSram.hops)).toEqual([
+      "cube0.pe7.pe_dma",
+      "cube0.noc.r1c3",
+      "cube0.noc.r0c3",
+      "cube0.noc.r0c2",
+      "cube0.noc.r0c1",
+      "cube0.noc.r0c0",
+      "cube0.sram",
+    ]);
+    expect(toSram.latencyNs).toBe(5.055);
+    // PE 0's DMA -> PE 1's DMA: 0.005 + 1 (r0c0) + 0.01 + 1 (r0c1) + 0.005 = 2.02 ns.
+    const toPe1 = graph.route("sip0.cube0.pe0.pe_dma", "sip0.cube0.pe1.pe_dma");
+    expect(short(toPe1.hops)).toEqual([
+      "cube0.pe0.pe_dma",
+      "cube0.noc.r0c0",
+      "cube0.noc.r0c1",
+      "cube0.pe1.pe_dma",
+    ]);
+    expect(toPe1.latencyNs).toBe(2.02);
+    // Every DMA of cube 0 to the SRAM, M_CPU and the other PEs' DMA and CPU: no XBAR half, no
+    // bridge.
+    for (let p = 0; p < 8; p++) {
+      const ends = ["sram", "m_cpu"];
+      for (let q = 0; q < 8; q++) if (q !== p) ends.push(`pe${q}.pe_dma`, `pe${q}.pe_cpu`);
+      for (const end of ends) {
+        const route = graph.route(`sip0.cube0.pe${p}.pe_dma`, `sip0.cube0.${end}`);
+        expect(route.hops.filter((id) => /\.(xbar[01]|bridge)$/.test(id))).toEqual([]);
+      }
+    }
   });
 
   it("caches routes: the same pair gives the same object", () => {
@@ -382,23 +476,22 @@ describe("route on topologies/default.yaml", () => {
 
 describe("route tie-breaks", () => {
   // One cube (no UCIe port), default links: a PE_DMA, PE_CPU, M_CPU or SRAM does not forward,
-  // so routers reach each other over the mesh (r0c0 -> pe0.pe_dma -> xbar0 -> pe7.pe_dma ->
-  // r2c1 -> r2c2, 2.06 ns, is no path) or, between the two noc_to_xbar corners r0c0 and r2c2
-  // (router 3 x 3 - 1 = 8), through xbar0, bridge and xbar1.
+  // so routers reach each other over the mesh only (r0c0 -> pe0.pe_dma -> xbar0 -> pe7.pe_dma ->
+  // r2c1 -> r2c2, 2.06 ns, is no path), and the XBAR is no way round: r0c0 <-> xbar0 is the
+  // NOC's only link to it.
   const mesh3x3 = () => expand({ name: "mesh", cube: { noc: { rows: 3, cols: 3 } } });
 
   it("picks the smallest node-id sequence among equal-latency, equal-hop paths", () => {
-    // r0c0 -> r2c2: six mesh paths of 4 links and 3 routers, 3.04 ns each, and the XBAR path
-    // r0c0 -> xbar0 -> bridge -> xbar1 -> r2c2: 0.01 (noc_to_xbar) + 1 + 0.01 (bridge link) + 1
-    // + 0.01 + 1 + 0.01 (noc_to_xbar) = 3.04 ns, also 4 links. Position 1: noc.r0c1 < noc.r1c0
-    // < xbar0; position 2: r0c2 < r1c1; then r1c2 is forced.
+    // r0c0 -> r2c2: six mesh paths of 4 links and 3 routers, 4 x 0.01 + 3 x 1 = 3.04 ns each
+    // (no XBAR path: r2c2 has no noc_to_xbar link). Position 1: noc.r0c1 < noc.r1c0; position 2:
+    // r0c2 < r1c1; then r1c2 is forced.
     const graph = mesh3x3();
     const route = (from: string, to: string) =>
       graph.route(`sip0.cube0.noc.${from}`, `sip0.cube0.noc.${to}`).hops.map((id) => id.split(".").at(-1));
     expect(route("r0c0", "r2c2")).toEqual(["r0c0", "r0c1", "r0c2", "r1c2", "r2c2"]);
     expect(graph.route("sip0.cube0.noc.r0c0", "sip0.cube0.noc.r2c2").latencyNs).toBe(3.04);
-    // Backwards: noc.r1c2 < noc.r2c1 < xbar1, then r0c2 < r1c1. r2c0 and r0c2 touch no XBAR
-    // half (through one: r2c0 -> r2c1 -> r2c2 -> xbar1 ... is 2 routers and 5 links more).
+    // Backwards: noc.r1c2 < noc.r2c1, then r0c2 < r1c1. r2c0 -> r0c2: r1c0 < r2c1, then
+    // r0c0 < r1c1, then r0c1 is forced.
     expect(route("r2c2", "r0c0")).toEqual(["r2c2", "r1c2", "r0c2", "r0c1", "r0c0"]);
     expect(route("r2c0", "r0c2")).toEqual(["r2c0", "r1c0", "r0c0", "r0c1", "r0c2"]);
   });
@@ -409,8 +502,8 @@ describe("route tie-breaks", () => {
     //   B: r0c1, r1c1: 0.1 + 0.25 = 0.35
     //   C: r1c0, r1c1: 0.05 + 0.25 (0.3 in floating point)
     // A and C tie at 0.3 ns with 3 links each; A comes first (r0c1 < r1c0). In plain floating
-    // point C would win by 5.6e-17 ns. Through the XBAR (r1c2 is the corner on xbar1):
-    // r0c0 -> xbar0 -> bridge -> xbar1 -> r1c2 = 4 x 0.01 + 3 x 1 = 3.04 ns, far behind.
+    // point C would win by 5.6e-17 ns. No path leaves the mesh: r0c0 <-> xbar0 is its only
+    // XBAR link, and r1c2 has none.
     expect(0.1 + 0.2 > 0.05 + 0.25).toBe(true);
     const graph = expand({
       name: "grid",
@@ -429,41 +522,94 @@ describe("route tie-breaks", () => {
 });
 
 describe("route between NOC routers of a larger grid", () => {
-  // QUESTION FOR THE LEAD (current behaviour pinned, not judged a defect): noc_to_xbar joins the
-  // NOC's opposite corners through xbar0, the bridge and xbar1, and the XBAR halves and bridge
-  // forward, so NOC-to-NOC traffic between far corners crosses the HBM crossbar whenever that is
-  // shorter than the mesh. In default.yaml (2 x 4) that path only ties with the mesh and loses
-  // on ids; on ref-cube.yaml's 4 x 8 grid it wins outright.
-  it("crosses xbar0, the bridge and xbar1 between the two noc_to_xbar corners when the mesh is longer", () => {
+  // noc_to_xbar attaches the NOC to the XBAR at r0c0 <-> xbar0 only, so a path from one router
+  // to another that entered xbar0 would have to come back through r0c0: no simple path goes
+  // NOC -> XBAR -> NOC, and router-to-router traffic stays on the mesh whatever the grid size.
+  it("never passes an XBAR half between NOC routers, and takes the mesh between the far corners of a 4 x 8 grid", () => {
     const graph = expand({ name: "grid-4x8", cube: { noc: { rows: 4, cols: 8 } } });
-    // r0c0 -> r3c7 (router 4 x 8 - 1 = 31): over the mesh 3 + 7 = 10 links, 9 intermediate
-    // routers = 0.1 + 9 = 9.1 ns; through the XBAR 0.01 (noc_to_xbar) + 1 (xbar0) + 0.01 (bridge
-    // link) + 1 (bridge) + 0.01 + 1 (xbar1) + 0.01 (noc_to_xbar) = 3.04 ns;
-    // min(128, 512, 512, 128) = 128 GB/s.
+    const routers = graph.byKind("noc_router").map((node) => node.id);
+    expect(routers).toHaveLength(4 * 8);
+    // Every ordered pair of the 32 routers (32 x 31 = 992 routes): mesh only, at the Manhattan
+    // distance d = |row - row'| + |col - col'| links: d x 0.01 (NOC links) + (d - 1) x 1 (the
+    // routers between the ends) ns.
+    let routed = 0;
+    for (const src of routers) {
+      for (const dst of routers) {
+        if (src === dst) continue;
+        const route = graph.route(src, dst);
+        expect(route.hops.filter((id) => graph.node(id).kind !== "noc_router")).toEqual([]);
+        const a = graph.node(src).coords as { row: number; col: number };
+        const b = graph.node(dst).coords as { row: number; col: number };
+        const d = Math.abs(a.row - b.row) + Math.abs(a.col - b.col);
+        expect(route.links).toHaveLength(d);
+        expect(route.latencyNs).toBeCloseTo(d * 0.01 + (d - 1), 9);
+        routed++;
+      }
+    }
+    expect(routed).toBe(32 * 31);
+
+    // r0c0 -> r3c7 (router 4 x 8 - 1 = 31): 3 + 7 = 10 links, 9 intermediate routers:
+    // 10 x 0.01 + 9 x 1 = 9.1 ns (through the XBAR it was 3.04 ns with a second noc_to_xbar link
+    // r3c7 <-> xbar1; now r3c7 has none). Ties between the C(10, 3) = 120 shortest paths go to the
+    // smallest ids: noc.r0c{n+1} < noc.r1c{n} at every step, so along row 0, then down column 7.
+    // min(128 NOC links) = 128 GB/s.
     const corners = graph.route("sip0.cube0.noc.r0c0", "sip0.cube0.noc.r3c7");
     expect(short(corners.hops)).toEqual([
-      "cube0.noc.r0c0",
-      "cube0.xbar0",
-      "cube0.bridge",
-      "cube0.xbar1",
+      ...[0, 1, 2, 3, 4, 5, 6, 7].map((col) => `cube0.noc.r0c${col}`),
+      "cube0.noc.r1c7",
+      "cube0.noc.r2c7",
       "cube0.noc.r3c7",
     ]);
-    expect(corners.latencyNs).toBe(3.04);
+    expect(corners.latencyNs).toBe(9.1);
     expect(corners.minBwGbs).toBe(128);
-    // PE 0's CPU to PE 31's CPU: 0.005 (pe_to_noc) + 1 (r0c0) + 3.04 + 1 (r3c7) + 0.005 = 5.05 ns,
-    // against 0.005 + 11 routers r0c0 .. r3c7 + 10 x 0.01 + 0.005 = 11.11 ns over the mesh.
-    expect(graph.route("sip0.cube0.pe0.pe_cpu", "sip0.cube0.pe31.pe_cpu").latencyNs).toBe(5.05);
-    // r0c1 -> r3c7: XBAR 0.01 + 1 (r0c0) + 3.04 = 4.05 ns; mesh 3 + 6 = 9 links, 8 routers
-    // = 8.09 ns.
-    expect(graph.route("sip0.cube0.noc.r0c1", "sip0.cube0.noc.r3c7").latencyNs).toBe(4.05);
-    // The other corners (r0c7, r3c0) have no XBAR link: r0c0 -> r0c7 is 7 links and 6 routers
-    // = 6.07 ns over the mesh; through the XBAR and down column 7, 3.04 + 1 (r3c7) + 3 x 0.01
-    // + 2 routers (r2c7, r1c7) = 6.07 ns, also 7 links: a full tie, which the mesh wins on ids
-    // at position 1 (noc.r0c1 < xbar0).
+    // Backwards, r3c7 -> r0c0: noc.r2c7 < noc.r3c6 at the first step, so up column 7, then along
+    // row 0; the same 9.1 ns.
+    const back = graph.route("sip0.cube0.noc.r3c7", "sip0.cube0.noc.r0c0");
+    expect(short(back.hops)).toEqual([
+      "cube0.noc.r3c7",
+      "cube0.noc.r2c7",
+      "cube0.noc.r1c7",
+      ...[7, 6, 5, 4, 3, 2, 1, 0].map((col) => `cube0.noc.r0c${col}`),
+    ]);
+    expect(back.latencyNs).toBe(9.1);
+    // PE 0's CPU to PE 31's CPU: 0.005 (pe_to_noc) + 11 routers r0c0 .. r3c7 + 10 x 0.01 + 0.005
+    // = 11.11 ns, over the mesh.
+    const cpus = graph.route("sip0.cube0.pe0.pe_cpu", "sip0.cube0.pe31.pe_cpu");
+    expect(cpus.latencyNs).toBe(11.11);
+    expect(cpus.hops.some((id) => /xbar|bridge/.test(id))).toBe(false);
+    // r0c1 -> r3c7: 3 + 6 = 9 links, 8 routers = 8.09 ns; r0c0 -> r0c7: 7 links, 6 routers
+    // = 6.07 ns, along row 0.
+    expect(graph.route("sip0.cube0.noc.r0c1", "sip0.cube0.noc.r3c7").latencyNs).toBe(8.09);
     const row = graph.route("sip0.cube0.noc.r0c0", "sip0.cube0.noc.r0c7");
     expect(row.latencyNs).toBe(6.07);
     expect(short(row.hops)).toEqual([0, 1, 2, 3, 4, 5, 6, 7].map((col) => `cube0.noc.r0c${col}`));
-    expect(row.hops.some((id) => id.includes("xbar"))).toBe(false);
+  });
+
+  it("PE 31's CPU (far corner r3c7) reaches the HBM over the whole mesh to r0c0 and xbar0", () => {
+    const graph = expand({ name: "grid-4x8", cube: { noc: { rows: 4, cols: 8 } } });
+    // Default HBM 8 x 2: channels 0-3 on xbar0, 4-7 on xbar1 (ceil(8/2) = 4). From PE 31's CPU:
+    // 0.005 (pe_to_noc) + 10 mesh links r3c7 .. r0c0 (10 x 0.01) + 11 routers (11 x 1) + 0.01
+    // (->xbar0) + 1 (xbar0) = 12.115 ns to leave xbar0; + 0.01 (->ch0) = 12.125 ns to channel 0;
+    // + 0.01 (->bridge) + 1 (bridge) + 0.01 (->xbar1) + 1 (xbar1) + 0.01 (->ch4) = 14.145 ns to
+    // channel 4. (With r3c7 <-> xbar1 it was 0.005 + 1 + 0.01 + 1 + 0.01 = 2.025 ns.)
+    const toCh0 = graph.route("sip0.cube0.pe31.pe_cpu", "sip0.cube0.hbm.ch0");
+    expect(toCh0.latencyNs).toBe(12.125);
+    expect(short(toCh0.hops).slice(-3)).toEqual(["cube0.noc.r0c0", "cube0.xbar0", "cube0.hbm.ch0"]);
+    const toCh4 = graph.route("sip0.cube0.pe31.pe_cpu", "sip0.cube0.hbm.ch4");
+    expect(toCh4.latencyNs).toBe(14.145);
+    expect(short(toCh4.hops)).toEqual([
+      "cube0.pe31.pe_cpu",
+      "cube0.noc.r3c7",
+      "cube0.noc.r2c7",
+      "cube0.noc.r1c7",
+      ...[7, 6, 5, 4, 3, 2, 1, 0].map((col) => `cube0.noc.r0c${col}`),
+      "cube0.xbar0",
+      "cube0.bridge",
+      "cube0.xbar1",
+      "cube0.hbm.ch4",
+    ]);
+    // min(64 pe_to_noc, 128 NOC, 128 noc_to_xbar, 512 bridge links, 64 xbar_to_hbm) = 64 GB/s.
+    expect(toCh4.minBwGbs).toBe(64);
   });
 });
 

@@ -196,7 +196,7 @@ export const cubeSchema = z
         sram_to_noc: link(256, 1).describe("Shared SRAM <-> NOC router r0c0."),
         ucie_to_noc: link(256, 1).describe("Each UCIe port <-> its NOC corner router."),
         noc_to_xbar: link(128, 1).describe(
-          "NOC router r0c0 <-> XBAR half 0 and the opposite corner router <-> XBAR half 1: the NOC's way into the HBM path (remote HBM traffic arriving over UCIe, M_CPU, SRAM).",
+          "NOC router r0c0 <-> XBAR half 0: the NOC's one way into the HBM path (remote HBM traffic arriving over UCIe, M_CPU, SRAM). One attachment only, so no route can cross the XBAR from one NOC router to another.",
         ),
       })
       .prefault({}),
