@@ -200,41 +200,33 @@ export class Router {
           : direction === "backward";
       tree = backward ? this.search(dst, true) : this.search(src, false);
     }
-    // Walk the tree from the far end: backward trees lead from src to dst, forward ones from dst
-    // back to src (filled in from the end).
+    // Walk the tree from the far end (backward trees lead from src to dst, forward ones from dst
+    // back to src) for the latency and the narrowest link; the hop and link lists are built only
+    // when read, so routing all pairs of a large topology does not allocate them all.
     const { edges, edgeSrc, edgeDst } = this.input;
     let linkCount = 0;
-    for (let node = backward ? src : dst; node !== (backward ? dst : src); linkCount++) {
-      const edge = tree[node] as number;
-      if (edge < 0) throw this.noRoute(src, dst);
-      node = (backward ? edgeDst[edge] : edgeSrc[edge]) as number;
-    }
-    const links = new Array<TopologyEdge>(linkCount);
-    const hops = new Array<string>(linkCount + 1);
-    hops[0] = ids[src] as string;
     let latency = 0;
     let minBwGbs = Number.POSITIVE_INFINITY;
-    let node = backward ? src : dst;
-    for (let step = 0; step < linkCount; step++) {
+    for (let node = backward ? src : dst; node !== (backward ? dst : src); linkCount++) {
       const edgeNumber = tree[node] as number;
-      const index = backward ? step : linkCount - 1 - step;
-      const edge = edges[edgeNumber] as TopologyEdge;
-      links[index] = edge;
-      hops[index + 1] = ids[edgeDst[edgeNumber] as number] as string;
+      if (edgeNumber < 0) throw this.noRoute(src, dst);
       latency += this.edgeLatency[edgeNumber] as number;
       // Every node a link leaves, but src, is an intermediate hop.
       if (edgeSrc[edgeNumber] !== src) latency += this.nodeFirstFlit[edgeSrc[edgeNumber] as number] as number;
-      if (edge.bwGbs < minBwGbs) minBwGbs = edge.bwGbs;
+      const bwGbs = (edges[edgeNumber] as TopologyEdge).bwGbs;
+      if (bwGbs < minBwGbs) minBwGbs = bwGbs;
       node = (backward ? edgeDst[edgeNumber] : edgeSrc[edgeNumber]) as number;
     }
-    return {
-      src: ids[src] as string,
-      dst: ids[dst] as string,
-      hops,
-      links,
-      latencyNs: latency / LATENCY_UNITS_PER_NS,
+    return new TreeRoute(
+      this.input,
+      tree,
+      backward,
+      src,
+      dst,
+      linkCount,
+      latency / LATENCY_UNITS_PER_NS,
       minBwGbs,
-    };
+    );
   }
 
   private noRoute(src: number, dst: number): KbError {
@@ -513,4 +505,72 @@ function rankIds(ids: readonly string[]): Int32Array {
     rank[node] = position;
   });
   return rank;
+}
+
+/**
+ * A route read off a search tree: `latencyNs` and `minBwGbs` at once, `hops` and `links` built on
+ * first read (then kept). Enumerable like a plain object once read.
+ * @internal
+ */
+class TreeRoute implements Route {
+  readonly src: string;
+  readonly dst: string;
+  readonly latencyNs: number;
+  readonly minBwGbs: number;
+  private built: { hops: string[]; links: TopologyEdge[] } | null = null;
+
+  constructor(
+    private readonly input: RoutingInput,
+    private readonly tree: Int32Array,
+    private readonly backward: boolean,
+    private readonly srcNumber: number,
+    private readonly dstNumber: number,
+    private readonly linkCount: number,
+    latencyNs: number,
+    minBwGbs: number,
+  ) {
+    this.src = input.ids[srcNumber] as string;
+    this.dst = input.ids[dstNumber] as string;
+    this.latencyNs = latencyNs;
+    this.minBwGbs = minBwGbs;
+  }
+
+  get hops(): readonly string[] {
+    return this.build().hops;
+  }
+
+  get links(): readonly TopologyEdge[] {
+    return this.build().links;
+  }
+
+  /** A plain object with every field (what `JSON.stringify` and test equality see). */
+  toJSON(): Route {
+    return {
+      src: this.src,
+      dst: this.dst,
+      hops: this.hops,
+      links: this.links,
+      latencyNs: this.latencyNs,
+      minBwGbs: this.minBwGbs,
+    };
+  }
+
+  private build(): { hops: string[]; links: TopologyEdge[] } {
+    if (this.built !== null) return this.built;
+    const { ids, edges, edgeSrc, edgeDst } = this.input;
+    const { tree, backward, linkCount } = this;
+    const links = new Array<TopologyEdge>(linkCount);
+    const hops = new Array<string>(linkCount + 1);
+    hops[0] = this.src;
+    let node = backward ? this.srcNumber : this.dstNumber;
+    for (let step = 0; step < linkCount; step++) {
+      const edgeNumber = tree[node] as number;
+      const index = backward ? step : linkCount - 1 - step;
+      links[index] = edges[edgeNumber] as TopologyEdge;
+      hops[index + 1] = ids[edgeDst[edgeNumber] as number] as string;
+      node = (backward ? edgeDst[edgeNumber] : edgeSrc[edgeNumber]) as number;
+    }
+    this.built = { hops, links };
+    return this.built;
+  }
 }
