@@ -142,12 +142,13 @@ describe("kb topology validate", () => {
     );
   });
 
-  it("an override that matches no node is reported with the file", async () => {
+  it("an override that matches no node is reported at its place in the file", async () => {
     const file = fixture("override-no-match.yaml");
     const run = await kb("topology", "validate", file);
     expect(run.code).toBe(1);
+    // The `match:` value of the first override starts on line 4, column 12 ("  - match: " is 11 characters).
     expect(run.stderr).toBe(
-      `[TOPOLOGY_INVALID] ${file}: overrides[0].match: "sip0.cube0.pe0.pe_gem" matches no node; did you mean "sip0.cube0.pe0.pe_gemm"?\n`,
+      `${file}:4:12: overrides[0].match: "sip0.cube0.pe0.pe_gem" matches no node; did you mean "sip0.cube0.pe0.pe_gemm"?\n`,
     );
   });
 });

@@ -1,6 +1,6 @@
-import { isKbError, KbError } from "@kb/errors";
-import { expandTopology, formatIssue, type Topology, type TopologyGraph, topologyToYaml } from "@kb/topology";
-import { loadTopologyFile } from "@kb/topology/node";
+import { isKbError } from "@kb/errors";
+import { formatIssue, type Topology, type TopologyGraph, topologyToYaml } from "@kb/topology";
+import { loadTopologyFile, loadTopologyGraphFile } from "@kb/topology/node";
 import { type Command, Option } from "commander";
 import {
   drawGraph,
@@ -37,9 +37,9 @@ export function addTopologyCommand(program: Command, io: CliIo, state: RunState)
         let counts: TopologyCounts;
         let name: string;
         try {
-          const loaded = loadTopologyFile(file);
+          const { topology: loaded, graph } = loadTopologyGraphFile(file);
           name = loaded.name;
-          counts = graphCounts(loaded, expand(loaded, file));
+          counts = graphCounts(loaded, graph);
         } catch (error) {
           const issues = locatedIssuesOf(error);
           if (issues !== undefined) {
@@ -67,10 +67,12 @@ export function addTopologyCommand(program: Command, io: CliIo, state: RunState)
     .option("--resolved", "print the fully resolved YAML instead (every default written out)")
     .option("--json", "print the resolved topology as JSON instead")
     .action((file: string, options: { resolved?: boolean; json?: boolean }) => {
-      const loaded = loadTopologyFile(file);
-      if (options.json === true) io.stdout.write(`${JSON.stringify(loaded, null, 2)}\n`);
-      else if (options.resolved === true) io.stdout.write(topologyToYaml(loaded));
-      else io.stdout.write(formatTopology(loaded, graphCounts(loaded, expand(loaded, file))));
+      if (options.json === true) io.stdout.write(`${JSON.stringify(loadTopologyFile(file), null, 2)}\n`);
+      else if (options.resolved === true) io.stdout.write(topologyToYaml(loadTopologyFile(file)));
+      else {
+        const { topology: loaded, graph } = loadTopologyGraphFile(file);
+        io.stdout.write(formatTopology(loaded, graphCounts(loaded, graph)));
+      }
     });
 
   topology
@@ -94,24 +96,11 @@ export function addTopologyCommand(program: Command, io: CliIo, state: RunState)
         .default("cube"),
     )
     .action((file: string, options: { format: GraphFormat; level: GraphLevel }) => {
-      const loaded = loadTopologyFile(file);
-      const drawn = drawGraph(expand(loaded, file), options.level);
+      const drawn = drawGraph(loadTopologyGraphFile(file).graph, options.level);
       io.stdout.write(options.format === "dot" ? toDot(drawn) : toMermaid(drawn));
     });
 
   return topology;
-}
-
-/** Expands a topology; a `KbError` without a file (an override matching nothing) gets `file`. */
-function expand(topology: Topology, file: string): TopologyGraph {
-  try {
-    return expandTopology(topology);
-  } catch (error) {
-    if (isKbError(error) && error.context.file === undefined) {
-      throw new KbError(error.code, error.detail, { context: { ...error.context, file }, cause: error });
-    }
-    throw error;
-  }
 }
 
 /**

@@ -181,6 +181,18 @@ function describeIssue(issue: z.core.$ZodIssue, schema: z.ZodType): DescribedIss
   }
 }
 
+/**
+ * The 1-based line and column of the value at `path` in YAML `text` (of the nearest enclosing
+ * node that exists), for problems found after validation, such as an override that matches no
+ * node.
+ */
+export function locateYamlPath(text: string, path: readonly PropertyKey[]): { line: number; col: number } {
+  const lineCounter = new LineCounter();
+  const document = parseDocument(text, { lineCounter });
+  const { node } = findNode(document.contents as Node | null, path, undefined);
+  return lineCounter.linePos(node?.range?.[0] ?? 0);
+}
+
 /** Finds the YAML node at `path`, and the offset of `key` in that map when a key is named. */
 function findNode(
   root: Node | null,
