@@ -1,14 +1,5 @@
-/**
- * The @kb/des speed suite: `pnpm bench:des [--bench NAME] [--params k=v,...] [--runs N] [--json FILE]`.
- *
- * Runs the workloads of shared/bench-specs/des-workloads.md against the built @kb/des, checks
- * every end time and checksum the spec gives (a mismatch means the engine does not order events
- * like SimPy, and the run fails), prints a table and optionally writes the results as JSON.
- * Wall time is the median over `--runs` runs after one warm-up run. Nothing here asserts a speed.
- */
-import { mkdirSync, writeFileSync } from "node:fs";
-import { dirname } from "node:path";
 import { parseArgs } from "node:util";
+import { failUsage, median, printTable, writeJson } from "../report.js";
 import { expectedResults, type Workload, workloads } from "./workloads.js";
 
 /** One row of the JSON output. */
@@ -37,8 +28,7 @@ End times and checksums are checked against the spec wherever it gives them; a m
 exits with code 1.`;
 
 function fail(message: string): never {
-  process.stderr.write(`bench:des: ${message}\n\nRun with --help for usage.\n`);
-  process.exit(2);
+  return failUsage("bench:des", message);
 }
 
 function parseParams(text: string, workload: Workload): Record<string, number> {
@@ -63,14 +53,6 @@ function parseParams(text: string, workload: Workload): Record<string, number> {
 function sameParams(a: Readonly<Record<string, number>>, b: Readonly<Record<string, number>>): boolean {
   const keys = Object.keys(a);
   return keys.length === Object.keys(b).length && keys.every((key) => a[key] === b[key]);
-}
-
-function median(values: number[]): number {
-  const sorted = [...values].sort((a, b) => a - b);
-  const middle = sorted.length >> 1;
-  return sorted.length % 2 === 1
-    ? (sorted[middle] as number)
-    : ((sorted[middle - 1] as number) + (sorted[middle] as number)) / 2;
 }
 
 function formatParams(params: Readonly<Record<string, number>>): string {
@@ -187,16 +169,7 @@ function main(): void {
     ]);
   }
 
-  const widths = header.map((title, column) =>
-    Math.max(title.length, ...rows.map((row) => (row[column] as string).length)),
-  );
-  const line = (cells: string[]) =>
-    cells
-      .map((cell, column) => cell.padEnd(widths[column] as number))
-      .join("  ")
-      .trimEnd();
-  process.stdout.write(`${line(header)}\n${line(widths.map((width) => "-".repeat(width)))}\n`);
-  for (const row of rows) process.stdout.write(`${line(row)}\n`);
+  printTable(header, rows);
 
   const rate = (npe: number) => {
     const result = results.find(
@@ -216,9 +189,7 @@ function main(): void {
   }
 
   if (options.json !== undefined) {
-    mkdirSync(dirname(options.json), { recursive: true });
-    writeFileSync(options.json, `${JSON.stringify(results, null, 2)}\n`);
-    process.stdout.write(`\nwrote ${options.json}\n`);
+    writeJson(options.json, results);
   }
   if (mismatches > 0) {
     process.stderr.write(`\nbench:des: ${mismatches} case(s) differ from the spec's end time or checksum\n`);

@@ -8,12 +8,12 @@
  * the hand counts of cases.ts, and the latency checksum must agree between runs. Nothing here
  * asserts a speed.
  */
-import { existsSync, mkdirSync, writeFileSync } from "node:fs";
-import { dirname } from "node:path";
+import { existsSync } from "node:fs";
 import { fileURLToPath } from "node:url";
 import { parseArgs } from "node:util";
 import { expandTopology, resolveTopology, type Topology } from "@kb/topology";
 import { loadTopologyFile } from "@kb/topology/node";
+import { failUsage, median, printTable, writeJson } from "../report.js";
 import { routeAllDmaToHbm, type TopologyCase, topologyCases } from "./cases.js";
 
 /** One row of the table and of the JSON output. */
@@ -44,16 +44,7 @@ Counts that differ from the hand counts, or a checksum that differs between runs
 const topologiesDir = fileURLToPath(new URL("../../../topologies/", import.meta.url));
 
 function fail(message: string): never {
-  process.stderr.write(`bench:topology: ${message}\n\nRun with --help for usage.\n`);
-  process.exit(2);
-}
-
-function median(values: number[]): number {
-  const sorted = [...values].sort((a, b) => a - b);
-  const middle = sorted.length >> 1;
-  return sorted.length % 2 === 1
-    ? (sorted[middle] as number)
-    : ((sorted[middle - 1] as number) + (sorted[middle] as number)) / 2;
+  return failUsage("bench:topology", message);
 }
 
 function timed<T>(action: () => T): [T, number] {
@@ -184,23 +175,11 @@ function main(): void {
     result.routes === 0 ? "-" : String(result.routes),
     result.heapMb.toFixed(0),
   ]);
-  const widths = header.map((title, column) =>
-    Math.max(title.length, ...rows.map((row) => (row[column] as string).length)),
-  );
-  const line = (cells: string[]) =>
-    cells
-      .map((cell, column) =>
-        column >= 3 ? cell.padStart(widths[column] as number) : cell.padEnd(widths[column] as number),
-      )
-      .join("  ")
-      .trimEnd();
-  process.stdout.write(`\n${line(header)}\n${line(widths.map((width) => "-".repeat(width)))}\n`);
-  for (const row of rows) process.stdout.write(`${line(row)}\n`);
+  process.stdout.write("\n");
+  printTable(header, rows, 3);
 
   if (options.json !== undefined) {
-    mkdirSync(dirname(options.json), { recursive: true });
-    writeFileSync(options.json, `${JSON.stringify(results, null, 2)}\n`);
-    process.stdout.write(`\nwrote ${options.json}\n`);
+    writeJson(options.json, results);
   }
   if (problems > 0) process.exit(1);
 }
