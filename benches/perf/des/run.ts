@@ -27,6 +27,11 @@ fanout scaling series (NPE=1, 64, 4096 with 204800 tokens in all).
 End times and checksums are checked against the spec wherever it gives them; a mismatch
 exits with code 1.`;
 
+/** A full collection when node runs with --expose-gc (the bench:des script does). */
+function collectGarbage(): void {
+  (globalThis as { gc?: () => void }).gc?.();
+}
+
 function fail(message: string): never {
   return failUsage("bench:des", message);
 }
@@ -128,9 +133,13 @@ function main(): void {
     `@kb/des speed suite: ${runs} timed run(s) per case after one warm-up (node ${process.version})\n\n`,
   );
   for (const { workload, params } of cases) {
+    collectGarbage();
     const warmup = workload.run(params);
     const walls: number[] = [];
     for (let run = 0; run < runs; run++) {
+      // Every timed run starts from a collected heap, so a case does not pay for the garbage of
+      // the one before (the NPE=4096 fanout varied 2x with what ran before it).
+      collectGarbage();
       const start = process.hrtime.bigint();
       const result = workload.run(params);
       walls.push(Number(process.hrtime.bigint() - start) / 1e9);
