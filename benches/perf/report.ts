@@ -1,6 +1,7 @@
 // What the perf suites share: usage errors, medians, aligned tables, JSON output.
 import { mkdirSync, writeFileSync } from "node:fs";
 import { dirname } from "node:path";
+import { parseArgs } from "node:util";
 
 /** Prints a usage error for `script` and exits with code 2. */
 export function failUsage(script: string, message: string): never {
@@ -45,4 +46,51 @@ export function writeJson(file: string, data: unknown): void {
   mkdirSync(dirname(file), { recursive: true });
   writeFileSync(file, `${JSON.stringify(data, null, 2)}\n`);
   process.stdout.write(`\nwrote ${file}\n`);
+}
+
+/** The options every perf suite takes, parsed, plus the suite's own string options. */
+export interface SuiteOptions {
+  readonly runs: number;
+  readonly json: string | undefined;
+  readonly extra: Readonly<Record<string, string | undefined>>;
+}
+
+/**
+ * Parses `--runs N`, `--json FILE`, `--help` and the suite's own string options (`extra`) from
+ * the command line. Prints `usage` and returns null for `--help`; a bad option or `--runs` value
+ * is a usage error (exit 2).
+ */
+export function parseSuiteOptions(
+  script: string,
+  usage: string,
+  extra: readonly string[],
+  defaultRuns: number,
+): SuiteOptions | null {
+  let values: Record<string, string | boolean | undefined>;
+  try {
+    values = parseArgs({
+      options: {
+        ...Object.fromEntries(extra.map((name) => [name, { type: "string" as const }])),
+        runs: { type: "string", default: String(defaultRuns) },
+        json: { type: "string" },
+        help: { type: "boolean", default: false },
+      },
+      strict: true,
+      allowPositionals: false,
+    }).values;
+  } catch (error) {
+    failUsage(script, (error as Error).message);
+  }
+  if (values.help === true) {
+    process.stdout.write(`${usage}\n`);
+    return null;
+  }
+  const runs = Number(values.runs);
+  if (!Number.isInteger(runs) || runs < 1)
+    failUsage(script, `--runs must be a positive integer, got "${String(values.runs)}"`);
+  return {
+    runs,
+    json: values.json as string | undefined,
+    extra: Object.fromEntries(extra.map((name) => [name, values[name] as string | undefined])),
+  };
 }

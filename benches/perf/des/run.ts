@@ -1,5 +1,4 @@
-import { parseArgs } from "node:util";
-import { failUsage, median, printTable, writeJson } from "../report.js";
+import { failUsage, median, parseSuiteOptions, printTable, writeJson } from "../report.js";
 import { expectedResults, type Workload, workloads } from "./workloads.js";
 
 /** One row of the JSON output. */
@@ -73,35 +72,10 @@ function formatRate(unitsPerSecond: number): string {
 }
 
 function main(): void {
-  let parsed: ReturnType<typeof parseArgs>;
-  try {
-    parsed = parseArgs({
-      options: {
-        bench: { type: "string" },
-        params: { type: "string" },
-        runs: { type: "string", default: "3" },
-        json: { type: "string" },
-        help: { type: "boolean", default: false },
-      },
-      strict: true,
-      allowPositionals: false,
-    });
-  } catch (error) {
-    fail((error as Error).message);
-  }
-  const options = parsed.values as {
-    bench?: string;
-    params?: string;
-    runs: string;
-    json?: string;
-    help: boolean;
-  };
-  if (options.help) {
-    process.stdout.write(`${USAGE}\n`);
-    return;
-  }
-  const runs = Number(options.runs);
-  if (!Number.isInteger(runs) || runs < 1) fail(`--runs must be a positive integer, got "${options.runs}"`);
+  const parsed = parseSuiteOptions("bench:des", USAGE, ["bench", "params"], 3);
+  if (parsed === null) return;
+  const { runs } = parsed;
+  const options = { bench: parsed.extra.bench, params: parsed.extra.params, json: parsed.json };
 
   let cases: { workload: Workload; params: Record<string, number> }[];
   if (options.bench === undefined) {

@@ -10,10 +10,9 @@
  */
 import { existsSync } from "node:fs";
 import { fileURLToPath } from "node:url";
-import { parseArgs } from "node:util";
 import { expandTopology, resolveTopology, type Topology } from "@kb/topology";
 import { loadTopologyFile } from "@kb/topology/node";
-import { failUsage, median, printTable, writeJson } from "../report.js";
+import { failUsage, median, parseSuiteOptions, printTable, writeJson } from "../report.js";
 import { routeAllDmaToHbm, type TopologyCase, topologyCases } from "./cases.js";
 
 /** One row of the table and of the JSON output. */
@@ -92,28 +91,10 @@ function runCase(topologyCase: TopologyCase): RunResult {
 }
 
 function main(): void {
-  let parsed: ReturnType<typeof parseArgs>;
-  try {
-    parsed = parseArgs({
-      options: {
-        case: { type: "string" },
-        runs: { type: "string", default: "1" },
-        json: { type: "string" },
-        help: { type: "boolean", default: false },
-      },
-      strict: true,
-      allowPositionals: false,
-    });
-  } catch (error) {
-    fail((error as Error).message);
-  }
-  const options = parsed.values as { case?: string; runs: string; json?: string; help: boolean };
-  if (options.help) {
-    process.stdout.write(`${USAGE}\n`);
-    return;
-  }
-  const runs = Number(options.runs);
-  if (!Number.isInteger(runs) || runs < 1) fail(`--runs must be a positive integer, got "${options.runs}"`);
+  const parsed = parseSuiteOptions("bench:topology", USAGE, ["case"], 1);
+  if (parsed === null) return;
+  const { runs } = parsed;
+  const options = { case: parsed.extra.case, json: parsed.json };
   const filter = options.case;
   const cases =
     filter === undefined
