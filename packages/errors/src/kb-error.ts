@@ -38,7 +38,23 @@ export type KbErrorCode =
   /** An address outside the documented device address layout or outside a memory. */
   | "TOPOLOGY_BAD_ADDRESS"
   /** A command-line usage error (unknown option, missing argument). */
-  | "CLI_USAGE";
+  | "CLI_USAGE"
+  /** A component `impl` that no registry (built-in or plug-in) provides for its kind. */
+  | "COMPONENT_UNKNOWN_IMPL"
+  /** A component's params rejected by its implementation's schema. */
+  | "COMPONENT_INVALID_PARAMS"
+  /** A bad component definition or registration (duplicate impl, wrong kind, bad plug-in shape). */
+  | "COMPONENT_INVALID_DEFINITION"
+  /** A plug-in package that cannot be found or imported. */
+  | "COMPONENT_PLUGIN_NOT_FOUND"
+  /** A command or request the simulated machine cannot carry out (bad PE, bad address, bad shape). */
+  | "MACHINE_INVALID_COMMAND"
+  /** A broken contract inside the simulated machine (a tile completed twice, a message with no route). */
+  | "MACHINE_INVARIANT"
+  /** An op-log record or JSONL line that does not match the OpRecord schema. */
+  | "OPLOG_INVALID"
+  /** An op-log used wrongly (ending an op twice, writing after close). */
+  | "OPLOG_MISUSE";
 
 /**
  * Where an error happened. Every field is optional; a message names all that are known so a user

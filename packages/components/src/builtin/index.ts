@@ -1,0 +1,31 @@
+import type { ComponentDefinition } from "../define.js";
+import { hbmCtrlV1, mCpuDmaV1, sramV1, transitV1 } from "./fabric-impls.js";
+import { ioCpuV1, mCpuV1 } from "./host-impls.js";
+import {
+  peCpuV1,
+  peDmaV1,
+  peFetchStoreV1,
+  peGemmV1,
+  peMathV1,
+  peMmuV1,
+  peSchedulerV2,
+  peTcmV1,
+} from "./pe-impls.js";
+
+/** Every built-in implementation, registered by bare name in `defaultRegistry()`. */
+export const BUILTIN_COMPONENTS: readonly ComponentDefinition[] = Object.freeze([
+  peCpuV1,
+  peSchedulerV2,
+  peDmaV1,
+  peFetchStoreV1,
+  peGemmV1,
+  peMathV1,
+  peMmuV1,
+  peTcmV1,
+  hbmCtrlV1,
+  transitV1,
+  sramV1,
+  mCpuV1,
+  mCpuDmaV1,
+  ioCpuV1,
+] as ComponentDefinition[]);

@@ -1,0 +1,149 @@
+/**
+ * PE commands: what a PE_CPU submits to its PE_SCHEDULER (ADR-0014 D3). Addresses are device
+ * addresses (`encodeAddress`); TCM addresses are in the issuing PE's own TCM window (see
+ * `tcmAddress`). Matrices are row-major and contiguous unless a stride is given.
+ */
+export type Dtype = "f32" | "f16" | "bf16" | "i8" | "i32";
+
+/** Bytes per element of each dtype. */
+export const DTYPE_BYTES: Readonly<Record<Dtype, number>> = Object.freeze({
+  f32: 4,
+  f16: 2,
+  bf16: 2,
+  i8: 1,
+  i32: 4,
+});
+
+/** Fields every command may carry. */
+interface CommandBase {
+  /**
+   * When true the PE_CPU goes on to the next command at once and the command completes in the
+   * background (a later `{ kind: "wait" }` waits for it); when false (the default) the PE_CPU
+   * waits for it to complete.
+   */
+  readonly async?: boolean;
+}
+
+/**
+ * A DMA copy between the PE's TCM and HBM or shared SRAM (a simple command: one PE_DMA stage).
+ * Exactly one side is in the PE's TCM; the direction follows (HBM/SRAM -> TCM is a read).
+ */
+export interface DmaCommand extends CommandBase {
+  readonly kind: "dma";
+  readonly src: number;
+  readonly dst: number;
+  /** Bytes per row (the whole size when `rows` is 1). */
+  readonly bytes: number;
+  /** Rows of a 2-D copy (default 1). */
+  readonly rows?: number;
+  /** Bytes between row starts at the source / destination (default `bytes`: contiguous). */
+  readonly srcStride?: number;
+  readonly dstStride?: number;
+}
+
+/** A GEMM on TCM operands (a simple command: one PE_GEMM stage). out = a (m x k) @ b (k x n). */
+export interface GemmCommand extends CommandBase {
+  readonly kind: "gemm";
+  readonly a: number;
+  readonly b: number;
+  readonly out: number;
+  readonly m: number;
+  readonly n: number;
+  readonly k: number;
+  readonly dtype: Dtype;
+  /** Accumulation dtype (default f32 for floats, i32 for i8). */
+  readonly dtypeAcc?: Dtype;
+  /** Output dtype (default `dtype`). */
+  readonly dtypeOut?: Dtype;
+  /** Add into `out` instead of overwriting it. */
+  readonly accumulate?: boolean;
+  readonly transposeA?: boolean;
+  readonly transposeB?: boolean;
+}
+
+/** An elementwise or reduction op on TCM operands (a simple command: one PE_MATH stage). */
+export interface MathCommand extends CommandBase {
+  readonly kind: "math";
+  /** An op of `MATH_OPS`. */
+  readonly op: string;
+  /** TCM addresses of the operands (1 for unary ops and reductions, 2 for binary, 3 for fma/where/clamp). */
+  readonly inputs: readonly number[];
+  /** Shape of each operand (all the same shape here). */
+  readonly shape: readonly number[];
+  readonly out: number;
+  readonly dtype: Dtype;
+  /** Reduction axis (sum, max, min, softmax); default the last. */
+  readonly axis?: number;
+  /** Scalar operands (`add` with a scalar, `clamp` bounds). */
+  readonly scalars?: readonly number[];
+}
+
+/** An epilogue op of a composite GEMM, applied in the accumulation dtype. */
+export interface EpilogueOp {
+  /** An elementwise op of `MATH_OPS` (unary, or binary with `scalar`). */
+  readonly op: string;
+  /** Apply after every K tile (`k_tile`) or once per output tile (`output_tile`, the default). */
+  readonly scope?: "k_tile" | "output_tile";
+  /** Scalar second operand of a binary op. */
+  readonly scalar?: number;
+}
+
+/**
+ * A tiled GEMM pipeline (ADR-0014 D3.2): C (m x n) = A (m x k) @ B (k x n), all in HBM (or SRAM),
+ * row-major. The scheduler splits it into output tiles and K tiles; each K tile streams
+ * DMA_READ -> FETCH -> GEMM -> [MATH] -> STORE and the last K tile of an output tile adds the
+ * output epilogue and DMA_WRITE.
+ */
+export interface CompositeGemmCommand extends CommandBase {
+  readonly kind: "composite_gemm";
+  readonly a: number;
+  readonly b: number;
+  readonly c: number;
+  readonly m: number;
+  readonly n: number;
+  readonly k: number;
+  readonly dtype: Dtype;
+  readonly dtypeAcc?: Dtype;
+  readonly dtypeOut?: Dtype;
+  /** Tile shape (default: the scheduler's `tile_m`, `tile_n`, `tile_k`, clipped to the matrix). */
+  readonly tile?: { readonly m?: number; readonly n?: number; readonly k?: number };
+  readonly epilogue?: readonly EpilogueOp[];
+}
+
+/**
+ * A tiled elementwise or row-wise op: out = op(inputs) over a `[rows, cols]` tensor in HBM.
+ * Reductions and softmax reduce along the last axis, so a tile holds whole rows.
+ */
+export interface CompositeMathCommand extends CommandBase {
+  readonly kind: "composite_math";
+  readonly op: string;
+  readonly inputs: readonly number[];
+  readonly out: number;
+  readonly rows: number;
+  readonly cols: number;
+  readonly dtype: Dtype;
+  readonly scalars?: readonly number[];
+  /** Rows per tile (default: as many as fit the scheduler's tile buffer). */
+  readonly tileRows?: number;
+}
+
+/** Waits `ns` of simulated time on the PE_CPU (control flow, `tl.cycles`). */
+export interface DelayCommand {
+  readonly kind: "delay";
+  readonly ns: number;
+}
+
+/** Waits until every async command issued so far has completed. */
+export interface WaitCommand {
+  readonly kind: "wait";
+}
+
+/** Any PE command. */
+export type PeCommand =
+  | DmaCommand
+  | GemmCommand
+  | MathCommand
+  | CompositeGemmCommand
+  | CompositeMathCommand
+  | DelayCommand
+  | WaitCommand;

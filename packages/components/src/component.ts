@@ -1,0 +1,177 @@
+import type { Environment, Event, StorePut } from "@kb/des";
+import { Store } from "@kb/des";
+import type { TopologyNode } from "@kb/topology";
+import type { Machine } from "./machine.js";
+import type { Message } from "./message.js";
+
+/** What a component implementation is created with (besides its validated params). */
+export interface ComponentContext {
+  /** The simulation environment (time in ns). */
+  readonly env: Environment;
+  /** The topology node this component instance times. */
+  readonly node: TopologyNode;
+  /** The machine it belongs to: other components, the fabric, the op logger and tracer. */
+  readonly machine: Machine;
+}
+
+/** Counters every component keeps; see {@link Component.stats}. */
+export interface ComponentStats {
+  /** Simulated ns spent servicing messages, summed over lanes (or what the impl reports as busy). */
+  busyNs: number;
+  /** Messages serviced. */
+  ops: number;
+  /** Payload bytes the component moved or computed on (impl-defined; 0 when not meaningful). */
+  bytes: number;
+  /** Puts into this component's inboxes that found the inbox full and had to wait. */
+  queueFullStalls: number;
+}
+
+/** Options of the {@link Component} constructor. */
+export interface ComponentOptions {
+  /**
+   * Independent serial workers, each with its own inbox (default 1): PE_DMA has a read and a write
+   * channel, the HBM controller one lane per pseudo-channel.
+   */
+  readonly lanes?: number;
+  /** Capacity of each lane's inbox: the hardware queue depth (default 4). */
+  readonly queueDepth?: number;
+  /**
+   * Whether the time a lane spends in {@link Component.process} counts as busy (default true).
+   * Impls that do their timing analytically (the HBM controller) report busy time themselves.
+   */
+  readonly countProcessTime?: boolean;
+}
+
+/** One serial worker of a component: its inbox and counters. */
+export interface Lane {
+  /** Lane number, 0-based. */
+  readonly index: number;
+  /** The inbox; capacity = the hardware queue depth. */
+  readonly inbox: Store<Message>;
+}
+
+/** The generator an impl's {@link Component.process} returns: it yields DES events. */
+export type StageWork = Generator<Event<any>, void, any>;
+
+/**
+ * The base of every component implementation. The framework owns the worker loop of ADR-0020 D2:
+ * a lane's worker takes a message from its inbox (a `Store` whose capacity is the hardware queue
+ * depth), calls the op-log start hook, runs the impl's {@link process}, calls the end hook, then
+ * forwards the message by its own plan (`message.forward`, ADR-0021 D4). An impl implements only
+ * its stage's timing in `process`.
+ *
+ * The op-log hooks run only for messages whose `dataOp` is true and only when the machine has a
+ * logger: with no logger the cost is one null check per message.
+ */
+export abstract class Component<P = unknown> {
+  /** Topology node id, such as `sip0.cube0.pe3.pe_gemm`. */
+  readonly id: string;
+  /** Component kind (`pe_gemm`, `xbar`, ...). */
+  readonly kind: string;
+  /** The implementation name as written in the topology (`pe_gemm_v1`, `@acme/kb-plugin-x:gemm`). */
+  readonly impl: string;
+  /** The topology node. */
+  readonly node: TopologyNode;
+  /** The environment. */
+  readonly env: Environment;
+  /** The machine. */
+  readonly machine: Machine;
+  /** Params after validation by the impl's schema (defaults filled in). */
+  readonly params: P;
+  /** Counters; read them after a run (or use `machine.stats()`). */
+  readonly stats: ComponentStats = { busyNs: 0, ops: 0, bytes: 0, queueFullStalls: 0 };
+  /** The serial workers. */
+  readonly lanes: readonly Lane[];
+  /** @internal */
+  readonly countProcessTime: boolean;
+
+  constructor(context: ComponentContext, params: P, options: ComponentOptions = {}) {
+    this.node = context.node;
+    this.id = context.node.id;
+    this.kind = context.node.kind;
+    this.impl = context.node.impl ?? "";
+    this.env = context.env;
+    this.machine = context.machine;
+    this.params = params;
+    const laneCount = options.lanes ?? 1;
+    const capacity = options.queueDepth ?? 4;
+    this.countProcessTime = options.countProcessTime ?? true;
+    const lanes: Lane[] = [];
+    for (let index = 0; index < laneCount; index++) {
+      const name = laneCount === 1 ? this.id : `${this.id}#${index}`;
+      lanes.push({ index, inbox: new Store<Message>(context.env, { capacity, name }) });
+    }
+    this.lanes = lanes;
+  }
+
+  /**
+   * Called once every component of the machine exists, before the run: look up peers here
+   * (`this.machine.component(id)`), not in the constructor.
+   */
+  init(): void {}
+
+  /** Which lane services `message` (default 0). */
+  laneOf(_message: Message): number {
+    return 0;
+  }
+
+  /**
+   * The stage logic: the simulated time servicing `message` takes. Return a generator that yields
+   * DES events (`this.env.timeout(ns)`, a request's `done`), or null when servicing takes no time
+   * and needs no waiting (saves a generator per message).
+   */
+  abstract process(message: Message, lane: number): StageWork | null;
+
+  /**
+   * Puts `message` into the inbox of the lane that services it. Returns the put: already
+   * triggered when there was room; otherwise the caller should wait on it (backpressure), and the
+   * stall is counted in `stats.queueFullStalls`.
+   */
+  enqueue(message: Message): StorePut<Message> {
+    const lane =
+      this.lanes.length === 1 ? (this.lanes[0] as Lane) : (this.lanes[this.laneOf(message)] as Lane);
+    const put = lane.inbox.put(message);
+    if (!put.triggered) this.stats.queueFullStalls++;
+    return put;
+  }
+
+  /** Total messages waiting in the inboxes (items not yet taken by a worker). */
+  get queued(): number {
+    let total = 0;
+    for (const lane of this.lanes) total += lane.inbox.size;
+    return total;
+  }
+}
+
+/**
+ * The worker loop of one lane (top-level generator: cheaper than a closure per component).
+ * @internal
+ */
+export function* laneWorker(component: Component, lane: Lane): Generator<Event<any>, void, any> {
+  const env = component.env;
+  const machine = component.machine;
+  const inbox = lane.inbox;
+  const stats = component.stats;
+  const countTime = component.countProcessTime;
+  const laneIndex = lane.index;
+  // Lanes service messages concurrently, so each gets its own trace track (slices must nest).
+  const track = component.lanes.length > 1 ? `${component.id}#${laneIndex}` : component.id;
+  for (;;) {
+    const message: Message = yield inbox.get();
+    const logger = machine.opLogger;
+    let opIds: number[] | null = null;
+    if (logger !== null && message.dataOp) opIds = message.logStart(logger, component.id, env.now);
+    const tracer = machine.tracer;
+    const started = env.now;
+    if (tracer !== null) tracer.record("engine_start", started, track, message.label);
+    const work = component.process(message, laneIndex);
+    if (work !== null) yield* work;
+    const ended = env.now;
+    if (countTime) stats.busyNs += ended - started;
+    stats.ops++;
+    if (tracer !== null) tracer.record("engine_complete", ended, track, message.label);
+    if (opIds !== null) message.logEnd(logger as NonNullable<typeof logger>, opIds, ended);
+    const wait = message.forward(component);
+    if (wait !== null) yield wait;
+  }
+}

@@ -1,0 +1,66 @@
+import { encodeAddress, idealTransferNs } from "@kb/topology";
+import { describe, expect, it } from "vitest";
+import { Transfer } from "./fabric.js";
+import { machineOf } from "./test-support.js";
+
+const hbm = (offset: number, cube = 0) => encodeAddress({ sip: 0, cube, space: "hbm", offset });
+const block = (address: number, bytes: number) => ({ address, rows: 1, rowBytes: bytes, stride: bytes });
+
+describe("fabric timing (hand-computed against the topology's formula)", () => {
+  it("an uncontended 32 KiB HBM read from one pseudo-channel: request + access + idealTransferNs(data)", () => {
+    // interleave 64 KiB: the whole 32 KiB at offset 0 lives in ch0.pc0.
+    const machine = machineOf({ cube: { hbm: { interleave_bytes: 65536, pc_bw_gbs: 25.6 } } });
+    const dma = "sip0.cube0.pe0.pe_dma";
+    const pc = "sip0.cube0.hbm.ch0.pc0";
+    const transfer = new Transfer(machine.env);
+    machine.fabric.read(dma, block(hbm(0), 32768), transfer);
+    transfer.seal();
+    machine.run(transfer.done);
+    const request = machine.graph.route(dma, pc);
+    const response = machine.graph.route(pc, dma);
+    // request: pe_dma -> xbar0 (2 mm = 0.02 ns) + xbar0 first flit 1 ns + xbar0 -> ch0 (1 mm = 0.01 ns)
+    expect(request.latencyNs).toBeCloseTo(1.03, 9);
+    // data: 32768 B / 25.6 GB/s (the PC is the narrowest link) = 1280 ns, + 1.03 ns of latency
+    expect(idealTransferNs(response, 32768)).toBeCloseTo(1281.03, 9);
+    const expected = idealTransferNs(request, 0) + 40 + idealTransferNs(response, 32768);
+    expect(machine.env.now).toBeCloseTo(expected, 9);
+    expect(machine.env.now).toBeCloseTo(1322.06, 9);
+  });
+
+  it("an uncontended 32 KiB HBM write commits at idealTransferNs + access latency", () => {
+    const machine = machineOf({ cube: { hbm: { interleave_bytes: 65536, pc_bw_gbs: 25.6 } } });
+    const dma = "sip0.cube0.pe0.pe_dma";
+    const transfer = new Transfer(machine.env);
+    machine.fabric.write(dma, block(hbm(0), 32768), transfer);
+    transfer.seal();
+    machine.run(transfer.done);
+    const route = machine.graph.route(dma, "sip0.cube0.hbm.ch0.pc0");
+    expect(machine.env.now).toBeCloseTo(idealTransferNs(route, 32768) + 40, 9);
+  });
+
+  it("a 32 KiB read spread over 16 pseudo-channels is bounded by the PE's 128 GB/s XBAR link", () => {
+    const machine = machineOf("default");
+    const transfer = new Transfer(machine.env);
+    machine.fabric.read("sip0.cube0.pe0.pe_dma", block(hbm(0), 32768), transfer);
+    transfer.seal();
+    machine.run(transfer.done);
+    // 32768 / 128 = 256 ns on the xbar0 -> pe_dma link, after the first response arrives
+    // (>= request 1.03 + access 40 + one 2 KiB PC burst 80); never less than that link's time.
+    expect(machine.env.now).toBeGreaterThanOrEqual(41.03 + 256);
+    expect(machine.env.now).toBeLessThan(41.03 + 80 + 256 + 20);
+  });
+
+  it("two concurrent transfers on one link take twice as long as one", () => {
+    const one = machineOf("default");
+    one.run(one.hostWrite(hbm(0), 1 << 20));
+    const single = one.env.now;
+    const two = machineOf("default");
+    const a = two.hostWrite(hbm(0), 1 << 20);
+    const b = two.hostWrite(hbm(1 << 20), 1 << 20);
+    two.run(two.env.allOf([a, b]));
+    // host link 64 GB/s: 1 MiB = 16384 ns alone; two share it.
+    const latency = single - (1 << 20) / 64;
+    expect(single).toBeGreaterThan((1 << 20) / 64);
+    expect(two.env.now - latency).toBeCloseTo(2 * (single - latency), 0);
+  });
+});

@@ -1,0 +1,501 @@
+import type { Environment, Event } from "@kb/des";
+import { KbError } from "@kb/errors";
+import { decodeAddress, type TopologyEdge, type TopologyGraph } from "@kb/topology";
+import type { Component } from "./component.js";
+import { type MemoryBlock, Message, putInto } from "./message.js";
+
+/**
+ * A directed link as a bandwidth resource. Transfers are charged in the order they reach it
+ * (FIFO): a packet of B bytes whose head reaches the link at `h` starts at `max(h, freeAt)` and
+ * occupies it for `B / bw` ns; its tail leaves no earlier than its own tail arrived (a slow
+ * source cannot be sped up by a fast link). Two concurrent transfers therefore share the
+ * bandwidth: each sees the link for half the time.
+ */
+export class Link {
+  /** Simulated time (ns) until which the link's bandwidth is already promised. */
+  freeAt = 0;
+  /** ns of bandwidth charged (`sum(bytes / bw)`). */
+  busyNs = 0;
+  /** Bytes carried. */
+  bytes = 0;
+  /** Packets carried. */
+  packets = 0;
+  /** The topology edge. */
+  readonly edge: TopologyEdge;
+  /** ns per byte (1 / bandwidth in GB/s). */
+  readonly nsPerByte: number;
+  /** Latency in ns. */
+  readonly latencyNs: number;
+
+  constructor(edge: TopologyEdge) {
+    this.edge = edge;
+    this.nsPerByte = 1 / edge.bwGbs;
+    this.latencyNs = edge.latencyNs;
+  }
+}
+
+/** A stop of a compiled path: a component that services the packet, or the end of the path. */
+interface Stop {
+  /** The component at this stop; null at the path's source when it is not a component (the host) or at a sink. */
+  readonly component: Component | null;
+  /** Lane of the component (the HBM pseudo-channel), else 0. */
+  readonly lane: number;
+  /** First-flit (or forward) overhead the component adds, ns. */
+  readonly overheadNs: number;
+  /** The links from the previous stop to this one (through pass-through nodes such as HBM channels). */
+  readonly links: readonly Link[];
+  /** Sum of the overheads of the pass-through nodes between the previous stop and this one. */
+  readonly passOverheadNs: number;
+}
+
+/** How a path ends. */
+export type PathEnd =
+  /** The last stop is a memory (an HBM pseudo-channel lane, SRAM) that services the packet. */
+  | "memory"
+  /** The packet ends at its requester: the transfer learns its tail arrival time at once. */
+  | "sink"
+  /** The packet's payload message is put into the last stop's component when its tail arrives. */
+  | "deliver";
+
+/** A route compiled into stops: which components service a packet and which links lie between. */
+export class CompiledPath {
+  constructor(
+    readonly src: string,
+    readonly dst: string,
+    readonly stops: readonly Stop[],
+    readonly end: PathEnd,
+    /** The route's formula latency (ns) and bottleneck (GB/s), for reports. */
+    readonly latencyNs: number,
+    readonly minBwGbs: number,
+  ) {}
+}
+
+/** A set of packets whose completion someone waits for: a DMA stage, a host copy. */
+export class Transfer {
+  /** Packets not yet accounted for. */
+  remaining = 0;
+  /** Latest completion time (ns) among accounted packets. */
+  doneAt = 0;
+  /** Bytes moved. */
+  bytes = 0;
+  /** Succeeds when every packet has arrived (or committed). */
+  readonly done: Event<Transfer>;
+  private sealed = false;
+
+  constructor(private readonly env: Environment) {
+    this.done = env.event();
+  }
+
+  /** @internal A packet will report to this transfer. */
+  expect(): void {
+    this.remaining++;
+  }
+
+  /** @internal A packet finished at `t` (>= now). */
+  packetDone(t: number): void {
+    if (t > this.doneAt) this.doneAt = t;
+    this.remaining--;
+    if (this.remaining === 0 && this.sealed) this.finish();
+  }
+
+  /** @internal No more packets will be added; completes at once if none are outstanding. */
+  seal(): void {
+    this.sealed = true;
+    if (this.remaining === 0) this.finish();
+  }
+
+  private finish(): void {
+    const delay = this.doneAt - this.env.now;
+    if (delay <= 0) this.done.succeed(this);
+    else this.env.timeout(delay, this).addCallback(succeedTransfer);
+  }
+}
+
+function succeedTransfer(event: Event<Transfer>): void {
+  const transfer = event.value;
+  transfer.done.succeed(transfer);
+}
+
+/**
+ * A unit of fabric traffic: a read request (no payload; the memory answers with a response of
+ * `returnBytes`), a write or response carrying `bytes`, or a control message carrying a payload
+ * message. Moves stop to stop with cut-through timing (see {@link Fabric}).
+ */
+export class Packet extends Message {
+  /** Index of the stop the packet is at (0 = its source). */
+  stop = 0;
+  /** Time the head may leave the current stop (ns); the current time if earlier. */
+  departNs = 0;
+  /** Time the tail reaches the current stop (ns). */
+  tailNs = 0;
+
+  constructor(
+    public path: CompiledPath,
+    /** Payload bytes (0 for a read request). */
+    public bytes: number,
+    /** The transfer to report to. */
+    readonly transfer: Transfer | null,
+    /** For a read request: the path the response takes and its size. */
+    readonly response: CompiledPath | null,
+    readonly returnBytes: number,
+    /** For a control packet: the message delivered at the end. */
+    readonly payload: Message | null,
+  ) {
+    super();
+  }
+
+  get label(): string {
+    return this.response !== null ? `read req ${this.returnBytes}B` : `${this.bytes}B`;
+  }
+
+  /** The component that services the packet at its current stop. */
+  get here(): Stop {
+    return this.path.stops[this.stop] as Stop;
+  }
+
+  /** Turns a serviced read request into its response, leaving the memory at `departNs`. @internal */
+  becomeResponse(departNs: number, tailNs: number): void {
+    this.path = this.response as CompiledPath;
+    this.bytes = this.returnBytes;
+    this.stop = 0;
+    this.departNs = departNs;
+    this.tailNs = tailNs;
+  }
+
+  forward(from: Component): Event<any> | null {
+    const stops = this.path.stops;
+    const next = this.stop + 1;
+    if (next >= stops.length) return null; // serviced by its last stop (a memory)
+    const env = from.env;
+    const here = stops[this.stop] as Stop;
+    const now = env.now;
+    let head = Math.max(this.departNs, now);
+    let tail = this.tailNs + here.overheadNs;
+    if (tail < head) tail = head;
+    const stop = stops[next] as Stop;
+    const bytes = this.bytes;
+    const links = stop.links;
+    for (let i = 0; i < links.length; i++) {
+      const link = links[i] as Link;
+      const start = Math.max(head, link.freeAt);
+      const cost = bytes * link.nsPerByte;
+      const end = start + cost;
+      if (bytes > 0) {
+        link.freeAt = end;
+        link.busyNs += cost;
+        link.bytes += bytes;
+      }
+      link.packets++;
+      if (end > tail) tail = end;
+      head = start + link.latencyNs;
+      tail += link.latencyNs;
+    }
+    head += stop.passOverheadNs;
+    tail += stop.passOverheadNs;
+    this.stop = next;
+    this.departNs = 0;
+    this.tailNs = tail;
+    if (next === stops.length - 1) {
+      const end = this.path.end;
+      if (end === "sink") {
+        (this.transfer as Transfer).packetDone(tail);
+        return null;
+      }
+      if (end === "deliver") {
+        deliverAt(env, tail, stop.component as Component, this.payload as Message);
+        return null;
+      }
+    }
+    return deliverAt(env, head, stop.component as Component, this);
+  }
+}
+
+/** Puts `message` into `target` at time `t`: now (with backpressure) or later (in flight). */
+function deliverAt(env: Environment, t: number, target: Component, message: Message): Event<any> | null {
+  if (t <= env.now) return putInto(target, message);
+  const pending = pendingDeliveries.pop() ?? { target, message };
+  pending.target = target;
+  pending.message = message;
+  env.timeout(t - env.now, pending).addCallback(deliverNow);
+  return null;
+}
+
+interface PendingDelivery {
+  target: Component;
+  message: Message;
+}
+
+const pendingDeliveries: PendingDelivery[] = [];
+
+function deliverNow(event: Event<PendingDelivery>): void {
+  const pending = event.value;
+  pending.target.enqueue(pending.message);
+  pendingDeliveries.push(pending);
+}
+
+/** Bytes per pseudo-channel of a memory block, in first-touched order. @internal */
+export interface PcShare {
+  readonly lane: number;
+  bytes: number;
+}
+
+/** The HBM geometry of a topology. @internal */
+export interface HbmGeometry {
+  readonly channels: number;
+  readonly pseudoChannels: number;
+  readonly interleave: number;
+  readonly capacity: number;
+}
+
+/** Splits `block` (offsets within one HBM stack) into bytes per pseudo-channel lane (`h * Q + q`). @internal */
+export function splitByPseudoChannel(block: MemoryBlock, offset: number, hbm: HbmGeometry): PcShare[] {
+  const { channels, pseudoChannels, interleave } = hbm;
+  const lanes = channels * pseudoChannels;
+  const stripe = lanes * interleave;
+  const byLane: (PcShare | undefined)[] = new Array(lanes);
+  const order: PcShare[] = [];
+  const add = (lane: number, bytes: number): void => {
+    let share = byLane[lane];
+    if (share === undefined) {
+      share = { lane, bytes: 0 };
+      byLane[lane] = share;
+      order.push(share);
+    }
+    share.bytes += bytes;
+  };
+  const laneOfUnit = (unit: number): number =>
+    (unit % channels) * pseudoChannels + (Math.floor(unit / channels) % pseudoChannels);
+  const rows = block.rows;
+  for (let row = 0; row < rows; row++) {
+    let start = offset + row * (rows === 1 ? 0 : block.stride);
+    let left = block.rowBytes;
+    // Whole stripes touch every lane equally; walk only the partial units.
+    while (left > 0) {
+      const unit = Math.floor(start / interleave);
+      const inUnit = Math.min(left, (unit + 1) * interleave - start);
+      if (inUnit === interleave && start % stripe === 0 && left >= stripe) {
+        const stripes = Math.floor(left / stripe);
+        for (let u = 0; u < lanes; u++) add(laneOfUnit(unit + u), stripes * interleave);
+        start += stripes * stripe;
+        left -= stripes * stripe;
+        continue;
+      }
+      add(laneOfUnit(unit), inUnit);
+      start += inUnit;
+      left -= inUnit;
+    }
+  }
+  return order;
+}
+
+/** Checks a block and returns its byte span (first byte to one past the last). @internal */
+export function blockSpan(block: MemoryBlock): number {
+  return block.rows <= 1 ? block.rowBytes : (block.rows - 1) * block.stride + block.rowBytes;
+}
+
+/**
+ * The fabric of a machine: one {@link Link} per directed topology edge, routes compiled into
+ * stops, and the transfers that move data between requesters (PE_DMA, M_CPU.DMA, the host) and
+ * memories (HBM pseudo-channels, shared SRAM).
+ *
+ * **Timing (cut-through).** A packet's head leaves a stop when the component there has serviced
+ * it (a transit component's first-flit overhead); on each link it starts when the link is free
+ * and its head is there, the link is charged `bytes / bw`, and the head reaches the next stop
+ * after the link's latency; its tail reaches the next stop no earlier than the link finished and
+ * no earlier than the tail came in plus the stop's overhead. Uncontended, a packet of B bytes
+ * takes exactly `sum(link latency) + sum(overheads) + B / min(bw)`: the topology's
+ * `idealTransferNs`.
+ */
+export class Fabric {
+  private readonly links = new Map<TopologyEdge, Link>();
+  private readonly paths = new Map<string, CompiledPath>();
+  private readonly hbm: HbmGeometry;
+
+  constructor(
+    private readonly graph: TopologyGraph,
+    private readonly lookup: (id: string) => Component | undefined,
+    private readonly env: Environment,
+  ) {
+    const spec = graph.topology.cube.hbm;
+    this.hbm = {
+      channels: spec.channels,
+      pseudoChannels: spec.pseudo_channels,
+      interleave: spec.interleave_bytes,
+      capacity: spec.capacity_bytes,
+    };
+  }
+
+  /** Every link used so far (links no packet crossed are not listed). */
+  usedLinks(): Link[] {
+    return [...this.links.values()];
+  }
+
+  /** The link object of a topology edge. */
+  link(edge: TopologyEdge): Link {
+    let link = this.links.get(edge);
+    if (link === undefined) {
+      link = new Link(edge);
+      this.links.set(edge, link);
+    }
+    return link;
+  }
+
+  /**
+   * The compiled path from node `src` to node `dst`, cached. Throws `TOPOLOGY_NO_ROUTE` /
+   * `TOPOLOGY_UNKNOWN_NODE` from the topology.
+   */
+  path(src: string, dst: string, end: PathEnd): CompiledPath {
+    const key = `${src}>${dst}>${end}`;
+    let path = this.paths.get(key);
+    if (path === undefined) {
+      path = this.compile(src, dst, end);
+      this.paths.set(key, path);
+    }
+    return path;
+  }
+
+  private compile(src: string, dst: string, end: PathEnd): CompiledPath {
+    const route = this.graph.route(src, dst);
+    const hops = route.hops;
+    const routeLinks = route.links;
+    const stops: Stop[] = [
+      {
+        component: this.lookup(src) ?? null,
+        lane: 0,
+        overheadNs: 0,
+        links: [],
+        passOverheadNs: 0,
+      },
+    ];
+    let links: Link[] = [];
+    let pass = 0;
+    for (let i = 1; i < hops.length; i++) {
+      const edge = routeLinks[i - 1] as TopologyEdge;
+      const id = hops[i] as string;
+      const node = this.graph.node(id);
+      // The link between an HBM channel and a pseudo-channel is the PC's own bus, timed by the
+      // HBM controller's per-PC state, not charged as a link.
+      const srcKind = this.graph.node(edge.src).kind;
+      if (node.kind !== "hbm_pc" && srcKind !== "hbm_pc") links.push(this.link(edge));
+      const last = i === hops.length - 1;
+      let component: Component | null;
+      let lane = 0;
+      if (node.kind === "hbm_pc") {
+        if (!last) throw new Error(`route ${src} -> ${dst} passes through ${id}`);
+        const channelId = node.parent as string;
+        const h = Number(channelId.slice(channelId.lastIndexOf(".ch") + 3));
+        const q = Number(id.slice(id.lastIndexOf(".pc") + 3));
+        lane = h * this.hbm.pseudoChannels + q;
+        component = this.lookup(`sip${node.sip}.cube${node.cube}.hbm`) ?? null;
+      } else {
+        component = this.lookup(id) ?? null;
+      }
+      if (component === null && !(last && end === "sink")) {
+        if (!last) {
+          // A forwarding node with no implementation (an HBM channel): a pass-through.
+          pass += Number(node.params.first_flit_ns ?? 0);
+          continue;
+        }
+        throw new KbError(
+          "MACHINE_INVALID_COMMAND",
+          `the path ${src} -> ${dst} ends at "${id}" (kind ${node.kind}), which no component services.`,
+        );
+      }
+      const overhead = last ? 0 : Number(node.params.first_flit_ns ?? node.params.forward_ns ?? 0);
+      stops.push({ component, lane, overheadNs: overhead, links, passOverheadNs: pass });
+      links = [];
+      pass = 0;
+    }
+    return new CompiledPath(src, dst, stops, end, route.latencyNs, route.minBwGbs);
+  }
+
+  /**
+   * Where a device address lives, as the node a route goes to: the HBM pseudo-channel lanes of a
+   * block, or the cube's SRAM. Throws `MACHINE_INVALID_COMMAND` for a TCM address (TCM is local to
+   * its PE), an address outside the topology or a block past the memory's end.
+   */
+  private targets(block: MemoryBlock, what: string): { node: string; bytes: number }[] {
+    const address = decodeAddress(block.address);
+    const topology = this.graph.topology;
+    if (address.sip >= topology.system.sips || address.cube >= topology.sip.cubes) {
+      throw new KbError(
+        "MACHINE_INVALID_COMMAND",
+        `${what}: address 0x${block.address.toString(16)} names sip ${address.sip} cube ${address.cube}, but topology "${topology.name}" has ${topology.system.sips} SIP(s) x ${topology.sip.cubes} cube(s).`,
+      );
+    }
+    const cubeId = `sip${address.sip}.cube${address.cube}`;
+    const span = blockSpan(block);
+    if (address.space === "sram") {
+      const capacity = topology.cube.sram.capacity_bytes;
+      if (address.offset + span > capacity) throw pastEnd(what, block, "SRAM", capacity);
+      return [{ node: `${cubeId}.sram`, bytes: block.rows * block.rowBytes }];
+    }
+    if (address.space === "tcm") {
+      throw new KbError(
+        "MACHINE_INVALID_COMMAND",
+        `${what}: address 0x${block.address.toString(16)} is in a PE's TCM; the fabric moves data between a requester and HBM or SRAM, and TCM is the local end of a PE_DMA copy.`,
+      );
+    }
+    if (address.offset + span > this.hbm.capacity) throw pastEnd(what, block, "HBM", this.hbm.capacity);
+    const pcs = this.graph.hbmPseudoChannelsOfCube(address.sip, address.cube);
+    return splitByPseudoChannel(block, address.offset, this.hbm).map((share) => ({
+      node: (pcs[share.lane] as { id: string }).id,
+      bytes: share.bytes,
+    }));
+  }
+
+  /**
+   * Reads `block` (HBM or SRAM) into `requester` (a node id: a PE_DMA, M_CPU.DMA or `host`): one
+   * request per pseudo-channel touched, each answered by a response carrying that PC's bytes.
+   * Adds to `transfer`; the caller seals it.
+   */
+  read(requester: string, block: MemoryBlock, transfer: Transfer, what = "read"): void {
+    for (const target of this.targets(block, what)) {
+      const request = this.path(requester, target.node, "memory");
+      const response = this.path(target.node, requester, "sink");
+      transfer.expect();
+      transfer.bytes += target.bytes;
+      this.launch(new Packet(request, 0, transfer, response, target.bytes, null));
+    }
+  }
+
+  /** Writes `block` (HBM or SRAM) from `requester`: one packet per pseudo-channel touched. */
+  write(requester: string, block: MemoryBlock, transfer: Transfer, what = "write"): void {
+    for (const target of this.targets(block, what)) {
+      const path = this.path(requester, target.node, "memory");
+      transfer.expect();
+      transfer.bytes += target.bytes;
+      this.launch(new Packet(path, target.bytes, transfer, null, 0, null));
+    }
+  }
+
+  /** Sends a control message from node `src` to the component `dst` through the fabric. */
+  send(src: string, dst: string, message: Message, bytes = 0): void {
+    this.launch(new Packet(this.path(src, dst, "deliver"), bytes, null, null, 0, message));
+  }
+
+  /**
+   * Sends `bytes` from node `src` to node `dst` and reports the tail's arrival to `transfer` (a
+   * completion notice); the transfer must already count this packet (`expect()` when it was set up).
+   */
+  notify(src: string, dst: string, transfer: Transfer, bytes = 0): void {
+    this.launch(new Packet(this.path(src, dst, "sink"), bytes, transfer, null, 0, null));
+  }
+
+  /** Sends a packet from its source stop (the source's overhead is not paid). */
+  private launch(packet: Packet): void {
+    const source = packet.path.stops[0] as Stop;
+    packet.tailNs = this.env.now - source.overheadNs;
+    // Forwarding from the source: `from` is only used for its environment.
+    packet.forward(this.envHolder);
+  }
+
+  private readonly envHolder = { env: this.env } as Component;
+}
+
+function pastEnd(what: string, block: MemoryBlock, memory: string, capacity: number): KbError {
+  return new KbError(
+    "MACHINE_INVALID_COMMAND",
+    `${what}: block at 0x${block.address.toString(16)} (${block.rows} x ${block.rowBytes} B, stride ${block.stride}) runs past the end of ${memory} (${capacity} bytes).`,
+  );
+}

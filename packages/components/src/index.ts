@@ -1,0 +1,57 @@
+export { queueDepthParam, transitParams } from "./builtin/fabric-impls.js";
+export { BUILTIN_COMPONENTS } from "./builtin/index.js";
+export { compute, gemmParams, macArrayNs, simdNs } from "./builtin/pe-impls.js";
+export type {
+  CompositeGemmCommand,
+  CompositeMathCommand,
+  DelayCommand,
+  DmaCommand,
+  Dtype,
+  EpilogueOp,
+  GemmCommand,
+  MathCommand,
+  PeCommand,
+  WaitCommand,
+} from "./commands.js";
+export { DTYPE_BYTES } from "./commands.js";
+export type { ComponentContext, ComponentOptions, ComponentStats, Lane, StageWork } from "./component.js";
+export { Component } from "./component.js";
+export type { ComponentDefinition, KbPlugin, PluginMeta } from "./define.js";
+export { defineComponent, definePlugin } from "./define.js";
+export type { PathEnd } from "./fabric.js";
+export { CompiledPath, Fabric, Link, Packet, Transfer } from "./fabric.js";
+export type {
+  ComponentReport,
+  KindReport,
+  LaunchOptions,
+  LinkReport,
+  MachineOptions,
+  MachineStats,
+  ParamsIssue,
+} from "./machine.js";
+export {
+  buildMachine,
+  ComponentParamsError,
+  defaultRegistry,
+  Machine,
+  PageTable,
+  TCM_WINDOW_BYTES,
+  tcmAddress,
+  tcmLocation,
+} from "./machine.js";
+export type { MathOpInfo } from "./math-ops.js";
+export { MATH_OPS } from "./math-ops.js";
+export type {
+  DmaCopy,
+  MemoryBlock,
+  OpSpec,
+  Stage,
+  StageParams,
+  StageType,
+  TilePlan,
+} from "./message.js";
+export { Message, PipelineContext, ServiceRequest, TileToken } from "./message.js";
+export type { RegisteredImpl } from "./registry.js";
+export { ComponentRegistry } from "./registry.js";
+export type { ChromeTrace, ChromeTraceEvent, RecordedTraceEvent, TraceEventType, Tracer } from "./trace.js";
+export { TraceRecorder } from "./trace.js";

@@ -1,0 +1,447 @@
+import { Environment, type Event } from "@kb/des";
+import { KbError } from "@kb/errors";
+import type { OpLogger } from "@kb/oplog";
+import { decodeAddress, encodeAddress, type TopologyGraph, type TopologyNode } from "@kb/topology";
+import type * as z from "zod";
+import { BUILTIN_COMPONENTS } from "./builtin/index.js";
+import type { PeCommand } from "./commands.js";
+import { type Component, laneWorker } from "./component.js";
+import type { ComponentDefinition, KbPlugin } from "./define.js";
+import { Fabric, Transfer } from "./fabric.js";
+import type { MemoryBlock } from "./message.js";
+import { ControlMessage, ProgramMessage } from "./program.js";
+import { ComponentRegistry } from "./registry.js";
+import type { Tracer } from "./trace.js";
+
+/** Options of {@link buildMachine}. */
+export interface MachineOptions {
+  /** The impls to resolve nodes with (default: a registry of the built-ins plus `plugins`). */
+  readonly registry?: ComponentRegistry;
+  /** Plug-ins to register on the default registry (already imported; see `loadPlugins` in `@kb/components/node`). */
+  readonly plugins?: readonly KbPlugin[];
+  /** Op logger; hooks run only when one is given. */
+  readonly opLogger?: OpLogger | null;
+  /** Tracer; events are recorded only when one is given. */
+  readonly tracer?: Tracer | null;
+}
+
+/** One problem with a node's params, before it is located in a file. */
+export interface ParamsIssue {
+  readonly nodeId: string;
+  /** Path inside the node's params (`["freq_ghz"]`). */
+  readonly path: readonly (string | number)[];
+  readonly message: string;
+}
+
+/** Thrown by {@link buildMachine} when impl schemas reject params: every problem, by node. */
+export class ComponentParamsError extends KbError {
+  constructor(readonly issues: readonly ParamsIssue[]) {
+    super(
+      "COMPONENT_INVALID_PARAMS",
+      `${issues.length} component param problem(s):\n${issues
+        .map((issue) => `  node ${issue.nodeId}: params.${issue.path.join(".")}: ${issue.message}`)
+        .join("\n")}\nFix the params in the topology (pe_template/cube/sip components or overrides).`,
+      issues[0] === undefined ? {} : { context: { nodeId: issues[0].nodeId } },
+    );
+  }
+}
+
+/** Statistics of one component after a run. */
+export interface ComponentReport {
+  readonly id: string;
+  readonly kind: string;
+  readonly impl: string;
+  readonly busyNs: number;
+  readonly ops: number;
+  readonly bytes: number;
+  readonly queueFullStalls: number;
+  /** busyNs / (lanes x simulated time), 0..1. */
+  readonly utilisation: number;
+}
+
+/** Statistics of one directed link after a run (only links that carried packets). */
+export interface LinkReport {
+  readonly src: string;
+  readonly dst: string;
+  readonly bwGbs: number;
+  readonly bytes: number;
+  readonly packets: number;
+  readonly busyNs: number;
+  readonly utilisation: number;
+}
+
+/** Per-kind totals. */
+export interface KindReport {
+  readonly kind: string;
+  readonly count: number;
+  readonly busyNs: number;
+  readonly ops: number;
+  readonly bytes: number;
+  readonly queueFullStalls: number;
+  /** Mean utilisation over the kind's components. */
+  readonly utilisation: number;
+}
+
+/** What {@link Machine.stats} returns. */
+export interface MachineStats {
+  readonly simTimeNs: number;
+  readonly events: number;
+  readonly components: readonly ComponentReport[];
+  readonly links: readonly LinkReport[];
+  readonly byKind: readonly KindReport[];
+}
+
+/** Options of {@link Machine.launch}. */
+export interface LaunchOptions {
+  /** PE ids (`sip0.cube1.pe3`) to run on. */
+  readonly pes: readonly string[];
+  /** The command list of each PE. */
+  readonly program: (pe: string, index: number) => readonly PeCommand[];
+  /** Name for traces and errors. */
+  readonly name?: string;
+}
+
+/**
+ * VA -> PA translations for the PE MMUs. While no page is mapped, addressing is physical
+ * (translation is the identity; the MMU still charges its TLB timing). Once a page is mapped,
+ * every DMA address must be mapped.
+ */
+export class PageTable {
+  private readonly pages = new Map<number, number>();
+
+  constructor(
+    /** Page size in bytes. */
+    readonly pageBytes: number,
+  ) {}
+
+  /** Maps `bytes` from `va` to `pa` (both page-aligned). */
+  map(va: number, pa: number, bytes: number): void {
+    if (va % this.pageBytes !== 0 || pa % this.pageBytes !== 0) {
+      throw new KbError(
+        "MACHINE_INVALID_COMMAND",
+        `PageTable.map: va 0x${va.toString(16)} and pa 0x${pa.toString(16)} must be multiples of the page size ${this.pageBytes}.`,
+      );
+    }
+    for (let offset = 0; offset < bytes; offset += this.pageBytes) {
+      this.pages.set((va + offset) / this.pageBytes, pa + offset);
+    }
+  }
+
+  /** Whether any page is mapped (virtual addressing). */
+  get virtual(): boolean {
+    return this.pages.size > 0;
+  }
+
+  /** The physical address of `va`; throws `MACHINE_INVALID_COMMAND` (page fault) when unmapped. */
+  translate(va: number, where: string): number {
+    if (this.pages.size === 0) return va;
+    const page = Math.floor(va / this.pageBytes);
+    const base = this.pages.get(page);
+    if (base === undefined) {
+      throw new KbError(
+        "MACHINE_INVALID_COMMAND",
+        `page fault: ${where} uses virtual address 0x${va.toString(16)}, which no page maps; allocate it before use.`,
+      );
+    }
+    return base + (va - page * this.pageBytes);
+  }
+}
+
+/**
+ * A topology instantiated as components on one DES environment: submit commands to PEs, launch
+ * programs through IO_CPU and M_CPU, copy between host and HBM, run, read statistics.
+ */
+export class Machine {
+  readonly env: Environment;
+  readonly graph: TopologyGraph;
+  readonly fabric: Fabric;
+  readonly opLogger: OpLogger | null;
+  readonly tracer: Tracer | null;
+  readonly pageTable: PageTable;
+  private readonly byId = new Map<string, Component>();
+  private readonly list: Component[] = [];
+  private launches = 0;
+  private readonly sharedState = new Map<string, unknown>();
+
+  /** @internal Use {@link buildMachine}. */
+  constructor(graph: TopologyGraph, options: MachineOptions, env: Environment) {
+    this.env = env;
+    this.graph = graph;
+    this.opLogger = options.opLogger ?? null;
+    this.tracer = options.tracer ?? null;
+    this.pageTable = new PageTable(2 * 2 ** 20);
+    this.fabric = new Fabric(graph, (id) => this.byId.get(id), env);
+  }
+
+  /** @internal */
+  add(component: Component): void {
+    this.byId.set(component.id, component);
+    this.list.push(component);
+  }
+
+  /** Every component, in topology order. */
+  get components(): readonly Component[] {
+    return this.list;
+  }
+
+  /** The component of node `id`; throws `TOPOLOGY_UNKNOWN_NODE` (via the graph) when there is none. */
+  component<T extends Component = Component>(id: string): T {
+    const component = this.byId.get(id);
+    if (component !== undefined) return component as T;
+    const node = this.graph.node(id);
+    throw new KbError(
+      "MACHINE_INVALID_COMMAND",
+      `node ${id} (kind ${node.kind}) is a container, not a component; use one of its components such as "${id}.pe_cpu".`,
+    );
+  }
+
+  /**
+   * State shared by several components (the compute slot of a PE that PE_GEMM and PE_MATH share):
+   * created by the first caller of a key, returned to every later one.
+   */
+  shared<T>(key: string, create: () => T): T {
+    let value = this.sharedState.get(key) as T | undefined;
+    if (value === undefined) {
+      value = create();
+      this.sharedState.set(key, value);
+    }
+    return value;
+  }
+
+  /** Whether a component has this id. */
+  has(id: string): boolean {
+    return this.byId.has(id);
+  }
+
+  /**
+   * Runs `commands` on PE `pe` (`sip0.cube0.pe3`), starting now: the PE_CPU submits them to its
+   * scheduler one by one (async ones without waiting). Returns an event that succeeds when the
+   * list and everything it started completed.
+   */
+  submit(pe: string, commands: readonly PeCommand[], name = "commands"): Event<unknown> {
+    const cpu = this.component(`${pe}.pe_cpu`);
+    const done = this.env.event();
+    cpu.enqueue(new ProgramMessage(name, commands, 0, done, null));
+    return done;
+  }
+
+  /**
+   * Launches a program on PEs through the host interface (DESIGN §2): host -> IO_CPU -> each
+   * cube's M_CPU -> each PE_CPU, with a global start barrier: every PE starts at the same
+   * `targetStartNs` (the latest uncontended arrival of the launch), then completions aggregate
+   * back PE -> M_CPU -> IO_CPU -> host. Returns an event that succeeds with the launch's end time.
+   */
+  launch(options: LaunchOptions): Event<unknown> {
+    const name = options.name ?? `launch${this.launches}`;
+    this.launches++;
+    const bySip = new Map<number, Map<number, { pe: string; commands: readonly PeCommand[] }[]>>();
+    options.pes.forEach((pe, index) => {
+      const node = this.graph.node(pe);
+      if (node.kind !== "pe") {
+        throw new KbError(
+          "MACHINE_INVALID_COMMAND",
+          `launch ${name}: "${pe}" is a ${node.kind}, not a PE (sip0.cube0.pe0).`,
+        );
+      }
+      const sip = node.sip as number;
+      const cube = node.cube as number;
+      let cubes = bySip.get(sip);
+      if (cubes === undefined) {
+        cubes = new Map();
+        bySip.set(sip, cubes);
+      }
+      const list = cubes.get(cube) ?? [];
+      list.push({ pe, commands: options.program(pe, index) });
+      cubes.set(cube, list);
+    });
+    const done = this.env.event();
+    const transfer = new Transfer(this.env);
+    for (const [sip, cubes] of bySip) {
+      transfer.expect();
+      const request = new ControlMessage("sip_launch", name, { cubes, transfer } satisfies SipLaunch);
+      this.fabric.send("host", `sip${sip}.io_cpu`, request, CONTROL_BYTES);
+    }
+    transfer.seal();
+    transfer.done.addCallback(() => {
+      if (this.tracer !== null) this.tracer.record("launch_complete", this.env.now, "host", name);
+      done.succeed(this.env.now);
+    });
+    if (this.tracer !== null) this.tracer.record("launch", this.env.now, "host", name);
+    return done;
+  }
+
+  /** Copies `bytes` from the host into device memory at `address` (H2D through IO_CPU and M_CPU.DMA). */
+  hostWrite(address: number, bytes: number): Event<Transfer> {
+    const transfer = new Transfer(this.env);
+    this.fabric.write("host", contiguous(address, bytes), transfer, "host write");
+    transfer.seal();
+    return transfer.done;
+  }
+
+  /** Copies `bytes` of device memory at `address` to the host (D2H). */
+  hostRead(address: number, bytes: number): Event<Transfer> {
+    const transfer = new Transfer(this.env);
+    this.fabric.read("host", contiguous(address, bytes), transfer, "host read");
+    transfer.seal();
+    return transfer.done;
+  }
+
+  /**
+   * Runs the simulation until nothing is left to do (or until `until` ns). Idle component workers
+   * waiting for messages are not a deadlock; an `Event` from {@link submit}/{@link launch} that can
+   * never complete is (`run(event)` throws `DES_DEADLOCK` with the waiting processes).
+   */
+  run(until?: number | Event<unknown>): void {
+    this.env.run(until);
+  }
+
+  /** Statistics of every component, the links that carried traffic, and per-kind totals. */
+  stats(): MachineStats {
+    const simTimeNs = this.env.now;
+    const components: ComponentReport[] = this.list.map((component) => {
+      const { busyNs, ops, bytes, queueFullStalls } = component.stats;
+      return {
+        id: component.id,
+        kind: component.kind,
+        impl: component.impl,
+        busyNs,
+        ops,
+        bytes,
+        queueFullStalls,
+        utilisation: simTimeNs > 0 ? busyNs / (component.lanes.length * simTimeNs) : 0,
+      };
+    });
+    const links: LinkReport[] = this.fabric
+      .usedLinks()
+      .map((link) => ({
+        src: link.edge.src,
+        dst: link.edge.dst,
+        bwGbs: link.edge.bwGbs,
+        bytes: link.bytes,
+        packets: link.packets,
+        busyNs: link.busyNs,
+        utilisation: simTimeNs > 0 ? Math.min(1, link.busyNs / simTimeNs) : 0,
+      }))
+      .sort((a, b) => (a.src === b.src ? compare(a.dst, b.dst) : compare(a.src, b.src)));
+    const kinds = new Map<
+      string,
+      { count: number; busyNs: number; ops: number; bytes: number; stalls: number; util: number }
+    >();
+    for (const report of components) {
+      const entry = kinds.get(report.kind) ?? { count: 0, busyNs: 0, ops: 0, bytes: 0, stalls: 0, util: 0 };
+      entry.count++;
+      entry.busyNs += report.busyNs;
+      entry.ops += report.ops;
+      entry.bytes += report.bytes;
+      entry.stalls += report.queueFullStalls;
+      entry.util += report.utilisation;
+      kinds.set(report.kind, entry);
+    }
+    const byKind: KindReport[] = [...kinds]
+      .map(([kind, entry]) => ({
+        kind,
+        count: entry.count,
+        busyNs: entry.busyNs,
+        ops: entry.ops,
+        bytes: entry.bytes,
+        queueFullStalls: entry.stalls,
+        utilisation: entry.util / entry.count,
+      }))
+      .sort((a, b) => compare(a.kind, b.kind));
+    return { simTimeNs, events: this.env.processedEventCount, components, links, byKind };
+  }
+}
+
+/** Bytes of a launch or completion descriptor on the fabric. */
+export const CONTROL_BYTES = 64;
+
+/** The launch of a program on one SIP, as it arrives at the SIP's IO_CPU. @internal */
+export interface SipLaunch {
+  readonly cubes: ReadonlyMap<number, readonly { pe: string; commands: readonly PeCommand[] }[]>;
+  /** Reports the SIP's completion (a packet IO_CPU -> host). */
+  readonly transfer: Transfer;
+}
+
+function contiguous(address: number, bytes: number): MemoryBlock {
+  return { address, rows: 1, rowBytes: bytes, stride: bytes };
+}
+
+function compare(a: string, b: string): number {
+  return a < b ? -1 : a > b ? 1 : 0;
+}
+
+/**
+ * Instantiates `graph` into a {@link Machine}: resolves every node's `impl` in the registry,
+ * validates its params with the impl's schema (all problems at once, as a
+ * `ComponentParamsError` naming node ids), creates the components, calls their `init`, and starts
+ * one worker process per lane.
+ *
+ * Throws `COMPONENT_UNKNOWN_IMPL` (listing the impls of the kind) and `COMPONENT_INVALID_PARAMS`.
+ */
+export function buildMachine(graph: TopologyGraph, options: MachineOptions = {}): Machine {
+  const registry = options.registry ?? defaultRegistry(options.plugins ?? []);
+  const env = new Environment();
+  const machine = new Machine(graph, options, env);
+  const resolved: { node: TopologyNode; definition: ComponentDefinition; params: unknown }[] = [];
+  const issues: ParamsIssue[] = [];
+  for (const node of graph.nodes) {
+    if (node.impl === null) continue;
+    const definition = registry.resolve(node);
+    const parsed = (definition.params as z.ZodType).safeParse(node.params);
+    if (!parsed.success) {
+      for (const issue of parsed.error.issues) {
+        issues.push({
+          nodeId: node.id,
+          path: issue.path as (string | number)[],
+          message: describeIssue(issue),
+        });
+      }
+      continue;
+    }
+    resolved.push({ node, definition, params: parsed.data });
+  }
+  if (issues.length > 0) throw new ComponentParamsError(issues);
+  for (const { node, definition, params } of resolved) {
+    machine.add(definition.create({ env, node, machine }, params as never));
+  }
+  for (const component of machine.components) component.init();
+  for (const component of machine.components) {
+    for (const lane of component.lanes) env.process(laneWorker(component, lane), lane.inbox.name);
+  }
+  return machine;
+}
+
+/** A registry of the built-in impls plus `plugins`. */
+export function defaultRegistry(plugins: readonly KbPlugin[] = []): ComponentRegistry {
+  const registry = new ComponentRegistry().registerBuiltins(BUILTIN_COMPONENTS);
+  for (const plugin of plugins) registry.registerPlugin(plugin);
+  return registry;
+}
+
+function describeIssue(issue: z.core.$ZodIssue): string {
+  if (issue.code === "unrecognized_keys")
+    return `unknown key(s) ${issue.keys.map((key) => `"${key}"`).join(", ")}`;
+  return issue.message;
+}
+
+/** A TCM address of PE `pe` of a cube: TCM space, offset `pe * TCM_WINDOW_BYTES + offset`. */
+export function tcmAddress(sip: number, cube: number, pe: number, offset: number): number {
+  return encodeAddress({ sip, cube, space: "tcm", offset: pe * TCM_WINDOW_BYTES + offset });
+}
+
+/** Each PE's window in its cube's TCM address space: 256 MiB (so up to 4096 PEs per cube). */
+export const TCM_WINDOW_BYTES = 2 ** 28;
+
+/** The PE index and offset within its TCM of a TCM address, or null for another space. */
+export function tcmLocation(
+  address: number,
+): { sip: number; cube: number; pe: number; offset: number } | null {
+  const decoded = decodeAddress(address);
+  if (decoded.space !== "tcm") return null;
+  return {
+    sip: decoded.sip,
+    cube: decoded.cube,
+    pe: Math.floor(decoded.offset / TCM_WINDOW_BYTES),
+    offset: decoded.offset % TCM_WINDOW_BYTES,
+  };
+}

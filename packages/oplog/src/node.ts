@@ -1,0 +1,164 @@
+import { closeSync, openSync, readFileSync, renameSync, rmSync, writeSync } from "node:fs";
+import { open } from "node:fs/promises";
+import { createInterface } from "node:readline";
+import { isKbError, KbError } from "@kb/errors";
+import { OpLogJsonlParser, opRecordToJson, parseOpLogJsonl } from "./jsonl.js";
+import type { OpLogSink } from "./logger.js";
+import type { OpRecord } from "./schema.js";
+
+/** Options of {@link JsonlSink}. */
+export interface JsonlSinkOptions {
+  /** Buffered characters (about bytes) before a write to the file. Default 1 MiB (1 048 576). */
+  readonly chunkBytes?: number;
+}
+
+const DEFAULT_CHUNK = 1 << 20;
+
+/**
+ * A sink that streams records to a JSONL file, one JSON object per line (keys in the fixed order
+ * of `opRecordToJson`, so identical runs give byte-identical files), with bounded memory: lines
+ * are buffered and written when the buffer exceeds `chunkBytes`, and on close.
+ *
+ * It writes to `<path>.tmp-<pid>` beside the target and renames it to `path` on {@link close},
+ * so a run that is interrupted never leaves a half-written file at `path`; {@link abort} removes
+ * the temporary file. Node only (`@kb/oplog/node`).
+ */
+export class JsonlSink implements OpLogSink {
+  /** The file the log ends up in (after {@link close}). */
+  readonly path: string;
+  /** The temporary file written until {@link close}: `<path>.tmp-<pid>`. */
+  readonly tempPath: string;
+  private readonly chunkBytes: number;
+  private fd: number;
+  private chunk = "";
+  private lines = 0;
+  private state: "open" | "closed" | "aborted" = "open";
+
+  /** Creates (truncates) the temporary file; `OPLOG_MISUSE` if it cannot be created. */
+  constructor(path: string, options: JsonlSinkOptions = {}) {
+    this.path = path;
+    this.tempPath = `${path}.tmp-${process.pid}`;
+    this.chunkBytes = options.chunkBytes ?? DEFAULT_CHUNK;
+    try {
+      this.fd = openSync(this.tempPath, "w");
+    } catch (error) {
+      throw new KbError(
+        "OPLOG_MISUSE",
+        `cannot create the op log file ${this.tempPath}: ${(error as Error).message}. Check that the directory exists and is writable.`,
+        { context: { file: path }, cause: error },
+      );
+    }
+  }
+
+  /** Records written so far. */
+  get recordCount(): number {
+    return this.lines;
+  }
+
+  /** Appends one line; `OPLOG_MISUSE` after {@link close} or {@link abort}. */
+  write(record: OpRecord): void {
+    if (this.state !== "open") {
+      throw new KbError(
+        "OPLOG_MISUSE",
+        `write of record ${record.id} after the JsonlSink was ${this.state}; nothing can be appended after close() or abort().`,
+        { context: { file: this.path } },
+      );
+    }
+    this.chunk += `${opRecordToJson(record)}\n`;
+    this.lines++;
+    if (this.chunk.length >= this.chunkBytes) this.flushChunk();
+  }
+
+  /**
+   * Writes what is buffered, closes the file and renames it to {@link path}. A second call does
+   * nothing; after {@link abort} it is `OPLOG_MISUSE`.
+   */
+  close(): void {
+    if (this.state === "closed") return;
+    if (this.state === "aborted") {
+      throw new KbError("OPLOG_MISUSE", "close() of a JsonlSink after abort(): the log was discarded.", {
+        context: { file: this.path },
+      });
+    }
+    try {
+      this.flushChunk();
+    } catch (error) {
+      this.abort();
+      throw error;
+    }
+    this.state = "closed";
+    closeSync(this.fd);
+    renameSync(this.tempPath, this.path);
+  }
+
+  /** Discards the log: closes and removes the temporary file; `path` is left untouched. */
+  abort(): void {
+    if (this.state !== "open") return;
+    this.state = "aborted";
+    this.chunk = "";
+    try {
+      closeSync(this.fd);
+    } finally {
+      rmSync(this.tempPath, { force: true });
+    }
+  }
+
+  private flushChunk(): void {
+    if (this.chunk.length === 0) return;
+    const bytes = Buffer.from(this.chunk, "utf8");
+    this.chunk = "";
+    let offset = 0;
+    while (offset < bytes.length) offset += writeSync(this.fd, bytes, offset, bytes.length - offset);
+  }
+}
+
+/**
+ * Reads a whole op-log JSONL file into an array, validating every line (see `parseOpLogJsonl`:
+ * `OPLOG_INVALID` naming `file:line`). `OPLOG_MISUSE` if the file cannot be read. For files too
+ * big for one string, use {@link streamOpLog}.
+ */
+export function readOpLog(path: string): OpRecord[] {
+  let text: string;
+  try {
+    text = readFileSync(path, "utf8");
+  } catch (error) {
+    throw cannotRead(path, error);
+  }
+  return parseOpLogJsonl(text, path);
+}
+
+/**
+ * Streams the records of an op-log JSONL file line by line (readline), validating each as
+ * {@link readOpLog} does, with memory bounded by one line. Errors surface from the iteration:
+ * `OPLOG_MISUSE` if the file cannot be read, `OPLOG_INVALID` at the first bad line.
+ */
+export async function* streamOpLog(path: string): AsyncGenerator<OpRecord, void, undefined> {
+  let handle: Awaited<ReturnType<typeof open>>;
+  try {
+    handle = await open(path, "r");
+  } catch (error) {
+    throw cannotRead(path, error);
+  }
+  const input = handle.createReadStream({ encoding: "utf8" });
+  const lines = createInterface({ input, crlfDelay: Number.POSITIVE_INFINITY });
+  const parser = new OpLogJsonlParser(path);
+  try {
+    for await (const line of lines) {
+      const record = parser.parseLine(line);
+      if (record !== null) yield record;
+    }
+  } catch (error) {
+    if (isKbError(error)) throw error;
+    throw cannotRead(path, error);
+  } finally {
+    lines.close();
+    input.destroy();
+  }
+}
+
+function cannotRead(path: string, error: unknown): KbError {
+  return new KbError("OPLOG_MISUSE", `cannot read the op log file ${path}: ${(error as Error).message}.`, {
+    context: { file: path },
+    cause: error,
+  });
+}

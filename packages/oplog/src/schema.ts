@@ -1,0 +1,308 @@
+import * as z from "zod";
+
+/*
+ * The OpRecord interchange format of ADR-0020 D5. Field names are snake_case as in the ADR because
+ * the JSONL file is read by a phase-2 data executor that may not be written in TypeScript. Every
+ * object is strict (an unknown key is an error), so a typo in a producer is caught by the reader.
+ * Times are simulated nanoseconds; addresses and sizes are bytes.
+ */
+
+/** The element types of tensors in op params. */
+export const dtypeSchema = z.enum(["f32", "f16", "bf16", "i8", "i32"]);
+
+/** A memory an address lives in: HBM, a PE's TCM, or the cube SRAM. */
+export const memorySpaceSchema = z.enum(["hbm", "tcm", "sram"]);
+
+/** Element order of a 2-D tensor in memory. */
+export const layoutSchema = z.enum(["row_major", "col_major"]);
+
+/** The executor-dispatch level of the op classification (ADR-0020 D5). */
+export const opKindSchema = z.enum(["memory", "gemm", "math"]);
+
+const byteAddress = z.number().int().nonnegative().describe("Byte address (a device address).");
+const shape = z.array(z.number().int().nonnegative()).describe("Tensor shape, outermost dimension first.");
+
+/** Params of a `memory` op (`dma_read`, `dma_write`): a copy of `nbytes` bytes. */
+export const memoryParamsSchema = z.strictObject({
+  src_addr: byteAddress,
+  dst_addr: byteAddress,
+  nbytes: z.number().int().nonnegative().describe("Bytes copied."),
+  src_space: memorySpaceSchema,
+  dst_space: memorySpaceSchema,
+  rows: z
+    .number()
+    .int()
+    .min(1)
+    .exactOptional()
+    .describe("Extension (2-D copies): rows of nbytes / rows bytes each; absent = 1 (contiguous)."),
+  src_stride: z
+    .number()
+    .int()
+    .nonnegative()
+    .exactOptional()
+    .describe("Extension: bytes between source rows."),
+  dst_stride: z
+    .number()
+    .int()
+    .nonnegative()
+    .exactOptional()
+    .describe("Extension: bytes between destination rows."),
+});
+
+/** One epilogue step of a GEMM (an extension: ADR-0020 leaves fused ops open). */
+export const epilogueStepSchema = z.looseObject({
+  op: z.string().min(1).describe('The step, such as "relu" or "bias_add"; other keys are its arguments.'),
+});
+
+/** Params of a `gemm` op: `out = A x B` (A, B transposed as flagged), operands in `addr_space`. */
+export const gemmParamsSchema = z.strictObject({
+  src_a_addr: byteAddress,
+  src_b_addr: byteAddress,
+  dst_addr: byteAddress,
+  shape_a: shape,
+  shape_b: shape,
+  shape_out: shape,
+  dtype_in: dtypeSchema,
+  dtype_acc: dtypeSchema,
+  dtype_out: dtypeSchema,
+  transpose_a: z.boolean(),
+  transpose_b: z.boolean(),
+  layout_a: layoutSchema,
+  layout_b: layoutSchema,
+  layout_out: layoutSchema,
+  addr_space: memorySpaceSchema,
+  epilogue: z
+    .array(epilogueStepSchema)
+    .exactOptional()
+    .describe("Extension (ADR-0020 open question 'fused operation'): steps applied to the output, in order."),
+  accumulate: z
+    .boolean()
+    .exactOptional()
+    .describe("Extension: true when the result is added into dst (K-tile accumulation) instead of stored."),
+});
+
+/** Params of a `math` op (`exp`, `add`, `sum`, `where`, ...). */
+export const mathParamsSchema = z.strictObject({
+  op: z.string().min(1),
+  input_addrs: z.array(byteAddress),
+  input_shapes: z.array(shape),
+  dst_addr: byteAddress,
+  shape_out: shape,
+  dtype: dtypeSchema,
+  axis: z.number().int().nullable().describe("Reduction axis, or null for an elementwise op."),
+  addr_space: memorySpaceSchema,
+  scalars: z
+    .array(z.number())
+    .exactOptional()
+    .describe("Extension (ADR-0020 open question 'math op schema'): immediate scalar operands."),
+  input_dtype: dtypeSchema
+    .exactOptional()
+    .describe("Extension: dtype of the inputs when it differs from `dtype` (a cast)."),
+});
+
+const simTime = z.number().nonnegative().describe("Simulated time in ns.");
+
+const recordId = z.number().int().nonnegative();
+
+// Keys in record order (the order of a JSONL line), so parsed records serialize the same way.
+function recordSchema<K extends string, P extends z.ZodType>(kind: K, params: P) {
+  return z.strictObject({
+    id: recordId.describe("Position of the record in t_start order: 0, 1, 2, ..."),
+    t_start: simTime,
+    t_end: simTime,
+    component_id: z.string().min(1).describe('Topology node id, such as "sip0.cube0.pe0.pe_gemm".'),
+    op_kind: z.literal(kind),
+    op_name: z.string().min(1).describe('The specific operation, such as "dma_read" or "exp".'),
+    params,
+    dependency_ids: z.array(recordId).describe("Ids of earlier records this one waits on."),
+  });
+}
+
+/** A `memory` record. */
+export const memoryOpRecordSchema = recordSchema("memory", memoryParamsSchema);
+
+/** A `gemm` record. */
+export const gemmOpRecordSchema = recordSchema("gemm", gemmParamsSchema);
+
+/** A `math` record. */
+export const mathOpRecordSchema = recordSchema("math", mathParamsSchema);
+
+/** One op-log record (one line of an op-log JSONL file), discriminated by `op_kind`. */
+export const opRecordSchema = z.discriminatedUnion("op_kind", [
+  memoryOpRecordSchema,
+  gemmOpRecordSchema,
+  mathOpRecordSchema,
+]);
+
+/** An element type: `"f32" | "f16" | "bf16" | "i8" | "i32"`. */
+export type Dtype = z.infer<typeof dtypeSchema>;
+/** A memory: `"hbm" | "tcm" | "sram"` (the same names as `@kb/topology`'s `MemorySpace`). */
+export type MemorySpace = z.infer<typeof memorySpaceSchema>;
+/** `"row_major" | "col_major"`. */
+export type Layout = z.infer<typeof layoutSchema>;
+/** `"memory" | "gemm" | "math"`. */
+export type OpKind = z.infer<typeof opKindSchema>;
+
+/** Params of a `memory` op. Addresses and `nbytes` in bytes. */
+export interface MemoryParams {
+  /** Source byte address. */
+  src_addr: number;
+  /** Destination byte address. */
+  dst_addr: number;
+  /** Bytes copied. */
+  nbytes: number;
+  /** Memory of `src_addr`. */
+  src_space: MemorySpace;
+  /** Memory of `dst_addr`. */
+  dst_space: MemorySpace;
+  /** Extension (2-D copies): rows of `nbytes / rows` bytes each; absent = 1 (contiguous). */
+  rows?: number;
+  /** Extension: bytes between source row starts. */
+  src_stride?: number;
+  /** Extension: bytes between destination row starts. */
+  dst_stride?: number;
+}
+
+/** One GEMM epilogue step (extension): `op` plus its arguments. */
+export interface EpilogueStep {
+  /** The step, such as `"relu"` or `"bias_add"`. */
+  op: string;
+  [key: string]: unknown;
+}
+
+/** Params of a `gemm` op. Addresses in bytes, shapes in elements. */
+export interface GemmParams {
+  /** Byte address of operand A. */
+  src_a_addr: number;
+  /** Byte address of operand B. */
+  src_b_addr: number;
+  /** Byte address of the output. */
+  dst_addr: number;
+  /** Shape of A as stored, e.g. `[128, 256]`. */
+  shape_a: number[];
+  /** Shape of B as stored, e.g. `[256, 128]`. */
+  shape_b: number[];
+  /** Shape of the output, e.g. `[128, 128]`. */
+  shape_out: number[];
+  /** Element type of A and B. */
+  dtype_in: Dtype;
+  /** Accumulator element type. */
+  dtype_acc: Dtype;
+  /** Element type of the output. */
+  dtype_out: Dtype;
+  /** Whether A is used transposed. */
+  transpose_a: boolean;
+  /** Whether B is used transposed. */
+  transpose_b: boolean;
+  /** Layout of A. */
+  layout_a: Layout;
+  /** Layout of B. */
+  layout_b: Layout;
+  /** Layout of the output. */
+  layout_out: Layout;
+  /** Memory of all three operands (`"tcm"` per the ADR). */
+  addr_space: MemorySpace;
+  /** Extension (ADR-0020 open question "fused operation"): steps applied to the output, in order. */
+  epilogue?: EpilogueStep[];
+  /** Extension: true when the result is added into `dst_addr` (K-tile accumulation) instead of stored. */
+  accumulate?: boolean;
+}
+
+/** Params of a `math` op. Addresses in bytes, shapes in elements. */
+export interface MathParams {
+  /** The operation: `"exp"`, `"add"`, `"sum"`, `"where"`, ... */
+  op: string;
+  /** Byte addresses of the tensor operands. */
+  input_addrs: number[];
+  /** Shapes of the tensor operands, one per address. */
+  input_shapes: number[][];
+  /** Byte address of the output. */
+  dst_addr: number;
+  /** Shape of the output. */
+  shape_out: number[];
+  /** Element type. */
+  dtype: Dtype;
+  /** Reduction axis, or null for an elementwise op. */
+  axis: number | null;
+  /** Memory of the operands (`"tcm"` per the ADR). */
+  addr_space: MemorySpace;
+  /** Extension (ADR-0020 open question "math op schema"): immediate scalar operands. */
+  scalars?: number[];
+  /** Extension: dtype of the inputs when it differs from `dtype` (a cast). */
+  input_dtype?: Dtype;
+}
+
+/** The params type of each op kind. */
+export interface OpParamsByKind {
+  memory: MemoryParams;
+  gemm: GemmParams;
+  math: MathParams;
+}
+
+/** The fields every record has (ADR-0020 D5). Times in simulated ns. */
+interface OpRecordBase {
+  /** Position in t_start order (0, 1, 2, ...); stable, and what `dependency_ids` refer to. */
+  id: number;
+  /** When the component began servicing the op, in simulated ns (ADR-0020 D2). */
+  t_start: number;
+  /** When the component's service of the op completed, in simulated ns (>= t_start). */
+  t_end: number;
+  /** Topology node id of the component, such as `"sip0.cube0.pe0.pe_gemm"`. */
+  component_id: string;
+  /** The specific operation, such as `"dma_read"`, `"gemm_f16"`, `"exp"`. */
+  op_name: string;
+  /** Ids of earlier records this one must run after (beyond address-based inference). */
+  dependency_ids: number[];
+}
+
+/** A `memory` op record. */
+export interface MemoryOpRecord extends OpRecordBase {
+  op_kind: "memory";
+  params: MemoryParams;
+}
+
+/** A `gemm` op record. */
+export interface GemmOpRecord extends OpRecordBase {
+  op_kind: "gemm";
+  params: GemmParams;
+}
+
+/** A `math` op record. */
+export interface MathOpRecord extends OpRecordBase {
+  op_kind: "math";
+  params: MathParams;
+}
+
+/** One op-log record, discriminated by `op_kind` (ADR-0020 D5). */
+export type OpRecord = MemoryOpRecord | GemmOpRecord | MathOpRecord;
+
+/** A record without its times: what two timing models of the same run must agree on. */
+export type TimelessOpRecord =
+  | Omit<MemoryOpRecord, "t_start" | "t_end">
+  | Omit<GemmOpRecord, "t_start" | "t_end">
+  | Omit<MathOpRecord, "t_start" | "t_end">;
+
+// The hand-written types and the schemas must describe the same values (checked at compile time).
+type Same<A, B> = [A] extends [B] ? ([B] extends [A] ? true : false) : false;
+type Assert<T extends true> = T;
+type _SchemasMatchTypes = [
+  Assert<Same<z.output<typeof memoryParamsSchema>, MemoryParams>>,
+  Assert<Same<z.output<typeof gemmParamsSchema>, GemmParams>>,
+  Assert<Same<z.output<typeof mathParamsSchema>, MathParams>>,
+  Assert<Same<z.output<typeof opRecordSchema>, OpRecord>>,
+];
+
+/**
+ * Returns `record` without `t_start` and `t_end` (a new object; fields in the record order), to
+ * compare the op logs of two timing models of the same run: they must agree on everything else.
+ */
+export function stripTimes(record: OpRecord): TimelessOpRecord {
+  return {
+    id: record.id,
+    component_id: record.component_id,
+    op_kind: record.op_kind,
+    op_name: record.op_name,
+    params: record.params,
+    dependency_ids: record.dependency_ids,
+  } as TimelessOpRecord;
+}
