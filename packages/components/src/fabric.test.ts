@@ -64,3 +64,27 @@ describe("fabric timing (hand-computed against the topology's formula)", () => {
     expect(two.env.now - latency).toBeCloseTo(2 * (single - latency), 0);
   });
 });
+
+describe("PE_DMA dual egress (ADR-0014 D1)", () => {
+  it("reaches local HBM over the XBAR and shared SRAM over the NOC, even from the far corner", () => {
+    const machine = machineOf("default");
+    const dma = "sip0.cube0.pe7.pe_dma"; // r1c3: its XBAR half is xbar1
+    const toHbm = machine.fabric.path(dma, "sip0.cube0.hbm.ch0.pc0", "memory");
+    expect(toHbm.stops.map((stop) => stop.component?.id ?? "-")).toEqual([
+      dma,
+      "sip0.cube0.xbar1",
+      "sip0.cube0.bridge",
+      "sip0.cube0.xbar0",
+      "sip0.cube0.hbm",
+    ]);
+    // To SRAM the XBAR path (xbar1, bridge, xbar0, r0c0: 4 ns of first flits) is shorter than
+    // the NOC path (r1c3 .. r0c0: 5 routers), but non-HBM traffic must use the NOC.
+    const toSram = machine.fabric.path(dma, "sip0.cube0.sram", "memory");
+    const ids = toSram.stops.map((stop) => stop.component?.id ?? "-");
+    expect(ids[1]).toBe("sip0.cube0.noc.r1c3");
+    expect(ids.some((id) => id.includes("xbar"))).toBe(false);
+    expect(ids.at(-1)).toBe("sip0.cube0.sram");
+    const back = machine.fabric.path("sip0.cube0.sram", dma, "sink");
+    expect(back.stops.map((stop) => stop.component?.id ?? "-").some((id) => id.includes("xbar"))).toBe(false);
+  });
+});

@@ -354,8 +354,39 @@ export class Fabric {
     return path;
   }
 
+  /**
+   * The route of a path, with PE_DMA's dual egress (ADR-0014 D1): a PE_DMA reaches its own cube's
+   * HBM over the XBAR and everything else (shared SRAM, other cubes, the host) over the NOC, so
+   * such traffic leaves (or enters) through the PE's NOC router even where the XBAR and the
+   * bridge would be a shorter way round.
+   */
+  private routeOf(src: string, dst: string): { hops: readonly string[]; links: readonly TopologyEdge[]; latencyNs: number; minBwGbs: number } {
+    const graph = this.graph;
+    const viaNoc = (dma: string, other: string): string | null => {
+      const node = graph.node(dma);
+      if (node.kind !== "pe_dma") return null;
+      const far = graph.node(other);
+      if (far.kind === "hbm_pc" && far.sip === node.sip && far.cube === node.cube) return null;
+      const coords = node.coords as { row: number; col: number };
+      return `sip${node.sip}.cube${node.cube}.noc.r${coords.row}c${coords.col}`;
+    };
+    const first = viaNoc(src, dst);
+    const last = first === null ? viaNoc(dst, src) : null;
+    if (first === null && last === null) return graph.route(src, dst);
+    const a = first !== null ? graph.route(src, first) : graph.route(src, last as string);
+    const b = first !== null ? graph.route(first, dst) : graph.route(last as string, dst);
+    const middle = graph.node(first ?? (last as string));
+    const overhead = Number(middle.params.first_flit_ns ?? 0);
+    return {
+      hops: [...a.hops, ...b.hops.slice(1)],
+      links: [...a.links, ...b.links],
+      latencyNs: a.latencyNs + overhead + b.latencyNs,
+      minBwGbs: Math.min(a.minBwGbs, b.minBwGbs),
+    };
+  }
+
   private compile(src: string, dst: string, end: PathEnd): CompiledPath {
-    const route = this.graph.route(src, dst);
+    const route = this.routeOf(src, dst);
     const hops = route.hops;
     const routeLinks = route.links;
     const stops: Stop[] = [
