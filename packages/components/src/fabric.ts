@@ -360,7 +360,10 @@ export class Fabric {
    * such traffic leaves (or enters) through the PE's NOC router even where the XBAR and the
    * bridge would be a shorter way round.
    */
-  private routeOf(src: string, dst: string): { hops: readonly string[]; links: readonly TopologyEdge[]; latencyNs: number; minBwGbs: number } {
+  private routeOf(
+    src: string,
+    dst: string,
+  ): { hops: readonly string[]; links: readonly TopologyEdge[]; latencyNs: number; minBwGbs: number } {
     const graph = this.graph;
     const viaNoc = (dma: string, other: string): string | null => {
       const node = graph.node(dma);

@@ -15,7 +15,16 @@ it("README example: a composite GEMM on one PE of default.yaml", () => {
 
   const hbm = (offset: number) => encodeAddress({ sip: 0, cube: 0, space: "hbm", offset });
   const done = machine.submit("sip0.cube0.pe0", [
-    { kind: "composite_gemm", a: hbm(0), b: hbm(1 << 20), c: hbm(2 << 20), m: 256, n: 256, k: 256, dtype: "f16" },
+    {
+      kind: "composite_gemm",
+      a: hbm(0),
+      b: hbm(1 << 20),
+      c: hbm(2 << 20),
+      m: 256,
+      n: 256,
+      k: 256,
+      dtype: "f16",
+    },
   ]);
   machine.run(done);
   opLogger.close();
