@@ -1,5 +1,5 @@
-import type { Environment, Event, StorePut } from "@kb/des";
-import { Store } from "@kb/des";
+import type { Environment, StorePut } from "@kb/des";
+import { Event, Store } from "@kb/des";
 import type { TopologyNode } from "@kb/topology";
 import type { Machine } from "./machine.js";
 import type { Message } from "./message.js";
@@ -117,22 +117,22 @@ export abstract class Component<P = unknown> {
 
   /**
    * The stage logic: the simulated time servicing `message` takes. Return a generator that yields
-   * DES events (`this.env.timeout(ns)`, a request's `done`), or null when servicing takes no time
-   * and needs no waiting (saves a generator per message).
+   * DES events (`this.env.timeout(ns)`, a request's `done`); or the one event to wait for (a
+   * `this.env.timeout(ns)`: no generator needed); or null when servicing takes no time.
    */
-  abstract process(message: Message, lane: number): StageWork | null;
+  abstract process(message: Message, lane: number): StageWork | Event<any> | null;
 
   /**
-   * Puts `message` into the inbox of the lane that services it. Returns the put: already
-   * triggered when there was room; otherwise the caller should wait on it (backpressure), and the
-   * stall is counted in `stats.queueFullStalls`.
+   * Puts `message` into the inbox of the lane that services it. Returns null when it went in at
+   * once; otherwise the put to wait on (backpressure: the inbox is full), and the stall is counted
+   * in `stats.queueFullStalls`.
    */
-  enqueue(message: Message): StorePut<Message> {
+  enqueue(message: Message): StorePut<Message> | null {
     const lane =
       this.lanes.length === 1 ? (this.lanes[0] as Lane) : (this.lanes[this.laneOf(message)] as Lane);
-    const put = lane.inbox.put(message);
-    if (!put.triggered) this.stats.queueFullStalls++;
-    return put;
+    if (lane.inbox.tryPut(message)) return null;
+    this.stats.queueFullStalls++;
+    return lane.inbox.put(message);
   }
 
   /** Total messages waiting in the inboxes (items not yet taken by a worker). */
@@ -157,7 +157,9 @@ export function* laneWorker(component: Component, lane: Lane): Generator<Event<a
   // Lanes service messages concurrently, so each gets its own trace track (slices must nest).
   const track = component.lanes.length > 1 ? `${component.id}#${laneIndex}` : component.id;
   for (;;) {
-    const message: Message = yield inbox.get();
+    // Take a waiting message without an engine step; wait only when the inbox is empty.
+    let message = inbox.tryGet();
+    if (message === undefined) message = (yield inbox.get()) as Message;
     const logger = machine.opLogger;
     let opIds: number[] | null = null;
     if (logger !== null && message.dataOp) opIds = message.logStart(logger, component.id, env.now);
@@ -165,7 +167,10 @@ export function* laneWorker(component: Component, lane: Lane): Generator<Event<a
     const started = env.now;
     if (tracer !== null) tracer.record("engine_start", started, track, message.label);
     const work = component.process(message, laneIndex);
-    if (work !== null) yield* work;
+    if (work !== null) {
+      if (work instanceof Event) yield work;
+      else yield* work;
+    }
     const ended = env.now;
     if (countTime) stats.busyNs += ended - started;
     stats.ops++;

@@ -308,7 +308,8 @@ export function blockSpan(block: MemoryBlock): number {
  */
 export class Fabric {
   private readonly links = new Map<TopologyEdge, Link>();
-  private readonly paths = new Map<string, CompiledPath>();
+  private readonly paths = new Map<string, Map<string, CompiledPath>>();
+  private readonly pcIds = new Map<number, readonly string[]>();
   private readonly hbm: HbmGeometry;
 
   constructor(
@@ -345,11 +346,16 @@ export class Fabric {
    * `TOPOLOGY_UNKNOWN_NODE` from the topology.
    */
   path(src: string, dst: string, end: PathEnd): CompiledPath {
-    const key = `${src}>${dst}>${end}`;
-    let path = this.paths.get(key);
+    let bySource = this.paths.get(src);
+    if (bySource === undefined) {
+      bySource = new Map();
+      this.paths.set(src, bySource);
+    }
+    const key = end === "memory" ? dst : end === "sink" ? `${dst}>sink` : `${dst}>deliver`;
+    let path = bySource.get(key);
     if (path === undefined) {
       path = this.compile(src, dst, end);
-      this.paths.set(key, path);
+      bySource.set(key, path);
     }
     return path;
   }
@@ -471,9 +477,15 @@ export class Fabric {
       );
     }
     if (address.offset + span > this.hbm.capacity) throw pastEnd(what, block, "HBM", this.hbm.capacity);
-    const pcs = this.graph.hbmPseudoChannelsOfCube(address.sip, address.cube);
+    const cubeKey = address.sip * 64 + address.cube;
+    let pcs = this.pcIds.get(cubeKey);
+    if (pcs === undefined) {
+      pcs = this.graph.hbmPseudoChannelsOfCube(address.sip, address.cube).map((node) => node.id);
+      this.pcIds.set(cubeKey, pcs);
+    }
+    const ids = pcs;
     return splitByPseudoChannel(block, address.offset, this.hbm).map((share) => ({
-      node: (pcs[share.lane] as { id: string }).id,
+      node: ids[share.lane] as string,
       bytes: share.bytes,
     }));
   }

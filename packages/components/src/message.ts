@@ -65,8 +65,7 @@ export abstract class Message {
  * @internal
  */
 export function putInto(target: Component, message: Message): Event<any> | null {
-  const put = target.enqueue(message);
-  return put.triggered ? null : put;
+  return target.enqueue(message);
 }
 
 /**

@@ -1,6 +1,7 @@
+import type { Event } from "@kb/des";
 import { KbError } from "@kb/errors";
 import * as z from "zod";
-import { Component, type ComponentContext, type StageWork } from "../component.js";
+import { Component, type ComponentContext } from "../component.js";
 import { defineComponent } from "../define.js";
 import { Packet } from "../fabric.js";
 import type { Message } from "../message.js";
@@ -45,14 +46,10 @@ export class Transit extends Component<{ queue_depth: number }> {
     super(context, params, { queueDepth: params.queue_depth });
   }
 
-  process(message: Message): StageWork | null {
+  process(message: Message): Event<unknown> | null {
     if (!(message instanceof Packet)) throw notAPacket(this, message);
     this.stats.bytes += message.bytes;
-    return this.overheadNs > 0 ? this.wait(this.overheadNs) : null;
-  }
-
-  private *wait(ns: number): StageWork {
-    yield this.env.timeout(ns);
+    return this.overheadNs > 0 ? this.env.timeout(this.overheadNs) : null;
   }
 }
 

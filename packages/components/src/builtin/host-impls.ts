@@ -1,3 +1,4 @@
+import type { Event } from "@kb/des";
 import { KbError } from "@kb/errors";
 import * as z from "zod";
 import type { PeCommand } from "../commands.js";
@@ -54,10 +55,10 @@ export class IoCpuV1 extends Component<z.output<typeof ioCpuParams>> {
     this.mCpuDispatchNs = typeof dispatch === "number" ? dispatch : 0;
   }
 
-  process(message: Message): StageWork | null {
+  process(message: Message): StageWork | Event<unknown> | null {
     if (message instanceof Packet) {
       this.stats.bytes += message.bytes;
-      return this.params.forward_ns > 0 ? this.wait(this.params.forward_ns) : null;
+      return this.params.forward_ns > 0 ? this.env.timeout(this.params.forward_ns) : null;
     }
     if (message instanceof ControlMessage && message.action === "sip_launch") return this.launch(message);
     if (message instanceof ControlMessage && message.action === "cube_done") {
@@ -71,10 +72,6 @@ export class IoCpuV1 extends Component<z.output<typeof ioCpuParams>> {
       return null;
     }
     throw unexpected(this, message);
-  }
-
-  private *wait(ns: number): StageWork {
-    yield this.env.timeout(ns);
   }
 
   /**

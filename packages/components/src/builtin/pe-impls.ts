@@ -27,11 +27,6 @@ function peOf(component: Component): string {
   return component.node.parent as string;
 }
 
-/** Waits on `event` (one yield; a helper so callers can `yield*`). */
-function* waitFor(event: Event<any>): StageWork {
-  yield event;
-}
-
 // ---------------------------------------------------------------------------------------------
 // PE_CPU
 
@@ -88,7 +83,7 @@ export class PeCpuV1 extends Component<z.output<typeof peCpuParams>> {
       }
       const done = env.event();
       const put = this.scheduler.enqueue(new Submission(`${program.name}#${i}`, command, done));
-      if (!put.triggered) yield put;
+      if (put !== null) yield put;
       if (command.async === true) pending.push(done);
       else yield done;
     }
@@ -295,7 +290,7 @@ function* feeder(scheduler: PeSchedulerV2): Generator<Event<any>, void, any> {
       const first = token.stage.component;
       if (tracer !== null) tracer.record("sub_command_dispatched", env.now, scheduler.id, token.label);
       const put = first.enqueue(token);
-      if (!put.triggered) yield put;
+      if (put !== null) yield put;
     }
   }
 }
@@ -358,7 +353,7 @@ export class PeDmaV1 extends Component<z.output<typeof dmaParams>> {
         far.address,
       );
       const put = this.mmu.enqueue(request);
-      if (!put.triggered) yield put;
+      if (put !== null) yield put;
       const address: number = yield request.done;
       physical.push({ address, copy });
     }
@@ -411,7 +406,7 @@ export class PeMmuV1 extends Component<z.output<typeof mmuParams>> {
     super(context, params, { queueDepth: params.queue_depth });
   }
 
-  process(message: Message): StageWork | null {
+  process(message: Message): Event<unknown> | null {
     if (!(message instanceof ServiceRequest)) throw wrongMessage(this, message, "translation requests");
     const request = message as ServiceRequest<number>;
     const { page_bytes: page, tlb_entries: entries, hit_ns: hit, miss_ns: miss } = this.params;
@@ -431,7 +426,7 @@ export class PeMmuV1 extends Component<z.output<typeof mmuParams>> {
       this.tlb.set(p, true);
     }
     request.result = this.machine.pageTable.translate(request.address, `${this.id}`);
-    return time > 0 ? waitFor(this.env.timeout(time)) : null;
+    return time > 0 ? this.env.timeout(time) : null;
   }
 }
 
@@ -465,10 +460,10 @@ export class PeTcmV1 extends Component<z.output<typeof tcmParams>> {
     super(context, params, { queueDepth: params.queue_depth });
   }
 
-  process(message: Message): StageWork {
+  process(message: Message): Event<unknown> {
     if (!(message instanceof ServiceRequest)) throw wrongMessage(this, message, "read/write requests");
     this.stats.bytes += message.bytes;
-    return waitFor(this.env.timeout(this.params.latency_ns + message.bytes / this.params.bw_gbs));
+    return this.env.timeout(this.params.latency_ns + message.bytes / this.params.bw_gbs);
   }
 }
 
@@ -520,7 +515,7 @@ export class PeFetchStoreV1 extends Component<z.output<typeof fetchStoreParams>>
     if (this.params.overhead_ns > 0) yield env.timeout(this.params.overhead_ns);
     const request = new ServiceRequest(env.event(), action, bytes);
     const put = this.tcm.enqueue(request);
-    if (!put.triggered) yield put;
+    if (put !== null) yield put;
     yield request.done;
   }
 }

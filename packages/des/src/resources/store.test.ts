@@ -705,3 +705,50 @@ describe("PriorityStore", () => {
     expect(store.size).toBe(0);
   });
 });
+
+describe("Store.tryPut / tryGet (event-free fast paths)", () => {
+  it("tryPut puts while there is room and no put waits, and hands over to a waiting get at once", () => {
+    const env = new Environment();
+    const store = new Store<string>(env, { capacity: 2, name: "s" });
+    const log: string[] = [];
+    env.process(
+      (function* () {
+        const item: string = yield store.get();
+        log.push(`${env.now}: got ${item}`);
+      })(),
+      "getter",
+    );
+    env.run();
+    // "a" goes to the waiting getter inside the call, so the store is empty again and holds
+    // "b" and "c"; "d" finds it full.
+    expect(store.tryPut("a")).toBe(true);
+    expect(store.size).toBe(0);
+    expect(store.tryPut("b")).toBe(true);
+    expect(store.tryPut("c")).toBe(true);
+    expect(store.tryPut("d")).toBe(false);
+    env.run();
+    expect(log).toEqual(["0: got a"]);
+    expect(store.items).toEqual(["b", "c"]);
+  });
+
+  it("tryPut refuses while an earlier put waits (FIFO), and tryGet frees room for it", () => {
+    const env = new Environment();
+    const store = new Store<number>(env, { capacity: 1 });
+    expect(store.tryPut(1)).toBe(true);
+    const waiting = store.put(2);
+    expect(waiting.triggered).toBe(false);
+    expect(store.tryPut(3)).toBe(false);
+    expect(store.tryGet()).toBe(1);
+    expect(waiting.triggered).toBe(true);
+    expect(store.items).toEqual([2]);
+    expect(store.tryGet()).toBe(2);
+    expect(store.tryGet()).toBeUndefined();
+  });
+
+  it("tryPut into a closed store throws DES_STORE_CLOSED", () => {
+    const env = new Environment();
+    const store = new Store<number>(env);
+    store.close();
+    expect(() => store.tryPut(1)).toThrow(/DES_STORE_CLOSED/);
+  });
+});
