@@ -6,7 +6,7 @@ const root = fileURLToPath(new URL(".", import.meta.url));
 
 // One project per workspace package that has tests; @kb/* imports resolve to sources so the
 // suite needs no build.
-const projectDirs = ["packages", "apps"].flatMap((group) =>
+const projectDirs = ["packages", "apps", "examples"].flatMap((group) =>
   existsSync(`${root}${group}`)
     ? readdirSync(`${root}${group}`)
         .filter((name) => existsSync(`${root}${group}/${name}/src`))

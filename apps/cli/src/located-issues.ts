@@ -10,9 +10,22 @@ import type { LocatedIssue } from "@kb/topology";
  * from the one `@kb/errors` module and is safe to test.
  */
 export function locatedIssuesOf(error: unknown): readonly LocatedIssue[] | undefined {
-  if (!isKbError(error) || (error.code !== "TOPOLOGY_YAML_SYNTAX" && error.code !== "TOPOLOGY_INVALID")) {
-    return undefined;
-  }
+  if (!isKbError(error) || !LOCATED_CODES.has(error.code)) return undefined;
   const issues = (error as { issues?: unknown }).issues;
-  return Array.isArray(issues) ? (issues as readonly LocatedIssue[]) : undefined;
+  // A ComponentParamsError has `issues` too, by node id and not located: not these.
+  if (!Array.isArray(issues) || !issues.every(isLocated)) return undefined;
+  return issues as readonly LocatedIssue[];
+}
+
+/** The codes of `YamlValidationError` (topology validation, and machine building from a file). */
+const LOCATED_CODES: ReadonlySet<string> = new Set([
+  "TOPOLOGY_YAML_SYNTAX",
+  "TOPOLOGY_INVALID",
+  "COMPONENT_UNKNOWN_IMPL",
+  "COMPONENT_INVALID_PARAMS",
+]);
+
+function isLocated(issue: unknown): boolean {
+  const located = issue as Partial<LocatedIssue> | null;
+  return located !== null && typeof located.file === "string" && typeof located.line === "number";
 }

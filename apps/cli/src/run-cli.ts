@@ -2,6 +2,7 @@ import { readFileSync } from "node:fs";
 import { isKbError } from "@kb/errors";
 import { formatIssue } from "@kb/topology";
 import { Command, CommanderError } from "commander";
+import { addComponentsCommand } from "./components-command.js";
 import { locatedIssuesOf } from "./located-issues.js";
 import { addTopologyCommand } from "./topology-command.js";
 
@@ -74,6 +75,7 @@ function buildProgram(io: CliIo, state: RunState): Command {
     .helpOption("-h, --help", "show help for this command")
     .showSuggestionAfterError(true);
   addTopologyCommand(program, io, state);
+  addComponentsCommand(program, io);
   for (const command of allCommands(program)) {
     command.showHelpAfterError(`(see ${commandPath(command)} --help)`);
   }

@@ -1,6 +1,7 @@
+export { KbError } from "@kb/errors";
 export { queueDepthParam, transitParams } from "./builtin/fabric-impls.js";
 export { BUILTIN_COMPONENTS } from "./builtin/index.js";
-export { compute, gemmParams, macArrayNs, simdNs } from "./builtin/pe-impls.js";
+export { compute, computeSlotOf, gemmParams, macArrayNs, simdNs } from "./builtin/pe-impls.js";
 export type {
   CompositeGemmCommand,
   CompositeMathCommand,

@@ -19,5 +19,12 @@ export {
   sipSchema,
   topologySchema,
 } from "./schema.js";
-export type { LocatedIssue } from "./yaml-validate.js";
-export { closest, formatIssue, validateYaml, YamlValidationError } from "./yaml-validate.js";
+export type { LocatedIssue, YamlPlace, YamlValidationCode } from "./yaml-validate.js";
+export {
+  closest,
+  formatIssue,
+  locateYamlPath,
+  validateYaml,
+  YamlValidationError,
+  yamlLocator,
+} from "./yaml-validate.js";

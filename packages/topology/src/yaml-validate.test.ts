@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import * as z from "zod";
-import { closest, validateYaml, YamlValidationError } from "./index.js";
+import { closest, validateYaml, YamlValidationError, yamlLocator } from "./index.js";
 
 const schema = z.strictObject({
   name: z.string(),
@@ -97,6 +97,42 @@ describe("closest", () => {
     expect(closest("chanels", ["channels", "pattern"])).toBe("channels");
     expect(closest("Pattern", ["channels", "pattern"])).toBe("pattern");
     expect(closest("bandwidth", ["channels", "pattern"])).toBeUndefined();
+  });
+});
+
+describe("yamlLocator", () => {
+  const text = [
+    "# a comment",
+    "name: a",
+    "pe_template:",
+    "  components:",
+    "    pe_gemm:",
+    "      params: { freq_ghz: 2 }",
+    "overrides:",
+    "  - match: sip0.*",
+    "    impl: fast",
+    "",
+  ].join("\n");
+  const locate = yamlLocator(text);
+
+  it("points at the value of a written path, or with key: true at its key", () => {
+    expect(locate(["pe_template", "components", "pe_gemm", "params", "freq_ghz"])).toEqual({
+      line: 6,
+      col: 27,
+      found: 5,
+    });
+    expect(locate(["overrides", 0, "impl"])).toEqual({ line: 9, col: 11, found: 3 });
+    expect(locate(["overrides", 0, "impl"], { key: true })).toEqual({ line: 9, col: 5, found: 3 });
+  });
+
+  it("points a missing key at the key of its deepest written ancestor", () => {
+    expect(locate(["pe_template", "components", "pe_gemm", "impl"])).toEqual({ line: 5, col: 5, found: 3 });
+    expect(locate(["pe_template", "components", "pe_gemm", "params", "mac_rows"])).toEqual({
+      line: 6,
+      col: 7,
+      found: 4,
+    });
+    expect(locate(["cube", "hbm", "impl"])).toEqual({ line: 2, col: 1, found: 0 });
   });
 });
 

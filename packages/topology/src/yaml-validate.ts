@@ -17,6 +17,17 @@ export interface LocatedIssue {
 }
 
 /**
+ * The codes a {@link YamlValidationError} carries: the file is not YAML, does not match its schema,
+ * or (found when a machine is built from it) names a component impl that no registry provides or
+ * params that the impl's schema rejects.
+ */
+export type YamlValidationCode =
+  | "TOPOLOGY_YAML_SYNTAX"
+  | "TOPOLOGY_INVALID"
+  | "COMPONENT_UNKNOWN_IMPL"
+  | "COMPONENT_INVALID_PARAMS";
+
+/**
  * A YAML file that does not parse or does not match its schema. `issues` lists every problem at
  * once, sorted by position; the message has one `file:line:col: path: message` line per issue.
  */
@@ -24,11 +35,7 @@ export class YamlValidationError extends KbError {
   /** Every problem, sorted by line and column. */
   readonly issues: readonly LocatedIssue[];
 
-  constructor(
-    code: "TOPOLOGY_YAML_SYNTAX" | "TOPOLOGY_INVALID",
-    file: string,
-    issues: readonly LocatedIssue[],
-  ) {
+  constructor(code: YamlValidationCode, file: string, issues: readonly LocatedIssue[]) {
     const first = issues[0];
     super(
       code,
@@ -191,6 +198,68 @@ export function locateYamlPath(text: string, path: readonly PropertyKey[]): { li
   const document = parseDocument(text, { lineCounter });
   const { node } = findNode(document.contents as Node | null, path, undefined);
   return lineCounter.linePos(node?.range?.[0] ?? 0);
+}
+
+/** Where a path is written in a YAML text, as {@link yamlLocator} finds it. */
+export interface YamlPlace {
+  /** 1-based line. */
+  readonly line: number;
+  /** 1-based column. */
+  readonly col: number;
+  /** How many leading segments of the path are written (`path.length` when the whole path is). */
+  readonly found: number;
+}
+
+/**
+ * A locator over one YAML text, parsed once, for problems found after validation at places that
+ * may hold a default (a component's `impl`, a param the file does not set).
+ *
+ * `locate(path)` gives the position of the value at `path` (with `{ key: true }`, of its key);
+ * when only a prefix of the path is written, the position of the key of the deepest written
+ * segment (the start of the document when not even the first is), with `found` saying how many
+ * segments are written. Unlike {@link locateYamlPath}, which points at the value of the nearest
+ * enclosing node, a missing key points at the line that names its parent (`pe_gemm:` for a
+ * missing `pe_gemm.impl`).
+ */
+export function yamlLocator(
+  text: string,
+): (path: readonly PropertyKey[], options?: { readonly key?: boolean }) => YamlPlace {
+  const lineCounter = new LineCounter();
+  const document = parseDocument(text, { lineCounter });
+  const root = document.contents as Node | null;
+  return (path, options = {}) => {
+    let node: Node | null = root;
+    let offset = root?.range?.[0] ?? 0;
+    let found = 0;
+    for (const segment of path) {
+      let keyOffset: number | undefined;
+      let next: Node | null | undefined;
+      if (isMap(node)) {
+        const pair = (node as YAMLMap).items.find(
+          (item) => isPair(item) && isScalar(item.key) && String(item.key.value) === String(segment),
+        );
+        if (pair === undefined) break;
+        keyOffset = (pair.key as Node).range?.[0];
+        next = (pair.value as Node | null) ?? null;
+      } else if (isSeq(node)) {
+        const item = node.items[Number(segment)] as Node | undefined;
+        if (item === undefined) break;
+        keyOffset = item.range?.[0];
+        next = item;
+      } else {
+        break;
+      }
+      found += 1;
+      const last = found === path.length;
+      offset =
+        last && options.key !== true
+          ? (next?.range?.[0] ?? keyOffset ?? offset)
+          : (keyOffset ?? next?.range?.[0] ?? offset);
+      node = next;
+    }
+    const position = lineCounter.linePos(offset);
+    return { line: position.line, col: position.col, found };
+  };
 }
 
 /** Finds the YAML node at `path`, and the offset of `key` in that map when a key is named. */

@@ -13,7 +13,7 @@ export const queueDepthParam = (depth: number) =>
     .int()
     .min(1)
     .default(depth)
-    .describe(`Inbox capacity per lane: the hardware queue depth (default ${depth}).`);
+    .describe("Inbox capacity per lane: the hardware queue depth.");
 
 const nonNegative = (description: string, value: number) =>
   z.number().min(0).default(value).describe(description);

@@ -532,8 +532,12 @@ export const peFetchStoreV1 = defineComponent({
 // ---------------------------------------------------------------------------------------------
 // PE_GEMM and PE_MATH (one shared compute slot per PE, ADR-0014 D4)
 
-/** The PE's compute slot shared by PE_GEMM and PE_MATH. */
-function accelOf(component: Component): Resource {
+/**
+ * The compute slot (capacity 1) that the GEMM and MATH engines of `component`'s PE share
+ * (ADR-0014 D4: GEMM and MATH never overlap within a PE); created on first use. Plug-in engines
+ * use it with {@link compute} to keep that rule.
+ */
+export function computeSlotOf(component: Component): Resource {
   return component.machine.shared(
     `${peOf(component)}:accel`,
     () => new Resource(component.env, { capacity: 1 }),
@@ -590,7 +594,7 @@ export class PeGemmV1 extends Component<z.output<typeof gemmParams>> {
   }
 
   override init(): void {
-    this.slot = accelOf(this);
+    this.slot = computeSlotOf(this);
   }
 
   process(message: Message): StageWork {
@@ -657,7 +661,7 @@ export class PeMathV1 extends Component<z.output<typeof mathParams>> {
   }
 
   override init(): void {
-    this.slot = accelOf(this);
+    this.slot = computeSlotOf(this);
   }
 
   process(message: Message): StageWork {

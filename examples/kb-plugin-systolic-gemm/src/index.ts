@@ -1,0 +1,14 @@
+import { definePlugin } from "@kb/components";
+import { systolicGemm } from "./systolic-gemm.js";
+
+export type { SystolicGemmParams } from "./systolic-gemm.js";
+export { SystolicGemm, systolicGemm, systolicGemmNs, systolicGemmParams } from "./systolic-gemm.js";
+
+/**
+ * The plug-in: list `kb-plugin-systolic-gemm` in a topology's `plugins:` and write
+ * `impl: "kb-plugin-systolic-gemm:systolic_gemm"` for the PE_GEMM components to time.
+ */
+export default definePlugin({
+  meta: { name: "kb-plugin-systolic-gemm", version: "0.1.0" },
+  components: [systolicGemm],
+});
