@@ -8,12 +8,7 @@ import type { Message } from "../message.js";
 
 /** `queue_depth`: every built-in's inbox capacity per lane. */
 export const queueDepthParam = (depth: number) =>
-  z
-    .number()
-    .int()
-    .min(1)
-    .default(depth)
-    .describe("Inbox capacity per lane: the hardware queue depth.");
+  z.number().int().min(1).default(depth).describe("Inbox capacity per lane: the hardware queue depth.");
 
 const nonNegative = (description: string, value: number) =>
   z.number().min(0).default(value).describe(description);
