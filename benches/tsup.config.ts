@@ -3,7 +3,11 @@ import { kbTsupConfig } from "@kb/tooling/tsup";
 // The perf suites run as plain node on a bundle of their own code against the built packages,
 // so they measure what users install.
 export default kbTsupConfig({
-  entry: { "perf/des": "perf/des/run.ts", "perf/topology": "perf/topology/run.ts" },
+  entry: {
+    "perf/des": "perf/des/run.ts",
+    "perf/topology": "perf/topology/run.ts",
+    "perf/machine": "perf/machine.ts",
+  },
   platform: "node",
   dts: false,
   external: [/^@kb\//],
