@@ -4,6 +4,7 @@ import { formatIssue } from "@kb/topology";
 import { Command, CommanderError } from "commander";
 import { addComponentsCommand } from "./components-command.js";
 import { locatedIssuesOf } from "./located-issues.js";
+import { addRunCommand } from "./run-command.js";
 import { addTopologyCommand } from "./topology-command.js";
 
 /** A stream the CLI writes to: `process.stdout`, or a collector in tests. */
@@ -76,6 +77,7 @@ function buildProgram(io: CliIo, state: RunState): Command {
     .showSuggestionAfterError(true);
   addTopologyCommand(program, io, state);
   addComponentsCommand(program, io);
+  addRunCommand(program, io);
   for (const command of allCommands(program)) {
     command.showHelpAfterError(`(see ${commandPath(command)} --help)`);
   }

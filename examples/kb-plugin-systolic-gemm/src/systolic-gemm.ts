@@ -80,7 +80,7 @@ export class SystolicGemm extends Component<SystolicGemmParams> {
         { context: { nodeId: this.id, simTimeNs: this.env.now } },
       );
     }
-    this.stats.bytes += 2 * params.m * params.n * params.k; // FLOPs, as the built-in reports them
+    this.stats.flops += 2 * params.m * params.n * params.k;
     const time = systolicGemmNs(this.params, params.m, params.n, params.k);
     return compute(this, this.slot, time);
   }

@@ -74,8 +74,10 @@ export interface MathCommand extends CommandBase {
   readonly dtype: Dtype;
   /** Reduction axis (sum, max, min, softmax); default the last. */
   readonly axis?: number;
-  /** Scalar operands (`add` with a scalar, `clamp` bounds). */
+  /** Scalar operands (`add` with a scalar, `clamp` bounds, `fill` value). */
   readonly scalars?: readonly number[];
+  /** Dtype of the inputs when it differs from `dtype` (`cast`). */
+  readonly inputDtype?: Dtype;
 }
 
 /** An epilogue op of a composite GEMM, applied in the accumulation dtype. */
@@ -133,9 +135,48 @@ export interface DelayCommand {
   readonly ns: number;
 }
 
-/** Waits until every async command issued so far has completed. */
+/**
+ * Waits for async commands: those at the given positions of the program (0-based, counting every
+ * command the program issued), or every async command issued so far when `commands` is absent.
+ */
 export interface WaitCommand {
   readonly kind: "wait";
+  readonly commands?: readonly number[];
+}
+
+/** Keeps the PE_CPU busy for `cycles` of its clock (`tl.cycles`, per-call dispatch overhead). */
+export interface CyclesCommand {
+  readonly kind: "cycles";
+  readonly cycles: number;
+}
+
+/**
+ * Sends `bytes` from the PE's TCM at `src` to the neighbour in `direction` over its inter-PE
+ * communication queue (ADR-0046 D3.10). The built-in PE_CPU does not service IPCQ commands yet:
+ * the queues come with `@kb/ccl`.
+ */
+export interface IpcqSendCommand {
+  readonly kind: "ipcq_send";
+  readonly direction: string;
+  readonly src: number;
+  readonly bytes: number;
+  readonly dtype: Dtype;
+}
+
+/**
+ * Receives `bytes` from the queue of `direction` (any direction when null): into `dst` in
+ * `copy_to_dst` mode, or in place in the slot (`return_slot`). `consume: false` is the
+ * diagnostic-only `recvNoConsume` (no slot-read latency). Not serviced by the built-in PE_CPU yet.
+ */
+export interface IpcqRecvCommand {
+  readonly kind: "ipcq_recv";
+  readonly direction: string | null;
+  readonly bytes: number;
+  readonly dtype: Dtype;
+  readonly mode: "copy_to_dst" | "return_slot";
+  readonly dst: number | null;
+  readonly consume: boolean;
+  readonly async?: boolean;
 }
 
 /** Any PE command. */
@@ -146,4 +187,7 @@ export type PeCommand =
   | CompositeGemmCommand
   | CompositeMathCommand
   | DelayCommand
-  | WaitCommand;
+  | WaitCommand
+  | CyclesCommand
+  | IpcqSendCommand
+  | IpcqRecvCommand;

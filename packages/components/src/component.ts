@@ -24,6 +24,19 @@ export interface ComponentStats {
   bytes: number;
   /** Puts into this component's inboxes that found the inbox full and had to wait. */
   queueFullStalls: number;
+  /** Arithmetic operations performed (compute engines: 2 m n k per GEMM, elements x ops for math). */
+  flops: number;
+}
+
+/**
+ * The best rate a component can sustain, for rooflines (`@kb/runtime` compares a run against the
+ * peaks of the hardware it used). Impls that do not know leave it empty.
+ */
+export interface ComponentPeak {
+  /** Arithmetic operations per ns at best (GFLOP/s). */
+  readonly flopsPerNs?: number;
+  /** Bytes per ns at best (GB/s). */
+  readonly bytesPerNs?: number;
 }
 
 /** Options of the {@link Component} constructor. */
@@ -79,7 +92,7 @@ export abstract class Component<P = unknown> {
   /** Params after validation by the impl's schema (defaults filled in). */
   readonly params: P;
   /** Counters; read them after a run (or use `machine.stats()`). */
-  readonly stats: ComponentStats = { busyNs: 0, ops: 0, bytes: 0, queueFullStalls: 0 };
+  readonly stats: ComponentStats = { busyNs: 0, ops: 0, bytes: 0, queueFullStalls: 0, flops: 0 };
   /** The serial workers. */
   readonly lanes: readonly Lane[];
   /** @internal */
@@ -109,6 +122,11 @@ export abstract class Component<P = unknown> {
    * (`this.machine.component(id)`), not in the constructor.
    */
   init(): void {}
+
+  /** The best rate this component can sustain (default: unknown). */
+  peak(): ComponentPeak {
+    return {};
+  }
 
   /** Which lane services `message` (default 0). */
   laneOf(_message: Message): number {

@@ -5,17 +5,27 @@ export { compute, computeSlotOf, gemmParams, macArrayNs, simdNs } from "./builti
 export type {
   CompositeGemmCommand,
   CompositeMathCommand,
+  CyclesCommand,
   DelayCommand,
   DmaCommand,
   Dtype,
   EpilogueOp,
   GemmCommand,
+  IpcqRecvCommand,
+  IpcqSendCommand,
   MathCommand,
   PeCommand,
   WaitCommand,
 } from "./commands.js";
 export { DTYPE_BYTES } from "./commands.js";
-export type { ComponentContext, ComponentOptions, ComponentStats, Lane, StageWork } from "./component.js";
+export type {
+  ComponentContext,
+  ComponentOptions,
+  ComponentPeak,
+  ComponentStats,
+  Lane,
+  StageWork,
+} from "./component.js";
 export { Component } from "./component.js";
 export type { ComponentDefinition, KbPlugin, PluginMeta } from "./define.js";
 export { defineComponent, definePlugin } from "./define.js";
@@ -52,6 +62,7 @@ export type {
   TilePlan,
 } from "./message.js";
 export { Message, PipelineContext, ServiceRequest, TileToken } from "./message.js";
+export type { CommandSource, PeProgram } from "./program.js";
 export type { RegisteredImpl } from "./registry.js";
 export { ComponentRegistry } from "./registry.js";
 export type { ChromeTrace, ChromeTraceEvent, RecordedTraceEvent, TraceEventType, Tracer } from "./trace.js";

@@ -198,3 +198,83 @@ describe("impl resolution and params", () => {
     expect(() => definePlugin({ meta: { name: "", version: "1" }, components: [] })).toThrow(/meta.name/);
   });
 });
+
+describe("PE_CPU programs", () => {
+  const tcm = (offset: number) => tcmAddress(0, 0, 0, offset);
+  const tile = {
+    kind: "gemm",
+    a: tcm(0),
+    b: tcm(65536),
+    out: tcm(131072),
+    m: 128,
+    n: 128,
+    k: 128,
+    dtype: "f16",
+  } as const;
+
+  it("cycles keep the PE_CPU busy at freq_ghz (1 GHz: 1 ns per cycle) without a dispatch", () => {
+    const machine = machineOf("default");
+    const done = machine.submit("sip0.cube0.pe0", [
+      { kind: "cycles", cycles: 100 },
+      { kind: "delay", ns: 50 },
+    ]);
+    machine.run(done);
+    expect(done.value).toBe(150);
+    expect(machine.stats().components.find((c) => c.id === "sip0.cube0.pe0.pe_cpu")?.busyNs).toBe(100);
+  });
+
+  it("wait with positions waits only for those async commands", () => {
+    const machine = machineOf("default");
+    // #0 dispatch 2 ns, then the 128^3 f16 tile: (4 x 4 x 128 + 8) = 2056 ns -> done at 2058;
+    // #1 runs meanwhile (2 -> 12); #2 waits for #0 only; #3 async GEMM after #0 on the compute
+    // slot: dispatch 2058 -> 2060, done 4116, waited for at the end.
+    const done = machine.submit("sip0.cube0.pe0", [
+      { ...tile, async: true },
+      { kind: "delay", ns: 10 },
+      { kind: "wait", commands: [0] },
+      { ...tile, async: true },
+    ]);
+    machine.run(done);
+    expect(done.value).toBe(2058 + 2 + 2056);
+  });
+
+  it("waiting on a position that is not an outstanding async command is a located error", () => {
+    const machine = machineOf("default");
+    const done = machine.submit("sip0.cube0.pe0", [tile, { kind: "wait", commands: [0] }], "k");
+    expect(() => machine.run(done)).toThrow(
+      /sip0\.cube0\.pe0 command k#1 \(wait\): command #0 is not an async command that is still outstanding/,
+    );
+  });
+
+  it("a CommandSource decides each command when the PE_CPU asks, possibly later in simulated time", () => {
+    const machine = machineOf("default");
+    const asked: number[] = [];
+    let step = 0;
+    const done = machine.submit("sip0.cube0.pe0", {
+      name: "source",
+      next() {
+        asked.push(machine.env.now);
+        step++;
+        if (step === 1) return { kind: "delay", ns: 5 };
+        if (step === 2) {
+          // Decides 7 ns later (a kernel that has not posted yet).
+          const later = machine.env.event<import("./commands.js").PeCommand | null>();
+          machine.env.timeout(7).addCallback(() => later.succeed({ kind: "delay", ns: 3 }));
+          return later;
+        }
+        return null;
+      },
+    });
+    machine.run(done);
+    expect(asked).toEqual([0, 5, 15]);
+    expect(done.value).toBe(15);
+  });
+
+  it("IPCQ commands are refused by the built-in PE_CPU with a pointer to @kb/ccl", () => {
+    const machine = machineOf("default");
+    const done = machine.submit("sip0.cube0.pe0", [
+      { kind: "ipcq_send", direction: "east", src: tcm(0), bytes: 64, dtype: "f16" },
+    ]);
+    expect(() => machine.run(done)).toThrow(/IPCQ send\/recv come with @kb\/ccl/);
+  });
+});

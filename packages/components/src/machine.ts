@@ -4,12 +4,11 @@ import type { OpLogger } from "@kb/oplog";
 import { decodeAddress, encodeAddress, type TopologyGraph, type TopologyNode } from "@kb/topology";
 import type * as z from "zod";
 import { BUILTIN_COMPONENTS } from "./builtin/index.js";
-import type { PeCommand } from "./commands.js";
 import { type Component, laneWorker } from "./component.js";
 import type { ComponentDefinition, KbPlugin } from "./define.js";
 import { Fabric, Transfer } from "./fabric.js";
 import type { MemoryBlock } from "./message.js";
-import { ControlMessage, ProgramMessage } from "./program.js";
+import { ControlMessage, type PeProgram, ProgramMessage } from "./program.js";
 import { ComponentRegistry } from "./registry.js";
 import type { Tracer } from "./trace.js";
 
@@ -55,6 +54,8 @@ export interface ComponentReport {
   readonly ops: number;
   readonly bytes: number;
   readonly queueFullStalls: number;
+  /** Arithmetic operations (compute engines). */
+  readonly flops: number;
   /** busyNs / (lanes x simulated time), 0..1. */
   readonly utilisation: number;
 }
@@ -78,6 +79,7 @@ export interface KindReport {
   readonly ops: number;
   readonly bytes: number;
   readonly queueFullStalls: number;
+  readonly flops: number;
   /** Mean utilisation over the kind's components. */
   readonly utilisation: number;
 }
@@ -96,7 +98,7 @@ export interface LaunchOptions {
   /** PE ids (`sip0.cube1.pe3`) to run on. */
   readonly pes: readonly string[];
   /** The command list of each PE. */
-  readonly program: (pe: string, index: number) => readonly PeCommand[];
+  readonly program: (pe: string, index: number) => PeProgram;
   /** Name for traces and errors. */
   readonly name?: string;
 }
@@ -218,7 +220,7 @@ export class Machine {
    * scheduler one by one (async ones without waiting). Returns an event that succeeds when the
    * list and everything it started completed.
    */
-  submit(pe: string, commands: readonly PeCommand[], name = "commands"): Event<unknown> {
+  submit(pe: string, commands: PeProgram, name = "commands"): Event<unknown> {
     const cpu = this.component(`${pe}.pe_cpu`);
     const done = this.env.event();
     cpu.enqueue(new ProgramMessage(name, commands, 0, done, null));
@@ -234,7 +236,7 @@ export class Machine {
   launch(options: LaunchOptions): Event<unknown> {
     const name = options.name ?? `launch${this.launches}`;
     this.launches++;
-    const bySip = new Map<number, Map<number, { pe: string; commands: readonly PeCommand[] }[]>>();
+    const bySip = new Map<number, Map<number, { pe: string; commands: PeProgram }[]>>();
     options.pes.forEach((pe, index) => {
       const node = this.graph.node(pe);
       if (node.kind !== "pe") {
@@ -299,7 +301,7 @@ export class Machine {
   stats(): MachineStats {
     const simTimeNs = this.env.now;
     const components: ComponentReport[] = this.list.map((component) => {
-      const { busyNs, ops, bytes, queueFullStalls } = component.stats;
+      const { busyNs, ops, bytes, queueFullStalls, flops } = component.stats;
       return {
         id: component.id,
         kind: component.kind,
@@ -308,6 +310,7 @@ export class Machine {
         ops,
         bytes,
         queueFullStalls,
+        flops,
         utilisation: simTimeNs > 0 ? busyNs / (component.lanes.length * simTimeNs) : 0,
       };
     });
@@ -325,15 +328,32 @@ export class Machine {
       .sort((a, b) => (a.src === b.src ? compare(a.dst, b.dst) : compare(a.src, b.src)));
     const kinds = new Map<
       string,
-      { count: number; busyNs: number; ops: number; bytes: number; stalls: number; util: number }
+      {
+        count: number;
+        busyNs: number;
+        ops: number;
+        bytes: number;
+        stalls: number;
+        flops: number;
+        util: number;
+      }
     >();
     for (const report of components) {
-      const entry = kinds.get(report.kind) ?? { count: 0, busyNs: 0, ops: 0, bytes: 0, stalls: 0, util: 0 };
+      const entry = kinds.get(report.kind) ?? {
+        count: 0,
+        busyNs: 0,
+        ops: 0,
+        bytes: 0,
+        stalls: 0,
+        flops: 0,
+        util: 0,
+      };
       entry.count++;
       entry.busyNs += report.busyNs;
       entry.ops += report.ops;
       entry.bytes += report.bytes;
       entry.stalls += report.queueFullStalls;
+      entry.flops += report.flops;
       entry.util += report.utilisation;
       kinds.set(report.kind, entry);
     }
@@ -345,6 +365,7 @@ export class Machine {
         ops: entry.ops,
         bytes: entry.bytes,
         queueFullStalls: entry.stalls,
+        flops: entry.flops,
         utilisation: entry.util / entry.count,
       }))
       .sort((a, b) => compare(a.kind, b.kind));
@@ -357,7 +378,7 @@ export const CONTROL_BYTES = 64;
 
 /** The launch of a program on one SIP, as it arrives at the SIP's IO_CPU. @internal */
 export interface SipLaunch {
-  readonly cubes: ReadonlyMap<number, readonly { pe: string; commands: readonly PeCommand[] }[]>;
+  readonly cubes: ReadonlyMap<number, readonly { pe: string; commands: PeProgram }[]>;
   /** Reports the SIP's completion (a packet IO_CPU -> host). */
   readonly transfer: Transfer;
 }

@@ -10,7 +10,10 @@ export interface MathOpInfo {
 
 /**
  * The math ops of the tl surface (ADR-0046) that PE_MATH executes, with their default costs.
- * softmax is one op (max, subtract, exp, sum, divide over a row).
+ * softmax is one op (max, subtract, exp, sum, divide over a row); `fill` writes `scalars[0]` to
+ * every element and `iota` `scalars[0] + i` to element i (`tl.zeros` / `tl.full` / `tl.arange`
+ * materialised in TCM); `cast` converts `inputDtype` to
+ * `dtype`.
  */
 export const MATH_OPS: Readonly<Record<string, MathOpInfo>> = Object.freeze({
   add: { arity: 2, shape: "elementwise", cycles: 1 },
@@ -31,6 +34,8 @@ export const MATH_OPS: Readonly<Record<string, MathOpInfo>> = Object.freeze({
   sin: { arity: 1, shape: "elementwise", cycles: 6 },
   relu: { arity: 1, shape: "elementwise", cycles: 1 },
   cast: { arity: 1, shape: "elementwise", cycles: 1 },
+  fill: { arity: 0, shape: "elementwise", cycles: 1 },
+  iota: { arity: 0, shape: "elementwise", cycles: 1 },
   sum: { arity: 1, shape: "reduce", cycles: 1 },
   max: { arity: 1, shape: "reduce", cycles: 1 },
   min: { arity: 1, shape: "reduce", cycles: 1 },

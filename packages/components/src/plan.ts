@@ -270,6 +270,7 @@ function mathInfo(where: string, op: string, operands: number, scalars: number) 
     throw invalid(where, `math op "${op}" takes ${info.arity} tensor operand(s), got ${operands}.`);
   }
   if (op === "clamp" && scalars !== 2) throw invalid(where, "clamp needs scalars [lo, hi].");
+  if ((op === "fill" || op === "iota") && scalars !== 1) throw invalid(where, `${op} needs scalars [value].`);
   return info;
 }
 
@@ -324,7 +325,9 @@ function mathFeed(id: string, where: string, command: MathCommand, engines: PeEn
     command.dtype,
     realAxis,
     command.scalars,
+    command.inputDtype,
   );
+  if (command.inputDtype !== undefined) dtypeBytes(where, "inputDtype", command.inputDtype);
   const params: StageParams = { type: "math", op: command.op, elements, dtype: command.dtype, reduceLength };
   return singleFeed(id, (index) => ({ tileId: index, stages: [stage("math", engines.math, params, [op])] }));
 }

@@ -2,6 +2,22 @@ import type { Event } from "@kb/des";
 import type { PeCommand } from "./commands.js";
 import { Message } from "./message.js";
 
+/**
+ * A program whose commands are decided one at a time (a kernel running on the PE, `@kb/tl`'s
+ * `KernelRunner`). The PE_CPU calls `next()` when it is ready for the next command: at the start,
+ * after a synchronous command completed, and right after an async command was handed to the
+ * scheduler. It returns the command, `null` when the program has ended, or an event that succeeds
+ * with either once the source has decided (fails to abort the program with an error).
+ */
+export interface CommandSource {
+  /** For messages (a kernel's name). */
+  readonly name: string;
+  next(): PeCommand | null | Event<PeCommand | null>;
+}
+
+/** What a PE runs: a fixed command list, or a source deciding as it goes. */
+export type PeProgram = readonly PeCommand[] | CommandSource;
+
 /** Where a launched PE reports completion. @internal */
 export interface LaunchReport {
   /** The M_CPU that fanned the launch out. */
@@ -14,7 +30,7 @@ export interface LaunchReport {
 export class ProgramMessage extends Message {
   constructor(
     readonly name: string,
-    readonly commands: readonly PeCommand[],
+    readonly commands: PeProgram,
     /** Global start barrier: the PE starts no earlier than this (ns). */
     readonly targetStartNs: number,
     readonly done: Event<unknown>,

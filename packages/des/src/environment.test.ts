@@ -575,3 +575,36 @@ describe("run() guards", () => {
     expect(done.processed).toBe(true);
   });
 });
+
+describe("pause()", () => {
+  it("makes run() return after the current event; a later run() continues with the rest", () => {
+    const env = new Environment();
+    const trace: string[] = [];
+    const done = env.timeout(10, "done");
+    env.process(
+      (function* (): ProcessGenerator<void> {
+        yield env.timeout(2);
+        trace.push(`${env.now}:a`);
+        env.pause();
+        yield env.timeout(3);
+        trace.push(`${env.now}:b`);
+      })(),
+    );
+    expect(env.run(done)).toBeUndefined();
+    // Paused at 2 ns, before the 5 ns timeout and the 10 ns "done".
+    expect(env.now).toBe(2);
+    expect(done.processed).toBe(false);
+    expect(env.run(done)).toBe("done");
+    expect(trace).toEqual(["2:a", "5:b"]);
+    expect(env.now).toBe(10);
+  });
+
+  it("does nothing outside run(), and does not hide the value of a run(until) that ended in the same event", () => {
+    const env = new Environment();
+    env.pause();
+    const until = env.timeout(4, 42);
+    until.addCallback(() => env.pause());
+    expect(env.isRunning).toBe(false);
+    expect(env.run(until)).toBe(42);
+  });
+});

@@ -247,6 +247,24 @@ export class Environment {
   }
 
   /**
+   * Asks the running `run()` to return after the event being processed (its other callbacks
+   * still run). The schedule is untouched, so a later `run()` continues where this one stopped;
+   * `run()` returns `undefined` (with `run(event)`, check `event.processed` to tell a pause from
+   * the end). Used by drivers that must leave the engine between events, such as a kernel runner
+   * waiting for a resumed async kernel to post its next command. Outside `run()` it does nothing.
+   */
+  pause(): void {
+    if (!this.running || this.stopRequested) return;
+    this.stopRequested = true;
+    this.stopValue = undefined;
+  }
+
+  /** True while `run()` is processing events (inside a process or callback). */
+  get isRunning(): boolean {
+    return this.running;
+  }
+
+  /**
    * The processes that are alive and wait on an event nobody has triggered, with what each waits
    * on. After `run()` returns, a non-empty list means the model deadlocked (or left workers idle by
    * design): report it instead of trusting the end time.

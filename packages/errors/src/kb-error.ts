@@ -51,10 +51,26 @@ export type KbErrorCode =
   | "MACHINE_INVALID_COMMAND"
   /** A broken contract inside the simulated machine (a tile completed twice, a message with no route). */
   | "MACHINE_INVARIANT"
+  /** A device memory allocation that cannot be served (no free block large enough, a bad size, a bad free). */
+  | "MEMORY_ALLOCATION"
+  /** A memory access outside a live allocation, misaligned for its element size, or outside the address range. */
+  | "MEMORY_ACCESS"
   /** An op-log record or JSONL line that does not match the OpRecord schema. */
   | "OPLOG_INVALID"
   /** An op-log used wrongly (ending an op twice, writing after close). */
-  | "OPLOG_MISUSE";
+  | "OPLOG_MISUSE"
+  /** A host tensor built or used wrongly (a bad shape or dtype, bytes of the wrong length, an index out of range). */
+  | "TENSOR_INVALID"
+  /** A tl call with bad arguments (mismatched shapes, an unknown epilogue op, a handle of another kernel). */
+  | "TL_INVALID_CALL"
+  /** Reading the data of a compute handle in phase 1 (results exist only in phase 2). */
+  | "TL_PENDING_HANDLE"
+  /** A kernel's compute outputs overflowed its PE's TCM scratch region. */
+  | "TL_SCRATCH_OVERFLOW"
+  /** A kernel that threw, misused the runner (two commands in flight, awaiting something that is not tl), or is not registered. */
+  | "KERNEL_FAILED"
+  /** A bench definition, bench parameter or simulator call that is wrong (unknown bench, bad --param, bad grid). */
+  | "RUNTIME_INVALID";
 
 /**
  * Where an error happened. Every field is optional; a message names all that are known so a user

@@ -1,6 +1,7 @@
-import { mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
+import { readmeExample } from "@kb/tooling/readme-example";
 import { describe, expect, it } from "vitest";
 import { MemorySink, OpLogger, stripTimes } from "./index.js";
 import { JsonlSink, readOpLog } from "./node.js";
@@ -87,22 +88,7 @@ describe("README example", () => {
   });
 
   it("is the code of the README", () => {
-    const readme = readFileSync(new URL("../README.md", import.meta.url), "utf8");
-    const block = /```ts\n([\s\S]*?)```/.exec(readme)?.[1] ?? "";
-    const own = readFileSync(new URL(import.meta.url), "utf8");
-    const region = own.slice(own.indexOf("// README example start"), own.indexOf("// README example end"));
-    const withoutImports = block
-      .split("\n")
-      .filter((line) => !line.startsWith("import "))
-      .join("\n");
-    expect(normalize(region)).toBe(normalize(withoutImports));
+    const { readme, test } = readmeExample(new URL("../README.md", import.meta.url), import.meta.url);
+    expect(test).toBe(readme);
   });
 });
-
-/** The code without comments, whitespace and trailing commas (what formatting may change). */
-function normalize(code: string): string {
-  return code
-    .replace(/\/\/.*$/gm, "")
-    .replace(/\s+/g, "")
-    .replace(/,([)\]}])/g, "$1");
-}

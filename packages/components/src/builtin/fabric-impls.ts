@@ -1,7 +1,7 @@
 import type { Event } from "@kb/des";
 import { KbError } from "@kb/errors";
 import * as z from "zod";
-import { Component, type ComponentContext } from "../component.js";
+import { Component, type ComponentContext, type ComponentPeak } from "../component.js";
 import { defineComponent } from "../define.js";
 import { Packet } from "../fabric.js";
 import type { Message } from "../message.js";
@@ -135,6 +135,11 @@ export class HbmCtrlV1 extends Component<z.output<typeof hbmParams>> {
 
   override laneOf(message: Message): number {
     return (message as Packet).here.lane;
+  }
+
+  /** Every pseudo-channel's bus at once. */
+  override peak(): ComponentPeak {
+    return { bytesPerNs: this.ports.length * this.params.pc_bw_gbs };
   }
 
   process(message: Message, lane: number): null {

@@ -1,17 +1,16 @@
 import type { Event } from "@kb/des";
 import { KbError } from "@kb/errors";
 import * as z from "zod";
-import type { PeCommand } from "../commands.js";
 import { Component, type ComponentContext, type StageWork } from "../component.js";
 import { defineComponent } from "../define.js";
 import { Packet, type Transfer } from "../fabric.js";
 import { CONTROL_BYTES, type SipLaunch } from "../machine.js";
 import type { Message } from "../message.js";
-import { ControlMessage, ProgramMessage } from "../program.js";
+import { ControlMessage, type PeProgram, ProgramMessage } from "../program.js";
 import { queueDepthParam } from "./fabric-impls.js";
 
 interface CubeLaunch {
-  readonly pes: readonly { pe: string; commands: readonly PeCommand[] }[];
+  readonly pes: readonly { pe: string; commands: PeProgram }[];
   readonly targetStartNs: number;
   readonly ioCpu: string;
 }

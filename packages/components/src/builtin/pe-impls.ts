@@ -1,15 +1,21 @@
-import { type Event, Resource, Store } from "@kb/des";
+import { Event, Resource, Store } from "@kb/des";
 import { KbError } from "@kb/errors";
 import * as z from "zod";
 import type { PeCommand } from "../commands.js";
-import { Component, type ComponentContext, type StageWork } from "../component.js";
+import { Component, type ComponentContext, type ComponentPeak, type StageWork } from "../component.js";
 import { defineComponent } from "../define.js";
 import { Transfer } from "../fabric.js";
 import { CONTROL_BYTES, tcmAddress } from "../machine.js";
 import { MATH_OPS } from "../math-ops.js";
 import { type DmaCopy, type Message, PipelineContext, ServiceRequest, TileToken } from "../message.js";
 import { type Feed, feedOf, type PeEngines } from "../plan.js";
-import { ControlMessage, ProgramMessage, Submission } from "../program.js";
+import {
+  type CommandSource,
+  ControlMessage,
+  type PeProgram,
+  ProgramMessage,
+  Submission,
+} from "../program.js";
 import { queueDepthParam } from "./fabric-impls.js";
 
 const ns = (description: string, value: number) => z.number().min(0).default(value).describe(description);
@@ -32,6 +38,7 @@ function peOf(component: Component): string {
 
 const peCpuParams = z.strictObject({
   dispatch_ns: ns("Time to issue one command to the scheduler, ns.", 2),
+  freq_ghz: z.number().positive().default(1).describe("Clock of the PE_CPU, GHz (cycles commands)."),
   queue_depth: queueDepthParam(4),
 });
 
@@ -58,24 +65,46 @@ export class PeCpuV1 extends Component<z.output<typeof peCpuParams>> {
     const env = this.env;
     if (program.targetStartNs > env.now) yield env.timeout(program.targetStartNs - env.now);
     else if (program.report !== null && program.targetStartNs < env.now) this.lateStarts++;
-    let pending: Event<unknown>[] = [];
-    const commands = program.commands;
-    for (let i = 0; i < commands.length; i++) {
-      const command = commands[i] as PeCommand;
-      if (command.kind === "delay") {
-        if (!(command.ns >= 0) || !Number.isFinite(command.ns)) {
-          throw new KbError(
-            "MACHINE_INVALID_COMMAND",
-            `${peOf(this)} command ${program.name}#${i} (delay): ns must be a finite number >= 0, got ${command.ns}.`,
-          );
-        }
-        if (command.ns > 0) yield env.timeout(command.ns);
-        continue;
+    /** Async commands issued and not yet waited for, by position in the program. */
+    const pending = new Map<number, Event<unknown>>();
+    const source = program.commands;
+    const list = isCommandList(source) ? source : null;
+    for (let i = 0; ; i++) {
+      let next: PeCommand | null | Event<PeCommand | null>;
+      if (list !== null) next = i < list.length ? (list[i] as PeCommand) : null;
+      else {
+        next = (source as CommandSource).next();
+        if (next instanceof Event) next = (yield next) as PeCommand | null;
       }
-      if (command.kind === "wait") {
-        if (pending.length > 0) yield env.allOf(pending);
-        pending = [];
-        continue;
+      if (next === null) break;
+      const command = next;
+      const where = () => `${peOf(this)} command ${program.name}#${i} (${command.kind})`;
+      switch (command.kind) {
+        case "delay":
+          if (!(command.ns >= 0) || !Number.isFinite(command.ns)) {
+            throw this.invalid(`${where()}: ns must be a finite number >= 0, got ${command.ns}.`);
+          }
+          if (command.ns > 0) yield env.timeout(command.ns);
+          continue;
+        case "cycles": {
+          if (!(command.cycles >= 0) || !Number.isFinite(command.cycles)) {
+            throw this.invalid(`${where()}: cycles must be a finite number >= 0, got ${command.cycles}.`);
+          }
+          const busy = command.cycles / this.params.freq_ghz;
+          if (busy > 0) {
+            yield env.timeout(busy);
+            this.stats.busyNs += busy;
+          }
+          continue;
+        }
+        case "wait":
+          yield* this.waitFor(pending, command.commands, where);
+          continue;
+        case "ipcq_send":
+        case "ipcq_recv":
+          throw this.invalid(
+            `${where()}: ${this.impl} does not service inter-PE queue commands; IPCQ send/recv come with @kb/ccl.`,
+          );
       }
       if (this.params.dispatch_ns > 0) {
         yield env.timeout(this.params.dispatch_ns);
@@ -84,10 +113,10 @@ export class PeCpuV1 extends Component<z.output<typeof peCpuParams>> {
       const done = env.event();
       const put = this.scheduler.enqueue(new Submission(`${program.name}#${i}`, command, done));
       if (put !== null) yield put;
-      if (command.async === true) pending.push(done);
+      if (command.async === true) pending.set(i, done);
       else yield done;
     }
-    if (pending.length > 0) yield env.allOf(pending);
+    if (pending.size > 0) yield env.allOf(pending.values());
     program.done.succeed(env.now);
     if (program.report !== null) {
       this.machine.fabric.send(
@@ -98,13 +127,49 @@ export class PeCpuV1 extends Component<z.output<typeof peCpuParams>> {
       );
     }
   }
+
+  /** `wait`: for the async commands at `positions`, or all of them. */
+  private *waitFor(
+    pending: Map<number, Event<unknown>>,
+    positions: readonly number[] | undefined,
+    where: () => string,
+  ): StageWork {
+    if (positions === undefined) {
+      if (pending.size > 0) yield this.env.allOf(pending.values());
+      pending.clear();
+      return;
+    }
+    const events: Event<unknown>[] = [];
+    for (const position of positions) {
+      const event = pending.get(position);
+      if (event === undefined) {
+        throw this.invalid(
+          `${where()}: command #${position} is not an async command that is still outstanding (issued async and not waited for yet).`,
+        );
+      }
+      events.push(event);
+      pending.delete(position);
+    }
+    if (events.length === 1) yield events[0] as Event<unknown>;
+    else if (events.length > 1) yield this.env.allOf(events);
+  }
+
+  private invalid(message: string): KbError {
+    return new KbError("MACHINE_INVALID_COMMAND", message, {
+      context: { nodeId: this.id, simTimeNs: this.env.now },
+    });
+  }
+}
+
+function isCommandList(program: PeProgram): program is readonly PeCommand[] {
+  return Array.isArray(program);
 }
 
 export const peCpuV1 = defineComponent({
   kind: "pe_cpu",
   impl: "pe_cpu_v1",
   description:
-    "PE control processor: runs a command list (the kernel runner comes with @kb/tl), waiting for the launch's global start time, issuing each command to PE_SCHEDULER after dispatch_ns and waiting for it unless async.",
+    "PE control processor: runs a program (a command list, or a kernel through @kb/tl's KernelRunner) from the launch's global start time, issuing each command to PE_SCHEDULER after dispatch_ns and waiting for it unless async; cycles commands keep it busy at freq_ghz.",
   params: peCpuParams,
   create: (context, params) => new PeCpuV1(context, params),
 });
@@ -601,8 +666,15 @@ export class PeGemmV1 extends Component<z.output<typeof gemmParams>> {
     if (!(message instanceof TileToken)) throw wrongMessage(this, message, "GEMM stages of tile tokens");
     const params = message.stage.params;
     if (params.type !== "gemm") throw wrongMessage(this, message, "GEMM stages");
-    this.stats.bytes += 2 * params.m * params.n * params.k; // FLOPs, reported as "bytes" column = work
+    this.stats.flops += 2 * params.m * params.n * params.k;
     return compute(this, this.slot, this.timing(params.m, params.n, params.k, params.dtype));
+  }
+
+  /** 2 x mac_rows x mac_cols x freq_ghz / the fewest cycles any dtype takes. */
+  override peak(): ComponentPeak {
+    const params = this.params as z.output<typeof gemmParams>;
+    const cycles = Math.min(...Object.values(params.dtype_cycles), 1);
+    return { flopsPerNs: (2 * params.mac_rows * params.mac_cols * params.freq_ghz) / cycles };
   }
 }
 
@@ -668,8 +740,13 @@ export class PeMathV1 extends Component<z.output<typeof mathParams>> {
     if (!(message instanceof TileToken)) throw wrongMessage(this, message, "MATH stages of tile tokens");
     const params = message.stage.params;
     if (params.type !== "math") throw wrongMessage(this, message, "MATH stages");
-    this.stats.bytes += params.elements;
+    this.stats.flops += params.elements * params.op.split("+").length;
     return compute(this, this.slot, simdNs(this.params, params.op, params.elements, params.reduceLength));
+  }
+
+  /** One op per lane per cycle. */
+  override peak(): ComponentPeak {
+    return { flopsPerNs: this.params.lanes * this.params.freq_ghz };
   }
 }
 

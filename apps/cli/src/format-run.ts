@@ -1,0 +1,193 @@
+import type { RunResults } from "@kb/runtime";
+
+/** What `kb run` knows about a run besides its results: wall times and the bench's outputs. */
+export interface RunExtras {
+  /** Wall time of building the machine and of the bench's run, ms (the human summary only). */
+  readonly buildWallMs: number;
+  readonly runWallMs: number;
+  /** The outputs the bench returned for checking: name, dtype and shape. */
+  readonly outputs: readonly RunOutput[];
+}
+
+/** An output a bench returned for checking; `dtype` and `shape` are absent when it is not a device tensor. */
+export interface RunOutput {
+  readonly name: string;
+  readonly dtype?: string;
+  readonly shape?: readonly number[];
+}
+
+/**
+ * The human summary of `kb run`: bench, topology and params; simulated time, events and the
+ * event rate; throughput against the peaks and the roofline time; utilisation by component kind;
+ * the ten busiest components; the outputs the bench returned. Everything but the wall times
+ * depends on the results only.
+ */
+export function formatRunSummary(results: RunResults, extras: RunExtras): string {
+  const lines: string[] = [];
+  const simNs = results.simTimeNs;
+  const eventsPerS = extras.runWallMs > 0 ? (results.events / extras.runWallMs) * 1000 : 0;
+
+  lines.push(`bench ${results.bench ?? "(none)"} on topology ${results.topology}`);
+  lines.push(
+    ...table([
+      ["params", Object.keys(results.params).length === 0 ? "(none)" : JSON.stringify(results.params)],
+      ["simulated time", formatNs(simNs)],
+      [
+        "events",
+        `${groupDigits(results.events)} in ${formatWallMs(extras.runWallMs)} wall (${formatSi(eventsPerS, "events/s")}; machine built in ${formatWallMs(extras.buildWallMs)})`,
+      ],
+      ...results.launches.map((launch, index) => [
+        index === 0 ? "launches" : "",
+        `${launch.name} on ${launch.pes} PE(s): ${formatNs(launch.startNs)} -> ${formatNs(launch.endNs)} (${formatNs(launch.endNs - launch.startNs)})`,
+      ]),
+      ...(results.launches.length === 0 ? [["launches", "(none)"]] : []),
+    ]),
+  );
+  lines.push("");
+
+  // Throughput: what the run achieved against the peaks of the hardware it used.
+  const { work, peak, achieved } = results;
+  const mathPerS = simNs > 0 ? (work.mathFlops / simNs) * 1e9 : 0;
+  const gemmPerS = simNs > 0 ? (work.gemmFlops / simNs) * 1e9 : 0;
+  lines.push("throughput (against the peaks of the engines and HBM stacks the run used)");
+  lines.push(
+    ...table([
+      ["GEMM", rate("GEMM", work.gemmFlops, gemmPerS, peak.gemmFlopsPerS, "FLOP/s")],
+      ["MATH", rate("MATH", work.mathFlops, mathPerS, peak.mathFlopsPerS, "FLOP/s")],
+      ["all FLOPs", formatSi(achieved.flopsPerS, "FLOP/s")],
+      ["HBM", rate("HBM", work.hbmBytes, achieved.hbmBytesPerS, peak.hbmBytesPerS, "B/s")],
+      [
+        "roofline time",
+        results.rooflineNs > 0
+          ? `${formatNs(results.rooflineNs)} (the run took ${formatNumber(simNs / results.rooflineNs, 3)} x that)`
+          : "0 ns (no GEMM, MATH or HBM work)",
+      ],
+    ]),
+  );
+  lines.push("");
+
+  const kinds = results.byKind.filter((kind) => kind.ops > 0);
+  lines.push("utilisation by kind (busy: summed over the kind's components; util: their mean)");
+  lines.push(
+    ...table([
+      ["kind", "count", "busy", "util", "ops", "bytes"],
+      ...kinds.map((kind) => [
+        kind.kind,
+        String(kind.count),
+        formatNs(kind.busyNs),
+        formatPercent(kind.utilisation),
+        groupDigits(kind.ops),
+        formatByteCount(kind.bytes),
+      ]),
+    ]),
+  );
+  lines.push("");
+
+  lines.push("busiest components");
+  lines.push(
+    ...table([
+      ["component", "impl", "util", "busy", "ops", "bytes"],
+      ...results.busiest.map((row) => [
+        row.id,
+        row.impl,
+        formatPercent(row.utilisation),
+        formatNs(row.busyNs),
+        groupDigits(row.ops),
+        formatByteCount(row.bytes),
+      ]),
+    ]),
+  );
+  lines.push("");
+
+  lines.push("outputs");
+  if (extras.outputs.length === 0) lines.push("  (the bench returned none)");
+  else {
+    lines.push(
+      ...table(
+        extras.outputs.map((output) => [
+          output.name,
+          output.shape === undefined
+            ? "(not a device tensor)"
+            : `${output.dtype ?? "?"} [${output.shape.join(", ")}]`,
+        ]),
+      ),
+    );
+  }
+  lines.push("verification: not run (kb run --verify comes with phase 2)");
+  return `${lines.join("\n")}\n`;
+}
+
+function rate(what: string, work: number, perS: number, peakPerS: number, unit: string): string {
+  if (work === 0) return `none (no ${what} work)`;
+  if (peakPerS <= 0) return formatSi(perS, unit);
+  return `${formatSi(perS, unit)} of ${formatSi(peakPerS, unit)} peak (${formatPercent(perS / peakPerS)})`;
+}
+
+/** Simulated time in the unit that fits: `850 ns`, `12.35 µs`, `3.2 ms`, `1.5 s` (4 significant digits). */
+export function formatNs(ns: number): string {
+  const size = Math.abs(ns);
+  if (size < 1e3) return `${formatNumber(ns, 4)} ns`;
+  if (size < 1e6) return `${formatNumber(ns / 1e3, 4)} µs`;
+  if (size < 1e9) return `${formatNumber(ns / 1e6, 4)} ms`;
+  return `${formatNumber(ns / 1e9, 4)} s`;
+}
+
+/** A rate with an SI prefix: `819.2 GB/s`, `4.096 TFLOP/s`, `12.3 kevents/s` (4 significant digits). */
+export function formatSi(value: number, unit: string): string {
+  const prefixes = ["", "k", "M", "G", "T", "P", "E"];
+  let scaled = value;
+  let index = 0;
+  while (Math.abs(scaled) >= 1000 && index < prefixes.length - 1) {
+    scaled /= 1000;
+    index++;
+  }
+  return `${formatNumber(scaled, 4)} ${prefixes[index]}${unit}`;
+}
+
+/** Bytes: `512 B`, then binary units with 4 significant digits (`24 KiB`, `1.5 MiB`). */
+export function formatByteCount(bytes: number): string {
+  const units = ["B", "KiB", "MiB", "GiB", "TiB"];
+  let value = bytes;
+  let unit = 0;
+  while (value >= 1024 && unit < units.length - 1) {
+    value /= 1024;
+    unit++;
+  }
+  return `${unit === 0 ? String(value) : formatNumber(value, 4)} ${units[unit]}`;
+}
+
+function formatPercent(fraction: number): string {
+  return `${(fraction * 100).toFixed(1)}%`;
+}
+
+function formatWallMs(ms: number): string {
+  return ms < 1000 ? `${ms.toFixed(0)} ms` : `${(ms / 1000).toFixed(2)} s`;
+}
+
+/** `digits` significant digits, no float noise and no exponent: 12.35, 819.2, 1024. */
+function formatNumber(value: number, digits: number): string {
+  if (value === 0 || !Number.isFinite(value)) return String(value);
+  const magnitude = Math.floor(Math.log10(Math.abs(value)));
+  const decimals = Math.max(0, digits - 1 - magnitude);
+  return String(Number(value.toFixed(decimals)));
+}
+
+/** `1234567` as `1,234,567` (the same on every machine, unlike toLocaleString). */
+export function groupDigits(value: number): string {
+  const [whole = "", fraction] = String(value).split(".");
+  const grouped = whole.replace(/\B(?=(\d{3})+(?!\d))/g, ",");
+  return fraction === undefined ? grouped : `${grouped}.${fraction}`;
+}
+
+/** Left-aligned columns, indented by two spaces; trailing blanks trimmed. */
+function table(rows: readonly (readonly string[])[]): string[] {
+  const widths: number[] = [];
+  for (const row of rows) {
+    row.forEach((cell, index) => {
+      widths[index] = Math.max(widths[index] ?? 0, cell.length);
+    });
+  }
+  return rows.map((row) =>
+    `  ${row.map((cell, index) => (index === row.length - 1 ? cell : cell.padEnd(widths[index] ?? 0))).join("  ")}`.trimEnd(),
+  );
+}

@@ -1,0 +1,48 @@
+import type { Grid, GridSpec, Simulator } from "@kb/runtime";
+import * as z from "zod";
+
+/** The element types the workload benches run in. */
+export const dtypeParam = z
+  .enum(["f16", "bf16", "f32"])
+  .default("f16")
+  .describe("Element type of the inputs and outputs.");
+
+/** The seed of the bench's random inputs (each input uses `seed + i`). */
+export const seedParam = z
+  .number()
+  .int()
+  .min(0)
+  .max(2 ** 32 - 16)
+  .default(1)
+  .describe("Seed of the random inputs; the same seed gives the same inputs and results.");
+
+const count = (what: string) =>
+  z
+    .number()
+    .int()
+    .positive()
+    .optional()
+    .describe(`Run on the first n ${what} of the topology (default: all).`);
+
+/** Optional grid limits shared by every bench: the first n SIPs, cubes per SIP, PEs per cube. */
+export const gridParams = {
+  sips: count("SIPs"),
+  cubes: count("cubes of each SIP"),
+  pes: count("PEs of each cube"),
+};
+
+/** The grid params after parsing. */
+export interface GridParams {
+  readonly sips?: number | undefined;
+  readonly cubes?: number | undefined;
+  readonly pes?: number | undefined;
+}
+
+/** The launch grid of `params`: every PE of the topology unless a count limits a level. */
+export function gridOf(sim: Simulator, params: GridParams): Grid {
+  const spec: { -readonly [K in keyof GridSpec]: GridSpec[K] } = {};
+  if (params.sips !== undefined) spec.sips = params.sips;
+  if (params.cubes !== undefined) spec.cubes = params.cubes;
+  if (params.pes !== undefined) spec.pes = params.pes;
+  return sim.grid(spec);
+}

@@ -1,0 +1,1 @@
+export { MEMORY_STORE_PAGE_BYTES, MemoryStore } from "./memory-store.js";

@@ -1,0 +1,214 @@
+import { isKbError, type KbError } from "@kb/errors";
+import { describe, expect, it } from "vitest";
+import { MEMORY_STORE_PAGE_BYTES, MemoryStore } from "./index.js";
+
+const PAGE = MEMORY_STORE_PAGE_BYTES;
+
+function thrown(run: () => unknown): KbError {
+  try {
+    run();
+  } catch (error) {
+    if (isKbError(error)) return error;
+    throw error;
+  }
+  throw new Error("expected a KbError, nothing was thrown");
+}
+
+/** Compares byte arrays quickly (toEqual walks large typed arrays slowly), naming the first difference. */
+function expectBytes(actual: Uint8Array, expected: Uint8Array): void {
+  expect(actual.length).toBe(expected.length);
+  const index = actual.findIndex((value, position) => value !== expected[position]);
+  expect(index, `first differing byte at index ${index}`).toBe(-1);
+}
+
+/** `length` bytes counting up from `first`, modulo 256 (a pattern where misplaced bytes show). */
+function pattern(length: number, first = 0): Uint8Array {
+  const bytes = new Uint8Array(length);
+  for (let index = 0; index < length; index++) bytes[index] = (first + index * 7) & 0xff;
+  return bytes;
+}
+
+describe("MemoryStore", () => {
+  it("uses 64 KiB pages", () => {
+    expect(PAGE).toBe(65536);
+  });
+
+  it("reads never-written memory as zeros without creating pages", () => {
+    const store = new MemoryStore();
+    expect(store.read(0x1_0000_0000, 100)).toEqual(new Uint8Array(100));
+    expect(store.read(2 ** 53 - 4, 4)).toEqual(new Uint8Array(4));
+    expect(store.read(12, 0)).toEqual(new Uint8Array(0));
+    expect(store.pageCount).toBe(0);
+  });
+
+  it("writes and reads a 200 KiB range starting 100 bytes before a page boundary", () => {
+    const store = new MemoryStore();
+    const address = 5 * PAGE - 100;
+    const data = pattern(200 * 1024, 3);
+    store.write(address, data);
+    expect(store.pageCount).toBe(5); // pages 4..8: 100 bytes + 3 full pages + the remaining 70 KiB - 100
+    expect(store.bytesWritten).toBe(200 * 1024);
+    expectBytes(store.read(address, data.length), data);
+    // around the edges: zeros outside, data inside
+    expect(store.read(address - 2, 4)).toEqual(new Uint8Array([0, 0, data[0]!, data[1]!]));
+    const end = address + data.length;
+    expect(store.read(end - 2, 4)).toEqual(new Uint8Array([data.at(-2)!, data.at(-1)!, 0, 0]));
+    // a read of a slice that starts mid-page and crosses two boundaries
+    expectBytes(store.read(5 * PAGE - 10, PAGE + 20), data.subarray(90, 90 + PAGE + 20));
+  });
+
+  it("lets a later write win byte by byte", () => {
+    const store = new MemoryStore();
+    store.write(1000, new Uint8Array([1, 2, 3, 4, 5, 6, 7, 8]));
+    store.write(1003, new Uint8Array([0xaa, 0xbb]));
+    expect(store.read(1000, 8)).toEqual(new Uint8Array([1, 2, 3, 0xaa, 0xbb, 6, 7, 8]));
+    // a partial overwrite across a page boundary
+    store.write(PAGE - 4, new Uint8Array(8).fill(9));
+    store.write(PAGE - 1, new Uint8Array([1, 2]));
+    expect(store.read(PAGE - 4, 8)).toEqual(new Uint8Array([9, 9, 9, 1, 2, 9, 9, 9]));
+  });
+
+  it("copies what it writes, so the caller may reuse its buffer", () => {
+    const store = new MemoryStore();
+    const buffer = new Uint8Array([1, 2, 3]);
+    store.write(0, buffer);
+    buffer.fill(0);
+    expect(store.read(0, 3)).toEqual(new Uint8Array([1, 2, 3]));
+    const copy = store.read(0, 3);
+    copy[0] = 42;
+    expect(store.read(0, 1)[0]).toBe(1);
+  });
+
+  it("reads into a caller's array, zero-filling what was never written", () => {
+    const store = new MemoryStore();
+    store.write(PAGE + 2, new Uint8Array([5, 6]));
+    const target = new Uint8Array(8).fill(0xff);
+    expect(store.readInto(PAGE, target.subarray(2, 6))).toEqual(new Uint8Array([0, 0, 5, 6]));
+    expect(target).toEqual(new Uint8Array([0xff, 0xff, 0, 0, 5, 6, 0xff, 0xff]));
+    // a range whose first page is missing and second exists
+    expect(store.readInto(PAGE - 2, new Uint8Array(6))).toEqual(new Uint8Array([0, 0, 0, 0, 5, 6]));
+  });
+
+  it("fills ranges, creating no pages for zeros", () => {
+    const store = new MemoryStore();
+    store.fill(PAGE - 3, 6, 7);
+    expect(store.read(PAGE - 4, 8)).toEqual(new Uint8Array([0, 7, 7, 7, 7, 7, 7, 0]));
+    store.fill(PAGE - 1, 2, 0);
+    expect(store.read(PAGE - 4, 8)).toEqual(new Uint8Array([0, 7, 7, 0, 0, 7, 7, 0]));
+    store.fill(10 * PAGE, 3 * PAGE, 0);
+    expect(store.pageCount).toBe(2);
+    expect(store.bytesWritten).toBe(6 + 2 + 3 * PAGE);
+    expect(thrown(() => store.fill(0, 1, 256)).message).toContain("integer in [0, 255]");
+  });
+
+  it("copies with memmove semantics when ranges overlap", () => {
+    const store = new MemoryStore();
+    const data = pattern(3 * PAGE, 1);
+    const base = 7 * PAGE + 5;
+    // destination above the source, overlapping, crossing page boundaries on both sides
+    store.write(base, data);
+    store.copy(base, base + 1000, data.length);
+    expectBytes(store.read(base + 1000, data.length), data);
+    expectBytes(store.read(base, 1000), data.subarray(0, 1000));
+    // destination below the source
+    store.clear();
+    store.write(base, data);
+    store.copy(base, base - PAGE - 3, data.length);
+    expectBytes(store.read(base - PAGE - 3, data.length), data);
+    expectBytes(store.read(base + data.length - PAGE - 3, PAGE + 3), data.subarray(data.length - PAGE - 3));
+    // a small overlap within one page
+    store.write(16, new Uint8Array([1, 2, 3, 4, 5]));
+    store.copy(16, 18, 5);
+    expect(store.read(16, 7)).toEqual(new Uint8Array([1, 2, 1, 2, 3, 4, 5]));
+    store.copy(18, 16, 5);
+    expect(store.read(16, 7)).toEqual(new Uint8Array([1, 2, 3, 4, 5, 4, 5]));
+  });
+
+  it("copies never-written memory as zeros over existing bytes", () => {
+    const store = new MemoryStore();
+    store.write(PAGE - 2, new Uint8Array([1, 2, 3, 4]));
+    store.copy(50 * PAGE, PAGE - 1, 2);
+    expect(store.read(PAGE - 2, 4)).toEqual(new Uint8Array([1, 0, 0, 4]));
+    store.copy(60 * PAGE, 70 * PAGE, 10);
+    expect(store.pageCount).toBe(2);
+  });
+
+  it("checks alignment to the element size in the typed helpers", () => {
+    const store = new MemoryStore();
+    const values = new Float32Array([1.5, -2, 3.25]);
+    store.writeTyped(64, new Uint8Array(values.buffer), 4);
+    const bytes = store.readTyped(64, 12, 4);
+    expect(new Float32Array(bytes.buffer)).toEqual(values);
+    // a reinterpret cast is allowed: the same bytes as f16 pairs
+    expect(store.readTyped(64, 12, 2)).toEqual(bytes);
+    const misaligned = thrown(() => store.readTyped(66, 8, 4));
+    expect(misaligned.code).toBe("MEMORY_ACCESS");
+    expect(misaligned.message).toBe(
+      "[MEMORY_ACCESS] readTyped at 0x42 (length 8): the address is not aligned to the element size of 4 bytes (it is 2 bytes past a multiple). Tensor data must start at a multiple of its dtype size (alignment = dtype size); place it at 0x40 or 0x44.",
+    );
+    expect(thrown(() => store.writeTyped(2, new Uint8Array(4), 4)).message).toContain(
+      "alignment = dtype size",
+    );
+    expect(thrown(() => store.writeTyped(0, new Uint8Array(6), 4)).message).toContain(
+      "not a whole number of 4-byte elements",
+    );
+    expect(thrown(() => store.readTyped(0, 4, 0)).message).toContain("element size");
+  });
+
+  it("rejects bad addresses, lengths and ranges past 2^53 with MEMORY_ACCESS", () => {
+    const store = new MemoryStore();
+    const negative = thrown(() => store.write(-1, new Uint8Array(1)));
+    expect(negative.code).toBe("MEMORY_ACCESS");
+    expect(negative.message).toContain("write at -1 (length 1)");
+    expect(thrown(() => store.read(1.5, 1)).code).toBe("MEMORY_ACCESS");
+    expect(thrown(() => store.read(2 ** 53, 1)).message).toContain("[0, 2^53)");
+    const wraps = thrown(() => store.read(2 ** 53 - 4, 8));
+    expect(wraps.message).toBe(
+      "[MEMORY_ACCESS] read at 0x1ffffffffffffc (length 8): the range runs past the end of the address space, 2^53; ranges do not wrap around.",
+    );
+    expect(thrown(() => store.read(0, -1)).message).toContain("length must be an integer >= 0, got -1");
+    expect(thrown(() => store.copy(0, 2 ** 53 - 1, 2)).message).toContain("copy destination");
+    expect(store.pageCount).toBe(0);
+  });
+
+  it("clear forgets everything", () => {
+    const store = new MemoryStore();
+    store.write(0, new Uint8Array([1]));
+    store.clear();
+    expect(store.pageCount).toBe(0);
+    expect(store.bytesWritten).toBe(0);
+    expect(store.read(0, 1)).toEqual(new Uint8Array([0]));
+  });
+
+  it("matches a byte-by-byte model over random writes, fills and copies", () => {
+    // a flat array over a 4-page window as the reference; deterministic LCG, no Math.random
+    const window = 4 * PAGE;
+    const base = 3 * PAGE;
+    const model = new Uint8Array(window);
+    const store = new MemoryStore();
+    let seed = 7;
+    const next = (limit: number) => {
+      seed = (seed * 1103515245 + 12345) % 2 ** 31;
+      return seed % limit;
+    };
+    for (let step = 0; step < 300; step++) {
+      const length = next(PAGE + 100);
+      const offset = next(window - length + 1);
+      const kind = next(3);
+      if (kind === 0) {
+        const data = pattern(length, step);
+        store.write(base + offset, data);
+        model.set(data, offset);
+      } else if (kind === 1) {
+        const value = next(256);
+        store.fill(base + offset, length, value);
+        model.fill(value, offset, offset + length);
+      } else {
+        const to = next(window - length + 1);
+        store.copy(base + offset, base + to, length);
+        model.copyWithin(to, offset, offset + length);
+      }
+    }
+    expectBytes(store.read(base, window), model);
+  });
+});

@@ -1,0 +1,252 @@
+import { KbError } from "@kb/errors";
+
+/** Bytes per page of a {@link MemoryStore}: 64 KiB. */
+export const MEMORY_STORE_PAGE_BYTES = 65536;
+
+const PAGE_BYTES = MEMORY_STORE_PAGE_BYTES;
+const ADDRESS_LIMIT = 2 ** 53;
+
+/**
+ * The data of device memory during phase 2 (ADR-0020 D7): byte-addressable, sparse, keyed by
+ * encoded device address (the memory space is part of the address, so there is no `space`
+ * argument).
+ *
+ * Bytes live in 64 KiB pages created on the first write that touches them; bytes never written
+ * read as 0. Every range is copied page slice by page slice with `Uint8Array.set`, so large
+ * contiguous reads and writes cost one `memcpy` per page.
+ *
+ * Semantics are byte-granular: a later write wins byte by byte, whatever the earlier write's size.
+ * Reading with another element type than the one written is a reinterpret cast.
+ *
+ * **When to use**: the canonical state of a data-execution run; tensors are views the executor
+ * builds over what `read` returns.
+ *
+ * **Gotchas**: the store does not know what is allocated; check accesses against the allocator
+ * first. All methods throw `MEMORY_ACCESS` for an address that is not an integer in [0, 2^53), a
+ * length that is not an integer >= 0, or a range that runs past 2^53.
+ */
+export class MemoryStore {
+  private readonly pages = new Map<number, Uint8Array>();
+  private written = 0;
+
+  /** Bytes stored so far by `write`, `writeTyped`, `fill` and `copy` (destination bytes), since the last `clear`. */
+  get bytesWritten(): number {
+    return this.written;
+  }
+
+  /** Pages currently held (each {@link MEMORY_STORE_PAGE_BYTES} bytes). */
+  get pageCount(): number {
+    return this.pages.size;
+  }
+
+  /** Stores `bytes` at [address, address + bytes.length); copies them, so the caller may reuse `bytes`. */
+  write(address: number, bytes: Uint8Array): void {
+    const length = bytes.length;
+    checkRange("write", address, length);
+    let position = 0;
+    while (position < length) {
+      const at = address + position;
+      const offset = at % PAGE_BYTES;
+      const chunk = Math.min(PAGE_BYTES - offset, length - position);
+      this.pageFor(at).set(bytes.subarray(position, position + chunk), offset);
+      position += chunk;
+    }
+    this.written += length;
+  }
+
+  /** A new array with the `length` bytes at `address` (0 where never written). */
+  read(address: number, length: number): Uint8Array {
+    checkRange("read", address, length);
+    return this.readInto(address, new Uint8Array(length));
+  }
+
+  /** Fills `target` with the bytes at [address, address + target.length) and returns it. */
+  readInto(address: number, target: Uint8Array): Uint8Array {
+    const length = target.length;
+    checkRange("read", address, length);
+    let position = 0;
+    while (position < length) {
+      const at = address + position;
+      const offset = at % PAGE_BYTES;
+      const chunk = Math.min(PAGE_BYTES - offset, length - position);
+      const page = this.pages.get((at - offset) / PAGE_BYTES);
+      if (page === undefined) target.fill(0, position, position + chunk);
+      else target.set(page.subarray(offset, offset + chunk), position);
+      position += chunk;
+    }
+    return target;
+  }
+
+  /** Sets the `length` bytes at `address` to `value` (an integer in [0, 255]). */
+  fill(address: number, length: number, value: number): void {
+    checkRange("fill", address, length);
+    if (!Number.isInteger(value) || value < 0 || value > 255) {
+      throw new KbError(
+        "MEMORY_ACCESS",
+        `fill at ${hex(address)}: the value must be a byte, an integer in [0, 255], got ${String(value)}.`,
+      );
+    }
+    let position = 0;
+    while (position < length) {
+      const at = address + position;
+      const offset = at % PAGE_BYTES;
+      const chunk = Math.min(PAGE_BYTES - offset, length - position);
+      const index = (at - offset) / PAGE_BYTES;
+      // zeros need no page: a missing page already reads as zeros
+      const page = value === 0 ? this.pages.get(index) : this.pageFor(at);
+      page?.fill(value, offset, offset + chunk);
+      position += chunk;
+    }
+    this.written += length;
+  }
+
+  /**
+   * Copies `length` bytes from `source` to `destination` with memmove semantics: when the ranges
+   * overlap, the destination receives the source bytes as they were before the copy.
+   */
+  copy(source: number, destination: number, length: number): void {
+    checkRange("copy source", source, length);
+    checkRange("copy destination", destination, length);
+    if (length === 0 || source === destination) {
+      this.written += length;
+      return;
+    }
+    // Forward when the destination is below the source, backward otherwise, so an overlapping
+    // chunk never reads bytes an earlier chunk already overwrote. A chunk crosses no page boundary
+    // on either side; `set` itself is memmove-safe within a page.
+    if (destination < source) {
+      let position = 0;
+      while (position < length) {
+        const chunk = Math.min(
+          PAGE_BYTES - ((source + position) % PAGE_BYTES),
+          PAGE_BYTES - ((destination + position) % PAGE_BYTES),
+          length - position,
+        );
+        this.copyChunk(source + position, destination + position, chunk);
+        position += chunk;
+      }
+    } else {
+      let remaining = length;
+      while (remaining > 0) {
+        const sourceEnd = source + remaining;
+        const destinationEnd = destination + remaining;
+        const chunk = Math.min(
+          sourceEnd % PAGE_BYTES || PAGE_BYTES,
+          destinationEnd % PAGE_BYTES || PAGE_BYTES,
+          remaining,
+        );
+        this.copyChunk(sourceEnd - chunk, destinationEnd - chunk, chunk);
+        remaining -= chunk;
+      }
+    }
+    this.written += length;
+  }
+
+  /**
+   * {@link write} of whole elements of `elementBytes` bytes at an address aligned to the element
+   * size (ADR-0020 D7: minimum alignment = dtype size).
+   *
+   * Throws `MEMORY_ACCESS` when `address` is not a multiple of `elementBytes` or `bytes` is not a
+   * whole number of elements.
+   */
+  writeTyped(address: number, bytes: Uint8Array, elementBytes: number): void {
+    checkTyped("writeTyped", address, bytes.length, elementBytes);
+    this.write(address, bytes);
+  }
+
+  /**
+   * {@link read} of whole elements of `elementBytes` bytes at an address aligned to the element
+   * size. The result has its own buffer at byte offset 0, so `new Float32Array(result.buffer)`
+   * views it without a copy.
+   *
+   * Throws `MEMORY_ACCESS` when `address` is not a multiple of `elementBytes` or `length` is not a
+   * whole number of elements.
+   */
+  readTyped(address: number, length: number, elementBytes: number): Uint8Array {
+    checkTyped("readTyped", address, length, elementBytes);
+    return this.read(address, length);
+  }
+
+  /** Forgets every byte (all memory reads as 0 again) and resets `bytesWritten`. */
+  clear(): void {
+    this.pages.clear();
+    this.written = 0;
+  }
+
+  /** The page holding `address`, created (zero-filled) if missing. */
+  private pageFor(address: number): Uint8Array {
+    const index = (address - (address % PAGE_BYTES)) / PAGE_BYTES;
+    let page = this.pages.get(index);
+    if (page === undefined) {
+      page = new Uint8Array(PAGE_BYTES);
+      this.pages.set(index, page);
+    }
+    return page;
+  }
+
+  /** Copies a range that crosses no page boundary on either side. */
+  private copyChunk(source: number, destination: number, length: number): void {
+    const sourceOffset = source % PAGE_BYTES;
+    const destinationOffset = destination % PAGE_BYTES;
+    const sourcePage = this.pages.get((source - sourceOffset) / PAGE_BYTES);
+    if (sourcePage === undefined) {
+      this.pages
+        .get((destination - destinationOffset) / PAGE_BYTES)
+        ?.fill(0, destinationOffset, destinationOffset + length);
+      return;
+    }
+    this.pageFor(destination).set(
+      sourcePage.subarray(sourceOffset, sourceOffset + length),
+      destinationOffset,
+    );
+  }
+}
+
+function checkRange(operation: string, address: number, length: number): void {
+  if (typeof address !== "number" || !Number.isInteger(address) || address < 0 || address >= ADDRESS_LIMIT) {
+    throw new KbError(
+      "MEMORY_ACCESS",
+      `${operation} at ${hex(address)} (length ${String(length)}): the address must be an integer in [0, 2^53). Use an encoded device address.`,
+    );
+  }
+  if (typeof length !== "number" || !Number.isInteger(length) || length < 0) {
+    throw new KbError(
+      "MEMORY_ACCESS",
+      `${operation} at ${hex(address)}: the length must be an integer >= 0, got ${String(length)}.`,
+    );
+  }
+  if (length > ADDRESS_LIMIT - address) {
+    throw new KbError(
+      "MEMORY_ACCESS",
+      `${operation} at ${hex(address)} (length ${length}): the range runs past the end of the address space, 2^53; ranges do not wrap around.`,
+    );
+  }
+}
+
+function checkTyped(operation: string, address: number, length: number, elementBytes: number): void {
+  if (!Number.isInteger(elementBytes) || elementBytes <= 0) {
+    throw new KbError(
+      "MEMORY_ACCESS",
+      `${operation} at ${hex(address)} (length ${String(length)}): the element size must be a positive integer number of bytes, got ${String(elementBytes)}.`,
+    );
+  }
+  checkRange(operation, address, length);
+  if (address % elementBytes !== 0) {
+    throw new KbError(
+      "MEMORY_ACCESS",
+      `${operation} at ${hex(address)} (length ${length}): the address is not aligned to the element size of ${elementBytes} bytes (it is ${address % elementBytes} bytes past a multiple). Tensor data must start at a multiple of its dtype size (alignment = dtype size); place it at ${hex(address - (address % elementBytes))} or ${hex(address - (address % elementBytes) + elementBytes)}.`,
+    );
+  }
+  if (length % elementBytes !== 0) {
+    throw new KbError(
+      "MEMORY_ACCESS",
+      `${operation} at ${hex(address)} (length ${length}): the length is not a whole number of ${elementBytes}-byte elements.`,
+    );
+  }
+}
+
+function hex(address: number): string {
+  return typeof address === "number" && Number.isInteger(address) && address >= 0
+    ? `0x${address.toString(16)}`
+    : String(address);
+}

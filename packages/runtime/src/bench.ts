@@ -1,0 +1,119 @@
+import { KbError } from "@kb/errors";
+import type { Tensor } from "@kb/tensor";
+import type * as z from "zod";
+import type { DeviceTensor } from "./device-tensor.js";
+import type { Simulator } from "./simulator.js";
+
+/** An output of a bench and how to compute what it should hold. */
+export interface BenchCheck {
+  /** The device tensor the kernel wrote. */
+  readonly actual: DeviceTensor;
+  /** The expected values, computed on the host by a separate plain implementation. */
+  readonly reference: () => Tensor | Promise<Tensor>;
+}
+
+/** What a bench's `run` returns: the outputs `--verify` checks. */
+export interface BenchOutcome {
+  readonly check?: Readonly<Record<string, BenchCheck>>;
+}
+
+/** A workload: a host program with typed params. */
+export interface Bench<S extends z.ZodType = z.ZodType> {
+  readonly name: string;
+  readonly description?: string;
+  /** Params schema (with defaults): `kb run NAME --param k=v` are validated by it. */
+  readonly params: S;
+  /** Runner mode only (the kernel branches on loaded data). */
+  readonly runnerOnly?: boolean;
+  run(sim: Simulator, params: z.output<S>): Promise<BenchOutcome | undefined> | Promise<void>;
+}
+
+/** Declares a bench (DESIGN §6); `export default defineBench({...})` in a bench file. */
+export function defineBench<S extends z.ZodType>(bench: Bench<S>): Bench<S> {
+  if (typeof bench?.name !== "string" || bench.name.length === 0) {
+    throw new KbError("RUNTIME_INVALID", "defineBench: needs a non-empty name.");
+  }
+  if (typeof bench.run !== "function") {
+    throw new KbError(
+      "RUNTIME_INVALID",
+      `defineBench "${bench.name}": run must be an async function (sim, params).`,
+    );
+  }
+  if (
+    bench.params === undefined ||
+    typeof (bench.params as { safeParse?: unknown }).safeParse !== "function"
+  ) {
+    throw new KbError("RUNTIME_INVALID", `defineBench "${bench.name}": params must be a zod schema.`);
+  }
+  return Object.freeze({ ...bench });
+}
+
+/** True for a value made by {@link defineBench} (or shaped like one). */
+export function isBench(value: unknown): value is Bench {
+  const bench = value as Bench | null;
+  return (
+    typeof bench === "object" &&
+    bench !== null &&
+    typeof bench.name === "string" &&
+    typeof bench.run === "function" &&
+    typeof (bench.params as { safeParse?: unknown } | undefined)?.safeParse === "function"
+  );
+}
+
+/**
+ * Validates `key=value` params (values as the command line gives them: JSON where it parses,
+ * else the string) with the bench's schema. Unknown keys and bad values are `RUNTIME_INVALID`
+ * errors that list the bench's params.
+ */
+export function parseBenchParams<S extends z.ZodType>(
+  bench: Bench<S>,
+  raw: Readonly<Record<string, string | number | boolean>>,
+): z.output<S> {
+  const shape = (bench.params as unknown as { shape?: Record<string, unknown> }).shape;
+  if (shape !== undefined && typeof shape === "object") {
+    const unknown = Object.keys(raw).filter((key) => !Object.hasOwn(shape, key));
+    if (unknown.length > 0) {
+      throw new KbError(
+        "RUNTIME_INVALID",
+        `bench "${bench.name}": bad params:\n  ${unknown.map((key) => `${key}: not a param of this bench`).join("\n  ")}\nIts params: ${describeParams(bench)}.`,
+      );
+    }
+  }
+  const values: Record<string, unknown> = {};
+  for (const [key, value] of Object.entries(raw)) {
+    if (typeof value !== "string") {
+      values[key] = value;
+      continue;
+    }
+    try {
+      values[key] = JSON.parse(value);
+    } catch {
+      values[key] = value;
+    }
+  }
+  const parsed = bench.params.safeParse(values);
+  if (!parsed.success) {
+    const issues = parsed.error.issues.map((issue) => {
+      const path = issue.path.length > 0 ? issue.path.join(".") : "(params)";
+      return `${path}: ${issue.message}`;
+    });
+    throw new KbError(
+      "RUNTIME_INVALID",
+      `bench "${bench.name}": bad params:\n  ${issues.join("\n  ")}\nIts params: ${describeParams(bench)}.`,
+    );
+  }
+  return parsed.data as z.output<S>;
+}
+
+/** `M (default 1024), dtype (default "f16")`, from the schema's defaults. */
+export function describeParams(bench: Bench): string {
+  const shape = (bench.params as unknown as { shape?: Record<string, z.ZodType> }).shape;
+  if (shape === undefined) return "(not an object schema)";
+  const defaults = bench.params.safeParse({});
+  return Object.keys(shape)
+    .map((key) => {
+      const value = defaults.success ? (defaults.data as Record<string, unknown>)[key] : undefined;
+      return value === undefined ? key : `${key} (default ${JSON.stringify(value)})`;
+    })
+    .join(", ");
+}

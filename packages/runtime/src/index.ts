@@ -1,0 +1,16 @@
+export type { Bench, BenchCheck, BenchOutcome } from "./bench.js";
+export { defineBench, describeParams, isBench, parseBenchParams } from "./bench.js";
+export type { Placement } from "./device-tensor.js";
+export { DeviceTensor } from "./device-tensor.js";
+export type {
+  Allocation,
+  AllocatorStats,
+  DeviceMemoryAllocatorStats,
+  DeviceMemoryLayout,
+  FreeListAllocatorOptions,
+} from "./memory/allocator.js";
+export { DeviceMemory, FreeListAllocator } from "./memory/allocator.js";
+export type { LaunchRecord, RunResults } from "./results.js";
+export { RunResultsSchema } from "./results.js";
+export type { Grid, GridSpec, HostWrite, LaunchOptions, SimulatorOptions } from "./simulator.js";
+export { dtypeBytes, Simulator } from "./simulator.js";

@@ -1,0 +1,389 @@
+import { TCM_WINDOW_BYTES, tcmAddress } from "@kb/components";
+import { isKbError, type KbError } from "@kb/errors";
+import { decodeAddress, encodeAddress } from "@kb/topology";
+import { describe, expect, it } from "vitest";
+import { DeviceMemory, FreeListAllocator } from "./allocator.js";
+
+const MIB = 2 ** 20;
+
+/** The KbError `run` throws; fails the test when it throws nothing or something else. */
+function thrown(run: () => unknown): KbError {
+  try {
+    run();
+  } catch (error) {
+    if (isKbError(error)) return error;
+    throw error;
+  }
+  throw new Error("expected a KbError, nothing was thrown");
+}
+
+function permutations<T>(items: readonly T[]): T[][] {
+  if (items.length <= 1) return [items.slice()];
+  return items.flatMap((item, index) =>
+    permutations([...items.slice(0, index), ...items.slice(index + 1)]).map((rest) => [item, ...rest]),
+  );
+}
+
+describe("FreeListAllocator", () => {
+  const make = (size = 1024, alignment?: number) =>
+    new FreeListAllocator(
+      alignment === undefined
+        ? { name: "test.mem", base: 0x1000, size }
+        : { name: "test.mem", base: 0x1000, size, alignment },
+    );
+
+  it("allocates first fit from the lowest address, rounding sizes up to the alignment", () => {
+    const allocator = make();
+    expect(allocator.alloc(1)).toBe(0x1000);
+    expect(allocator.alloc(17)).toBe(0x1010); // the 1-byte allocation occupies 16 bytes
+    expect(allocator.alloc(16)).toBe(0x1030); // 17 bytes occupy 32
+    expect(allocator.stats()).toEqual({ used: 64, free: 960, largestFree: 960, allocations: 3 });
+  });
+
+  it("reuses the lowest hole that fits", () => {
+    const allocator = make();
+    const a = allocator.alloc(32);
+    const b = allocator.alloc(64);
+    allocator.alloc(32);
+    allocator.free(a);
+    allocator.free(b); // coalesces with a: one 96-byte hole at the base
+    expect(allocator.alloc(80)).toBe(0x1000);
+    expect(allocator.alloc(16)).toBe(0x1050); // the rest of the hole
+    expect(allocator.alloc(16)).toBe(0x1080); // after the third allocation
+  });
+
+  it("aligns starts to absolute multiples of the alignment when the base is not aligned", () => {
+    const allocator = new FreeListAllocator({ name: "odd", base: 100, size: 1000, alignment: 64 });
+    expect(allocator.alloc(1)).toBe(128);
+    expect(allocator.alloc(64)).toBe(192);
+    // the 28 bytes before 128 stay free but are too small for any aligned allocation
+    expect(allocator.stats().free).toBe(1000 - 128);
+  });
+
+  it.each(permutations([0, 1, 2]).map((order) => ({ order })))(
+    "coalesces three neighbours freed in the order $order",
+    ({ order }) => {
+      const allocator = make(48);
+      const starts = [allocator.alloc(16), allocator.alloc(16), allocator.alloc(16)];
+      expect(() => allocator.alloc(16)).toThrow(/cannot allocate/);
+      for (const index of order) allocator.free(starts[index]!);
+      expect(allocator.stats()).toEqual({ used: 0, free: 48, largestFree: 48, allocations: 0 });
+      expect(allocator.alloc(48)).toBe(0x1000);
+    },
+  );
+
+  it("rejects sizes that are zero, negative or not integers", () => {
+    const allocator = make();
+    for (const bytes of [0, -16, 1.5, Number.NaN, Number.POSITIVE_INFINITY]) {
+      const error = thrown(() => allocator.alloc(bytes, "weights"));
+      expect(error.code).toBe("MEMORY_ALLOCATION");
+      expect(error.message).toContain("positive integer");
+      expect(error.message).toContain('"weights"');
+    }
+  });
+
+  it("says what is free when nothing fits", () => {
+    const allocator = make(1024);
+    allocator.alloc(512);
+    const error = thrown(() => allocator.alloc(600, "activations"));
+    expect(error.code).toBe("MEMORY_ALLOCATION");
+    expect(error.message).toBe(
+      '[MEMORY_ALLOCATION] test.mem: cannot allocate 600 bytes for "activations", 608 bytes after rounding up to the 16 bytes alignment: 512 bytes free in total, the largest free block is 512 bytes. Free allocations that are no longer needed, split the request into smaller pieces, or use a larger memory.',
+    );
+  });
+
+  it("tells fragmentation apart from a full memory and uses the given hint", () => {
+    const allocator = new FreeListAllocator({ name: "frag", base: 0, size: 4096, hint: "Try elsewhere." });
+    const blocks = [0, 1, 2, 3].map(() => allocator.alloc(1024));
+    allocator.free(blocks[0]!);
+    allocator.free(blocks[2]!);
+    const error = thrown(() => allocator.alloc(2048));
+    expect(error.message).toContain(
+      "2048 bytes (2 KiB) free in total, the largest free block is 1024 bytes (1 KiB)",
+    );
+    expect(error.message).toContain("fragmented");
+    expect(error.message).toMatch(/Try elsewhere\.$/);
+  });
+
+  it("reports a double free, a free inside an allocation and a never-allocated address", () => {
+    const allocator = make();
+    const a = allocator.alloc(64, "a");
+    allocator.alloc(64, "b");
+    allocator.free(a);
+    const double = thrown(() => allocator.free(a));
+    expect(double.code).toBe("MEMORY_ALLOCATION");
+    expect(double.message).toContain("already freed (double free)");
+    const foreign = thrown(() => allocator.free(0x1048));
+    expect(foreign.message).toContain(
+      'inside the allocation [0x1040, 0x1080) "b" (64 bytes), 8 bytes after its start',
+    );
+    const never = thrown(() => allocator.free(0x1200));
+    expect(never.message).toContain("never allocated by this allocator (it is free memory of test.mem)");
+    const outside = thrown(() => allocator.free(0x10));
+    expect(outside.message).toContain("it is outside test.mem [0x1000, 0x1400)");
+  });
+
+  it("forgets a freed start once it is allocated again", () => {
+    const allocator = make();
+    const a = allocator.alloc(64);
+    allocator.free(a);
+    expect(allocator.alloc(128)).toBe(a);
+    allocator.free(a);
+    expect(thrown(() => allocator.free(a)).message).toContain("double free");
+    // a later allocation that covers a freed start without starting there makes it foreign
+    const b = allocator.alloc(16);
+    const c = allocator.alloc(16);
+    allocator.free(c);
+    allocator.free(b);
+    allocator.alloc(64);
+    expect(thrown(() => allocator.free(c)).message).toContain("inside the allocation");
+  });
+
+  it("finds the allocation containing an address, within the requested bytes", () => {
+    const allocator = make();
+    const a = allocator.alloc(10, "ten");
+    expect(allocator.allocationAt(a + 9)).toEqual({ start: a, bytes: 10, reservedBytes: 16, what: "ten" });
+    expect(allocator.allocationAt(a + 10)).toBeNull(); // padding
+    expect(allocator.allocationAt(a - 1)).toBeNull();
+    expect(allocator.liveAllocations()).toHaveLength(1);
+  });
+
+  it("checks that an access lies within one live allocation", () => {
+    const allocator = make();
+    const a = allocator.alloc(64, "x");
+    const b = allocator.alloc(64, "y");
+    allocator.checkAccess(a, 64, "read");
+    allocator.checkAccess(a + 60, 4, "read");
+    allocator.checkAccess(a + 64, 0, "empty read at the end");
+    const spanning = thrown(() => allocator.checkAccess(a + 32, 64, "DMA read of x"));
+    expect(spanning.code).toBe("MEMORY_ACCESS");
+    expect(spanning.message).toBe(
+      '[MEMORY_ACCESS] DMA read of x: [0x1020, 0x1060) (64 bytes) is not within one live allocation of test.mem; it starts inside the allocation [0x1000, 0x1040) "x" (64 bytes) but runs 32 bytes past its end. Check the address and length, and that the buffer is allocated and not yet freed.',
+    );
+    allocator.free(b);
+    const freed = thrown(() => allocator.checkAccess(b, 4, "read of y"));
+    expect(freed.message).toContain(
+      'the nearest live allocation, [0x1000, 0x1040) "x" (64 bytes), ends 0 bytes before it',
+    );
+    const below = thrown(() => allocator.checkAccess(0xff0, 32, "write"));
+    expect(below.message).toContain("it starts 16 bytes before the allocation [0x1000, 0x1040)");
+    allocator.free(a);
+    expect(thrown(() => allocator.checkAccess(a, 1, "read")).message).toContain(
+      "test.mem has no live allocations",
+    );
+    expect(thrown(() => allocator.checkAccess(-1, 1, "read")).code).toBe("MEMORY_ACCESS");
+  });
+
+  it("resets to one free block", () => {
+    const allocator = make();
+    const a = allocator.alloc(100);
+    allocator.alloc(200);
+    allocator.reset();
+    expect(allocator.stats()).toEqual({ used: 0, free: 1024, largestFree: 1024, allocations: 0 });
+    expect(thrown(() => allocator.free(a)).message).toContain("never allocated");
+    expect(allocator.alloc(1024)).toBe(0x1000);
+  });
+
+  it("keeps its books straight over many random allocations and frees", () => {
+    // deterministic LCG: tests must not depend on Math.random
+    let seed = 12345;
+    const next = () => {
+      seed = (seed * 1103515245 + 12345) % 2 ** 31;
+      return seed;
+    };
+    const allocator = new FreeListAllocator({ name: "fuzz", base: 0, size: 1 << 20, alignment: 64 });
+    const live = new Map<number, number>();
+    for (let step = 0; step < 2000; step++) {
+      if (live.size > 0 && next() % 3 === 0) {
+        const keys = [...live.keys()];
+        const address = keys[next() % keys.length]!;
+        allocator.free(address);
+        live.delete(address);
+      } else {
+        const bytes = 1 + (next() % 8192);
+        try {
+          const address = allocator.alloc(bytes);
+          expect(address % 64).toBe(0);
+          live.set(address, bytes);
+        } catch (error) {
+          if (!isKbError(error, "MEMORY_ALLOCATION")) throw error;
+        }
+      }
+      if (step % 50 === 0) {
+        const ranges = [...live.entries()].sort((x, y) => x[0] - y[0]);
+        const overlapping = ranges.filter(
+          ([start], index) =>
+            index > 0 && start < ranges[index - 1]![0] + Math.ceil(ranges[index - 1]![1] / 64) * 64,
+        );
+        expect(overlapping).toEqual([]);
+        for (const [start, bytes] of ranges) expect(allocator.allocationAt(start)?.bytes).toBe(bytes);
+      }
+    }
+    const used = [...live.values()].reduce((sum, bytes) => sum + Math.ceil(bytes / 64) * 64, 0);
+    expect(allocator.stats().used).toBe(used);
+    for (const address of live.keys()) allocator.free(address);
+    expect(allocator.stats()).toEqual({ used: 0, free: 1 << 20, largestFree: 1 << 20, allocations: 0 });
+  });
+
+  it("rejects a bad base, size or alignment", () => {
+    expect(thrown(() => new FreeListAllocator({ name: "m", base: -1, size: 16 })).code).toBe(
+      "MEMORY_ALLOCATION",
+    );
+    expect(thrown(() => new FreeListAllocator({ name: "m", base: 0, size: 0 })).message).toContain("size");
+    expect(
+      thrown(() => new FreeListAllocator({ name: "m", base: 0, size: 16, alignment: 0 })).message,
+    ).toContain("alignment");
+  });
+});
+
+describe("DeviceMemory", () => {
+  const layout = {
+    sips: 2,
+    cubesPerSip: 4,
+    pesPerCube: 8,
+    hbmBytesPerCube: 64 * MIB,
+    sramBytesPerCube: 4 * MIB,
+    tcmBytesPerPe: 4 * MIB,
+  };
+  const page = 2 * MIB;
+
+  it("allocates HBM in whole 2 MiB pages", () => {
+    const memory = new DeviceMemory(layout);
+    const base = encodeAddress({ sip: 1, cube: 2, space: "hbm", offset: 0 });
+    expect(memory.allocHbm(1, { sip: 1, cube: 2 })).toBe(base); // page 0
+    expect(memory.allocHbm(3 * MIB, { sip: 1, cube: 2 })).toBe(base + page); // page 1, occupies pages 1 and 2
+    expect(memory.allocHbm(1, { sip: 1, cube: 2 })).toBe(base + 3 * page); // page 3
+    expect(memory.allocHbm(1, { sip: 0, cube: 0 })).toBe(0); // another cube has its own allocator
+    const stats = memory.stats();
+    expect(stats.map((entry) => entry.name)).toEqual(["sip0.cube0.hbm", "sip1.cube2.hbm"]);
+    expect(stats[1]).toMatchObject({
+      space: "hbm",
+      sip: 1,
+      cube: 2,
+      pe: null,
+      base,
+      size: 64 * MIB,
+      used: 4 * page,
+      free: 56 * MIB,
+      allocations: 3,
+    });
+  });
+
+  it("honours a custom page size", () => {
+    const memory = new DeviceMemory({ ...layout, pageBytes: 4096 });
+    expect(memory.allocHbm(1, { sip: 0, cube: 1 })).toBe(
+      encodeAddress({ sip: 0, cube: 1, space: "hbm", offset: 0 }),
+    );
+    expect(memory.allocHbm(4097, { sip: 0, cube: 1 })).toBe(
+      encodeAddress({ sip: 0, cube: 1, space: "hbm", offset: 4096 }),
+    );
+    expect(decodeAddress(memory.allocHbm(1, { sip: 0, cube: 1 })).offset).toBe(3 * 4096);
+  });
+
+  it("allocates TCM after the reserved bytes, 16-byte aligned, per PE", () => {
+    const memory = new DeviceMemory(layout);
+    const first = memory.allocTcm(10, { sip: 0, cube: 3, pe: 5 });
+    expect(first).toBe(tcmAddress(0, 3, 5, MIB));
+    expect(first).toBe(encodeAddress({ sip: 0, cube: 3, space: "tcm", offset: 5 * TCM_WINDOW_BYTES + MIB }));
+    expect(memory.allocTcm(1, { sip: 0, cube: 3, pe: 5 })).toBe(tcmAddress(0, 3, 5, MIB + 16));
+    expect(memory.allocTcm(1, { sip: 0, cube: 3, pe: 6 })).toBe(tcmAddress(0, 3, 6, MIB));
+    const custom = new DeviceMemory({ ...layout, tcmReservedBytes: 100 });
+    expect(custom.allocTcm(1, { sip: 0, cube: 0, pe: 0 })).toBe(tcmAddress(0, 0, 0, 112));
+    // 3 MiB allocatable per PE with the default reserve
+    expect(memory.allocTcm(3 * MIB, { sip: 1, cube: 0, pe: 0 })).toBe(tcmAddress(1, 0, 0, MIB));
+    const full = thrown(() => memory.allocTcm(16, { sip: 1, cube: 0, pe: 0 }, "tile"));
+    expect(full.code).toBe("MEMORY_ALLOCATION");
+    expect(full.message).toContain('sip1.cube0.pe0.tcm: cannot allocate 16 bytes for "tile"');
+    expect(full.message).toContain("reserved for the PE scheduler's tile buffers");
+  });
+
+  it("allocates SRAM 64-byte aligned", () => {
+    const memory = new DeviceMemory(layout);
+    const base = encodeAddress({ sip: 0, cube: 1, space: "sram", offset: 0 });
+    expect(memory.allocSram(1, { sip: 0, cube: 1 })).toBe(base);
+    expect(memory.allocSram(65, { sip: 0, cube: 1 })).toBe(base + 64);
+    expect(memory.allocSram(1, { sip: 0, cube: 1 })).toBe(base + 192);
+  });
+
+  it("frees and checks accesses by decoding the address", () => {
+    const memory = new DeviceMemory(layout);
+    const hbm = memory.allocHbm(1000, { sip: 0, cube: 1 }, "x");
+    const tcm = memory.allocTcm(256, { sip: 0, cube: 1, pe: 2 }, "tile");
+    const sram = memory.allocSram(128, { sip: 0, cube: 1 });
+    memory.checkAccess(hbm, 1000, "host write of x");
+    memory.checkAccess(tcm + 128, 128, "GEMM read");
+    memory.checkAccess(sram, 128, "copy");
+    expect(memory.allocationAt(tcm + 4)).toEqual({
+      start: tcm,
+      bytes: 256,
+      reservedBytes: 256,
+      what: "tile",
+    });
+    expect(memory.allocationAt(tcm + 256)).toBeNull();
+    const past = thrown(() => memory.checkAccess(hbm, 1001, "host write of x"));
+    expect(past.code).toBe("MEMORY_ACCESS");
+    expect(past.message).toContain("sip0.cube1.hbm");
+    expect(past.message).toContain("runs 1 bytes past its end");
+    memory.free(tcm);
+    memory.free(hbm);
+    memory.free(sram);
+    expect(thrown(() => memory.free(hbm)).message).toContain("double free");
+    expect(memory.allocHbm(1, { sip: 0, cube: 1 })).toBe(hbm);
+    expect(memory.stats().every((entry) => entry.allocations === (entry.space === "hbm" ? 1 : 0))).toBe(true);
+  });
+
+  it("names the address when it belongs to no allocator", () => {
+    const memory = new DeviceMemory(layout);
+    const noCube = encodeAddress({ sip: 0, cube: 5, space: "hbm", offset: 0 });
+    const error = thrown(() => memory.free(noCube));
+    expect(error.code).toBe("MEMORY_ALLOCATION");
+    expect(error.message).toBe(
+      "[MEMORY_ALLOCATION] cannot free: 0x140000000000 (sip 0, cube 5, hbm offset 0x0) belongs to no memory of this device: cube 5 does not exist: each SIP has 4 cubes (0..3).",
+    );
+    const noPe = tcmAddress(0, 0, 8, MIB);
+    expect(thrown(() => memory.checkAccess(noPe, 4, "read")).message).toContain("PE 8 does not exist");
+    const reserved = tcmAddress(0, 0, 1, 64);
+    const inReserve = thrown(() => memory.checkAccess(reserved, 4, "read"));
+    expect(inReserve.code).toBe("MEMORY_ACCESS");
+    expect(inReserve.message).toContain("reserved for the PE scheduler's tile buffers");
+    const beyond = encodeAddress({ sip: 0, cube: 0, space: "hbm", offset: 64 * MIB });
+    expect(thrown(() => memory.free(beyond)).message).toContain("beyond the cube's 67108864 bytes of HBM");
+    expect(thrown(() => memory.free(2 ** 53)).message).toContain("is not a device address");
+    const badSpace = 3 * 2 ** 40;
+    expect(thrown(() => memory.free(badSpace)).message).toContain("space bits name no memory");
+    const untouched = encodeAddress({ sip: 1, cube: 3, space: "sram", offset: 0 });
+    expect(thrown(() => memory.free(untouched)).message).toContain(
+      "nothing has been allocated in sip1.cube3.sram",
+    );
+    expect(thrown(() => memory.checkAccess(untouched, 4, "read")).message).toContain(
+      "nothing has been allocated in sip1.cube3.sram",
+    );
+    expect(memory.allocationAt(noCube)).toBeNull();
+  });
+
+  it("rejects places that do not exist and memories that are too small", () => {
+    const memory = new DeviceMemory(layout);
+    expect(thrown(() => memory.allocHbm(1, { sip: 2, cube: 0 })).message).toContain(
+      "SIP 2 does not exist: the device has 2 SIPs (0..1)",
+    );
+    expect(thrown(() => memory.allocTcm(1, { sip: 0, cube: 0, pe: -1 })).message).toContain(
+      "PE -1 does not exist",
+    );
+    const hbmTooBig = thrown(() => memory.allocHbm(65 * MIB, { sip: 0, cube: 0 }, "huge"));
+    expect(hbmTooBig.message).toContain("cube.hbm.capacity_bytes");
+    const noSram = new DeviceMemory({ ...layout, sramBytesPerCube: 0 });
+    expect(thrown(() => noSram.allocSram(1, { sip: 0, cube: 0 })).message).toContain("no allocatable bytes");
+    expect(
+      thrown(() => new DeviceMemory({ ...layout, tcmBytesPerPe: TCM_WINDOW_BYTES + 1 })).message,
+    ).toContain("tcmBytesPerPe");
+    expect(thrown(() => new DeviceMemory({ ...layout, cubesPerSip: 65 })).code).toBe("MEMORY_ALLOCATION");
+  });
+
+  it("reset frees everything", () => {
+    const memory = new DeviceMemory(layout);
+    const a = memory.allocHbm(1, { sip: 0, cube: 0 });
+    memory.reset();
+    expect(memory.stats()).toEqual([]);
+    expect(memory.allocHbm(1, { sip: 0, cube: 0 })).toBe(a);
+  });
+});

@@ -1,0 +1,199 @@
+import type { Machine } from "@kb/components";
+import * as z from "zod";
+
+const componentRow = z.object({
+  id: z.string(),
+  kind: z.string(),
+  impl: z.string(),
+  busyNs: z.number(),
+  ops: z.number(),
+  bytes: z.number(),
+  flops: z.number(),
+  queueFullStalls: z.number(),
+  utilisation: z.number(),
+});
+
+/** The results of a run: what `kb run --json` prints. */
+export const RunResultsSchema = z.object({
+  schema: z.literal("kb.results/1"),
+  bench: z.string().nullable().describe("Bench name, or null for a simulator used directly."),
+  params: z.record(z.string(), z.unknown()).describe("Bench params after defaults."),
+  topology: z.string().describe("Topology name."),
+  simTimeNs: z.number().describe("Simulated time at the end of the run, ns."),
+  events: z.number().int().describe("DES events processed."),
+  launches: z
+    .array(
+      z.object({
+        name: z.string(),
+        pes: z.number().int(),
+        startNs: z.number(),
+        endNs: z.number(),
+        gemmFlops: z.number(),
+        mathFlops: z.number(),
+        hbmBytes: z.number(),
+        rooflineNs: z
+          .number()
+          .describe("The least time the launch's own work could take on the hardware it used."),
+      }),
+    )
+    .describe("Kernel launches in order."),
+  work: z.object({
+    gemmFlops: z.number().describe("Arithmetic operations on PE_GEMM (2 m n k per tile)."),
+    mathFlops: z.number().describe("Element operations on PE_MATH."),
+    hbmBytes: z.number().describe("Bytes read and written at the HBM controllers."),
+  }),
+  peak: z
+    .object({
+      gemmFlopsPerS: z.number(),
+      mathFlopsPerS: z.number(),
+      hbmBytesPerS: z.number(),
+    })
+    .describe("Peaks of the hardware the run used (PEs whose engines ran, HBM stacks it touched)."),
+  achieved: z.object({
+    flopsPerS: z.number().describe("(gemmFlops + mathFlops) / simulated time."),
+    hbmBytesPerS: z.number(),
+    gemmFraction: z.number().describe("gemmFlops / simulated time / peak.gemmFlopsPerS."),
+    hbmFraction: z.number(),
+  }),
+  rooflineNs: z
+    .number()
+    .describe(
+      "The least time the work could take on that hardware: max(work / peak) over GEMM, MATH and HBM.",
+    ),
+  byKind: z.array(
+    z.object({
+      kind: z.string(),
+      count: z.number().int(),
+      busyNs: z.number(),
+      ops: z.number(),
+      bytes: z.number(),
+      flops: z.number(),
+      queueFullStalls: z.number(),
+      utilisation: z.number(),
+    }),
+  ),
+  busiest: z.array(componentRow).describe("The ten busiest components by utilisation."),
+  components: z.array(componentRow).describe("Every component that serviced a message."),
+});
+
+/** The results of a run. */
+export type RunResults = z.infer<typeof RunResultsSchema>;
+
+/** A launch as recorded by the simulator, with the work done during it. */
+export interface LaunchRecord extends Work {
+  readonly name: string;
+  readonly pes: number;
+  readonly startNs: number;
+  readonly endNs: number;
+}
+
+/** Work and the roofline of the hardware that did it. */
+export interface Work {
+  readonly gemmFlops: number;
+  readonly mathFlops: number;
+  readonly hbmBytes: number;
+  /** max(work / peak) over GEMM flops, MATH flops and HBM bytes; 0 when nothing ran. */
+  readonly rooflineNs: number;
+  /** Peaks (per ns) of the components that did the work. */
+  readonly peaks: { readonly gemm: number; readonly math: number; readonly hbm: number };
+}
+
+/** Per-component counters at an instant, to take the work of a launch as a difference. */
+export type WorkSnapshot = ReadonlyMap<
+  string,
+  { readonly ops: number; readonly flops: number; readonly bytes: number }
+>;
+
+/** @internal The counters of every component now. */
+export function snapshotWork(machine: Machine): WorkSnapshot {
+  return new Map(
+    machine.components.map((c) => [c.id, { ops: c.stats.ops, flops: c.stats.flops, bytes: c.stats.bytes }]),
+  );
+}
+
+/** @internal The work done since `before` (everything when `before` is empty) and its roofline. */
+export function workSince(machine: Machine, before: WorkSnapshot): Work {
+  let gemmFlops = 0;
+  let mathFlops = 0;
+  let hbmBytes = 0;
+  const peaks = { gemm: 0, math: 0, hbm: 0 };
+  for (const component of machine.components) {
+    const was = before.get(component.id) ?? { ops: 0, flops: 0, bytes: 0 };
+    if (component.stats.ops === was.ops) continue;
+    const peak = component.peak();
+    if (component.kind === "pe_gemm") {
+      gemmFlops += component.stats.flops - was.flops;
+      peaks.gemm += peak.flopsPerNs ?? 0;
+    } else if (component.kind === "pe_math") {
+      mathFlops += component.stats.flops - was.flops;
+      peaks.math += peak.flopsPerNs ?? 0;
+    } else if (component.kind === "hbm_ctrl") {
+      hbmBytes += component.stats.bytes - was.bytes;
+      peaks.hbm += peak.bytesPerNs ?? 0;
+    }
+  }
+  const bound = (work: number, perNs: number) => (work > 0 && perNs > 0 ? work / perNs : 0);
+  const rooflineNs = Math.max(
+    bound(gemmFlops, peaks.gemm),
+    bound(mathFlops, peaks.math),
+    bound(hbmBytes, peaks.hbm),
+  );
+  return { gemmFlops, mathFlops, hbmBytes, rooflineNs, peaks };
+}
+
+/** @internal Builds the results object from a machine after a run. */
+export function collectResults(
+  machine: Machine,
+  topology: string,
+  launches: readonly LaunchRecord[],
+  bench: string | null,
+  params: Record<string, unknown>,
+): RunResults {
+  const stats = machine.stats();
+  const simTimeNs = stats.simTimeNs;
+  const used = stats.components.filter((report) => report.ops > 0);
+  const work = workSince(machine, new Map());
+  const { gemmFlops, mathFlops, hbmBytes } = work;
+  const perS = (value: number) => (simTimeNs > 0 ? (value / simTimeNs) * 1e9 : 0);
+  const fraction = (value: number, perNs: number) =>
+    simTimeNs > 0 && perNs > 0 ? value / simTimeNs / perNs : 0;
+  const rows = used.map((report) => ({
+    id: report.id,
+    kind: report.kind,
+    impl: report.impl,
+    busyNs: report.busyNs,
+    ops: report.ops,
+    bytes: report.bytes,
+    flops: report.flops,
+    queueFullStalls: report.queueFullStalls,
+    utilisation: report.utilisation,
+  }));
+  const busiest = [...rows]
+    .sort((a, b) => b.utilisation - a.utilisation || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0))
+    .slice(0, 10);
+  return {
+    schema: "kb.results/1",
+    bench,
+    params,
+    topology,
+    simTimeNs,
+    events: stats.events,
+    launches: launches.map(({ peaks: _, ...launch }) => launch),
+    work: { gemmFlops, mathFlops, hbmBytes },
+    peak: {
+      gemmFlopsPerS: work.peaks.gemm * 1e9,
+      mathFlopsPerS: work.peaks.math * 1e9,
+      hbmBytesPerS: work.peaks.hbm * 1e9,
+    },
+    achieved: {
+      flopsPerS: perS(gemmFlops + mathFlops),
+      hbmBytesPerS: perS(hbmBytes),
+      gemmFraction: fraction(gemmFlops, work.peaks.gemm),
+      hbmFraction: fraction(hbmBytes, work.peaks.hbm),
+    },
+    rooflineNs: work.rooflineNs,
+    byKind: stats.byKind.map((kind) => ({ ...kind })),
+    busiest,
+    components: rows,
+  };
+}

@@ -1,0 +1,28 @@
+/**
+ * An element type of a host tensor: IEEE binary32 (`f32`), IEEE binary16 (`f16`), bfloat16
+ * (`bf16`, the top half of a binary32), and two's-complement signed integers (`i8`, `i32`).
+ * The same names as the op log's and the kernels' dtypes.
+ */
+export type Dtype = "f32" | "f16" | "bf16" | "i8" | "i32";
+
+/** Every {@link Dtype}, floats first. */
+export const DTYPES: readonly Dtype[] = Object.freeze(["f32", "f16", "bf16", "i8", "i32"] as const);
+
+/** Bytes per element of each {@link Dtype}. */
+export const DTYPE_BYTES: Readonly<Record<Dtype, number>> = Object.freeze({
+  f32: 4,
+  f16: 2,
+  bf16: 2,
+  i8: 1,
+  i32: 4,
+});
+
+/** True when `value` is one of the {@link DTYPES} names. */
+export function isDtype(value: unknown): value is Dtype {
+  return value === "f32" || value === "f16" || value === "bf16" || value === "i8" || value === "i32";
+}
+
+/** True for the floating-point dtypes `f32`, `f16` and `bf16`. */
+export function isFloatDtype(dtype: Dtype): boolean {
+  return dtype === "f32" || dtype === "f16" || dtype === "bf16";
+}

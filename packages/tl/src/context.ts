@@ -1,0 +1,1126 @@
+import {
+  type EpilogueOp,
+  MATH_OPS,
+  type MathCommand,
+  type PeCommand,
+  TCM_WINDOW_BYTES,
+  tcmAddress,
+} from "@kb/components";
+import { KbError, type KbErrorCode } from "@kb/errors";
+import { DTYPE_BYTES, type Dtype, formatShape, isDtype, isFloatDtype, shapeSize, Tensor } from "@kb/tensor";
+import { decodeAddress } from "@kb/topology";
+import { CompletionHandle, type HandleInit, RecvFuture, TensorHandle } from "./handles.js";
+
+/** Scratch allocations are aligned to this many bytes (ADR-0046 D5). */
+export const SCRATCH_ALIGN = 16;
+
+/**
+ * Device memory as a kernel sees it in runner mode: the runtime passes its memory store, which
+ * also checks that HBM/SRAM accesses stay inside live allocations (throwing a `KbError`).
+ */
+export interface KernelMemory {
+  /** Throws unless `[address, address + length)` may be accessed (inside one live allocation, or TCM). */
+  check(address: number, length: number, what: string): void;
+  read(address: number, length: number, what: string): Uint8Array;
+  write(address: number, bytes: Uint8Array, what: string): void;
+}
+
+/** Where a kernel instance runs and what it is told about the grid. */
+export interface KernelPlacement {
+  /** PE id, `sip0.cube1.pe3`. */
+  readonly pe: string;
+  readonly sip: number;
+  readonly cube: number;
+  /** PE index within its cube. */
+  readonly peIndex: number;
+  /** `programId(axis)` for axis 0 (PE within the grid's cube), 1 (cube), 2 (SIP). */
+  readonly programId: readonly [number, number, number];
+  /** `numPrograms(axis)`: PEs per cube, cubes per SIP, SIPs of the grid. */
+  readonly numPrograms: readonly [number, number, number];
+}
+
+/** @internal How a TLContext hands commands on: a KernelRunner, or a command list. */
+export interface CommandSink {
+  /**
+   * Issues `command` at program position `index`; resolves when the PE_CPU is done with it (a
+   * synchronous command completed, an async one handed to the scheduler).
+   */
+  issue(command: PeCommand): { readonly index: number; readonly done: Promise<void> };
+  /** Simulated time for error messages (null in command-list mode). */
+  now(): number | null;
+  /** True in runner mode. */
+  readonly runner: boolean;
+}
+
+/** Options of a {@link TLContext}. */
+export interface TLOptions {
+  /** Kernel name (errors, traces). */
+  readonly kernel: string;
+  readonly placement: KernelPlacement;
+  /** The PE's TCM range for compute outputs and loaded tiles: TCM byte offsets within its window. */
+  readonly scratch: { readonly offset: number; readonly bytes: number };
+  /** PE_CPU cycles charged before every call that emits a command (ADR-0046 D6; default 0). */
+  readonly dispatchCycles?: number;
+  /** Runner mode: the memory store (loads return real data, stores are visible at issue). */
+  readonly memory?: KernelMemory | null;
+}
+
+/** Options of `tl.load` / `tl.store` on a 2-D block of a larger row-major matrix. */
+export interface BlockOptions {
+  /** Elements between the starts of consecutive rows in device memory (default: contiguous). */
+  readonly stride?: number;
+}
+
+/** Options of `tl.dot`. */
+export interface DotOptions {
+  /** Accumulate into this handle (Triton's `tl.dot(a, b, acc)`); the result replaces it. */
+  readonly acc?: TensorHandle;
+  /** Output dtype (default: the accumulator's, else f32 for float inputs and i32 for i8). */
+  readonly outDtype?: Dtype;
+}
+
+/** An epilogue step of `tl.composite("gemm", ...)`. */
+export interface EpilogueSpec {
+  /** An elementwise op (`relu`, `add` with `scalar`, `sigmoid`, ...). */
+  readonly op: string;
+  readonly scope?: "k_tile" | "output_tile";
+  readonly scalar?: number;
+}
+
+/** Options of `tl.composite`. */
+export interface CompositeOptions {
+  /** Device address of the output (HBM). */
+  readonly outPtr: number | { readonly address: number };
+  /** For `composite("math", ...)`: the elementwise or row op. */
+  readonly mathOp?: string;
+  /** Scalars of the math op (`add` with a scalar, `clamp` bounds). */
+  readonly scalars?: readonly number[];
+  readonly epilogue?: readonly EpilogueSpec[];
+  readonly accDtype?: Dtype;
+  readonly outDtype?: Dtype;
+  readonly tileShape?: readonly [number, number, number];
+  /** Rows per tile of a composite math op. */
+  readonly tileRows?: number;
+}
+
+/** Options of `tl.recv`. */
+export interface RecvOptions {
+  readonly shape: readonly number[];
+  readonly dtype?: Dtype;
+  /** With `dstAddr`: copy the payload there (`copy_to_dst`); without: read it in its slot. */
+  readonly dstAddr?: number;
+}
+
+/** A device address, or anything with an `address` (a runtime `DeviceTensor`). */
+export type Pointer = number | { readonly address: number };
+
+const UNARY = ["exp", "log", "sqrt", "abs", "sigmoid", "cos", "sin", "relu"] as const;
+/** Elementwise ops an epilogue may apply. */
+const EPILOGUE_OPS = new Set(
+  Object.entries(MATH_OPS)
+    .filter(([name, info]) => info.shape === "elementwise" && name !== "fill" && name !== "iota")
+    .map(([name]) => name),
+);
+const SCALAR_BINARY = new Set(["add", "sub", "mul", "div", "maximum", "minimum"]);
+
+/**
+ * The `tl` object a kernel receives (ADR-0046): one per kernel instance (PE and launch). Metadata
+ * calls (`programId`, `ref`, `zeros`, `trans`, ...) are synchronous; calls that emit a command
+ * return a promise and must be awaited before the next call.
+ */
+export class TLContext {
+  readonly kernel: string;
+  readonly placement: KernelPlacement;
+  readonly dispatchCycles: number;
+  /** @internal */
+  readonly memory: KernelMemory | null;
+  private readonly sink: CommandSink;
+  private readonly scratchBase: number;
+  private readonly scratchBytes: number;
+  private scratchCursor = 0;
+  private nextHandle = 0;
+  private nextCompletion = 0;
+  /** Live scratch handles, in allocation order (for `scratchRelease`). */
+  private scratchHandles: TensorHandle[] = [];
+  /** Async commands not waited for yet. */
+  private readonly outstanding = new Set<CompletionHandle | RecvFuture>();
+
+  /** @internal Made by a KernelRunner or `commandList`. */
+  constructor(options: TLOptions, sink: CommandSink) {
+    this.kernel = options.kernel;
+    this.placement = options.placement;
+    this.dispatchCycles = options.dispatchCycles ?? 0;
+    this.memory = options.memory ?? null;
+    this.sink = sink;
+    const { offset, bytes } = options.scratch;
+    if (!(Number.isInteger(offset) && offset >= 0 && Number.isInteger(bytes) && bytes >= 0)) {
+      throw new KbError(
+        "TL_INVALID_CALL",
+        `scratch must be whole bytes >= 0, got offset ${offset}, ${bytes} bytes.`,
+      );
+    }
+    if (offset + bytes > TCM_WINDOW_BYTES) {
+      throw new KbError(
+        "TL_INVALID_CALL",
+        `scratch [${offset}, ${offset + bytes}) does not fit a PE's TCM window of ${TCM_WINDOW_BYTES} bytes.`,
+      );
+    }
+    const { sip, cube, peIndex } = options.placement;
+    this.scratchBase = tcmAddress(sip, cube, peIndex, offset);
+    this.scratchBytes = bytes;
+  }
+
+  // ---------------------------------------------------------------------------------------------
+  // Index and metadata (synchronous, no command)
+
+  /** Axis 0: the PE's index in its cube's part of the grid; 1: the cube's; 2: the SIP's. */
+  programId(axis = 0): number {
+    return this.placement.programId[this.axis(axis, "programId")] as number;
+  }
+
+  /** Axis 0: PEs per cube in the grid; 1: cubes per SIP; 2: SIPs. */
+  numPrograms(axis = 0): number {
+    return this.placement.numPrograms[this.axis(axis, "numPrograms")] as number;
+  }
+
+  /** Ceiling division (Triton's `tl.cdiv`). */
+  static cdiv(a: number, b: number): number {
+    return Math.ceil(a / b);
+  }
+
+  /** Ceiling division (Triton's `tl.cdiv`). */
+  cdiv(a: number, b: number): number {
+    if (!Number.isFinite(a) || !Number.isFinite(b) || b === 0) {
+      throw this._error("TL_INVALID_CALL", `tl.cdiv(${a}, ${b}): needs finite numbers and b != 0.`);
+    }
+    return Math.ceil(a / b);
+  }
+
+  /** A handle on device memory without moving bytes (e.g. an operand a composite streams). */
+  ref(ptr: Pointer, shape: readonly number[], dtype: Dtype = "f16"): TensorHandle {
+    this.checkShape("ref", shape);
+    this.checkDtype("ref", dtype);
+    return this.handle({
+      op: "ref",
+      origin: "ref",
+      shape,
+      dtype,
+      space: "hbm",
+      address: this.address(ptr, "ref"),
+    });
+  }
+
+  /** A TCM tensor of zeros (written to TCM the first time a command reads it). */
+  zeros(shape: readonly number[], dtype: Dtype = "f16"): TensorHandle {
+    return this.full(shape, 0, dtype, "zeros");
+  }
+
+  /** A TCM tensor filled with `value` (written to TCM the first time a command reads it). */
+  full(shape: readonly number[], value: number, dtype: Dtype = "f16", op = "full"): TensorHandle {
+    this.checkShape(op, shape);
+    this.checkDtype(op, dtype);
+    const handle = this.scratchHandle(op, "constant", shape, dtype);
+    handle._data = Tensor.full(shape, value, dtype);
+    return handle;
+  }
+
+  /** `[start, end)` as a 1-D TCM tensor (written to TCM the first time a command reads it). */
+  arange(start: number, end: number, dtype: Dtype = "i32"): TensorHandle {
+    if (!Number.isInteger(start) || !Number.isInteger(end) || end <= start) {
+      throw this._error("TL_INVALID_CALL", `tl.arange(${start}, ${end}): needs integers with end > start.`);
+    }
+    const handle = this.scratchHandle("arange", "constant", [end - start], dtype);
+    handle._data = Tensor.fromArray(
+      Array.from({ length: end - start }, (_, i) => start + i),
+      [end - start],
+      dtype,
+    );
+    return handle;
+  }
+
+  /** The last two dimensions swapped; same bytes (a GEMM reads it transposed). */
+  trans(x: TensorHandle): TensorHandle {
+    this.own("trans", x);
+    if (x.shape.length < 2) {
+      throw this._error("TL_INVALID_CALL", `tl.trans(${x.describe()}): needs at least 2 dimensions.`);
+    }
+    const shape = [...x.shape];
+    const last = shape.length - 1;
+    [shape[last - 1], shape[last]] = [shape[last] as number, shape[last - 1] as number];
+    const handle = this.handle({
+      op: "trans",
+      origin: x.origin,
+      shape,
+      dtype: x.dtype,
+      space: x.space,
+      address: x.address,
+      source: x.source,
+      transposed: !x.transposed,
+    });
+    if (x._data !== null) handle._data = transpose(x._data);
+    handle._materialised = x._materialised;
+    return handle;
+  }
+
+  /** A mark of the scratch allocator: `scratchRelease(mark)` frees everything allocated after it. */
+  scratchMark(): number {
+    return this.scratchCursor;
+  }
+
+  /**
+   * Frees the scratch allocated after `mark` (from `scratchMark`), so a loop over tiles can reuse
+   * TCM. Handles allocated after the mark become unusable: passing one to a later call is an error.
+   */
+  scratchRelease(mark: number): void {
+    if (!Number.isInteger(mark) || mark < 0 || mark > this.scratchCursor) {
+      throw this._error(
+        "TL_INVALID_CALL",
+        `tl.scratchRelease(${mark}): not a mark of this kernel's scratch (cursor at ${this.scratchCursor}).`,
+      );
+    }
+    // Handles that share released scratch (an accumulated dot's result) are released too.
+    this.scratchHandles = this.scratchHandles.filter((handle) => {
+      if ((handle.scratchOffset as number) < mark) return true;
+      handle._released = true;
+      return false;
+    });
+    this.scratchCursor = mark;
+  }
+
+  /** Bytes of scratch in use and available. */
+  get scratchUsage(): { readonly used: number; readonly bytes: number } {
+    return { used: this.scratchCursor, bytes: this.scratchBytes };
+  }
+
+  // ---------------------------------------------------------------------------------------------
+  // Data movement
+
+  /**
+   * Loads `shape` elements at `ptr` (HBM or SRAM) into TCM through PE_DMA. In runner mode the
+   * handle's `data` holds the real values, read when the copy completes.
+   */
+  async load(
+    ptr: Pointer,
+    shape: readonly number[],
+    dtype: Dtype = "f16",
+    options: BlockOptions = {},
+  ): Promise<TensorHandle> {
+    this.checkShape("load", shape);
+    this.checkDtype("load", dtype);
+    const src = this.address(ptr, "load");
+    const block = this.block("load", shape, dtype, options.stride);
+    this.checkDeviceSide("load", src);
+    const handle = this.scratchHandle("load", "load", shape, dtype, src);
+    const reads = this.memory === null ? null : this.readBlock(src, block, `tl.load at ${hex(src)}`);
+    await this.dispatch();
+    await this.issue({
+      kind: "dma",
+      src,
+      dst: handle.address,
+      bytes: block.rowBytes,
+      rows: block.rows,
+      srcStride: block.stride,
+      dstStride: block.rowBytes,
+    });
+    if (reads !== null) {
+      // Data is read when the copy completes (ADR-0020 D3), then lands in TCM.
+      const bytes = reads();
+      (this.memory as KernelMemory).write(handle.address, bytes, `tl.load into TCM ${hex(handle.address)}`);
+      handle._data = new Tensor(shape, dtype, bytes);
+    }
+    return handle;
+  }
+
+  /**
+   * Stores `value` (a TCM handle) at `ptr` through PE_DMA. Visible at issue time in runner mode
+   * when the handle has data; a pending compute result only binds the destination (its values
+   * arrive in phase 2).
+   */
+  async store(ptr: Pointer, value: TensorHandle, options: BlockOptions = {}): Promise<void> {
+    this.own("store", value);
+    const dst = this.address(ptr, "store");
+    this.checkDeviceSide("store", dst);
+    const source = await this.inTcm("store", value);
+    const block = this.block("store", value.shape, value.dtype, options.stride);
+    if (this.memory !== null) {
+      this.checkBlockAccess(dst, block, `tl.store at ${hex(dst)}`);
+      if (!source.pending || source.origin === "constant") {
+        this.writeBlock(dst, block, (source._data as Tensor).bytes, `tl.store at ${hex(dst)}`);
+      }
+    }
+    await this.dispatch();
+    await this.issue({
+      kind: "dma",
+      src: source.address,
+      dst,
+      bytes: block.rowBytes,
+      rows: block.rows,
+      srcStride: block.rowBytes,
+      dstStride: block.stride,
+    });
+  }
+
+  // ---------------------------------------------------------------------------------------------
+  // GEMM and composite
+
+  /** `a @ b` on PE_GEMM; both in TCM, `(M, K) x (K, N)`. With `acc`, adds into it. */
+  async dot(
+    a: TensorHandle,
+    b: TensorHandle,
+    options: DotOptions | TensorHandle = {},
+  ): Promise<TensorHandle> {
+    const opts: DotOptions = options instanceof TensorHandle ? { acc: options } : options;
+    this.own("dot", a);
+    this.own("dot", b);
+    if (a.shape.length !== 2 || b.shape.length !== 2) {
+      throw this._error(
+        "TL_INVALID_CALL",
+        `tl.dot needs 2-D operands, got ${a.describe()} and ${b.describe()}.`,
+      );
+    }
+    const [m, k] = a.shape as [number, number];
+    const [k2, n] = b.shape as [number, number];
+    if (k !== k2) {
+      throw this._error(
+        "TL_INVALID_CALL",
+        `tl.dot: inner dimensions differ: ${formatShape(a.shape)} x ${formatShape(b.shape)} (${k} != ${k2}).`,
+      );
+    }
+    if (a.dtype !== b.dtype) {
+      throw this._error(
+        "TL_INVALID_CALL",
+        `tl.dot: operand dtypes differ: ${a.dtype} and ${b.dtype}; cast one first.`,
+      );
+    }
+    const acc = opts.acc;
+    const defaultOut: Dtype = isFloatDtype(a.dtype) ? "f32" : "i32";
+    const outDtype = opts.outDtype ?? acc?.dtype ?? defaultOut;
+    this.checkDtype("dot", outDtype);
+    if (acc !== undefined) {
+      this.own("dot", acc);
+      if (acc.shape.length !== 2 || acc.shape[0] !== m || acc.shape[1] !== n) {
+        throw this._error(
+          "TL_INVALID_CALL",
+          `tl.dot: accumulator ${acc.describe()} does not match the result shape ${formatShape([m, n])}.`,
+        );
+      }
+      if (acc.dtype !== outDtype) {
+        throw this._error(
+          "TL_INVALID_CALL",
+          `tl.dot: accumulator is ${acc.dtype} but the output dtype is ${outDtype}.`,
+        );
+      }
+      if (acc.space !== "tcm" || acc.transposed) {
+        throw this._error(
+          "TL_INVALID_CALL",
+          `tl.dot: the accumulator ${acc.describe()} must be a plain TCM tensor.`,
+        );
+      }
+    }
+    const aa = await this.inTcm("dot", a);
+    const bb = await this.inTcm("dot", b);
+    // A zeros accumulator that was never written: overwrite instead of adding (same result).
+    const freshZeros = acc !== undefined && acc.origin === "constant" && !acc._materialised && isZeros(acc);
+    const accumulator = acc !== undefined && !freshZeros ? await this.inTcm("dot", acc) : acc;
+    const out =
+      accumulator !== undefined
+        ? this.handle({
+            op: "dot",
+            origin: "compute",
+            shape: [m, n],
+            dtype: outDtype,
+            space: "tcm",
+            address: accumulator.address,
+            scratchOffset: accumulator.scratchOffset,
+          })
+        : this.scratchHandle("dot", "compute", [m, n], outDtype);
+    await this.dispatch();
+    await this.issue({
+      kind: "gemm",
+      a: aa.address,
+      b: bb.address,
+      out: out.address,
+      m,
+      n,
+      k,
+      dtype: a.dtype,
+      dtypeAcc: isFloatDtype(a.dtype) ? "f32" : "i32",
+      dtypeOut: outDtype,
+      accumulate: accumulator !== undefined && !freshZeros,
+      transposeA: aa.transposed,
+      transposeB: bb.transposed,
+    });
+    return out;
+  }
+
+  /**
+   * A tiled pipeline on the PE scheduler, non-blocking (ADR-0046 D3.3): `"gemm"` computes
+   * `outPtr = a @ b` from HBM operands (refs or loaded tiles' sources), `"math"` applies
+   * `mathOp` row-tile by row-tile. Wait for the returned handle with `tl.wait`.
+   */
+  async composite(
+    op: "gemm" | "math",
+    a: TensorHandle,
+    b: TensorHandle | null | undefined,
+    options: CompositeOptions,
+  ): Promise<CompletionHandle> {
+    this.own("composite", a);
+    if (b !== null && b !== undefined) this.own("composite", b);
+    const out = this.address(options.outPtr, "composite outPtr");
+    this.checkDeviceSide("composite outPtr", out);
+    let command: PeCommand;
+    if (op === "gemm") {
+      if (b === null || b === undefined)
+        throw this._error("TL_INVALID_CALL", 'tl.composite("gemm") needs b.');
+      const epilogue = this.epilogue(options.epilogue ?? []);
+      if (a.shape.length !== 2 || b.shape.length !== 2 || a.shape[1] !== b.shape[0]) {
+        throw this._error(
+          "TL_INVALID_CALL",
+          `tl.composite("gemm"): needs (M, K) x (K, N), got ${formatShape(a.shape)} x ${formatShape(b.shape)}.`,
+        );
+      }
+      const [m, k] = a.shape as [number, number];
+      const n = b.shape[1] as number;
+      const tile = options.tileShape;
+      command = {
+        kind: "composite_gemm",
+        a: this.streamed("composite", a),
+        b: this.streamed("composite", b),
+        c: out,
+        m,
+        n,
+        k,
+        dtype: a.dtype,
+        ...(options.accDtype !== undefined ? { dtypeAcc: options.accDtype } : {}),
+        ...(options.outDtype !== undefined ? { dtypeOut: options.outDtype } : {}),
+        ...(tile !== undefined ? { tile: { m: tile[0], n: tile[1], k: tile[2] } } : {}),
+        ...(epilogue.length > 0 ? { epilogue } : {}),
+        async: true,
+      };
+    } else if (op === "math") {
+      const mathOp = options.mathOp;
+      const info = mathOp === undefined ? undefined : MATH_OPS[mathOp];
+      if (mathOp === undefined || info === undefined || mathOp === "fill" || mathOp === "iota") {
+        throw this._error(
+          "TL_INVALID_CALL",
+          `tl.composite("math") needs mathOp, one of ${Object.keys(MATH_OPS)
+            .filter((name) => name !== "fill" && name !== "iota")
+            .join(", ")}; got ${JSON.stringify(mathOp)}.`,
+        );
+      }
+      const inputs = b === null || b === undefined ? [a] : [a, b];
+      for (const input of inputs) {
+        if (formatShape(input.shape) !== formatShape(a.shape) || input.dtype !== a.dtype) {
+          throw this._error(
+            "TL_INVALID_CALL",
+            `tl.composite("math"): inputs must match, got ${inputs.map((h) => h.describe()).join(" and ")}.`,
+          );
+        }
+      }
+      const cols = a.shape[a.shape.length - 1] as number;
+      command = {
+        kind: "composite_math",
+        op: mathOp,
+        inputs: inputs.map((input) => this.streamed("composite", input)),
+        out,
+        rows: a.size / cols,
+        cols,
+        dtype: a.dtype,
+        ...(options.scalars !== undefined ? { scalars: [...options.scalars] } : {}),
+        ...(options.tileRows !== undefined ? { tileRows: options.tileRows } : {}),
+        async: true,
+      };
+    } else {
+      throw this._error(
+        "TL_INVALID_CALL",
+        `tl.composite: unknown op ${JSON.stringify(op)}; use "gemm" or "math".`,
+      );
+    }
+    await this.dispatch();
+    const issued = this.sink.issue(command);
+    const handle = new CompletionHandle(this.nextCompletion++, op, issued.index, this);
+    this.outstanding.add(handle);
+    await issued.done;
+    return handle;
+  }
+
+  // ---------------------------------------------------------------------------------------------
+  // Math (blocking, PE_MATH)
+
+  exp(x: TensorHandle): Promise<TensorHandle> {
+    return this.unary("exp", x);
+  }
+  log(x: TensorHandle): Promise<TensorHandle> {
+    return this.unary("log", x);
+  }
+  sqrt(x: TensorHandle): Promise<TensorHandle> {
+    return this.unary("sqrt", x);
+  }
+  abs(x: TensorHandle): Promise<TensorHandle> {
+    return this.unary("abs", x);
+  }
+  sigmoid(x: TensorHandle): Promise<TensorHandle> {
+    return this.unary("sigmoid", x);
+  }
+  cos(x: TensorHandle): Promise<TensorHandle> {
+    return this.unary("cos", x);
+  }
+  sin(x: TensorHandle): Promise<TensorHandle> {
+    return this.unary("sin", x);
+  }
+  relu(x: TensorHandle): Promise<TensorHandle> {
+    return this.unary("relu", x);
+  }
+
+  add(a: TensorHandle, b: TensorHandle | number): Promise<TensorHandle> {
+    return this.binary("add", a, b);
+  }
+  sub(a: TensorHandle, b: TensorHandle | number): Promise<TensorHandle> {
+    return this.binary("sub", a, b);
+  }
+  mul(a: TensorHandle, b: TensorHandle | number): Promise<TensorHandle> {
+    return this.binary("mul", a, b);
+  }
+  div(a: TensorHandle, b: TensorHandle | number): Promise<TensorHandle> {
+    return this.binary("div", a, b);
+  }
+  maximum(a: TensorHandle, b: TensorHandle | number): Promise<TensorHandle> {
+    return this.binary("maximum", a, b);
+  }
+  minimum(a: TensorHandle, b: TensorHandle | number): Promise<TensorHandle> {
+    return this.binary("minimum", a, b);
+  }
+
+  /** `a * b + c`. */
+  fma(a: TensorHandle, b: TensorHandle, c: TensorHandle): Promise<TensorHandle> {
+    return this.math("fma", [a, b, c], []);
+  }
+
+  /** `x` clamped to `[lo, hi]`. */
+  clamp(x: TensorHandle, lo: number, hi: number): Promise<TensorHandle> {
+    if (!(lo <= hi)) throw this._error("TL_INVALID_CALL", `tl.clamp: needs lo <= hi, got ${lo} and ${hi}.`);
+    return this.math("clamp", [x], [lo, hi]);
+  }
+
+  /** `cond ? a : b` elementwise (cond nonzero). */
+  where(cond: TensorHandle, a: TensorHandle, b: TensorHandle): Promise<TensorHandle> {
+    return this.math("where", [cond, a, b], [], a.dtype);
+  }
+
+  /** Softmax along `axis` as one PE_MATH op (phase 2 expands it to max, sub, exp, sum, div). */
+  softmax(x: TensorHandle, axis = -1): Promise<TensorHandle> {
+    return this.math("softmax", [x], [], x.dtype, axis);
+  }
+
+  /** Sum along `axis` (that dimension becomes 1). */
+  sum(x: TensorHandle, axis = -1): Promise<TensorHandle> {
+    return this.math("sum", [x], [], x.dtype, axis);
+  }
+  /** Maximum along `axis` (that dimension becomes 1). */
+  max(x: TensorHandle, axis = -1): Promise<TensorHandle> {
+    return this.math("max", [x], [], x.dtype, axis);
+  }
+  /** Minimum along `axis` (that dimension becomes 1). */
+  min(x: TensorHandle, axis = -1): Promise<TensorHandle> {
+    return this.math("min", [x], [], x.dtype, axis);
+  }
+
+  /** `x` converted to `dtype` (Triton's `x.to(dtype)`), rounding to nearest even. */
+  async cast(x: TensorHandle, dtype: Dtype): Promise<TensorHandle> {
+    this.checkDtype("cast", dtype);
+    return this.math("cast", [x], [], dtype, undefined, x.dtype);
+  }
+
+  // ---------------------------------------------------------------------------------------------
+  // IPCQ (ADR-0046 D3.10)
+
+  /** Sends a TCM handle to the neighbour in `direction` (blocking until the payload left). */
+  async send(direction: string, src: TensorHandle): Promise<void> {
+    this.own("send", src);
+    this.checkDirection("send", direction);
+    const source = await this.inTcm("send", src);
+    await this.dispatch();
+    await this.issue({
+      kind: "ipcq_send",
+      direction,
+      src: source.address,
+      bytes: source.nbytes,
+      dtype: source.dtype,
+    });
+  }
+
+  /** Receives from `direction` (null: any), blocking until a payload arrived. */
+  async recv(direction: string | null, options: RecvOptions): Promise<TensorHandle> {
+    return this.receive("recv", direction, options, true, false).then(([handle]) => handle);
+  }
+
+  /** DIAGNOSTIC ONLY: `recv` without the slot-read latency; production kernels must use `recv`. */
+  async recvNoConsume(direction: string | null, options: RecvOptions): Promise<TensorHandle> {
+    return this.receive("recvNoConsume", direction, options, false, false).then(([handle]) => handle);
+  }
+
+  /** A non-blocking receive: `await tl.wait(future)` gives the handle. */
+  async recvAsync(direction: string, options: RecvOptions): Promise<RecvFuture> {
+    const [handle, index] = await this.receive("recvAsync", direction, options, true, true);
+    const future = new RecvFuture(this.nextCompletion++, index, handle, this);
+    this.outstanding.add(future);
+    return future;
+  }
+
+  // ---------------------------------------------------------------------------------------------
+  // Control
+
+  /**
+   * Waits for a composite (`CompletionHandle`), an async receive (`RecvFuture`, resolving to its
+   * handle), or, without an argument, every outstanding async command. Timing only: a composite's
+   * results stay pending in phase 1.
+   */
+  async wait(handle?: CompletionHandle | RecvFuture): Promise<TensorHandle | undefined> {
+    if (handle === undefined) {
+      await this.dispatch();
+      await this.issue({ kind: "wait" });
+      this.outstanding.clear();
+      return undefined;
+    }
+    if (handle.tl !== this) {
+      throw this._error("TL_INVALID_CALL", `tl.wait: ${handle} belongs to another kernel instance.`);
+    }
+    if (!this.outstanding.has(handle)) {
+      throw this._error("TL_INVALID_CALL", `tl.wait: ${handle} was already waited for.`);
+    }
+    this.outstanding.delete(handle);
+    await this.dispatch();
+    await this.issue({ kind: "wait", commands: [handle.commandIndex] });
+    return handle instanceof RecvFuture ? handle.handle : undefined;
+  }
+
+  /** Keeps the PE_CPU busy for `n` cycles (scalar work of the kernel). */
+  async cycles(n: number): Promise<void> {
+    if (!(Number.isFinite(n) && n >= 0)) {
+      throw this._error("TL_INVALID_CALL", `tl.cycles(${n}): needs a finite number >= 0.`);
+    }
+    await this.issue({ kind: "cycles", cycles: n });
+  }
+
+  // ---------------------------------------------------------------------------------------------
+  // Internals
+
+  /** @internal A KbError located at this kernel instance (kernel, PE, simulated time). */
+  _error(code: KbErrorCode, detail: string, cause?: unknown): KbError {
+    const now = this.sink.now();
+    return new KbError(code, detail, {
+      context: { kernel: this.kernel, pe: this.placement.pe, ...(now !== null ? { simTimeNs: now } : {}) },
+      ...(cause !== undefined ? { cause } : {}),
+    });
+  }
+
+  private axis(axis: number, call: string): number {
+    if (axis !== 0 && axis !== 1 && axis !== 2) {
+      throw this._error("TL_INVALID_CALL", `tl.${call}(${axis}): axis must be 0 (PE), 1 (cube) or 2 (SIP).`);
+    }
+    return axis;
+  }
+
+  private handle(init: Omit<HandleInit, "id">): TensorHandle {
+    const handle = new TensorHandle(this, { ...init, id: this.nextHandle++ });
+    if (handle.scratchOffset !== null) this.scratchHandles.push(handle);
+    return handle;
+  }
+
+  private scratchHandle(
+    op: string,
+    origin: TensorHandle["origin"],
+    shape: readonly number[],
+    dtype: Dtype,
+    source: number | null = null,
+  ): TensorHandle {
+    const bytes = shapeSize(shape) * DTYPE_BYTES[dtype];
+    const offset = this.scratchCursor;
+    const end = offset + Math.ceil(bytes / SCRATCH_ALIGN) * SCRATCH_ALIGN;
+    if (end > this.scratchBytes) {
+      throw this._error(
+        "TL_SCRATCH_OVERFLOW",
+        `tl.${op} needs ${bytes} bytes of TCM scratch for ${dtype} ${formatShape(shape)}, but ${offset} of the ${this.scratchBytes} scratch bytes are in use (${this.scratchBytes - offset} free). Release tiles you no longer need with tl.scratchRelease(tl.scratchMark()) around a loop body, use smaller tiles, or launch with a larger scratch.`,
+      );
+    }
+    this.scratchCursor = end;
+    const handle = this.handle({
+      op,
+      origin,
+      shape,
+      dtype,
+      space: "tcm",
+      address: this.scratchBase + offset,
+      source,
+      scratchOffset: offset,
+    });
+    return handle;
+  }
+
+  private async dispatch(): Promise<void> {
+    if (this.dispatchCycles > 0) await this.issue({ kind: "cycles", cycles: this.dispatchCycles });
+  }
+
+  private async issue(command: PeCommand): Promise<void> {
+    await this.sink.issue(command).done;
+  }
+
+  private address(ptr: Pointer, call: string): number {
+    const address = typeof ptr === "number" ? ptr : ptr?.address;
+    if (typeof address !== "number" || !Number.isInteger(address) || address < 0) {
+      throw this._error(
+        "TL_INVALID_CALL",
+        `tl.${call}: expected a device address (a number, or a device tensor with .address), got ${String(ptr)}.`,
+      );
+    }
+    return address;
+  }
+
+  private checkShape(call: string, shape: readonly number[]): void {
+    if (
+      !Array.isArray(shape) ||
+      shape.length === 0 ||
+      shape.some((size) => !Number.isInteger(size) || size < 1)
+    ) {
+      throw this._error(
+        "TL_INVALID_CALL",
+        `tl.${call}: shape must be a non-empty list of positive integers, got ${JSON.stringify(shape)}.`,
+      );
+    }
+  }
+
+  private checkDtype(call: string, dtype: Dtype): void {
+    if (!isDtype(dtype)) {
+      throw this._error(
+        "TL_INVALID_CALL",
+        `tl.${call}: unknown dtype ${JSON.stringify(dtype)}; use f32, f16, bf16, i8 or i32.`,
+      );
+    }
+  }
+
+  private checkDirection(call: string, direction: string): void {
+    if (typeof direction !== "string" || direction.length === 0) {
+      throw this._error(
+        "TL_INVALID_CALL",
+        `tl.${call}: direction must be a non-empty string, got ${String(direction)}.`,
+      );
+    }
+  }
+
+  /** Loads and stores move between TCM and HBM/SRAM. */
+  private checkDeviceSide(call: string, address: number): void {
+    let space: string;
+    try {
+      space = decodeAddress(address).space;
+    } catch (error) {
+      throw this._error("TL_INVALID_CALL", `tl.${call}: ${hex(address)} is not a device address.`, error);
+    }
+    if (space === "tcm") {
+      throw this._error(
+        "TL_INVALID_CALL",
+        `tl.${call}: ${hex(address)} is in TCM; tl.load and tl.store move data between HBM or SRAM and the PE's TCM.`,
+      );
+    }
+  }
+
+  /** Rows, row bytes and source/destination row stride (bytes) of a load/store. */
+  private block(call: string, shape: readonly number[], dtype: Dtype, stride: number | undefined) {
+    const size = DTYPE_BYTES[dtype];
+    const cols = shape[shape.length - 1] as number;
+    const rows = shapeSize(shape) / cols;
+    const rowBytes = cols * size;
+    if (stride === undefined) return { rows: 1, rowBytes: rows * rowBytes, stride: rows * rowBytes };
+    if (shape.length !== 2 || !Number.isInteger(stride) || stride < cols) {
+      throw this._error(
+        "TL_INVALID_CALL",
+        `tl.${call}: stride ${stride} needs a 2-D shape and a whole number of elements >= the row length ${cols}; got shape ${formatShape(shape)}.`,
+      );
+    }
+    return { rows, rowBytes, stride: stride * size };
+  }
+
+  private checkBlockAccess(
+    address: number,
+    block: { rows: number; rowBytes: number; stride: number },
+    what: string,
+  ) {
+    const span = (block.rows - 1) * block.stride + block.rowBytes;
+    this.memoryCall(() => (this.memory as KernelMemory).check(address, span, what));
+  }
+
+  /** Validates the source now; returns a reader for completion time. */
+  private readBlock(
+    address: number,
+    block: { rows: number; rowBytes: number; stride: number },
+    what: string,
+  ) {
+    this.checkBlockAccess(address, block, what);
+    return (): Uint8Array => {
+      const memory = this.memory as KernelMemory;
+      if (block.rows === 1) return this.memoryCall(() => memory.read(address, block.rowBytes, what));
+      const out = new Uint8Array(block.rows * block.rowBytes);
+      for (let row = 0; row < block.rows; row++) {
+        out.set(
+          this.memoryCall(() => memory.read(address + row * block.stride, block.rowBytes, what)),
+          row * block.rowBytes,
+        );
+      }
+      return out;
+    };
+  }
+
+  private writeBlock(
+    address: number,
+    block: { rows: number; rowBytes: number; stride: number },
+    bytes: Uint8Array,
+    what: string,
+  ) {
+    const memory = this.memory as KernelMemory;
+    for (let row = 0; row < block.rows; row++) {
+      const slice = bytes.subarray(row * block.rowBytes, (row + 1) * block.rowBytes);
+      this.memoryCall(() => memory.write(address + row * block.stride, slice, what));
+    }
+  }
+
+  /** Runs a memory call, re-raising its KbError located at this kernel instance. */
+  private memoryCall<T>(call: () => T): T {
+    try {
+      return call();
+    } catch (error) {
+      if (error instanceof KbError) throw this._error(error.code, error.detail, error);
+      throw error;
+    }
+  }
+
+  /** Checks a handle belongs to this kernel instance and is still usable. */
+  private own(call: string, handle: TensorHandle): void {
+    if (!(handle instanceof TensorHandle)) {
+      throw this._error("TL_INVALID_CALL", `tl.${call}: expected a TensorHandle, got ${String(handle)}.`);
+    }
+    if (handle.tl !== this) {
+      throw this._error(
+        "TL_INVALID_CALL",
+        `tl.${call}: ${handle.describe()} belongs to another kernel instance.`,
+      );
+    }
+    if (handle._released) {
+      throw this._error(
+        "TL_INVALID_CALL",
+        `tl.${call}: ${handle.describe()} from tl.${handle.op} was released by tl.scratchRelease; its TCM may hold other data now.`,
+      );
+    }
+  }
+
+  /** The TCM form of an operand: writes a constant's values first (a PE_MATH fill/iota). */
+  private async inTcm(call: string, handle: TensorHandle): Promise<TensorHandle> {
+    if (handle.space !== "tcm") {
+      throw this._error(
+        "TL_INVALID_CALL",
+        `tl.${call}: ${handle.describe()} from tl.${handle.op} is not in TCM; tl.load it first.`,
+      );
+    }
+    if (handle.origin === "constant" && !handle._materialised) await this.materialise(handle);
+    return handle;
+  }
+
+  private async materialise(handle: TensorHandle): Promise<void> {
+    const data = handle._data as Tensor;
+    const iota = handle.op === "arange";
+    const command: MathCommand = {
+      kind: "math",
+      op: iota ? "iota" : "fill",
+      inputs: [],
+      shape: [...handle.shape],
+      out: handle.address,
+      dtype: handle.dtype,
+      scalars: [iota ? data.getFlat(0) : data.size > 0 ? data.getFlat(0) : 0],
+    };
+    await this.dispatch();
+    await this.issue(command);
+    handle._materialised = true;
+    if (this.memory !== null)
+      this.memoryCall(() =>
+        (this.memory as KernelMemory).write(handle.address, data.bytes, `tl.${handle.op} in TCM`),
+      );
+  }
+
+  /** An HBM address a composite can stream from: a ref, or the contiguous source of a load. */
+  private streamed(call: string, handle: TensorHandle): number {
+    if (handle.space === "hbm") return handle.address;
+    if (handle.source !== null && handle.rowStride === handle.shape[handle.shape.length - 1])
+      return handle.source;
+    throw this._error(
+      "TL_INVALID_CALL",
+      `tl.${call}: ${handle.describe()} from tl.${handle.op} is not in device memory; composite ops stream their operands from HBM (use tl.ref).`,
+    );
+  }
+
+  private epilogue(steps: readonly EpilogueSpec[]): EpilogueOp[] {
+    return steps.map((step, i) => {
+      const op = step?.op;
+      if (typeof op !== "string" || !EPILOGUE_OPS.has(op)) {
+        throw this._error(
+          "TL_INVALID_CALL",
+          `tl.composite epilogue[${i}]: unknown op ${JSON.stringify(op)}; elementwise ops: ${[...EPILOGUE_OPS].join(", ")}.`,
+        );
+      }
+      const info = MATH_OPS[op] as (typeof MATH_OPS)[string];
+      if (info.arity === 2 && !(SCALAR_BINARY.has(op) && typeof step.scalar === "number")) {
+        throw this._error(
+          "TL_INVALID_CALL",
+          `tl.composite epilogue[${i}] (${op}): a binary op needs "scalar".`,
+        );
+      }
+      if (info.arity > 2 || op === "clamp") {
+        throw this._error(
+          "TL_INVALID_CALL",
+          `tl.composite epilogue[${i}] (${op}): not available as an epilogue step.`,
+        );
+      }
+      if (step.scope !== undefined && step.scope !== "k_tile" && step.scope !== "output_tile") {
+        throw this._error(
+          "TL_INVALID_CALL",
+          `tl.composite epilogue[${i}] (${op}): scope must be "k_tile" or "output_tile", got ${JSON.stringify(step.scope)}.`,
+        );
+      }
+      return {
+        op,
+        ...(step.scope !== undefined ? { scope: step.scope } : {}),
+        ...(step.scalar !== undefined ? { scalar: step.scalar } : {}),
+      };
+    });
+  }
+
+  private unary(op: (typeof UNARY)[number], x: TensorHandle): Promise<TensorHandle> {
+    return this.math(op, [x], []);
+  }
+
+  private binary(op: string, a: TensorHandle, b: TensorHandle | number): Promise<TensorHandle> {
+    if (typeof b === "number") {
+      if (!Number.isFinite(b))
+        throw this._error("TL_INVALID_CALL", `tl.${op}: scalar must be finite, got ${b}.`);
+      return this.math(op, [a], [b]);
+    }
+    return this.math(op, [a, b], []);
+  }
+
+  private async math(
+    op: string,
+    inputs: readonly TensorHandle[],
+    scalars: readonly number[],
+    dtype?: Dtype,
+    axis?: number,
+    inputDtype?: Dtype,
+  ): Promise<TensorHandle> {
+    for (const input of inputs) this.own(op, input);
+    const first = inputs[0] as TensorHandle;
+    for (const input of inputs) {
+      if (formatShape(input.shape) !== formatShape(first.shape)) {
+        throw this._error(
+          "TL_INVALID_CALL",
+          `tl.${op}: operand shapes differ: ${inputs.map((h) => formatShape(h.shape)).join(", ")} (no broadcasting; reshape or use a scalar).`,
+        );
+      }
+      if (op !== "where" && op !== "cast" && input.dtype !== first.dtype) {
+        throw this._error(
+          "TL_INVALID_CALL",
+          `tl.${op}: operand dtypes differ: ${inputs.map((h) => h.dtype).join(", ")}; cast first.`,
+        );
+      }
+    }
+    const outDtype = dtype ?? first.dtype;
+    const rank = first.shape.length;
+    let outShape = [...first.shape];
+    let realAxis: number | undefined;
+    const info = MATH_OPS[op];
+    if (info !== undefined && info.shape !== "elementwise") {
+      const a = axis ?? -1;
+      if (!Number.isInteger(a) || a < -rank || a >= rank) {
+        throw this._error(
+          "TL_INVALID_CALL",
+          `tl.${op}: axis ${a} is out of range for ${formatShape(first.shape)}.`,
+        );
+      }
+      realAxis = a < 0 ? a + rank : a;
+      if (info.shape === "reduce") outShape = outShape.map((size, i) => (i === realAxis ? 1 : size));
+    }
+    const tcm: TensorHandle[] = [];
+    for (const input of inputs) tcm.push(await this.inTcm(op, input));
+    const out = this.scratchHandle(op, "compute", outShape, outDtype);
+    await this.dispatch();
+    await this.issue({
+      kind: "math",
+      op,
+      inputs: tcm.map((h) => h.address),
+      shape: [...first.shape],
+      out: out.address,
+      dtype: outDtype,
+      ...(realAxis !== undefined ? { axis: realAxis } : {}),
+      ...(scalars.length > 0 ? { scalars: [...scalars] } : {}),
+      ...(inputDtype !== undefined && inputDtype !== outDtype ? { inputDtype } : {}),
+    });
+    return out;
+  }
+
+  private async receive(
+    call: string,
+    direction: string | null,
+    options: RecvOptions,
+    consume: boolean,
+    async: boolean,
+  ): Promise<[TensorHandle, number]> {
+    if (direction !== null) this.checkDirection(call, direction);
+    const shape = options?.shape;
+    this.checkShape(call, shape);
+    const dtype = options.dtype ?? "f16";
+    this.checkDtype(call, dtype);
+    const handle =
+      options.dstAddr !== undefined
+        ? this.handle({ op: call, origin: "recv", shape, dtype, space: "tcm", address: options.dstAddr })
+        : this.scratchHandle(call, "recv", shape, dtype);
+    await this.dispatch();
+    const issued = this.sink.issue({
+      kind: "ipcq_recv",
+      direction,
+      bytes: handle.nbytes,
+      dtype,
+      mode: options.dstAddr !== undefined ? "copy_to_dst" : "return_slot",
+      dst: options.dstAddr ?? null,
+      consume,
+      ...(async ? { async: true } : {}),
+    });
+    await issued.done;
+    return [handle, issued.index];
+  }
+}
+
+function hex(address: number): string {
+  return `0x${address.toString(16)}`;
+}
+
+function isZeros(handle: TensorHandle): boolean {
+  const data = handle._data;
+  if (data === null) return false;
+  for (let i = 0; i < data.size; i++) if (data.getFlat(i) !== 0) return false;
+  return true;
+}
+
+function transpose(tensor: Tensor): Tensor {
+  const shape = [...tensor.shape];
+  const rank = shape.length;
+  const rows = shape[rank - 2] as number;
+  const cols = shape[rank - 1] as number;
+  const batch = tensor.size / (rows * cols);
+  const out = Tensor.zeros([...shape.slice(0, rank - 2), cols, rows], tensor.dtype);
+  const size = DTYPE_BYTES[tensor.dtype];
+  for (let b = 0; b < batch; b++) {
+    for (let r = 0; r < rows; r++) {
+      for (let c = 0; c < cols; c++) {
+        const from = (b * rows * cols + r * cols + c) * size;
+        const to = (b * rows * cols + c * rows + r) * size;
+        out.bytes.set(tensor.bytes.subarray(from, from + size), to);
+      }
+    }
+  }
+  return out;
+}

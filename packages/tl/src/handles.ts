@@ -1,0 +1,191 @@
+import type { KbError } from "@kb/errors";
+import { DTYPE_BYTES, type Dtype, formatShape, shapeSize, type Tensor } from "@kb/tensor";
+import type { TLContext } from "./context.js";
+
+/** Where a handle's bytes are: a PE's TCM, or HBM/SRAM (a `tl.ref`, the source of a `tl.load`). */
+export type HandleSpace = "tcm" | "hbm";
+
+/** How a handle came to be; decides whether it may carry data in phase 1. */
+export type HandleOrigin =
+  /** `tl.ref`: a reference to device memory, no bytes moved. */
+  | "ref"
+  /** `tl.load`: real bytes in runner mode. */
+  | "load"
+  /** `tl.zeros`, `tl.full`, `tl.arange`: known values, materialised in TCM on first use. */
+  | "constant"
+  /** A compute result (`tl.dot`, math ops, reductions): pending for the whole of phase 1. */
+  | "compute"
+  /** `tl.recv`: an IPCQ payload. */
+  | "recv";
+
+/** @internal Fields a TLContext sets when it makes a handle. */
+export interface HandleInit {
+  readonly id: number;
+  readonly op: string;
+  readonly origin: HandleOrigin;
+  readonly shape: readonly number[];
+  readonly dtype: Dtype;
+  readonly space: HandleSpace;
+  /** Device address of the first element (TCM scratch, or HBM for refs). */
+  readonly address: number;
+  /** Where a loaded tile came from (HBM), so a composite can stream it again. */
+  readonly source?: number | null;
+  /** Row stride in elements of a 2-D view (default: the last dimension, contiguous). */
+  readonly rowStride?: number;
+  /** Last two dimensions swapped without moving bytes (`tl.trans`). */
+  readonly transposed?: boolean;
+  /** Scratch offset the handle was allocated at (released with `scratchRelease`). */
+  readonly scratchOffset?: number | null;
+}
+
+/**
+ * A tensor as a kernel sees it (ADR-0046): shape, dtype, where it lives, and in runner mode the
+ * real data of `tl.load` results. Compute results are *pending* in phase 1: reading `data`
+ * throws `TL_PENDING_HANDLE` naming the op. There is no operator overloading in TypeScript, so
+ * `a + b` is `await tl.add(a, b)` or `await a.add(b)`.
+ */
+export class TensorHandle {
+  readonly id: number;
+  /** The tl call that made it (`load`, `dot`, `exp`, ...). */
+  readonly op: string;
+  readonly origin: HandleOrigin;
+  readonly shape: readonly number[];
+  readonly dtype: Dtype;
+  readonly space: HandleSpace;
+  readonly address: number;
+  readonly source: number | null;
+  readonly rowStride: number;
+  readonly transposed: boolean;
+  /** @internal */
+  readonly scratchOffset: number | null;
+  /** @internal The context that made it. */
+  readonly tl: TLContext;
+  /** @internal Real values (loads in runner mode, constants). */
+  _data: Tensor | null = null;
+  /** @internal A constant already written to its TCM bytes. */
+  _materialised = false;
+  /** @internal Its scratch was released: using it is an error. */
+  _released = false;
+
+  /** @internal Made by TLContext. */
+  constructor(tl: TLContext, init: HandleInit) {
+    this.tl = tl;
+    this.id = init.id;
+    this.op = init.op;
+    this.origin = init.origin;
+    this.shape = Object.freeze([...init.shape]);
+    this.dtype = init.dtype;
+    this.space = init.space;
+    this.address = init.address;
+    this.source = init.source ?? null;
+    this.rowStride = init.rowStride ?? init.shape[init.shape.length - 1] ?? 1;
+    this.transposed = init.transposed ?? false;
+    this.scratchOffset = init.scratchOffset ?? null;
+  }
+
+  /** Elements. */
+  get size(): number {
+    return shapeSize(this.shape);
+  }
+
+  /** Bytes of the elements (contiguous). */
+  get nbytes(): number {
+    return this.size * DTYPE_BYTES[this.dtype];
+  }
+
+  /** True for compute results: their values exist only in phase 2. */
+  get pending(): boolean {
+    return this.origin === "compute" || this._data === null;
+  }
+
+  /**
+   * The values: a `Tensor` for `tl.load` results in runner mode and for constants. Throws
+   * `TL_PENDING_HANDLE` for compute results (phase 1 never computes) and for placeholders of
+   * command-list mode.
+   */
+  get data(): Tensor {
+    if (this._data !== null && this.origin !== "compute") return this._data;
+    const what = `${this.describe()} from tl.${this.op}`;
+    const detail =
+      this.origin === "compute"
+        ? `${what} is pending: compute results exist only in phase 2 (kb run --verify), so a kernel cannot read them or branch on them. Branch on the data of tl.load instead, or move the decision to the host.`
+        : this.origin === "ref"
+          ? `${what} references device memory without loading it; use tl.load to read its values.`
+          : `${what} carries no data: command-list mode runs kernels without the memory store. Run the kernel on the simulator (runner mode) to read loaded values.`;
+    throw this.tl._error("TL_PENDING_HANDLE", detail);
+  }
+
+  /** `handle #3 (f16 [64, 64] in tcm)`. */
+  describe(): string {
+    return `handle #${this.id} (${this.dtype} ${formatShape(this.shape)} in ${this.space})`;
+  }
+
+  toString(): string {
+    return `TensorHandle(${this.op} ${this.dtype} ${formatShape(this.shape)})`;
+  }
+
+  /** `await tl.add(this, other)`. */
+  add(other: TensorHandle | number): Promise<TensorHandle> {
+    return this.tl.add(this, other);
+  }
+  /** `await tl.sub(this, other)`. */
+  sub(other: TensorHandle | number): Promise<TensorHandle> {
+    return this.tl.sub(this, other);
+  }
+  /** `await tl.mul(this, other)`. */
+  mul(other: TensorHandle | number): Promise<TensorHandle> {
+    return this.tl.mul(this, other);
+  }
+  /** `await tl.div(this, other)`. */
+  div(other: TensorHandle | number): Promise<TensorHandle> {
+    return this.tl.div(this, other);
+  }
+  /** `await tl.cast(this, dtype)` (Triton's `x.to(dtype)`). */
+  to(dtype: Dtype): Promise<TensorHandle> {
+    return this.tl.cast(this, dtype);
+  }
+}
+
+/** What `tl.composite` returns: wait for it with `tl.wait(handle)` (timing only). */
+export class CompletionHandle {
+  /** @internal */
+  constructor(
+    readonly id: number,
+    /** `gemm` or `math`. */
+    readonly op: string,
+    /** @internal Position of the async command in the kernel's program. */
+    readonly commandIndex: number,
+    /** @internal */
+    readonly tl: TLContext,
+  ) {}
+
+  /** @internal Set when `tl.wait` waited for it. */
+  _waited = false;
+
+  toString(): string {
+    return `CompletionHandle(#${this.id} composite ${this.op})`;
+  }
+}
+
+/** What `tl.recvAsync` returns: `await tl.wait(future)` gives the received handle. */
+export class RecvFuture {
+  /** @internal */
+  constructor(
+    readonly id: number,
+    /** @internal Position of the async receive in the kernel's program. */
+    readonly commandIndex: number,
+    /** @internal The handle the receive fills. */
+    readonly handle: TensorHandle,
+    /** @internal */
+    readonly tl: TLContext,
+  ) {}
+
+  toString(): string {
+    return `RecvFuture(#${this.id} ${this.handle.dtype} ${formatShape(this.handle.shape)})`;
+  }
+}
+
+/** @internal A KbError for a tl call (the context adds kernel, PE and time). */
+export function callError(tl: TLContext, detail: string): KbError {
+  return tl._error("TL_INVALID_CALL", detail);
+}

@@ -1,0 +1,221 @@
+import type { CommandSource, PeCommand } from "@kb/components";
+import type { Environment, Event } from "@kb/des";
+import { KbError } from "@kb/errors";
+import { type CommandSink, TLContext, type TLOptions } from "./context.js";
+
+/** A kernel: a plain `async` function of its `tl` and the launch's arguments. */
+export type Kernel<Args extends readonly unknown[] = any[]> = (tl: TLContext, ...args: Args) => Promise<void>;
+
+/** Microtask turns a held kernel gets before the host suspects it awaits something that is not tl. */
+const SPIN_LIMIT = 10_000;
+
+/**
+ * Drives the DES while kernels run (DESIGN §4): the engine never advances while a resumed
+ * kernel has not posted its next command. Runners report here when they resume a kernel
+ * (`held` goes up, the running `env.run()` pauses) and when it posts or ends (`held` goes down);
+ * {@link run} lets microtasks run until no kernel is held, then continues the engine.
+ */
+export class KernelHost {
+  /** Kernels resumed that have not posted their next command, returned or thrown. */
+  held = 0;
+  /** Kernel instances started so far. */
+  started = 0;
+
+  constructor(readonly env: Environment) {}
+
+  /**
+   * Runs the simulation until `until` is processed, letting held kernels continue in between.
+   * Throws what the simulation throws (a kernel's error, `DES_DEADLOCK` with the waiting
+   * processes when nothing can complete `until`).
+   */
+  async run<T>(until: Event<T>): Promise<T> {
+    for (;;) {
+      await this.settle();
+      this.env.run(until);
+      if (until.processed) {
+        if (!until.ok) throw until.value;
+        return until.value as T;
+      }
+    }
+  }
+
+  /** Lets held kernels run until each has posted, returned or thrown. */
+  async settle(): Promise<void> {
+    let spins = 0;
+    while (this.held > 0) {
+      if (spins++ < SPIN_LIMIT) {
+        await null;
+        continue;
+      }
+      // A kernel still has not posted after many microtask turns: give macrotasks one chance
+      // (an `await` on a real timer or I/O), then give up with a clear error.
+      await new Promise<void>((resolve) => setImmediate(resolve));
+      if (this.held > 0) {
+        throw new KbError(
+          "KERNEL_FAILED",
+          `${this.held} kernel(s) neither posted a tl command nor returned: a kernel awaited something that is not a tl call (a timer, I/O, an unresolved promise). Kernels may await only tl calls and async functions that await tl calls.`,
+          { context: { simTimeNs: this.env.now } },
+        );
+      }
+      spins = 0;
+    }
+  }
+
+  /** @internal */
+  _resumed(): void {
+    this.held++;
+    this.env.pause();
+  }
+
+  /** @internal */
+  _posted(): void {
+    this.held--;
+  }
+}
+
+/** Options of a {@link KernelRunner}. */
+export interface KernelRunnerOptions extends TLOptions {
+  /** Records every command the kernel issues (to compare with command-list mode). */
+  readonly record?: PeCommand[];
+}
+
+type RunnerState = "new" | "running" | "done";
+
+/**
+ * Runs one kernel invocation on one PE (ADR-0020 D3, the greenlet bridge as async/await). It is
+ * the PE_CPU's `CommandSource`: the PE_CPU asks for the next command, the runner resumes the
+ * kernel with the previous command's result and answers with the command the kernel posts next.
+ * It never logs ops (the components' hooks do) and never times anything itself.
+ */
+export class KernelRunner implements CommandSource {
+  readonly name: string;
+  readonly tl: TLContext;
+  private state: RunnerState = "new";
+  /** Commands issued so far (program positions). */
+  private issued = 0;
+  /** Posted by the kernel and not yet taken by the PE_CPU. */
+  private posted: PeCommand | null = null;
+  /** Taken by the PE_CPU; its promise resolves on the next `next()`. */
+  private inFlight: (() => void) | null = null;
+  /** The PE_CPU waits on this for the next command. */
+  private waiting: Event<PeCommand | null> | null = null;
+  /** The kernel ended (returned) or failed. */
+  private ended = false;
+  private failure: KbError | null = null;
+  private readonly record: PeCommand[] | null;
+
+  constructor(
+    private readonly host: KernelHost,
+    private readonly kernel: Kernel,
+    private readonly args: readonly unknown[],
+    options: KernelRunnerOptions,
+  ) {
+    this.name = options.kernel;
+    this.record = options.record ?? null;
+    const sink: CommandSink = {
+      runner: true,
+      now: () => host.env.now,
+      issue: (command) => this.post(command),
+    };
+    this.tl = new TLContext(options, sink);
+  }
+
+  next(): PeCommand | null | Event<PeCommand | null> {
+    const env = this.host.env;
+    if (this.state === "new") {
+      this.state = "running";
+      this.host.started++;
+      this.host.held++;
+      let promise: Promise<void>;
+      try {
+        promise = Promise.resolve(this.kernel(this.tl, ...this.args));
+      } catch (error) {
+        promise = Promise.reject(error);
+      }
+      promise.then(
+        () => this.onReturn(),
+        (error: unknown) => this.onThrow(error),
+      );
+    } else if (this.inFlight !== null) {
+      const resume = this.inFlight;
+      this.inFlight = null;
+      // A kernel that already returned (without awaiting its last call) is not resumed.
+      if (!this.ended) this.host._resumed();
+      resume();
+    }
+    if (this.failure !== null) throw this.failure;
+    if (this.posted !== null) return this.take();
+    if (this.ended) return null;
+    this.waiting = env.event<PeCommand | null>();
+    // The kernel continues in a microtask: leave the engine so the host can let it run.
+    env.pause();
+    return this.waiting;
+  }
+
+  private take(): PeCommand {
+    const command = this.posted as PeCommand;
+    this.posted = null;
+    return command;
+  }
+
+  /** The kernel's tl call posts a command; resolves when the PE_CPU asks for the next one. */
+  private post(command: PeCommand): { index: number; done: Promise<void> } {
+    if (this.posted !== null || this.inFlight !== null) {
+      throw this.tl._error(
+        "KERNEL_FAILED",
+        `issued ${command.kind} while an earlier tl call was still in flight: await every tl call before making the next one.`,
+      );
+    }
+    if (this.state === "done") {
+      throw this.tl._error("KERNEL_FAILED", `issued ${command.kind} after the kernel returned.`);
+    }
+    this.record?.push(command);
+    const index = this.issued++;
+    const done = new Promise<void>((resolve) => {
+      this.inFlight = resolve;
+    });
+    this.host._posted();
+    const waiting = this.waiting;
+    if (waiting !== null) {
+      this.waiting = null;
+      waiting.succeed(command);
+    } else {
+      this.posted = command;
+    }
+    return { index, done };
+  }
+
+  private onReturn(): void {
+    this.state = "done";
+    this.ended = true;
+    this.host._posted();
+    this.finish(null);
+  }
+
+  private onThrow(error: unknown): void {
+    this.state = "done";
+    this.ended = true;
+    this.host._posted();
+    this.failure =
+      error instanceof KbError && error.context.kernel !== undefined
+        ? error
+        : this.tl._error(
+            error instanceof KbError ? error.code : "KERNEL_FAILED",
+            `the kernel threw: ${error instanceof KbError ? error.detail : error instanceof Error ? error.message : String(error)}`,
+            error,
+          );
+    const waiting = this.waiting;
+    if (waiting !== null) {
+      this.waiting = null;
+      waiting.fail(this.failure);
+    }
+  }
+
+  private finish(value: null): void {
+    const waiting = this.waiting;
+    if (waiting !== null) {
+      this.waiting = null;
+      waiting.succeed(value);
+    }
+  }
+}

@@ -1,0 +1,63 @@
+import { buildMachine, type Machine, type PeCommand } from "@kb/components";
+import { expandTopology, resolveTopology, type TopologyInput } from "@kb/topology";
+import type { KernelMemory, KernelPlacement } from "./context.js";
+import { type Kernel, KernelHost, KernelRunner } from "./runner.js";
+
+/** A byte store for tests: a Map of bytes, zeros where nothing was written. */
+export class TestMemory implements KernelMemory {
+  readonly bytes = new Map<number, number>();
+  check(): void {}
+  read(address: number, length: number): Uint8Array {
+    const out = new Uint8Array(length);
+    for (let i = 0; i < length; i++) out[i] = this.bytes.get(address + i) ?? 0;
+    return out;
+  }
+  write(address: number, bytes: Uint8Array): void {
+    for (let i = 0; i < bytes.length; i++) this.bytes.set(address + i, bytes[i] as number);
+  }
+}
+
+/** The placement of `sip0.cube<cube>.pe<pe>` in a grid of 8 PEs x 2 cubes. */
+export function placementOf(pe = 0, cube = 0): KernelPlacement {
+  return {
+    pe: `sip0.cube${cube}.pe${pe}`,
+    sip: 0,
+    cube,
+    peIndex: pe,
+    programId: [pe, cube, 0],
+    numPrograms: [8, 2, 1],
+  };
+}
+
+/** A machine of a topology object (the schema's defaults: 1 SIP, 1 cube of 8 PEs). */
+export function machineOf(topology: Partial<TopologyInput> = {}): Machine {
+  return buildMachine(expandTopology(resolveTopology({ name: "tl-test", ...topology })));
+}
+
+/** Runs `kernel` on one PE of `machine` in runner mode; returns the commands it issued. */
+export async function runKernel(
+  machine: Machine,
+  kernel: Kernel,
+  args: readonly unknown[] = [],
+  options: {
+    memory?: KernelMemory;
+    placement?: KernelPlacement;
+    dispatchCycles?: number;
+    scratch?: number;
+  } = {},
+): Promise<{ commands: PeCommand[]; runner: KernelRunner; host: KernelHost }> {
+  const host = new KernelHost(machine.env);
+  const commands: PeCommand[] = [];
+  const placement = options.placement ?? placementOf();
+  const runner = new KernelRunner(host, kernel, args, {
+    kernel: kernel.name || "kernel",
+    placement,
+    scratch: { offset: 2 ** 20, bytes: options.scratch ?? 2 ** 20 },
+    memory: options.memory ?? new TestMemory(),
+    dispatchCycles: options.dispatchCycles ?? 0,
+    record: commands,
+  });
+  const done = machine.submit(placement.pe, runner, runner.name);
+  await host.run(done);
+  return { commands, runner, host };
+}
