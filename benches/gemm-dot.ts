@@ -3,7 +3,7 @@ import type { Dtype } from "@kb/tensor";
 import type { TL } from "@kb/tl";
 import * as z from "zod";
 import { cubeIndex, cubeParts, emptyRows, rowChecks, uploadCopies, uploadRows } from "./lib/cube-parts.js";
-import { dtypeParam, gridOf, gridParams, seedParam } from "./lib/params.js";
+import { dtypeParam, gemmInputRange, gridOf, gridParams, seedParam } from "./lib/params.js";
 import { matmul } from "./lib/reference.js";
 
 /** One cube's operands: its rows of A and C, and its own copy of B. */
@@ -81,8 +81,9 @@ export default defineBench({
   async run(sim, p) {
     const dtype: Dtype = p.dtype;
     const grid = gridOf(sim, p);
-    const a = sim.random([p.M, p.K], dtype, { seed: p.seed });
-    const b = sim.random([p.K, p.N], dtype, { seed: p.seed + 1 });
+    const range = gemmInputRange(p.K);
+    const a = sim.random([p.M, p.K], dtype, { seed: p.seed, low: -range, high: range });
+    const b = sim.random([p.K, p.N], dtype, { seed: p.seed + 1, low: -range, high: range });
     const parts = cubeParts(grid, p.M, p.tm);
     const As = await uploadRows(sim, a, parts, "A");
     const Bs = await uploadCopies(sim, b, parts, "B");

@@ -7,6 +7,7 @@ export default kbTsupConfig({
     "perf/des": "perf/des/run.ts",
     "perf/topology": "perf/topology/run.ts",
     "perf/machine": "perf/machine.ts",
+    "perf/executor": "perf/executor.ts",
   },
   platform: "node",
   dts: false,

@@ -46,3 +46,14 @@ export function gridOf(sim: Simulator, params: GridParams): Grid {
   if (params.pes !== undefined) spec.pes = params.pes;
   return sim.grid(spec);
 }
+
+/**
+ * GEMM inputs are uniform in +-gemmInputRange(K) = +-sqrt(3 / sqrt(K)), so every entry of C = A @ B
+ * has unit variance (K products of variance (r^2 / 3)^2), the usual scaling. It keeps the D11 f32
+ * tolerance (atol 1e-5) meaningful: the error of an f32 accumulation of K terms is about
+ * sqrt(K) x 6e-8 of their magnitude, 2e-6 for K = 1024, where unscaled +-1 inputs give outputs of
+ * ~10 and an f32 accumulation error of ~1e-5, at the tolerance itself.
+ */
+export function gemmInputRange(k: number): number {
+  return Math.sqrt(3 / Math.sqrt(k));
+}

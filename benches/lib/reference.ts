@@ -1,68 +1,108 @@
 /**
- * Host reference implementations of the workload benches: plain loops over the inputs' exact
- * values in double precision, each result rounded once to the output dtype (`Tensor.fromArray`
- * rounds to nearest, ties to even). Deliberately independent of the simulator's code: these are
- * what the kernels' outputs are checked against.
+ * Host reference implementations of the workload benches: what the kernels' outputs are checked
+ * against. They are computed on the host by a separate, plain implementation on @stdlib/ndarray
+ * containers, never by the simulator's or the phase-2 executor's code path.
+ *
+ * Numerics: the inputs' exact values in double precision, each result rounded once to the output
+ * dtype (`Tensor.fromArray` rounds to nearest, ties to even); only `attention` also rounds where
+ * the attention kernel does (see there).
+ *
+ * Containers: every input is copied into a row-major float64 ndarray (`@stdlib/ndarray-base-ctor`,
+ * strides from `@stdlib/ndarray-base-shape2strides`) and every result is built in one, so shapes,
+ * strides and offsets come from stdlib rather than from index arithmetic of our own. Elementwise
+ * work goes through stdlib's loops (`@stdlib/ndarray-base-binary` for `add`,
+ * `@stdlib/ndarray-base-map` for `exp`). The reductions and contractions (matmul, row sums,
+ * softmax, attention) walk the ndarrays' `data` buffers with the ndarrays' own strides and offsets
+ * in plain loops: stdlib has no matmul among its individual ndarray packages, and its per-element
+ * `get(i, j)` calls would make the 1024^3 matmul reference several times slower than the ~1.4 s of
+ * a plain loop (this way it costs about the same). `get` is used where it is off the hot path.
+ *
+ * The @stdlib/ndarray-base-* packages are used rather than @stdlib/ndarray-ctor,
+ * @stdlib/ndarray-zeros or @stdlib/ndarray-base-unary: those depend on
+ * @stdlib/ndarray-base-assert-is-data-type-object 0.1.0, whose published manifest points a
+ * dependency at a git branch instead of the registry, so they do not install from the npm registry
+ * alone.
  */
 import { type Dtype, roundToDtype, Tensor } from "@kb/tensor";
+import binary from "@stdlib/ndarray-base-binary";
+import ndarray from "@stdlib/ndarray-base-ctor";
+import map from "@stdlib/ndarray-base-map";
+import shape2strides from "@stdlib/ndarray-base-shape2strides";
+import type { float64ndarray } from "@stdlib/types/ndarray";
 
 /** `C = A @ B` for `A` `[M, K]` and `B` `[K, N]`, accumulated in f64, rounded once to `dtype`. */
 export function matmul(a: Tensor, b: Tensor, dtype: Dtype): Tensor {
   const [m, k] = dims2(a, "matmul A");
   const [k2, n] = dims2(b, "matmul B");
   if (k !== k2) throw new RangeError(`matmul: inner dimensions differ (${k} and ${k2}).`);
-  const av = a.toFloat64Array();
-  const bv = b.toFloat64Array();
-  const out = new Float64Array(m * n);
+  const av = fromTensor(a);
+  const bv = fromTensor(b);
+  const out = zeros([m, n]);
+  const [a0, a1] = strides2(av);
+  const [b0, b1] = strides2(bv);
+  const [c0, c1] = strides2(out);
+  // Buffers and offsets read once: the ndarrays' accessors stay out of the inner loops.
+  const [ad, bd, cd] = [av.data, bv.data, out.data];
+  const [aOffset, bOffset, cOffset] = [av.offset, bv.offset, out.offset];
+  // i-p-j order: the innermost loop runs along rows of B and C.
   for (let i = 0; i < m; i++) {
-    const row = i * n;
+    const cRow = cOffset + i * c0;
     for (let p = 0; p < k; p++) {
-      const x = av[i * k + p] as number;
+      const x = ad[aOffset + i * a0 + p * a1]!;
       if (x === 0) continue;
-      const bRow = p * n;
-      for (let j = 0; j < n; j++) out[row + j] = (out[row + j] as number) + x * (bv[bRow + j] as number);
+      let ib = bOffset + p * b0;
+      let ic = cRow;
+      for (let j = 0; j < n; j++) {
+        cd[ic] = cd[ic]! + x * bd[ib]!;
+        ib += b1;
+        ic += c1;
+      }
     }
   }
-  return Tensor.fromArray(out, [m, n], dtype);
+  return toTensor(out, dtype);
 }
 
 /** `x + y` elementwise (same shapes), rounded to `dtype`. */
 export function add(x: Tensor, y: Tensor, dtype: Dtype): Tensor {
   sameShape(x, y, "add");
-  const xv = x.toFloat64Array();
-  const yv = y.toFloat64Array();
-  const out = new Float64Array(xv.length);
-  for (let i = 0; i < out.length; i++) out[i] = (xv[i] as number) + (yv[i] as number);
-  return Tensor.fromArray(out, x.shape, dtype);
+  const out = zeros(x.shape);
+  binary([fromTensor(x), fromTensor(y), out], plus);
+  return toTensor(out, dtype);
 }
 
 /** `exp(x)` elementwise, rounded to `dtype`. */
 export function exp(x: Tensor, dtype: Dtype): Tensor {
-  const xv = x.toFloat64Array();
-  const out = new Float64Array(xv.length);
-  for (let i = 0; i < out.length; i++) out[i] = Math.exp(xv[i] as number);
-  return Tensor.fromArray(out, x.shape, dtype);
+  const out = zeros(x.shape);
+  map([fromTensor(x), out], Math.exp);
+  return toTensor(out, dtype);
 }
 
 /** The sum of each row of `x` `[rows, cols]`, as `[rows, 1]`, summed in f64 and rounded once. */
 export function rowSum(x: Tensor, dtype: Dtype): Tensor {
   const [rows, cols] = dims2(x, "rowSum");
-  const xv = x.toFloat64Array();
-  const out = new Float64Array(rows);
+  const xv = fromTensor(x);
+  const out = zeros([rows, 1]);
+  const [x0, x1] = strides2(xv);
+  const xd = xv.data;
   for (let r = 0; r < rows; r++) {
     let sum = 0;
-    for (let c = 0; c < cols; c++) sum += xv[r * cols + c] as number;
-    out[r] = sum;
+    let ix = xv.offset + r * x0;
+    for (let c = 0; c < cols; c++) {
+      sum += xd[ix]!;
+      ix += x1;
+    }
+    out.set(r, 0, sum);
   }
-  return Tensor.fromArray(out, [rows, 1], dtype);
+  return toTensor(out, dtype);
 }
 
 /** Softmax of each row of `x` `[rows, cols]` (the row max subtracted first), rounded to `dtype`. */
 export function softmax(x: Tensor, dtype: Dtype): Tensor {
   const [rows, cols] = dims2(x, "softmax");
-  const out = x.toFloat64Array();
-  for (let r = 0; r < rows; r++) softmaxRow(out, r * cols, cols);
-  return Tensor.fromArray(out, [rows, cols], dtype);
+  const out = fromTensor(x); // a copy, made over in place
+  const [x0, x1] = strides2(out);
+  for (let r = 0; r < rows; r++) softmaxRow(out.data, out.offset + r * x0, x1, cols);
+  return toTensor(out, dtype);
 }
 
 /**
@@ -78,27 +118,56 @@ export function attention(q: Tensor, k: Tensor, v: Tensor, scale: number, dtype:
   if (dk !== d || sv !== s) {
     throw new RangeError(`attention: Q [${sq}, ${d}], K [${s}, ${dk}] and V [${sv}, ${dv}] do not fit.`);
   }
-  const qv = q.toFloat64Array();
-  const kv = k.toFloat64Array();
-  const vv = v.toFloat64Array();
-  const scores = new Float64Array(s);
-  const out = new Float64Array(sq * dv);
+  const qv = fromTensor(q);
+  const kv = fromTensor(k);
+  const vv = fromTensor(v);
+  const scores = zeros([s]); // one row of scores, then of probabilities
+  const out = zeros([sq, dv]);
+  const [q0, q1] = strides2(qv);
+  const [k0, k1] = strides2(kv);
+  const [v0, v1] = strides2(vv);
+  const [o0, o1] = strides2(out);
+  // Buffers and offsets read once: the ndarrays' accessors stay out of the inner loops.
+  const [qd, kd, vd, sd, od] = [qv.data, kv.data, vv.data, scores.data, out.data];
+  const [qOffset, kOffset, vOffset, sOffset, oOffset] = [
+    qv.offset,
+    kv.offset,
+    vv.offset,
+    scores.offset,
+    out.offset,
+  ];
+  const sStride = scores.strides[0]!;
   const scaleF32 = Math.fround(scale);
   for (let i = 0; i < sq; i++) {
     for (let j = 0; j < s; j++) {
       let dot = 0;
-      for (let p = 0; p < d; p++) dot += (qv[i * d + p] as number) * (kv[j * d + p] as number);
-      scores[j] = Math.fround(Math.fround(dot) * scaleF32);
+      let iq = qOffset + i * q0;
+      let ik = kOffset + j * k0;
+      for (let p = 0; p < d; p++) {
+        dot += qd[iq]! * kd[ik]!;
+        iq += q1;
+        ik += k1;
+      }
+      sd[sOffset + j * sStride] = Math.fround(Math.fround(dot) * scaleF32);
     }
-    softmaxRow(scores, 0, s);
-    for (let j = 0; j < s; j++) scores[j] = roundToDtype(Math.fround(scores[j] as number), dtype);
+    softmaxRow(sd, sOffset, sStride, s);
+    for (let j = 0; j < s; j++) {
+      const at = sOffset + j * sStride;
+      sd[at] = roundToDtype(Math.fround(sd[at]!), dtype);
+    }
     for (let c = 0; c < dv; c++) {
       let sum = 0;
-      for (let j = 0; j < s; j++) sum += (scores[j] as number) * (vv[j * dv + c] as number);
-      out[i * dv + c] = sum;
+      let is = sOffset;
+      let iv = vOffset + c * v1;
+      for (let j = 0; j < s; j++) {
+        sum += sd[is]! * vd[iv]!;
+        is += sStride;
+        iv += v0;
+      }
+      od[oOffset + i * o0 + c * o1] = sum;
     }
   }
-  return Tensor.fromArray(out, [sq, dv], dtype);
+  return toTensor(out, dtype);
 }
 
 /**
@@ -111,26 +180,78 @@ export function expWhereFlagged(x: Tensor, flags: Tensor, tileRows: number, dtyp
   if (flags.size !== tiles) {
     throw new RangeError(`expWhereFlagged: ${flags.size} flags for ${tiles} tiles of ${tileRows} rows.`);
   }
-  const out = x.toFloat64Array();
-  const flagValues = flags.toFloat64Array();
+  const out = fromTensor(x); // a copy; flagged rows are made over in place
+  const flagValues = float64(flags.toFloat64Array(), [flags.size]); // flags of any shape, flat
+  const [x0, x1] = strides2(out);
+  const xd = out.data;
   for (let r = 0; r < rows; r++) {
-    if (!((flagValues[Math.floor(r / tileRows)] as number) > 0)) continue;
-    for (let c = 0; c < cols; c++) out[r * cols + c] = Math.exp(out[r * cols + c] as number);
+    if (!(flagValues.get(Math.floor(r / tileRows)) > 0)) continue;
+    let ix = out.offset + r * x0;
+    for (let c = 0; c < cols; c++) {
+      xd[ix] = Math.exp(xd[ix]!);
+      ix += x1;
+    }
   }
-  return Tensor.fromArray(out, [rows, cols], dtype);
+  return toTensor(out, dtype);
 }
 
-/** Softmax in place of `values[offset .. offset + length)`. */
-function softmaxRow(values: Float64Array, offset: number, length: number): void {
+/** Softmax in place of the `length` values of `data` from `offset`, `stride` apart. */
+function softmaxRow(data: Float64Array, offset: number, stride: number, length: number): void {
+  const end = offset + length * stride;
   let max = Number.NEGATIVE_INFINITY;
-  for (let i = 0; i < length; i++) max = Math.max(max, values[offset + i] as number);
+  for (let i = offset; i !== end; i += stride) max = Math.max(max, data[i]!);
   let sum = 0;
-  for (let i = 0; i < length; i++) {
-    const e = Math.exp((values[offset + i] as number) - max);
-    values[offset + i] = e;
+  for (let i = offset; i !== end; i += stride) {
+    const e = Math.exp(data[i]! - max);
+    data[i] = e;
     sum += e;
   }
-  for (let i = 0; i < length; i++) values[offset + i] = (values[offset + i] as number) / sum;
+  for (let i = offset; i !== end; i += stride) data[i] = data[i]! / sum;
+}
+
+function plus(x: number, y: number): number {
+  return x + y;
+}
+
+/** A row-major float64 ndarray of `shape` over `data` (not copied). */
+function float64(data: Float64Array, shape: readonly number[]): float64ndarray {
+  const dims = shape.slice();
+  return new ndarray(
+    "float64",
+    data,
+    dims,
+    shape2strides(dims, "row-major"),
+    0,
+    "row-major",
+  ) as float64ndarray;
+}
+
+/** The tensor's exact values in a new row-major float64 ndarray of its shape. */
+function fromTensor(t: Tensor): float64ndarray {
+  return float64(t.toFloat64Array(), t.shape);
+}
+
+/** A new row-major float64 ndarray of zeros. */
+function zeros(shape: readonly number[]): float64ndarray {
+  let size = 1;
+  for (const dim of shape) size *= dim;
+  return float64(new Float64Array(size), shape);
+}
+
+/**
+ * `x` rounded once to `dtype`. `x` must be one of this file's own ndarrays (row-major, contiguous,
+ * offset 0), whose `data` is then its elements in row-major order.
+ */
+function toTensor(x: float64ndarray, dtype: Dtype): Tensor {
+  if (x.offset !== 0 || x.order !== "row-major" || x.data.length !== x.length) {
+    throw new Error("reference: expected a contiguous row-major ndarray at offset 0.");
+  }
+  return Tensor.fromArray(x.data, Array.from(x.shape), dtype);
+}
+
+/** The two strides of a 2-D ndarray. */
+function strides2(x: float64ndarray): [number, number] {
+  return [x.strides[0]!, x.strides[1]!];
 }
 
 function dims2(t: Tensor, what: string): [number, number] {

@@ -18,14 +18,11 @@
  * simulated time is no shorter than the GEMM tiles back to back, and repeated runs give the same
  * simulated time and event count. A failed check exits with code 1.
  */
-import { existsSync } from "node:fs";
-import { dirname, join } from "node:path";
-import { fileURLToPath } from "node:url";
 import { buildMachine, type CompositeGemmCommand, type Machine, macArrayNs } from "@kb/components";
 import { OpLogger, type OpLogSink } from "@kb/oplog";
 import { encodeAddress, type TopologyGraph } from "@kb/topology";
 import { loadTopologyGraphFile } from "@kb/topology/node";
-import { failUsage, median, parseSuiteOptions, printTable, writeJson } from "./report.js";
+import { failUsage, median, parseSuiteOptions, printTable, topologyFile, writeJson } from "./report.js";
 
 const CASES = ["1pe", "256pe", "oplog"] as const;
 type CaseName = (typeof CASES)[number];
@@ -94,18 +91,6 @@ function collectGarbage(): void {
 
 function fail(message: string): never {
   return failUsage("bench:machine", message);
-}
-
-/** Found by walking up from this file: the same from perf/machine.ts and dist/perf/machine.js. */
-function topologyFile(name: string): string {
-  let dir = dirname(fileURLToPath(import.meta.url));
-  for (;;) {
-    const file = join(dir, "topologies", name);
-    if (existsSync(file)) return file;
-    const parent = dirname(dir);
-    if (parent === dir) throw new Error(`bench:machine: cannot find topologies/${name} above this script`);
-    dir = parent;
-  }
 }
 
 function positiveInt(name: string, text: string | undefined, fallback: number): number {

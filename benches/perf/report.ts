@@ -1,6 +1,7 @@
 // What the perf suites share: usage errors, medians, aligned tables, JSON output.
-import { mkdirSync, writeFileSync } from "node:fs";
-import { dirname } from "node:path";
+import { existsSync, mkdirSync, writeFileSync } from "node:fs";
+import { dirname, join } from "node:path";
+import { fileURLToPath } from "node:url";
 import { parseArgs } from "node:util";
 
 /** Prints a usage error for `script` and exits with code 2. */
@@ -93,4 +94,20 @@ export function parseSuiteOptions(
     json: values.json as string | undefined,
     extra: Object.fromEntries(extra.map((name) => [name, values[name] as string | undefined])),
   };
+}
+
+/**
+ * `topologies/<name>` of the repository, found by walking up from this module: the same from the
+ * sources (`perf/*.ts`) and from the bundles (`dist/perf/*.js`).
+ */
+export function topologyFile(name: string): string {
+  let dir = dirname(fileURLToPath(import.meta.url));
+  for (;;) {
+    const file = join(dir, "topologies", name);
+    if (existsSync(file)) return file;
+    const parent = dirname(dir);
+    if (parent === dir)
+      throw new Error(`cannot find topologies/${name} above ${fileURLToPath(import.meta.url)}`);
+    dir = parent;
+  }
 }

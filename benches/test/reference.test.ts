@@ -87,6 +87,53 @@ describe("host references on hand-checked inputs", () => {
   });
 });
 
+describe("host references keep shapes and check their inputs", () => {
+  test("add and exp keep a 2-D input's shape and element order", () => {
+    const x = Tensor.fromArray([0, 1, 2, 3, 4, 5], [2, 3], "f32");
+    const y = Tensor.fromArray([10, 20, 30, 40, 50, 60], [2, 3], "f32");
+    const sum = add(x, y, "f32");
+    expect(sum.shape).toEqual([2, 3]);
+    expect(values(sum)).toEqual([10, 21, 32, 43, 54, 65]);
+    const e = exp(x, "f32");
+    expect(e.shape).toEqual([2, 3]);
+    expect(values(e)).toEqual([0, 1, 2, 3, 4, 5].map((v) => Math.fround(Math.exp(v))));
+  });
+
+  test("results are rounded to the requested dtype, whatever the inputs' dtype", () => {
+    // x = f32(1/3); x + x in f64 is 0.66666668...; rounded once to bf16 (steps of 2^-8 there) it
+    // is 171 * 2^-8 = 0.66796875, to i32 it is 1.
+    const third = Tensor.fromArray([1 / 3], [1], "f32");
+    const exact = Math.fround(1 / 3) * 2;
+    expect(values(add(third, third, "f32"))).toEqual([Math.fround(exact)]);
+    expect(values(add(third, third, "bf16"))).toEqual([0.66796875]);
+    expect(values(add(third, third, "i32"))).toEqual([1]);
+  });
+
+  test("expWhereFlagged reads flags of any shape, one per tile", () => {
+    const x = Tensor.fromArray([1, 1, 1, 1], [4, 1], "f32");
+    const flags = Tensor.fromArray([1, 0], [2, 1], "i8");
+    expect(values(expWhereFlagged(x, flags, 2, "f32"))).toEqual([
+      Math.fround(Math.E),
+      Math.fround(Math.E),
+      1,
+      1,
+    ]);
+    expect(() => expWhereFlagged(x, Tensor.fromArray([1], [1], "i8"), 2, "f32")).toThrow(
+      /1 flags for 2 tiles of 2 rows/,
+    );
+  });
+
+  test("mismatched operands are rejected", () => {
+    const a = Tensor.zeros([2, 3], "f32");
+    expect(() => matmul(a, a, "f32")).toThrow(/inner dimensions differ \(3 and 2\)/);
+    expect(() => add(a, Tensor.zeros([3, 2], "f32"), "f32")).toThrow(/shapes differ/);
+    expect(() => rowSum(Tensor.zeros([6], "f32"), "f32")).toThrow(/expected a 2-D tensor/);
+    expect(() => attention(a, Tensor.zeros([4, 2], "f32"), Tensor.zeros([4, 3], "f32"), 1, "f32")).toThrow(
+      /do not fit/,
+    );
+  });
+});
+
 describe("splitting work", () => {
   test("splitEven gives the first parts the extra items", () => {
     expect(splitEven(10, 4)).toEqual([

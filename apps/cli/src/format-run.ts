@@ -7,6 +7,8 @@ export interface RunExtras {
   readonly runWallMs: number;
   /** The outputs the bench returned for checking: name, dtype and shape. */
   readonly outputs: readonly RunOutput[];
+  /** True when phase 2 ran (its table follows the summary). */
+  readonly verified?: boolean;
 }
 
 /** An output a bench returned for checking; `dtype` and `shape` are absent when it is not a device tensor. */
@@ -113,7 +115,8 @@ export function formatRunSummary(results: RunResults, extras: RunExtras): string
       ),
     );
   }
-  lines.push("verification: not run (kb run --verify comes with phase 2)");
+  if (extras.verified !== true)
+    lines.push("verification: not run (add --verify to replay the op log and check the outputs)");
   return `${lines.join("\n")}\n`;
 }
 

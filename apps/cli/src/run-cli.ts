@@ -77,7 +77,7 @@ function buildProgram(io: CliIo, state: RunState): Command {
     .showSuggestionAfterError(true);
   addTopologyCommand(program, io, state);
   addComponentsCommand(program, io);
-  addRunCommand(program, io);
+  addRunCommand(program, io, state);
   for (const command of allCommands(program)) {
     command.showHelpAfterError(`(see ${commandPath(command)} --help)`);
   }

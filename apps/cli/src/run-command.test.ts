@@ -101,7 +101,7 @@ describe("kb run: the summary", () => {
     expect(out).toContain("busiest components\n  component ");
     expect(out).toContain("  sip0.cube0.pe0.pe_dma ");
     expect(out).toContain(
-      "outputs\n  dst  f16 [64, 64]\nverification: not run (kb run --verify comes with phase 2)\n",
+      "outputs\n  dst  f16 [64, 64]\nverification: not run (add --verify to replay the op log and check the outputs)\n",
     );
   });
 
@@ -327,5 +327,32 @@ describe("kb run: progress", () => {
     const json = await kb(["run", copyBench, "--json"], { isTTY: true, columns: 100 });
     expect(json.code).toBe(0);
     expect(json.stderr).toBe("");
+  });
+});
+
+describe("kb run --verify", () => {
+  it("replays the op log, prints the verification table and exits 0 on PASS", async () => {
+    const result = await run(copyBench, "--topology", defaultYaml, "--verify");
+    expect(result.code).toBe(0);
+    expect(result.stdout).toMatch(/verification \(phase 2: 2 ops replayed in /);
+    expect(result.stdout).toMatch(/dst\s+f16\s+\[64, 64\]/);
+    expect(result.stdout).toMatch(/PASS/);
+    expect(result.stdout).not.toMatch(/verification: not run/);
+    const json = await run(copyBench, "--topology", defaultYaml, "--verify", "--json");
+    const results = RunResultsSchema.parse(JSON.parse(json.stdout));
+    expect(results.verification?.pass).toBe(true);
+    expect(results.verification?.outputs[0]).toMatchObject({ name: "dst", mismatches: 0, maxAbsError: 0 });
+  });
+
+  it("exits 1 on FAIL and names the first mismatching index", async () => {
+    const result = await run(fixture("shifted-copy-bench.ts"), "--topology", defaultYaml, "--verify");
+    expect(result.code).toBe(1);
+    expect(result.stdout).toMatch(/FAIL/);
+    // dst row 0 holds src row 1: the first element already differs.
+    expect(result.stdout).toMatch(/\[0, 0\]/);
+    const json = await run(fixture("shifted-copy-bench.ts"), "--topology", defaultYaml, "--verify", "--json");
+    expect(json.code).toBe(1);
+    const results = RunResultsSchema.parse(JSON.parse(json.stdout));
+    expect(results.verification?.outputs[0]?.firstMismatch?.index).toEqual([0, 0]);
   });
 });

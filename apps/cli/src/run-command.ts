@@ -11,6 +11,8 @@ import {
 import { dirname, join, resolve, sep } from "node:path";
 import { fileURLToPath } from "node:url";
 import * as components from "@kb/components";
+import * as dataExecutor from "@kb/data-executor";
+import { formatVerifyTable, type VerifyReport } from "@kb/data-executor";
 import * as errors from "@kb/errors";
 import { KbError } from "@kb/errors";
 import * as oplog from "@kb/oplog";
@@ -30,7 +32,7 @@ import {
   type RunExtras,
   type RunOutput,
 } from "./format-run.js";
-import type { CliIo, CliOutput } from "./run-cli.js";
+import type { CliIo, CliOutput, RunState } from "./run-cli.js";
 
 /** Options of `kb run` as commander parses them. */
 interface RunOptions {
@@ -40,10 +42,11 @@ interface RunOptions {
   trace?: string;
   oplog?: string;
   plugin?: string[];
+  verify?: boolean;
 }
 
 /** Adds `kb run BENCH` to the program. */
-export function addRunCommand(program: Command, io: CliIo): Command {
+export function addRunCommand(program: Command, io: CliIo, state: RunState): Command {
   return program
     .command("run")
     .summary("run a bench on a topology and print what it took")
@@ -72,15 +75,21 @@ export function addRunCommand(program: Command, io: CliIo): Command {
     .option("--trace <file>", "write a Chrome trace-event JSON of the run (opens in Perfetto)")
     .option("--oplog <file>", "write the op log as JSONL (one op record per line)")
     .option("--plugin <package...>", "also load these plug-in packages (npm names)")
+    .option(
+      "--verify",
+      "run phase 2 after phase 1 (replay the op log with real arithmetic) and check the bench's outputs against its references; exit code 1 on FAIL",
+    )
     .addHelpText(
       "after",
       "\nExamples:\n" +
         "  kb run gemm --param M=512 --param dtype=bf16\n" +
         "  kb run ./my-bench.ts --topology topologies/ref-cube.yaml --json > results.json\n" +
-        "  kb run gemm --trace gemm.trace.json   # open it in https://ui.perfetto.dev",
+        "  kb run gemm --trace gemm.trace.json   # open it in https://ui.perfetto.dev\n" +
+        "  kb run softmax --param dtype=bf16 --verify",
     )
     .action(async (benchArg: string, options: RunOptions) => {
-      await runBench(benchArg, options, io);
+      const verified = await runBench(benchArg, options, io);
+      if (verified === false) state.exitCode = 1;
     });
 }
 
@@ -90,7 +99,8 @@ function collectParam(value: string, previous: Record<string, string> | undefine
   return { ...previous, [value.slice(0, equals)]: value.slice(equals + 1) };
 }
 
-async function runBench(benchArg: string, options: RunOptions, io: CliIo): Promise<void> {
+/** Runs a bench; returns whether verification passed (undefined without --verify). */
+async function runBench(benchArg: string, options: RunOptions, io: CliIo): Promise<boolean | undefined> {
   const cwd = process.cwd();
   const benchFile = locateBench(benchArg, cwd);
   const bench = await loadBench(benchFile);
@@ -104,10 +114,18 @@ async function runBench(benchArg: string, options: RunOptions, io: CliIo): Promi
   const traceFile = options.trace === undefined ? null : new PendingFile(options.trace, "trace");
   let logger: oplog.OpLogger | null = null;
   let results: RunResults;
+  let memorySink: oplog.MemorySink | null = null;
+  let report: VerifyReport | null = null;
+  let phase2WallMs = 0;
+  let checkWallMs = 0;
   let outcome: runtime.BenchOutcome | undefined;
   let extras: Omit<RunExtras, "outputs">;
   try {
-    logger = options.oplog === undefined ? null : new oplog.OpLogger(new JsonlSink(options.oplog));
+    memorySink = options.verify === true ? new oplog.MemorySink() : null;
+    const fileSink = options.oplog === undefined ? null : new JsonlSink(options.oplog);
+    const sink =
+      memorySink !== null && fileSink !== null ? teeSink(memorySink, fileSink) : (memorySink ?? fileSink);
+    logger = sink === null ? null : new oplog.OpLogger(sink);
     const recorder = traceFile === null ? null : new components.TraceRecorder();
     progress?.show(`${bench.name}: building the machine of ${topologyFile}`);
     // Progress rides on the tracer: it adds no simulation events, so the results are the same on a
@@ -126,6 +144,19 @@ async function runBench(benchArg: string, options: RunOptions, io: CliIo): Promi
     extras = { buildWallMs: runStart - buildStart, runWallMs: runEnd - runStart };
     results = sim.results(bench.name, params);
     await logger?.close();
+    if (memorySink !== null) {
+      progress?.show(`${bench.name}: phase 2, replaying ${groupDigits(memorySink.records.length)} ops`);
+      const phase2Start = performance.now();
+      // One thread: measured with `pnpm bench:executor --part phase2`, a GemmPool of 2 made the
+      // replay of gemm 2048^3 slower (2.4 s against 1.9 s); GEMMs are a small share of it.
+      const phase2Store = runtime.replay(sim.hostWrites, memorySink.records).store;
+      phase2WallMs = performance.now() - phase2Start;
+      progress?.show(`${bench.name}: computing the references and comparing`);
+      const checkStart = performance.now();
+      report = await runtime.verifyOutcome(outcome, phase2Store);
+      checkWallMs = performance.now() - checkStart;
+      results = { ...results, verification: runtime.verificationJson(report) };
+    }
     if (traceFile !== null && recorder !== null) traceFile.commit(chromeTraceChunks(recorder));
   } catch (error) {
     logger?.abort();
@@ -135,9 +166,10 @@ async function runBench(benchArg: string, options: RunOptions, io: CliIo): Promi
     progress?.clear();
   }
 
+  const verified = report === null ? undefined : report.pass;
   if (options.json === true) {
     io.stdout.write(`${JSON.stringify(results, null, 2)}\n`);
-    return;
+    return verified;
   }
   const outputs = Object.entries(outcome?.check ?? {}).map(([name, check]): RunOutput => {
     const actual = (check as Partial<runtime.BenchCheck> | undefined)?.actual;
@@ -145,7 +177,36 @@ async function runBench(benchArg: string, options: RunOptions, io: CliIo): Promi
       ? { name, dtype: actual.dtype, shape: actual.shape }
       : { name };
   });
-  io.stdout.write(formatRunSummary(results, { ...extras, outputs }));
+  io.stdout.write(formatRunSummary(results, { ...extras, outputs, verified: report !== null }));
+  if (report !== null) {
+    io.stdout.write(
+      `\nverification (phase 2: ${groupDigits(memorySink?.records.length ?? 0)} ops replayed in ${formatWallMs(phase2WallMs)}; references computed and compared in ${formatWallMs(checkWallMs)})\n`,
+    );
+    io.stdout.write(formatVerifyTable(report));
+  }
+  return verified;
+}
+
+/** An op-log sink writing to two sinks (phase 2 in memory and the --oplog file). */
+function teeSink(first: oplog.OpLogSink, second: oplog.OpLogSink): oplog.OpLogSink {
+  return {
+    write(record) {
+      first.write(record);
+      second.write(record);
+    },
+    async close() {
+      await first.close?.();
+      await second.close?.();
+    },
+    abort() {
+      first.abort?.();
+      second.abort?.();
+    },
+  };
+}
+
+function formatWallMs(ms: number): string {
+  return ms >= 1000 ? `${(ms / 1000).toFixed(2)} s` : `${ms.toFixed(0)} ms`;
 }
 
 // -------------------------------------------------------------------------------------------------
@@ -238,6 +299,7 @@ function locateBench(benchArg: string, cwd: string): string {
  */
 const SHARED_MODULES: Record<string, unknown> = {
   "@kb/components": components,
+  "@kb/data-executor": dataExecutor,
   "@kb/errors": errors,
   "@kb/oplog": oplog,
   "@kb/runtime": runtime,

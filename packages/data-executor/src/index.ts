@@ -1,1 +1,16 @@
+export type { ExecutorOptions, ExecutorStats, OpSnapshot } from "./executor.js";
+export { DataExecutor } from "./executor.js";
+export type { GemmOptions, GemmPoolOptions, GemmProblem, GemmRowSlice, GemmShape } from "./gemm/index.js";
+export {
+  DEFAULT_MIN_SPLIT_FLOPS,
+  fromFloat32,
+  GemmPool,
+  igemm,
+  sgemm,
+  splitGemmRows,
+  toFloat32,
+} from "./gemm/index.js";
+export { applyMath } from "./math.js";
 export { MEMORY_STORE_PAGE_BYTES, MemoryStore } from "./memory-store.js";
+export type { Mismatch, OutputCheck, Tolerance, VerifyOptions, VerifyReport } from "./verify.js";
+export { formatVerifyTable, TOLERANCES, verify } from "./verify.js";

@@ -1,4 +1,5 @@
 import { isKbError, type KbError } from "@kb/errors";
+import { Tensor } from "@kb/tensor";
 import { describe, expect, it } from "vitest";
 import { MEMORY_STORE_PAGE_BYTES, MemoryStore } from "./index.js";
 
@@ -210,5 +211,30 @@ describe("MemoryStore", () => {
       }
     }
     expectBytes(store.read(base, window), model);
+  });
+});
+
+describe("MemoryStore tensors (ADR-0020 D7: byte semantics are canonical)", () => {
+  it("reading with another dtype reinterprets the bytes", () => {
+    const store = new MemoryStore();
+    store.writeTensor(0, Tensor.fromArray([1], [1], "f32"));
+    // 1.0f is 0x3f800000.
+    expect(store.readTensor(0, [1], "i32").getFlat(0)).toBe(0x3f800000);
+    // Its upper half read as bf16 is 1.0 (bf16 is the top 16 bits of f32).
+    expect(store.readTensor(2, [1], "bf16").getFlat(0)).toBe(1);
+  });
+
+  it("a read straddling two tensors, or longer than one, is resolved byte by byte", () => {
+    const store = new MemoryStore();
+    store.writeTensor(0, Tensor.fromArray([1, 2], [2], "f32"));
+    store.writeTensor(8, Tensor.fromArray([3, 4], [2], "f32"));
+    expect([...store.readTensor(4, [2], "f32").toFloat64Array()]).toEqual([2, 3]);
+    expect([...store.readTensor(0, [6], "f32").toFloat64Array()]).toEqual([1, 2, 3, 4, 0, 0]);
+  });
+
+  it("a tensor access misaligned for its dtype is a clear error", () => {
+    const store = new MemoryStore();
+    expect(() => store.readTensor(2, [1], "f32")).toThrow(/0x2/);
+    expect(() => store.writeTensor(6, Tensor.fromArray([1], [1], "i32"))).toThrow(/alignment|aligned/);
   });
 });

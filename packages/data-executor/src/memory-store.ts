@@ -1,4 +1,5 @@
 import { KbError } from "@kb/errors";
+import { DTYPE_BYTES, type Dtype, Tensor } from "@kb/tensor";
 
 /** Bytes per page of a {@link MemoryStore}: 64 KiB. */
 export const MEMORY_STORE_PAGE_BYTES = 65536;
@@ -168,6 +169,26 @@ export class MemoryStore {
   }
 
   /** Forgets every byte (all memory reads as 0 again) and resets `bytesWritten`. */
+  /**
+   * Writes a host tensor at `address` (its bytes; the address must be aligned to its element
+   * size). Byte semantics: it overwrites exactly `tensor.nbytes` bytes, whatever was there.
+   */
+  writeTensor(address: number, tensor: Tensor): void {
+    this.writeTyped(address, tensor.bytes, DTYPE_BYTES[tensor.dtype]);
+  }
+
+  /**
+   * Reads `shape` elements of `dtype` at `address` as a host tensor (a copy). The bytes decide:
+   * reading what was written as another dtype reinterprets it, and a read may cover parts of
+   * several earlier writes or never-written bytes (zeros). The address must be aligned to the
+   * element size (`MEMORY_ACCESS` otherwise).
+   */
+  readTensor(address: number, shape: readonly number[], dtype: Dtype): Tensor {
+    const size = DTYPE_BYTES[dtype];
+    const bytes = this.readTyped(address, shape.reduce((a, b) => a * b, 1) * size, size);
+    return new Tensor(shape, dtype, bytes);
+  }
+
   clear(): void {
     this.pages.clear();
     this.written = 0;

@@ -10,7 +10,9 @@ export type {
   FreeListAllocatorOptions,
 } from "./memory/allocator.js";
 export { DeviceMemory, FreeListAllocator } from "./memory/allocator.js";
+export type { Phase2Result } from "./phase2.js";
+export { replay, verifyOutcome } from "./phase2.js";
 export type { LaunchRecord, RunResults } from "./results.js";
-export { RunResultsSchema } from "./results.js";
+export { RunResultsSchema, verificationJson } from "./results.js";
 export type { Grid, GridSpec, HostWrite, LaunchOptions, SimulatorOptions } from "./simulator.js";
 export { dtypeBytes, Simulator } from "./simulator.js";

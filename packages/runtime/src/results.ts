@@ -1,4 +1,5 @@
 import type { Machine } from "@kb/components";
+import type { VerifyReport } from "@kb/data-executor";
 import * as z from "zod";
 
 const componentRow = z.object({
@@ -72,6 +73,33 @@ export const RunResultsSchema = z.object({
       utilisation: z.number(),
     }),
   ),
+  verification: z
+    .object({
+      pass: z.boolean(),
+      outputs: z.array(
+        z.object({
+          name: z.string(),
+          dtype: z.string(),
+          shape: z.array(z.number()),
+          rtol: z.number(),
+          atol: z.number(),
+          maxAbsError: z.number().nullable().describe("null when not finite (NaN or Inf involved)."),
+          maxRelError: z.number().nullable(),
+          mismatches: z.number().int(),
+          firstMismatch: z
+            .object({
+              index: z.array(z.number()),
+              actual: z.number().nullable(),
+              expected: z.number().nullable(),
+            })
+            .nullable(),
+          pass: z.boolean(),
+          problem: z.string().optional(),
+        }),
+      ),
+    })
+    .optional()
+    .describe("Phase 2 (kb run --verify): each output against its reference with the D11 tolerances."),
   busiest: z.array(componentRow).describe("The ten busiest components by utilisation."),
   components: z.array(componentRow).describe("Every component that serviced a message."),
 });
@@ -195,5 +223,33 @@ export function collectResults(
     byKind: stats.byKind.map((kind) => ({ ...kind })),
     busiest,
     components: rows,
+  };
+}
+
+/** The JSON form of a verification report (non-finite numbers become null). */
+export function verificationJson(report: VerifyReport): NonNullable<RunResults["verification"]> {
+  const finite = (value: number) => (Number.isFinite(value) ? value : null);
+  return {
+    pass: report.pass,
+    outputs: report.outputs.map((output) => ({
+      name: output.name,
+      dtype: output.dtype,
+      shape: [...output.shape],
+      rtol: output.tolerance.rtol,
+      atol: output.tolerance.atol,
+      maxAbsError: finite(output.maxAbsError),
+      maxRelError: finite(output.maxRelError),
+      mismatches: output.mismatches,
+      firstMismatch:
+        output.firstMismatch === null
+          ? null
+          : {
+              index: [...output.firstMismatch.index],
+              actual: finite(output.firstMismatch.actual),
+              expected: finite(output.firstMismatch.expected),
+            },
+      pass: output.pass,
+      ...(output.problem !== undefined ? { problem: output.problem } : {}),
+    })),
   };
 }

@@ -80,6 +80,8 @@ export interface LaunchOptions<Args extends readonly unknown[]> {
 export interface HostWrite {
   readonly address: number;
   readonly bytes: Uint8Array;
+  /** Simulated time of the write (phase 2 applies it before the ops that started later). */
+  readonly atNs: number;
 }
 
 /**
@@ -238,7 +240,7 @@ export class Simulator {
     }
     const bytes = tensor.bytes.slice();
     this.memory.write(device.address, bytes);
-    this.hostWrites.push({ address: device.address, bytes });
+    this.hostWrites.push({ address: device.address, bytes, atNs: this.now });
     await this.drive(this.machine.hostWrite(device.address, device.nbytes));
   }
 

@@ -604,6 +604,13 @@ export class TLContext {
 
   /** `cond ? a : b` elementwise (cond nonzero). */
   where(cond: TensorHandle, a: TensorHandle, b: TensorHandle): Promise<TensorHandle> {
+    if (cond.dtype !== a.dtype || b.dtype !== a.dtype) {
+      // One math command carries one input dtype: phase 2 would read cond with a's dtype.
+      throw this._error(
+        "TL_INVALID_CALL",
+        `tl.where: cond, a and b must share a dtype, got ${cond.dtype}, ${a.dtype}, ${b.dtype}; cast cond first (tl.cast(cond, "${a.dtype}")).`,
+      );
+    }
     return this.math("where", [cond, a, b], [], a.dtype);
   }
 

@@ -1,0 +1,409 @@
+import { KbError } from "@kb/errors";
+import type { GemmOpRecord, MathOpRecord, MemoryOpRecord, OpRecord } from "@kb/oplog";
+import { DTYPE_BYTES, type Dtype, isFloatDtype, shapeSize, Tensor } from "@kb/tensor";
+import { fromFloat32, type GemmPool, type GemmProblem, igemm, sgemm, toFloat32 } from "./gemm/index.js";
+import { applyMath } from "./math.js";
+import type { MemoryStore } from "./memory-store.js";
+
+/** Options of a {@link DataExecutor}. */
+export interface ExecutorOptions {
+  /** Keep a copy of every op's output bytes (`snapshots`) to compare against per-op references. */
+  readonly debug?: boolean;
+  /** Pull independent GEMMs of the same signature forward into one batched call (default true). */
+  readonly batch?: boolean;
+  /** How many records ahead a GEMM may be pulled forward from (default 256). */
+  readonly lookahead?: number;
+  /**
+   * Worker threads for GEMM batches (`GemmPool.create(2)`): a batch big enough to pay is split
+   * over them (the pool decides, see its `minSplitFlops`). Without one, GEMMs run on this thread.
+   */
+  readonly pool?: GemmPool | null;
+}
+
+/** What a run did. */
+export interface ExecutorStats {
+  /** Records executed. */
+  ops: number;
+  /** Records by op_name. */
+  readonly byName: Record<string, number>;
+  /** Batched GEMM calls and the GEMMs they carried. */
+  gemmBatches: number;
+  batchedGemms: number;
+  /** Arithmetic of the GEMMs (2 m n k each). */
+  gemmFlops: number;
+}
+
+/** The output of one op in debug mode. */
+export interface OpSnapshot {
+  readonly id: number;
+  readonly opName: string;
+  readonly componentId: string;
+  readonly dst: number;
+  readonly bytes: Uint8Array;
+}
+
+/** A byte range an op reads or writes: [start, end). */
+interface Range {
+  readonly start: number;
+  readonly end: number;
+}
+
+interface Access {
+  readonly reads: readonly Range[];
+  readonly writes: readonly Range[];
+}
+
+/**
+ * Phase 2 (ADR-0020 D6): replays an op log on a `MemoryStore` with real arithmetic.
+ *
+ * - **Order.** Records are executed in log order (stable t_start order, which phase 1 made
+ *   causal), except that a GEMM may be pulled forward to join a batch of GEMMs with the same
+ *   op_name, shapes, dtypes, layouts, transpose and accumulate flags, when the read/write address
+ *   ranges of every record it would overtake show no RAW, WAW or WAR conflict and none of its
+ *   `dependency_ids` is among them. Such a batch runs as one call.
+ * - **Dtypes.** f32, f16, bf16, i8, i32. GEMMs accumulate in the record's `dtype_acc` (f32 via
+ *   `sgemm` for floats; exact integers for i8/i32) and round once to `dtype_out`. Math ops compute
+ *   in double precision and round once to the output dtype (round to nearest even); softmax is
+ *   expanded to max, subtract, exp, sum and divide along its axis.
+ * - **Debug mode** keeps every op's output bytes in `snapshots`.
+ */
+export class DataExecutor {
+  readonly snapshots: OpSnapshot[] = [];
+  readonly stats: ExecutorStats = { ops: 0, byName: {}, gemmBatches: 0, batchedGemms: 0, gemmFlops: 0 };
+  private readonly debug: boolean;
+  private readonly batch: boolean;
+  private readonly lookahead: number;
+  private readonly pool: GemmPool | null;
+
+  constructor(
+    readonly store: MemoryStore,
+    options: ExecutorOptions = {},
+  ) {
+    this.debug = options.debug ?? false;
+    this.batch = options.batch ?? true;
+    this.lookahead = options.lookahead ?? 256;
+    this.pool = options.pool ?? null;
+  }
+
+  /** Executes `records` (in log order). Throws `OPLOG_INVALID` naming the record it cannot run. */
+  run(records: readonly OpRecord[]): ExecutorStats {
+    const done = new Uint8Array(records.length);
+    const accesses: (Access | undefined)[] = new Array(records.length);
+    const accessOf = (i: number): Access => {
+      let access = accesses[i];
+      if (access === undefined) {
+        access = accessesOf(records[i] as OpRecord);
+        accesses[i] = access;
+      }
+      return access;
+    };
+    const position = new Map<number, number>();
+    for (let i = 0; i < records.length; i++) position.set((records[i] as OpRecord).id, i);
+    for (let i = 0; i < records.length; i++) {
+      if (done[i] === 1) continue;
+      const record = records[i] as OpRecord;
+      if (record.op_kind === "gemm" && this.batch) {
+        const group = [i];
+        const key = gemmKey(record);
+        const limit = Math.min(records.length, i + 1 + this.lookahead);
+        for (let j = i + 1; j < limit; j++) {
+          if (done[j] === 1) continue;
+          const candidate = records[j] as OpRecord;
+          if (candidate.op_kind !== "gemm" || gemmKey(candidate) !== key) continue;
+          if (this.canMoveBefore(records, j, i, done, accessOf, position, group)) group.push(j);
+        }
+        this.runGemms(group.map((g) => records[g] as GemmOpRecord));
+        for (const g of group) {
+          done[g] = 1;
+          accesses[g] = undefined;
+        }
+        continue;
+      }
+      this.runOne(record);
+      done[i] = 1;
+      accesses[i] = undefined;
+    }
+    return this.stats;
+  }
+
+  /** True when record `j` can run before every not-yet-run record in [from, j) except `group`. */
+  private canMoveBefore(
+    records: readonly OpRecord[],
+    j: number,
+    from: number,
+    done: Uint8Array,
+    accessOf: (i: number) => Access,
+    position: ReadonlyMap<number, number>,
+    group: readonly number[],
+  ): boolean {
+    const record = records[j] as OpRecord;
+    for (const dependency of record.dependency_ids) {
+      const at = position.get(dependency);
+      if (at !== undefined && at >= from && at < j && done[at] !== 1) return false;
+    }
+    const mine = accessOf(j);
+    for (let i = from; i < j; i++) {
+      if (done[i] === 1 || group.includes(i)) continue;
+      const other = accessOf(i);
+      if (
+        overlapsAny(mine.reads, other.writes) ||
+        overlapsAny(mine.writes, other.writes) ||
+        overlapsAny(mine.writes, other.reads)
+      ) {
+        return false;
+      }
+    }
+    // Members of the batch must not depend on each other either.
+    for (const g of group) {
+      const other = accessOf(g);
+      if (
+        overlapsAny(mine.reads, other.writes) ||
+        overlapsAny(mine.writes, other.writes) ||
+        overlapsAny(mine.writes, other.reads)
+      ) {
+        return false;
+      }
+    }
+    return true;
+  }
+
+  private count(record: OpRecord): void {
+    this.stats.ops++;
+    this.stats.byName[record.op_name] = (this.stats.byName[record.op_name] ?? 0) + 1;
+  }
+
+  private snapshot(record: OpRecord, dst: number, bytes: number): void {
+    if (!this.debug) return;
+    this.snapshots.push({
+      id: record.id,
+      opName: record.op_name,
+      componentId: record.component_id,
+      dst,
+      bytes: this.store.read(dst, bytes),
+    });
+  }
+
+  private runOne(record: OpRecord): void {
+    try {
+      switch (record.op_kind) {
+        case "memory":
+          this.copy(record);
+          break;
+        case "gemm":
+          this.runGemms([record]);
+          return;
+        case "math":
+          this.math(record);
+          break;
+        default:
+          throw new KbError(
+            "OPLOG_INVALID",
+            `unknown op_kind ${JSON.stringify((record as OpRecord).op_kind)}.`,
+          );
+      }
+    } catch (error) {
+      throw located(record, error);
+    }
+    this.count(record);
+  }
+
+  private copy(record: MemoryOpRecord): void {
+    const { src_addr, dst_addr, nbytes } = record.params;
+    const rows = record.params.rows ?? 1;
+    const rowBytes = nbytes / rows;
+    if (!Number.isInteger(rowBytes)) {
+      throw new KbError("OPLOG_INVALID", `nbytes ${nbytes} is not a whole number of ${rows} rows.`);
+    }
+    const srcStride = record.params.src_stride ?? rowBytes;
+    const dstStride = record.params.dst_stride ?? rowBytes;
+    if (rows === 1 || (srcStride === rowBytes && dstStride === rowBytes)) {
+      this.store.copy(src_addr, dst_addr, nbytes);
+    } else {
+      for (let r = 0; r < rows; r++)
+        this.store.copy(src_addr + r * srcStride, dst_addr + r * dstStride, rowBytes);
+    }
+    if (this.debug) {
+      const span = (rows - 1) * dstStride + rowBytes;
+      this.snapshot(record, dst_addr, span);
+    }
+  }
+
+  private math(record: MathOpRecord): void {
+    const p = record.params;
+    const inputDtype: Dtype = p.input_dtype ?? p.dtype;
+    const inputs = p.input_addrs.map((address, i) => {
+      const shape = p.input_shapes[i] ?? p.shape_out;
+      const bytes = this.store.readTyped(
+        address,
+        shapeSize(shape) * DTYPE_BYTES[inputDtype],
+        DTYPE_BYTES[inputDtype],
+      );
+      return new Tensor(shape, inputDtype, bytes);
+    });
+    const out = applyMath(p.op, inputs, p.shape_out, p.dtype, p.axis, p.scalars ?? []);
+    this.store.writeTyped(p.dst_addr, out.bytes, DTYPE_BYTES[p.dtype]);
+    this.snapshot(record, p.dst_addr, out.nbytes);
+  }
+
+  /** One batched call for GEMMs of one signature (split over the pool's threads when it pays). */
+  private runGemms(group: readonly GemmOpRecord[]): void {
+    const prepared: { record: GemmOpRecord; problem: GemmProblem }[] = [];
+    for (const record of group) {
+      try {
+        if (isFloatDtype(record.params.dtype_in))
+          prepared.push({ record, problem: this.prepareGemm(record) });
+        else this.integerGemm(record);
+      } catch (error) {
+        throw located(record, error);
+      }
+    }
+    const problems = prepared.map((entry) => entry.problem);
+    if (this.pool !== null && problems.length > 0) this.pool.batch(problems);
+    else {
+      for (const { m, n, k, a, b, c, transA, transB, accumulate } of problems) {
+        sgemm(m, n, k, a, transA === true ? m : k, b, transB === true ? k : n, c, n, {
+          transA: transA === true,
+          transB: transB === true,
+          accumulate: accumulate === true,
+        });
+      }
+    }
+    for (const { record, problem } of prepared) {
+      const p = record.params;
+      this.store.writeTyped(p.dst_addr, fromFloat32(problem.c, p.dtype_out), DTYPE_BYTES[p.dtype_out]);
+      this.snapshot(record, p.dst_addr, problem.c.length * DTYPE_BYTES[p.dtype_out]);
+    }
+    for (const record of group) this.count(record);
+    if (group.length > 1) {
+      this.stats.gemmBatches++;
+      this.stats.batchedGemms += group.length;
+    }
+  }
+
+  /** The shape of a GEMM record: m, n, k. */
+  private shape(record: GemmOpRecord): [number, number, number] {
+    const p = record.params;
+    const [m, n] = p.shape_out as [number, number];
+    const k = (p.transpose_a ? p.shape_a[0] : p.shape_a[1]) as number;
+    this.stats.gemmFlops += 2 * m * n * k;
+    return [m, n, k];
+  }
+
+  /** Float GEMM: operands decoded to f32, the accumulator read when the record accumulates. */
+  private prepareGemm(record: GemmOpRecord): GemmProblem {
+    const p = record.params;
+    const [m, n, k] = this.shape(record);
+    const inBytes = DTYPE_BYTES[p.dtype_in];
+    const outBytes = DTYPE_BYTES[p.dtype_out];
+    const a = toFloat32(this.store.readTyped(p.src_a_addr, m * k * inBytes, inBytes), p.dtype_in);
+    const b = toFloat32(this.store.readTyped(p.src_b_addr, k * n * inBytes, inBytes), p.dtype_in);
+    const accumulate = p.accumulate === true;
+    const c = accumulate
+      ? toFloat32(this.store.readTyped(p.dst_addr, m * n * outBytes, outBytes), p.dtype_out)
+      : new Float32Array(m * n);
+    return { m, n, k, a, b, c, transA: p.transpose_a, transB: p.transpose_b, accumulate };
+  }
+
+  /** i8/i32 inputs: exact products summed in i32 (wrapping like the hardware's i32 accumulator). */
+  private integerGemm(record: GemmOpRecord): void {
+    const p = record.params;
+    const [m, n, k] = this.shape(record);
+    const inBytes = DTYPE_BYTES[p.dtype_in];
+    const outBytes = DTYPE_BYTES[p.dtype_out];
+    const read = (address: number, count: number) => {
+      const bytes = this.store.readTyped(address, count * inBytes, inBytes);
+      return p.dtype_in === "i8"
+        ? new Int8Array(bytes.buffer, bytes.byteOffset, count)
+        : new Int32Array(bytes.buffer, bytes.byteOffset, count);
+    };
+    const c =
+      p.accumulate === true
+        ? Int32Array.from(
+            new Tensor(
+              [m * n],
+              p.dtype_out,
+              this.store.readTyped(p.dst_addr, m * n * outBytes, outBytes),
+            ).toFloat64Array(),
+          )
+        : new Int32Array(m * n);
+    igemm(
+      m,
+      n,
+      k,
+      read(p.src_a_addr, m * k),
+      p.transpose_a ? m : k,
+      read(p.src_b_addr, k * n),
+      p.transpose_b ? k : n,
+      c,
+      n,
+      {
+        transA: p.transpose_a,
+        transB: p.transpose_b,
+        accumulate: p.accumulate === true,
+      },
+    );
+    const out = Tensor.fromArray(c, [m, n], p.dtype_out);
+    this.store.writeTyped(p.dst_addr, out.bytes, outBytes);
+    this.snapshot(record, p.dst_addr, out.nbytes);
+  }
+}
+
+/** The batching signature of a GEMM. */
+function gemmKey(record: OpRecord): string {
+  const p = (record as GemmOpRecord).params;
+  return `${record.op_name}|${p.shape_a}|${p.shape_b}|${p.shape_out}|${p.dtype_in}|${p.dtype_acc}|${p.dtype_out}|${p.transpose_a}|${p.transpose_b}|${p.layout_a}|${p.layout_b}|${p.layout_out}|${p.accumulate === true}`;
+}
+
+/** What a record reads and writes (strided copies by their span: conservative). */
+function accessesOf(record: OpRecord): Access {
+  switch (record.op_kind) {
+    case "memory": {
+      const p = record.params;
+      const rows = p.rows ?? 1;
+      const rowBytes = p.nbytes / rows;
+      const srcSpan = (rows - 1) * (p.src_stride ?? rowBytes) + rowBytes;
+      const dstSpan = (rows - 1) * (p.dst_stride ?? rowBytes) + rowBytes;
+      return { reads: [range(p.src_addr, srcSpan)], writes: [range(p.dst_addr, dstSpan)] };
+    }
+    case "gemm": {
+      const p = record.params;
+      const size = DTYPE_BYTES[p.dtype_in];
+      const out = range(p.dst_addr, shapeSize(p.shape_out) * DTYPE_BYTES[p.dtype_out]);
+      const reads = [
+        range(p.src_a_addr, shapeSize(p.shape_a) * size),
+        range(p.src_b_addr, shapeSize(p.shape_b) * size),
+      ];
+      if (p.accumulate === true) reads.push(out);
+      return { reads, writes: [out] };
+    }
+    case "math": {
+      const p = record.params;
+      const size = DTYPE_BYTES[p.input_dtype ?? p.dtype];
+      return {
+        reads: p.input_addrs.map((address, i) =>
+          range(address, shapeSize(p.input_shapes[i] ?? p.shape_out) * size),
+        ),
+        writes: [range(p.dst_addr, shapeSize(p.shape_out) * DTYPE_BYTES[p.dtype])],
+      };
+    }
+  }
+}
+
+function range(start: number, bytes: number): Range {
+  return { start, end: start + bytes };
+}
+
+function overlapsAny(a: readonly Range[], b: readonly Range[]): boolean {
+  for (const x of a) for (const y of b) if (x.start < y.end && y.start < x.end) return true;
+  return false;
+}
+
+function located(record: OpRecord, error: unknown): KbError {
+  const where = `op ${record.id} (${record.op_name} on ${record.component_id} at t=${record.t_start} ns)`;
+  if (error instanceof KbError) {
+    return new KbError(error.code, `${where}: ${error.detail}`, { context: error.context, cause: error });
+  }
+  return new KbError("OPLOG_INVALID", `${where}: ${error instanceof Error ? error.message : String(error)}`, {
+    cause: error,
+  });
+}

@@ -1,0 +1,270 @@
+import { Tensor } from "@kb/tensor";
+import { describe, expect, it } from "vitest";
+import { formatVerifyTable, TOLERANCES, verify } from "./verify.js";
+
+/** 0, 0.25, 0.5, ... 2.75 as a [3, 4] tensor (all exact in every float dtype). */
+const grid = (dtype: "f32" | "f16" | "bf16") =>
+  Tensor.fromArray(
+    Array.from({ length: 12 }, (_, i) => i / 4),
+    [3, 4],
+    dtype,
+  );
+
+describe("verify", () => {
+  it("uses ADR-0020 D11's tolerances by default", () => {
+    expect(TOLERANCES).toEqual({
+      f32: { rtol: 1e-5, atol: 1e-5 },
+      f16: { rtol: 1e-3, atol: 1e-3 },
+      bf16: { rtol: 1e-2, atol: 1e-2 },
+      i8: { rtol: 0, atol: 0 },
+      i32: { rtol: 0, atol: 0 },
+    });
+  });
+
+  it("passes an exact match with zero errors", () => {
+    const report = verify({ c: grid("f32") }, { c: grid("f32") });
+    expect(report.pass).toBe(true);
+    expect(report.outputs).toEqual([
+      {
+        name: "c",
+        dtype: "f32",
+        shape: [3, 4],
+        tolerance: { rtol: 1e-5, atol: 1e-5 },
+        maxAbsError: 0,
+        maxRelError: 0,
+        mismatches: 0,
+        firstMismatch: null,
+        pass: true,
+      },
+    ]);
+  });
+
+  it("fails an f16 element off by about 2e-3 and names it", () => {
+    // Element [1, 2] (flat 6) is 0.5 in the reference.
+    const reference = Tensor.fromArray([0, 0, 0, 0, 0, 0, 0.5, 0, 0, 0, 0, 0], [3, 4], "f16");
+    const output = reference.clone();
+    output.set([1, 2], 0.5 + 2e-3); // rounds to 0.501953125 = 0.5 + 4 * 2^-11 (the f16 step at 0.5)
+    expect(output.get(1, 2)).toBe(0.501953125);
+    // |a - b| = 2^-9 = 0.001953125 > atol + rtol * |b| = 1e-3 + 1e-3 * 0.5 = 0.0015.
+    const report = verify({ out: output }, { out: reference });
+    expect(report.pass).toBe(false);
+    const [check] = report.outputs;
+    expect(check).toMatchObject({
+      name: "out",
+      dtype: "f16",
+      mismatches: 1,
+      maxAbsError: 0.001953125,
+      maxRelError: 0.00390625, // 2^-9 / 0.5
+      pass: false,
+      firstMismatch: { flat: 6, index: [1, 2], actual: 0.501953125, expected: 0.5 },
+    });
+    expect(check?.problem).toBeUndefined();
+  });
+
+  it("passes an f16 element within 1e-3 + 1e-3 * |b|", () => {
+    const reference = Tensor.fromArray([0, 0, 0, 0, 0, 0, 0.5, 0, 0, 0, 0, 0], [3, 4], "f16");
+    const output = reference.clone();
+    output.set([1, 2], 0.5 + 2 * 2 ** -11); // |a - b| = 0.0009765625 <= 0.0015
+    const report = verify({ out: output }, { out: reference });
+    expect(report.pass).toBe(true);
+    expect(report.outputs[0]).toMatchObject({
+      mismatches: 0,
+      maxAbsError: 0.0009765625,
+      firstMismatch: null,
+    });
+  });
+
+  it("counts every mismatch and reports the first in row-major order", () => {
+    const reference = Tensor.fromArray([1, 2, 3, 4, 5, 6], [2, 3], "f32");
+    const output = Tensor.fromArray([1, 2, 3.5, 4, 9, 6], [2, 3], "f32");
+    const [check] = verify({ y: output }, { y: reference }).outputs;
+    expect(check).toMatchObject({
+      mismatches: 2,
+      maxAbsError: 4, // |9 - 5|
+      maxRelError: 0.8, // 4 / 5
+      firstMismatch: { flat: 2, index: [0, 2], actual: 3.5, expected: 3 },
+    });
+  });
+
+  it("applies bf16's 1e-2 tolerances", () => {
+    const reference = Tensor.fromArray([1, 1], [2], "bf16");
+    // 1 + 2^-7 (one bf16 step): |a - b| = 0.0078125 <= 1e-2 + 1e-2 * 1 = 0.02.
+    expect(verify({ x: Tensor.fromArray([1 + 2 ** -7, 1], [2], "bf16") }, { x: reference }).pass).toBe(true);
+    // 1 + 2^-5: |a - b| = 0.03125 > 0.02; f16's tolerance would already fail 2^-7.
+    const [check] = verify({ x: Tensor.fromArray([1, 1 + 2 ** -5], [2], "bf16") }, { x: reference }).outputs;
+    expect(check).toMatchObject({
+      pass: false,
+      mismatches: 1,
+      maxAbsError: 0.03125,
+      firstMismatch: { flat: 1, index: [1], actual: 1.03125, expected: 1 },
+    });
+    const f16 = Tensor.fromArray([1 + 2 ** -7], [1], "f16");
+    expect(verify({ x: f16 }, { x: Tensor.fromArray([1], [1], "f16") }).pass).toBe(false);
+  });
+
+  it("compares i32 exactly: one off fails", () => {
+    const reference = Tensor.fromArray([100000, -7, 2147483647], [3], "i32");
+    expect(verify({ n: reference.clone() }, { n: reference }).pass).toBe(true);
+    const [check] = verify(
+      { n: Tensor.fromArray([100000, -6, 2147483647], [3], "i32") },
+      { n: reference },
+    ).outputs;
+    expect(check).toMatchObject({
+      tolerance: { rtol: 0, atol: 0 },
+      pass: false,
+      mismatches: 1,
+      maxAbsError: 1,
+      firstMismatch: { flat: 1, index: [1], actual: -6, expected: -7 },
+    });
+    const i8 = Tensor.fromArray([3], [1], "i8");
+    expect(verify({ b: Tensor.fromArray([4], [1], "i8") }, { b: i8 }).outputs[0]?.mismatches).toBe(1);
+  });
+
+  it("follows numpy's allclose with equal_nan=False for NaN and infinities", () => {
+    const inf = Number.POSITIVE_INFINITY;
+    const reference = Tensor.fromArray([Number.NaN, 1, Number.NaN, inf, inf, -inf, inf, 2], [8], "f32");
+    const output = Tensor.fromArray([Number.NaN, Number.NaN, 1, inf, -inf, -inf, 3e38, 2], [8], "f32");
+    const [check] = verify({ v: output }, { v: reference }).outputs;
+    // NaN vs NaN, NaN vs 1, 1 vs NaN, Inf vs -Inf and a finite value vs Inf mismatch; equal
+    // infinities match.
+    expect(check?.mismatches).toBe(5);
+    expect(check?.firstMismatch).toEqual({ flat: 0, index: [0], actual: Number.NaN, expected: Number.NaN });
+    expect(check?.maxAbsError).toBe(inf); // Inf - (-Inf) and Inf - 3e38; NaN errors are left out
+    expect(check?.maxRelError).toBe(0); // only b = 1 (error NaN) and b = 2 (error 0) are finite and non-zero
+
+    // A huge rtol does not make a finite value close to an infinite reference.
+    const huge = { tolerances: { f32: { rtol: 1e30, atol: 1e30 } } };
+    const far = verify(
+      { v: Tensor.fromArray([1], [1], "f32") },
+      { v: Tensor.fromArray([inf], [1], "f32") },
+      huge,
+    );
+    expect(far.pass).toBe(false);
+  });
+
+  it("treats 0 and -0 as equal", () => {
+    expect(
+      verify({ z: Tensor.fromArray([-0], [1], "f16") }, { z: Tensor.fromArray([0], [1], "f16") }).pass,
+    ).toBe(true);
+  });
+
+  it("takes tolerance overrides per dtype, inclusive at the bound", () => {
+    const reference = Tensor.fromArray([1], [1], "f32");
+    const output = Tensor.fromArray([1 + 2 ** -10], [1], "f32");
+    expect(verify({ a: output }, { a: reference }).pass).toBe(false);
+    const report = verify(
+      { a: output },
+      { a: reference },
+      { tolerances: { f32: { rtol: 0, atol: 2 ** -10 } } },
+    );
+    expect(report.pass).toBe(true);
+    expect(report.outputs[0]?.tolerance).toEqual({ rtol: 0, atol: 2 ** -10 });
+    // Other dtypes keep their defaults.
+    const i32 = Tensor.fromArray([1], [1], "i32");
+    const mixed = verify(
+      { a: output, b: i32 },
+      { a: reference, b: i32 },
+      { tolerances: { f32: TOLERANCES.f16 } },
+    );
+    expect(mixed.outputs.map((check) => check.tolerance)).toEqual([TOLERANCES.f16, TOLERANCES.i32]);
+  });
+
+  it("rejects a tolerance that is negative or not finite", () => {
+    const t = Tensor.fromArray([1], [1], "f32");
+    expect(() => verify({ t }, { t }, { tolerances: { f32: { rtol: -1, atol: 0 } } })).toThrow(
+      /TENSOR_INVALID.*f32 tolerance must have finite rtol and atol >= 0, got rtol -1 and atol 0/,
+    );
+    expect(() => verify({ t }, { t }, { tolerances: { bf16: { rtol: 0, atol: Number.NaN } } })).toThrow(
+      /TENSOR_INVALID/,
+    );
+  });
+
+  it("rejects references and outputs that are not tensors", () => {
+    const t = Tensor.fromArray([1], [1], "f32");
+    expect(() => verify({ t }, { t: [1] as unknown as Tensor })).toThrow(
+      /TENSOR_INVALID.*reference "t" must be a Tensor, got \[object Array\]/,
+    );
+    expect(() => verify({ t: 3 as unknown as Tensor }, { t })).toThrow(/output "t" must be a Tensor, got 3/);
+  });
+
+  it("reports shape and dtype differences and missing outputs without comparing", () => {
+    const reference = grid("f16");
+    const report = verify(
+      { transposed: reference.reshape([4, 3]), wide: grid("f32"), both: Tensor.zeros([12], "bf16") },
+      { transposed: reference, wide: reference, absent: reference, both: reference },
+    );
+    expect(report.pass).toBe(false);
+    expect(report.outputs.map((check) => [check.name, check.problem])).toEqual([
+      ["absent", "missing"],
+      ["both", "shape [12] differs from the reference's [3, 4]; dtype bf16 differs from the reference's f16"],
+      ["transposed", "shape [4, 3] differs from the reference's [3, 4]"],
+      ["wide", "dtype f32 differs from the reference's f16"],
+    ]);
+    for (const check of report.outputs) {
+      expect(check).toMatchObject({
+        dtype: "f16",
+        shape: [3, 4],
+        pass: false,
+        mismatches: 0,
+        firstMismatch: null,
+      });
+      expect(check.maxAbsError).toBeNaN();
+      expect(check.maxRelError).toBeNaN();
+    }
+  });
+
+  it("sorts checks by name and ignores outputs without a reference", () => {
+    const t = Tensor.fromArray([1], [1], "f32");
+    const report = verify({ extra: Tensor.fromArray([2], [1], "f32"), b: t, a: t }, { b: t, a: t });
+    expect(report.pass).toBe(true);
+    expect(report.outputs.map((check) => check.name)).toEqual(["a", "b"]);
+  });
+
+  it("passes when there are no references (nothing to check)", () => {
+    expect(verify({ a: Tensor.fromArray([1], [1], "f32") }, {})).toEqual({ pass: true, outputs: [] });
+  });
+
+  it("compares tensors larger than one scratch chunk, and empty ones", () => {
+    const n = 3 * 4096 + 5;
+    const reference = Tensor.random([n], "bf16", { seed: 7 });
+    const output = reference.clone();
+    output.setFlat(n - 2, reference.getFlat(n - 2) + 0.5);
+    const [check] = verify({ r: output }, { r: reference }).outputs;
+    expect(check).toMatchObject({ mismatches: 1, firstMismatch: { flat: n - 2, index: [n - 2] } });
+    const empty = Tensor.zeros([0, 3], "f32");
+    expect(verify({ e: empty }, { e: empty.clone() }).outputs[0]).toMatchObject({
+      pass: true,
+      mismatches: 0,
+    });
+  });
+});
+
+describe("formatVerifyTable", () => {
+  it("lays out one aligned row per output and a final PASS/FAIL line", () => {
+    const reference = Tensor.fromArray([0, 0, 0, 0, 0, 0, 0.5, 0, 0, 0, 0, 0], [3, 4], "f16");
+    const output = reference.clone();
+    output.set([1, 2], 0.501953125);
+    const n = Tensor.fromArray([1, 2], [2], "i32");
+    const report = verify({ out: output, n }, { out: reference, n, gone: n });
+    expect(formatVerifyTable(report)).toBe(
+      [
+        "output  dtype  shape   max abs err  max rel err  mismatches  first mismatch             tolerance              result",
+        "------  -----  ------  -----------  -----------  ----------  -------------------------  ---------------------  -------------",
+        "gone    i32    [2]               -            -           -  -                          exact                  FAIL: missing",
+        "n       i32    [2]               0            0      0 of 2  -                          exact                  PASS",
+        "out     f16    [3, 4]      0.00195      0.00391     1 of 12  [1, 2] 0.501953125 vs 0.5  rtol 0.001 atol 0.001  FAIL",
+        "FAIL: 2 of 3 outputs do not match (gone, out)",
+        "",
+      ].join("\n"),
+    );
+  });
+
+  it("ends with a PASS line when every output matches", () => {
+    const t = Tensor.fromArray([1e-7, 3], [2], "f32");
+    const close = Tensor.fromArray([1.000001e-7, 3], [2], "f32");
+    const table = formatVerifyTable(verify({ t: close }, { t }));
+    expect(table.endsWith("\nPASS: 1 of 1 output matches\n")).toBe(true);
+    expect(table).toMatch(/rtol 0\.00001 atol 0\.00001 {2}PASS$/m);
+    expect(table).toMatch(/ \d\.\d\de-\d+ /); // tiny errors in exponent form
+  });
+});

@@ -1,0 +1,412 @@
+import { KbError } from "@kb/errors";
+import { bf16BitsToF32, type Dtype, f16BitsToF32, formatShape, Tensor } from "@kb/tensor";
+
+/**
+ * How close an output element `a` must be to its reference `b`: `|a - b| <= atol + rtol * |b|`
+ * (numpy's `allclose`, the reference as `b`). `{ rtol: 0, atol: 0 }` means exact.
+ */
+export interface Tolerance {
+  /** Relative tolerance, a multiple of `|b|`; >= 0. */
+  readonly rtol: number;
+  /** Absolute tolerance, in the values' own units; >= 0. */
+  readonly atol: number;
+}
+
+/**
+ * The default tolerance of each dtype (ADR-0020 D11): `np.allclose` with rtol = atol = 1e-5 for
+ * f32, 1e-3 for f16 and 1e-2 for bf16; `np.array_equal` (exact) for the integer dtypes.
+ */
+export const TOLERANCES: Readonly<Record<Dtype, Tolerance>> = Object.freeze({
+  f32: Object.freeze({ rtol: 1e-5, atol: 1e-5 }),
+  f16: Object.freeze({ rtol: 1e-3, atol: 1e-3 }),
+  bf16: Object.freeze({ rtol: 1e-2, atol: 1e-2 }),
+  i8: Object.freeze({ rtol: 0, atol: 0 }),
+  i32: Object.freeze({ rtol: 0, atol: 0 }),
+});
+
+/** One element of an output that is not close to its reference. */
+export interface Mismatch {
+  /** Row-major flat index of the element. */
+  readonly flat: number;
+  /** The element's index, one entry per dimension. */
+  readonly index: readonly number[];
+  /** The output's value. */
+  readonly actual: number;
+  /** The reference's value. */
+  readonly expected: number;
+}
+
+/**
+ * The comparison of one output with its reference.
+ *
+ * `dtype` and `shape` are the reference's. When the output is missing or its shape or dtype
+ * differ, nothing is compared: `pass` is false, `problem` says why, the error maxima are NaN,
+ * `mismatches` is 0 and `firstMismatch` null.
+ */
+export interface OutputCheck {
+  /** The output's name (its key in the references). */
+  readonly name: string;
+  /** The reference's dtype. */
+  readonly dtype: Dtype;
+  /** The reference's shape. */
+  readonly shape: readonly number[];
+  /** The tolerance applied. */
+  readonly tolerance: Tolerance;
+  /**
+   * The largest `|a - b|`; Infinity when an infinity meets a finite value or the opposite
+   * infinity. Elements where it is NaN (a NaN, equal infinities) are left out; 0 when none is left.
+   */
+  readonly maxAbsError: number;
+  /** The largest `|a - b| / |b|` over elements with `b != 0` (NaN quotients left out); 0 when none. */
+  readonly maxRelError: number;
+  /** How many elements are not close. */
+  readonly mismatches: number;
+  /** The first element (row-major) that is not close, or null. */
+  readonly firstMismatch: Mismatch | null;
+  /** True when every element is close and there is no `problem`. */
+  readonly pass: boolean;
+  /**
+   * Why the output could not be compared: `"missing"` when `outputs` has no tensor of this name,
+   * otherwise a sentence naming the shapes or dtypes that differ. Absent when it was compared.
+   */
+  readonly problem?: string;
+}
+
+/** The result of {@link verify}: one check per reference. */
+export interface VerifyReport {
+  /** True when every output check passes (also when there are no references). */
+  readonly pass: boolean;
+  /** One check per reference, sorted by name. */
+  readonly outputs: readonly OutputCheck[];
+}
+
+/** Options of {@link verify}. */
+export interface VerifyOptions {
+  /** Tolerances that replace the {@link TOLERANCES} of their dtypes. Default: none. */
+  readonly tolerances?: Partial<Record<Dtype, Tolerance>>;
+}
+
+/**
+ * Compares the final outputs of a run with their references (ADR-0020 D11, default mode).
+ *
+ * An element `a` of an output is close to its reference element `b` when
+ * `|a - b| <= atol + rtol * |b|` with the tolerance of the reference's dtype ({@link TOLERANCES},
+ * or `options.tolerances`), as numpy's `allclose` with `equal_nan=False` decides: a NaN never
+ * matches (not even a NaN), an infinity matches only the same infinity, and a finite output never
+ * matches an infinite reference whatever the tolerance. Integer dtypes are exact by default.
+ *
+ * Each reference name gives one {@link OutputCheck}, in name order (code-unit order), so reports
+ * are deterministic whatever order the records were built in. An output that `outputs` lacks
+ * fails with `problem: "missing"`; one whose shape or dtype differs from its reference fails
+ * with the reason and is not compared. Outputs that have no reference are ignored: the
+ * references say what is checked.
+ *
+ * **When to use**: to check the tensors a phase-2 replay read back against host references
+ * computed independently of the executor. {@link formatVerifyTable} prints the report.
+ *
+ * **Gotchas**: `0` and `-0` are equal. No references means nothing to check: the report passes
+ * with no outputs. Values are decoded exactly, in chunks, into reused scratch arrays (no
+ * allocation per element, constant extra memory): about 100 ms for 16M elements.
+ *
+ * Throws `TENSOR_INVALID` when a value of `outputs` or `references` is not a {@link Tensor}, or a
+ * tolerance is not a pair of finite numbers >= 0.
+ */
+export function verify(
+  outputs: Readonly<Record<string, Tensor>>,
+  references: Readonly<Record<string, Tensor>>,
+  options: VerifyOptions = {},
+): VerifyReport {
+  const tolerances = resolveTolerances(options.tolerances);
+  const names = Object.keys(references).sort();
+  const checks: OutputCheck[] = [];
+  for (const name of names) {
+    const reference = references[name];
+    if (!(reference instanceof Tensor)) {
+      throw new KbError(
+        "TENSOR_INVALID",
+        `verify: reference "${name}" must be a Tensor, got ${describeValue(reference)}.`,
+      );
+    }
+    const output = Object.hasOwn(outputs, name) ? outputs[name] : undefined;
+    if (output !== undefined && !(output instanceof Tensor)) {
+      throw new KbError(
+        "TENSOR_INVALID",
+        `verify: output "${name}" must be a Tensor, got ${describeValue(output)}.`,
+      );
+    }
+    checks.push(checkOutput(name, output, reference, tolerances[reference.dtype]));
+  }
+  return { pass: checks.every((check) => check.pass), outputs: checks };
+}
+
+/**
+ * The report as an aligned text table, one row per output: output, dtype, shape, max abs err,
+ * max rel err, mismatches (of the element count), first mismatch (`[index] actual vs expected`),
+ * tolerance, and PASS or FAIL (with the problem, if any); then a final line such as
+ * `PASS: 2 of 2 outputs match` or `FAIL: 1 of 3 outputs do not match (c)`. Every line ends with
+ * a newline, so the text can be written to a stream as is.
+ */
+export function formatVerifyTable(report: VerifyReport): string {
+  const header = [
+    "output",
+    "dtype",
+    "shape",
+    "max abs err",
+    "max rel err",
+    "mismatches",
+    "first mismatch",
+    "tolerance",
+    "result",
+  ];
+  const rightAligned = [false, false, false, true, true, true, false, false, false];
+  const rows = report.outputs.map((check) => {
+    const compared = check.problem === undefined;
+    const first = check.firstMismatch;
+    return [
+      check.name,
+      check.dtype,
+      formatShape(check.shape),
+      compared ? formatError(check.maxAbsError) : "-",
+      compared ? formatError(check.maxRelError) : "-",
+      compared ? `${check.mismatches} of ${elementCount(check.shape)}` : "-",
+      first === null
+        ? "-"
+        : `${formatShape(first.index)} ${formatValue(first.actual)} vs ${formatValue(first.expected)}`,
+      formatTolerance(check.tolerance),
+      check.pass ? "PASS" : compared ? "FAIL" : `FAIL: ${check.problem}`,
+    ];
+  });
+  const widths = header.map((title, column) =>
+    Math.max(title.length, ...rows.map((row) => row[column]!.length)),
+  );
+  const lastColumn = header.length - 1;
+  const line = (cells: readonly string[]) =>
+    cells
+      .map((cell, column) =>
+        column === lastColumn
+          ? cell
+          : rightAligned[column]
+            ? cell.padStart(widths[column]!)
+            : cell.padEnd(widths[column]!),
+      )
+      .join("  ");
+  const lines = [line(header), line(widths.map((width) => "-".repeat(width))), ...rows.map(line)];
+  const failed = report.outputs.filter((check) => !check.pass).map((check) => check.name);
+  const total = report.outputs.length;
+  lines.push(
+    failed.length === 0
+      ? `PASS: ${total} of ${total} ${total === 1 ? "output matches" : "outputs match"}`
+      : `FAIL: ${failed.length} of ${total} ${failed.length === 1 ? "output does" : "outputs do"} not match (${failed.join(", ")})`,
+  );
+  return `${lines.join("\n")}\n`;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Comparing
+
+/** Elements decoded per chunk: both scratch arrays stay in cache, and none grows with the tensor. */
+const CHUNK = 4096;
+const actualChunk = new Float64Array(CHUNK);
+const expectedChunk = new Float64Array(CHUNK);
+
+function checkOutput(
+  name: string,
+  output: Tensor | undefined,
+  reference: Tensor,
+  tolerance: Tolerance,
+): OutputCheck {
+  const base = { name, dtype: reference.dtype, shape: reference.shape, tolerance };
+  const problem = output === undefined ? "missing" : layoutProblem(output, reference);
+  if (problem !== undefined || output === undefined) {
+    return {
+      ...base,
+      maxAbsError: Number.NaN,
+      maxRelError: Number.NaN,
+      mismatches: 0,
+      firstMismatch: null,
+      pass: false,
+      problem: problem ?? "missing",
+    };
+  }
+
+  const { rtol, atol } = tolerance;
+  const actualView = elementView(output);
+  const expectedView = elementView(reference);
+  const size = reference.size;
+  let maxAbs = 0;
+  let maxRel = 0;
+  let mismatches = 0;
+  let firstFlat = -1;
+  for (let start = 0; start < size; start += CHUNK) {
+    const count = Math.min(CHUNK, size - start);
+    decodeChunk(output.dtype, actualView, start, count, actualChunk);
+    decodeChunk(reference.dtype, expectedView, start, count, expectedChunk);
+    for (let i = 0; i < count; i++) {
+      const a = actualChunk[i]!;
+      const b = expectedChunk[i]!;
+      const error = Math.abs(a - b);
+      const magnitude = Math.abs(b);
+      // NaN errors (a NaN, equal infinities) fail every `>`, so they never enter the maxima.
+      if (error > maxAbs) maxAbs = error;
+      if (magnitude !== 0 && error / magnitude > maxRel) maxRel = error / magnitude;
+      // numpy's isclose, equal_nan=False: equal values (equal infinities too) are close; otherwise
+      // the error must be within tolerance of a finite reference. A NaN fails both.
+      if (a === b || (error <= atol + rtol * magnitude && magnitude !== Number.POSITIVE_INFINITY)) continue;
+      if (mismatches === 0) firstFlat = start + i;
+      mismatches++;
+    }
+  }
+  return {
+    ...base,
+    maxAbsError: maxAbs,
+    maxRelError: maxRel,
+    mismatches,
+    firstMismatch:
+      firstFlat < 0
+        ? null
+        : {
+            flat: firstFlat,
+            index: unflatten(firstFlat, reference.shape),
+            actual: output.getFlat(firstFlat),
+            expected: reference.getFlat(firstFlat),
+          },
+    pass: mismatches === 0,
+  };
+}
+
+/** What makes `output` incomparable with `reference` (shape, dtype or both), or undefined. */
+function layoutProblem(output: Tensor, reference: Tensor): string | undefined {
+  const problems: string[] = [];
+  if (!sameShape(output.shape, reference.shape)) {
+    problems.push(
+      `shape ${formatShape(output.shape)} differs from the reference's ${formatShape(reference.shape)}`,
+    );
+  }
+  if (output.dtype !== reference.dtype) {
+    problems.push(`dtype ${output.dtype} differs from the reference's ${reference.dtype}`);
+  }
+  return problems.length === 0 ? undefined : problems.join("; ");
+}
+
+/** A tensor's elements as stored: binary32 values, integers, or 16-bit float patterns. */
+type ElementView = Float32Array | Uint16Array | Int8Array | Int32Array;
+
+function elementView(tensor: Tensor): ElementView {
+  const { buffer, byteOffset } = tensor.bytes; // aligned for the dtype (Tensor guarantees it)
+  switch (tensor.dtype) {
+    case "f32":
+      return new Float32Array(buffer, byteOffset, tensor.size);
+    case "f16":
+    case "bf16":
+      return new Uint16Array(buffer, byteOffset, tensor.size);
+    case "i8":
+      return new Int8Array(buffer, byteOffset, tensor.size);
+    case "i32":
+      return new Int32Array(buffer, byteOffset, tensor.size);
+  }
+}
+
+/** Decodes elements [start, start + count) of `view` into `out[0 .. count)`, exactly. */
+function decodeChunk(dtype: Dtype, view: ElementView, start: number, count: number, out: Float64Array): void {
+  if (dtype === "f16" || dtype === "bf16") {
+    const table = dtype === "f16" ? f16Values() : bf16Values();
+    for (let i = 0; i < count; i++) out[i] = table[view[start + i]!]!;
+    return;
+  }
+  for (let i = 0; i < count; i++) out[i] = view[start + i]!;
+}
+
+let f16Table: Float64Array | undefined;
+let bf16Table: Float64Array | undefined;
+
+/** Entry `bits` is the value of the binary16 pattern `bits`; built on first use. */
+function f16Values(): Float64Array {
+  if (f16Table === undefined) f16Table = valueTable(f16BitsToF32);
+  return f16Table;
+}
+
+/** Entry `bits` is the value of the bfloat16 pattern `bits`; built on first use. */
+function bf16Values(): Float64Array {
+  if (bf16Table === undefined) bf16Table = valueTable(bf16BitsToF32);
+  return bf16Table;
+}
+
+function valueTable(decode: (bits: number) => number): Float64Array {
+  const table = new Float64Array(65536);
+  for (let bits = 0; bits < 65536; bits++) table[bits] = decode(bits);
+  return table;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Helpers
+
+function resolveTolerances(
+  overrides: Partial<Record<Dtype, Tolerance>> | undefined,
+): Record<Dtype, Tolerance> {
+  const resolved = { ...TOLERANCES };
+  if (overrides === undefined) return resolved;
+  for (const dtype of Object.keys(TOLERANCES) as Dtype[]) {
+    const tolerance = overrides[dtype];
+    if (tolerance === undefined) continue;
+    const { rtol, atol } = tolerance;
+    if (!isTolerance(rtol) || !isTolerance(atol)) {
+      throw new KbError(
+        "TENSOR_INVALID",
+        `verify: the ${dtype} tolerance must have finite rtol and atol >= 0, got rtol ${String(rtol)} and atol ${String(atol)}.`,
+      );
+    }
+    resolved[dtype] = { rtol, atol };
+  }
+  return resolved;
+}
+
+function isTolerance(value: unknown): boolean {
+  return typeof value === "number" && Number.isFinite(value) && value >= 0;
+}
+
+function sameShape(a: readonly number[], b: readonly number[]): boolean {
+  if (a.length !== b.length) return false;
+  for (let axis = 0; axis < a.length; axis++) if (a[axis] !== b[axis]) return false;
+  return true;
+}
+
+/** The row-major index of flat element `flat` of a tensor of `shape`. */
+function unflatten(flat: number, shape: readonly number[]): number[] {
+  const index = new Array<number>(shape.length);
+  for (let axis = shape.length - 1; axis >= 0; axis--) {
+    const dim = shape[axis]!;
+    index[axis] = flat % dim;
+    flat = Math.floor(flat / dim);
+  }
+  return index;
+}
+
+function elementCount(shape: readonly number[]): number {
+  let size = 1;
+  for (const dim of shape) size *= dim;
+  return size;
+}
+
+function describeValue(value: unknown): string {
+  return value === null || typeof value !== "object" ? String(value) : Object.prototype.toString.call(value);
+}
+
+/** An error maximum: 0, three significant digits, or Inf. */
+function formatError(x: number): string {
+  if (x === 0 || !Number.isFinite(x)) return formatValue(x);
+  const magnitude = Math.abs(x);
+  return magnitude >= 1e-3 && magnitude < 1e4 ? String(Number(x.toPrecision(3))) : x.toExponential(2);
+}
+
+/** An element value as JS prints it (exact: every dtype's values are doubles), Inf for infinities. */
+function formatValue(x: number): string {
+  if (x === Number.POSITIVE_INFINITY) return "Inf";
+  if (x === Number.NEGATIVE_INFINITY) return "-Inf";
+  return String(x);
+}
+
+function formatTolerance(tolerance: Tolerance): string {
+  return tolerance.rtol === 0 && tolerance.atol === 0
+    ? "exact"
+    : `rtol ${tolerance.rtol} atol ${tolerance.atol}`;
+}
