@@ -144,27 +144,10 @@ export class DataExecutor {
     const mine = accessOf(j);
     for (let i = from; i < j; i++) {
       if (done[i] === 1 || group.includes(i)) continue;
-      const other = accessOf(i);
-      if (
-        overlapsAny(mine.reads, other.writes) ||
-        overlapsAny(mine.writes, other.writes) ||
-        overlapsAny(mine.writes, other.reads)
-      ) {
-        return false;
-      }
+      if (conflict(mine, accessOf(i))) return false;
     }
     // Members of the batch must not depend on each other either.
-    for (const g of group) {
-      const other = accessOf(g);
-      if (
-        overlapsAny(mine.reads, other.writes) ||
-        overlapsAny(mine.writes, other.writes) ||
-        overlapsAny(mine.writes, other.reads)
-      ) {
-        return false;
-      }
-    }
-    return true;
+    return !group.some((g) => conflict(mine, accessOf(g)));
   }
 
   private count(record: OpRecord): void {
@@ -391,6 +374,15 @@ function accessesOf(record: OpRecord): Access {
 
 function range(start: number, bytes: number): Range {
   return { start, end: start + bytes };
+}
+
+/** A RAW, WAW or WAR hazard between two records' accesses. */
+function conflict(mine: Access, other: Access): boolean {
+  return (
+    overlapsAny(mine.reads, other.writes) ||
+    overlapsAny(mine.writes, other.writes) ||
+    overlapsAny(mine.writes, other.reads)
+  );
 }
 
 function overlapsAny(a: readonly Range[], b: readonly Range[]): boolean {

@@ -1,4 +1,8 @@
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { MemorySink, OpLogger } from "@kb/oplog";
+import { JsonlSink, readOpLog } from "@kb/oplog/node";
 import { Tensor } from "@kb/tensor";
 import type { TL } from "@kb/tl";
 import { describe, expect, it } from "vitest";
@@ -54,6 +58,30 @@ describe("phase 2: replay and verify", () => {
     // 4 GEMMs of 16 x 48 x 32, batched across the PEs where independent.
     expect(phase2.stats.gemmFlops).toBe(4 * 2 * 16 * 48 * 32);
     expect(phase2.stats.byName).toMatchObject({ dma_read: 8, gemm_f16: 4, cast: 4, dma_write: 4 });
+  });
+
+  it("replays the same from a JSONL op log on disk (what --oplog writes) as from memory", async () => {
+    const dir = mkdtempSync(join(tmpdir(), "kb-phase2-"));
+    try {
+      const file = join(dir, "run.oplog.jsonl");
+      const logger = new OpLogger(new JsonlSink(file));
+      const sim = await Simulator.fromTopology({ name: "phase2" }, { opLogger: logger });
+      const a = sim.random([64, 32], "f16", { seed: 1 });
+      const b = sim.random([32, 48], "f16", { seed: 2 });
+      const [A, B] = [await sim.toDevice(a), await sim.toDevice(b)];
+      const C = sim.empty([64, 48], "f16");
+      await sim.launch(rowsGemm, { grid: { pes: 4 }, args: [A, B, C, 0] });
+      await logger.close();
+      const records = await readOpLog(file);
+      const report = await verifyOutcome(
+        { check: { C: { actual: C, reference: () => matmul(a, b) } } },
+        replay(sim.hostWrites, records).store,
+      );
+      expect(records).toHaveLength(20);
+      expect(report.pass).toBe(true);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 
   it("the check can fail: a kernel loading the wrong tile FAILs at the first mismatching index", async () => {
