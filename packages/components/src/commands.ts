@@ -152,8 +152,8 @@ export interface CyclesCommand {
 
 /**
  * Sends `bytes` from the PE's TCM at `src` to the neighbour in `direction` over its inter-PE
- * communication queue (ADR-0046 D3.10). The built-in PE_CPU does not service IPCQ commands yet:
- * the queues come with `@kb/ccl`.
+ * communication queue (ADR-0046 D3.10): waits for a free slot (credit), then moves the bytes over
+ * the fabric into the receiver's slot; completes when they arrived.
  */
 export interface IpcqSendCommand {
   readonly kind: "ipcq_send";
@@ -161,12 +161,15 @@ export interface IpcqSendCommand {
   readonly src: number;
   readonly bytes: number;
   readonly dtype: Dtype;
+  /** Phase 1: the payload's bytes, snapshotted at issue (they land in the receiver's slot). */
+  readonly data?: Uint8Array;
 }
 
 /**
  * Receives `bytes` from the queue of `direction` (any direction when null): into `dst` in
  * `copy_to_dst` mode, or in place in the slot (`return_slot`). `consume: false` is the
- * diagnostic-only `recvNoConsume` (no slot-read latency). Not serviced by the built-in PE_CPU yet.
+ * diagnostic-only `recvNoConsume` (no slot-read latency). `direction` is where the data comes
+ * from: what the west neighbour sent "east" is received from "west".
  */
 export interface IpcqRecvCommand {
   readonly kind: "ipcq_recv";
@@ -177,6 +180,8 @@ export interface IpcqRecvCommand {
   readonly dst: number | null;
   readonly consume: boolean;
   readonly async?: boolean;
+  /** Called with the slot's TCM address when the payload was received (and whether real bytes came). */
+  readonly onReceived?: (slot: number, hasData: boolean) => void;
 }
 
 /** Any PE command. */

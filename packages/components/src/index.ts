@@ -31,6 +31,8 @@ export type { ComponentDefinition, KbPlugin, PluginMeta } from "./define.js";
 export { defineComponent, definePlugin } from "./define.js";
 export type { PathEnd } from "./fabric.js";
 export { CompiledPath, Fabric, Link, Packet, Transfer } from "./fabric.js";
+export type { IpcqConfig, IpcqDataHooks, IpcqDirection, IpcqPayload } from "./ipcq.js";
+export { IPCQ_DIRECTIONS, IpcqNetwork, ipcqConfigOf, ipcqRegionBytes } from "./ipcq.js";
 export type {
   ComponentReport,
   KindReport,

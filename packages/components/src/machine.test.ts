@@ -269,12 +269,4 @@ describe("PE_CPU programs", () => {
     expect(asked).toEqual([0, 5, 15]);
     expect(done.value).toBe(15);
   });
-
-  it("IPCQ commands are refused by the built-in PE_CPU with a pointer to @kb/ccl", () => {
-    const machine = machineOf("default");
-    const done = machine.submit("sip0.cube0.pe0", [
-      { kind: "ipcq_send", direction: "east", src: tcm(0), bytes: 64, dtype: "f16" },
-    ]);
-    expect(() => machine.run(done)).toThrow(/IPCQ send\/recv come with @kb\/ccl/);
-  });
 });

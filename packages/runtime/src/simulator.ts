@@ -1,6 +1,8 @@
 import {
   buildMachine,
   defaultRegistry,
+  IpcqNetwork,
+  ipcqRegionBytes,
   type KbPlugin,
   type Machine,
   TCM_WINDOW_BYTES,
@@ -160,13 +162,20 @@ export class Simulator {
           (machine.component(`${pe0}.pe_scheduler`).params as Record<string, unknown>).reserved_tcm_bytes,
         )
       : NaN;
+    // The end of each PE's TCM holds its IPCQ slots; phase 1 delivers payload bytes there.
+    const cpu = machine.has(`${pe0}.pe_cpu`)
+      ? (machine.component(`${pe0}.pe_cpu`).params as Record<string, unknown>)
+      : {};
+    const ipcqBytes =
+      cpu.ipcq_slots === undefined ? 0 : ipcqRegionBytes(Number(cpu.ipcq_slots), Number(cpu.ipcq_slot_bytes));
+    IpcqNetwork.of(machine).hooks = { deliver: (slot, bytes) => this.memory.write(slot, bytes) };
     this.device = new DeviceMemory({
       sips: topology.system.sips,
       cubesPerSip: topology.sip.cubes,
       pesPerCube: topology.cube.noc.rows * topology.cube.noc.cols,
       hbmBytesPerCube: topology.cube.hbm.capacity_bytes,
       sramBytesPerCube: topology.cube.sram.capacity_bytes,
-      tcmBytesPerPe: Number.isFinite(tcm) ? tcm : 4 * 2 ** 20,
+      tcmBytesPerPe: (Number.isFinite(tcm) ? tcm : 4 * 2 ** 20) - ipcqBytes,
       ...(options.pageBytes !== undefined ? { pageBytes: options.pageBytes } : {}),
       ...(Number.isFinite(reserved) ? { tcmReservedBytes: reserved } : {}),
     });

@@ -641,11 +641,19 @@ export class TLContext {
   // ---------------------------------------------------------------------------------------------
   // IPCQ (ADR-0046 D3.10)
 
-  /** Sends a TCM handle to the neighbour in `direction` (blocking until the payload left). */
+  /**
+   * Sends a TCM handle to the neighbour in `direction` (IPCQ): waits for a free slot there, moves
+   * the bytes, resolves when they arrived. The payload is snapshotted at issue (ADR-0046 D3.10).
+   */
   async send(direction: string, src: TensorHandle): Promise<void> {
     this.own("send", src);
     this.checkDirection("send", direction);
     const source = await this.inTcm("send", src);
+    // Phase 1 moves real bytes only for data the kernel has (loads, constants, received data).
+    const data =
+      this.memory !== null && source.origin !== "compute" && source._data !== null
+        ? source._data.bytes.slice()
+        : null;
     await this.dispatch();
     await this.issue({
       kind: "ipcq_send",
@@ -653,23 +661,31 @@ export class TLContext {
       src: source.address,
       bytes: source.nbytes,
       dtype: source.dtype,
+      ...(data !== null ? { data } : {}),
     });
   }
 
-  /** Receives from `direction` (null: any), blocking until a payload arrived. */
+  /**
+   * Receives from `direction` (where the data comes from: what the west neighbour sends "east"
+   * arrives from "west"), blocking until a payload arrived and paying the slot read. With
+   * `dstAddr` the payload is copied there; else the handle is the slot itself (valid until the
+   * slot is reused).
+   */
   async recv(direction: string | null, options: RecvOptions): Promise<TensorHandle> {
-    return this.receive("recv", direction, options, true, false).then(([handle]) => handle);
+    const { finish } = await this.receive("recv", direction, options, true, false);
+    return finish();
   }
 
   /** DIAGNOSTIC ONLY: `recv` without the slot-read latency; production kernels must use `recv`. */
   async recvNoConsume(direction: string | null, options: RecvOptions): Promise<TensorHandle> {
-    return this.receive("recvNoConsume", direction, options, false, false).then(([handle]) => handle);
+    const { finish } = await this.receive("recvNoConsume", direction, options, false, false);
+    return finish();
   }
 
   /** A non-blocking receive: `await tl.wait(future)` gives the handle. */
   async recvAsync(direction: string, options: RecvOptions): Promise<RecvFuture> {
-    const [handle, index] = await this.receive("recvAsync", direction, options, true, true);
-    const future = new RecvFuture(this.nextCompletion++, index, handle, this);
+    const { index, finish } = await this.receive("recvAsync", direction, options, true, true);
+    const future = new RecvFuture(this.nextCompletion++, index, finish, this);
     this.outstanding.add(future);
     return future;
   }
@@ -698,7 +714,7 @@ export class TLContext {
     this.outstanding.delete(handle);
     await this.dispatch();
     await this.issue({ kind: "wait", commands: [handle.commandIndex] });
-    return handle instanceof RecvFuture ? handle.handle : undefined;
+    return handle instanceof RecvFuture ? handle._finish() : undefined;
   }
 
   /** Keeps the PE_CPU busy for `n` cycles (scalar work of the kernel). */
@@ -1075,29 +1091,56 @@ export class TLContext {
     options: RecvOptions,
     consume: boolean,
     async: boolean,
-  ): Promise<[TensorHandle, number]> {
+  ): Promise<{ index: number; finish: () => TensorHandle }> {
     if (direction !== null) this.checkDirection(call, direction);
     const shape = options?.shape;
     this.checkShape(call, shape);
     const dtype = options.dtype ?? "f16";
     this.checkDtype(call, dtype);
-    const handle =
-      options.dstAddr !== undefined
-        ? this.handle({ op: call, origin: "recv", shape, dtype, space: "tcm", address: options.dstAddr })
-        : this.scratchHandle(call, "recv", shape, dtype);
+    const nbytes = shapeSize(shape) * DTYPE_BYTES[dtype];
+    let received: { slot: number; hasData: boolean } | null = null;
     await this.dispatch();
     const issued = this.sink.issue({
       kind: "ipcq_recv",
       direction,
-      bytes: handle.nbytes,
+      bytes: nbytes,
       dtype,
       mode: options.dstAddr !== undefined ? "copy_to_dst" : "return_slot",
       dst: options.dstAddr ?? null,
       consume,
       ...(async ? { async: true } : {}),
+      onReceived: (slot, hasData) => {
+        received = { slot, hasData };
+      },
     });
     await issued.done;
-    return [handle, issued.index];
+    const finish = () => this.receivedHandle(call, shape, dtype, options.dstAddr, received);
+    return { index: issued.index, finish };
+  }
+
+  /** The handle of a completed receive (a placeholder in command-list mode). */
+  private receivedHandle(
+    call: string,
+    shape: readonly number[],
+    dtype: Dtype,
+    dstAddr: number | undefined,
+    received: { slot: number; hasData: boolean } | null,
+  ): TensorHandle {
+    const at = (address: number) =>
+      this.handle({ op: call, origin: "recv", shape, dtype, space: "tcm", address });
+    const handle =
+      dstAddr !== undefined
+        ? at(dstAddr)
+        : received !== null
+          ? at(received.slot)
+          : this.scratchHandle(call, "recv", shape, dtype);
+    if (this.memory !== null && received?.hasData === true) {
+      const memory = this.memory;
+      const bytes = this.memoryCall(() => memory.read(received.slot, handle.nbytes, `tl.${call}`));
+      if (dstAddr !== undefined) this.memoryCall(() => memory.write(dstAddr, bytes, `tl.${call}`));
+      handle._data = new Tensor(shape, dtype, bytes);
+    }
+    return handle;
   }
 }
 

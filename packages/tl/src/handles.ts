@@ -111,7 +111,9 @@ export class TensorHandle {
         ? `${what} is pending: compute results exist only in phase 2 (kb run --verify), so a kernel cannot read them or branch on them. Branch on the data of tl.load instead, or move the decision to the host.`
         : this.origin === "ref"
           ? `${what} references device memory without loading it; use tl.load to read its values.`
-          : `${what} carries no data: command-list mode runs kernels without the memory store. Run the kernel on the simulator (runner mode) to read loaded values.`;
+          : this.origin === "recv" && this.tl.memory !== null
+            ? `${what} carries a payload the sender had not computed in phase 1 (a pending compute result); its values exist only in phase 2.`
+            : `${what} carries no data: command-list mode runs kernels without the memory store. Run the kernel on the simulator (runner mode) to read loaded values.`;
     throw this.tl._error("TL_PENDING_HANDLE", detail);
   }
 
@@ -174,14 +176,14 @@ export class RecvFuture {
     readonly id: number,
     /** @internal Position of the async receive in the kernel's program. */
     readonly commandIndex: number,
-    /** @internal The handle the receive fills. */
-    readonly handle: TensorHandle,
+    /** @internal Makes the handle once the receive completed. */
+    readonly _finish: () => TensorHandle,
     /** @internal */
     readonly tl: TLContext,
   ) {}
 
   toString(): string {
-    return `RecvFuture(#${this.id} ${this.handle.dtype} ${formatShape(this.handle.shape)})`;
+    return `RecvFuture(#${this.id})`;
   }
 }
 

@@ -1,10 +1,11 @@
 import { Event, Resource, Store } from "@kb/des";
 import { KbError } from "@kb/errors";
 import * as z from "zod";
-import type { PeCommand } from "../commands.js";
+import type { IpcqRecvCommand, PeCommand } from "../commands.js";
 import { Component, type ComponentContext, type ComponentPeak, type StageWork } from "../component.js";
 import { defineComponent } from "../define.js";
 import { Transfer } from "../fabric.js";
+import { type IpcqConfig, IpcqNetwork, ipcqConfigOf } from "../ipcq.js";
 import { CONTROL_BYTES, tcmAddress } from "../machine.js";
 import { MATH_OPS } from "../math-ops.js";
 import { type DmaCopy, type Message, PipelineContext, ServiceRequest, TileToken } from "../message.js";
@@ -39,6 +40,15 @@ function peOf(component: Component): string {
 const peCpuParams = z.strictObject({
   dispatch_ns: ns("Time to issue one command to the scheduler, ns.", 2),
   freq_ghz: z.number().positive().default(1).describe("Clock of the PE_CPU, GHz (cycles commands)."),
+  ipcq_slots: z.number().int().min(1).default(4).describe("Slots of each inter-PE queue (per direction)."),
+  ipcq_slot_bytes: z
+    .number()
+    .int()
+    .min(64)
+    .default(16384)
+    .describe("Bytes of an IPCQ slot: the largest payload of one tl.send."),
+  ipcq_slot_read_ns: ns("Fixed latency of reading a received IPCQ slot, ns.", 2),
+  ipcq_read_gbs: z.number().positive().default(512).describe("Bandwidth of reading an IPCQ slot, GB/s."),
   queue_depth: queueDepthParam(4),
 });
 
@@ -54,7 +64,14 @@ export class PeCpuV1 extends Component<z.output<typeof peCpuParams>> {
 
   override init(): void {
     this.scheduler = this.machine.component(`${peOf(this)}.pe_scheduler`);
+    const tcm = this.machine.component(`${peOf(this)}.pe_tcm`).params as Record<string, unknown>;
+    this.ipcqConfig = ipcqConfigOf(this.params, Number(tcm.capacity_bytes));
+    this.ipcq = IpcqNetwork.of(this.machine);
   }
+
+  private ipcq!: IpcqNetwork;
+  /** Queue geometry: this PE's slots live at the end of its TCM. */
+  ipcqConfig!: IpcqConfig;
 
   process(message: Message): StageWork {
     if (!(message instanceof ProgramMessage)) throw wrongMessage(this, message, "command lists");
@@ -101,10 +118,27 @@ export class PeCpuV1 extends Component<z.output<typeof peCpuParams>> {
           yield* this.waitFor(pending, command.commands, where);
           continue;
         case "ipcq_send":
-        case "ipcq_recv":
-          throw this.invalid(
-            `${where()}: ${this.impl} does not service inter-PE queue commands; IPCQ send/recv come with @kb/ccl.`,
+          yield* this.ipcq.send(
+            peOf(this),
+            command.direction,
+            command.src,
+            command.bytes,
+            command.data ?? null,
+            this.ipcqConfig,
+            where(),
           );
+          continue;
+        case "ipcq_recv": {
+          if (command.direction === null) {
+            throw this.invalid(
+              `${where()}: ${this.impl} receives from a named direction only; pass the direction.`,
+            );
+          }
+          const receive = this.receive(command, command.direction, where());
+          if (command.async === true) pending.set(i, env.process(receive, `${peOf(this)} recv #${i}`));
+          else yield* receive;
+          continue;
+        }
       }
       if (this.params.dispatch_ns > 0) {
         yield env.timeout(this.params.dispatch_ns);
@@ -126,6 +160,20 @@ export class PeCpuV1 extends Component<z.output<typeof peCpuParams>> {
         CONTROL_BYTES,
       );
     }
+  }
+
+  /** An IPCQ receive; tells the command which slot it got. */
+  private *receive(command: IpcqRecvCommand, direction: string, where: string): StageWork {
+    const payload = yield* this.ipcq.recv(
+      peOf(this),
+      direction,
+      command.bytes,
+      command.mode === "copy_to_dst" ? command.dst : null,
+      command.consume,
+      this.ipcqConfig,
+      where,
+    );
+    command.onReceived?.(payload.slot, payload.hasData);
   }
 
   /** `wait`: for the async commands at `positions`, or all of them. */
