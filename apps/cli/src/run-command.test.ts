@@ -356,3 +356,31 @@ describe("kb run --verify", () => {
     expect(results.verification?.outputs[0]?.firstMismatch?.index).toEqual([0, 0]);
   });
 });
+
+describe("kb run --trace-filter", () => {
+  it("keeps the components a glob matches, in a window of simulated time", async () => {
+    const file = join(scratch, "filtered.trace.json");
+    const result = await run(
+      copyBench,
+      "--topology",
+      defaultYaml,
+      "--trace",
+      file,
+      "--trace-filter",
+      "**.pe_dma@0-2000",
+    );
+    expect(result.code).toBe(0);
+    const trace = JSON.parse(readFileSync(file, "utf8")) as {
+      traceEvents: { name: string; ph: string; ts: number; args?: { name?: string } }[];
+    };
+    const threads = trace.traceEvents.filter((e) => e.name === "thread_name").map((e) => e.args?.name);
+    expect(threads.length).toBeGreaterThan(0);
+    expect(
+      threads.every((name) => String(name).endsWith(".pe_dma") || String(name).includes(".pe_dma#")),
+    ).toBe(true);
+    expect(trace.traceEvents.every((e) => e.ts <= 2)).toBe(true);
+    const bad = await run(copyBench, "--topology", defaultYaml, "--trace", file, "--trace-filter", "**@soon");
+    expect(bad.code).toBe(1);
+    expect(bad.stderr).toMatch(/expected GLOB@FROM-TO/);
+  });
+});

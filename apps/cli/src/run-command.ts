@@ -43,6 +43,7 @@ interface RunOptions {
   oplog?: string;
   plugin?: string[];
   verify?: boolean;
+  traceFilter?: components.TraceFilter;
 }
 
 /** Adds `kb run BENCH` to the program. */
@@ -73,6 +74,11 @@ export function addRunCommand(program: Command, io: CliIo, state: RunState): Com
       "print the results as JSON instead (RunResultsSchema of @kb/runtime); the same inputs print the same bytes",
     )
     .option("--trace <file>", "write a Chrome trace-event JSON of the run (opens in Perfetto)")
+    .option(
+      "--trace-filter <glob[@from-to]>",
+      "keep only components matching the glob (* within a dot-separated part, ** across parts) and, after @, a window of simulated ns, e.g. 'sip0.cube1.**@0-50000' or '**.pe_gemm'",
+      parseTraceFilter,
+    )
     .option("--oplog <file>", "write the op log as JSONL (one op record per line)")
     .option("--plugin <package...>", "also load these plug-in packages (npm names)")
     .option(
@@ -91,6 +97,23 @@ export function addRunCommand(program: Command, io: CliIo, state: RunState): Com
       const verified = await runBench(benchArg, options, io);
       if (verified === false) state.exitCode = 1;
     });
+}
+
+/** `GLOB[@FROM-TO]` of --trace-filter (FROM or TO may be empty: open-ended). */
+function parseTraceFilter(value: string): components.TraceFilter {
+  const at = value.lastIndexOf("@");
+  const glob = at < 0 ? value : value.slice(0, at);
+  const window = at < 0 ? null : /^(\d+(?:\.\d+)?)?-(\d+(?:\.\d+)?)?$/.exec(value.slice(at + 1));
+  if (at >= 0 && window === null) {
+    throw new InvalidArgumentError(
+      "expected GLOB@FROM-TO with times in simulated ns, such as sip0.**@0-50000.",
+    );
+  }
+  return {
+    ...(glob.length > 0 ? { components: glob } : {}),
+    ...(window?.[1] !== undefined ? { fromNs: Number(window[1]) } : {}),
+    ...(window?.[2] !== undefined ? { toNs: Number(window[2]) } : {}),
+  };
 }
 
 function collectParam(value: string, previous: Record<string, string> | undefined): Record<string, string> {
@@ -157,7 +180,8 @@ async function runBench(benchArg: string, options: RunOptions, io: CliIo): Promi
       checkWallMs = performance.now() - checkStart;
       results = { ...results, verification: runtime.verificationJson(report) };
     }
-    if (traceFile !== null && recorder !== null) traceFile.commit(chromeTraceChunks(recorder));
+    if (traceFile !== null && recorder !== null)
+      traceFile.commit(chromeTraceChunks(recorder, options.traceFilter));
   } catch (error) {
     logger?.abort();
     traceFile?.discard();
@@ -450,8 +474,11 @@ class PendingFile {
  * The Chrome trace of a recorder as JSON text in chunks of about 1 MiB, one event per line: a
  * trace of millions of events never becomes one string.
  */
-function* chromeTraceChunks(recorder: components.TraceRecorder): Generator<string> {
-  const { traceEvents, ...rest } = recorder.toChromeTrace();
+function* chromeTraceChunks(
+  recorder: components.TraceRecorder,
+  filter: components.TraceFilter | undefined,
+): Generator<string> {
+  const { traceEvents, ...rest } = recorder.toChromeTrace("kernbench-ts", filter);
   let chunk = '{"traceEvents":[';
   for (let index = 0; index < traceEvents.length; index++) {
     chunk += `${index === 0 ? "" : ","}\n${JSON.stringify(traceEvents[index])}`;
@@ -490,8 +517,18 @@ class ProgressTracer implements components.Tracer {
     this.line.show(`${this.name}: running`);
   }
 
-  record(type: components.TraceEventType, tNs: number, componentId: string, label: string): void {
-    this.inner?.record(type, tNs, componentId, label);
+  counter(name: string, tNs: number, componentId: string, value: number): void {
+    this.inner?.counter?.(name, tNs, componentId, value);
+  }
+
+  record(
+    type: components.TraceEventType,
+    tNs: number,
+    componentId: string,
+    label: string,
+    flow?: string,
+  ): void {
+    this.inner?.record(type, tNs, componentId, label, flow);
     if ((++this.calls & 4095) !== 0 || this.sim === null) return;
     const now = performance.now();
     if (now - this.shownMs < 100) return;

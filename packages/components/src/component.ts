@@ -183,7 +183,17 @@ export function* laneWorker(component: Component, lane: Lane): Generator<Event<a
     if (logger !== null && message.dataOp) opIds = message.logStart(logger, component.id, env.now);
     const tracer = machine.tracer;
     const started = env.now;
-    if (tracer !== null) tracer.record("engine_start", started, track, message.label);
+    if (tracer !== null) {
+      const flow = message.flowKey;
+      tracer.record(
+        "engine_start",
+        started,
+        track,
+        message.label,
+        flow === null ? undefined : `${component.node.parent}:${flow}`,
+      );
+      tracer.counter?.("queue depth", started, track, inbox.size);
+    }
     const work = component.process(message, laneIndex);
     if (work !== null) {
       if (work instanceof Event) yield work;

@@ -67,5 +67,12 @@ export { Message, PipelineContext, ServiceRequest, TileToken } from "./message.j
 export type { CommandSource, PeProgram } from "./program.js";
 export type { RegisteredImpl } from "./registry.js";
 export { ComponentRegistry } from "./registry.js";
-export type { ChromeTrace, ChromeTraceEvent, RecordedTraceEvent, TraceEventType, Tracer } from "./trace.js";
-export { TraceRecorder } from "./trace.js";
+export type {
+  ChromeTrace,
+  ChromeTraceEvent,
+  RecordedTraceEvent,
+  TraceEventType,
+  TraceFilter,
+  Tracer,
+} from "./trace.js";
+export { globMatcher, TraceRecorder } from "./trace.js";

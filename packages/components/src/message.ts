@@ -35,6 +35,11 @@ export abstract class Message {
     return [];
   }
 
+  /** What travels with this message through several components (traces draw arrows), or null. */
+  get flowKey(): string | null {
+    return null;
+  }
+
   /** @internal Op-log start hook: one record per op. */
   logStart(logger: OpLogger, componentId: string, now: number): number[] {
     const specs = this.ops();
@@ -227,6 +232,10 @@ export class TileToken extends Message {
 
   override ops(): readonly OpSpec[] {
     return this.stage.ops;
+  }
+
+  override get flowKey(): string {
+    return `${this.pipeline.id}/t${this.plan.tileId}`;
   }
 
   forward(): Event<any> | null {

@@ -71,3 +71,65 @@ it("exports Chrome trace-event JSON: a track per component, matched B/E slices, 
   expect(tracer.events.filter((event) => event.type === "sub_command_dispatched")).toHaveLength(8);
   expect(JSON.parse(JSON.stringify(trace))).toEqual(trace);
 });
+
+function traceOfGemm(): TraceRecorder {
+  const tracer = new TraceRecorder();
+  const machine = machineOf("default", { tracer });
+  machine.run(
+    machine.submit("sip0.cube0.pe1", [
+      {
+        kind: "composite_gemm",
+        a: hbm(0),
+        b: hbm(1 << 20),
+        c: hbm(2 << 20),
+        m: 64,
+        n: 64,
+        k: 128,
+        dtype: "f16",
+        tile: { m: 32, n: 32, k: 64 },
+      },
+    ]),
+  );
+  return tracer;
+}
+
+it("flow arrows follow each tile through its stages; counters sample queue depth and HBM bandwidth", () => {
+  const trace = traceOfGemm().toChromeTrace();
+  const flows = trace.traceEvents.filter((event) => event.ph === "s" || event.ph === "t");
+  // 8 tiles: each starts one flow (at its DMA_READ) and steps through FETCH, GEMM, STORE (and the
+  // last K tile's DMA_WRITE): 8 x 4 + 4 output tiles' writes = 36 steps.
+  expect(flows.filter((event) => event.ph === "s")).toHaveLength(8);
+  expect(flows.filter((event) => event.ph === "t")).toHaveLength(8 * 3 + 4);
+  const ids = new Set<number>();
+  for (const event of flows) {
+    if (event.ph === "s") {
+      expect(ids.has(event.id as number)).toBe(false);
+      ids.add(event.id as number);
+    } else {
+      expect(ids.has(event.id as number), "a step after its start").toBe(true);
+    }
+    expect(event.bp).toBe("e");
+  }
+  const counters = trace.traceEvents.filter((event) => event.ph === "C");
+  expect(new Set(counters.map((event) => event.name))).toEqual(new Set(["queue depth", "HBM GB/s"]));
+  // A pseudo-channel's bandwidth never exceeds its bus: 25.6 GB/s on default.yaml.
+  for (const event of counters.filter((c) => c.name === "HBM GB/s")) {
+    expect(event.args?.value as number).toBeLessThanOrEqual(25.6 + 1e-9);
+  }
+});
+
+it("a filter keeps matching components and a time window, closing slices the window cuts", () => {
+  const tracer = traceOfGemm();
+  const only = tracer.toChromeTrace("t", { components: "**.pe_gemm" });
+  const threads = only.traceEvents.filter((e) => e.name === "thread_name").map((e) => e.args?.name);
+  expect(threads).toEqual(["sip0.cube0.pe1.pe_gemm"]);
+  const starts = tracer.events.filter((e) => e.type === "engine_start" && e.component.endsWith("pe_gemm"));
+  const cut = (starts[0] as { tNs: number }).tNs + 1;
+  const window = tracer.toChromeTrace("t", { components: "sip0.cube0.pe1.*", toNs: cut });
+  const slices = window.traceEvents.filter((e) => e.ph === "B" || e.ph === "E");
+  expect(slices.filter((e) => e.ph === "B")).toHaveLength(slices.filter((e) => e.ph === "E").length);
+  expect(window.traceEvents.some((e) => e.name === "(cut by the trace window)" && e.ts === cut / 1000)).toBe(
+    true,
+  );
+  expect(window.traceEvents.every((e) => e.ts <= cut / 1000)).toBe(true);
+});

@@ -5,6 +5,7 @@ import { Component, type ComponentContext, type ComponentPeak } from "../compone
 import { defineComponent } from "../define.js";
 import { Packet } from "../fabric.js";
 import type { Message } from "../message.js";
+import type { Tracer } from "../trace.js";
 
 /** `queue_depth`: every built-in's inbox capacity per lane. */
 export const queueDepthParam = (depth: number) =>
@@ -121,6 +122,9 @@ const hbmParams = z.strictObject({
   queue_depth: queueDepthParam(64),
 });
 
+/** The window of the HBM bandwidth trace counter, ns. */
+const BANDWIDTH_WINDOW_NS = 1000;
+
 /** The HBM controller: one lane per pseudo-channel, each with its own bus state. @internal */
 export class HbmCtrlV1 extends Component<z.output<typeof hbmParams>> {
   readonly ports: MemoryPort[];
@@ -137,6 +141,20 @@ export class HbmCtrlV1 extends Component<z.output<typeof hbmParams>> {
     return (message as Packet).here.lane;
   }
 
+  /** Bytes each pseudo-channel moved in the last {@link BANDWIDTH_WINDOW_NS}, for the trace counter. */
+  private windows: { t: number; bytes: number }[][] | null = null;
+
+  /** Traces the pseudo-channel's bandwidth over the last window (GB/s) as a counter. */
+  private traceBandwidth(tracer: Tracer, lane: number, packet: Packet): void {
+    if (this.windows === null) this.windows = this.ports.map(() => []);
+    const window = this.windows[lane] as { t: number; bytes: number }[];
+    const now = this.env.now;
+    window.push({ t: now, bytes: packet.bytes + packet.returnBytes });
+    while (window.length > 0 && (window[0] as { t: number }).t < now - BANDWIDTH_WINDOW_NS) window.shift();
+    const bytes = window.reduce((sum, entry) => sum + entry.bytes, 0);
+    tracer.counter?.("HBM GB/s", now, `${this.id}#${lane}`, bytes / BANDWIDTH_WINDOW_NS);
+  }
+
   /** Every pseudo-channel's bus at once. */
   override peak(): ComponentPeak {
     return { bytesPerNs: this.ports.length * this.params.pc_bw_gbs };
@@ -146,6 +164,8 @@ export class HbmCtrlV1 extends Component<z.output<typeof hbmParams>> {
     if (!(message instanceof Packet)) throw notAPacket(this, message);
     const port = this.ports[lane] as MemoryPort;
     const before = port.busyNs;
+    const tracer = this.machine.tracer;
+    if (tracer?.counter !== undefined) this.traceBandwidth(tracer, lane, message);
     this.stats.bytes += serviceMemory(
       this.env.now,
       message,
