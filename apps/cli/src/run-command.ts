@@ -172,7 +172,22 @@ async function runBench(benchArg: string, options: RunOptions, io: CliIo): Promi
       const phase2Start = performance.now();
       // One thread: measured with `pnpm bench:executor --part phase2`, a GemmPool of 2 made the
       // replay of gemm 2048^3 slower (2.4 s against 1.9 s); GEMMs are a small share of it.
-      const phase2Store = runtime.replay(sim.hostWrites, memorySink.records).store;
+      const total = memorySink.records.length;
+      let shownMs = 0;
+      const onProgress =
+        progress === null
+          ? null
+          : (done: number) => {
+              const now = performance.now();
+              if (now - shownMs < 100) return;
+              shownMs = now;
+              const elapsed = now - phase2Start;
+              const eta = (elapsed / done) * (total - done);
+              progress.show(
+                `${bench.name}: phase 2, ${groupDigits(done)} of ${groupDigits(total)} ops replayed, ETA ${formatWallMs(eta)}`,
+              );
+            };
+      const phase2Store = runtime.replay(sim.hostWrites, memorySink.records, { onProgress }).store;
       phase2WallMs = performance.now() - phase2Start;
       progress?.show(`${bench.name}: computing the references and comparing`);
       const checkStart = performance.now();

@@ -217,6 +217,14 @@ describe("DataExecutor", () => {
     }
   });
 
+  it("reports progress every 1024 ops (the CLI's phase-2 ETA)", () => {
+    const store = new MemoryStore();
+    const calls: number[] = [];
+    const records = Array.from({ length: 2500 }, () => math("fill", [], [4], 64, { scalars: [1] }));
+    new DataExecutor(store, { onProgress: (done) => calls.push(done) }).run(records);
+    expect(calls).toEqual([1024, 2048]);
+  });
+
   it("an op it cannot run is an error naming the record", () => {
     const store = new MemoryStore();
     expect(() => new DataExecutor(store).run([math("gelu", [0], [2], 64)])).toThrow(

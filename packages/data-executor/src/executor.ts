@@ -18,6 +18,8 @@ export interface ExecutorOptions {
    * over them (the pool decides, see its `minSplitFlops`). Without one, GEMMs run on this thread.
    */
   readonly pool?: GemmPool | null;
+  /** Called every 1024 ops with the ops executed so far (progress lines; ETA). */
+  readonly onProgress?: ((opsDone: number) => void) | null;
 }
 
 /** What a run did. */
@@ -74,6 +76,7 @@ export class DataExecutor {
   private readonly batch: boolean;
   private readonly lookahead: number;
   private readonly pool: GemmPool | null;
+  private readonly onProgress: ((opsDone: number) => void) | null;
 
   constructor(
     readonly store: MemoryStore,
@@ -83,6 +86,7 @@ export class DataExecutor {
     this.batch = options.batch ?? true;
     this.lookahead = options.lookahead ?? 256;
     this.pool = options.pool ?? null;
+    this.onProgress = options.onProgress ?? null;
   }
 
   /** Executes `records` (in log order). Throws `OPLOG_INVALID` naming the record it cannot run. */
@@ -152,6 +156,7 @@ export class DataExecutor {
 
   private count(record: OpRecord): void {
     this.stats.ops++;
+    if (this.onProgress !== null && (this.stats.ops & 1023) === 0) this.onProgress(this.stats.ops);
     this.stats.byName[record.op_name] = (this.stats.byName[record.op_name] ?? 0) + 1;
   }
 
