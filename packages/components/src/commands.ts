@@ -152,8 +152,9 @@ export interface CyclesCommand {
 
 /**
  * Sends `bytes` from the PE's TCM at `src` to the neighbour in `direction` over its inter-PE
- * communication queue (ADR-0046 D3.10): waits for a free slot (credit), then moves the bytes over
- * the fabric into the receiver's slot; completes when they arrived.
+ * communication queue (ADR-0046 D3.10): waits for a free slot (credit) and hands the bytes to the
+ * fabric, which moves them into the receiver's slot while the program goes on; its position can
+ * be waited for like an async command (`wait`), and the program's end waits for it.
  */
 export interface IpcqSendCommand {
   readonly kind: "ipcq_send";

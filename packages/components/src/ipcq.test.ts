@@ -62,7 +62,8 @@ describe("IPCQ on the default topology", () => {
       ...[1, 2, 3, 4, 5].map(() => recv("west")),
     ]);
     machine.run();
-    // Sends 1-4 fill the slots back to back (4 x 66.02 ns). Send 5 waits for a credit: the first
+    // Sends 1-4 leave at once and fill the slots (back to back on the link). Send 5 waits for a
+    // credit: the first
     // receive reads 1000 -> 1010, its 64 B credit takes 2.02 + 64 / 64 = 3.02 ns back (1013.02),
     // then the send takes 66.02 ns: 1079.04. The receiver reads 1010, 1020, 1030, 1040, and the
     // fifth payload on arrival: 1079.04 + 10.

@@ -73,9 +73,9 @@ export interface IpcqDataHooks {
 
 /**
  * The IPCQ network of a machine: per (receiver PE, inbound direction) a queue of `slots` slots in
- * the receiver's TCM, with credits held by the sender. A send waits for a credit, moves its bytes
- * from the sender's PE_DMA through the fabric (the topology's route, contending with other
- * traffic) into the slot, and completes when the tail arrives. A receive waits for the queue,
+ * the receiver's TCM, with credits held by the sender. A send waits for a credit, then the bytes
+ * move from the sender's PE_DMA through the fabric (the topology's route, contending with other
+ * traffic) into the slot while the sender goes on; they count as arrived when the tail does. A receive waits for the queue,
  * pays the slot read (`slotReadNs + bytes / readGbs`, skipped by the diagnostic no-consume
  * receive), optionally copies to a destination, and returns the slot's credit to the sender with
  * a 64 B control packet.
@@ -183,8 +183,10 @@ export class IpcqNetwork {
   }
 
   /**
-   * Sends `bytes` from `src` (the sender's TCM) to `direction`: waits for a credit, then the
-   * fabric moves them; the returned generator ends when the payload is in the receiver's slot.
+   * Sends `bytes` from `src` (the sender's TCM) to `direction`: waits for a credit (a free slot at
+   * the receiver), then hands the payload to the fabric and returns the event of its arrival. The
+   * sender goes on at once (the PE_DMA moves the bytes; the program's end waits for the arrival):
+   * the payload is read at this instant, so what the sender does next cannot change it.
    */
   *send(
     sender: string,
@@ -194,7 +196,7 @@ export class IpcqNetwork {
     data: Uint8Array | null,
     config: IpcqConfig,
     where: string,
-  ): Generator<Event<unknown>, void, unknown> {
+  ): Generator<Event<unknown>, Event<unknown>, unknown> {
     if (!(Number.isInteger(bytes) && bytes > 0 && bytes <= config.slotBytes)) {
       throw new KbError(
         "MACHINE_INVALID_COMMAND",
@@ -225,10 +227,12 @@ export class IpcqNetwork {
     transfer.bytes += bytes;
     this.machine.fabric.notify(`${sender}.pe_dma`, `${receiver}.pe_dma`, transfer, bytes);
     transfer.seal();
-    yield transfer.done;
-    if (logger !== null) logger.end(opId, env.now);
-    if (data !== null) this.hooks?.deliver(slot, data);
-    queue.arrived.tryPut({ from: sender, bytes, slot, hasData: data !== null });
+    transfer.done.addCallback(() => {
+      if (logger !== null) logger.end(opId, env.now);
+      if (data !== null) this.hooks?.deliver(slot, data);
+      queue.arrived.tryPut({ from: sender, bytes, slot, hasData: data !== null });
+    });
+    return transfer.done;
   }
 
   /**

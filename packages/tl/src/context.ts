@@ -642,8 +642,10 @@ export class TLContext {
   // IPCQ (ADR-0046 D3.10)
 
   /**
-   * Sends a TCM handle to the neighbour in `direction` (IPCQ): waits for a free slot there, moves
-   * the bytes, resolves when they arrived. The payload is snapshotted at issue (ADR-0046 D3.10).
+   * Sends a TCM handle to the neighbour in `direction` (IPCQ): blocks until a slot is free there
+   * (credit-based flow control), then the PE_DMA moves the bytes while the kernel goes on. The
+   * payload is read at issue (ADR-0046 D3.10 snapshot rule): changing or receiving into the
+   * source afterwards does not change what arrives. The kernel's end waits for every arrival.
    */
   async send(direction: string, src: TensorHandle): Promise<void> {
     this.own("send", src);

@@ -117,8 +117,10 @@ export class PeCpuV1 extends Component<z.output<typeof peCpuParams>> {
         case "wait":
           yield* this.waitFor(pending, command.commands, where);
           continue;
-        case "ipcq_send":
-          yield* this.ipcq.send(
+        case "ipcq_send": {
+          // Blocks until a slot is free; the transfer runs on while the program goes on (the
+          // program's end, and a `wait` without positions, wait for its arrival).
+          const arrived = yield* this.ipcq.send(
             peOf(this),
             command.direction,
             command.src,
@@ -127,7 +129,9 @@ export class PeCpuV1 extends Component<z.output<typeof peCpuParams>> {
             this.ipcqConfig,
             where(),
           );
+          pending.set(i, arrived);
           continue;
+        }
         case "ipcq_recv": {
           if (command.direction === null) {
             throw this.invalid(
