@@ -4,6 +4,7 @@ import { formatIssue } from "@kb/topology";
 import { Command, CommanderError } from "commander";
 import { addComponentsCommand } from "./components-command.js";
 import { locatedIssuesOf } from "./located-issues.js";
+import { addProbeCommand } from "./probe-command.js";
 import { addRunCommand } from "./run-command.js";
 import { addTopologyCommand } from "./topology-command.js";
 
@@ -78,6 +79,7 @@ function buildProgram(io: CliIo, state: RunState): Command {
   addTopologyCommand(program, io, state);
   addComponentsCommand(program, io);
   addRunCommand(program, io, state);
+  addProbeCommand(program, io, state);
   for (const command of allCommands(program)) {
     command.showHelpAfterError(`(see ${commandPath(command)} --help)`);
   }

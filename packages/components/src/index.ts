@@ -64,6 +64,16 @@ export type {
   TilePlan,
 } from "./message.js";
 export { Message, PipelineContext, ServiceRequest, TileToken } from "./message.js";
+export type {
+  ProbeCase,
+  ProbeInvariant,
+  ProbeLayout,
+  ProbeOptions,
+  ProbePlacement,
+  ProbeReport,
+  ProbeSweepPoint,
+} from "./probe.js";
+export { fabricRoute, PROBE_BYTES, PROBE_UNCONTENDED_TOLERANCE, runProbe, sweepPoints } from "./probe.js";
 export type { CommandSource, PeProgram } from "./program.js";
 export type { RegisteredImpl } from "./registry.js";
 export { ComponentRegistry } from "./registry.js";

@@ -1,0 +1,164 @@
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { fileURLToPath } from "node:url";
+import { afterAll, describe, expect, it } from "vitest";
+import { runCli } from "./index.js";
+
+const topologies = (name: string) => fileURLToPath(new URL(`../../../topologies/${name}`, import.meta.url));
+const defaultYaml = topologies("default.yaml");
+
+interface Run {
+  code: number;
+  stdout: string;
+  stderr: string;
+}
+
+async function kb(...argv: string[]): Promise<Run> {
+  let stdout = "";
+  let stderr = "";
+  const code = await runCli(argv, {
+    stdout: { write: (text: string) => (stdout += text) },
+    stderr: { write: (text: string) => (stderr += text) },
+  });
+  return { code, stdout, stderr };
+}
+
+// default.yaml with each PE_DMA's XBAR port starved to 2 GB/s: a read of the local channel then
+// takes 32768 / 2 ns, while the other cube is reached over the NOC and UCIe at full speed.
+const scratch = mkdtempSync(join(tmpdir(), "kb-cli-probe-"));
+afterAll(() => rmSync(scratch, { recursive: true, force: true }));
+const starvedYaml = join(scratch, "starved.yaml");
+writeFileSync(
+  starvedYaml,
+  `${readFileSync(defaultYaml, "utf8").replace("name: default", "name: starved")}  links:\n    pe_dma_to_xbar: { bw_gbs: 2, length_mm: 2 }\n`,
+);
+
+describe("kb probe", () => {
+  it("kb probe --help prints usage and exits 0", async () => {
+    const run = await kb("probe", "--help");
+    expect(run.code).toBe(0);
+    expect(run.stdout).toMatch(/^Usage: kb probe \[options\]/);
+    for (const option of ["--topology <file>", "--json", "--plugin <package...>"]) {
+      expect(run.stdout).toContain(option);
+    }
+  });
+
+  it("prints the cases as an aligned table with hand-checked numbers, then every invariant, exit 0", async () => {
+    const run = await kb("probe", "--topology", defaultYaml);
+    expect(run.stderr).toBe("");
+    expect(run.code).toBe(0);
+    const lines = run.stdout.split("\n");
+    const header = lines.find((line) => line.startsWith("  case "));
+    expect(header).toMatch(/^ {2}case +route \(data direction\) +bytes +formula ns +measured ns +ratio$/);
+    // docs/latency-model.md §7: 1.03 + 40 + 1281.03 = 1322.06 ns for 32 KiB from one PC.
+    expect(run.stdout).toMatch(
+      /\n {2}dma-read-local +ch0\.pc0 -> pe0, 3 hops +32768 +1322\.06 +1322\.06 +1\.0000\n/,
+    );
+    expect(run.stdout).toMatch(/\n {2}h2d +host -> ch0\.pc0, 5 hops +32768 +1391\.08 +1391\.08 +1\.0000\n/);
+    expect(run.stdout).toMatch(/\n {2}d2h +ch0\.pc0 -> host, 5 hops +32768 +1462\.16 +1462\.16 +1\.0000\n/);
+    // Aligned: every row of the case table ends its ratio in the header's last column.
+    const rows = lines.filter((line) => /^ {2}(h2d|d2h|dma-)\S* +\S.* 32768 /.test(line));
+    expect(rows).toHaveLength(11);
+    for (const row of rows) expect(row.length).toBe((header as string).length);
+    expect(run.stdout).toContain(
+      "  dma-read-ucie     cube1.ch0.pc0 > cube1.ch0 > cube1.xbar0 > cube1.noc.r0c0 > cube1.ucie0 > ucie1 > noc.r0c0 > pe0.pe_dma\n",
+    );
+    expect(run.stdout).toMatch(/\n {4}1 +1322\.06 +1322\.06 +1322\.06 +1\.0000 +24\.79\n/);
+    const verdicts = lines.filter((line) => /^ {2}(PASS|FAIL|SKIP) /.test(line));
+    expect(verdicts.map((line) => line.slice(2, 6))).toEqual(["PASS", "PASS", "PASS", "PASS", "PASS"]);
+    expect(run.stdout).toContain(
+      "  PASS  best-case placement (local) faster than worst-case (far): read: local 1322.06 ns < far 1334.17 ns; write: local 1321.03 ns < far 1327.09 ns\n",
+    );
+    expect(run.stdout).toContain(
+      "  PASS  D2H >= H2D where the formulas say so: D2H measured 1462.16 ns >= H2D measured 1391.08 ns;",
+    );
+    expect(run.stdout.endsWith("PASS: 5 of 5 invariant(s) hold\n")).toBe(true);
+  });
+
+  for (const name of ["ref-cube.yaml", "ref-4sip.yaml"]) {
+    it(`exits 0 on topologies/${name}`, async () => {
+      const run = await kb("probe", "--topology", topologies(name));
+      expect(run.stderr).toBe("");
+      expect(run.code).toBe(0);
+      expect(run.stdout).toContain("PASS: 5 of 5 invariant(s) hold\n");
+    });
+  }
+
+  it("--json prints the report, byte for byte the same on every run", async () => {
+    const first = await kb("probe", "--topology", defaultYaml, "--json");
+    const second = await kb("probe", "--topology", defaultYaml, "--json");
+    expect(first.code).toBe(0);
+    expect(second.stdout).toBe(first.stdout);
+    const report = JSON.parse(first.stdout);
+    expect(Object.keys(report)).toEqual([
+      "topology",
+      "bytes",
+      "requester",
+      "cases",
+      "sweep",
+      "invariants",
+      "pass",
+    ]);
+    expect(report.topology).toBe("default");
+    expect(report.pass).toBe(true);
+    const local = report.cases.find((entry: { name: string }) => entry.name === "dma-read-local");
+    expect(local).toMatchObject({
+      kind: "dma_read",
+      placement: "local",
+      requester: "sip0.cube0.pe0",
+      memory: "sip0.cube0.hbm.ch0.pc0",
+      route: ["sip0.cube0.hbm.ch0.pc0", "sip0.cube0.hbm.ch0", "sip0.cube0.xbar0", "sip0.cube0.pe0.pe_dma"],
+      bytes: 32768,
+      pcs: 1,
+      fixedNs: 52,
+      uncontended: true,
+    });
+    expect(local.formulaNs).toBeCloseTo(1322.06, 9);
+    expect(report.sweep.map((point: { pes: number }) => point.pes)).toEqual([1, 2, 3, 5, 8]);
+    expect(report.invariants.map((invariant: { id: string; status: string }) => invariant.status)).toEqual([
+      "pass",
+      "pass",
+      "pass",
+      "pass",
+      "pass",
+    ]);
+  });
+
+  it("without --topology, probes topologies/default.yaml", async () => {
+    const run = await kb("probe", "--json");
+    expect(run.code).toBe(0);
+    expect(JSON.parse(run.stdout).topology).toBe("default");
+  });
+
+  it("a topology where the local channel is slower than the far cube fails an invariant: exit 1", async () => {
+    const run = await kb("probe", "--topology", starvedYaml);
+    expect(run.code).toBe(1);
+    // Read: 1.03 + 40 + 1.03 + 32768 / 2; write: 1.03 + 32768 / 2 + 40.
+    expect(run.stdout).toMatch(
+      /\n {2}dma-read-local +ch0\.pc0 -> pe0, 3 hops +32768 +16426\.06 +16426\.06 +1\.0000\n/,
+    );
+    expect(run.stdout).toContain(
+      "  FAIL  best-case placement (local) faster than worst-case (far): read: local 16426.06 ns >= far 1334.17 ns; write: local 16425.03 ns >= far 1327.09 ns\n",
+    );
+    expect(run.stdout.endsWith("FAIL: 1 of 5 invariant(s) failed\n")).toBe(true);
+    const json = await kb("probe", "--topology", starvedYaml, "--json");
+    expect(json.code).toBe(1);
+    expect(JSON.parse(json.stdout).pass).toBe(false);
+  });
+
+  it("a bad topology is exit 1 with the located problem", async () => {
+    const bad = join(scratch, "bad.yaml");
+    writeFileSync(bad, "name: bad\nsip:\n  cubes: zero\n");
+    const run = await kb("probe", "--topology", bad);
+    expect(run.code).toBe(1);
+    expect(run.stdout).toBe("");
+    expect(run.stderr).toMatch(/bad\.yaml:3:\d+: sip\.cubes: /);
+  });
+
+  it("a plug-in that is not installed is exit 1", async () => {
+    const run = await kb("probe", "--topology", defaultYaml, "--plugin", "kb-plugin-nowhere");
+    expect(run.code).toBe(1);
+    expect(run.stderr).toContain('plug-in package "kb-plugin-nowhere" is not installed');
+  });
+});

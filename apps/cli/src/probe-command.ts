@@ -1,0 +1,234 @@
+import { statSync } from "node:fs";
+import { dirname, join, resolve } from "node:path";
+import { fileURLToPath } from "node:url";
+import { type ProbeCase, type ProbeReport, runProbe } from "@kb/components";
+import { buildMachineFromFile, loadTopologyPlugins } from "@kb/components/node";
+import type { Command } from "commander";
+import type { CliIo, RunState } from "./run-cli.js";
+
+/** Options of `kb probe` as commander parses them. */
+interface ProbeCommandOptions {
+  topology?: string;
+  json?: boolean;
+  plugin?: string[];
+}
+
+/** Adds `kb probe` to the program. */
+export function addProbeCommand(program: Command, io: CliIo, state: RunState): Command {
+  return program
+    .command("probe")
+    .summary("measure a catalog of transfers against the latency formula and check invariants")
+    .description(
+      "Run a catalog of 32 KiB transfers, each on a fresh machine built from the topology: H2D and " +
+        "D2H, PE DMA reads and writes at four placements (a channel on the PE's own XBAR half, the " +
+        "other half through the bridge, a neighbouring cube over UCIe, the farthest pseudo-channel), a " +
+        "contiguous read spread over the pseudo-channels, and a sweep of 1 to all PEs of a cube " +
+        "reading one pseudo-channel at once. Prints for each the formula time (from idealTransferNs " +
+        "and the HBM access latency), the measured time and their ratio, then the invariants: " +
+        "measured >= formula, uncontended within 1%, latency monotonic in utilisation, D2H >= H2D, " +
+        "best placement < worst. Exit code 1 when an invariant fails.",
+    )
+    .option(
+      "--topology <file>",
+      "topology YAML file (default: topologies/default.yaml, looked up from the current directory up, then beside kb)",
+    )
+    .option(
+      "--json",
+      "print the report as JSON instead: { topology, bytes, requester, cases, sweep, invariants, pass }",
+    )
+    .option("--plugin <package...>", "also load these plug-in packages (npm names)")
+    .addHelpText(
+      "after",
+      "\nExamples:\n" +
+        "  kb probe\n" +
+        "  kb probe --topology topologies/ref-4sip.yaml\n" +
+        "  kb probe --topology my-design.yaml --plugin kb-plugin-banked-hbm --json > probe.json",
+    )
+    .action(async (options: ProbeCommandOptions) => {
+      const file = options.topology ?? defaultTopologyFile(process.cwd());
+      const extra = options.plugin ?? [];
+      // Builds one machine first: impl and params errors come back located in the file.
+      const { topology, graph } = await buildMachineFromFile(file, { plugins: extra });
+      const plugins = await loadTopologyPlugins(file, topology, extra);
+      const report = runProbe(graph, { plugins });
+      io.stdout.write(
+        options.json === true ? `${JSON.stringify(report, null, 2)}\n` : formatProbe(report, file),
+      );
+      if (!report.pass) state.exitCode = 1;
+    });
+}
+
+/** `topologies/default.yaml` in the current directory or a parent, else beside kb (the repository's). */
+function defaultTopologyFile(cwd: string): string {
+  const relative = join("topologies", "default.yaml");
+  const cliDir = dirname(fileURLToPath(import.meta.url));
+  for (const start of [cwd, cliDir]) {
+    for (let dir = resolve(start); ; dir = dirname(dir)) {
+      const candidate = join(dir, relative);
+      if (isFile(candidate)) return candidate;
+      if (dirname(dir) === dir) break;
+    }
+  }
+  return relative;
+}
+
+function isFile(path: string): boolean {
+  try {
+    return statSync(path).isFile();
+  } catch {
+    return false;
+  }
+}
+
+// -------------------------------------------------------------------------------------------------
+// The human report
+
+/**
+ * The report of `kb probe` as text: the cases as an aligned table (route summary, bytes, formula,
+ * measured, ratio), how the formula and the measurement are defined, the full routes, the sweep,
+ * then each invariant as PASS / FAIL / SKIP with its numbers and a verdict line.
+ */
+export function formatProbe(report: ProbeReport, file: string): string {
+  const lines: string[] = [];
+  const cube = report.requester.slice(0, report.requester.lastIndexOf("."));
+  const short = (id: string): string => shortId(id, cube);
+  lines.push(
+    `probe of topology ${report.topology} (${file}): ${formatBytes(report.bytes)} per transfer, each case on a fresh machine; DMA cases on ${report.requester}`,
+  );
+  lines.push("");
+  lines.push(
+    ...table(
+      ["case", "route (data direction)", "bytes", "formula ns", "measured ns", "ratio"],
+      report.cases.map((entry) => [
+        entry.name,
+        routeSummary(entry, short),
+        String(entry.bytes),
+        entry.formulaNs.toFixed(2),
+        entry.measuredNs.toFixed(2),
+        entry.ratio.toFixed(4),
+      ]),
+      [false, false, true, true, true, true],
+    ),
+  );
+  lines.push("");
+  lines.push(
+    "formula (docs/latency-model.md §2-3; routes as the fabric takes them, PE_DMA's NOC egress included):",
+  );
+  lines.push(
+    "  write (h2d, dma-write-*): idealTransferNs(route, B) + access_latency_ns (complete when committed)",
+  );
+  lines.push(
+    "  read (d2h, dma-read-*):   idealTransferNs(request, 0) + access_latency_ns + idealTransferNs(response, B)",
+  );
+  lines.push(
+    "  (B / min(bw) is at least the PC bus's ceil(B / flit_bytes) flits at pc_bw_gbs: the flit rounding)",
+  );
+  lines.push(
+    "  each block sits in one pseudo-channel (rows of at most interleave_bytes, one interleave stripe apart): one packet, one route",
+  );
+  const dma = report.cases.find((entry) => entry.requester !== "host");
+  if (dma !== undefined) {
+    lines.push(
+      `  dma-* measured: submit to completion minus ${dma.fixedNs.toFixed(2)} ns fixed on the PE (pe_cpu.dispatch_ns + pe_mmu.miss_ns per page + pe_dma.setup_ns)`,
+    );
+  }
+  const spread = report.cases.find((entry) => entry.placement === "spread");
+  if (spread !== undefined && spread.pcs > 1) {
+    lines.push(
+      `  ${spread.name}: one contiguous block over ${spread.pcs} PCs; formula = the slowest PC's share alone, a lower bound (the packets share the PE's links)`,
+    );
+  }
+  lines.push("");
+  lines.push("routes");
+  lines.push(
+    ...table(
+      [],
+      report.cases.map((entry) => [entry.name, entry.route.map(short).join(" > ")]),
+      [],
+    ),
+  );
+
+  if (report.sweep.length > 0) {
+    const first = report.sweep[0];
+    lines.push("");
+    lines.push(
+      `utilisation sweep: N PEs of ${cube} (nearest first) each read ${formatBytes(report.bytes)} from ${first?.memory} at once`,
+    );
+    lines.push(
+      ...table(
+        ["PEs", "formula ns", "mean ns", "max ns", "mean/formula", "GB/s"],
+        report.sweep.map((point) => [
+          String(point.pes),
+          point.formulaNs.toFixed(2),
+          point.meanNs.toFixed(2),
+          point.maxNs.toFixed(2),
+          point.ratio.toFixed(4),
+          point.gbs.toFixed(2),
+        ]),
+        [true, true, true, true, true, true],
+      ),
+    );
+  }
+
+  lines.push("");
+  lines.push("invariants");
+  for (const invariant of report.invariants) {
+    lines.push(`  ${invariant.status.toUpperCase().padEnd(4)}  ${invariant.title}: ${invariant.detail}`);
+  }
+  const failed = report.invariants.filter((invariant) => invariant.status === "fail").length;
+  const skipped = report.invariants.filter((invariant) => invariant.status === "skip").length;
+  const checked = report.invariants.length - skipped;
+  const skippedText = skipped > 0 ? ` (${skipped} skipped)` : "";
+  lines.push(
+    failed > 0
+      ? `FAIL: ${failed} of ${checked} invariant(s) failed${skippedText}`
+      : `PASS: ${checked} of ${checked} invariant(s) hold${skippedText}`,
+  );
+  return `${lines.join("\n")}\n`;
+}
+
+/** `host -> cube0.ch0.pc0, 5 hops` (writes) or `cube0.ch0.pc0 -> pe0, 3 hops` (reads). */
+function routeSummary(entry: ProbeCase, short: (id: string) => string): string {
+  const requester = short(entry.requester);
+  const memory = entry.pcs > 1 ? `${entry.pcs} PCs from ${short(entry.memory)}` : short(entry.memory);
+  const ends = entry.kind === "h2d" || entry.kind === "dma_write" ? [requester, memory] : [memory, requester];
+  return `${ends.join(" -> ")}, ${entry.hops} hops`;
+}
+
+/** A node id without the requester's `sip.cube.` prefix (or its `sip.`) and without `.hbm`. */
+function shortId(id: string, cube: string): string {
+  const sip = cube.slice(0, cube.indexOf(".") + 1);
+  const plain = id.replace(".hbm.", ".");
+  if (plain.startsWith(`${cube}.`)) return plain.slice(cube.length + 1);
+  if (sip !== "" && plain.startsWith(sip)) return plain.slice(sip.length);
+  return plain;
+}
+
+function formatBytes(bytes: number): string {
+  return bytes % 1024 === 0 ? `${bytes / 1024} KiB` : `${bytes} B`;
+}
+
+/** Rows padded to aligned columns (numbers right-aligned), two spaces apart, indented by two. */
+function table(
+  header: readonly string[],
+  rows: readonly (readonly string[])[],
+  right: readonly boolean[],
+): string[] {
+  const all = header.length > 0 ? [header, ...rows] : rows;
+  const widths: number[] = [];
+  for (const row of all) {
+    row.forEach((cell, index) => {
+      widths[index] = Math.max(widths[index] ?? 0, cell.length);
+    });
+  }
+  return all.map(
+    (row) =>
+      `  ${row
+        .map((cell, index) => {
+          const last = index === row.length - 1;
+          if (right[index] === true) return cell.padStart(widths[index] as number);
+          return last ? cell : cell.padEnd(widths[index] as number);
+        })
+        .join("  ")}`,
+  );
+}

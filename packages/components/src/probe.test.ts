@@ -1,0 +1,209 @@
+import { readFileSync } from "node:fs";
+import { fileURLToPath } from "node:url";
+import { encodeAddress, expandTopology, parseTopology, type Topology } from "@kb/topology";
+import { describe, expect, it } from "vitest";
+import { transitParams } from "./builtin/fabric-impls.js";
+import { Component, type ComponentContext } from "./component.js";
+import { defineComponent, definePlugin } from "./define.js";
+import { type ProbeCase, type ProbeReport, runProbe, sweepPoints } from "./probe.js";
+
+const topologyFile = (name: string) => fileURLToPath(new URL(`../../../topologies/${name}`, import.meta.url));
+
+function graphOf(name: string, edit: (topology: Topology) => Topology = (topology) => topology) {
+  const file = topologyFile(name);
+  return expandTopology(edit(parseTopology(readFileSync(file, "utf8"), file)));
+}
+
+function caseOf(report: ProbeReport, name: string): ProbeCase {
+  const found = report.cases.find((entry) => entry.name === name);
+  if (found === undefined) throw new Error(`no case ${name} in ${report.cases.map((entry) => entry.name)}`);
+  return found;
+}
+
+const statuses = (report: ProbeReport) =>
+  Object.fromEntries(report.invariants.map((invariant) => [invariant.id, invariant.status]));
+
+describe("runProbe on topologies/default.yaml", () => {
+  const report = runProbe(graphOf("default.yaml"));
+
+  it("runs the catalog in order, every case 32 KiB in one pseudo-channel except the spread read", () => {
+    expect(report.topology).toBe("default");
+    expect(report.requester).toBe("sip0.cube0.pe0");
+    expect(report.cases.map((entry) => [entry.name, entry.memory])).toEqual([
+      ["h2d", "sip0.cube0.hbm.ch0.pc0"],
+      ["d2h", "sip0.cube0.hbm.ch0.pc0"],
+      ["dma-read-local", "sip0.cube0.hbm.ch0.pc0"],
+      ["dma-read-bridge", "sip0.cube0.hbm.ch4.pc0"],
+      ["dma-read-ucie", "sip0.cube1.hbm.ch0.pc0"],
+      ["dma-read-far", "sip0.cube1.hbm.ch4.pc0"],
+      ["dma-write-local", "sip0.cube0.hbm.ch0.pc0"],
+      ["dma-write-bridge", "sip0.cube0.hbm.ch4.pc0"],
+      ["dma-write-ucie", "sip0.cube1.hbm.ch0.pc0"],
+      ["dma-write-far", "sip0.cube1.hbm.ch4.pc0"],
+      ["dma-read-spread", "sip0.cube0.hbm.ch0.pc0"],
+    ]);
+    // 128 rows of one 256 B interleave unit, one stripe (8 channels x 2 PCs x 256 B) apart.
+    expect(caseOf(report, "dma-read-local").layout).toEqual({
+      address: encodeAddress({ sip: 0, cube: 0, space: "hbm", offset: 0 }),
+      rows: 128,
+      rowBytes: 256,
+      stride: 4096,
+    });
+    // ch4.pc0 is interleave unit 4: offset 1024.
+    expect(caseOf(report, "dma-read-bridge").layout.address).toBe(
+      encodeAddress({ sip: 0, cube: 0, space: "hbm", offset: 1024 }),
+    );
+    expect(report.cases.map((entry) => entry.pcs)).toEqual([1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 16]);
+  });
+
+  it("computes the formulas by hand from docs/latency-model.md", () => {
+    // The 32 KiB read from one PC (§7): request pe_dma -> xbar0 -> ch0 -> pc0 = 2 mm x 0.01 +
+    // first_flit 1 + 1 mm x 0.01 = 1.03 ns; access 40; response 1.03 + 32768 / 25.6 = 1281.03.
+    expect(caseOf(report, "dma-read-local").formulaNs).toBeCloseTo(1.03 + 40 + 1.03 + 1280, 9); // 1322.06
+    // The write: idealTransferNs = 1.03 + 1280, committed 40 ns later.
+    expect(caseOf(report, "dma-write-local").formulaNs).toBeCloseTo(1.03 + 1280 + 40, 9); // 1321.03
+    // Through the bridge: 0.02 + xbar0 1 + 0.01 + bridge 1 + 0.01 + xbar1 1 + 0.01 = 3.05 each way.
+    expect(caseOf(report, "dma-read-bridge").formulaNs).toBeCloseTo(3.05 + 40 + 3.05 + 1280, 9); // 1326.10
+    // Over UCIe (NOC egress): pe_to_noc 0.005 + r0c0 1 + 0.01 + ucie1 1 + UCIe 2 mm 0.02 + ucie0 1
+    // + 0.01 + cube1 r0c0 1 + noc_to_xbar 0.01 + xbar0 1 + 0.01 = 5.065.
+    expect(caseOf(report, "dma-read-ucie").formulaNs).toBeCloseTo(5.065 + 40 + 5.065 + 1280, 9); // 1330.13
+    expect(caseOf(report, "dma-write-ucie").formulaNs).toBeCloseTo(5.065 + 1280 + 40, 9);
+    // Host: host_link 0 + io_cpu forward 50 + io_link 5 mm 0.05 + m_cpu_dma forward 20 + 2 mm
+    // 0.02 + xbar0 1 + 0.01 = 71.08.
+    expect(caseOf(report, "h2d").formulaNs).toBeCloseTo(71.08 + 1280 + 40, 9); // 1391.08
+    expect(caseOf(report, "d2h").formulaNs).toBeCloseTo(71.08 + 40 + 71.08 + 1280, 9); // 1462.16
+  });
+
+  it("measures every single-PC case exactly at its formula, DMA less the 52 ns on the PE", () => {
+    for (const entry of report.cases.filter((each) => each.uncontended)) {
+      expect(entry.measuredNs, entry.name).toBeCloseTo(entry.formulaNs, 9);
+      expect(entry.ratio, entry.name).toBeCloseTo(1, 12);
+    }
+    // dispatch_ns 2 + one TLB miss 50: submit to completion is the documented 1374.06 ns.
+    const local = caseOf(report, "dma-read-local");
+    expect(local.fixedNs).toBe(52);
+    expect(local.measuredNs + local.fixedNs).toBeCloseTo(1374.06, 9);
+    expect(caseOf(report, "h2d").fixedNs).toBe(0);
+  });
+
+  it("the contiguous read spreads over 16 PCs and is slower than its per-PC bound", () => {
+    const spread = caseOf(report, "dma-read-spread");
+    expect(spread.uncontended).toBe(false);
+    // Slowest PC alone: 2048 B from ch4..7 through the bridge: 3.05 + 40 + 3.05 + 2048 / 25.6.
+    expect(spread.formulaNs).toBeCloseTo(3.05 + 40 + 3.05 + 80, 9);
+    // 16 responses of 2048 B back to back on xbar0 -> pe_dma (128 GB/s) take 256 ns alone.
+    expect(spread.measuredNs).toBeGreaterThan(256);
+  });
+
+  it("sweeps 1, 2, 3, 5, 8 PEs reading one PC: each waits for the bus of the ones before", () => {
+    expect(report.sweep.map((point) => point.pes)).toEqual([1, 2, 3, 5, 8]);
+    // PEs of xbar0 (columns 0-1) first: their routes to ch0.pc0 are the shortest.
+    expect(report.sweep[4]?.peIds).toEqual([0, 1, 4, 5, 2, 3, 6, 7].map((pe) => `sip0.cube0.pe${pe}`));
+    // The k-th request finds the PC's bus busy with the k-1 before it (1280 ns each).
+    expect(report.sweep[2]?.latenciesNs.map((ns) => Number(ns.toFixed(6)))).toEqual([
+      1322.06, 2602.06, 3882.06,
+    ]);
+    for (const point of report.sweep) {
+      expect(point.meanNs).toBeGreaterThanOrEqual(point.formulaNs);
+      expect(point.gbs).toBeLessThanOrEqual(25.6);
+    }
+  });
+
+  it("every invariant passes, with its numbers", () => {
+    expect(statuses(report)).toEqual({
+      measured_ge_formula: "pass",
+      uncontended_within_1pct: "pass",
+      monotonic_in_utilisation: "pass",
+      d2h_ge_h2d: "pass",
+      best_lt_worst_placement: "pass",
+    });
+    expect(report.pass).toBe(true);
+    const placement = report.invariants.find((invariant) => invariant.id === "best_lt_worst_placement");
+    expect(placement?.detail).toBe(
+      "read: local 1322.06 ns < far 1334.17 ns; write: local 1321.03 ns < far 1327.09 ns",
+    );
+  });
+
+  it("is deterministic", () => {
+    expect(JSON.stringify(runProbe(graphOf("default.yaml")))).toBe(JSON.stringify(report));
+  });
+});
+
+describe("runProbe on the reference topologies", () => {
+  it("ref-cube (one cube): no UCIe case, the far placement is the other XBAR half; all pass", () => {
+    const report = runProbe(graphOf("ref-cube.yaml"));
+    expect(report.cases.some((entry) => entry.placement === "ucie")).toBe(false);
+    expect(caseOf(report, "dma-read-far").memory).toBe("sip0.cube0.hbm.ch8.pc0");
+    expect(report.sweep.map((point) => point.pes)).toEqual([1, 2, 6, 13, 32]);
+    expect(report.pass).toBe(true);
+  });
+
+  it("ref-4sip: the far placement is the opposite cube of the UCIe ring (most hops); all pass", () => {
+    const report = runProbe(graphOf("ref-4sip.yaml"));
+    const far = caseOf(report, "dma-read-far");
+    expect(far.memory).toBe("sip0.cube2.hbm.ch8.pc0");
+    expect(far.hops).toBe(15);
+    expect(report.sweep.map((point) => point.pes)).toEqual([1, 2, 4, 8, 16]);
+    expect(report.pass).toBe(true);
+  });
+});
+
+// An XBAR half that forgets its first-flit overhead: packets leave it 1 ns too early.
+class EarlyXbar extends Component<{ queue_depth: number }> {
+  constructor(context: ComponentContext, params: { queue_depth: number }) {
+    super(context, params, { queueDepth: params.queue_depth });
+  }
+
+  process(): null {
+    return null;
+  }
+}
+
+const earlyXbar = definePlugin({
+  meta: { name: "kb-plugin-early-xbar", version: "1.0.0" },
+  components: [
+    defineComponent({
+      kind: "xbar",
+      impl: "early_xbar",
+      description: "An XBAR half that forwards without its first_flit_ns (a broken timing model).",
+      params: transitParams,
+      create: (context, params) => new EarlyXbar(context, params),
+    }),
+  ],
+});
+
+describe("runProbe catches a timing model faster than the formula", () => {
+  const report = runProbe(
+    graphOf("default.yaml", (topology) => ({
+      ...topology,
+      plugins: ["kb-plugin-early-xbar"],
+      overrides: [{ match: "sip*.cube*.xbar*", impl: "kb-plugin-early-xbar:early_xbar" }],
+    })),
+    { plugins: [earlyXbar] },
+  );
+
+  it("fails measured >= formula, naming the cases and their numbers", () => {
+    // The head of every packet leaves xbar0 1 ns early: the write reaches the PC's bus 1 ns early
+    // and so does a read's request; the response's tail still carries the hop's overhead.
+    expect(caseOf(report, "h2d").measuredNs).toBeCloseTo(1390.08, 9);
+    expect(caseOf(report, "dma-read-local").measuredNs).toBeCloseTo(1321.06, 9);
+    const invariant = report.invariants.find((each) => each.id === "measured_ge_formula");
+    expect(invariant?.status).toBe("fail");
+    expect(invariant?.detail).toMatch(
+      /^15 of 30 faster than the formula: h2d measured 1390\.08 ns < formula 1391\.08 ns; d2h measured 1461\.16 ns < formula 1462\.16 ns; dma-read-local measured 1321\.06 ns < formula 1322\.06 ns; /,
+    );
+    expect(report.pass).toBe(false);
+    // 1 ns in 1322 is within 1%: only the first invariant sees it.
+    expect(statuses(report).uncontended_within_1pct).toBe("pass");
+  });
+});
+
+describe("sweepPoints", () => {
+  it("gives up to five geometric points from 1 to n", () => {
+    expect(sweepPoints(1)).toEqual([1]);
+    expect(sweepPoints(2)).toEqual([1, 2]);
+    expect(sweepPoints(8)).toEqual([1, 2, 3, 5, 8]);
+    expect(sweepPoints(16)).toEqual([1, 2, 4, 8, 16]);
+    expect(sweepPoints(256)).toEqual([1, 4, 16, 64, 256]);
+  });
+});
