@@ -71,6 +71,23 @@ describe("IPCQ on the default topology", () => {
     expect(got.value).toBeCloseTo(1089.04, 9);
   });
 
+  it("a slot read in place stays the kernel's until its next receive from that direction", () => {
+    const machine = machineOf("default");
+    const sent = machine.submit("sip0.cube0.pe0", [1, 2, 3, 4, 5].map(() => send("east")));
+    const got = machine.submit("sip0.cube0.pe1", [
+      { kind: "delay", ns: 1000 },
+      recv("west"), // in place: 1000 -> 1010, slot held
+      { kind: "delay", ns: 500 },
+      ...[2, 3, 4, 5].map(() => recv("west")),
+    ]);
+    machine.run();
+    // The first slot's credit leaves only when the second receive starts (1510): 1513.02 at the
+    // sender, + 66.02 = 1579.04. The receiver reads 1510-1520, -1530, -1540, then the fifth at
+    // 1579.04 + 10.
+    expect(sent.value).toBeCloseTo(1579.04, 9);
+    expect(got.value).toBeCloseTo(1589.04, 9);
+  });
+
   it("reaches the next cube over UCIe; a missing neighbour, an oversized payload and a size mismatch are located errors", () => {
     const machine = machineOf("default");
     const across = machine.submit("sip0.cube0.pe0", [send("cube_next", 1024)]);

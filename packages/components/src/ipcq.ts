@@ -63,6 +63,8 @@ interface Queue {
   readonly credits: Store<true>;
   /** Next slot index to fill (rotates). */
   next: number;
+  /** A return-slot receive's slot the kernel may still read: its credit waits for the next receive. */
+  held: string | null;
 }
 
 /** Phase-1 data hooks (the runtime's memory store): what a send delivers into a slot. */
@@ -78,7 +80,9 @@ export interface IpcqDataHooks {
  * traffic) into the slot while the sender goes on; they count as arrived when the tail does. A receive waits for the queue,
  * pays the slot read (`slotReadNs + bytes / readGbs`, skipped by the diagnostic no-consume
  * receive), optionally copies to a destination, and returns the slot's credit to the sender with
- * a 64 B control packet.
+ * a 64 B control packet: at once after a copy to a destination, at the next receive from that
+ * direction (or the program's end) when the kernel reads the payload in its slot, so the slot
+ * cannot be overwritten while the kernel still uses it.
  */
 export class IpcqNetwork {
   /** Set by the runtime to move real bytes in phase 1. */
@@ -168,7 +172,7 @@ export class IpcqNetwork {
       const env = this.machine.env;
       const credits = new Store<true>(env, { name: `${key} credits` });
       for (let i = 0; i < config.slots; i++) credits.tryPut(true);
-      queue = { arrived: new Store<IpcqPayload>(env, { name: `${key} slots` }), credits, next: 0 };
+      queue = { arrived: new Store<IpcqPayload>(env, { name: `${key} slots` }), credits, next: 0, held: null };
       this.queues.set(key, queue);
     }
     return queue;
@@ -251,6 +255,8 @@ export class IpcqNetwork {
     const sender = this.neighbour(receiver, direction, where);
     const queue = this.queue(receiver, direction as IpcqDirection, config);
     const env = this.machine.env;
+    // The previous return-slot payload of this queue is done with now: free its slot.
+    this.release(receiver, queue);
     let payload = queue.arrived.tryGet();
     if (payload === undefined) payload = (yield queue.arrived.get()) as IpcqPayload;
     if (payload.bytes !== bytes) {
@@ -275,13 +281,35 @@ export class IpcqNetwork {
       if (readNs > 0) yield env.timeout(readNs);
       if (logger !== null) logger.end(opId, env.now);
     }
-    // The slot is free again: its credit travels back to the sender.
-    const credit = new Transfer(env);
+    // A copied-out slot is free again at once; a slot the kernel reads in place (return_slot)
+    // stays its until its next receive from this direction or the end of its program.
+    if (dst === null && consume) queue.held = sender;
+    else this.returnCredit(receiver, sender, queue);
+    return payload;
+  }
+
+  /** Frees the slots `receiver` still held (at the end of its program). */
+  releaseAll(receiver: string): void {
+    for (const direction of IPCQ_DIRECTIONS) {
+      const queue = this.queues.get(`${receiver}<${direction}`);
+      if (queue !== undefined) this.release(receiver, queue);
+    }
+  }
+
+  private release(receiver: string, queue: Queue): void {
+    if (queue.held === null) return;
+    const sender = queue.held;
+    queue.held = null;
+    this.returnCredit(receiver, sender, queue);
+  }
+
+  /** The slot's credit travels back to the sender as a 64 B control packet. */
+  private returnCredit(receiver: string, sender: string, queue: Queue): void {
+    const credit = new Transfer(this.machine.env);
     credit.expect();
     this.machine.fabric.notify(`${receiver}.pe_dma`, `${sender}.pe_dma`, credit, CONTROL_BYTES);
     credit.seal();
     credit.done.addCallback(() => queue.credits.tryPut(true));
-    return payload;
   }
 }
 

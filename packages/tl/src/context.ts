@@ -670,8 +670,8 @@ export class TLContext {
   /**
    * Receives from `direction` (where the data comes from: what the west neighbour sends "east"
    * arrives from "west"), blocking until a payload arrived and paying the slot read. With
-   * `dstAddr` the payload is copied there; else the handle is the slot itself (valid until the
-   * slot is reused).
+   * `dstAddr` the payload is copied there and the slot is freed at once; else the handle is the
+   * slot itself, the kernel's until its next receive from that direction (or its end).
    */
   async recv(direction: string | null, options: RecvOptions): Promise<TensorHandle> {
     const { finish } = await this.receive("recv", direction, options, true, false);

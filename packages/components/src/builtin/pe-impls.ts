@@ -155,6 +155,7 @@ export class PeCpuV1 extends Component<z.output<typeof peCpuParams>> {
       else yield done;
     }
     if (pending.size > 0) yield env.allOf(pending.values());
+    this.ipcq.releaseAll(peOf(this));
     program.done.succeed(env.now);
     if (program.report !== null) {
       this.machine.fabric.send(

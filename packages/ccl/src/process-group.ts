@@ -1,0 +1,435 @@
+import { KbError } from "@kb/errors";
+import type { DeviceTensor, GridSpec, LaunchRecord, Simulator } from "@kb/runtime";
+import { DTYPE_BYTES } from "@kb/tensor";
+import { type BarrierArgs, ringBarrier } from "./algorithms/ring-barrier.js";
+import {
+  type CclConfig,
+  type CclConfigInput,
+  cclConfig,
+  DEFAULT_CCL_CONFIG,
+  resolveWorldSize,
+  selectAlgorithm,
+} from "./config.js";
+import { COLLECTIVE_DTYPES, REDUCE_OPS, type ReduceOp, type Region } from "./kernel-support.js";
+import { type RankGroup, type RankScope, rankRing } from "./ranks.js";
+import {
+  type AlgorithmRegistry,
+  type CollectiveAlgorithm,
+  type CollectiveArgsByKind,
+  type CollectiveKind,
+  defaultAlgorithms,
+} from "./registry.js";
+
+/** The backends {@link initProcessGroup} knows. */
+export const BACKENDS = ["ahbm"] as const;
+
+/** A backend name. */
+export type Backend = (typeof BACKENDS)[number];
+
+/** The IPCQ slot size of the built-in PE_CPU, bytes (pe_cpu param `ipcq_slot_bytes`). */
+export const DEFAULT_SLOT_BYTES = 16384;
+
+/** Options of {@link initProcessGroup}. */
+export interface ProcessGroupOptions {
+  /** `"ahbm"`: collectives as kernels over the inter-PE queues of the simulated machine. */
+  readonly backend: string;
+  /** Algorithm rules and defaults (`parseCclConfig` / `loadCclConfig`, or the same as an object). */
+  readonly cclConfig?: CclConfig | CclConfigInput;
+  /** What a rank is (default `"sips"`: rank = SIP, as in distributed runs). */
+  readonly scope?: RankScope;
+  /** Algorithms `cclConfig` may name (default: the built-ins). */
+  readonly registry?: AlgorithmRegistry;
+  /** The SIP whose cubes or PEs are the ranks (`"cubes"`, `"pes"`; default 0). */
+  readonly sip?: number;
+  /** The cube whose PEs are the ranks (`"pes"`), or where a SIP rank's PEs run (`"sips"`); default 0. */
+  readonly cube?: number;
+  /**
+   * PEs per rank for `"cubes"` and `"sips"` (default: every PE of a cube): each moves its own slice
+   * of the data with the PEs of the same index in the other ranks, over their own queues.
+   */
+  readonly lanes?: number;
+}
+
+/** A rank's tensors: one device tensor per rank, or one tensor whose first dimension is the rank. */
+export type RankTensors = DeviceTensor | readonly DeviceTensor[];
+
+/** What a collective did. */
+export interface CollectiveResult {
+  readonly collective: CollectiveKind | "barrier";
+  /** The algorithm `ccl.yaml` chose (`ring`, `tree`, ...). */
+  readonly algorithm: string;
+  readonly worldSize: number;
+  /** Bytes of each rank's buffer (the size `ccl.yaml` rules compare with `maxBytes`). */
+  readonly bytes: number;
+  /** The kernel launch (simulated start and end, work). */
+  readonly launch: LaunchRecord;
+}
+
+const SUPPORTED = [
+  "allReduce",
+  "reduceScatter",
+  "allGather",
+  "broadcast",
+  "barrier",
+  "getRank",
+  "getWorldSize",
+] as const;
+
+/**
+ * A torch.distributed-like process group on a simulator (DESIGN §3): each collective picks its
+ * algorithm from `ccl.yaml` by message size and launches it as a kernel on every rank's PEs
+ * (`sim.launch`), so it takes simulated time on the machine's queues and fabric and leaves op
+ * records that phase 2 replays.
+ *
+ * **When to use**: host programs and benches that model communication as torch code would write
+ * it. To run an algorithm on a grid of your own, launch its kernel (`ringAllReduce`, ...) directly.
+ *
+ * **Gotchas**: the host program drives every rank, so tensors are given for all ranks at once and
+ * `getRank()` is 0. Only the collectives listed by the error of an unsupported method exist.
+ */
+export class ProcessGroup {
+  readonly backend: Backend = "ahbm";
+  readonly scope: RankScope;
+  /** The ranks and the ring's hops. */
+  readonly group: RankGroup;
+  readonly config: CclConfig;
+  readonly registry: AlgorithmRegistry;
+  /** Largest message, bytes. */
+  readonly slotBytes: number;
+  /** PEs per rank. */
+  readonly lanes: number;
+  private readonly sip: number;
+  private readonly cube: number;
+
+  /** @internal Use {@link initProcessGroup}. */
+  constructor(
+    readonly sim: Simulator,
+    options: ProcessGroupOptions,
+  ) {
+    if (!(BACKENDS as readonly string[]).includes(options.backend)) {
+      throw new KbError(
+        "RUNTIME_INVALID",
+        `backend ${JSON.stringify(options.backend)} is not available; @kb/ccl provides ${BACKENDS.map((b) => `"${b}"`).join(", ")} (collectives over the simulated machine's inter-PE queues).`,
+      );
+    }
+    this.registry = options.registry ?? defaultAlgorithms();
+    this.config =
+      options.cclConfig === undefined
+        ? DEFAULT_CCL_CONFIG
+        : cclConfig(options.cclConfig, { registry: this.registry });
+    this.scope = options.scope ?? "sips";
+    const topology = sim.machine.graph.topology;
+    const shape = {
+      rows: topology.cube.noc.rows,
+      cols: topology.cube.noc.cols,
+      cubes: topology.sip.cubes,
+      sips: topology.system.sips,
+    };
+    this.sip = checkIndex("sip", options.sip ?? 0, shape.sips);
+    this.cube = checkIndex("cube", options.cube ?? 0, shape.cubes);
+    const available =
+      this.scope === "pes" ? shape.rows * shape.cols : this.scope === "cubes" ? shape.cubes : shape.sips;
+    const { worldSize } = resolveWorldSize({ available, defaults: this.config.defaults });
+    this.group = rankRing(this.scope, shape, worldSize);
+    const perCube = shape.rows * shape.cols;
+    this.lanes = this.scope === "pes" ? 1 : checkIndex("lanes", (options.lanes ?? perCube) - 1, perCube) + 1;
+    const hardware = slotBytesOf(sim, this.sip, this.cube);
+    const asked = this.config.defaults.slotBytes;
+    if (asked !== undefined && asked > hardware) {
+      throw new KbError(
+        "RUNTIME_INVALID",
+        `ccl defaults.slotBytes ${asked} is larger than the ${hardware}-byte IPCQ slots of topology ${sim.topologyName} (pe_cpu ipcq_slot_bytes); a message must fit a slot.`,
+      );
+    }
+    this.slotBytes = asked ?? hardware;
+  }
+
+  /** 0: one host program drives every rank (the rank whose view a torch program would take). */
+  getRank(): number {
+    return 0;
+  }
+
+  /** Number of ranks. */
+  getWorldSize(): number {
+    return this.group.size;
+  }
+
+  /** The algorithm `ccl.yaml` chooses for `collective` with `bytes` per rank. */
+  algorithmFor<C extends CollectiveKind>(collective: C, bytes: number): CollectiveAlgorithm<C> {
+    return selectAlgorithm(this.config, this.registry, collective, bytes, this.group.size);
+  }
+
+  /** Every rank's tensor becomes the elementwise `op` over all of them (torch `all_reduce`). */
+  async allReduce(tensors: RankTensors, op: ReduceOp = "sum"): Promise<CollectiveResult> {
+    checkOp(op);
+    const buffers = this.regions("allReduce", tensors);
+    return this.run("allReduce", { group: this.group, buffers, slotBytes: this.slotBytes, op });
+  }
+
+  /**
+   * Rank `r`'s `output` becomes the `op` over every rank's segment `r` of `input`, which holds
+   * `worldSize` segments of the output's size (torch `reduce_scatter_tensor`).
+   */
+  async reduceScatter(
+    output: RankTensors,
+    input: RankTensors,
+    op: ReduceOp = "sum",
+  ): Promise<CollectiveResult> {
+    checkOp(op);
+    const buffers = this.regions("reduceScatter input", input);
+    const outputs = this.regions("reduceScatter output", output);
+    this.checkSegments("reduceScatter", outputs, buffers, "output", "input");
+    return this.run("reduceScatter", {
+      group: this.group,
+      buffers,
+      outputs,
+      slotBytes: this.slotBytes,
+      op,
+    });
+  }
+
+  /**
+   * Rank `r`'s `output` becomes the concatenation of every rank's `input` (torch
+   * `all_gather_into_tensor`): `worldSize` segments of the input's size.
+   */
+  async allGather(output: RankTensors, input: RankTensors): Promise<CollectiveResult> {
+    const buffers = this.regions("allGather output", output);
+    const inputs = this.regions("allGather input", input);
+    this.checkSegments("allGather", inputs, buffers, "input", "output");
+    return this.run("allGather", { group: this.group, buffers, inputs, slotBytes: this.slotBytes });
+  }
+
+  /** Every rank's tensor becomes a copy of rank `src`'s (torch `broadcast`). */
+  async broadcast(tensors: RankTensors, src = 0): Promise<CollectiveResult> {
+    if (!Number.isInteger(src) || src < 0 || src >= this.group.size) {
+      throw new KbError(
+        "RUNTIME_INVALID",
+        `broadcast: src must be a rank 0..${this.group.size - 1}, got ${src}.`,
+      );
+    }
+    const buffers = this.regions("broadcast", tensors);
+    return this.run("broadcast", { group: this.group, buffers, slotBytes: this.slotBytes, root: src });
+  }
+
+  /** Returns when every rank has reached it: a token twice round the ring, one PE per rank. */
+  async barrier(): Promise<CollectiveResult> {
+    const args: BarrierArgs = { group: this.group };
+    const launch = await this.sim.launch(ringBarrier, {
+      grid: this.grid(1),
+      args: [args],
+      name: "ccl.barrier.ring",
+    });
+    return { collective: "barrier", algorithm: "ring", worldSize: this.group.size, bytes: 0, launch };
+  }
+
+  /** Not supported by the `ahbm` backend: throws `RUNTIME_INVALID` naming what is. */
+  send(..._args: unknown[]): never {
+    return unsupported("send");
+  }
+  /** Not supported by the `ahbm` backend: throws `RUNTIME_INVALID` naming what is. */
+  recv(..._args: unknown[]): never {
+    return unsupported("recv");
+  }
+  /** Not supported by the `ahbm` backend: throws `RUNTIME_INVALID` naming what is. */
+  isend(..._args: unknown[]): never {
+    return unsupported("isend");
+  }
+  /** Not supported by the `ahbm` backend: throws `RUNTIME_INVALID` naming what is. */
+  irecv(..._args: unknown[]): never {
+    return unsupported("irecv");
+  }
+  /** Not supported by the `ahbm` backend: throws `RUNTIME_INVALID` naming what is. */
+  batchIsendIrecv(..._args: unknown[]): never {
+    return unsupported("batchIsendIrecv");
+  }
+  /** Not supported by the `ahbm` backend: throws `RUNTIME_INVALID` naming what is. */
+  reduce(..._args: unknown[]): never {
+    return unsupported("reduce");
+  }
+  /** Not supported by the `ahbm` backend: throws `RUNTIME_INVALID` naming what is. */
+  gather(..._args: unknown[]): never {
+    return unsupported("gather");
+  }
+  /** Not supported by the `ahbm` backend: throws `RUNTIME_INVALID` naming what is. */
+  scatter(..._args: unknown[]): never {
+    return unsupported("scatter");
+  }
+  /** Not supported by the `ahbm` backend: throws `RUNTIME_INVALID` naming what is. */
+  allToAll(..._args: unknown[]): never {
+    return unsupported("allToAll");
+  }
+  /** Not supported by the `ahbm` backend: throws `RUNTIME_INVALID` naming what is. */
+  allToAllSingle(..._args: unknown[]): never {
+    return unsupported("allToAllSingle");
+  }
+  /** Not supported by the `ahbm` backend: throws `RUNTIME_INVALID` naming what is. */
+  allGatherObject(..._args: unknown[]): never {
+    return unsupported("allGatherObject");
+  }
+  /** Not supported by the `ahbm` backend: throws `RUNTIME_INVALID` naming what is. */
+  gatherObject(..._args: unknown[]): never {
+    return unsupported("gatherObject");
+  }
+  /** Not supported by the `ahbm` backend: throws `RUNTIME_INVALID` naming what is. */
+  scatterObjectList(..._args: unknown[]): never {
+    return unsupported("scatterObjectList");
+  }
+  /** Not supported by the `ahbm` backend: throws `RUNTIME_INVALID` naming what is. */
+  broadcastObjectList(..._args: unknown[]): never {
+    return unsupported("broadcastObjectList");
+  }
+  /** Not supported by the `ahbm` backend: throws `RUNTIME_INVALID` naming what is. */
+  allReduceCoalesced(..._args: unknown[]): never {
+    return unsupported("allReduceCoalesced");
+  }
+  /** Not supported by the `ahbm` backend: throws `RUNTIME_INVALID` naming what is. */
+  monitoredBarrier(..._args: unknown[]): never {
+    return unsupported("monitoredBarrier");
+  }
+  /** Not supported by the `ahbm` backend: throws `RUNTIME_INVALID` naming what is. */
+  newGroup(..._args: unknown[]): never {
+    return unsupported("newGroup");
+  }
+  /** Not supported by the `ahbm` backend: throws `RUNTIME_INVALID` naming what is. */
+  newSubgroups(..._args: unknown[]): never {
+    return unsupported("newSubgroups");
+  }
+
+  // ---------------------------------------------------------------------------------------------
+
+  private async run<C extends CollectiveKind>(
+    collective: C,
+    args: CollectiveArgsByKind[C],
+  ): Promise<CollectiveResult> {
+    const bytes = (args.buffers[0] as Region).count * DTYPE_BYTES[(args.buffers[0] as Region).dtype];
+    const algorithm = this.algorithmFor(collective, bytes);
+    const launch = await this.sim.launch(algorithm.kernel, {
+      grid: this.grid(this.lanes),
+      args: [args] as [CollectiveArgsByKind[C]],
+      name: `ccl.${collective}.${algorithm.name}`,
+    });
+    return { collective, algorithm: algorithm.name, worldSize: this.group.size, bytes, launch };
+  }
+
+  /** The launch grid: every rank's PEs (`lanes` of them for a cube or SIP rank). */
+  private grid(lanes: number): GridSpec {
+    const members = this.group.members;
+    switch (this.scope) {
+      case "pes":
+        return { sips: [this.sip], cubes: [this.cube], pes: members };
+      case "cubes":
+        return { sips: [this.sip], cubes: members, pes: lanes };
+      default:
+        return { sips: members, cubes: [this.cube], pes: lanes };
+    }
+  }
+
+  /** Each rank's buffer: a list of tensors (one per rank), or one tensor stacked by rank. */
+  private regions(what: string, tensors: RankTensors): Region[] {
+    const n = this.group.size;
+    let regions: Region[];
+    if (Array.isArray(tensors)) {
+      const list = tensors as readonly DeviceTensor[];
+      if (list.length !== n) {
+        throw new KbError(
+          "RUNTIME_INVALID",
+          `${what}: expected one tensor per rank (${n}), got ${list.length}.`,
+        );
+      }
+      regions = list.map((tensor) => ({ address: tensor.address, count: tensor.size, dtype: tensor.dtype }));
+    } else {
+      const tensor = tensors as DeviceTensor;
+      if (n > 1 && tensor.shape[0] !== n) {
+        throw new KbError(
+          "RUNTIME_INVALID",
+          `${what}: ${tensor.describe()} is not one tensor per rank: pass a list of ${n} tensors, or one tensor whose first dimension is the world size (${n}).`,
+        );
+      }
+      const count = tensor.size / n;
+      regions = Array.from({ length: n }, (_, r) => ({
+        address: tensor.address + r * count * tensor.itemBytes,
+        count,
+        dtype: tensor.dtype,
+      }));
+    }
+    const first = regions[0] as Region;
+    if (!(COLLECTIVE_DTYPES as readonly string[]).includes(first.dtype)) {
+      throw new KbError(
+        "RUNTIME_INVALID",
+        `${what}: dtype ${first.dtype} is not supported; the collectives move ${COLLECTIVE_DTYPES.join(", ")}.`,
+      );
+    }
+    for (const [r, region] of regions.entries()) {
+      if (region.count !== first.count || region.dtype !== first.dtype) {
+        throw new KbError(
+          "RUNTIME_INVALID",
+          `${what}: rank ${r} has ${region.count} x ${region.dtype}, rank 0 ${first.count} x ${first.dtype}; every rank needs the same size and dtype.`,
+        );
+      }
+    }
+    return regions;
+  }
+
+  private checkSegments(
+    collective: string,
+    small: readonly Region[],
+    large: readonly Region[],
+    smallName: string,
+    largeName: string,
+  ): void {
+    const s = small[0] as Region;
+    const l = large[0] as Region;
+    if (l.count !== s.count * this.group.size || l.dtype !== s.dtype) {
+      throw new KbError(
+        "RUNTIME_INVALID",
+        `${collective}: each rank's ${largeName} must be worldSize (${this.group.size}) x its ${smallName}: got ${l.count} x ${l.dtype} and ${s.count} x ${s.dtype}.`,
+      );
+    }
+  }
+}
+
+/**
+ * Creates the process group of a simulator (torch's `init_process_group`): ranks are the SIPs by
+ * default, or the cubes of a SIP, or the PEs of a cube (`scope`), as many as `ccl.yaml`'s
+ * `defaults.worldSize` says, else all of them, arranged in a ring of single IPCQ hops.
+ *
+ * Throws `RUNTIME_INVALID` for a backend other than `"ahbm"`, a bad config (`cclConfig`), a world
+ * size with no ring on the hardware (naming its shape), or a slot size larger than the topology's.
+ */
+export function initProcessGroup(sim: Simulator, options: ProcessGroupOptions): ProcessGroup {
+  return new ProcessGroup(sim, options);
+}
+
+/** The IPCQ slot size of a PE of `sip`/`cube` (pe_cpu `ipcq_slot_bytes`), else {@link DEFAULT_SLOT_BYTES}. */
+function slotBytesOf(sim: Simulator, sip: number, cube: number): number {
+  const id = `sip${sip}.cube${cube}.pe0.pe_cpu`;
+  if (!sim.machine.has(id)) return DEFAULT_SLOT_BYTES;
+  const value = Number((sim.machine.component(id).params as Record<string, unknown>).ipcq_slot_bytes);
+  return Number.isInteger(value) && value > 0 ? value : DEFAULT_SLOT_BYTES;
+}
+
+function unsupported(method: string): never {
+  throw new KbError(
+    "RUNTIME_INVALID",
+    `processGroup.${method} is not supported by the "ahbm" backend; supported: ${SUPPORTED.join(", ")}. Write a kernel with tl.send / tl.recv for other patterns (docs/ccl-author-guide.md).`,
+  );
+}
+
+function checkOp(op: ReduceOp): void {
+  if (!REDUCE_OPS.includes(op)) {
+    throw new KbError(
+      "RUNTIME_INVALID",
+      `unknown reduction ${JSON.stringify(op)}; use ${REDUCE_OPS.map((o) => `"${o}"`).join(", ")}.`,
+    );
+  }
+}
+
+function checkIndex(what: string, value: number, limit: number): number {
+  if (!Number.isInteger(value) || value < 0 || value >= limit) {
+    throw new KbError(
+      "RUNTIME_INVALID",
+      `initProcessGroup: ${what} must be ${what === "lanes" ? `1..${limit}` : `0..${limit - 1}`}, got ${what === "lanes" ? value + 1 : value}.`,
+    );
+  }
+  return value;
+}
