@@ -73,7 +73,10 @@ describe("IPCQ on the default topology", () => {
 
   it("a slot read in place stays the kernel's until its next receive from that direction", () => {
     const machine = machineOf("default");
-    const sent = machine.submit("sip0.cube0.pe0", [1, 2, 3, 4, 5].map(() => send("east")));
+    const sent = machine.submit(
+      "sip0.cube0.pe0",
+      [1, 2, 3, 4, 5].map(() => send("east")),
+    );
     const got = machine.submit("sip0.cube0.pe1", [
       { kind: "delay", ns: 1000 },
       recv("west"), // in place: 1000 -> 1010, slot held

@@ -172,7 +172,12 @@ export class IpcqNetwork {
       const env = this.machine.env;
       const credits = new Store<true>(env, { name: `${key} credits` });
       for (let i = 0; i < config.slots; i++) credits.tryPut(true);
-      queue = { arrived: new Store<IpcqPayload>(env, { name: `${key} slots` }), credits, next: 0, held: null };
+      queue = {
+        arrived: new Store<IpcqPayload>(env, { name: `${key} slots` }),
+        credits,
+        next: 0,
+        held: null,
+      };
       this.queues.set(key, queue);
     }
     return queue;
