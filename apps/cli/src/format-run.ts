@@ -182,6 +182,15 @@ export function groupDigits(value: number): string {
   return fraction === undefined ? grouped : `${grouped}.${fraction}`;
 }
 
+/** A bench's own table: its title, then right-aligned columns (numbers as given). */
+export function formatReport(report: NonNullable<RunResults["report"]>): string {
+  const cells = [report.columns.map(String), ...report.rows.map((row) => row.map(String))];
+  const widths = report.columns.map((_, c) => Math.max(...cells.map((row) => (row[c] ?? "").length)));
+  const line = (row: readonly string[]) =>
+    `  ${row.map((cell, c) => cell.padStart(widths[c] ?? 0)).join("  ")}`;
+  return `${report.title}\n${[line(cells[0] as string[]), ...cells.slice(1).map(line)].join("\n")}\n`;
+}
+
 /** Left-aligned columns, indented by two spaces; trailing blanks trimmed. */
 function table(rows: readonly (readonly string[])[]): string[] {
   const widths: number[] = [];

@@ -7,6 +7,7 @@ import { locatedIssuesOf } from "./located-issues.js";
 import { addProbeCommand } from "./probe-command.js";
 import { addRunCommand } from "./run-command.js";
 import { addTopologyCommand } from "./topology-command.js";
+import { addWebCommand } from "./web-command.js";
 
 /** A stream the CLI writes to: `process.stdout`, or a collector in tests. */
 export interface CliOutput {
@@ -80,6 +81,7 @@ function buildProgram(io: CliIo, state: RunState): Command {
   addComponentsCommand(program, io);
   addRunCommand(program, io, state);
   addProbeCommand(program, io, state);
+  addWebCommand(program, io);
   for (const command of allCommands(program)) {
     command.showHelpAfterError(`(see ${commandPath(command)} --help)`);
   }

@@ -10,6 +10,7 @@ import {
 } from "node:fs";
 import { dirname, join, resolve, sep } from "node:path";
 import { fileURLToPath } from "node:url";
+import * as ccl from "@kb/ccl";
 import * as components from "@kb/components";
 import * as dataExecutor from "@kb/data-executor";
 import { formatVerifyTable, type VerifyReport } from "@kb/data-executor";
@@ -26,6 +27,7 @@ import { type Command, InvalidArgumentError } from "commander";
 import * as zod from "zod";
 import {
   formatNs,
+  formatReport,
   formatRunSummary,
   formatSi,
   groupDigits,
@@ -166,6 +168,10 @@ async function runBench(benchArg: string, options: RunOptions, io: CliIo): Promi
     const runEnd = performance.now();
     extras = { buildWallMs: runStart - buildStart, runWallMs: runEnd - runStart };
     results = sim.results(bench.name, params);
+    if (outcome?.report !== undefined) {
+      const { title, columns, rows } = outcome.report;
+      results = { ...results, report: { title, columns: [...columns], rows: rows.map((row) => [...row]) } };
+    }
     await logger?.close();
     if (memorySink !== null) {
       progress?.show(`${bench.name}: phase 2, replaying ${groupDigits(memorySink.records.length)} ops`);
@@ -217,6 +223,7 @@ async function runBench(benchArg: string, options: RunOptions, io: CliIo): Promi
       : { name };
   });
   io.stdout.write(formatRunSummary(results, { ...extras, outputs, verified: report !== null }));
+  if (results.report !== undefined) io.stdout.write(`\n${formatReport(results.report)}`);
   if (report !== null) {
     io.stdout.write(
       `\nverification (phase 2: ${groupDigits(memorySink?.records.length ?? 0)} ops replayed in ${formatWallMs(phase2WallMs)}; references computed and compared in ${formatWallMs(checkWallMs)})\n`,
@@ -337,6 +344,7 @@ function locateBench(benchArg: string, cwd: string): string {
  * bench file outside any project (no node_modules) still runs.
  */
 const SHARED_MODULES: Record<string, unknown> = {
+  "@kb/ccl": ccl,
   "@kb/components": components,
   "@kb/data-executor": dataExecutor,
   "@kb/errors": errors,

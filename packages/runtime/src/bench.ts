@@ -15,6 +15,15 @@ export interface BenchCheck {
 /** What a bench's `run` returns: the outputs `--verify` checks. */
 export interface BenchOutcome {
   readonly check?: Readonly<Record<string, BenchCheck>>;
+  /** A table of the bench's own (an nccl-tests-style sweep): `kb run` prints it and puts it in the JSON. */
+  readonly report?: BenchReport;
+}
+
+/** A bench's own table: column names and rows of cells (numbers print as given). */
+export interface BenchReport {
+  readonly title: string;
+  readonly columns: readonly string[];
+  readonly rows: readonly (readonly (string | number)[])[];
 }
 
 /** A workload: a host program with typed params. */

@@ -1,4 +1,4 @@
-export type { Bench, BenchCheck, BenchOutcome } from "./bench.js";
+export type { Bench, BenchCheck, BenchOutcome, BenchReport } from "./bench.js";
 export { defineBench, describeParams, isBench, parseBenchParams } from "./bench.js";
 export type { Placement } from "./device-tensor.js";
 export { DeviceTensor } from "./device-tensor.js";

@@ -100,6 +100,14 @@ export const RunResultsSchema = z.object({
     })
     .optional()
     .describe("Phase 2 (kb run --verify): each output against its reference with the D11 tolerances."),
+  report: z
+    .object({
+      title: z.string(),
+      columns: z.array(z.string()),
+      rows: z.array(z.array(z.union([z.string(), z.number()]))),
+    })
+    .optional()
+    .describe("The bench's own table (e.g. the all-reduce size sweep), when it returns one."),
   busiest: z.array(componentRow).describe("The ten busiest components by utilisation."),
   components: z.array(componentRow).describe("Every component that serviced a message."),
 });

@@ -141,18 +141,29 @@ export class HbmCtrlV1 extends Component<z.output<typeof hbmParams>> {
     return (message as Packet).here.lane;
   }
 
-  /** Bytes each pseudo-channel moved in the last {@link BANDWIDTH_WINDOW_NS}, for the trace counter. */
-  private windows: { t: number; bytes: number }[][] | null = null;
+  /** Bus intervals each pseudo-channel carried data in lately, for the trace counter. */
+  private windows: { start: number; end: number }[][] | null = null;
 
-  /** Traces the pseudo-channel's bandwidth over the last window (GB/s) as a counter. */
-  private traceBandwidth(tracer: Tracer, lane: number, packet: Packet): void {
+  /**
+   * Traces the pseudo-channel's bandwidth over the last {@link BANDWIDTH_WINDOW_NS} (GB/s): the
+   * bus time spent carrying data in the window (up to now; a reservation ahead of now counts when
+   * it happens) times `pc_bw_gbs`, so it never exceeds the bus.
+   */
+  private traceBandwidth(tracer: Tracer, lane: number, start: number, end: number): void {
     if (this.windows === null) this.windows = this.ports.map(() => []);
-    const window = this.windows[lane] as { t: number; bytes: number }[];
+    const window = this.windows[lane] as { start: number; end: number }[];
     const now = this.env.now;
-    window.push({ t: now, bytes: packet.bytes + packet.returnBytes });
-    while (window.length > 0 && (window[0] as { t: number }).t < now - BANDWIDTH_WINDOW_NS) window.shift();
-    const bytes = window.reduce((sum, entry) => sum + entry.bytes, 0);
-    tracer.counter?.("HBM GB/s", now, `${this.id}#${lane}`, bytes / BANDWIDTH_WINDOW_NS);
+    if (end > start) window.push({ start, end });
+    const from = now - BANDWIDTH_WINDOW_NS;
+    while (window.length > 0 && (window[0] as { end: number }).end < from) window.shift();
+    let busy = 0;
+    for (const entry of window) busy += Math.max(0, Math.min(entry.end, now) - Math.max(entry.start, from));
+    tracer.counter?.(
+      "HBM GB/s",
+      now,
+      `${this.id}#${lane}`,
+      (busy / BANDWIDTH_WINDOW_NS) * this.params.pc_bw_gbs,
+    );
   }
 
   /** Every pseudo-channel's bus at once. */
@@ -164,8 +175,6 @@ export class HbmCtrlV1 extends Component<z.output<typeof hbmParams>> {
     if (!(message instanceof Packet)) throw notAPacket(this, message);
     const port = this.ports[lane] as MemoryPort;
     const before = port.busyNs;
-    const tracer = this.machine.tracer;
-    if (tracer?.counter !== undefined) this.traceBandwidth(tracer, lane, message);
     this.stats.bytes += serviceMemory(
       this.env.now,
       message,
@@ -175,6 +184,10 @@ export class HbmCtrlV1 extends Component<z.output<typeof hbmParams>> {
       this.params.access_latency_ns,
     );
     this.stats.busyNs += port.busyNs - before;
+    const tracer = this.machine.tracer;
+    if (tracer?.counter !== undefined) {
+      this.traceBandwidth(tracer, lane, port.busyUntil - (port.busyNs - before), port.busyUntil);
+    }
     return null;
   }
 }

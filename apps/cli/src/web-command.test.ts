@@ -1,0 +1,406 @@
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { request } from "node:http";
+import { createServer } from "node:net";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { fileURLToPath } from "node:url";
+import { RunResultsSchema } from "@kb/runtime";
+import { Command } from "commander";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { runCli } from "./index.js";
+import {
+  addWebCommand,
+  loadWebData,
+  startWebServer,
+  timelineOfTrace,
+  type WebData,
+  type WebServer,
+} from "./web-command.js";
+
+const repo = (path: string) => fileURLToPath(new URL(`../../../${path}`, import.meta.url));
+const defaultYaml = repo("topologies/default.yaml");
+const copyBench = fileURLToPath(new URL("__fixtures__/copy-bench.ts", import.meta.url));
+
+const scratch = mkdtempSync(join(tmpdir(), "kb-cli-web-"));
+afterAll(() => rmSync(scratch, { recursive: true, force: true }));
+const file = (name: string, content: string) => {
+  const path = join(scratch, name);
+  writeFileSync(path, content);
+  return path;
+};
+
+async function kb(...argv: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
+  let stdout = "";
+  let stderr = "";
+  const code = await runCli(argv, {
+    stdout: { write: (text: string) => (stdout += text) },
+    stderr: { write: (text: string) => (stderr += text) },
+  });
+  return { code, stdout, stderr };
+}
+
+// A real run of a small bench: its results (kb run --json) and its trace (kb run --trace).
+let resultsFile = "";
+let traceFile = "";
+beforeAll(async () => {
+  traceFile = join(scratch, "copy.trace.json");
+  const run = await kb("run", copyBench, "--topology", defaultYaml, "--json", "--trace", traceFile);
+  expect(run.stderr).toBe("");
+  expect(run.code).toBe(0);
+  resultsFile = file("copy.json", run.stdout);
+});
+
+/** A page directory with an index.html and one asset. */
+function pageDir(): string {
+  const dir = join(scratch, "page");
+  mkdirSync(dir, { recursive: true });
+  writeFileSync(join(dir, "index.html"), "<!doctype html><title>kb web test page</title>");
+  writeFileSync(join(dir, "main.js"), "console.log('page');");
+  return dir;
+}
+
+interface Response {
+  status: number;
+  headers: Record<string, string | string[] | undefined>;
+  body: string;
+}
+
+/** A raw HTTP request (the path is sent as given: no normalisation by a client). */
+function get(
+  server: WebServer,
+  path: string,
+  options: { method?: string; host?: string } = {},
+): Promise<Response> {
+  return new Promise((resolvePromise, reject) => {
+    const req = request(
+      {
+        host: "127.0.0.1",
+        port: server.port,
+        path,
+        method: options.method ?? "GET",
+        headers: { host: options.host ?? `127.0.0.1:${server.port}` },
+      },
+      (res) => {
+        let body = "";
+        res.setEncoding("utf8");
+        res.on("data", (chunk: string) => (body += chunk));
+        res.on("end", () => resolvePromise({ status: res.statusCode ?? 0, headers: res.headers, body }));
+      },
+    );
+    req.on("error", reject);
+    req.end();
+  });
+}
+
+describe("kb web: help", () => {
+  it("kb web --help prints usage, the options with their defaults and examples", async () => {
+    const help = await kb("web", "--help");
+    expect(help.code).toBe(0);
+    expect(help.stderr).toBe("");
+    expect(help.stdout).toMatch(/^Usage: kb web \[options\] \[files\.\.\.\]/);
+    for (const text of [
+      "--topology <file>",
+      "--port <n>",
+      "(default: 8080)",
+      "--host <address>",
+      '(default: "127.0.0.1")',
+      "Examples:",
+    ]) {
+      expect(help.stdout).toContain(text);
+    }
+  });
+
+  it("kb --help lists web", async () => {
+    expect((await kb("--help")).stdout).toMatch(/\n {2}web \[options\] \[files\.\.\.\] +serve a local page/);
+  });
+
+  it("a bad port is a usage error", async () => {
+    const run = await kb("web", "--port", "http");
+    expect(run.code).toBe(1);
+    expect(run.stderr).toContain("expected a port number from 0 to 65535");
+  });
+});
+
+describe("loadWebData: files told apart by content", () => {
+  it("reads a results file and a trace, in any order, and the topology", () => {
+    const data = loadWebData([traceFile, resultsFile], { topology: defaultYaml });
+    expect(data.schema).toBe("kb.web/1");
+    expect(data.results).toHaveLength(1);
+    expect(data.results[0]).toMatchObject({ file: resultsFile, label: "copy.json" });
+    expect(RunResultsSchema.parse(data.results[0]?.results).bench).toBe("copy");
+    expect(data.timelines).toHaveLength(1);
+    expect(data.timelines[0]?.tracks.length).toBeGreaterThan(0);
+    expect(data.timelines[0]?.slices.length).toBeGreaterThan(0);
+    expect(data.topology).toMatchObject({ file: defaultYaml, name: "default" });
+    expect(data.topology.nodes.filter((node) => node.kind === "pe")).toHaveLength(16);
+    expect(data.topology.nodes).toHaveLength(229);
+    expect(data.topology.edges).toHaveLength(532);
+    expect(data.topology.nodes.find((node) => node.id === "sip0.cube1.pe5")).toEqual({
+      id: "sip0.cube1.pe5",
+      kind: "pe",
+      impl: null,
+      parent: "sip0.cube1",
+      sip: 0,
+      cube: 1,
+      pe: 5,
+      row: 1,
+      col: 1,
+    });
+    expect(data.topology.edges[0]).toEqual({
+      src: "host",
+      dst: "sip0.io_cpu",
+      bw: expect.any(Number),
+      latencyNs: expect.any(Number),
+    });
+    expect(data.warnings).toEqual([]);
+  });
+
+  it("finds topologies/NAME.yaml of the results' topology without --topology", () => {
+    const data = loadWebData([resultsFile], { cwd: repo(".") });
+    expect(data.topology.file).toBe(defaultYaml);
+  });
+
+  it("warns when the results are of another topology than the diagram", () => {
+    const results = JSON.parse(readFileSync(resultsFile, "utf8"));
+    const other = file("other.json", JSON.stringify({ ...results, topology: "ref-cube" }));
+    const data = loadWebData([other], { topology: defaultYaml });
+    expect(data.warnings).toEqual([
+      expect.stringMatching(
+        /other\.json is a run on topology "ref-cube", the diagram shows "default" .*pass --topology/,
+      ),
+    ]);
+  });
+
+  it("reads a trace in Chrome's array form", () => {
+    const events = [
+      { name: "thread_name", ph: "M", pid: 1, tid: 1, args: { name: "sip0.io_cpu" } },
+      { name: "work", ph: "X", ts: 1, dur: 2, pid: 1, tid: 1 },
+    ];
+    const data = loadWebData([file("array.json", JSON.stringify(events))], { topology: defaultYaml });
+    expect(data.timelines[0]?.slices).toEqual([0, 1000, 3000, 0]);
+  });
+
+  it("labels files by base name, by path when two share one", () => {
+    mkdirSync(join(scratch, "b"), { recursive: true });
+    const second = join(scratch, "b", "copy.json");
+    writeFileSync(second, readFileSync(resultsFile));
+    const data = loadWebData([resultsFile, second], { topology: defaultYaml });
+    expect(data.results.map((entry) => entry.label)).toEqual([resultsFile, second]);
+  });
+});
+
+describe("loadWebData: errors name the bad file", () => {
+  const cases: [string, () => string, RegExp][] = [
+    [
+      "a missing file",
+      () => join(scratch, "missing.json"),
+      /^\[CLI_USAGE\] .*missing\.json: cannot read the file: ENOENT/,
+    ],
+    [
+      "not JSON",
+      () => file("broken.json", "{ nope"),
+      /^\[CLI_USAGE\] .*broken\.json: not JSON: .*kb web reads results files/,
+    ],
+    [
+      "another schema",
+      () => file("future.json", JSON.stringify({ schema: "kb.results/2" })),
+      /future\.json: a file of schema "kb\.results\/2", expected "kb\.results\/1"/,
+    ],
+    [
+      "results that do not match the schema",
+      () => file("cut.json", JSON.stringify({ schema: "kb.results/1", bench: "x" })),
+      /cut\.json: not a valid results file \(schema "kb\.results\/1"\): params: .*Write it again with kb run --json/,
+    ],
+    [
+      "neither kind",
+      () => file("other-kind.json", JSON.stringify({ hello: 1 })),
+      /other-kind\.json: neither a results file nor a trace\. kb web reads results files \(kb run --json > FILE/,
+    ],
+    [
+      "a trace with a broken event",
+      () => file("bad-trace.json", JSON.stringify({ traceEvents: [{ ph: "B", pid: 1, tid: 1 }] })),
+      /bad-trace\.json: traceEvents\[0\] has no numeric ts, pid and tid/,
+    ],
+  ];
+  for (const [what, make, message] of cases) {
+    it(`${what}: kb web exits 1 with the file in the message`, async () => {
+      const bad = make();
+      expect(() => loadWebData([resultsFile, bad], { topology: defaultYaml })).toThrow(message);
+      const run = await kb("web", resultsFile, bad, "--topology", defaultYaml, "--port", "0");
+      expect(run.code).toBe(1);
+      expect(run.stdout).toBe("");
+      expect(run.stderr).toMatch(message);
+    });
+  }
+
+  it("a bad topology is located as kb run reports it", async () => {
+    const run = await kb("web", resultsFile, "--topology", join(scratch, "nope.yaml"));
+    expect(run.code).toBe(1);
+    expect(run.stderr).toMatch(/TOPOLOGY_NOT_FOUND.*nope\.yaml/);
+  });
+});
+
+describe("timelineOfTrace", () => {
+  const events = [
+    { name: "process_name", ph: "M", ts: 0, pid: 2, tid: 0, args: { name: "sip0.cube0" } },
+    { name: "thread_name", ph: "M", ts: 0, pid: 2, tid: 5, args: { name: "sip0.cube0.xbar0" } },
+    { name: "thread_name", ph: "M", ts: 0, pid: 2, tid: 3, args: { name: "sip0.cube0.hbm#1" } },
+    { name: "a", ph: "B", ts: 0.5, pid: 2, tid: 5 },
+    { name: "b", ph: "B", ts: 0.6, pid: 2, tid: 3 },
+    { name: "b", ph: "E", ts: 0.7, pid: 2, tid: 3 },
+    { name: "a", ph: "E", ts: 1.25, pid: 2, tid: 5 },
+    { name: "launch: gemm", ph: "i", s: "t", ts: 0.1, pid: 2, tid: 5, cat: "launch" },
+    { name: "command_submitted: x", ph: "i", s: "t", ts: 0.2, pid: 2, tid: 5, cat: "command_submitted" },
+    { name: "HBM GB/s", ph: "C", ts: 0.6, pid: 2, tid: 3, args: { value: 12.5 } },
+    { name: "orphan", ph: "E", ts: 2, pid: 2, tid: 9 },
+  ];
+
+  it("pairs B/E into slices per track, in ns, tracks by process then name", () => {
+    const timeline = timelineOfTrace(events, "t.json");
+    expect(timeline.tracks).toEqual([
+      { name: "sip0.cube0.hbm#1", group: "sip0.cube0" },
+      { name: "sip0.cube0.xbar0", group: "sip0.cube0" },
+    ]);
+    expect(timeline.names).toEqual(["a", "b"]);
+    expect(timeline.slices).toEqual([1, 500, 1250, 0, 0, 600, 700, 1]);
+    expect(timeline.totalSlices).toBe(2);
+    expect(timeline.endNs).toBe(2000);
+    expect(timeline.markers).toEqual([{ tNs: 100, label: "launch: gemm" }]);
+    expect(timeline.counters).toEqual([{ name: "HBM GB/s", track: "sip0.cube0.hbm#1", points: [600, 12.5] }]);
+  });
+
+  it("keeps at most maxSlices slices and counts the rest", () => {
+    const timeline = timelineOfTrace(events, "t.json", "t", 1);
+    expect(timeline.slices).toEqual([0, 600, 700, 1]);
+    expect(timeline.slices.length / 4).toBe(1);
+    expect(timeline.totalSlices).toBe(2);
+  });
+
+  it("reads what kb run --trace writes", () => {
+    const trace = JSON.parse(readFileSync(traceFile, "utf8")) as { traceEvents: unknown[] };
+    const timeline = timelineOfTrace(trace.traceEvents, traceFile);
+    const begins = trace.traceEvents.filter((event) => (event as { ph: string }).ph === "B").length;
+    expect(timeline.totalSlices).toBe(begins);
+    expect(timeline.tracks.some((track) => track.name === "sip0.cube0.pe0.pe_dma#0")).toBe(true);
+    // Lanes count up (numbers compared as numbers), a PE's components sit together.
+    const lanes = timeline.tracks
+      .map((track) => track.name)
+      .filter((name) => name.startsWith("sip0.cube0.hbm#"));
+    expect(lanes).toEqual(Array.from({ length: lanes.length }, (_, lane) => `sip0.cube0.hbm#${lane}`));
+    const names = timeline.tracks.map((track) => track.name);
+    const pe0 = names.filter((name) => name.startsWith("sip0.cube0.pe0."));
+    expect(
+      names.slice(names.indexOf(pe0[0] as string), names.indexOf(pe0[0] as string) + pe0.length),
+    ).toEqual(pe0);
+    expect(timeline.markers.map((marker) => marker.label)).toContain("launch: copy");
+  });
+});
+
+describe("the server", () => {
+  let server: WebServer;
+  let data: WebData;
+  beforeAll(async () => {
+    data = loadWebData([resultsFile, traceFile], { topology: defaultYaml });
+    server = await startWebServer({ data, pageDir: pageDir(), port: 0 });
+  });
+  afterAll(async () => {
+    await server.close();
+  });
+
+  it("binds 127.0.0.1 by default, on a free port for --port 0", () => {
+    expect(server.host).toBe("127.0.0.1");
+    expect(server.port).toBeGreaterThan(0);
+    expect(server.url).toBe(`http://127.0.0.1:${server.port}/`);
+  });
+
+  it("serves the data at /api/data", async () => {
+    const response = await get(server, "/api/data");
+    expect(response.status).toBe(200);
+    expect(response.headers["content-type"]).toBe("application/json; charset=utf-8");
+    expect(JSON.parse(response.body)).toEqual(JSON.parse(JSON.stringify(data)));
+  });
+
+  it("serves the page and its assets, with a content security policy", async () => {
+    const index = await get(server, "/");
+    expect(index.status).toBe(200);
+    expect(index.headers["content-type"]).toBe("text/html; charset=utf-8");
+    expect(index.body).toContain("kb web test page");
+    expect(index.headers["content-security-policy"]).toContain("default-src 'self'");
+    const script = await get(server, "/main.js");
+    expect(script.headers["content-type"]).toBe("text/javascript; charset=utf-8");
+    const head = await get(server, "/main.js", { method: "HEAD" });
+    expect(head).toMatchObject({ status: 200, body: "" });
+  });
+
+  it("answers 404 for what it does not have, and for paths that leave the page directory", async () => {
+    expect((await get(server, "/nope.js")).status).toBe(404);
+    // copy.json is a file beside the page directory: a server that followed `..` would send it.
+    for (const path of ["/../copy.json", "/%2e%2e/copy.json", "/..%2fcopy.json", "/..%5ccopy.json", "/%00"]) {
+      const response = await get(server, path);
+      expect(response.status, path).toBe(404);
+      expect(response.body).not.toContain("schema");
+    }
+  });
+
+  it("answers only GET and HEAD", async () => {
+    const response = await get(server, "/api/data", { method: "POST" });
+    expect(response.status).toBe(405);
+    expect(response.headers.allow).toBe("GET, HEAD");
+  });
+
+  it("bound to loopback, refuses requests for another host name (DNS rebinding)", async () => {
+    expect((await get(server, "/api/data", { host: "evil.example:80" })).status).toBe(403);
+    expect((await get(server, "/api/data", { host: `localhost:${server.port}` })).status).toBe(200);
+  });
+
+  it("a taken port is a usage error that says what to do", async () => {
+    await expect(startWebServer({ data, pageDir: pageDir(), port: server.port })).rejects.toThrow(
+      `[CLI_USAGE] kb web: port ${server.port} is in use: pass --port N, or --port 0 for any free port.`,
+    );
+  });
+});
+
+describe("the kb web command", () => {
+  it("prints what it serves and where, serves until stopped, then says so", async () => {
+    let stdout = "";
+    let stderr = "";
+    const io = {
+      stdout: { write: (text: string) => (stdout += text) },
+      stderr: { write: (text: string) => (stderr += text) },
+    };
+    const stop = new AbortController();
+    let listening: WebServer | null = null;
+    const program = new Command("kb").exitOverride();
+    addWebCommand(program, io, {
+      signal: stop.signal,
+      pageDir: pageDir(),
+      onListening: (server) => {
+        listening = server;
+      },
+    });
+    const done = program.parseAsync(
+      ["web", resultsFile, traceFile, "--topology", defaultYaml, "--port", "0"],
+      {
+        from: "user",
+      },
+    );
+    await expect.poll(() => listening, { timeout: 10_000 }).not.toBeNull();
+    const server = listening as unknown as WebServer;
+    expect(server.host).toBe("127.0.0.1");
+    expect(stdout).toContain(`kb web: topology default (${defaultYaml}): 16 PE(s)\n`);
+    expect(stdout).toContain(`kb web: results ${resultsFile}: bench copy on default\n`);
+    expect(stdout).toMatch(/kb web: trace .*copy\.trace\.json: \d+ tracks, \d+ slices\n/);
+    expect(stdout).toContain(`kb web: serving on http://127.0.0.1:${server.port}/ (Ctrl-C to stop)\n`);
+    expect((await get(server, "/api/data")).status).toBe(200);
+    stop.abort();
+    await done;
+    expect(stdout.endsWith("kb web: stopped\n")).toBe(true);
+    expect(stderr).toBe("");
+    // Closed: the port is free again.
+    await new Promise<void>((resolvePromise, reject) => {
+      const probe = createServer();
+      probe.once("error", reject);
+      probe.listen(server.port, "127.0.0.1", () => probe.close(() => resolvePromise()));
+    });
+  });
+});

@@ -1,0 +1,121 @@
+import { readFileSync } from "node:fs";
+import { fileURLToPath } from "node:url";
+import { type RunResults, RunResultsSchema } from "@kb/runtime";
+import { loadTopologyGraphFile } from "@kb/topology/node";
+import { describe, expect, it } from "vitest";
+import type { WebTopology } from "./api.js";
+import { buildDiagram } from "./diagram-model.js";
+
+const repo = (path: string) => fileURLToPath(new URL(`../../../${path}`, import.meta.url));
+
+/** A topology as `kb web` serves it (apps/cli/src/web-command.ts). */
+function webTopology(file: string): WebTopology {
+  const { topology, graph } = loadTopologyGraphFile(repo(file));
+  return {
+    file,
+    name: topology.name,
+    nodes: graph.nodes.map((node) => ({
+      id: node.id,
+      kind: node.kind,
+      impl: node.impl,
+      parent: node.parent,
+      sip: node.sip,
+      cube: node.cube,
+      pe: node.pe,
+      row: node.coords?.row ?? null,
+      col: node.coords?.col ?? null,
+    })),
+    edges: graph.edges.map((edge) => ({
+      src: edge.src,
+      dst: edge.dst,
+      bw: edge.bwGbs,
+      latencyNs: edge.latencyNs,
+    })),
+  };
+}
+
+const results = (name: string): RunResults =>
+  RunResultsSchema.parse(JSON.parse(readFileSync(new URL(`__fixtures__/${name}`, import.meta.url), "utf8")));
+
+describe("buildDiagram", () => {
+  const topology = webTopology("topologies/default.yaml");
+
+  it("draws one node per PE (16 on default.yaml), the PE components and pseudo-channels folded in", () => {
+    const diagram = buildDiagram(topology, null);
+    expect(diagram.peCount).toBe(16);
+    const ids = new Set(diagram.nodes.map((node) => node.id));
+    expect(ids.has("sip0.cube1.pe7")).toBe(true);
+    expect(ids.has("sip0.cube1.pe7.pe_gemm")).toBe(false);
+    expect(ids.has("sip0.cube0.hbm.ch3")).toBe(true);
+    expect(ids.has("sip0.cube0.hbm.ch3.pc1")).toBe(false);
+    expect(diagram.nodes.filter((node) => node.kind === "hbm_channel")).toHaveLength(16);
+  });
+
+  it("nests SIP > cube > parts as compounds, leaves placed, compounds not", () => {
+    const diagram = buildDiagram(topology, null);
+    const byId = new Map(diagram.nodes.map((node) => [node.id, node]));
+    expect(byId.get("sip0.cube0.pe3")?.parent).toBe("sip0.cube0");
+    expect(byId.get("sip0.cube0")?.parent).toBe("sip0");
+    expect(byId.get("sip0.cube0.hbm.ch0")?.parent).toBe("sip0.cube0.hbm");
+    for (const id of ["sip0", "sip0.cube0", "sip0.cube0.hbm"]) {
+      expect(byId.get(id)).toMatchObject({ compound: true, position: null });
+    }
+    const leaves = diagram.nodes.filter((node) => !node.compound);
+    expect(leaves.every((node) => node.position !== null)).toBe(true);
+    // No two leaves on the same spot.
+    const spots = new Set(leaves.map((node) => `${node.position?.x},${node.position?.y}`));
+    expect(spots.size).toBe(leaves.length);
+  });
+
+  it("places PEs on the NOC grid: same row same y, next column further right", () => {
+    const diagram = buildDiagram(topology, null);
+    const at = (id: string) => diagram.nodes.find((node) => node.id === id)?.position;
+    expect(at("sip0.cube0.pe0")?.y).toBe(at("sip0.cube0.pe3")?.y);
+    expect(at("sip0.cube0.pe1")?.x).toBeGreaterThan(at("sip0.cube0.pe0")?.x ?? 0);
+    expect(at("sip0.cube0.pe4")?.y).toBeGreaterThan(at("sip0.cube0.pe0")?.y ?? 0);
+    expect(at("sip0.cube1.pe0")?.x).toBeGreaterThan(at("sip0.cube0.pe3")?.x ?? 0);
+  });
+
+  it("merges the edges between folded parts into links with a count, none inside a PE", () => {
+    const diagram = buildDiagram(topology, null);
+    const link = (a: string, b: string) =>
+      diagram.edges.find(
+        (edge) => (edge.source === a && edge.target === b) || (edge.source === b && edge.target === a),
+      );
+    // pe_dma and pe_cpu both link the PE to its router.
+    expect(link("sip0.cube0.pe5", "sip0.cube0.noc.r1c1")).toMatchObject({ links: 2 });
+    expect(link("sip0.cube0.pe5", "sip0.cube0.noc.r1c1")?.label).toMatch(/^2 x \d+(\.\d+)? GB\/s$/);
+    expect(link("sip0.cube0.ucie1", "sip0.cube1.ucie0")).toMatchObject({
+      links: 1,
+      bw: 256,
+      label: "256 GB/s",
+    });
+    expect(diagram.edges.every((edge) => edge.source !== edge.target)).toBe(true);
+    const keys = diagram.edges.map((edge) => `${edge.source}|${edge.target}`);
+    expect(new Set(keys).size).toBe(keys.length);
+  });
+
+  it("colours by utilisation: a PE its busiest component, a channel its controller, unused 0", () => {
+    const run = results("gemm-256.results.json");
+    const diagram = buildDiagram(topology, run);
+    const byId = new Map(diagram.nodes.map((node) => [node.id, node]));
+    const busiestOfPe0 = Math.max(
+      ...run.components.filter((row) => row.id.startsWith("sip0.cube0.pe0.")).map((row) => row.utilisation),
+    );
+    expect(byId.get("sip0.cube0.pe0")?.utilisation).toBe(busiestOfPe0);
+    expect(
+      byId.get("sip0.cube0.pe0")?.details.some((line) => line.startsWith("pe_gemm (pe_gemm_v1): ")),
+    ).toBe(true);
+    const hbm = run.components.find((row) => row.id === "sip0.cube0.hbm")?.utilisation;
+    expect(byId.get("sip0.cube0.hbm.ch5")?.utilisation).toBe(hbm);
+    expect(byId.get("sip0.cube0.noc.r1c3")?.utilisation).toBeGreaterThanOrEqual(0);
+    expect(byId.get("sip0")?.utilisation).toBeNull();
+    expect(buildDiagram(topology, null).nodes.every((node) => node.utilisation === null)).toBe(true);
+  });
+
+  it("draws every SIP of a larger design point (ref-4sip: 256 PEs)", () => {
+    const diagram = buildDiagram(webTopology("topologies/ref-4sip.yaml"), null);
+    expect(diagram.peCount).toBe(256);
+    expect(diagram.nodes.filter((node) => node.kind === "sip")).toHaveLength(4);
+  });
+});

@@ -1,0 +1,274 @@
+/// <reference lib="dom" />
+import type { Core } from "cytoscape";
+import type { EChartsType } from "echarts/core";
+import type { WebData, WebResults } from "./api.js";
+import { renderKindBars, renderTimeSeries, resultsColour } from "./charts.js";
+import { NO_DATA_COLOUR, UTILISATION_STOPS } from "./colour.js";
+import { recolourDiagram, renderDiagram } from "./diagram.js";
+import { buildDiagram } from "./diagram-model.js";
+import { formatNumber } from "./format.js";
+import {
+  bandwidthByKind,
+  compareHeadlines,
+  compareKinds,
+  hbmBandwidthByCube,
+  utilisationByKind,
+} from "./results-model.js";
+import { comparisonTable, empty, summaryTable, verificationTable } from "./tables.js";
+import { renderTimeline } from "./timeline.js";
+
+/** What the page exposes on `window.kbWeb` for tests and for poking at in the console. */
+export interface KbWebHandle {
+  readonly data: WebData;
+  /** The Cytoscape instance of the diagram. */
+  diagram: Core | null;
+  /** PEs drawn in the diagram. */
+  peCount: number;
+  /** The timeline chart shown (ECharts), and its number of tracks. */
+  timeline: EChartsType | null;
+  trackCount: number;
+  /** The other charts by element id. */
+  readonly charts: Map<string, EChartsType>;
+}
+
+declare global {
+  interface Window {
+    kbWeb?: KbWebHandle;
+  }
+}
+
+function element<T extends HTMLElement = HTMLElement>(id: string): T {
+  const found = document.getElementById(id);
+  if (found === null) throw new Error(`the page has no #${id}`);
+  return found as T;
+}
+
+function fillSelect(select: HTMLSelectElement, labels: readonly string[], selected: number): void {
+  select.replaceChildren(
+    ...labels.map((label, index) => {
+      const option = document.createElement("option");
+      option.value = String(index);
+      option.textContent = label;
+      option.selected = index === selected;
+      return option;
+    }),
+  );
+  select.disabled = labels.length < 2;
+}
+
+async function main(): Promise<void> {
+  const response = await fetch("/api/data");
+  if (!response.ok) throw new Error(`GET /api/data answered ${response.status}: ${await response.text()}`);
+  const data = (await response.json()) as WebData;
+  if (data.schema !== "kb.web/1") throw new Error(`unexpected data schema ${String(data.schema)}`);
+  const handle: KbWebHandle = {
+    data,
+    diagram: null,
+    peCount: 0,
+    timeline: null,
+    trackCount: 0,
+    charts: new Map(),
+  };
+  window.kbWeb = handle;
+  const { results, timelines, topology } = data;
+
+  element("topology-name").textContent = `— ${topology.name}`;
+  element("files").textContent = [
+    `topology ${topology.file}`,
+    ...results.map((entry) => `results ${entry.file}`),
+    ...timelines.map((timeline) => `trace ${timeline.file}`),
+  ].join(" · ");
+  element("warnings").replaceChildren(
+    ...data.warnings.map((warning) => {
+      const item = document.createElement("li");
+      item.textContent = warning;
+      return item;
+    }),
+  );
+
+  // Summary
+  element("summary-table").replaceChildren(
+    results.length > 0
+      ? summaryTable(results)
+      : empty("No results file given: kb run BENCH --json > results.json, then kb web results.json."),
+  );
+
+  // Topology diagram, coloured by the chosen results file.
+  const diagramSelect = element<HTMLSelectElement>("diagram-results");
+  fillSelect(diagramSelect, results.length > 0 ? results.map((entry) => entry.label) : ["(no results)"], 0);
+  const diagramOf = (index: number) => buildDiagram(topology, results[index]?.results ?? null);
+  const diagram = diagramOf(0);
+  const diagramElement = element("diagram");
+  const cy = renderDiagram(diagramElement, diagram, element("diagram-info"));
+  handle.diagram = cy;
+  handle.peCount = diagram.peCount;
+  diagramElement.dataset.peCount = String(diagram.peCount);
+  diagramElement.dataset.nodeCount = String(cy.nodes().length);
+  diagramSelect.addEventListener("change", () => recolourDiagram(cy, diagramOf(Number(diagramSelect.value))));
+  element("diagram-fit").addEventListener("click", () => cy.fit(undefined, 24));
+  const legend = element("diagram-legend");
+  if (results.length > 0) {
+    const bar = document.createElement("span");
+    bar.className = "bar";
+    bar.style.background = `linear-gradient(to right, ${UTILISATION_STOPS.join(", ")})`;
+    legend.replaceChildren("utilisation 0%", bar, "100% (a PE shows its busiest component)");
+  } else {
+    const swatch = document.createElement("span");
+    swatch.className = "bar";
+    swatch.style.background = NO_DATA_COLOUR;
+    legend.replaceChildren(swatch, "no results file: not coloured");
+  }
+
+  // Per-kind charts over every results file.
+  const chartOf = (id: string, chart: EChartsType) => {
+    handle.charts.set(id, chart);
+    element(id).dataset.series = String((chart.getOption().series as unknown[] | undefined)?.length ?? 0);
+  };
+  if (results.length > 0) {
+    const seriesOf = (pick: (entry: WebResults) => ReturnType<typeof utilisationByKind>) =>
+      results.map((entry) => ({ name: entry.label, values: pick(entry) }));
+    chartOf(
+      "chart-utilisation",
+      renderKindBars(
+        element("chart-utilisation"),
+        seriesOf((entry) => utilisationByKind(entry.results)),
+        "fraction",
+      ),
+    );
+    chartOf(
+      "chart-bandwidth",
+      renderKindBars(
+        element("chart-bandwidth"),
+        seriesOf((entry) => bandwidthByKind(entry.results)),
+        "GB/s",
+      ),
+    );
+  } else {
+    element("chart-utilisation").replaceWith(empty("Needs a results file (kb run --json)."));
+    element("chart-bandwidth").replaceWith(empty("Needs a results file (kb run --json)."));
+  }
+  const withHbm = timelines.find((timeline) =>
+    timeline.counters.some((counter) => counter.name === "HBM GB/s"),
+  );
+  if (withHbm !== undefined) {
+    chartOf(
+      "chart-hbm-time",
+      renderTimeSeries(element("chart-hbm-time"), hbmBandwidthByCube(withHbm), "GB/s"),
+    );
+  } else {
+    element("hbm-over-time-wrap").hidden = true;
+  }
+
+  // Timeline
+  const timelineElement = element("timeline-chart");
+  const timelineSelect = element<HTMLSelectElement>("timeline-select");
+  const note = element("timeline-note");
+  const showTimeline = (index: number) => {
+    const timeline = timelines[index];
+    if (timeline === undefined) return;
+    handle.timeline = renderTimeline(timelineElement, timeline);
+    handle.trackCount = timeline.tracks.length;
+    timelineElement.dataset.trackCount = String(timeline.tracks.length);
+    const kept = timeline.slices.length / 4;
+    note.textContent =
+      `${timeline.tracks.length} tracks, ${kept} slices` +
+      (kept < timeline.totalSlices
+        ? ` (the first ${kept} of ${timeline.totalSlices}: open the trace in Perfetto for all)`
+        : "") +
+      ". Wheel zooms time, drag pans, the right slider scrolls tracks.";
+  };
+  if (timelines.length > 0) {
+    fillSelect(
+      timelineSelect,
+      timelines.map((timeline) => timeline.label),
+      0,
+    );
+    timelineSelect.addEventListener("change", () => showTimeline(Number(timelineSelect.value)));
+    showTimeline(0);
+  } else {
+    timelineSelect.disabled = true;
+    timelineElement.dataset.trackCount = "0";
+    timelineElement.replaceChildren(
+      empty("No trace given: kb run BENCH --trace run.trace.json, then pass that file too."),
+    );
+  }
+
+  // Verification
+  element("verification-tables").replaceChildren(
+    ...(results.length > 0
+      ? results.map(verificationTable)
+      : [empty("Needs a results file of kb run --verify --json.")]),
+  );
+
+  // Comparison of two results files.
+  if (results.length >= 2) {
+    const selectA = element<HTMLSelectElement>("compare-a");
+    const selectB = element<HTMLSelectElement>("compare-b");
+    const labels = results.map((entry) => entry.label);
+    fillSelect(selectA, labels, 0);
+    fillSelect(selectB, labels, 1);
+    const compare = () => {
+      const a = results[Number(selectA.value)] as WebResults;
+      const b = results[Number(selectB.value)] as WebResults;
+      element("comparison-table").replaceChildren(
+        comparisonTable(compareHeadlines(a.results, b.results), a.label, b.label, "headline"),
+      );
+      element("comparison-kinds").replaceChildren(
+        comparisonTable(compareKinds(a.results, b.results), a.label, b.label, "utilisation by kind"),
+      );
+      const kinds = [
+        ...new Set([...utilisationByKind(a.results), ...utilisationByKind(b.results)].map((k) => k.kind)),
+      ].sort();
+      const max = Math.max(
+        0.01,
+        ...[...utilisationByKind(a.results), ...utilisationByKind(b.results)].map((kind) => kind.value),
+      );
+      // One scale for both sides, so bar lengths compare across the two charts.
+      const scale = Math.min(1, Number(formatNumber(Math.ceil(max * 10) / 10, 2)));
+      element("compare-title-a").textContent = `A: ${a.label}`;
+      element("compare-title-b").textContent = `B: ${b.label}`;
+      for (const [id, entry, colour] of [
+        ["compare-chart-a", a, resultsColour(0)],
+        ["compare-chart-b", b, resultsColour(1)],
+      ] as const) {
+        chartOf(
+          id,
+          renderKindBars(
+            element(id),
+            [{ name: entry.label, values: utilisationByKind(entry.results), colour }],
+            "fraction",
+            { kinds, max: scale },
+          ),
+        );
+      }
+    };
+    selectA.addEventListener("change", compare);
+    selectB.addEventListener("change", compare);
+    compare();
+  } else {
+    element("compare-a").setAttribute("disabled", "");
+    element("compare-b").setAttribute("disabled", "");
+    element("comparison-body").replaceChildren(
+      empty("Pass two results files (two design points) to compare them side by side: kb web a.json b.json."),
+    );
+  }
+
+  window.addEventListener("resize", () => {
+    cy.resize();
+    handle.timeline?.resize();
+    for (const chart of handle.charts.values()) chart.resize();
+  });
+  element("status").hidden = true;
+  document.body.dataset.ready = "true";
+}
+
+main().catch((error: unknown) => {
+  const status = document.getElementById("status");
+  const message = error instanceof Error ? error.message : String(error);
+  if (status !== null) {
+    status.textContent = `kb web could not draw the page: ${message}`;
+    status.classList.add("error");
+  }
+  document.body.dataset.ready = "error";
+  document.body.dataset.error = message;
+});

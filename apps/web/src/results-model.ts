@@ -1,0 +1,142 @@
+import type { RunResults } from "@kb/runtime";
+import type { WebTimeline } from "./api.js";
+
+/** A headline number of a run. */
+export interface Headline {
+  readonly label: string;
+  /** How the page writes it: simulated time, a rate, a fraction. */
+  readonly unit: "ns" | "FLOP/s" | "B/s" | "fraction" | "count";
+  readonly value: number;
+  /** True when less is better (time); ratios are still B / A. */
+  readonly lowerIsBetter: boolean;
+}
+
+/** The numbers the page puts first and compares: time, throughput against peak, roofline. */
+export function headlines(results: RunResults): Headline[] {
+  return [
+    { label: "simulated time", unit: "ns", value: results.simTimeNs, lowerIsBetter: true },
+    { label: "achieved FLOP/s", unit: "FLOP/s", value: results.achieved.flopsPerS, lowerIsBetter: false },
+    { label: "HBM bytes/s", unit: "B/s", value: results.achieved.hbmBytesPerS, lowerIsBetter: false },
+    { label: "GEMM of peak", unit: "fraction", value: results.achieved.gemmFraction, lowerIsBetter: false },
+    { label: "HBM of peak", unit: "fraction", value: results.achieved.hbmFraction, lowerIsBetter: false },
+    { label: "roofline time", unit: "ns", value: results.rooflineNs, lowerIsBetter: true },
+    { label: "events", unit: "count", value: results.events, lowerIsBetter: true },
+  ];
+}
+
+/** One row of a comparison: the value in A and in B and B / A. */
+export interface ComparedRow {
+  readonly label: string;
+  readonly unit: Headline["unit"];
+  readonly a: number | null;
+  readonly b: number | null;
+  /** B / A; null when A is 0 or either is missing. */
+  readonly ratio: number | null;
+}
+
+/** The headline numbers of two runs side by side, with B / A. */
+export function compareHeadlines(a: RunResults, b: RunResults): ComparedRow[] {
+  const bs = headlines(b);
+  return headlines(a).map((row, index) => {
+    const other = (bs[index] as Headline).value;
+    return { label: row.label, unit: row.unit, a: row.value, b: other, ratio: ratioOf(row.value, other) };
+  });
+}
+
+/** Utilisation by component kind of two runs, with B / A, over the kinds either used. */
+export function compareKinds(a: RunResults, b: RunResults): ComparedRow[] {
+  const used = (results: RunResults) =>
+    new Map(results.byKind.filter((kind) => kind.ops > 0).map((kind) => [kind.kind, kind.utilisation]));
+  const inA = used(a);
+  const inB = used(b);
+  const kinds = [...new Set([...inA.keys(), ...inB.keys()])].sort();
+  return kinds.map((kind) => {
+    const valueA = inA.get(kind) ?? null;
+    const valueB = inB.get(kind) ?? null;
+    return {
+      label: kind,
+      unit: "fraction",
+      a: valueA,
+      b: valueB,
+      ratio: valueA === null || valueB === null ? null : ratioOf(valueA, valueB),
+    };
+  });
+}
+
+function ratioOf(a: number, b: number): number | null {
+  return a === 0 || !Number.isFinite(a) || !Number.isFinite(b) ? null : b / a;
+}
+
+/** A per-kind number of a run, for the bar charts. */
+export interface KindValue {
+  readonly kind: string;
+  readonly value: number;
+}
+
+/** Mean utilisation (0..1) of each kind that serviced anything, by kind name. */
+export function utilisationByKind(results: RunResults): KindValue[] {
+  return results.byKind
+    .filter((kind) => kind.ops > 0)
+    .map((kind) => ({ kind: kind.kind, value: kind.utilisation }))
+    .sort((x, y) => (x.kind < y.kind ? -1 : 1));
+}
+
+/** Bandwidth of each kind that moved bytes: its bytes over the simulated time, GB/s (bytes/ns). */
+export function bandwidthByKind(results: RunResults): KindValue[] {
+  if (results.simTimeNs <= 0) return [];
+  return results.byKind
+    .filter((kind) => kind.bytes > 0)
+    .map((kind) => ({ kind: kind.kind, value: kind.bytes / results.simTimeNs }))
+    .sort((x, y) => (x.kind < y.kind ? -1 : 1));
+}
+
+/** A step series: `[tNs, value]` points. */
+export interface Series {
+  readonly name: string;
+  readonly points: readonly (readonly [number, number])[];
+}
+
+/** The window of the `HBM GB/s` trace counter, ns: a sample is the bytes of the last µs. */
+export const HBM_COUNTER_WINDOW_NS = 1000;
+
+/**
+ * HBM bandwidth over time per cube (GB/s): the `HBM GB/s` counters of the trace (one per
+ * pseudo-channel lane, each sample the bytes that reached it in the window before it) summed
+ * over the lanes of each cube, a point wherever a lane changes. A sample counts until the lane's
+ * next one, at most `windowNs`: a lane that saw nothing for a window carries nothing.
+ */
+export function hbmBandwidthByCube(timeline: WebTimeline, windowNs = HBM_COUNTER_WINDOW_NS): Series[] {
+  const cubes = new Map<string, { lane: string; points: readonly number[] }[]>();
+  for (const counter of timeline.counters) {
+    if (counter.name !== "HBM GB/s") continue;
+    const cube = counter.track.replace(/\.hbm(#\d+)?$/, "");
+    cubes.set(cube, [...(cubes.get(cube) ?? []), { lane: counter.track, points: counter.points }]);
+  }
+  return [...cubes.entries()]
+    .sort(([a], [b]) => (a < b ? -1 : 1))
+    .map(([cube, lanes]) => {
+      const changes: { t: number; lane: number; value: number }[] = [];
+      lanes.forEach((lane, index) => {
+        for (let i = 0; i + 1 < lane.points.length; i += 2) {
+          const t = lane.points[i] as number;
+          changes.push({ t, lane: index, value: lane.points[i + 1] as number });
+          const next = lane.points[i + 2];
+          if (next === undefined || next > t + windowNs)
+            changes.push({ t: t + windowNs, lane: index, value: 0 });
+        }
+      });
+      changes.sort((x, y) => x.t - y.t || x.lane - y.lane);
+      const current = new Array<number>(lanes.length).fill(0);
+      let total = 0;
+      const points: [number, number][] = [];
+      for (const change of changes) {
+        total += change.value - (current[change.lane] as number);
+        current[change.lane] = change.value;
+        const last = points[points.length - 1];
+        const value = Math.round(total * 1e6) / 1e6;
+        if (last !== undefined && last[0] === change.t) last[1] = value;
+        else points.push([change.t, value]);
+      }
+      return { name: cube, points };
+    });
+}

@@ -1,0 +1,150 @@
+/// <reference lib="dom" />
+import type { RunResults } from "@kb/runtime";
+import type { WebResults } from "./api.js";
+import { formatNs, formatNumber, formatPercent, formatRatio, formatSi } from "./format.js";
+import { type ComparedRow, type Headline, headlines } from "./results-model.js";
+
+// Tables are built with DOM nodes and textContent: file names and ids never become markup.
+
+type Cell = string | { readonly text: string; readonly className?: string };
+
+/** A `<table>` with a header row and body rows; numbers right-aligned by passing `{ className: "num" }`. */
+export function table(
+  header: readonly string[],
+  rows: readonly (readonly Cell[])[],
+  caption?: string,
+): HTMLTableElement {
+  const element = document.createElement("table");
+  if (caption !== undefined) element.createCaption().textContent = caption;
+  const head = element.createTHead().insertRow();
+  for (const title of header) {
+    const th = document.createElement("th");
+    th.textContent = title;
+    head.appendChild(th);
+  }
+  const body = element.createTBody();
+  for (const row of rows) {
+    const tr = body.insertRow();
+    for (const cell of row) {
+      const td = tr.insertCell();
+      if (typeof cell === "string") td.textContent = cell;
+      else {
+        td.textContent = cell.text;
+        if (cell.className !== undefined) td.className = cell.className;
+      }
+    }
+  }
+  return element;
+}
+
+/** A paragraph saying what is missing and how to get it. */
+export function empty(text: string): HTMLParagraphElement {
+  const element = document.createElement("p");
+  element.className = "empty";
+  element.textContent = text;
+  return element;
+}
+
+/** A headline value as text. */
+export function formatHeadline(unit: Headline["unit"], value: number | null): string {
+  if (value === null) return "-";
+  switch (unit) {
+    case "ns":
+      return formatNs(value);
+    case "FLOP/s":
+      return formatSi(value, "FLOP/s");
+    case "B/s":
+      return formatSi(value, "B/s");
+    case "fraction":
+      return formatPercent(value);
+    default:
+      return formatNumber(value, 6);
+  }
+}
+
+const num = (text: string) => ({ text, className: "num" });
+
+/** One column per results file: bench, params, then the headline numbers. */
+export function summaryTable(entries: readonly WebResults[]): HTMLTableElement {
+  const rows: Cell[][] = [
+    ["bench", ...entries.map((entry) => entry.results.bench ?? "(none)")],
+    ["topology", ...entries.map((entry) => entry.results.topology)],
+    ["params", ...entries.map((entry) => JSON.stringify(entry.results.params))],
+    ["launches", ...entries.map((entry) => launchesText(entry.results))],
+  ];
+  const columns = entries.map((entry) => headlines(entry.results));
+  (columns[0] ?? []).forEach((row, index) => {
+    rows.push([
+      row.label,
+      ...columns.map((column) => {
+        const cell = column[index] as Headline;
+        return num(formatHeadline(cell.unit, cell.value));
+      }),
+    ]);
+  });
+  return table(["", ...entries.map((entry) => entry.label)], rows);
+}
+
+function launchesText(results: RunResults): string {
+  if (results.launches.length === 0) return "(none)";
+  return results.launches
+    .map((launch) => `${launch.name} on ${launch.pes} PE(s), ${formatNs(launch.endNs - launch.startNs)}`)
+    .join("; ");
+}
+
+/** The verification of a `--verify` run: one row per output, as `kb run --verify` prints it. */
+export function verificationTable(entry: WebResults): HTMLElement {
+  const verification = entry.results.verification;
+  if (verification === undefined) {
+    return empty(`${entry.label}: no verification (run kb run --verify --json to get one).`);
+  }
+  const passed = verification.outputs.filter((output) => output.pass).length;
+  const rows = verification.outputs.map((output): Cell[] => [
+    output.name,
+    output.dtype,
+    `[${output.shape.join(", ")}]`,
+    num(output.maxAbsError === null ? "not finite" : String(output.maxAbsError)),
+    num(output.maxRelError === null ? "not finite" : String(output.maxRelError)),
+    num(`${output.mismatches} of ${output.shape.reduce((product, size) => product * size, 1)}`),
+    output.firstMismatch === null
+      ? "-"
+      : `[${output.firstMismatch.index.join(", ")}]: ${output.firstMismatch.actual} vs ${output.firstMismatch.expected}`,
+    `rtol ${output.rtol} atol ${output.atol}`,
+    { text: output.pass ? "PASS" : "FAIL", className: output.pass ? "pass" : "fail" },
+    output.problem ?? "",
+  ]);
+  return table(
+    [
+      "output",
+      "dtype",
+      "shape",
+      "max abs err",
+      "max rel err",
+      "mismatches",
+      "first mismatch",
+      "tolerance",
+      "result",
+      "problem",
+    ],
+    rows,
+    `${entry.label}: ${verification.pass ? "PASS" : "FAIL"}: ${passed} of ${verification.outputs.length} outputs match`,
+  );
+}
+
+/** A comparison table: A, B and B / A per row. */
+export function comparisonTable(
+  rows: readonly ComparedRow[],
+  labelA: string,
+  labelB: string,
+  first: string,
+): HTMLTableElement {
+  return table(
+    [first, `A: ${labelA}`, `B: ${labelB}`, "B / A"],
+    rows.map((row) => [
+      row.label,
+      num(formatHeadline(row.unit, row.a)),
+      num(formatHeadline(row.unit, row.b)),
+      num(formatRatio(row.ratio)),
+    ]),
+  );
+}

@@ -1,0 +1,117 @@
+import { initProcessGroup } from "@kb/ccl";
+import { type BenchCheck, type DeviceTensor, defineBench } from "@kb/runtime";
+import { DTYPE_BYTES, type Dtype, Tensor } from "@kb/tensor";
+import * as z from "zod";
+import { dtypeParam, seedParam } from "./lib/params.js";
+
+const SCOPES = ["sips", "cubes", "pes"] as const;
+const OPS = ["sum", "max", "min"] as const;
+
+/** Each rank's buffer reduced on the host in f64 and rounded once: the reference. */
+function reduceReference(inputs: readonly Tensor[], op: (typeof OPS)[number], dtype: Dtype): Tensor {
+  const values = inputs.map((input) => input.toFloat64Array());
+  const first = values[0] as Float64Array;
+  const out = new Float64Array(first.length);
+  for (let i = 0; i < first.length; i++) {
+    let acc = first[i] as number;
+    for (let r = 1; r < values.length; r++) {
+      const v = (values[r] as Float64Array)[i] as number;
+      acc = op === "sum" ? acc + v : op === "max" ? Math.max(acc, v) : Math.min(acc, v);
+    }
+    out[i] = acc;
+  }
+  return Tensor.fromArray(out, [first.length], dtype);
+}
+
+/**
+ * All-reduce over the ranks of a process group (SIPs by default) for message sizes from
+ * `minBytes` to `maxBytes`, doubling, one launch per size, and an nccl-tests-style table: size,
+ * count, dtype, op, time, algbw = size / time, busbw = algbw x 2 (n - 1) / n. `--verify` checks
+ * every size's result on the first and the last rank. Inputs are integers in [-8, 8], so sums of up
+ * to 32 ranks are exact in every dtype: the check does not depend on the order of the additions.
+ */
+export default defineBench({
+  name: "allreduce",
+  description:
+    "nccl-tests-style all-reduce sweep over a @kb/ccl process group (rank = SIP by default): sizes from minBytes to maxBytes doubling, time, algbw and busbw per size.",
+  params: z.object({
+    minBytes: z.number().int().positive().default(8).describe("Smallest message per rank, bytes."),
+    maxBytes: z
+      .number()
+      .int()
+      .positive()
+      .default(256 * 2 ** 20)
+      .describe("Largest message per rank, bytes (256 MiB)."),
+    dtype: dtypeParam.default("f32"),
+    op: z.enum(OPS).default("sum").describe("Reduction."),
+    scope: z
+      .enum(SCOPES)
+      .default("sips")
+      .describe("What a rank is: a SIP, a cube of SIP 0, or a PE of cube 0."),
+    seed: seedParam,
+  }),
+  async run(sim, p) {
+    const dtype: Dtype = p.dtype;
+    const size = DTYPE_BYTES[dtype];
+    const pg = initProcessGroup(sim, { backend: "ahbm", scope: p.scope });
+    const n = pg.getWorldSize();
+    const rows: (string | number)[][] = [];
+    const check: Record<string, BenchCheck> = {};
+    for (let bytes = p.minBytes; bytes <= p.maxBytes; bytes *= 2) {
+      const count = Math.max(1, Math.floor(bytes / size));
+      const inputs: Tensor[] = [];
+      const tensors: DeviceTensor[] = [];
+      for (let rank = 0; rank < n; rank++) {
+        // Small integers (like nccl-tests' exact data): every partial sum of up to 32 ranks is
+        // exact in bf16, f16 and f32, so the check is exact whatever order the algorithm adds in.
+        const ints = sim.random([count], "i32", {
+          seed: p.seed + rank + 1000 * rows.length,
+          low: -8,
+          high: 8,
+        });
+        const input = sim.fromArray(ints.toFloat64Array(), [count], dtype);
+        inputs.push(input);
+        const place = p.scope === "sips" ? { sip: rank } : p.scope === "cubes" ? { cube: rank } : {};
+        tensors.push(await sim.toDevice(input, { ...place, name: `x${rank}@${bytes}` }));
+      }
+      const result = await pg.allReduce(tensors, p.op);
+      const ns = result.launch.endNs - result.launch.startNs;
+      const moved = count * size;
+      const algbw = moved / ns; // bytes per ns = GB/s
+      rows.push([
+        moved,
+        count,
+        dtype,
+        p.op,
+        result.algorithm,
+        (ns / 1000).toFixed(2),
+        algbw.toFixed(2),
+        ((algbw * 2 * (n - 1)) / n).toFixed(2),
+      ]);
+      const reference = () => reduceReference(inputs, p.op, dtype);
+      for (const rank of [...new Set([0, n - 1])]) {
+        check[`#${String(rows.length).padStart(2, "0")} ${moved}B rank${rank}`] = {
+          actual: tensors[rank] as DeviceTensor,
+          reference,
+        };
+      }
+    }
+    return {
+      check,
+      report: {
+        title: `all-reduce over ${n} ranks (${p.scope}), ${p.op}, ${dtype}`,
+        columns: [
+          "size (B)",
+          "count",
+          "type",
+          "redop",
+          "algorithm",
+          "time (us)",
+          "algbw (GB/s)",
+          "busbw (GB/s)",
+        ],
+        rows,
+      },
+    };
+  },
+});
