@@ -101,7 +101,8 @@ export const HBM_COUNTER_WINDOW_NS = 1000;
 
 /**
  * HBM bandwidth over time per cube (GB/s): the `HBM GB/s` counters of the trace (one per
- * pseudo-channel lane, each sample the bytes that reached it in the window before it) summed
+ * pseudo-channel lane, each sample its bus time carrying data in the window before it, times its
+ * bandwidth) summed
  * over the lanes of each cube, a point wherever a lane changes. A sample counts until the lane's
  * next one, at most `windowNs`: a lane that saw nothing for a window carries nothing.
  */
