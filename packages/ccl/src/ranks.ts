@@ -1,43 +1,18 @@
+import { IPCQ_DIRECTIONS, type IpcqDirection, oppositeDirection } from "@kb/components";
 import { KbError } from "@kb/errors";
 import type { TL } from "@kb/tl";
 
-/**
- * The inter-PE queue directions (ADR-0046 D3.10): grid neighbours of a PE in its cube (no
- * wrap-around), the PE of the same index in the next / previous cube of the SIP, and in the next /
- * previous SIP (both rings).
- */
-export const DIRECTIONS = [
-  "east",
-  "west",
-  "north",
-  "south",
-  "cube_next",
-  "cube_prev",
-  "sip_next",
-  "sip_prev",
-] as const;
+/** The inter-PE queue directions (ADR-0046 D3.10), as `@kb/components` services them. */
+export const DIRECTIONS = IPCQ_DIRECTIONS;
 
 /** An IPCQ direction. */
-export type Direction = (typeof DIRECTIONS)[number];
-
-const OPPOSITE: Readonly<Record<Direction, Direction>> = {
-  east: "west",
-  west: "east",
-  north: "south",
-  south: "north",
-  cube_next: "cube_prev",
-  cube_prev: "cube_next",
-  sip_next: "sip_prev",
-  sip_prev: "sip_next",
-};
+export type Direction = IpcqDirection;
 
 /**
  * The direction a payload arrives from at the receiver: what PE A sends `"east"` its east
  * neighbour receives with `tl.recv("west", ...)`.
  */
-export function oppositeDirection(direction: Direction): Direction {
-  return OPPOSITE[direction];
-}
+export { oppositeDirection };
 
 /** What a rank is: a PE of one cube, a cube of one SIP, or a SIP of the system. */
 export type RankScope = "pes" | "cubes" | "sips";

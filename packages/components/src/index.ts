@@ -32,7 +32,7 @@ export { defineComponent, definePlugin } from "./define.js";
 export type { PathEnd } from "./fabric.js";
 export { CompiledPath, Fabric, Link, Packet, Transfer } from "./fabric.js";
 export type { IpcqConfig, IpcqDataHooks, IpcqDirection, IpcqPayload } from "./ipcq.js";
-export { IPCQ_DIRECTIONS, IpcqNetwork, ipcqConfigOf, ipcqRegionBytes } from "./ipcq.js";
+export { IPCQ_DIRECTIONS, IpcqNetwork, ipcqConfigOf, ipcqRegionBytes, oppositeDirection } from "./ipcq.js";
 export type {
   ComponentReport,
   KindReport,

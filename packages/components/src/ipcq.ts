@@ -23,6 +23,11 @@ export const IPCQ_DIRECTIONS = [
 /** A queue direction. */
 export type IpcqDirection = (typeof IPCQ_DIRECTIONS)[number];
 
+/** The direction a payload arrives from: what PE A sends "east" its east neighbour receives from "west". */
+export function oppositeDirection(direction: IpcqDirection): IpcqDirection {
+  return OPPOSITE[direction];
+}
+
 const OPPOSITE: Readonly<Record<IpcqDirection, IpcqDirection>> = {
   east: "west",
   west: "east",
