@@ -4,7 +4,7 @@ import { DTYPE_BYTES, type Dtype, Tensor } from "@kb/tensor";
 import * as z from "zod";
 import { dtypeParam, seedParam } from "./lib/params.js";
 
-const SCOPES = ["sips", "cubes", "pes"] as const;
+const SCOPES = ["auto", "sips", "cubes", "pes"] as const;
 const OPS = ["sum", "max", "min"] as const;
 
 /** Each rank's buffer reduced on the host in f64 and rounded once: the reference. */
@@ -24,7 +24,8 @@ function reduceReference(inputs: readonly Tensor[], op: (typeof OPS)[number], dt
 }
 
 /**
- * All-reduce over the ranks of a process group (SIPs by default) for message sizes from
+ * All-reduce over the ranks of a process group (SIPs when the topology has several, else cubes,
+ * else PEs) for message sizes from
  * `minBytes` to `maxBytes`, doubling, one launch per size, and an nccl-tests-style table: size,
  * count, dtype, op, time, algbw = size / time, busbw = algbw x 2 (n - 1) / n. `--verify` checks
  * every size's result on the first and the last rank. Inputs are integers in [-8, 8], so sums of up
@@ -46,14 +47,25 @@ export default defineBench({
     op: z.enum(OPS).default("sum").describe("Reduction."),
     scope: z
       .enum(SCOPES)
-      .default("sips")
-      .describe("What a rank is: a SIP, a cube of SIP 0, or a PE of cube 0."),
+      .default("auto")
+      .describe(
+        "What a rank is: a SIP, a cube of SIP 0, or a PE of cube 0; auto: SIPs when there are several, else cubes, else PEs.",
+      ),
     seed: seedParam,
   }),
   async run(sim, p) {
     const dtype: Dtype = p.dtype;
     const size = DTYPE_BYTES[dtype];
-    const pg = initProcessGroup(sim, { backend: "ahbm", scope: p.scope });
+    const topology = sim.machine.graph.topology;
+    const scope =
+      p.scope !== "auto"
+        ? p.scope
+        : topology.system.sips > 1
+          ? "sips"
+          : topology.sip.cubes > 1
+            ? "cubes"
+            : "pes";
+    const pg = initProcessGroup(sim, { backend: "ahbm", scope });
     const n = pg.getWorldSize();
     const rows: (string | number)[][] = [];
     const check: Record<string, BenchCheck> = {};
@@ -71,7 +83,7 @@ export default defineBench({
         });
         const input = sim.fromArray(ints.toFloat64Array(), [count], dtype);
         inputs.push(input);
-        const place = p.scope === "sips" ? { sip: rank } : p.scope === "cubes" ? { cube: rank } : {};
+        const place = scope === "sips" ? { sip: rank } : scope === "cubes" ? { cube: rank } : {};
         tensors.push(await sim.toDevice(input, { ...place, name: `x${rank}@${bytes}` }));
       }
       const result = await pg.allReduce(tensors, p.op);
@@ -99,7 +111,7 @@ export default defineBench({
     return {
       check,
       report: {
-        title: `all-reduce over ${n} ranks (${p.scope}), ${p.op}, ${dtype}`,
+        title: `all-reduce over ${n} ranks (${scope}), ${p.op}, ${dtype}`,
         columns: [
           "size (B)",
           "count",
