@@ -4,23 +4,7 @@ import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import type { ImplInfo } from "./format-components.js";
-import { runCli } from "./index.js";
-
-interface Run {
-  code: number;
-  stdout: string;
-  stderr: string;
-}
-
-async function kb(...argv: string[]): Promise<Run> {
-  let stdout = "";
-  let stderr = "";
-  const code = await runCli(argv, {
-    stdout: { write: (text: string) => (stdout += text) },
-    stderr: { write: (text: string) => (stderr += text) },
-  });
-  return { code, stdout, stderr };
-}
+import { kb } from "./test-support.js";
 
 // A project with a plug-in installed: node_modules/kb-plugin-demo (plain ESM, importing zod, which
 // is linked to the zod the CLI uses) and a topology that lists it.

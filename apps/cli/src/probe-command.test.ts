@@ -3,26 +3,10 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { afterAll, describe, expect, it } from "vitest";
-import { runCli } from "./index.js";
+import { kb } from "./test-support.js";
 
 const topologies = (name: string) => fileURLToPath(new URL(`../../../topologies/${name}`, import.meta.url));
 const defaultYaml = topologies("default.yaml");
-
-interface Run {
-  code: number;
-  stdout: string;
-  stderr: string;
-}
-
-async function kb(...argv: string[]): Promise<Run> {
-  let stdout = "";
-  let stderr = "";
-  const code = await runCli(argv, {
-    stdout: { write: (text: string) => (stdout += text) },
-    stderr: { write: (text: string) => (stderr += text) },
-  });
-  return { code, stdout, stderr };
-}
 
 // default.yaml with each PE_DMA's XBAR port starved to 2 GB/s: a read of the local channel then
 // takes 32768 / 2 ns, while the other cube is reached over the NOC and UCIe at full speed.

@@ -3,26 +3,11 @@ import { parseTopology } from "@kb/topology";
 import { loadTopologyFile } from "@kb/topology/node";
 import { describe, expect, it } from "vitest";
 import { runCli } from "./index.js";
+import { kb } from "./test-support.js";
 
 const topologies = (name: string) => fileURLToPath(new URL(`../../../topologies/${name}`, import.meta.url));
 const fixture = (name: string) => fileURLToPath(new URL(`__fixtures__/${name}`, import.meta.url));
 const defaultYaml = topologies("default.yaml");
-
-interface Run {
-  code: number;
-  stdout: string;
-  stderr: string;
-}
-
-async function kb(...argv: string[]): Promise<Run> {
-  let stdout = "";
-  let stderr = "";
-  const code = await runCli(argv, {
-    stdout: { write: (text: string) => (stdout += text) },
-    stderr: { write: (text: string) => (stderr += text) },
-  });
-  return { code, stdout, stderr };
-}
 
 describe("help and version", () => {
   for (const path of [

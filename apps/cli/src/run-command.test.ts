@@ -15,30 +15,13 @@ import { readOpLog } from "@kb/oplog/node";
 import { RunResultsSchema } from "@kb/runtime";
 import { afterAll, describe, expect, it } from "vitest";
 import { formatNs } from "./format-run.js";
-import { type CliOutput, runCli } from "./index.js";
+import { runKb } from "./test-support.js";
 
 const fixture = (name: string) => fileURLToPath(new URL(`__fixtures__/${name}`, import.meta.url));
 const defaultYaml = fileURLToPath(new URL("../../../topologies/default.yaml", import.meta.url));
 const copyBench = fixture("copy-bench.ts");
 
-interface Run {
-  code: number;
-  stdout: string;
-  stderr: string;
-}
-
-/** Runs kb with collecting streams; `stderr` may claim to be a terminal. */
-async function kb(argv: readonly string[], stderrTty: Partial<CliOutput> = {}): Promise<Run> {
-  let stdout = "";
-  let stderr = "";
-  const code = await runCli(argv, {
-    stdout: { write: (text: string) => (stdout += text) },
-    stderr: { ...stderrTty, write: (text: string) => (stderr += text) },
-  });
-  return { code, stdout, stderr };
-}
-
-const run = (...argv: string[]) => kb(["run", ...argv]);
+const run = (...argv: string[]) => runKb(["run", ...argv]);
 
 const scratch = mkdtempSync(join(tmpdir(), "kb-cli-run-"));
 afterAll(() => rmSync(scratch, { recursive: true, force: true }));
@@ -74,7 +57,9 @@ describe("kb run: help", () => {
   });
 
   it("kb --help lists run", async () => {
-    expect((await kb(["--help"])).stdout).toMatch(/\n {2}run \[options\] <bench> +run a bench on a topology/);
+    expect((await runKb(["--help"])).stdout).toMatch(
+      /\n {2}run \[options\] <bench> +run a bench on a topology/,
+    );
   });
 });
 
@@ -311,7 +296,7 @@ describe("kb run: progress", () => {
   });
 
   it("shows one updating line on a terminal, cleared at the end, without changing the results", async () => {
-    const tty = await kb(["run", copyBench], { isTTY: true, columns: 100 });
+    const tty = await runKb(["run", copyBench], { isTTY: true, columns: 100 });
     const piped = await run(copyBench);
     expect(tty.code).toBe(0);
     const clearLine = "\r\x1b[K";
@@ -324,7 +309,7 @@ describe("kb run: progress", () => {
   });
 
   it("never with --json, even on a terminal", async () => {
-    const json = await kb(["run", copyBench, "--json"], { isTTY: true, columns: 100 });
+    const json = await runKb(["run", copyBench, "--json"], { isTTY: true, columns: 100 });
     expect(json.code).toBe(0);
     expect(json.stderr).toBe("");
   });

@@ -7,7 +7,7 @@ import { fileURLToPath } from "node:url";
 import { RunResultsSchema } from "@kb/runtime";
 import { Command } from "commander";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { runCli } from "./index.js";
+import { kb } from "./test-support.js";
 import {
   addWebCommand,
   loadWebData,
@@ -28,16 +28,6 @@ const file = (name: string, content: string) => {
   writeFileSync(path, content);
   return path;
 };
-
-async function kb(...argv: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
-  let stdout = "";
-  let stderr = "";
-  const code = await runCli(argv, {
-    stdout: { write: (text: string) => (stdout += text) },
-    stderr: { write: (text: string) => (stderr += text) },
-  });
-  return { code, stdout, stderr };
-}
 
 // A real run of a small bench: its results (kb run --json) and its trace (kb run --trace).
 let resultsFile = "";

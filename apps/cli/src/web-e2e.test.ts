@@ -5,7 +5,7 @@ import { fileURLToPath } from "node:url";
 import { Command } from "commander";
 import { type Browser, chromium } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { runCli } from "./index.js";
+import { kb } from "./test-support.js";
 import { addWebCommand, type WebServer } from "./web-command.js";
 
 // End to end: `kb run` writes results and a trace, `kb web` serves them, Debian's Chromium
@@ -28,16 +28,6 @@ if (!haveChromium && !inCi) {
 
 const repo = (path: string) => fileURLToPath(new URL(`../../../${path}`, import.meta.url));
 const ARTIFACTS = repo("apps/web/test-artifacts");
-
-async function kb(...argv: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
-  let stdout = "";
-  let stderr = "";
-  const code = await runCli(argv, {
-    stdout: { write: (text: string) => (stdout += text) },
-    stderr: { write: (text: string) => (stderr += text) },
-  });
-  return { code, stdout, stderr };
-}
 
 describe.skipIf(!haveChromium && !inCi)("kb web in headless Chromium", () => {
   const scratch = mkdtempSync(join(tmpdir(), "kb-web-e2e-"));
