@@ -6,23 +6,7 @@ import { type ChromeTraceEvent, TraceRecorder } from "./trace.js";
 const hbm = (offset: number) => encodeAddress({ sip: 0, cube: 0, space: "hbm", offset });
 
 it("exports Chrome trace-event JSON: a track per component, matched B/E slices, monotonic time per track", () => {
-  const tracer = new TraceRecorder();
-  const machine = machineOf("default", { tracer });
-  machine.run(
-    machine.submit("sip0.cube0.pe1", [
-      {
-        kind: "composite_gemm",
-        a: hbm(0),
-        b: hbm(1 << 20),
-        c: hbm(2 << 20),
-        m: 64,
-        n: 64,
-        k: 128,
-        dtype: "f16",
-        tile: { m: 32, n: 32, k: 64 },
-      },
-    ]),
-  );
+  const tracer = traceOfGemm();
   const trace = tracer.toChromeTrace();
   expect(trace.displayTimeUnit).toBe("ns");
   const names = new Map<number, string>();

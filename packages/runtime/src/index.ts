@@ -15,4 +15,4 @@ export { replay, verifyOutcome } from "./phase2.js";
 export type { LaunchRecord, RunResults } from "./results.js";
 export { RunResultsSchema, verificationJson } from "./results.js";
 export type { Grid, GridSpec, HostWrite, LaunchOptions, SimulatorOptions } from "./simulator.js";
-export { dtypeBytes, Simulator } from "./simulator.js";
+export { Simulator } from "./simulator.js";

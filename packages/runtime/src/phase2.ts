@@ -7,7 +7,7 @@ import {
   verify,
 } from "@kb/data-executor";
 import type { OpRecord } from "@kb/oplog";
-import { Tensor } from "@kb/tensor";
+import type { Tensor } from "@kb/tensor";
 import type { BenchOutcome } from "./bench.js";
 import type { HostWrite } from "./simulator.js";
 
@@ -56,7 +56,7 @@ export async function verifyOutcome(
   const references: Record<string, Tensor> = {};
   for (const [name, check] of Object.entries(outcome?.check ?? {})) {
     const { actual } = check;
-    outputs[name] = new Tensor(actual.shape, actual.dtype, store.read(actual.address, actual.nbytes));
+    outputs[name] = store.readTensor(actual.address, actual.shape, actual.dtype);
     references[name] = await check.reference();
   }
   return verify(outputs, references);

@@ -13,7 +13,7 @@ import { MemoryStore } from "@kb/data-executor";
 import type { Event } from "@kb/des";
 import { KbError } from "@kb/errors";
 import type { OpLogger } from "@kb/oplog";
-import { DTYPE_BYTES, type Dtype, isDtype, Tensor, type TensorRandomOptions } from "@kb/tensor";
+import { type Dtype, isDtype, Tensor, type TensorRandomOptions } from "@kb/tensor";
 import {
   type Kernel,
   KernelHost,
@@ -440,9 +440,4 @@ export class Simulator {
 
 function isGrid(grid: Grid | GridSpec | undefined): grid is Grid {
   return grid !== undefined && "size" in grid && Array.isArray(grid.sips);
-}
-
-/** Bytes of `dtype` (re-exported for benches). */
-export function dtypeBytes(dtype: Dtype): number {
-  return DTYPE_BYTES[dtype];
 }
