@@ -8,6 +8,7 @@ export default kbTsupConfig({
     "perf/topology": "perf/topology/run.ts",
     "perf/machine": "perf/machine.ts",
     "perf/executor": "perf/executor.ts",
+    "perf/ccl": "perf/ccl.ts",
   },
   platform: "node",
   dts: false,

@@ -1,7 +1,9 @@
+import { readFileSync } from "node:fs";
 import { MemorySink, OpLogger } from "@kb/oplog";
 import { type DeviceTensor, replay, Simulator, verifyOutcome } from "@kb/runtime";
 import { Tensor } from "@kb/tensor";
 import type { TL } from "@kb/tl";
+import { encodeAddress } from "@kb/topology";
 import { describe, expect, it } from "vitest";
 import { ipcqAvailable } from "./e2e-support.js";
 import {
@@ -18,6 +20,7 @@ import {
   parseCclConfig,
   rankOf,
   recvToScratch,
+  ringAllReduce,
   runQueues,
   sipRing,
   split,
@@ -136,5 +139,47 @@ describe("the author guide's pair all-reduce", () => {
       store,
     );
     expect(report.pass).toBe(true);
+  });
+});
+
+const guide = readFileSync(new URL("../../../docs/ccl-author-guide.md", import.meta.url), "utf8");
+/** The first ```ts block after `heading` in the guide. */
+const codeAfter = (heading: string): string => {
+  const at = guide.indexOf(heading);
+  const start = guide.indexOf("```ts\n", at) + "```ts\n".length;
+  return guide.slice(start, guide.indexOf("```\n", start));
+};
+
+describe("the author guide's ring all-reduce", () => {
+  it("is the code of packages/ccl/src/algorithms/ring-all-reduce.ts", () => {
+    const source = readFileSync(new URL("./algorithms/ring-all-reduce.ts", import.meta.url), "utf8");
+    const shown = codeAfter("## 3. Worked example");
+    expect(shown.startsWith("export async function ringAllReduce")).toBe(true);
+    expect(source.endsWith(shown)).toBe(true);
+  });
+
+  it("passes the command-list test of section 4", async () => {
+    // Section 4's example, as written there.
+    const group = sipRing(4);
+    const buffers = group.members.map((sip) => ({
+      address: encodeAddress({ sip, cube: 0, space: "hbm", offset: 0 }),
+      count: 4 * 2 * 16,
+      dtype: "f32" as const,
+    }));
+    const args = { group, buffers, slotBytes: 64, op: "sum" as const };
+    for (const queueSlots of [1, 2, 4]) {
+      const programs = await commandsOfRanks(ringAllReduce, { ...args, queueSlots }, group);
+      for (const [commands = []] of programs) {
+        const sends = ipcqCommands(commands).filter((c) => c.kind === "ipcq_send");
+        expect(sends).toHaveLength(2 * 3 * 2);
+      }
+      const outcome = runQueues(
+        group,
+        programs.map(([commands = []]) => ipcqCommands(commands)),
+        queueSlots,
+      );
+      expect(outcome).toEqual({ messages: 4 * 12 });
+    }
+    expect(codeAfter("## 4. Testing an algorithm")).toContain("for (const queueSlots of [1, 2, 4]) {");
   });
 });

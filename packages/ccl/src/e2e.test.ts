@@ -84,7 +84,7 @@ describe.skipIf(!ipcqAvailable)("collectives on the simulator (IPCQ)", () => {
       it(`ring all-reduce over the 8 PEs of a cube: ${op} in ${dtype}`, async () => {
         const { sim, sink, pg } = await setUp({
           scope: "pes",
-          // Small slots: several chunks per segment, so chunks pipeline round the ring.
+          // Small slots: each segment moves as a stream of several pieces.
           cclConfig: { allReduce: [{ algorithm: "ring" }], defaults: { slotBytes: 128 } },
         });
         expect(pg.getWorldSize()).toBe(8);
@@ -101,9 +101,11 @@ describe.skipIf(!ipcqAvailable)("collectives on the simulator (IPCQ)", () => {
           tensors.map((t) => [t, expected]),
         );
         const sends = sink.records.filter((r) => r.op_name === "ipcq_send").length;
-        // 8 ranks x 2 (n - 1) steps x chunks per segment (197 elements / the slot's elements).
-        const chunks = Math.ceil(Math.ceil((8 * 3 * 64 + 5) / 8) / (128 / (dtype === "f32" ? 4 : 2)));
-        expect(sends).toBe(8 * 14 * chunks);
+        // Every step, the 8 ranks send each of the 8 segments once, in pieces of one slot: 1541
+        // elements are 5 segments of 193 and 3 of 192; 2 (n - 1) = 14 steps.
+        const slot = 128 / (dtype === "f32" ? 4 : 2);
+        const pieces = 5 * Math.ceil(193 / slot) + 3 * Math.ceil(192 / slot);
+        expect(sends).toBe(14 * pieces);
       });
     }
   }

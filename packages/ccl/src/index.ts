@@ -17,6 +17,8 @@ export {
   selectAlgorithm,
 } from "./config.js";
 export { ringAllReduceModelNs } from "./cost-model.js";
+export type { RingMeasurement, RingMeasureOptions } from "./fidelity.js";
+export { measureRingAllReduce } from "./fidelity.js";
 export type {
   AllGatherArgs,
   AllReduceArgs,

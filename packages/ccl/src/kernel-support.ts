@@ -36,6 +36,13 @@ export interface CollectiveArgs {
    * 16 KiB by default) or less. Kernels cut their messages into chunks of at most this many bytes.
    */
   readonly slotBytes: number;
+  /**
+   * Messages a kernel may send to a neighbour ahead of what it has received itself: the IPCQ's
+   * slots per queue (pe_cpu param `ipcq_slots`, 4 by default) or fewer; default 1. Kernels that
+   * stream use it to keep the link busy (`queueSlots - 1` messages in flight while they wait for
+   * their own); more than the hardware has could deadlock a ring.
+   */
+  readonly queueSlots?: number;
 }
 
 /** `allReduce`: every rank's buffer becomes the elementwise reduction of all buffers. */
@@ -94,15 +101,25 @@ export function chunkCount(count: number, slotBytes: number, dtype: Dtype): numb
   return Math.max(1, Math.ceil(count / slotElements(slotBytes, dtype)));
 }
 
-/** `op` of two TCM handles of the same shape and dtype: `tl.add`, `tl.maximum` or `tl.minimum`. */
-export function combine(tl: TL, op: ReduceOp, a: TensorHandle, b: TensorHandle): Promise<TensorHandle> {
+/**
+ * `op` of two TCM handles of the same shape and dtype: `tl.add`, `tl.maximum` or `tl.minimum`,
+ * into `out` when given (else fresh scratch).
+ */
+export function combine(
+  tl: TL,
+  op: ReduceOp,
+  a: TensorHandle,
+  b: TensorHandle,
+  out?: TensorHandle,
+): Promise<TensorHandle> {
+  const options = out === undefined ? undefined : { out };
   switch (op) {
     case "sum":
-      return tl.add(a, b);
+      return tl.add(a, b, options);
     case "max":
-      return tl.maximum(a, b);
+      return tl.maximum(a, b, options);
     case "min":
-      return tl.minimum(a, b);
+      return tl.minimum(a, b, options);
     default:
       throw kernelError(tl, `unknown reduction ${JSON.stringify(op)}; use ${REDUCE_OPS.join(", ")}.`);
   }
@@ -159,6 +176,10 @@ export function bufferOf(tl: TL, args: CollectiveArgs, rank: number): Region {
   }
   if (!Number.isInteger(slotBytes) || slotBytes < DTYPE_BYTES[first.dtype]) {
     throw kernelError(tl, `slotBytes must be a whole number of at least one element, got ${slotBytes}.`);
+  }
+  const slots = args.queueSlots;
+  if (slots !== undefined && !(Number.isInteger(slots) && slots >= 1)) {
+    throw kernelError(tl, `queueSlots must be a whole number >= 1 (pe_cpu ipcq_slots), got ${slots}.`);
   }
   return buffers[rank] as Region;
 }

@@ -96,6 +96,8 @@ export class ProcessGroup {
   readonly registry: AlgorithmRegistry;
   /** Largest message, bytes. */
   readonly slotBytes: number;
+  /** Slots of each IPCQ (pe_cpu `ipcq_slots`): messages a kernel may have in flight to a neighbour. */
+  readonly queueSlots: number;
   /** PEs per rank. */
   readonly lanes: number;
   private readonly sip: number;
@@ -142,6 +144,7 @@ export class ProcessGroup {
       );
     }
     this.slotBytes = asked ?? hardware;
+    this.queueSlots = peCpuParam(sim, this.sip, this.cube, "ipcq_slots", 1);
   }
 
   /** 0: one host program drives every rank (the rank whose view a torch program would take). */
@@ -163,7 +166,13 @@ export class ProcessGroup {
   async allReduce(tensors: RankTensors, op: ReduceOp = "sum"): Promise<CollectiveResult> {
     checkOp(op);
     const buffers = this.regions("allReduce", tensors);
-    return this.run("allReduce", { group: this.group, buffers, slotBytes: this.slotBytes, op });
+    return this.run("allReduce", {
+      group: this.group,
+      buffers,
+      slotBytes: this.slotBytes,
+      queueSlots: this.queueSlots,
+      op,
+    });
   }
 
   /**
@@ -184,6 +193,7 @@ export class ProcessGroup {
       buffers,
       outputs,
       slotBytes: this.slotBytes,
+      queueSlots: this.queueSlots,
       op,
     });
   }
@@ -196,7 +206,13 @@ export class ProcessGroup {
     const buffers = this.regions("allGather output", output);
     const inputs = this.regions("allGather input", input);
     this.checkSegments("allGather", inputs, buffers, "input", "output");
-    return this.run("allGather", { group: this.group, buffers, inputs, slotBytes: this.slotBytes });
+    return this.run("allGather", {
+      group: this.group,
+      buffers,
+      inputs,
+      slotBytes: this.slotBytes,
+      queueSlots: this.queueSlots,
+    });
   }
 
   /** Every rank's tensor becomes a copy of rank `src`'s (torch `broadcast`). */
@@ -208,7 +224,13 @@ export class ProcessGroup {
       );
     }
     const buffers = this.regions("broadcast", tensors);
-    return this.run("broadcast", { group: this.group, buffers, slotBytes: this.slotBytes, root: src });
+    return this.run("broadcast", {
+      group: this.group,
+      buffers,
+      slotBytes: this.slotBytes,
+      queueSlots: this.queueSlots,
+      root: src,
+    });
   }
 
   /** Returns when every rank has reached it: a token twice round the ring, one PE per rank. */
@@ -402,10 +424,15 @@ export function initProcessGroup(sim: Simulator, options: ProcessGroupOptions): 
 
 /** The IPCQ slot size of a PE of `sip`/`cube` (pe_cpu `ipcq_slot_bytes`), else {@link DEFAULT_SLOT_BYTES}. */
 function slotBytesOf(sim: Simulator, sip: number, cube: number): number {
+  return peCpuParam(sim, sip, cube, "ipcq_slot_bytes", DEFAULT_SLOT_BYTES);
+}
+
+/** A whole-number pe_cpu param (> 0) of PE 0 of `sip`/`cube`, else `fallback` (an impl without it). */
+function peCpuParam(sim: Simulator, sip: number, cube: number, name: string, fallback: number): number {
   const id = `sip${sip}.cube${cube}.pe0.pe_cpu`;
-  if (!sim.machine.has(id)) return DEFAULT_SLOT_BYTES;
-  const value = Number((sim.machine.component(id).params as Record<string, unknown>).ipcq_slot_bytes);
-  return Number.isInteger(value) && value > 0 ? value : DEFAULT_SLOT_BYTES;
+  if (!sim.machine.has(id)) return fallback;
+  const value = Number((sim.machine.component(id).params as Record<string, unknown>)[name]);
+  return Number.isInteger(value) && value > 0 ? value : fallback;
 }
 
 function unsupported(method: string): never {

@@ -63,12 +63,36 @@ describe("IPCQ on the default topology", () => {
     ]);
     machine.run();
     // Sends 1-4 leave at once and fill the slots (back to back on the link). Send 5 waits for a
-    // credit: the first
-    // receive reads 1000 -> 1010, its 64 B credit takes 2.02 + 64 / 64 = 3.02 ns back (1013.02),
-    // then the send takes 66.02 ns: 1079.04. The receiver reads 1010, 1020, 1030, 1040, and the
-    // fifth payload on arrival: 1079.04 + 10.
-    expect(sent.value).toBeCloseTo(1079.04, 9);
-    expect(got.value).toBeCloseTo(1089.04, 9);
+    // credit: the first receive reads 1000 -> 1010, its credit takes the route's latency 2.02 ns
+    // back (1012.02), then the send takes 66.02 ns: 1078.04. The receiver reads 1010, 1020, 1030,
+    // 1040, and the fifth payload on arrival: 1078.04 + 10.
+    expect(sent.value).toBeCloseTo(1078.04, 9);
+    expect(got.value).toBeCloseTo(1088.04, 9);
+  });
+
+  it("a credit does not wait behind data its receiver has queued on the same port", () => {
+    const machine = machineOf("default");
+    const sent = machine.submit(
+      "sip0.cube0.pe0",
+      [1, 2, 3, 4, 5].map(() => send("east")),
+    );
+    // PE1 queues 4 x 16 KiB east (1024 ns of its 64 GB/s port from 1000) and then receives from
+    // PE0; its credits to PE0 leave through the same port.
+    const got = machine.submit("sip0.cube0.pe1", [
+      { kind: "delay", ns: 1000 },
+      ...[1, 2, 3, 4].map(() => send("east", 16384)),
+      ...[1, 2, 3, 4, 5].map(() => recv("west")),
+    ]);
+    machine.submit(
+      "sip0.cube0.pe2",
+      [1, 2, 3, 4].map(() => recv("west", 16384)),
+    );
+    machine.run();
+    // As without the east traffic: the first credit is back at 1010 + 2.02, not after the port
+    // drains (2024), so the fifth send arrives at 1078.04. PE1's program ends when its own last
+    // payload reaches PE2: 1000 + 4 x 16384 / 64 + 2.02 = 2026.02.
+    expect(sent.value).toBeCloseTo(1078.04, 9);
+    expect(got.value).toBeCloseTo(2026.02, 9);
   });
 
   it("a slot read in place stays the kernel's until its next receive from that direction", () => {
@@ -84,11 +108,11 @@ describe("IPCQ on the default topology", () => {
       ...[2, 3, 4, 5].map(() => recv("west")),
     ]);
     machine.run();
-    // The first slot's credit leaves only when the second receive starts (1510): 1513.02 at the
-    // sender, + 66.02 = 1579.04. The receiver reads 1510-1520, -1530, -1540, then the fifth at
-    // 1579.04 + 10.
-    expect(sent.value).toBeCloseTo(1579.04, 9);
-    expect(got.value).toBeCloseTo(1589.04, 9);
+    // The first slot's credit leaves only when the second receive starts (1510): 1512.02 at the
+    // sender, + 66.02 = 1578.04. The receiver reads 1510-1520, -1530, -1540, then the fifth at
+    // 1578.04 + 10.
+    expect(sent.value).toBeCloseTo(1578.04, 9);
+    expect(got.value).toBeCloseTo(1588.04, 9);
   });
 
   it("reaches the next cube over UCIe; a missing neighbour, an oversized payload and a size mismatch are located errors", () => {

@@ -2,7 +2,7 @@ import { type Event, Store } from "@kb/des";
 import { KbError } from "@kb/errors";
 import { Transfer } from "./fabric.js";
 import type { Machine } from "./machine.js";
-import { CONTROL_BYTES, tcmAddress } from "./machine.js";
+import { tcmAddress } from "./machine.js";
 
 /**
  * The directions of a PE's inter-PE communication queues (ADR-0046 D3.10): its neighbours in the
@@ -84,8 +84,8 @@ export interface IpcqDataHooks {
  * move from the sender's PE_DMA through the fabric (the topology's route, contending with other
  * traffic) into the slot while the sender goes on; they count as arrived when the tail does. A receive waits for the queue,
  * pays the slot read (`slotReadNs + bytes / readGbs`, skipped by the diagnostic no-consume
- * receive), optionally copies to a destination, and returns the slot's credit to the sender with
- * a 64 B control packet: at once after a copy to a destination, at the next receive from that
+ * receive), optionally copies to a destination, and returns the slot's credit to the sender
+ * (after the route's latency, see `returnCredit`): at once after a copy to a destination, at the next receive from that
  * direction (or the program's end) when the kernel reads the payload in its slot, so the slot
  * cannot be overwritten while the kernel still uses it.
  */
@@ -313,13 +313,16 @@ export class IpcqNetwork {
     this.returnCredit(receiver, sender, queue);
   }
 
-  /** The slot's credit travels back to the sender as a 64 B control packet. */
+  /**
+   * The slot's credit travels back to the sender as link-level flow control: the route's latency,
+   * no bandwidth and no queueing behind data (credits ride a separate virtual channel, as PCIe
+   * flow-control DLLPs and UCIe credits do). Were they charged as packets, a credit would wait
+   * behind the data its sender has queued on the same egress link, and a ring that streams both
+   * ways through each PE port would be held to the queue's depth, not the link's bandwidth.
+   */
   private returnCredit(receiver: string, sender: string, queue: Queue): void {
-    const credit = new Transfer(this.machine.env);
-    credit.expect();
-    this.machine.fabric.notify(`${receiver}.pe_dma`, `${sender}.pe_dma`, credit, CONTROL_BYTES);
-    credit.seal();
-    credit.done.addCallback(() => queue.credits.tryPut(true));
+    const path = this.machine.fabric.path(`${receiver}.pe_dma`, `${sender}.pe_dma`, "sink");
+    this.machine.env.timeout(path.latencyNs).addCallback(() => queue.credits.tryPut(true));
   }
 }
 

@@ -235,6 +235,92 @@ describe("every primitive emits its command (command-list mode)", () => {
     expect(commands[8]).toMatchObject({ mode: "return_slot", consume: true, async: true });
     expect(commands[10]).toEqual({ kind: "wait", commands: [8] });
   });
+  it("out: a load or a math op writes into a TCM handle instead of fresh scratch, in place too", async () => {
+    const commands = await list(async (tl) => {
+      const acc = tl.zeros([4, 8], "f32"); // scratch 0, 128 B
+      const x = tl.zeros([4, 8], "f32"); // scratch 128
+      const loaded = await tl.load(hbm(0), [4, 8], "f32", { out: x });
+      const sum = await tl.add(acc, loaded, { out: acc });
+      const total = await tl.sum(sum, -1); // fresh: scratch 256, 16 B
+      await tl.exp(sum, { out: sum });
+      await tl.sum(sum, -1, { out: total });
+      expect([loaded.address, sum.address, total.address]).toEqual([scratch(128), scratch(0), scratch(256)]);
+    });
+    const math = { kind: "math", shape: [4, 8], dtype: "f32" };
+    expect(commands).toEqual([
+      { kind: "dma", src: hbm(0), dst: scratch(128), bytes: 128, rows: 1, srcStride: 128, dstStride: 128 },
+      // The zeros accumulator is written once (fill), then added into in place.
+      { ...math, op: "fill", inputs: [], out: scratch(0), scalars: [0] },
+      { ...math, op: "add", inputs: [scratch(0), scratch(128)], out: scratch(0) },
+      { ...math, op: "sum", inputs: [scratch(0)], out: scratch(256), axis: 1 },
+      { ...math, op: "exp", inputs: [scratch(0)], out: scratch(0) },
+      { ...math, op: "sum", inputs: [scratch(0)], out: scratch(256), axis: 1 },
+    ]);
+  });
+
+  it("view: a piece of a TCM tensor (same bytes, no command) that loads and math ops can write into", async () => {
+    const seen: string[] = [];
+    const commands = await list(async (tl) => {
+      const buffer = tl.zeros([10], "f32"); // scratch 0, 40 B (48 with alignment)
+      const tail = tl.view(buffer, 8, [2]);
+      const loaded = await tl.load(hbm(0), [2], "f32", { out: tail });
+      await tl.mul(tl.view(buffer, 0, [2, 4]), 2);
+      seen.push(tail.address.toString(16), loaded.describe());
+      const error = await failure((async () => tl.view(buffer, 9, [2]))());
+      seen.push(error.message);
+    });
+    expect(seen[0]).toBe(scratch(32).toString(16));
+    expect(seen[1]).toBe("handle #2 (f32 [2] in tcm)");
+    expect(seen[2]).toMatch(
+      /tl\.view: elements \[9, 11\) are not within handle #0 \(f32 \[10\] in tcm\) \(10 elements\)/,
+    );
+    expect(commands).toEqual([
+      { kind: "dma", src: hbm(0), dst: scratch(32), bytes: 8, rows: 1, srcStride: 8, dstStride: 8 },
+      // A view of a zeros tensor is written (its part only) when first read.
+      { kind: "math", op: "fill", inputs: [], shape: [2, 4], out: scratch(0), dtype: "f32", scalars: [0] },
+      {
+        kind: "math",
+        op: "mul",
+        inputs: [scratch(0)],
+        shape: [2, 4],
+        out: scratch(48),
+        dtype: "f32",
+        scalars: [2],
+      },
+    ]);
+  });
+
+  it("out must be this kernel's plain TCM tensor of the result's shape and dtype", async () => {
+    const wrongShape = await failure(
+      list(async (tl) => {
+        const x = await tl.load(hbm(0), [4, 8], "f32");
+        await tl.sum(x, -1, { out: x });
+      }),
+    );
+    expect(wrongShape.code).toBe("TL_INVALID_CALL");
+    expect(wrongShape.message).toMatch(
+      /tl\.sum: out handle #0 \(f32 \[4, 8\] in tcm\) does not match the result \(f32 \[4, 1\]\)/,
+    );
+    const ref = await failure(
+      list(async (tl) => {
+        const x = await tl.load(hbm(0), [8], "f32");
+        await tl.load(hbm(64), [8], "f32", { out: tl.ref(hbm(128), [8], "f32") });
+        await tl.exp(x);
+      }),
+    );
+    expect(ref.message).toMatch(
+      /tl\.load: out handle #1 \(f32 \[8\] in hbm\) from tl\.ref must be a plain TCM tensor/,
+    );
+    const released = await failure(
+      list(async (tl) => {
+        const mark = tl.scratchMark();
+        const x = tl.zeros([8], "f32");
+        tl.scratchRelease(mark);
+        await tl.load(hbm(0), [8], "f32", { out: x });
+      }),
+    );
+    expect(released.message).toMatch(/was released by tl\.scratchRelease/);
+  });
 });
 
 describe("runner mode on the simulated machine", () => {

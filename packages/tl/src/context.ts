@@ -71,6 +71,27 @@ export interface BlockOptions {
   readonly stride?: number;
 }
 
+/** Options of `tl.load`: a block, and where in TCM it lands. */
+export interface LoadOptions extends BlockOptions {
+  /**
+   * Land the block in this TCM handle (same shape and dtype, from this kernel) instead of fresh
+   * scratch: a kernel that streams through a fixed buffer allocates it once. The returned handle
+   * names the same bytes; `out` itself must not be read afterwards.
+   */
+  readonly out?: TensorHandle;
+}
+
+/** Options of the math calls (`tl.add`, `tl.exp`, `tl.sum`, ...). */
+export interface MathOptions {
+  /**
+   * Write the result into this TCM handle (the result's shape and dtype, from this kernel)
+   * instead of fresh scratch. It may be one of the inputs (`tl.add(acc, x, { out: acc })`
+   * accumulates in place). The returned handle names the same bytes; `out` itself must not be
+   * read afterwards.
+   */
+  readonly out?: TensorHandle;
+}
+
 /** Options of `tl.dot`. */
 export interface DotOptions {
   /** Accumulate into this handle (Triton's `tl.dot(a, b, acc)`); the result replaces it. */
@@ -238,6 +259,44 @@ export class TLContext {
     return handle;
   }
 
+  /**
+   * Elements `[start, start + size(shape))` of the contiguous TCM tensor `x`, as a tensor of
+   * `shape`: the same bytes, no command (a tail tile, one piece of a buffer a kernel streams
+   * through). Writing through the view (the `out` of a load or math op) changes `x` and vice versa.
+   */
+  view(x: TensorHandle, start: number, shape: readonly number[]): TensorHandle {
+    this.own("view", x);
+    this.checkShape("view", shape);
+    if (x.space !== "tcm" || x.transposed || x.rowStride !== x.shape[x.shape.length - 1]) {
+      throw this._error(
+        "TL_INVALID_CALL",
+        `tl.view: ${x.describe()} from tl.${x.op} must be a plain TCM tensor (not a ref, a transposed or a strided view).`,
+      );
+    }
+    const size = shapeSize(shape);
+    if (!Number.isInteger(start) || start < 0 || start + size > x.size) {
+      throw this._error(
+        "TL_INVALID_CALL",
+        `tl.view: elements [${start}, ${start + size}) are not within ${x.describe()} (${x.size} elements).`,
+      );
+    }
+    const bytes = DTYPE_BYTES[x.dtype];
+    const handle = this.handle({
+      op: "view",
+      origin: x.origin,
+      shape,
+      dtype: x.dtype,
+      space: "tcm",
+      address: x.address + start * bytes,
+      scratchOffset: x.scratchOffset,
+    });
+    if (x._data !== null) {
+      handle._data = new Tensor(shape, x.dtype, x._data.bytes.slice(start * bytes, (start + size) * bytes));
+    }
+    handle._materialised = x._materialised;
+    return handle;
+  }
+
   /** The last two dimensions swapped; same bytes (a GEMM reads it transposed). */
   trans(x: TensorHandle): TensorHandle {
     this.own("trans", x);
@@ -303,14 +362,17 @@ export class TLContext {
     ptr: Pointer,
     shape: readonly number[],
     dtype: Dtype = "f16",
-    options: BlockOptions = {},
+    options: LoadOptions = {},
   ): Promise<TensorHandle> {
     this.checkShape("load", shape);
     this.checkDtype("load", dtype);
     const src = this.address(ptr, "load");
     const block = this.block("load", shape, dtype, options.stride);
     this.checkDeviceSide("load", src);
-    const handle = this.scratchHandle("load", "load", shape, dtype, src);
+    const handle =
+      options.out === undefined
+        ? this.scratchHandle("load", "load", shape, dtype, src)
+        : this.into("load", options.out, "load", shape, dtype, src);
     const reads = this.memory === null ? null : this.readBlock(src, block, `tl.load at ${hex(src)}`);
     await this.dispatch();
     await this.issue({
@@ -547,63 +609,63 @@ export class TLContext {
   // ---------------------------------------------------------------------------------------------
   // Math (blocking, PE_MATH)
 
-  exp(x: TensorHandle): Promise<TensorHandle> {
-    return this.unary("exp", x);
+  exp(x: TensorHandle, options?: MathOptions): Promise<TensorHandle> {
+    return this.unary("exp", x, options);
   }
-  log(x: TensorHandle): Promise<TensorHandle> {
-    return this.unary("log", x);
+  log(x: TensorHandle, options?: MathOptions): Promise<TensorHandle> {
+    return this.unary("log", x, options);
   }
-  sqrt(x: TensorHandle): Promise<TensorHandle> {
-    return this.unary("sqrt", x);
+  sqrt(x: TensorHandle, options?: MathOptions): Promise<TensorHandle> {
+    return this.unary("sqrt", x, options);
   }
-  abs(x: TensorHandle): Promise<TensorHandle> {
-    return this.unary("abs", x);
+  abs(x: TensorHandle, options?: MathOptions): Promise<TensorHandle> {
+    return this.unary("abs", x, options);
   }
-  sigmoid(x: TensorHandle): Promise<TensorHandle> {
-    return this.unary("sigmoid", x);
+  sigmoid(x: TensorHandle, options?: MathOptions): Promise<TensorHandle> {
+    return this.unary("sigmoid", x, options);
   }
-  cos(x: TensorHandle): Promise<TensorHandle> {
-    return this.unary("cos", x);
+  cos(x: TensorHandle, options?: MathOptions): Promise<TensorHandle> {
+    return this.unary("cos", x, options);
   }
-  sin(x: TensorHandle): Promise<TensorHandle> {
-    return this.unary("sin", x);
+  sin(x: TensorHandle, options?: MathOptions): Promise<TensorHandle> {
+    return this.unary("sin", x, options);
   }
-  relu(x: TensorHandle): Promise<TensorHandle> {
-    return this.unary("relu", x);
+  relu(x: TensorHandle, options?: MathOptions): Promise<TensorHandle> {
+    return this.unary("relu", x, options);
   }
 
-  add(a: TensorHandle, b: TensorHandle | number): Promise<TensorHandle> {
-    return this.binary("add", a, b);
+  add(a: TensorHandle, b: TensorHandle | number, options?: MathOptions): Promise<TensorHandle> {
+    return this.binary("add", a, b, options);
   }
-  sub(a: TensorHandle, b: TensorHandle | number): Promise<TensorHandle> {
-    return this.binary("sub", a, b);
+  sub(a: TensorHandle, b: TensorHandle | number, options?: MathOptions): Promise<TensorHandle> {
+    return this.binary("sub", a, b, options);
   }
-  mul(a: TensorHandle, b: TensorHandle | number): Promise<TensorHandle> {
-    return this.binary("mul", a, b);
+  mul(a: TensorHandle, b: TensorHandle | number, options?: MathOptions): Promise<TensorHandle> {
+    return this.binary("mul", a, b, options);
   }
-  div(a: TensorHandle, b: TensorHandle | number): Promise<TensorHandle> {
-    return this.binary("div", a, b);
+  div(a: TensorHandle, b: TensorHandle | number, options?: MathOptions): Promise<TensorHandle> {
+    return this.binary("div", a, b, options);
   }
-  maximum(a: TensorHandle, b: TensorHandle | number): Promise<TensorHandle> {
-    return this.binary("maximum", a, b);
+  maximum(a: TensorHandle, b: TensorHandle | number, options?: MathOptions): Promise<TensorHandle> {
+    return this.binary("maximum", a, b, options);
   }
-  minimum(a: TensorHandle, b: TensorHandle | number): Promise<TensorHandle> {
-    return this.binary("minimum", a, b);
+  minimum(a: TensorHandle, b: TensorHandle | number, options?: MathOptions): Promise<TensorHandle> {
+    return this.binary("minimum", a, b, options);
   }
 
   /** `a * b + c`. */
-  fma(a: TensorHandle, b: TensorHandle, c: TensorHandle): Promise<TensorHandle> {
-    return this.math("fma", [a, b, c], []);
+  fma(a: TensorHandle, b: TensorHandle, c: TensorHandle, options?: MathOptions): Promise<TensorHandle> {
+    return this.math("fma", [a, b, c], [], { out: options?.out });
   }
 
   /** `x` clamped to `[lo, hi]`. */
-  clamp(x: TensorHandle, lo: number, hi: number): Promise<TensorHandle> {
+  clamp(x: TensorHandle, lo: number, hi: number, options?: MathOptions): Promise<TensorHandle> {
     if (!(lo <= hi)) throw this._error("TL_INVALID_CALL", `tl.clamp: needs lo <= hi, got ${lo} and ${hi}.`);
-    return this.math("clamp", [x], [lo, hi]);
+    return this.math("clamp", [x], [lo, hi], { out: options?.out });
   }
 
   /** `cond ? a : b` elementwise (cond nonzero). */
-  where(cond: TensorHandle, a: TensorHandle, b: TensorHandle): Promise<TensorHandle> {
+  where(cond: TensorHandle, a: TensorHandle, b: TensorHandle, options?: MathOptions): Promise<TensorHandle> {
     if (cond.dtype !== a.dtype || b.dtype !== a.dtype) {
       // One math command carries one input dtype: phase 2 would read cond with a's dtype.
       throw this._error(
@@ -611,31 +673,31 @@ export class TLContext {
         `tl.where: cond, a and b must share a dtype, got ${cond.dtype}, ${a.dtype}, ${b.dtype}; cast cond first (tl.cast(cond, "${a.dtype}")).`,
       );
     }
-    return this.math("where", [cond, a, b], [], a.dtype);
+    return this.math("where", [cond, a, b], [], { dtype: a.dtype, out: options?.out });
   }
 
   /** Softmax along `axis` as one PE_MATH op (phase 2 expands it to max, sub, exp, sum, div). */
-  softmax(x: TensorHandle, axis = -1): Promise<TensorHandle> {
-    return this.math("softmax", [x], [], x.dtype, axis);
+  softmax(x: TensorHandle, axis = -1, options?: MathOptions): Promise<TensorHandle> {
+    return this.math("softmax", [x], [], { axis, out: options?.out });
   }
 
   /** Sum along `axis` (that dimension becomes 1). */
-  sum(x: TensorHandle, axis = -1): Promise<TensorHandle> {
-    return this.math("sum", [x], [], x.dtype, axis);
+  sum(x: TensorHandle, axis = -1, options?: MathOptions): Promise<TensorHandle> {
+    return this.math("sum", [x], [], { axis, out: options?.out });
   }
   /** Maximum along `axis` (that dimension becomes 1). */
-  max(x: TensorHandle, axis = -1): Promise<TensorHandle> {
-    return this.math("max", [x], [], x.dtype, axis);
+  max(x: TensorHandle, axis = -1, options?: MathOptions): Promise<TensorHandle> {
+    return this.math("max", [x], [], { axis, out: options?.out });
   }
   /** Minimum along `axis` (that dimension becomes 1). */
-  min(x: TensorHandle, axis = -1): Promise<TensorHandle> {
-    return this.math("min", [x], [], x.dtype, axis);
+  min(x: TensorHandle, axis = -1, options?: MathOptions): Promise<TensorHandle> {
+    return this.math("min", [x], [], { axis, out: options?.out });
   }
 
   /** `x` converted to `dtype` (Triton's `x.to(dtype)`), rounding to nearest even. */
-  async cast(x: TensorHandle, dtype: Dtype): Promise<TensorHandle> {
+  async cast(x: TensorHandle, dtype: Dtype, options?: MathOptions): Promise<TensorHandle> {
     this.checkDtype("cast", dtype);
-    return this.math("cast", [x], [], dtype, undefined, x.dtype);
+    return this.math("cast", [x], [], { dtype, inputDtype: x.dtype, out: options?.out });
   }
 
   // ---------------------------------------------------------------------------------------------
@@ -780,6 +842,45 @@ export class TLContext {
       scratchOffset: offset,
     });
     return handle;
+  }
+
+  /**
+   * A handle for a result written into `out` (the `out` option of loads and math ops): checks
+   * `out` is this kernel's plain TCM tensor of the result's shape and dtype, and names its bytes.
+   */
+  private into(
+    op: string,
+    out: TensorHandle,
+    origin: TensorHandle["origin"],
+    shape: readonly number[],
+    dtype: Dtype,
+    source: number | null = null,
+  ): TensorHandle {
+    this.own(op, out);
+    if (out.space !== "tcm" || out.transposed || out.rowStride !== out.shape[out.shape.length - 1]) {
+      throw this._error(
+        "TL_INVALID_CALL",
+        `tl.${op}: out ${out.describe()} from tl.${out.op} must be a plain TCM tensor (not a ref, a transposed or a strided view).`,
+      );
+    }
+    if (formatShape(out.shape) !== formatShape(shape) || out.dtype !== dtype) {
+      throw this._error(
+        "TL_INVALID_CALL",
+        `tl.${op}: out ${out.describe()} does not match the result (${dtype} ${formatShape(shape)}).`,
+      );
+    }
+    // The bytes now hold the result: a constant must never be written over them later.
+    out._materialised = true;
+    return this.handle({
+      op,
+      origin,
+      shape,
+      dtype,
+      space: "tcm",
+      address: out.address,
+      source,
+      scratchOffset: out.scratchOffset,
+    });
   }
 
   private async dispatch(): Promise<void> {
@@ -1016,27 +1117,31 @@ export class TLContext {
     });
   }
 
-  private unary(op: (typeof UNARY)[number], x: TensorHandle): Promise<TensorHandle> {
-    return this.math(op, [x], []);
+  private unary(op: (typeof UNARY)[number], x: TensorHandle, options?: MathOptions): Promise<TensorHandle> {
+    return this.math(op, [x], [], { out: options?.out });
   }
 
-  private binary(op: string, a: TensorHandle, b: TensorHandle | number): Promise<TensorHandle> {
+  private binary(
+    op: string,
+    a: TensorHandle,
+    b: TensorHandle | number,
+    options?: MathOptions,
+  ): Promise<TensorHandle> {
     if (typeof b === "number") {
       if (!Number.isFinite(b))
         throw this._error("TL_INVALID_CALL", `tl.${op}: scalar must be finite, got ${b}.`);
-      return this.math(op, [a], [b]);
+      return this.math(op, [a], [b], { out: options?.out });
     }
-    return this.math(op, [a, b], []);
+    return this.math(op, [a, b], [], { out: options?.out });
   }
 
   private async math(
     op: string,
     inputs: readonly TensorHandle[],
     scalars: readonly number[],
-    dtype?: Dtype,
-    axis?: number,
-    inputDtype?: Dtype,
+    options: { dtype?: Dtype; axis?: number; inputDtype?: Dtype; out?: TensorHandle | undefined } = {},
   ): Promise<TensorHandle> {
+    const { dtype, axis, inputDtype } = options;
     for (const input of inputs) this.own(op, input);
     const first = inputs[0] as TensorHandle;
     for (const input of inputs) {
@@ -1071,7 +1176,10 @@ export class TLContext {
     }
     const tcm: TensorHandle[] = [];
     for (const input of inputs) tcm.push(await this.inTcm(op, input));
-    const out = this.scratchHandle(op, "compute", outShape, outDtype);
+    const out =
+      options.out === undefined
+        ? this.scratchHandle(op, "compute", outShape, outDtype)
+        : this.into(op, options.out, "compute", outShape, outDtype);
     await this.dispatch();
     await this.issue({
       kind: "math",

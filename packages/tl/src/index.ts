@@ -7,6 +7,8 @@ export type {
   EpilogueSpec,
   KernelMemory,
   KernelPlacement,
+  LoadOptions,
+  MathOptions,
   Pointer,
   RecvOptions,
   TLContext as TL,

@@ -149,6 +149,52 @@ describe("ringAllReduce", () => {
     }
   });
 
+  it("keeps up to queueSlots / 2 pieces ahead and never deadlocks on queues of that many slots", async () => {
+    for (const [n, count] of [
+      [2, 40 * 16],
+      [3, 7 * 16 + 5],
+      [4, 4 * 9 * 16],
+      [9, 9 * 5 * 16 + 7],
+    ] as const) {
+      const group = sipRing(n);
+      for (const queueSlots of [1, 2, 3, 4, 8]) {
+        const args = {
+          group,
+          buffers: buffersOf(group, count),
+          slotBytes: F32_SLOT,
+          op: "sum" as const,
+          queueSlots,
+        };
+        const programs = await commandsOfRanks(ringAllReduce, args, group);
+        const outcome = runQueues(
+          group,
+          programs.map(([commands]) => ipcqCommands(commands as PeCommand[])),
+          queueSlots,
+        );
+        expect(outcome, `n=${n} count=${count} slots=${queueSlots}`).toHaveProperty("messages");
+      }
+    }
+    // 4 ranks, 9 pieces per segment, 4 slots: the first receive comes after 2 + 1 sends.
+    const group = sipRing(4);
+    const args = { group, buffers: buffersOf(group, 4 * 9 * 16), slotBytes: F32_SLOT, op: "sum" as const };
+    const order = async (queueSlots?: number) => {
+      const programs = await commandsOfRanks(
+        ringAllReduce,
+        queueSlots === undefined ? args : { ...args, queueSlots },
+        group,
+      );
+      return ipcqCommands(programs[0]?.[0] as PeCommand[])
+        .map((c) => (c.kind === "ipcq_send" ? "S" : "R"))
+        .join("");
+    };
+    expect((await order(4)).slice(0, 8)).toBe("SSSRSRSR");
+    // Without queueSlots a rank sends one piece, then waits for one.
+    expect((await order()).slice(0, 6)).toBe("SRSRSR");
+    await expect(commandsOfRanks(ringAllReduce, { ...args, queueSlots: 0 }, group)).rejects.toThrow(
+      /queueSlots must be a whole number >= 1 \(pe_cpu ipcq_slots\), got 0/,
+    );
+  });
+
   it("sends odd lanes round the ring the other way", async () => {
     const group = cubeRing(4);
     const args = { group, buffers: buffersOf(group, 4 * 4 * 16), slotBytes: F32_SLOT, op: "sum" as const };
@@ -175,16 +221,26 @@ describe("ringAllReduce", () => {
     expect(programs[0]?.[0]).toEqual([]);
   });
 
-  it("keeps its TCM scratch to a few chunks however many steps it runs", async () => {
+  it("runs in rounds when a segment does not fit its TCM scratch", async () => {
     const group = sipRing(8);
     const args = { group, buffers: buffersOf(group, 8 * 4 * 4096), slotBytes: 16384, op: "sum" as const };
-    // 8 ranks x 4 chunks of 16 KiB per segment: 112 steps; without releases ~5 MiB of scratch.
-    const commands = await commandList(ringAllReduce, [args], {
-      kernel: "ringAllReduce",
-      placement: rankPlacement(group, 3),
-      scratch: { offset: 2 ** 20, bytes: 4 * 16384 },
-    });
-    expect(sends(commands)).toHaveLength(2 * 7 * 4);
+    const run = (bytes: number) =>
+      commandList(ringAllReduce, [args], {
+        kernel: "ringAllReduce",
+        placement: rankPlacement(group, 3),
+        scratch: { offset: 2 ** 20, bytes },
+      });
+    // Segments of 4 x 4096 f32 (64 KiB) and 2 pieces of 16 KiB fit 96 KiB: one round, 4 pieces
+    // per step, 14 steps.
+    expect(sends(await run(96 * 1024 + 16))).toHaveLength(14 * 4);
+    // 64 KiB leaves room for a segment of 8192 elements besides the 2 pieces: 131072 elements
+    // go in 2 rounds of 65536, segments of 8192 (2 pieces each).
+    expect(sends(await run(64 * 1024))).toHaveLength(2 * 14 * 2);
+    // 1 KiB less: 3 rounds of 43691 or 43690 elements, segments of at most 5462 (2 pieces each).
+    expect(sends(await run(63 * 1024))).toHaveLength(3 * 14 * 2);
+    await expect(run(2 * 16384)).rejects.toThrow(
+      /needs TCM scratch for 3 messages of 4096 elements, but 32768 bytes are free/,
+    );
   });
 
   it("checks its arguments", async () => {

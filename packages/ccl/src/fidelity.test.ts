@@ -1,0 +1,65 @@
+import { readFileSync } from "node:fs";
+import { Simulator } from "@kb/runtime";
+import { parseTopology, type Topology } from "@kb/topology";
+import { describe, expect, it } from "vitest";
+import { measureRingAllReduce } from "./fidelity.js";
+
+// Fidelity of the ring all-reduce against the classic cost model (Thakur, Rabenseifner and Gropp
+// 2005): on an uncontended ring of n ranks with per-hop latency a and bandwidth b, S bytes per
+// rank take 2 (n - 1) a + 2 (n - 1) / n * S / b. The simulation must land within 10% of it for
+// S >= 1 MiB, and never below it (the model leaves out every cost but the hops').
+
+const REF_4SIP = new URL("../../../topologies/ref-4sip.yaml", import.meta.url);
+const ref4sip = (): Topology => parseTopology(readFileSync(REF_4SIP, "utf8"), REF_4SIP.pathname);
+
+/**
+ * ref-4sip.yaml with its SIP-to-SIP links at 32 GB/s (PCIe 4.0 x16 class) instead of 128: the
+ * links are then the ring's bottleneck, as the model assumes. On ref-4sip itself the PE's own
+ * port (64 GB/s) is, and one PE loads, adds and stores a 16 KiB piece in about the time the port
+ * moves one, so the ring runs PE-bound (see packages/ccl/README.md).
+ */
+const linkBound = (): Topology => {
+  const topology = ref4sip();
+  return {
+    ...topology,
+    name: "ref-4sip-32gbs",
+    system: { ...topology.system, sip_link: { ...topology.system.sip_link, bw_gbs: 32 } },
+  };
+};
+
+describe("ring all-reduce against 2 (n - 1) a + 2 (n - 1) / n S / b", () => {
+  it("reads a and b off the route a payload takes between SIPs", async () => {
+    const sim = await Simulator.fromTopology(linkBound());
+    const ring = await measureRingAllReduce(sim, { bytes: 2 ** 20 });
+    // sip0.cube0.pe0.pe_dma -> NOC r0c0 -> XBAR0 -> M_CPU.DMA -> IO_CPU -> SIP link -> IO_CPU ->
+    // M_CPU.DMA -> XBAR0 -> pe0.pe_dma: links 0.005 + 0.01 + 0.02 + 0.05 + 500 + 0.05 + 0.02 +
+    // 0.02 ns, forwarding 1 + 1 + 20 + 50 + 50 + 20 + 1 ns; the narrowest link is the SIP link.
+    expect(ring.hopLatencyNs).toBeCloseTo(643.175, 9);
+    expect(ring.bwGbs).toBe(32);
+    expect(ring.n).toBe(4);
+    // 6 x 643.175 + 1.5 x 2^20 / 32.
+    expect(ring.modelNs).toBeCloseTo(6 * 643.175 + 1.5 * 32768, 6);
+  });
+
+  for (const [n, mib] of [
+    [4, 1],
+    [4, 2],
+    [4, 4],
+    [2, 1],
+  ] as const) {
+    it(`${n} SIPs, ${mib} MiB per rank: within 10% above the model`, async () => {
+      const sim = await Simulator.fromTopology(linkBound());
+      const ring = await measureRingAllReduce(sim, { bytes: mib * 2 ** 20, worldSize: n });
+      expect(ring.n).toBe(n);
+      expect(ring.measuredNs).toBeGreaterThanOrEqual(ring.modelNs);
+      expect(ring.measuredNs).toBeLessThanOrEqual(1.1 * ring.modelNs);
+    });
+  }
+
+  it("is never below the model where the PEs, not the links, are the bottleneck (ref-4sip)", async () => {
+    const sim = await Simulator.fromTopology(ref4sip());
+    const ring = await measureRingAllReduce(sim, { bytes: 2 ** 20 });
+    expect(ring.bwGbs).toBe(64); // the PE's NOC port
+    expect(ring.measuredNs).toBeGreaterThanOrEqual(ring.modelNs);
+  });
+});

@@ -1,0 +1,104 @@
+import { KbError } from "@kb/errors";
+import type { DeviceTensor, Simulator } from "@kb/runtime";
+import { DTYPE_BYTES, Tensor } from "@kb/tensor";
+import { ringAllReduceModelNs } from "./cost-model.js";
+import type { CollectiveDtype } from "./kernel-support.js";
+import { initProcessGroup } from "./process-group.js";
+import { rankPlacement } from "./queue-check.js";
+import type { RankScope } from "./ranks.js";
+
+/** Options of {@link measureRingAllReduce}. */
+export interface RingMeasureOptions {
+  /** Bytes of each rank's buffer. */
+  readonly bytes: number;
+  readonly dtype?: CollectiveDtype;
+  /** What a rank is (default `"sips"`). */
+  readonly scope?: RankScope;
+  /** Ranks (default: every SIP / cube / PE of the topology). */
+  readonly worldSize?: number;
+}
+
+/** A ring all-reduce measured on the simulator next to the alpha-beta model of its ring. */
+export interface RingMeasurement {
+  /** Ranks. */
+  readonly n: number;
+  readonly bytes: number;
+  readonly dtype: CollectiveDtype;
+  /** Simulated time of the collective's launch (first PE start to last PE end), ns. */
+  readonly measuredNs: number;
+  /** `2 (n - 1) a + 2 (n - 1) / n * S / b`, ns. */
+  readonly modelNs: number;
+  /** a: the latency of the slowest hop's fabric route (sender PE_DMA to receiver PE_DMA), ns. */
+  readonly hopLatencyNs: number;
+  /** b: the bottleneck bandwidth of the narrowest hop's route, GB/s. */
+  readonly bwGbs: number;
+  /** measuredNs / modelNs. */
+  readonly ratio: number;
+}
+
+/**
+ * Runs one `ring` all-reduce (sum, one PE per rank) of `bytes` per rank on `sim` and compares it
+ * with `ringAllReduceModelNs` for the ring's hops: `a` and `b` are read off the fabric routes
+ * the payloads take (the largest latency and the smallest bottleneck over the ring's hops), so
+ * the model is the machine's own alpha-beta bound. The ring is uncontended only when nothing
+ * else runs: use a fresh simulator.
+ *
+ * Throws `RUNTIME_INVALID` for a size that is not a whole number of elements, and what
+ * `initProcessGroup` throws for a ring the topology does not have.
+ */
+export async function measureRingAllReduce(
+  sim: Simulator,
+  options: RingMeasureOptions,
+): Promise<RingMeasurement> {
+  const dtype = options.dtype ?? "f32";
+  const scope = options.scope ?? "sips";
+  const { bytes } = options;
+  const count = bytes / DTYPE_BYTES[dtype];
+  if (!(Number.isInteger(count) && count > 0)) {
+    throw new KbError(
+      "RUNTIME_INVALID",
+      `measureRingAllReduce: bytes must be a positive whole number of ${dtype} elements, got ${bytes}.`,
+    );
+  }
+  const pg = initProcessGroup(sim, {
+    backend: "ahbm",
+    scope,
+    lanes: 1,
+    cclConfig: {
+      allReduce: [{ algorithm: "ring" }],
+      ...(options.worldSize !== undefined ? { defaults: { worldSize: options.worldSize } } : {}),
+    },
+  });
+  const { group } = pg;
+  const n = group.size;
+  const tensors: DeviceTensor[] = [];
+  for (let rank = 0; rank < n; rank++) {
+    // Small integers: exact sums in every dtype.
+    const values = Tensor.full([count], (rank % 7) - 3, dtype);
+    const member = group.members[rank] as number;
+    const where = scope === "sips" ? { sip: member } : scope === "cubes" ? { cube: member } : {};
+    tensors.push(await sim.toDevice(values, { ...where, name: `ring${rank}` }));
+  }
+  const { launch } = await pg.allReduce(tensors, "sum");
+  let hopLatencyNs = 0;
+  let bwGbs = Number.POSITIVE_INFINITY;
+  for (let rank = 0; rank < n && n > 1; rank++) {
+    const from = rankPlacement(group, rank).pe;
+    const to = rankPlacement(group, (rank + 1) % n).pe;
+    const path = sim.machine.fabric.path(`${from}.pe_dma`, `${to}.pe_dma`, "sink");
+    hopLatencyNs = Math.max(hopLatencyNs, path.latencyNs);
+    bwGbs = Math.min(bwGbs, path.minBwGbs);
+  }
+  const measuredNs = launch.endNs - launch.startNs;
+  const modelNs = n > 1 ? ringAllReduceModelNs(n, hopLatencyNs, bwGbs, bytes) : 0;
+  return {
+    n,
+    bytes,
+    dtype,
+    measuredNs,
+    modelNs,
+    hopLatencyNs,
+    bwGbs: n > 1 ? bwGbs : 0,
+    ratio: modelNs > 0 ? measuredNs / modelNs : 1,
+  };
+}
