@@ -5,7 +5,6 @@ import { Tensor } from "@kb/tensor";
 import type { TL } from "@kb/tl";
 import { encodeAddress } from "@kb/topology";
 import { describe, expect, it } from "vitest";
-import { ipcqAvailable } from "./e2e-support.js";
 import {
   type AllReduceArgs,
   bufferOf,
@@ -106,7 +105,7 @@ describe("the author guide's pair all-reduce", () => {
     ).toBe("ring");
   });
 
-  it.skipIf(!ipcqAvailable)("all-reduces over two SIPs on the simulator", async () => {
+  it("all-reduces over two SIPs on the simulator", async () => {
     const sink = new MemorySink();
     const sim = await Simulator.fromTopology(
       { name: "pair", system: { sips: 2 } },

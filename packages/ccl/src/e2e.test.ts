@@ -4,7 +4,6 @@ import { type Dtype, Tensor } from "@kb/tensor";
 import type { TopologyInput } from "@kb/topology";
 import { describe, expect, it } from "vitest";
 import type { CclConfigInput } from "./config.js";
-import { ipcqAvailable } from "./e2e-support.js";
 import { initProcessGroup, type ProcessGroup, type ProcessGroupOptions } from "./process-group.js";
 
 // End to end on the simulator: collectives launched by a process group run on the machine's
@@ -78,7 +77,7 @@ async function phase2(
   expect(report.pass, JSON.stringify(report.outputs.filter((o) => !o.pass))).toBe(true);
 }
 
-describe.skipIf(!ipcqAvailable)("collectives on the simulator (IPCQ)", () => {
+describe("collectives on the simulator (IPCQ)", () => {
   for (const dtype of ["f32", "f16", "bf16"] as const) {
     for (const op of ["sum", "max", "min"] as const) {
       it(`ring all-reduce over the 8 PEs of a cube: ${op} in ${dtype}`, async () => {
@@ -193,6 +192,34 @@ describe.skipIf(!ipcqAvailable)("collectives on the simulator (IPCQ)", () => {
         tensors.map((t) => [t, allReduced(inputs, "sum")]),
       );
     }
+  });
+
+  it("ring all-reduce in rounds when a segment does not fit the TCM scratch, 8 slots deep", async () => {
+    // TCM of 1 MiB (scheduler) + 8 directions x 8 slots x 1 KiB (queues) + 40 KiB of scratch: a
+    // segment of at most 38 KiB fits next to the kernel's 2 pieces, so 512 KiB f32 per rank on
+    // 8 ranks (64 KiB segments) go in 2 rounds of 32 KiB segments.
+    const { sim, sink, pg } = await setUp(
+      { scope: "pes", cclConfig: { allReduce: [{ algorithm: "ring" }] } },
+      {
+        pe_template: {
+          components: {
+            pe_cpu: { params: { ipcq_slots: 8, ipcq_slot_bytes: 1024 } },
+            pe_tcm: { params: { capacity_bytes: 2 ** 20 + 64 * 1024 + 40 * 1024 } },
+          },
+        },
+      },
+    );
+    expect(pg.queueSlots).toBe(8);
+    const inputs = Array.from({ length: 8 }, (_, rank) => inputOf(rank, 128 * 1024, "f32"));
+    const tensors = await upload(sim, pg, inputs);
+    await pg.allReduce(tensors, "sum");
+    await phase2(
+      sim,
+      sink,
+      tensors.map((t) => [t, allReduced(inputs, "sum")]),
+    );
+    // 2 rounds x 14 steps x 8 segments of 32 pieces of 1 KiB.
+    expect(sink.records.filter((r) => r.op_name === "ipcq_send")).toHaveLength(2 * 14 * 8 * 32);
   });
 
   it("ranks SIPs (the default scope)", async () => {
