@@ -264,29 +264,30 @@ describe("every primitive emits its command (command-list mode)", () => {
       const buffer = tl.zeros([10], "f32"); // scratch 0, 40 B (48 with alignment)
       const tail = tl.view(buffer, 8, [2]);
       const loaded = await tl.load(hbm(0), [2], "f32", { out: tail });
-      await tl.mul(tl.view(buffer, 0, [2, 4]), 2);
+      await tl.mul(tl.view(buffer, 0, [2, 4]), 2); // scratch 48
       seen.push(tail.address.toString(16), loaded.describe());
       const error = await failure((async () => tl.view(buffer, 9, [2]))());
       seen.push(error.message);
+      // An empty buffer is never filled: pieces are written through views.
+      const empty = tl.empty([8], "f32"); // scratch 80
+      await tl.load(hbm(64), [4], "f32", { out: tl.view(empty, 4, [4]) });
+      await tl.exp(tl.view(empty, 4, [4])); // scratch 112
+      seen.push((await failure((async () => empty.data)())).message);
     });
     expect(seen[0]).toBe(scratch(32).toString(16));
     expect(seen[1]).toBe("handle #2 (f32 [2] in tcm)");
     expect(seen[2]).toMatch(
       /tl\.view: elements \[9, 11\) are not within handle #0 \(f32 \[10\] in tcm\) \(10 elements\)/,
     );
+    expect(seen[3]).toMatch(/from tl\.empty holds no values: write it first/);
+    const math = { kind: "math", dtype: "f32" };
     expect(commands).toEqual([
+      // Writing part of a zeros tensor writes all of it first, so no later read fills over it.
+      { ...math, op: "fill", inputs: [], shape: [10], out: scratch(0), scalars: [0] },
       { kind: "dma", src: hbm(0), dst: scratch(32), bytes: 8, rows: 1, srcStride: 8, dstStride: 8 },
-      // A view of a zeros tensor is written (its part only) when first read.
-      { kind: "math", op: "fill", inputs: [], shape: [2, 4], out: scratch(0), dtype: "f32", scalars: [0] },
-      {
-        kind: "math",
-        op: "mul",
-        inputs: [scratch(0)],
-        shape: [2, 4],
-        out: scratch(48),
-        dtype: "f32",
-        scalars: [2],
-      },
+      { ...math, op: "mul", inputs: [scratch(0)], shape: [2, 4], out: scratch(48), scalars: [2] },
+      { kind: "dma", src: hbm(64), dst: scratch(96), bytes: 16, rows: 1, srcStride: 16, dstStride: 16 },
+      { ...math, op: "exp", inputs: [scratch(96)], shape: [4], out: scratch(112) },
     ]);
   });
 

@@ -236,6 +236,17 @@ export class TLContext {
     return this.full(shape, 0, dtype, "zeros");
   }
 
+  /**
+   * TCM scratch of `shape` without defined values, to write into (`{ out }` of loads and math
+   * ops, `dstAddr` of a receive, through `tl.view`): a buffer that costs no fill. Its `data`
+   * throws until something wrote it.
+   */
+  empty(shape: readonly number[], dtype: Dtype = "f16"): TensorHandle {
+    this.checkShape("empty", shape);
+    this.checkDtype("empty", dtype);
+    return this.scratchHandle("empty", "compute", shape, dtype);
+  }
+
   /** A TCM tensor filled with `value` (written to TCM the first time a command reads it). */
   full(shape: readonly number[], value: number, dtype: Dtype = "f16", op = "full"): TensorHandle {
     this.checkShape(op, shape);
@@ -262,7 +273,9 @@ export class TLContext {
   /**
    * Elements `[start, start + size(shape))` of the contiguous TCM tensor `x`, as a tensor of
    * `shape`: the same bytes, no command (a tail tile, one piece of a buffer a kernel streams
-   * through). Writing through the view (the `out` of a load or math op) changes `x` and vice versa.
+   * through). Writing through the view (the `out` of a load or math op) changes `x` and vice versa;
+   * a view of a constant (`tl.zeros`) writes the whole constant to TCM first. Buffers meant to be
+   * written piece by piece are `tl.empty`.
    */
   view(x: TensorHandle, start: number, shape: readonly number[]): TensorHandle {
     this.own("view", x);
@@ -293,7 +306,8 @@ export class TLContext {
     if (x._data !== null) {
       handle._data = new Tensor(shape, x.dtype, x._data.bytes.slice(start * bytes, (start + size) * bytes));
     }
-    handle._materialised = x._materialised;
+    // A constant is written to TCM as a whole (its root) the first time any part is read or written.
+    handle._root = x._root ?? x;
     return handle;
   }
 
@@ -372,7 +386,7 @@ export class TLContext {
     const handle =
       options.out === undefined
         ? this.scratchHandle("load", "load", shape, dtype, src)
-        : this.into("load", options.out, "load", shape, dtype, src);
+        : await this.into("load", options.out, "load", shape, dtype, src);
     const reads = this.memory === null ? null : this.readBlock(src, block, `tl.load at ${hex(src)}`);
     await this.dispatch();
     await this.issue({
@@ -848,14 +862,14 @@ export class TLContext {
    * A handle for a result written into `out` (the `out` option of loads and math ops): checks
    * `out` is this kernel's plain TCM tensor of the result's shape and dtype, and names its bytes.
    */
-  private into(
+  private async into(
     op: string,
     out: TensorHandle,
     origin: TensorHandle["origin"],
     shape: readonly number[],
     dtype: Dtype,
     source: number | null = null,
-  ): TensorHandle {
+  ): Promise<TensorHandle> {
     this.own(op, out);
     if (out.space !== "tcm" || out.transposed || out.rowStride !== out.shape[out.shape.length - 1]) {
       throw this._error(
@@ -869,9 +883,12 @@ export class TLContext {
         `tl.${op}: out ${out.describe()} does not match the result (${dtype} ${formatShape(shape)}).`,
       );
     }
-    // The bytes now hold the result: a constant must never be written over them later.
+    // The bytes now hold the result: a constant must never be written over them later. Writing
+    // part of a constant (through a view) writes the rest of it first.
+    if (out._root !== null && out._root.origin === "constant" && !out._root._materialised)
+      await this.materialise(out._root);
     out._materialised = true;
-    return this.handle({
+    const handle = this.handle({
       op,
       origin,
       shape,
@@ -881,6 +898,8 @@ export class TLContext {
       source,
       scratchOffset: out.scratchOffset,
     });
+    handle._root = out._root;
+    return handle;
   }
 
   private async dispatch(): Promise<void> {
@@ -1045,7 +1064,9 @@ export class TLContext {
         `tl.${call}: ${handle.describe()} from tl.${handle.op} is not in TCM; tl.load it first.`,
       );
     }
-    if (handle.origin === "constant" && !handle._materialised) await this.materialise(handle);
+    const root = handle._root ?? handle;
+    if (root.origin === "constant" && !root._materialised && !handle._materialised)
+      await this.materialise(root);
     return handle;
   }
 
@@ -1179,7 +1200,7 @@ export class TLContext {
     const out =
       options.out === undefined
         ? this.scratchHandle(op, "compute", outShape, outDtype)
-        : this.into(op, options.out, "compute", outShape, outDtype);
+        : await this.into(op, options.out, "compute", outShape, outDtype);
     await this.dispatch();
     await this.issue({
       kind: "math",

@@ -66,6 +66,8 @@ export class TensorHandle {
   _materialised = false;
   /** @internal Its scratch was released: using it is an error. */
   _released = false;
+  /** @internal The tensor whose bytes this one names part of (`tl.view`, writes through `out`). */
+  _root: TensorHandle | null = null;
 
   /** @internal Made by TLContext. */
   constructor(tl: TLContext, init: HandleInit) {
@@ -107,13 +109,15 @@ export class TensorHandle {
     if (this._data !== null && this.origin !== "compute") return this._data;
     const what = `${this.describe()} from tl.${this.op}`;
     const detail =
-      this.origin === "compute"
-        ? `${what} is pending: compute results exist only in phase 2 (kb run --verify), so a kernel cannot read them or branch on them. Branch on the data of tl.load instead, or move the decision to the host.`
-        : this.origin === "ref"
-          ? `${what} references device memory without loading it; use tl.load to read its values.`
-          : this.origin === "recv" && this.tl.memory !== null
-            ? `${what} carries a payload the sender had not computed in phase 1 (a pending compute result); its values exist only in phase 2.`
-            : `${what} carries no data: command-list mode runs kernels without the memory store. Run the kernel on the simulator (runner mode) to read loaded values.`;
+      this.op === "empty"
+        ? `${what} holds no values: write it first (a load, a receive or a math op with { out }).`
+        : this.origin === "compute"
+          ? `${what} is pending: compute results exist only in phase 2 (kb run --verify), so a kernel cannot read them or branch on them. Branch on the data of tl.load instead, or move the decision to the host.`
+          : this.origin === "ref"
+            ? `${what} references device memory without loading it; use tl.load to read its values.`
+            : this.origin === "recv" && this.tl.memory !== null
+              ? `${what} carries a payload the sender had not computed in phase 1 (a pending compute result); its values exist only in phase 2.`
+              : `${what} carries no data: command-list mode runs kernels without the memory store. Run the kernel on the simulator (runner mode) to read loaded values.`;
     throw this.tl._error("TL_PENDING_HANDLE", detail);
   }
 

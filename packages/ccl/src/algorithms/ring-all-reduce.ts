@@ -97,9 +97,9 @@ async function ringRound(tl: TL, args: AllReduceArgs, part: Span, lane: number):
   const mark = tl.scratchMark();
   // The segment in flight (piece `i` at element `i * pieceCount`), a landing piece for received
   // payloads and one for the own data they are combined with.
-  const inFlight = tl.zeros([Math.ceil(part.count / n)], dtype);
-  const landing = tl.zeros([pieceCount], dtype);
-  const own = tl.zeros([pieceCount], dtype);
+  const inFlight = tl.empty([Math.ceil(part.count / n)], dtype);
+  const landing = tl.empty([pieceCount], dtype);
+  const own = tl.empty([pieceCount], dtype);
   const at = (region: TensorHandle, i: number, span: Span) => tl.view(region, i * pieceCount, [span.count]);
 
   /**
