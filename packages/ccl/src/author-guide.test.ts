@@ -152,9 +152,13 @@ const codeAfter = (heading: string): string => {
 describe("the author guide's ring all-reduce", () => {
   it("is the code of packages/ccl/src/algorithms/ring-all-reduce.ts", () => {
     const source = readFileSync(new URL("./algorithms/ring-all-reduce.ts", import.meta.url), "utf8");
-    const shown = codeAfter("## 3. Worked example");
+    const shown = codeAfter("**Keeping the data in TCM.**");
     expect(shown.startsWith("export async function ringAllReduce")).toBe(true);
     expect(source.endsWith(shown)).toBe(true);
+    const stream = readFileSync(new URL("./algorithms/ring-stream.ts", import.meta.url), "utf8");
+    const step = codeAfter("**Keeping the link busy.**");
+    expect(step.startsWith("  async step(")).toBe(true);
+    expect(stream).toContain(step);
   });
 
   it("passes the command-list test of section 4", async () => {

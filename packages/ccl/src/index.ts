@@ -4,6 +4,7 @@ export { ringAllReduce } from "./algorithms/ring-all-reduce.js";
 export type { BarrierArgs } from "./algorithms/ring-barrier.js";
 export { ringBarrier } from "./algorithms/ring-barrier.js";
 export { ringReduceScatter } from "./algorithms/ring-reduce-scatter.js";
+export { RingStream, roundsFor } from "./algorithms/ring-stream.js";
 export { TREE_MIN_CHUNK_BYTES, treeAllReduce } from "./algorithms/tree-all-reduce.js";
 export type { CclConfig, CclConfigInput, CclConfigOptions, CclRule, WorldSizeSource } from "./config.js";
 export {

@@ -150,28 +150,34 @@ describe("ringAllReduce", () => {
   });
 
   it("keeps up to queueSlots / 2 pieces ahead and never deadlocks on queues of that many slots", async () => {
-    for (const [n, count] of [
-      [2, 40 * 16],
-      [3, 7 * 16 + 5],
-      [4, 4 * 9 * 16],
-      [9, 9 * 5 * 16 + 7],
-    ] as const) {
-      const group = sipRing(n);
-      for (const queueSlots of [1, 2, 3, 4, 8]) {
-        const args = {
-          group,
-          buffers: buffersOf(group, count),
-          slotBytes: F32_SLOT,
-          op: "sum" as const,
-          queueSlots,
-        };
-        const programs = await commandsOfRanks(ringAllReduce, args, group);
-        const outcome = runQueues(
-          group,
-          programs.map(([commands]) => ipcqCommands(commands as PeCommand[])),
-          queueSlots,
-        );
-        expect(outcome, `n=${n} count=${count} slots=${queueSlots}`).toHaveProperty("messages");
+    // The streaming ring kernels (all-reduce, reduce-scatter, all-gather) share RingStream; counts
+    // divide into n segments for the latter two.
+    for (const kernel of [ringAllReduce, ringReduceScatter, ringAllGather] as const) {
+      for (const [n, count] of [
+        [2, 40 * 16],
+        [3, 3 * (7 * 16 + 5)],
+        [4, 4 * 9 * 16],
+        [9, 9 * (5 * 16 + 7)],
+      ] as const) {
+        const group = sipRing(n);
+        for (const queueSlots of [1, 2, 3, 4, 8]) {
+          const args = {
+            group,
+            buffers: buffersOf(group, count),
+            slotBytes: F32_SLOT,
+            op: "sum" as const,
+            queueSlots,
+          };
+          const programs = await commandsOfRanks(kernel as typeof ringAllReduce, args, group);
+          const outcome = runQueues(
+            group,
+            programs.map(([commands]) => ipcqCommands(commands as PeCommand[])),
+            queueSlots,
+          );
+          expect(outcome, `${kernel.name} n=${n} count=${count} slots=${queueSlots}`).toHaveProperty(
+            "messages",
+          );
+        }
       }
     }
     // 4 ranks, 9 pieces per segment, 4 slots: the first receive comes after 2 + 1 sends.

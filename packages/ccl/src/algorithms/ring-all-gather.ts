@@ -1,23 +1,17 @@
 import type { TensorHandle, TL } from "@kb/tl";
-import {
-  type AllGatherArgs,
-  bufferOf,
-  chunkCount,
-  elementAddress,
-  recvToScratch,
-  type Span,
-  split,
-} from "../kernel-support.js";
+import { type AllGatherArgs, bufferOf, elementAddress, type Span, split } from "../kernel-support.js";
 import { laneOf, laneRing, rankOf } from "../ranks.js";
 import { segmentRegion } from "./ring-reduce-scatter.js";
+import { RingStream, roundsFor } from "./ring-stream.js";
 
 /**
  * Ring all-gather: the second half of {@link ringAllReduce}. Each buffer is `n` equal segments;
  * rank `r` contributes segment `r` (from `inputs[r]`, copied into its own buffer too, or already in
  * place). Step `s`: send segment `r - s` to `r + 1`, receive segment `r - s - 1` from `r - 1`,
- * store it and pass it on at the next step. A lane takes the same slice of every segment, in
- * chunks of at most one slot that pipeline; odd lanes go round the ring backwards (`laneRing`).
- * Per chunk each rank sends `n - 1` messages.
+ * store it and pass it on at the next step. A lane takes the same slice of every segment; each
+ * step streams it in slot-sized pieces through a TCM buffer (`RingStream`, as the all-reduce
+ * does), in rounds when it does not fit the scratch; odd lanes go round the ring backwards
+ * (`laneRing`).
  */
 export async function ringAllGather(tl: TL, args: AllGatherArgs): Promise<void> {
   const { group } = args;
@@ -28,32 +22,49 @@ export async function ringAllGather(tl: TL, args: AllGatherArgs): Promise<void> 
   const { lane, lanes } = laneOf(tl, group);
   const segmentCount = buffer.count / n;
   const mine = split(segmentCount, lanes, lane);
-  if (mine.count === 0) return;
+  if (mine.count === 0 || (n === 1 && input === null)) return;
   const { dtype } = buffer;
   const ring = laneRing(group, rank, lane);
-  const chunks = chunkCount(mine.count, args.slotBytes, dtype);
-  const at = (k: number, span: Span) => elementAddress(buffer, k * segmentCount + span.start);
+  const stream = new RingStream(tl, ring, dtype, args.slotBytes, args.queueSlots);
+  const rounds = roundsFor(tl, dtype, stream.pieceCount, 0, (r) => Math.ceil(mine.count / r));
+  const address = (k: number, span: Span) => elementAddress(buffer, k * segmentCount + span.start);
+  // The rank's own piece: from its input (and copied into its segment), or in place.
+  const source = (span: Span) => (input === null ? address(rank, span) : elementAddress(input, span.start));
 
-  for (let chunk = 0; chunk < chunks; chunk++) {
-    const cut = split(mine.count, chunks, chunk);
-    const span = { start: mine.start + cut.start, count: cut.count };
-    if (span.count === 0) continue;
+  for (let round = 0; round < rounds; round++) {
+    const cut = split(mine.count, rounds, round);
+    const pieces = stream.pieces({ start: mine.start + cut.start, count: cut.count });
     const mark = tl.scratchMark();
-    let outgoing: TensorHandle | null = null;
-    if (input !== null) {
-      outgoing = await tl.load(elementAddress(input, span.start), [span.count], dtype);
-      await tl.store(at(rank, span), outgoing);
-    } else if (n > 1) {
-      outgoing = await tl.load(at(rank, span), [span.count], dtype);
-    }
-    for (let step = 0; step < n - 1; step++) {
-      if (outgoing !== null) await tl.send(ring.next as string, outgoing);
+    const inFlight = tl.empty([cut.count], dtype);
+    const own = (t: number) => {
+      const span = pieces[t] as Span;
+      return tl.load(source(span), [span.count], dtype, { out: stream.at(inFlight, t, span) });
+    };
+    const copy =
+      input === null
+        ? undefined
+        : (t: number, piece: TensorHandle) => tl.store(address(rank, pieces[t] as Span), piece);
+    if (n === 1) {
+      for (let t = 0; t < pieces.length; t++) await copy?.(t, await own(t));
       tl.scratchRelease(mark);
-      const incoming = await recvToScratch(tl, ring.prev as string, span.count, dtype);
-      // The segment of the rank `step + 1` places back round this lane's ring.
-      await tl.store(at(ring.rankAt(ring.position - step - 1), span), incoming);
-      // The last segment received came from rank + 1 itself: nothing to pass on.
-      outgoing = step < n - 2 ? incoming : null;
+      continue;
+    }
+    let outgoing: TensorHandle[] = [];
+    for (let s = 0; s < n - 1; s++) {
+      const sending = outgoing;
+      // The segment of the rank `s + 1` places back round this lane's ring.
+      const k = ring.rankAt(ring.position - s - 1);
+      outgoing = await stream.step(
+        pieces.length,
+        (t) => (s === 0 ? own(t) : (sending[t] as TensorHandle)),
+        pieces,
+        async (i, span) => {
+          const piece = await stream.receive(stream.at(inFlight, i, span));
+          await tl.store(address(k, span), piece);
+          return piece;
+        },
+        s === 0 ? copy : undefined,
+      );
     }
     tl.scratchRelease(mark);
   }
