@@ -4,6 +4,8 @@ import {
   bufferOf,
   combine,
   elementAddress,
+  type ReduceOp,
+  type Region,
   type Span,
   split,
 } from "../kernel-support.js";
@@ -28,8 +30,8 @@ import { RingStream, roundsFor } from "./ring-stream.js";
  * result is the next step's message and nothing goes back to HBM until the reduced segments are
  * stored. Within a step the rank sends `queueSlots / 2` pieces ahead of the one it receives, so
  * the link stays busy while payloads and credits travel (`queueSlots`: the IPCQ's slots; without
- * it, one piece at a time). A slice whose segment does not fit the kernel's TCM scratch is all-reduced in
- * rounds of parts that do. When a rank runs on several PEs (lanes), odd lanes go round the ring
+ * it, one piece at a time). A slice whose segment does not fit the kernel's TCM scratch is
+ * all-reduced in rounds of parts that do. When a rank runs on several PEs (lanes), odd lanes go round the ring
  * backwards (`laneRing`), so both directions of every link carry data.
  */
 export async function ringAllReduce(tl: TL, args: AllReduceArgs): Promise<void> {
@@ -40,30 +42,35 @@ export async function ringAllReduce(tl: TL, args: AllReduceArgs): Promise<void> 
   const { lane, lanes } = laneOf(tl, group);
   const mine = split(buffer.count, lanes, lane);
   if (n === 1 || mine.count === 0) return;
-  const stream = new RingStream(
-    tl,
-    laneRing(group, rank, lane),
-    buffer.dtype,
-    args.slotBytes,
-    args.queueSlots,
-  );
+  const ring = laneRing(group, rank, lane);
+  const stream = new RingStream(tl, ring, buffer.dtype, args.slotBytes, args.queueSlots);
   // One segment and two pieces (received, own data) must fit the scratch: else go in rounds.
   const rounds = roundsFor(tl, buffer.dtype, stream.pieceCount, 2, (r) =>
     Math.ceil(Math.ceil(mine.count / r) / n),
   );
   for (let round = 0; round < rounds; round++) {
     const part = split(mine.count, rounds, round);
-    await ringRound(tl, args, stream, lane, { start: mine.start + part.start, count: part.count });
+    await ringRound(tl, args.op, n, buffer, ring.position, stream, {
+      start: mine.start + part.start,
+      count: part.count,
+    });
   }
 }
 
-/** One ring all-reduce over `part` of the rank's buffer (one segment of it fits in TCM). */
-async function ringRound(tl: TL, args: AllReduceArgs, stream: RingStream, lane: number, part: Span) {
-  const { group, op } = args;
-  const n = group.size;
-  const buffer = bufferOf(tl, args, rankOf(tl, group));
+/**
+ * One ring all-reduce over `part` of the rank's `buffer` (one segment of it fits in TCM), for the
+ * rank at `position` of an `n`-place ring.
+ */
+async function ringRound(
+  tl: TL,
+  op: ReduceOp,
+  n: number,
+  buffer: Region,
+  position: number,
+  stream: RingStream,
+  part: Span,
+) {
   const { dtype } = buffer;
-  const { position } = laneRing(group, rankOf(tl, group), lane);
   // The pieces of segment `k` of the part: the same on every rank.
   const piecesOf = (k: number): Span[] => {
     const cut = split(part.count, n, mod(k, n));

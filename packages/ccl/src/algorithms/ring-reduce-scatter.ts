@@ -35,7 +35,9 @@ export async function ringReduceScatter(tl: TL, args: ReduceScatterArgs): Promis
   const ring = laneRing(group, rank, lane);
   const stream = new RingStream(tl, ring, dtype, args.slotBytes, args.queueSlots);
   const rounds = roundsFor(tl, dtype, stream.pieceCount, 2, (r) => Math.ceil(mine.count / r));
-  // Segments are the ranks': the one a place holds is that of the rank there.
+  // Segments are the ranks': the one a place holds is that of the rank there. Step 0 sends the
+  // segment of the rank one place back.
+  const first = ring.rankAt(ring.position - 1);
   const address = (k: number, span: Span) => elementAddress(buffer, k * segmentCount + span.start);
   const outputAddress = (span: Span) =>
     output === null ? address(rank, span) : elementAddress(output, span.start);
@@ -63,11 +65,7 @@ export async function ringReduceScatter(tl: TL, args: ReduceScatterArgs): Promis
         pieces.length,
         (t) =>
           s === 0
-            ? load(
-                ring.rankAt(ring.position - 1),
-                pieces[t] as Span,
-                stream.at(inFlight, t, pieces[t] as Span),
-              )
+            ? load(first, pieces[t] as Span, stream.at(inFlight, t, pieces[t] as Span))
             : (sending[t] as TensorHandle),
         pieces,
         async (i, span) => {
