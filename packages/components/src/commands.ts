@@ -92,9 +92,11 @@ export interface EpilogueOp {
 
 /**
  * A tiled GEMM pipeline (ADR-0014 D3.2): C (m x n) = A (m x k) @ B (k x n), all in HBM (or SRAM),
- * row-major. The scheduler splits it into output tiles and K tiles; each K tile streams
- * DMA_READ -> FETCH -> GEMM -> [MATH] -> STORE and the last K tile of an output tile adds the
- * output epilogue and DMA_WRITE.
+ * row-major and contiguous. With `transposeA` the matrix stored at `a` is A's transpose (k x m),
+ * with `transposeB` the one at `b` is B's (n x k): each tile's DMA reads the stored block and the
+ * GEMM reads it transposed. The scheduler splits it into output tiles and K tiles; each K tile
+ * streams DMA_READ -> FETCH -> GEMM -> [MATH] -> STORE and the last K tile of an output tile adds
+ * the output epilogue and DMA_WRITE.
  */
 export interface CompositeGemmCommand extends CommandBase {
   readonly kind: "composite_gemm";
@@ -110,6 +112,10 @@ export interface CompositeGemmCommand extends CommandBase {
   /** Tile shape (default: the scheduler's `tile_m`, `tile_n`, `tile_k`, clipped to the matrix). */
   readonly tile?: { readonly m?: number; readonly n?: number; readonly k?: number };
   readonly epilogue?: readonly EpilogueOp[];
+  /** The matrix at `a` is stored k x m (A transposed). */
+  readonly transposeA?: boolean;
+  /** The matrix at `b` is stored n x k (B transposed). */
+  readonly transposeB?: boolean;
 }
 
 /**

@@ -235,3 +235,56 @@ describe("op-log hooks and determinism", () => {
     expect(first.events.length).toBeGreaterThan(100);
   });
 });
+
+describe("composite GEMM with transposed operands", () => {
+  it("reads the stored blocks of Aᵀ (k x m) and Bᵀ (n x k) and flags the GEMM transposed", () => {
+    const sink = new MemorySink();
+    const logger = new OpLogger(sink, { validate: true });
+    const machine = machineOf("default", { opLogger: logger });
+    // C (6 x 10) = A (6 x 8) @ B (8 x 10), f16, tiles 4 x 4 x 4; A stored as Aᵀ (8 x 6), B as
+    // Bᵀ (10 x 8). Tile 0 is (mi 0, ni 0, ki 0): m = n = k = 4.
+    const done = machine.submit("sip0.cube0.pe0", [
+      {
+        kind: "composite_gemm",
+        a: hbm(0),
+        b: hbm(MIB),
+        c: hbm(2 * MIB),
+        m: 6,
+        n: 10,
+        k: 8,
+        dtype: "f16",
+        tile: { m: 4, n: 4, k: 4 },
+        transposeA: true,
+        transposeB: true,
+      },
+    ]);
+    machine.run(done);
+    logger.close();
+    const reads = sink.records.filter((record) => record.op_name === "dma_read");
+    // 2 x 3 output tiles x 2 K tiles, two reads each.
+    expect(reads).toHaveLength(24);
+    // Tile 0, A: rows ki*4 .. of Aᵀ = 4 rows of m = 4 elements (8 B), row stride M * 2 = 12 B.
+    expect(reads[0]?.params).toMatchObject({ src_addr: hbm(0), nbytes: 32, rows: 4, src_stride: 12 });
+    // Tile 0, B: rows ni*4 .. of Bᵀ = 4 rows of k = 4 elements (8 B), row stride K * 2 = 16 B.
+    expect(reads[1]?.params).toMatchObject({ src_addr: hbm(MIB), nbytes: 32, rows: 4, src_stride: 16 });
+    // Tile 1 (ki 1): Aᵀ rows 4..7 start at 4 * 6 * 2 = 48 B; Bᵀ columns 4..7 at 4 * 2 = 8 B.
+    expect(reads[2]?.params).toMatchObject({ src_addr: hbm(48), rows: 4, src_stride: 12 });
+    expect(reads[3]?.params).toMatchObject({ src_addr: hbm(MIB + 8), rows: 4, src_stride: 16 });
+    const gemm = sink.records.find((record) => record.op_kind === "gemm");
+    expect(gemm?.params).toMatchObject({
+      shape_a: [4, 4],
+      shape_b: [4, 4],
+      transpose_a: true,
+      transpose_b: true,
+    });
+    // The last output tile (mi 1, ni 2): m = 2, n = 2; its first K tile reads Aᵀ[0..4, 4..6]
+    // (4 rows of 2 elements at 4 * 2 = 8 B) and Bᵀ[8..10, 0..4] (2 rows of 4 at 8 * 8 * 2 = 128 B).
+    expect(reads[20]?.params).toMatchObject({ src_addr: hbm(8), nbytes: 16, rows: 4, src_stride: 12 });
+    expect(reads[21]?.params).toMatchObject({
+      src_addr: hbm(MIB + 128),
+      nbytes: 16,
+      rows: 2,
+      src_stride: 16,
+    });
+  });
+});

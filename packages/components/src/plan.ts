@@ -380,6 +380,8 @@ function compositeGemmFeed(
       );
     }
   });
+  const transA = command.transposeA === true;
+  const transB = command.transposeB === true;
   const kTileOps = epilogue.filter((entry) => entry.scope === "k_tile");
   const outputOps = epilogue.filter((entry) => entry.scope !== "k_tile");
   const tilesM = Math.ceil(M / tm);
@@ -409,18 +411,30 @@ function compositeGemmFeed(
       const last = ki === tilesK - 1;
       const stages: Stage[] = [
         dmaStage("dma_read", engines, [
-          {
-            src: block(command.a + (mi * tm * K + ki * tk) * s, m, k * s, K * s),
-            dst: block(bufA, m, k * s, k * s),
-          },
-          {
-            src: block(command.b + (ki * tk * N + ni * tn) * s, k, n * s, N * s),
-            dst: block(bufB, k, n * s, n * s),
-          },
+          // A's tile (m x k), or the stored k x m block of A's transpose.
+          transA
+            ? {
+                src: block(command.a + (ki * tk * M + mi * tm) * s, k, m * s, M * s),
+                dst: block(bufA, k, m * s, m * s),
+              }
+            : {
+                src: block(command.a + (mi * tm * K + ki * tk) * s, m, k * s, K * s),
+                dst: block(bufA, m, k * s, k * s),
+              },
+          // B's tile (k x n), or the stored n x k block of B's transpose.
+          transB
+            ? {
+                src: block(command.b + (ni * tn * K + ki * tk) * s, n, k * s, K * s),
+                dst: block(bufB, n, k * s, k * s),
+              }
+            : {
+                src: block(command.b + (ki * tk * N + ni * tn) * s, k, n * s, N * s),
+                dst: block(bufB, k, n * s, n * s),
+              },
         ]),
         stage("fetch", engines.fetchStore, { type: "fetch", bytes: (m * k + k * n) * s }),
         stage("gemm", engines.gemm, { type: "gemm", m, n, k, dtype }, [
-          gemmOp(bufA, bufB, accAddress, m, n, k, dtype, dtypeAcc, dtypeAcc, ki > 0),
+          gemmOp(bufA, bufB, accAddress, m, n, k, dtype, dtypeAcc, dtypeAcc, ki > 0, transA, transB),
         ]),
       ];
       const epilogueOps = last ? [...kTileOps, ...outputOps] : kTileOps;

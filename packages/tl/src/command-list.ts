@@ -19,10 +19,25 @@ export async function commandList(
     now: () => null,
     issue: (command) => {
       commands.push(command);
-      return { index: commands.length - 1, done: Promise.resolve() };
+      return { index: commands.length - 1, done: afterTurns(COMMAND_TURNS) };
     },
   };
   const tl = new TLContext({ ...options, memory: null }, sink);
   await kernel(tl, ...args);
+  // A call failed, or one was never awaited: fail as runner mode does.
+  const error = tl._endError();
+  if (error !== null) throw error;
   return commands;
+}
+
+/**
+ * Microtask turns a command takes in command-list mode. Runner mode completes a command only
+ * after simulated time passes, so a call the kernel did not await is still in flight when the
+ * kernel returns or makes its next call; a few dozen turns give command-list mode the same
+ * behaviour (and the same errors) without a clock.
+ */
+const COMMAND_TURNS = 32;
+
+async function afterTurns(turns: number): Promise<void> {
+  for (let turn = 0; turn < turns; turn++) await null;
 }

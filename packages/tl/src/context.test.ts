@@ -481,7 +481,10 @@ describe("kernel errors are located", () => {
         await first;
       }),
     );
-    expect(twice.message).toMatch(/issued cycles while an earlier tl call was still in flight/);
+    expect(twice.code).toBe("KERNEL_FAILED");
+    expect(twice.message).toMatch(
+      /tl\.cycles at packages\/tl\/src\/context\.test\.ts:\d+:\d+ was still in flight when tl\.cycles at packages\/tl\/src\/context\.test\.ts:\d+:\d+ was issued/,
+    );
     const thrown = await failure(
       runKernel(machineOf(), async function boom(tl: TLContext) {
         await tl.cycles(5);

@@ -9,6 +9,7 @@ import {
 import { KbError, type KbErrorCode } from "@kb/errors";
 import { DTYPE_BYTES, type Dtype, formatShape, isDtype, isFloatDtype, shapeSize, Tensor } from "@kb/tensor";
 import { decodeAddress } from "@kb/topology";
+import { CallSite } from "./call-site.js";
 import { CompletionHandle, type HandleInit, RecvFuture, TensorHandle } from "./handles.js";
 
 /** Scratch allocations are aligned to this many bytes (ADR-0046 D5). */
@@ -21,8 +22,28 @@ export const SCRATCH_ALIGN = 16;
 export interface KernelMemory {
   /** Throws unless `[address, address + length)` may be accessed (inside one live allocation, or TCM). */
   check(address: number, length: number, what: string): void;
+  /**
+   * The live device tensor (HBM/SRAM allocation) holding `address`, or null (TCM, a raw
+   * allocation or no allocation). `dtype` is null for allocations made without an element type.
+   * Loads, stores and composites check their element type against it.
+   */
+  tensorAt?(address: number): DeviceTensorInfo | null;
   read(address: number, length: number, what: string): Uint8Array;
   write(address: number, bytes: Uint8Array, what: string): void;
+}
+
+/** What a kernel's memory knows of the device tensor at an address (see `KernelMemory.tensorAt`). */
+export interface DeviceTensorInfo {
+  /** The tensor's name (`A`, `out`, `t3`). */
+  readonly name: string;
+  /** Its element type, or null for an allocation made without one. */
+  readonly dtype: Dtype | null;
+  /** Its shape, or null when unknown. */
+  readonly shape: readonly number[] | null;
+  /** Device address of its first byte. */
+  readonly address: number;
+  /** Its size in bytes. */
+  readonly bytes: number;
 }
 
 /** Where a kernel instance runs and what it is told about the grid. */
@@ -135,6 +156,12 @@ export interface RecvOptions {
 /** A device address, or anything with an `address` (a runtime `DeviceTensor`). */
 export type Pointer = number | { readonly address: number };
 
+/** Where a loaded tile came from: its device address and, when strided, its row stride in elements. */
+interface LoadSource {
+  readonly address: number;
+  readonly stride: number | null;
+}
+
 const UNARY = ["exp", "log", "sqrt", "abs", "sigmoid", "cos", "sin", "relu"] as const;
 /** Elementwise ops an epilogue may apply. */
 const EPILOGUE_OPS = new Set(
@@ -165,6 +192,10 @@ export class TLContext {
   private scratchHandles: TensorHandle[] = [];
   /** Async commands not waited for yet. */
   private readonly outstanding = new Set<CompletionHandle | RecvFuture>();
+  /** The tl call that has been made and has not completed yet (at most one: calls are awaited). */
+  private inFlight: CallSite | null = null;
+  /** The first error a tl call of this kernel raised (it fails the kernel even if not awaited). */
+  private firstFailure: unknown = null;
 
   /** @internal Made by a KernelRunner or `commandList`. */
   constructor(options: TLOptions, sink: CommandSink) {
@@ -328,6 +359,7 @@ export class TLContext {
       space: x.space,
       address: x.address,
       source: x.source,
+      sourceStride: x.sourceStride,
       transposed: !x.transposed,
     });
     if (x._data !== null) handle._data = transpose(x._data);
@@ -372,39 +404,46 @@ export class TLContext {
    * Loads `shape` elements at `ptr` (HBM or SRAM) into TCM through PE_DMA. In runner mode the
    * handle's `data` holds the real values, read when the copy completes.
    */
-  async load(
+  load(
     ptr: Pointer,
     shape: readonly number[],
     dtype: Dtype = "f16",
     options: LoadOptions = {},
   ): Promise<TensorHandle> {
-    this.checkShape("load", shape);
-    this.checkDtype("load", dtype);
-    const src = this.address(ptr, "load");
-    const block = this.block("load", shape, dtype, options.stride);
-    this.checkDeviceSide("load", src);
-    const handle =
-      options.out === undefined
-        ? this.scratchHandle("load", "load", shape, dtype, src)
-        : await this.into("load", options.out, "load", shape, dtype, src);
-    const reads = this.memory === null ? null : this.readBlock(src, block, `tl.load at ${hex(src)}`);
-    await this.dispatch();
-    await this.issue({
-      kind: "dma",
-      src,
-      dst: handle.address,
-      bytes: block.rowBytes,
-      rows: block.rows,
-      srcStride: block.stride,
-      dstStride: block.rowBytes,
+    return this.call("load", async () => {
+      this.checkShape("load", shape);
+      this.checkDtype("load", dtype);
+      const src = this.address(ptr, "load");
+      const block = this.block("load", shape, dtype, options.stride);
+      this.checkDeviceSide("load", src);
+      const cols = shape[shape.length - 1] as number;
+      const from = {
+        address: src,
+        stride: options.stride !== undefined && options.stride !== cols ? options.stride : null,
+      };
+      const handle =
+        options.out === undefined
+          ? this.scratchHandle("load", "load", shape, dtype, from)
+          : await this.into("load", options.out, "load", shape, dtype, from);
+      const reads = this.memory === null ? null : this.readBlock(src, block, `tl.load at ${hex(src)}`);
+      await this.dispatch();
+      await this.issue({
+        kind: "dma",
+        src,
+        dst: handle.address,
+        bytes: block.rowBytes,
+        rows: block.rows,
+        srcStride: block.stride,
+        dstStride: block.rowBytes,
+      });
+      if (reads !== null) {
+        // Data is read when the copy completes (ADR-0020 D3), then lands in TCM.
+        const bytes = reads();
+        (this.memory as KernelMemory).write(handle.address, bytes, `tl.load into TCM ${hex(handle.address)}`);
+        handle._data = new Tensor(shape, dtype, bytes);
+      }
+      return handle;
     });
-    if (reads !== null) {
-      // Data is read when the copy completes (ADR-0020 D3), then lands in TCM.
-      const bytes = reads();
-      (this.memory as KernelMemory).write(handle.address, bytes, `tl.load into TCM ${hex(handle.address)}`);
-      handle._data = new Tensor(shape, dtype, bytes);
-    }
-    return handle;
   }
 
   /**
@@ -412,27 +451,29 @@ export class TLContext {
    * when the handle has data; a pending compute result only binds the destination (its values
    * arrive in phase 2).
    */
-  async store(ptr: Pointer, value: TensorHandle, options: BlockOptions = {}): Promise<void> {
-    this.own("store", value);
-    const dst = this.address(ptr, "store");
-    this.checkDeviceSide("store", dst);
-    const source = await this.inTcm("store", value);
-    const block = this.block("store", value.shape, value.dtype, options.stride);
-    if (this.memory !== null) {
-      this.checkBlockAccess(dst, block, `tl.store at ${hex(dst)}`);
-      if (!source.pending || source.origin === "constant") {
-        this.writeBlock(dst, block, (source._data as Tensor).bytes, `tl.store at ${hex(dst)}`);
+  store(ptr: Pointer, value: TensorHandle, options: BlockOptions = {}): Promise<void> {
+    return this.call("store", async () => {
+      this.own("store", value);
+      const dst = this.address(ptr, "store");
+      this.checkDeviceSide("store", dst);
+      const source = await this.inTcm("store", value);
+      const block = this.block("store", value.shape, value.dtype, options.stride);
+      if (this.memory !== null) {
+        this.checkBlockAccess(dst, block, `tl.store at ${hex(dst)}`);
+        if (!source.pending || source.origin === "constant") {
+          this.writeBlock(dst, block, (source._data as Tensor).bytes, `tl.store at ${hex(dst)}`);
+        }
       }
-    }
-    await this.dispatch();
-    await this.issue({
-      kind: "dma",
-      src: source.address,
-      dst,
-      bytes: block.rowBytes,
-      rows: block.rows,
-      srcStride: block.rowBytes,
-      dstStride: block.stride,
+      await this.dispatch();
+      await this.issue({
+        kind: "dma",
+        src: source.address,
+        dst,
+        bytes: block.rowBytes,
+        rows: block.rows,
+        srcStride: block.rowBytes,
+        dstStride: block.stride,
+      });
     });
   }
 
@@ -440,93 +481,91 @@ export class TLContext {
   // GEMM and composite
 
   /** `a @ b` on PE_GEMM; both in TCM, `(M, K) x (K, N)`. With `acc`, adds into it. */
-  async dot(
-    a: TensorHandle,
-    b: TensorHandle,
-    options: DotOptions | TensorHandle = {},
-  ): Promise<TensorHandle> {
-    const opts: DotOptions = options instanceof TensorHandle ? { acc: options } : options;
-    this.own("dot", a);
-    this.own("dot", b);
-    if (a.shape.length !== 2 || b.shape.length !== 2) {
-      throw this._error(
-        "TL_INVALID_CALL",
-        `tl.dot needs 2-D operands, got ${a.describe()} and ${b.describe()}.`,
-      );
-    }
-    const [m, k] = a.shape as [number, number];
-    const [k2, n] = b.shape as [number, number];
-    if (k !== k2) {
-      throw this._error(
-        "TL_INVALID_CALL",
-        `tl.dot: inner dimensions differ: ${formatShape(a.shape)} x ${formatShape(b.shape)} (${k} != ${k2}).`,
-      );
-    }
-    if (a.dtype !== b.dtype) {
-      throw this._error(
-        "TL_INVALID_CALL",
-        `tl.dot: operand dtypes differ: ${a.dtype} and ${b.dtype}; cast one first.`,
-      );
-    }
-    const acc = opts.acc;
-    const defaultOut: Dtype = isFloatDtype(a.dtype) ? "f32" : "i32";
-    const outDtype = opts.outDtype ?? acc?.dtype ?? defaultOut;
-    this.checkDtype("dot", outDtype);
-    if (acc !== undefined) {
-      this.own("dot", acc);
-      if (acc.shape.length !== 2 || acc.shape[0] !== m || acc.shape[1] !== n) {
+  dot(a: TensorHandle, b: TensorHandle, options: DotOptions | TensorHandle = {}): Promise<TensorHandle> {
+    return this.call("dot", async () => {
+      const opts: DotOptions = options instanceof TensorHandle ? { acc: options } : options;
+      this.own("dot", a);
+      this.own("dot", b);
+      if (a.shape.length !== 2 || b.shape.length !== 2) {
         throw this._error(
           "TL_INVALID_CALL",
-          `tl.dot: accumulator ${acc.describe()} does not match the result shape ${formatShape([m, n])}.`,
+          `tl.dot needs 2-D operands, got ${a.describe()} and ${b.describe()}.`,
         );
       }
-      if (acc.dtype !== outDtype) {
+      const [m, k] = a.shape as [number, number];
+      const [k2, n] = b.shape as [number, number];
+      if (k !== k2) {
         throw this._error(
           "TL_INVALID_CALL",
-          `tl.dot: accumulator is ${acc.dtype} but the output dtype is ${outDtype}.`,
+          `tl.dot: inner dimensions differ: ${formatShape(a.shape)} x ${formatShape(b.shape)} (${k} != ${k2}).`,
         );
       }
-      if (acc.space !== "tcm" || acc.transposed) {
+      if (a.dtype !== b.dtype) {
         throw this._error(
           "TL_INVALID_CALL",
-          `tl.dot: the accumulator ${acc.describe()} must be a plain TCM tensor.`,
+          `tl.dot: operand dtypes differ: ${a.dtype} and ${b.dtype}; cast one first.`,
         );
       }
-    }
-    const aa = await this.inTcm("dot", a);
-    const bb = await this.inTcm("dot", b);
-    // A zeros accumulator that was never written: overwrite instead of adding (same result).
-    const freshZeros = acc !== undefined && acc.origin === "constant" && !acc._materialised && isZeros(acc);
-    const accumulator = acc !== undefined && !freshZeros ? await this.inTcm("dot", acc) : acc;
-    const out =
-      accumulator !== undefined
-        ? this.handle({
-            op: "dot",
-            origin: "compute",
-            shape: [m, n],
-            dtype: outDtype,
-            space: "tcm",
-            address: accumulator.address,
-            scratchOffset: accumulator.scratchOffset,
-          })
-        : this.scratchHandle("dot", "compute", [m, n], outDtype);
-    await this.dispatch();
-    await this.issue({
-      kind: "gemm",
-      a: aa.address,
-      b: bb.address,
-      out: out.address,
-      m,
-      n,
-      k,
-      dtype: a.dtype,
-      dtypeAcc: isFloatDtype(a.dtype) ? "f32" : "i32",
-      dtypeOut: outDtype,
-      accumulate: accumulator !== undefined && !freshZeros,
-      transposeA: aa.transposed,
-      transposeB: bb.transposed,
+      const acc = opts.acc;
+      const defaultOut: Dtype = isFloatDtype(a.dtype) ? "f32" : "i32";
+      const outDtype = opts.outDtype ?? acc?.dtype ?? defaultOut;
+      this.checkDtype("dot", outDtype);
+      if (acc !== undefined) {
+        this.own("dot", acc);
+        if (acc.shape.length !== 2 || acc.shape[0] !== m || acc.shape[1] !== n) {
+          throw this._error(
+            "TL_INVALID_CALL",
+            `tl.dot: accumulator ${acc.describe()} does not match the result shape ${formatShape([m, n])}.`,
+          );
+        }
+        if (acc.dtype !== outDtype) {
+          throw this._error(
+            "TL_INVALID_CALL",
+            `tl.dot: accumulator is ${acc.dtype} but the output dtype is ${outDtype}.`,
+          );
+        }
+        if (acc.space !== "tcm" || acc.transposed) {
+          throw this._error(
+            "TL_INVALID_CALL",
+            `tl.dot: the accumulator ${acc.describe()} must be a plain TCM tensor.`,
+          );
+        }
+      }
+      const aa = await this.inTcm("dot", a, true);
+      const bb = await this.inTcm("dot", b, true);
+      // A zeros accumulator that was never written: overwrite instead of adding (same result).
+      const freshZeros = acc !== undefined && acc.origin === "constant" && !acc._materialised && isZeros(acc);
+      const accumulator = acc !== undefined && !freshZeros ? await this.inTcm("dot", acc) : acc;
+      const out =
+        accumulator !== undefined
+          ? this.handle({
+              op: "dot",
+              origin: "compute",
+              shape: [m, n],
+              dtype: outDtype,
+              space: "tcm",
+              address: accumulator.address,
+              scratchOffset: accumulator.scratchOffset,
+            })
+          : this.scratchHandle("dot", "compute", [m, n], outDtype);
+      await this.dispatch();
+      await this.issue({
+        kind: "gemm",
+        a: aa.address,
+        b: bb.address,
+        out: out.address,
+        m,
+        n,
+        k,
+        dtype: a.dtype,
+        dtypeAcc: isFloatDtype(a.dtype) ? "f32" : "i32",
+        dtypeOut: outDtype,
+        accumulate: accumulator !== undefined && !freshZeros,
+        transposeA: aa.transposed,
+        transposeB: bb.transposed,
+      });
+      return out;
     });
-    return out;
   }
 
   /**
@@ -534,90 +573,94 @@ export class TLContext {
    * `outPtr = a @ b` from HBM operands (refs or loaded tiles' sources), `"math"` applies
    * `mathOp` row-tile by row-tile. Wait for the returned handle with `tl.wait`.
    */
-  async composite(
+  composite(
     op: "gemm" | "math",
     a: TensorHandle,
     b: TensorHandle | null | undefined,
     options: CompositeOptions,
   ): Promise<CompletionHandle> {
-    this.own("composite", a);
-    if (b !== null && b !== undefined) this.own("composite", b);
-    const out = this.address(options.outPtr, "composite outPtr");
-    this.checkDeviceSide("composite outPtr", out);
-    let command: PeCommand;
-    if (op === "gemm") {
-      if (b === null || b === undefined)
-        throw this._error("TL_INVALID_CALL", 'tl.composite("gemm") needs b.');
-      const epilogue = this.epilogue(options.epilogue ?? []);
-      if (a.shape.length !== 2 || b.shape.length !== 2 || a.shape[1] !== b.shape[0]) {
-        throw this._error(
-          "TL_INVALID_CALL",
-          `tl.composite("gemm"): needs (M, K) x (K, N), got ${formatShape(a.shape)} x ${formatShape(b.shape)}.`,
-        );
-      }
-      const [m, k] = a.shape as [number, number];
-      const n = b.shape[1] as number;
-      const tile = options.tileShape;
-      command = {
-        kind: "composite_gemm",
-        a: this.streamed("composite", a),
-        b: this.streamed("composite", b),
-        c: out,
-        m,
-        n,
-        k,
-        dtype: a.dtype,
-        ...(options.accDtype !== undefined ? { dtypeAcc: options.accDtype } : {}),
-        ...(options.outDtype !== undefined ? { dtypeOut: options.outDtype } : {}),
-        ...(tile !== undefined ? { tile: { m: tile[0], n: tile[1], k: tile[2] } } : {}),
-        ...(epilogue.length > 0 ? { epilogue } : {}),
-        async: true,
-      };
-    } else if (op === "math") {
-      const mathOp = options.mathOp;
-      const info = mathOp === undefined ? undefined : MATH_OPS[mathOp];
-      if (mathOp === undefined || info === undefined || mathOp === "fill" || mathOp === "iota") {
-        throw this._error(
-          "TL_INVALID_CALL",
-          `tl.composite("math") needs mathOp, one of ${Object.keys(MATH_OPS)
-            .filter((name) => name !== "fill" && name !== "iota")
-            .join(", ")}; got ${JSON.stringify(mathOp)}.`,
-        );
-      }
-      const inputs = b === null || b === undefined ? [a] : [a, b];
-      for (const input of inputs) {
-        if (formatShape(input.shape) !== formatShape(a.shape) || input.dtype !== a.dtype) {
+    return this.call("composite", async () => {
+      this.own("composite", a);
+      if (b !== null && b !== undefined) this.own("composite", b);
+      const out = this.address(options.outPtr, "composite outPtr");
+      this.checkDeviceSide("composite outPtr", out);
+      let command: PeCommand;
+      if (op === "gemm") {
+        if (b === null || b === undefined)
+          throw this._error("TL_INVALID_CALL", 'tl.composite("gemm") needs b.');
+        const epilogue = this.epilogue(options.epilogue ?? []);
+        if (a.shape.length !== 2 || b.shape.length !== 2 || a.shape[1] !== b.shape[0]) {
           throw this._error(
             "TL_INVALID_CALL",
-            `tl.composite("math"): inputs must match, got ${inputs.map((h) => h.describe()).join(" and ")}.`,
+            `tl.composite("gemm"): needs (M, K) x (K, N), got ${formatShape(a.shape)} x ${formatShape(b.shape)}.`,
           );
         }
+        const [m, k] = a.shape as [number, number];
+        const n = b.shape[1] as number;
+        const tile = options.tileShape;
+        command = {
+          kind: "composite_gemm",
+          a: this.streamed("composite", a, true),
+          b: this.streamed("composite", b, true),
+          c: out,
+          m,
+          n,
+          k,
+          dtype: a.dtype,
+          ...(options.accDtype !== undefined ? { dtypeAcc: options.accDtype } : {}),
+          ...(options.outDtype !== undefined ? { dtypeOut: options.outDtype } : {}),
+          ...(tile !== undefined ? { tile: { m: tile[0], n: tile[1], k: tile[2] } } : {}),
+          ...(epilogue.length > 0 ? { epilogue } : {}),
+          ...(a.transposed ? { transposeA: true } : {}),
+          ...(b.transposed ? { transposeB: true } : {}),
+          async: true,
+        };
+      } else if (op === "math") {
+        const mathOp = options.mathOp;
+        const info = mathOp === undefined ? undefined : MATH_OPS[mathOp];
+        if (mathOp === undefined || info === undefined || mathOp === "fill" || mathOp === "iota") {
+          throw this._error(
+            "TL_INVALID_CALL",
+            `tl.composite("math") needs mathOp, one of ${Object.keys(MATH_OPS)
+              .filter((name) => name !== "fill" && name !== "iota")
+              .join(", ")}; got ${JSON.stringify(mathOp)}.`,
+          );
+        }
+        const inputs = b === null || b === undefined ? [a] : [a, b];
+        for (const input of inputs) {
+          if (formatShape(input.shape) !== formatShape(a.shape) || input.dtype !== a.dtype) {
+            throw this._error(
+              "TL_INVALID_CALL",
+              `tl.composite("math"): inputs must match, got ${inputs.map((h) => h.describe()).join(" and ")}.`,
+            );
+          }
+        }
+        const cols = a.shape[a.shape.length - 1] as number;
+        command = {
+          kind: "composite_math",
+          op: mathOp,
+          inputs: inputs.map((input) => this.streamed("composite", input)),
+          out,
+          rows: a.size / cols,
+          cols,
+          dtype: a.dtype,
+          ...(options.scalars !== undefined ? { scalars: [...options.scalars] } : {}),
+          ...(options.tileRows !== undefined ? { tileRows: options.tileRows } : {}),
+          async: true,
+        };
+      } else {
+        throw this._error(
+          "TL_INVALID_CALL",
+          `tl.composite: unknown op ${JSON.stringify(op)}; use "gemm" or "math".`,
+        );
       }
-      const cols = a.shape[a.shape.length - 1] as number;
-      command = {
-        kind: "composite_math",
-        op: mathOp,
-        inputs: inputs.map((input) => this.streamed("composite", input)),
-        out,
-        rows: a.size / cols,
-        cols,
-        dtype: a.dtype,
-        ...(options.scalars !== undefined ? { scalars: [...options.scalars] } : {}),
-        ...(options.tileRows !== undefined ? { tileRows: options.tileRows } : {}),
-        async: true,
-      };
-    } else {
-      throw this._error(
-        "TL_INVALID_CALL",
-        `tl.composite: unknown op ${JSON.stringify(op)}; use "gemm" or "math".`,
-      );
-    }
-    await this.dispatch();
-    const issued = this.sink.issue(command);
-    const handle = new CompletionHandle(this.nextCompletion++, op, issued.index, this);
-    this.outstanding.add(handle);
-    await issued.done;
-    return handle;
+      await this.dispatch();
+      const issued = this.sink.issue(command);
+      const handle = new CompletionHandle(this.nextCompletion++, op, issued.index, this);
+      this.outstanding.add(handle);
+      await issued.done;
+      return handle;
+    });
   }
 
   // ---------------------------------------------------------------------------------------------
@@ -723,23 +766,25 @@ export class TLContext {
    * payload is read at issue (ADR-0046 D3.10 snapshot rule): changing or receiving into the
    * source afterwards does not change what arrives. The kernel's end waits for every arrival.
    */
-  async send(direction: string, src: TensorHandle): Promise<void> {
-    this.own("send", src);
-    this.checkDirection("send", direction);
-    const source = await this.inTcm("send", src);
-    // Phase 1 moves real bytes only for data the kernel has (loads, constants, received data).
-    const data =
-      this.memory !== null && source.origin !== "compute" && source._data !== null
-        ? source._data.bytes.slice()
-        : null;
-    await this.dispatch();
-    await this.issue({
-      kind: "ipcq_send",
-      direction,
-      src: source.address,
-      bytes: source.nbytes,
-      dtype: source.dtype,
-      ...(data !== null ? { data } : {}),
+  send(direction: string, src: TensorHandle): Promise<void> {
+    return this.call("send", async () => {
+      this.own("send", src);
+      this.checkDirection("send", direction);
+      const source = await this.inTcm("send", src);
+      // Phase 1 moves real bytes only for data the kernel has (loads, constants, received data).
+      const data =
+        this.memory !== null && source.origin !== "compute" && source._data !== null
+          ? source._data.bytes.slice()
+          : null;
+      await this.dispatch();
+      await this.issue({
+        kind: "ipcq_send",
+        direction,
+        src: source.address,
+        bytes: source.nbytes,
+        dtype: source.dtype,
+        ...(data !== null ? { data } : {}),
+      });
     });
   }
 
@@ -749,23 +794,29 @@ export class TLContext {
    * `dstAddr` the payload is copied there and the slot is freed at once; else the handle is the
    * slot itself, the kernel's until its next receive from that direction (or its end).
    */
-  async recv(direction: string | null, options: RecvOptions): Promise<TensorHandle> {
-    const { finish } = await this.receive("recv", direction, options, true, false);
-    return finish();
+  recv(direction: string | null, options: RecvOptions): Promise<TensorHandle> {
+    return this.call("recv", async () => {
+      const { finish } = await this.receive("recv", direction, options, true, false);
+      return finish();
+    });
   }
 
   /** DIAGNOSTIC ONLY: `recv` without the slot-read latency; production kernels must use `recv`. */
-  async recvNoConsume(direction: string | null, options: RecvOptions): Promise<TensorHandle> {
-    const { finish } = await this.receive("recvNoConsume", direction, options, false, false);
-    return finish();
+  recvNoConsume(direction: string | null, options: RecvOptions): Promise<TensorHandle> {
+    return this.call("recvNoConsume", async () => {
+      const { finish } = await this.receive("recvNoConsume", direction, options, false, false);
+      return finish();
+    });
   }
 
   /** A non-blocking receive: `await tl.wait(future)` gives the handle. */
-  async recvAsync(direction: string, options: RecvOptions): Promise<RecvFuture> {
-    const { index, finish } = await this.receive("recvAsync", direction, options, true, true);
-    const future = new RecvFuture(this.nextCompletion++, index, finish, this);
-    this.outstanding.add(future);
-    return future;
+  recvAsync(direction: string, options: RecvOptions): Promise<RecvFuture> {
+    return this.call("recvAsync", async () => {
+      const { index, finish } = await this.receive("recvAsync", direction, options, true, true);
+      const future = new RecvFuture(this.nextCompletion++, index, finish, this);
+      this.outstanding.add(future);
+      return future;
+    });
   }
 
   // ---------------------------------------------------------------------------------------------
@@ -776,43 +827,121 @@ export class TLContext {
    * handle), or, without an argument, every outstanding async command. Timing only: a composite's
    * results stay pending in phase 1.
    */
-  async wait(handle?: CompletionHandle | RecvFuture): Promise<TensorHandle | undefined> {
-    if (handle === undefined) {
+  wait(handle?: CompletionHandle | RecvFuture): Promise<TensorHandle | undefined> {
+    return this.call("wait", async () => {
+      if (handle === undefined) {
+        await this.dispatch();
+        await this.issue({ kind: "wait" });
+        this.outstanding.clear();
+        return undefined;
+      }
+      if (handle.tl !== this) {
+        throw this._error("TL_INVALID_CALL", `tl.wait: ${handle} belongs to another kernel instance.`);
+      }
+      if (!this.outstanding.has(handle)) {
+        throw this._error("TL_INVALID_CALL", `tl.wait: ${handle} was already waited for.`);
+      }
+      this.outstanding.delete(handle);
       await this.dispatch();
-      await this.issue({ kind: "wait" });
-      this.outstanding.clear();
-      return undefined;
-    }
-    if (handle.tl !== this) {
-      throw this._error("TL_INVALID_CALL", `tl.wait: ${handle} belongs to another kernel instance.`);
-    }
-    if (!this.outstanding.has(handle)) {
-      throw this._error("TL_INVALID_CALL", `tl.wait: ${handle} was already waited for.`);
-    }
-    this.outstanding.delete(handle);
-    await this.dispatch();
-    await this.issue({ kind: "wait", commands: [handle.commandIndex] });
-    return handle instanceof RecvFuture ? handle._finish() : undefined;
+      await this.issue({ kind: "wait", commands: [handle.commandIndex] });
+      return handle instanceof RecvFuture ? handle._finish() : undefined;
+    });
   }
 
   /** Keeps the PE_CPU busy for `n` cycles (scalar work of the kernel). */
-  async cycles(n: number): Promise<void> {
-    if (!(Number.isFinite(n) && n >= 0)) {
-      throw this._error("TL_INVALID_CALL", `tl.cycles(${n}): needs a finite number >= 0.`);
-    }
-    await this.issue({ kind: "cycles", cycles: n });
+  cycles(n: number): Promise<void> {
+    return this.call("cycles", async () => {
+      if (!(Number.isFinite(n) && n >= 0)) {
+        throw this._error("TL_INVALID_CALL", `tl.cycles(${n}): needs a finite number >= 0.`);
+      }
+      await this.issue({ kind: "cycles", cycles: n });
+    });
   }
 
   // ---------------------------------------------------------------------------------------------
   // Internals
 
-  /** @internal A KbError located at this kernel instance (kernel, PE, simulated time). */
-  _error(code: KbErrorCode, detail: string, cause?: unknown): KbError {
+  /**
+   * @internal A KbError located at this kernel instance (kernel, PE, simulated time) and, while a
+   * tl call runs, at that call's line in the kernel's source.
+   */
+  _error(code: KbErrorCode, detail: string, cause?: unknown, site: CallSite | null = this.inFlight): KbError {
     const now = this.sink.now();
+    const location = site?.location ?? null;
     return new KbError(code, detail, {
-      context: { kernel: this.kernel, pe: this.placement.pe, ...(now !== null ? { simTimeNs: now } : {}) },
+      context: {
+        ...(location !== null ? { file: location.file, line: location.line, col: location.col } : {}),
+        kernel: this.kernel,
+        pe: this.placement.pe,
+        ...(now !== null ? { simTimeNs: now } : {}),
+      },
       ...(cause !== undefined ? { cause } : {}),
     });
+  }
+
+  /**
+   * @internal Why the kernel must fail although its function returned: a tl call that failed
+   * (awaited or not), or one still in flight (never awaited). Null when it ended cleanly.
+   */
+  _endError(): KbError | null {
+    if (this.firstFailure !== null) {
+      const error = this.firstFailure;
+      return error instanceof KbError
+        ? error
+        : this._error(
+            "KERNEL_FAILED",
+            `a tl call failed: ${error instanceof Error ? error.message : String(error)}`,
+            error,
+          );
+    }
+    const site = this.inFlight;
+    if (site === null) return null;
+    return this._error(
+      "KERNEL_FAILED",
+      `the kernel returned while ${site.describe()} was still in flight: await it (\`await tl.${site.call}(...)\`), so its command completes before the kernel ends.`,
+      undefined,
+      site,
+    );
+  }
+
+  /**
+   * Runs one tl call that emits commands: records where it was made, refuses it while another
+   * call is still in flight (a missing `await`), and notes its failure so the kernel fails even
+   * when nobody awaits it. The returned promise never counts as an unhandled rejection.
+   */
+  private call<T>(name: string, body: () => Promise<T>): Promise<T> {
+    const site = CallSite.capture(name);
+    const earlier = this.inFlight;
+    let promise: Promise<T>;
+    if (earlier !== null) {
+      const error = this._error(
+        "KERNEL_FAILED",
+        `${earlier.describe()} was still in flight when ${site.describe()} was issued: await every tl call before making the next one (\`await tl.${earlier.call}(...)\`); for work that overlaps, use the async forms (tl.composite, tl.recvAsync) and tl.wait.`,
+        undefined,
+        site,
+      );
+      this.noteFailure(error);
+      promise = Promise.reject(error);
+    } else {
+      this.inFlight = site;
+      promise = body().then(
+        (value) => {
+          if (this.inFlight === site) this.inFlight = null;
+          return value;
+        },
+        (error: unknown) => {
+          if (this.inFlight === site) this.inFlight = null;
+          this.noteFailure(error);
+          throw error;
+        },
+      );
+    }
+    promise.catch(ignore);
+    return promise;
+  }
+
+  private noteFailure(error: unknown): void {
+    if (this.firstFailure === null) this.firstFailure = error;
   }
 
   private axis(axis: number, call: string): number {
@@ -833,7 +962,7 @@ export class TLContext {
     origin: TensorHandle["origin"],
     shape: readonly number[],
     dtype: Dtype,
-    source: number | null = null,
+    from: LoadSource | null = null,
   ): TensorHandle {
     const bytes = shapeSize(shape) * DTYPE_BYTES[dtype];
     const offset = this.scratchCursor;
@@ -852,7 +981,8 @@ export class TLContext {
       dtype,
       space: "tcm",
       address: this.scratchBase + offset,
-      source,
+      source: from?.address ?? null,
+      sourceStride: from?.stride ?? null,
       scratchOffset: offset,
     });
     return handle;
@@ -868,7 +998,7 @@ export class TLContext {
     origin: TensorHandle["origin"],
     shape: readonly number[],
     dtype: Dtype,
-    source: number | null = null,
+    from: LoadSource | null = null,
   ): Promise<TensorHandle> {
     this.own(op, out);
     if (out.space !== "tcm" || out.transposed || out.rowStride !== out.shape[out.shape.length - 1]) {
@@ -895,7 +1025,8 @@ export class TLContext {
       dtype,
       space: "tcm",
       address: out.address,
-      source,
+      source: from?.address ?? null,
+      sourceStride: from?.stride ?? null,
       scratchOffset: out.scratchOffset,
     });
     handle._root = out._root;
@@ -1056,12 +1187,22 @@ export class TLContext {
     }
   }
 
-  /** The TCM form of an operand: writes a constant's values first (a PE_MATH fill/iota). */
-  private async inTcm(call: string, handle: TensorHandle): Promise<TensorHandle> {
+  /**
+   * The TCM form of an operand: writes a constant's values first (a PE_MATH fill/iota). Only a
+   * GEMM reads a transposed view (`tl.trans`) as what it means; every other command would read
+   * its bytes in stored order, so it is refused unless `transposedOk`.
+   */
+  private async inTcm(call: string, handle: TensorHandle, transposedOk = false): Promise<TensorHandle> {
     if (handle.space !== "tcm") {
       throw this._error(
         "TL_INVALID_CALL",
         `tl.${call}: ${handle.describe()} from tl.${handle.op} is not in TCM; tl.load it first.`,
+      );
+    }
+    if (handle.transposed && !transposedOk) {
+      throw this._error(
+        "TL_INVALID_CALL",
+        `tl.${call}: ${handle.describe()} is a transposed view (tl.trans): its bytes are stored in the other order and only tl.dot and tl.composite("gemm") read them transposed. Load the data in the layout you need (tl.load of the transposed matrix), or keep the transpose for the GEMM.`,
       );
     }
     const root = handle._root ?? handle;
@@ -1091,9 +1232,25 @@ export class TLContext {
       );
   }
 
-  /** An HBM address a composite can stream from: a ref, or the contiguous source of a load. */
-  private streamed(call: string, handle: TensorHandle): number {
+  /**
+   * An HBM address a composite can stream from: a ref, or the source of a load that read
+   * contiguous rows. Composite GEMMs read a transposed operand as such (`transposeA/B`); other
+   * composites refuse one (`transposedOk` false).
+   */
+  private streamed(call: string, handle: TensorHandle, transposedOk = false): number {
+    if (handle.transposed && !transposedOk) {
+      throw this._error(
+        "TL_INVALID_CALL",
+        `tl.${call}: ${handle.describe()} is a transposed view (tl.trans); only a composite GEMM streams a transposed operand.`,
+      );
+    }
     if (handle.space === "hbm") return handle.address;
+    if (handle.source !== null && handle.sourceStride !== null) {
+      throw this._error(
+        "TL_INVALID_CALL",
+        `tl.${call}: ${handle.describe()} was loaded with stride ${handle.sourceStride} from 0x${handle.source.toString(16)}; composite ops stream contiguous matrices from device memory, so they cannot read it again there. Pass a tl.ref of a contiguous matrix, or use tl.dot on the loaded tiles.`,
+      );
+    }
     if (handle.source !== null && handle.rowStride === handle.shape[handle.shape.length - 1])
       return handle.source;
     throw this._error(
@@ -1156,64 +1313,66 @@ export class TLContext {
     return this.math(op, [a, b], [], { out: options?.out });
   }
 
-  private async math(
+  private math(
     op: string,
     inputs: readonly TensorHandle[],
     scalars: readonly number[],
     options: { dtype?: Dtype; axis?: number; inputDtype?: Dtype; out?: TensorHandle | undefined } = {},
   ): Promise<TensorHandle> {
-    const { dtype, axis, inputDtype } = options;
-    for (const input of inputs) this.own(op, input);
-    const first = inputs[0] as TensorHandle;
-    for (const input of inputs) {
-      if (formatShape(input.shape) !== formatShape(first.shape)) {
-        throw this._error(
-          "TL_INVALID_CALL",
-          `tl.${op}: operand shapes differ: ${inputs.map((h) => formatShape(h.shape)).join(", ")} (no broadcasting; reshape or use a scalar).`,
-        );
+    return this.call(op, async () => {
+      const { dtype, axis, inputDtype } = options;
+      for (const input of inputs) this.own(op, input);
+      const first = inputs[0] as TensorHandle;
+      for (const input of inputs) {
+        if (formatShape(input.shape) !== formatShape(first.shape)) {
+          throw this._error(
+            "TL_INVALID_CALL",
+            `tl.${op}: operand shapes differ: ${inputs.map((h) => formatShape(h.shape)).join(", ")} (no broadcasting; reshape or use a scalar).`,
+          );
+        }
+        if (op !== "where" && op !== "cast" && input.dtype !== first.dtype) {
+          throw this._error(
+            "TL_INVALID_CALL",
+            `tl.${op}: operand dtypes differ: ${inputs.map((h) => h.dtype).join(", ")}; cast first.`,
+          );
+        }
       }
-      if (op !== "where" && op !== "cast" && input.dtype !== first.dtype) {
-        throw this._error(
-          "TL_INVALID_CALL",
-          `tl.${op}: operand dtypes differ: ${inputs.map((h) => h.dtype).join(", ")}; cast first.`,
-        );
+      const outDtype = dtype ?? first.dtype;
+      const rank = first.shape.length;
+      let outShape = [...first.shape];
+      let realAxis: number | undefined;
+      const info = MATH_OPS[op];
+      if (info !== undefined && info.shape !== "elementwise") {
+        const a = axis ?? -1;
+        if (!Number.isInteger(a) || a < -rank || a >= rank) {
+          throw this._error(
+            "TL_INVALID_CALL",
+            `tl.${op}: axis ${a} is out of range for ${formatShape(first.shape)}.`,
+          );
+        }
+        realAxis = a < 0 ? a + rank : a;
+        if (info.shape === "reduce") outShape = outShape.map((size, i) => (i === realAxis ? 1 : size));
       }
-    }
-    const outDtype = dtype ?? first.dtype;
-    const rank = first.shape.length;
-    let outShape = [...first.shape];
-    let realAxis: number | undefined;
-    const info = MATH_OPS[op];
-    if (info !== undefined && info.shape !== "elementwise") {
-      const a = axis ?? -1;
-      if (!Number.isInteger(a) || a < -rank || a >= rank) {
-        throw this._error(
-          "TL_INVALID_CALL",
-          `tl.${op}: axis ${a} is out of range for ${formatShape(first.shape)}.`,
-        );
-      }
-      realAxis = a < 0 ? a + rank : a;
-      if (info.shape === "reduce") outShape = outShape.map((size, i) => (i === realAxis ? 1 : size));
-    }
-    const tcm: TensorHandle[] = [];
-    for (const input of inputs) tcm.push(await this.inTcm(op, input));
-    const out =
-      options.out === undefined
-        ? this.scratchHandle(op, "compute", outShape, outDtype)
-        : await this.into(op, options.out, "compute", outShape, outDtype);
-    await this.dispatch();
-    await this.issue({
-      kind: "math",
-      op,
-      inputs: tcm.map((h) => h.address),
-      shape: [...first.shape],
-      out: out.address,
-      dtype: outDtype,
-      ...(realAxis !== undefined ? { axis: realAxis } : {}),
-      ...(scalars.length > 0 ? { scalars: [...scalars] } : {}),
-      ...(inputDtype !== undefined && inputDtype !== outDtype ? { inputDtype } : {}),
+      const tcm: TensorHandle[] = [];
+      for (const input of inputs) tcm.push(await this.inTcm(op, input));
+      const out =
+        options.out === undefined
+          ? this.scratchHandle(op, "compute", outShape, outDtype)
+          : await this.into(op, options.out, "compute", outShape, outDtype);
+      await this.dispatch();
+      await this.issue({
+        kind: "math",
+        op,
+        inputs: tcm.map((h) => h.address),
+        shape: [...first.shape],
+        out: out.address,
+        dtype: outDtype,
+        ...(realAxis !== undefined ? { axis: realAxis } : {}),
+        ...(scalars.length > 0 ? { scalars: [...scalars] } : {}),
+        ...(inputDtype !== undefined && inputDtype !== outDtype ? { inputDtype } : {}),
+      });
+      return out;
     });
-    return out;
   }
 
   private async receive(
@@ -1274,6 +1433,8 @@ export class TLContext {
     return handle;
   }
 }
+
+function ignore(): void {}
 
 function hex(address: number): string {
   return `0x${address.toString(16)}`;

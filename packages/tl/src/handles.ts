@@ -30,6 +30,8 @@ export interface HandleInit {
   readonly address: number;
   /** Where a loaded tile came from (HBM), so a composite can stream it again. */
   readonly source?: number | null;
+  /** Elements between the rows of `source` when the load was strided (not contiguous rows). */
+  readonly sourceStride?: number | null;
   /** Row stride in elements of a 2-D view (default: the last dimension, contiguous). */
   readonly rowStride?: number;
   /** Last two dimensions swapped without moving bytes (`tl.trans`). */
@@ -54,6 +56,8 @@ export class TensorHandle {
   readonly space: HandleSpace;
   readonly address: number;
   readonly source: number | null;
+  /** @internal Row stride of a strided load's source, in elements (null: contiguous). */
+  readonly sourceStride: number | null;
   readonly rowStride: number;
   readonly transposed: boolean;
   /** @internal */
@@ -80,6 +84,7 @@ export class TensorHandle {
     this.space = init.space;
     this.address = init.address;
     this.source = init.source ?? null;
+    this.sourceStride = init.sourceStride ?? null;
     this.rowStride = init.rowStride ?? init.shape[init.shape.length - 1] ?? 1;
     this.transposed = init.transposed ?? false;
     this.scratchOffset = init.scratchOffset ?? null;

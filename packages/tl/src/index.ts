@@ -3,6 +3,7 @@ export { commandList } from "./command-list.js";
 export type {
   BlockOptions,
   CompositeOptions,
+  DeviceTensorInfo,
   DotOptions,
   EpilogueSpec,
   KernelMemory,

@@ -186,6 +186,13 @@ export class KernelRunner implements CommandSource {
   }
 
   private onReturn(): void {
+    // A kernel that returned with a tl call failed or still in flight (a missing await) fails:
+    // its results would be incomplete, and the error must not surface as an unhandled rejection.
+    const error = this.tl._endError();
+    if (error !== null) {
+      this.onThrow(error);
+      return;
+    }
     this.state = "done";
     this.ended = true;
     this.host._posted();

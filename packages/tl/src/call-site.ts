@@ -1,0 +1,87 @@
+/**
+ * Where a tl call was made in the kernel's source. Captured synchronously when the call is made
+ * (an `Error`'s stack, formatted only if an error message needs it), so a message can name both
+ * calls of an unawaited pair and the line of a call that failed.
+ *
+ * Frames of @kb/tl itself (`TLContext.*`, `TensorHandle.*`) are skipped: the location is the
+ * first frame of the code that called tl (a kernel, or a library such as @kb/ccl that kernels
+ * call). In an engine whose stacks do not parse (or with `Error.stackTraceLimit = 0`) the location
+ * is unknown and messages name the call only.
+ */
+export class CallSite {
+  private parsed: SourceLocation | null | undefined;
+
+  constructor(
+    /** The tl method: `load`, `store`, `exp`, ... */
+    readonly call: string,
+    private readonly stack: Error | null,
+  ) {}
+
+  /** Captures the current call's site (call it synchronously at the tl call's entry). */
+  static capture(call: string): CallSite {
+    return new CallSite(call, new Error());
+  }
+
+  /** The kernel-side location, or null when unknown. */
+  get location(): SourceLocation | null {
+    if (this.parsed === undefined) this.parsed = userFrame(this.stack?.stack);
+    return this.parsed;
+  }
+
+  /** `tl.load at my-kernel.ts:12:5`, or `tl.load` when the location is unknown. */
+  describe(): string {
+    const location = this.location;
+    return location === null ? `tl.${this.call}` : `tl.${this.call} at ${formatLocation(location)}`;
+  }
+}
+
+/** A source position: a file path (relative to the working directory when inside it), 1-based line and column. */
+export interface SourceLocation {
+  readonly file: string;
+  readonly line: number;
+  readonly col: number;
+}
+
+/** `file:line:col`. */
+export function formatLocation(location: SourceLocation): string {
+  return `${location.file}:${location.line}:${location.col}`;
+}
+
+/** Frames of this package: its classes' methods and the capture itself. */
+const INTERNAL = /^(?:async )?(?:new )?(?:TLContext|TensorHandle|CallSite)\b/;
+/** `    at fn (file:line:col)` or `    at file:line:col` (V8's format). */
+const FRAME = /^\s*at (?:(.+?) \()?(.+?):(\d+):(\d+)\)?$/;
+
+/** This module's own file (in a bundle, the bundle: every frame of @kb/tl). */
+const OWN_FILE = frames(new Error().stack)[0]?.file ?? null;
+
+function frames(stack: string | undefined): { name: string; file: string; line: string; col: string }[] {
+  const found: { name: string; file: string; line: string; col: string }[] = [];
+  for (const line of stack?.split("\n") ?? []) {
+    const match = FRAME.exec(line);
+    if (match !== null)
+      found.push({
+        name: match[1] ?? "",
+        file: match[2] as string,
+        line: match[3] as string,
+        col: match[4] as string,
+      });
+  }
+  return found;
+}
+
+function userFrame(stack: string | undefined): SourceLocation | null {
+  for (const { name, file, line, col } of frames(stack)) {
+    if (INTERNAL.test(name) || file === OWN_FILE || file.startsWith("node:")) continue;
+    return { file: shortPath(file), line: Number(line), col: Number(col) };
+  }
+  return null;
+}
+
+/** A file URL or path, relative to the working directory when it lies inside it. */
+function shortPath(file: string): string {
+  let path = file.startsWith("file://") ? decodeURIComponent(file.slice("file://".length)) : file;
+  const cwd = (globalThis as { process?: { cwd?: () => string } }).process?.cwd?.();
+  if (cwd !== undefined && path.startsWith(`${cwd}/`)) path = path.slice(cwd.length + 1);
+  return path;
+}
