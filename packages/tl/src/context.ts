@@ -156,6 +156,12 @@ export interface RecvOptions {
 /** A device address, or anything with an `address` (a runtime `DeviceTensor`). */
 export type Pointer = number | { readonly address: number };
 
+/** A device tensor with an element type, printed as `C (f16 [64, 64])`. */
+interface TypedTensor extends DeviceTensorInfo {
+  readonly dtype: Dtype;
+  toString(): string;
+}
+
 /** Where a loaded tile came from: its device address and, when strided, its row stride in elements. */
 interface LoadSource {
   readonly address: number;
@@ -425,6 +431,13 @@ export class TLContext {
         options.out === undefined
           ? this.scratchHandle("load", "load", shape, dtype, from)
           : await this.into("load", options.out, "load", shape, dtype, from);
+      this.checkElementType(
+        "load",
+        src,
+        dtype,
+        (t) =>
+          `tl.load of ${dtype} elements from ${t}: the bytes would be read as ${dtype}. Load as ${t.dtype} (its element type) and tl.cast the tile if you need ${dtype}.`,
+      );
       const reads = this.memory === null ? null : this.readBlock(src, block, `tl.load at ${hex(src)}`);
       await this.dispatch();
       await this.issue({
@@ -458,6 +471,13 @@ export class TLContext {
       this.checkDeviceSide("store", dst);
       const source = await this.inTcm("store", value);
       const block = this.block("store", value.shape, value.dtype, options.stride);
+      this.checkElementType(
+        "store",
+        dst,
+        value.dtype,
+        (t) =>
+          `tl.store of ${value.describe()} from tl.${value.op} into ${t}: the tile's ${value.dtype} bytes (${DTYPE_BYTES[value.dtype]} per element) would be written into ${t.dtype} elements (${DTYPE_BYTES[t.dtype]} bytes each). Convert it first: await tl.store(ptr, await tl.cast(x, "${t.dtype}")).`,
+      );
       if (this.memory !== null) {
         this.checkBlockAccess(dst, block, `tl.store at ${hex(dst)}`);
         if (!source.pending || source.origin === "constant") {
@@ -595,13 +615,33 @@ export class TLContext {
             `tl.composite("gemm"): needs (M, K) x (K, N), got ${formatShape(a.shape)} x ${formatShape(b.shape)}.`,
           );
         }
+        if (a.dtype !== b.dtype) {
+          throw this._error(
+            "TL_INVALID_CALL",
+            `tl.composite("gemm"): operand dtypes differ: a is ${a.dtype}, b is ${b.dtype}; both operands of a GEMM share one element type (cast one on the host, or tl.ref it with its own dtype).`,
+          );
+        }
         const [m, k] = a.shape as [number, number];
         const n = b.shape[1] as number;
         const tile = options.tileShape;
+        const aAddress = this.streamed("composite", a, true);
+        const bAddress = this.streamed("composite", b, true);
+        const refFix = (t: TypedTensor) =>
+          `Reference it with its own dtype: tl.ref(ptr, shape, "${t.dtype}").`;
+        this.checkStreamed("operand a", aAddress, m * k, a.dtype, refFix);
+        this.checkStreamed("operand b", bAddress, k * n, b.dtype, refFix);
+        this.checkStreamed(
+          "output",
+          out,
+          m * n,
+          options.outDtype ?? a.dtype,
+          (t) =>
+            `Pass outDtype: "${t.dtype}" (the output is rounded to it once), or allocate the output as ${options.outDtype ?? a.dtype}.`,
+        );
         command = {
           kind: "composite_gemm",
-          a: this.streamed("composite", a, true),
-          b: this.streamed("composite", b, true),
+          a: aAddress,
+          b: bAddress,
           c: out,
           m,
           n,
@@ -636,10 +676,25 @@ export class TLContext {
           }
         }
         const cols = a.shape[a.shape.length - 1] as number;
+        const addresses = inputs.map((input) => this.streamed("composite", input));
+        const refFix = (t: TypedTensor) =>
+          `Reference it with its own dtype: tl.ref(ptr, shape, "${t.dtype}").`;
+        addresses.forEach((address, i) => {
+          this.checkStreamed(`input ${i}`, address, a.size, a.dtype, refFix);
+        });
+        const outCols = info.shape === "reduce" ? 1 : cols;
+        this.checkStreamed(
+          "output",
+          out,
+          (a.size / cols) * outCols,
+          a.dtype,
+          (t) =>
+            `A composite math op writes its inputs' dtype (${a.dtype}); allocate the output as ${a.dtype}, or cast the inputs on the host to ${t.dtype}.`,
+        );
         command = {
           kind: "composite_math",
           op: mathOp,
-          inputs: inputs.map((input) => this.streamed("composite", input)),
+          inputs: addresses,
           out,
           rows: a.size / cols,
           cols,
@@ -1113,6 +1168,50 @@ export class TLContext {
       );
     }
     return { rows, rowBytes, stride: stride * size };
+  }
+
+  /**
+   * Device memory is typed by the tensor allocated there: a load, store or composite operand of
+   * another element type would reinterpret its bytes. Refused with `message(tensor)` naming what
+   * to do; allocations without a dtype (and command-list mode) are not checked.
+   */
+  private checkElementType(
+    call: string,
+    address: number,
+    dtype: Dtype,
+    message: (tensor: TypedTensor) => string,
+  ): void {
+    const tensor = this.memory?.tensorAt?.(address) ?? null;
+    if (tensor === null || tensor.dtype === null || tensor.dtype === dtype) return;
+    const typed: TypedTensor = {
+      ...tensor,
+      dtype: tensor.dtype,
+      toString: () =>
+        `${tensor.name} (${tensor.dtype}${tensor.shape !== null ? ` ${formatShape(tensor.shape)}` : ""})`,
+    };
+    throw this._error("TL_INVALID_CALL", message(typed));
+  }
+
+  /** Checks a contiguous operand or output of a composite: inside an allocation, of its element type. */
+  private checkStreamed(
+    role: string,
+    address: number,
+    elements: number,
+    dtype: Dtype,
+    fix: (tensor: TypedTensor) => string,
+  ): void {
+    if (this.memory === null) return;
+    const bytes = elements * DTYPE_BYTES[dtype];
+    this.memoryCall(() =>
+      (this.memory as KernelMemory).check(address, bytes, `tl.composite ${role} at ${hex(address)}`),
+    );
+    this.checkElementType(
+      "composite",
+      address,
+      dtype,
+      (t) =>
+        `tl.composite ${role} is ${dtype} but ${t} holds ${t.dtype}: its bytes would be reinterpreted. ${fix(t)}`,
+    );
   }
 
   private checkBlockAccess(
