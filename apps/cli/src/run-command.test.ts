@@ -342,6 +342,74 @@ describe("kb run --verify", () => {
   });
 });
 
+describe("kb run --verify: NaN and Inf", () => {
+  const nanBench = fixture("nan-bench.ts");
+
+  it("counts the NaN of an all-NaN output, gives the first index and names the op and PE that produced it", async () => {
+    const oplogFile = join(scratch, "nan.oplog.jsonl");
+    const result = await run(nanBench, "--topology", defaultYaml, "--verify", "--oplog", oplogFile);
+    expect(result.stderr).toBe("");
+    expect(result.code).toBe(1);
+    // Every element is log of a negative number: 32 NaN of 4 x 8, the first at [0, 0], where the
+    // reference is log 1 = 0. A NaN has no error, so the maxima say NaN, never a reassuring 0.
+    const table = result.stdout.slice(result.stdout.indexOf("\noutput "));
+    expect(table).toMatch(
+      /\noutput +dtype +shape +non-finite +max abs err +max rel err +mismatches +first mismatch +tolerance +result\n/,
+    );
+    expect(table).toMatch(
+      /\nout +f32 +\[4, 8\] +32 NaN \(first \[0, 0\]\) +NaN +NaN +32 of 32 +\[0, 0\] actual NaN, expected 0 +rtol 0\.00001 atol 0\.00001 +FAIL\n/,
+    );
+    // The first record that produced a non-finite value is the first `log` of the op log (the
+    // `mul` before it is finite, the copies only move values): the replay keeps math in log order.
+    const records = readOpLog(oplogFile);
+    const log = records.find((record) => record.op_name === "log");
+    if (log === undefined || log.op_kind !== "math") throw new Error("no log record in the op log");
+    expect(log.component_id).toMatch(/^sip0\.cube0\.pe[01]\.pe_math$/);
+    expect(table).toContain(
+      `\nfirst non-finite value: op ${log.id} (log on ${log.component_id} at t=${log.t_start} ns), NaN at element 0 of its output\n`,
+    );
+    expect(table.endsWith("\nFAIL: 1 of 1 output does not match (out)\n")).toBe(true);
+    expect(table).not.toMatch(/reference out has/);
+
+    const json = await run(nanBench, "--topology", defaultYaml, "--verify", "--json");
+    expect(json.code).toBe(1);
+    const verification = RunResultsSchema.parse(JSON.parse(json.stdout)).verification;
+    expect(verification?.outputs[0]).toMatchObject({
+      name: "out",
+      pass: false,
+      mismatches: 32,
+      maxAbsError: null,
+      firstMismatch: { index: [0, 0], actual: null, expected: 0 },
+      actualNonFinite: { nan: 32, posInf: 0, negInf: 0, first: { index: [0, 0], value: "NaN" } },
+      referenceNonFinite: { nan: 0, posInf: 0, negInf: 0, first: null },
+    });
+    expect(verification?.firstNonFinite).toEqual({
+      id: log.id,
+      opName: "log",
+      opKind: "math",
+      componentId: log.component_id,
+      tStartNs: log.t_start,
+      dst: log.params.dst_addr,
+      index: 0,
+      value: "NaN",
+      inputNonFinite: false,
+    });
+  });
+
+  it("a passing run has no non-finite values and names no op", async () => {
+    const result = await run(copyBench, "--topology", defaultYaml, "--verify");
+    expect(result.code).toBe(0);
+    expect(result.stdout).toMatch(
+      /\ndst +f16 +\[64, 64\] +0 +0 +0 +0 of 4096 +- +rtol 0\.001 atol 0\.001 +PASS\n/,
+    );
+    expect(result.stdout).not.toContain("first non-finite value");
+    const json = await run(copyBench, "--topology", defaultYaml, "--verify", "--json");
+    const verification = RunResultsSchema.parse(JSON.parse(json.stdout)).verification;
+    expect(verification?.firstNonFinite).toBeNull();
+    expect(verification?.outputs[0]?.actualNonFinite).toEqual({ nan: 0, posInf: 0, negInf: 0, first: null });
+  });
+});
+
 describe("kb run --trace-filter", () => {
   it("keeps the components a glob matches, in a window of simulated time", async () => {
     const file = join(scratch, "filtered.trace.json");

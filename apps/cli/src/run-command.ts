@@ -193,11 +193,13 @@ async function runBench(benchArg: string, options: RunOptions, io: CliIo): Promi
                 `${bench.name}: phase 2, ${groupDigits(done)} of ${groupDigits(total)} ops replayed, ETA ${formatWallMs(eta)}`,
               );
             };
-      const phase2Store = runtime.replay(sim.hostWrites, memorySink.records, { onProgress }).store;
+      const phase2 = runtime.replay(sim.hostWrites, memorySink.records, { onProgress });
       phase2WallMs = performance.now() - phase2Start;
       progress?.show(`${bench.name}: computing the references and comparing`);
       const checkStart = performance.now();
-      report = await runtime.verifyOutcome(outcome, phase2Store);
+      report = await runtime.verifyOutcome(outcome, phase2.store, {
+        firstNonFinite: phase2.executor.firstNonFinite,
+      });
       checkWallMs = performance.now() - checkStart;
       results = { ...results, verification: runtime.verificationJson(report) };
     }

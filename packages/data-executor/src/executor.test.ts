@@ -225,6 +225,65 @@ describe("DataExecutor", () => {
     expect(calls).toEqual([1024, 2048]);
   });
 
+  it("names the first math op whose output holds a NaN, not a later one, and not a finite one before it", () => {
+    const store = new MemoryStore();
+    put(store, 0, [4, -1], [2]);
+    const halve = math("mul", [0], [2], 64, { scalars: [0.5] }); // [2, -0.5]: finite
+    const root = math("sqrt", [64], [2], 128); // [sqrt 2, NaN]: the first NaN, at element 1
+    const log = math("log", [64], [2], 192); // [log 2, NaN]: later, not named
+    const executor = new DataExecutor(store);
+    expect(executor.firstNonFinite).toBeNull();
+    executor.run([halve, root]);
+    executor.run([log]);
+    expect(executor.firstNonFinite).toEqual({
+      id: root.id,
+      opName: "sqrt",
+      opKind: "math",
+      componentId: "sip0.cube0.pe0.pe_x",
+      tStartNs: root.t_start,
+      dst: 128,
+      index: 1,
+      value: Number.NaN,
+      inputNonFinite: false,
+    });
+  });
+
+  it("a GEMM whose f32 sum overflows f16 produced an Inf: the value as stored counts", () => {
+    const store = new MemoryStore();
+    put(store, 0, [60000, 60000], [1, 2], "f16"); // f16's largest finite value is 65504
+    put(store, 64, [0, 1, 0, 1], [2, 2], "f16");
+    const product = gemm(0, 64, 128, 1, 2, 2, { dtype_in: "f16", dtype_out: "f16" }); // [0, 120000]
+    const executor = new DataExecutor(store);
+    executor.run([product]);
+    expect(get(store, 128, [2], "f16")).toEqual([0, Number.POSITIVE_INFINITY]);
+    expect(executor.firstNonFinite).toMatchObject({
+      id: product.id,
+      opName: "gemm_f16",
+      opKind: "gemm",
+      dst: 128,
+      index: 1,
+      value: Number.POSITIVE_INFINITY,
+      inputNonFinite: false,
+    });
+  });
+
+  it("a NaN of the host's data moved by copies only names no op; an op that reads it passes it on", () => {
+    const store = new MemoryStore();
+    put(store, 0, [1, Number.NaN], [2]);
+    const executor = new DataExecutor(store);
+    executor.run([copy(0, 1024, 8)]);
+    expect(get(store, 1024, [2])).toEqual([1, Number.NaN]);
+    expect(executor.firstNonFinite).toBeNull();
+    // exp(NaN) is NaN, but the NaN was the host's: the record says its input held one.
+    const exp = math("exp", [1024], [2], 2048);
+    executor.run([exp]);
+    expect(executor.firstNonFinite).toMatchObject({ id: exp.id, index: 1, inputNonFinite: true });
+    // Integer outputs are never non-finite: an i32 op leaves the record alone.
+    const fresh = new DataExecutor(store);
+    fresh.run([math("iota", [], [4], 4096, { scalars: [0], dtype: "i32" })]);
+    expect(fresh.firstNonFinite).toBeNull();
+  });
+
   it("an op it cannot run is an error naming the record", () => {
     const store = new MemoryStore();
     expect(() => new DataExecutor(store).run([math("gelu", [0], [2], 64)])).toThrow(

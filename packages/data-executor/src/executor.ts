@@ -44,6 +44,34 @@ export interface OpSnapshot {
   readonly bytes: Uint8Array;
 }
 
+/**
+ * The first op of a replay whose output held a NaN or an infinity
+ * ({@link DataExecutor.firstNonFinite}): which op, where it ran and the first bad element.
+ */
+export interface NonFiniteOrigin {
+  /** The op record's `id` in the op log. */
+  readonly id: number;
+  /** Its `op_name`, e.g. `log` or `gemm_f16`. */
+  readonly opName: string;
+  /** Its `op_kind`: only ops that compute values count, memory copies only move them. */
+  readonly opKind: "math" | "gemm";
+  /** The component that ran it, which names the PE: `sip0.cube0.pe3.pe_math`. */
+  readonly componentId: string;
+  /** Its simulated start time (`t_start`), ns. */
+  readonly tStartNs: number;
+  /** The device address of its output (`dst_addr`). */
+  readonly dst: number;
+  /** Row-major flat index of the first non-finite element of its output. */
+  readonly index: number;
+  /** That element as stored in the output dtype: NaN, Infinity or -Infinity. */
+  readonly value: number;
+  /**
+   * True when an input of the op (or a GEMM's accumulator) already held a non-finite value: the
+   * op passed on a value of the host's data (no earlier op produced one) rather than producing it.
+   */
+  readonly inputNonFinite: boolean;
+}
+
 /** A byte range an op reads or writes: [start, end). */
 interface Range {
   readonly start: number;
@@ -68,10 +96,14 @@ interface Access {
  *   in double precision and round once to the output dtype (round to nearest even); softmax is
  *   expanded to max, subtract, exp, sum and divide along its axis.
  * - **Debug mode** keeps every op's output bytes in `snapshots`.
+ * - **Non-finite values.** The first math or GEMM op whose output, as stored in its dtype, holds
+ *   a NaN or an infinity is kept in {@link firstNonFinite}, to name the op and PE a NaN in an
+ *   output came from.
  */
 export class DataExecutor {
   readonly snapshots: OpSnapshot[] = [];
   readonly stats: ExecutorStats = { ops: 0, byName: {}, gemmBatches: 0, batchedGemms: 0, gemmFlops: 0 };
+  private origin: NonFiniteOrigin | null = null;
   private readonly debug: boolean;
   private readonly batch: boolean;
   private readonly lookahead: number;
@@ -87,6 +119,22 @@ export class DataExecutor {
     this.lookahead = options.lookahead ?? 256;
     this.pool = options.pool ?? null;
     this.onProgress = options.onProgress ?? null;
+  }
+
+  /**
+   * The first math or GEMM op, in replay order (over every {@link run} of this executor), whose
+   * output held a NaN, +Inf or -Inf as stored in its dtype (so an f16 overflow to Inf counts);
+   * null while none has. Memory copies are not checked: they only move values, so a non-finite
+   * output with no such op came from the host's data. When the op's inputs already held a
+   * non-finite value (host data, since no earlier op produced one), `inputNonFinite` is true: it
+   * passed the value on rather than producing it.
+   *
+   * **Gotchas**: it names where the first non-finite value was computed, which need not reach
+   * an output (a later `where` may drop it). Each op's output is scanned once, with no allocation
+   * per element, and scanning stops once one op is recorded.
+   */
+  get firstNonFinite(): NonFiniteOrigin | null {
+    return this.origin;
   }
 
   /** Executes `records` (in log order). Throws `OPLOG_INVALID` naming the record it cannot run. */
@@ -231,6 +279,13 @@ export class DataExecutor {
     const out = applyMath(p.op, inputs, p.shape_out, p.dtype, p.axis, p.scalars ?? []);
     this.store.writeTyped(p.dst_addr, out.bytes, DTYPE_BYTES[p.dtype]);
     this.snapshot(record, p.dst_addr, out.nbytes);
+    if (this.origin === null) {
+      const index = firstNonFiniteIndex(out.bytes, p.dtype);
+      if (index >= 0) {
+        const inherited = inputs.some((input) => firstNonFiniteIndex(input.bytes, input.dtype) >= 0);
+        this.recordOrigin(record, p.dst_addr, out.bytes, p.dtype, index, inherited);
+      }
+    }
   }
 
   /** One batched call for GEMMs of one signature (split over the pool's threads when it pays). */
@@ -258,14 +313,51 @@ export class DataExecutor {
     }
     for (const { record, problem } of prepared) {
       const p = record.params;
-      this.store.writeTyped(p.dst_addr, fromFloat32(problem.c, p.dtype_out), DTYPE_BYTES[p.dtype_out]);
-      this.snapshot(record, p.dst_addr, problem.c.length * DTYPE_BYTES[p.dtype_out]);
+      const outBytes = DTYPE_BYTES[p.dtype_out];
+      const out = fromFloat32(problem.c, p.dtype_out);
+      if (this.origin === null) {
+        const index = firstNonFiniteIndex(out, p.dtype_out);
+        if (index >= 0) {
+          // The accumulator is read before the write below replaces it.
+          const inherited =
+            hasNonFinite(problem.a) ||
+            hasNonFinite(problem.b) ||
+            (problem.accumulate === true &&
+              firstNonFiniteIndex(this.store.readTyped(p.dst_addr, out.byteLength, outBytes), p.dtype_out) >=
+                0);
+          this.recordOrigin(record, p.dst_addr, out, p.dtype_out, index, inherited);
+        }
+      }
+      this.store.writeTyped(p.dst_addr, out, outBytes);
+      this.snapshot(record, p.dst_addr, problem.c.length * outBytes);
     }
     for (const record of group) this.count(record);
     if (group.length > 1) {
       this.stats.gemmBatches++;
       this.stats.batchedGemms += group.length;
     }
+  }
+
+  /** Keeps `record` as {@link firstNonFinite}: element `index` of its output `bytes` is not finite. */
+  private recordOrigin(
+    record: MathOpRecord | GemmOpRecord,
+    dst: number,
+    bytes: Uint8Array,
+    dtype: Dtype,
+    index: number,
+    inputNonFinite: boolean,
+  ): void {
+    this.origin = {
+      id: record.id,
+      opName: record.op_name,
+      opKind: record.op_kind,
+      componentId: record.component_id,
+      tStartNs: record.t_start,
+      dst,
+      index,
+      value: storedValue(bytes, dtype, index),
+      inputNonFinite,
+    };
   }
 
   /** The shape of a GEMM record: m, n, k. */
@@ -334,6 +426,41 @@ export class DataExecutor {
     this.store.writeTyped(p.dst_addr, out.bytes, outBytes);
     this.snapshot(record, p.dst_addr, out.nbytes);
   }
+}
+
+/**
+ * The flat index of the first NaN or infinity among the `dtype` elements in `bytes`, or -1.
+ * Integer dtypes are always finite. Reads the bit patterns in place (one view, no copy unless
+ * `bytes` is misaligned, which the executor's own arrays never are).
+ */
+function firstNonFiniteIndex(bytes: Uint8Array, dtype: Dtype): number {
+  if (!isFloatDtype(dtype)) return -1;
+  const size = DTYPE_BYTES[dtype];
+  const aligned = bytes.byteOffset % size === 0 ? bytes : bytes.slice();
+  const count = aligned.byteLength / size;
+  if (dtype === "f32") {
+    const values = new Float32Array(aligned.buffer, aligned.byteOffset, count);
+    // x - x is 0 for a finite x, NaN for NaN and the infinities.
+    for (let i = 0; i < count; i++) if (values[i]! - values[i]! !== 0) return i;
+    return -1;
+  }
+  // f16 and bf16: an all-ones exponent is an infinity (zero mantissa) or a NaN.
+  const exponent = dtype === "f16" ? 0x7c00 : 0x7f80;
+  const bits = new Uint16Array(aligned.buffer, aligned.byteOffset, count);
+  for (let i = 0; i < count; i++) if ((bits[i]! & exponent) === exponent) return i;
+  return -1;
+}
+
+/** True when `values` hold a NaN or an infinity. */
+function hasNonFinite(values: Float32Array): boolean {
+  for (let i = 0; i < values.length; i++) if (values[i]! - values[i]! !== 0) return true;
+  return false;
+}
+
+/** Element `index` of float `dtype` data in `bytes`, decoded exactly. */
+function storedValue(bytes: Uint8Array, dtype: Dtype, index: number): number {
+  const size = DTYPE_BYTES[dtype];
+  return new Tensor([1], dtype, bytes.slice(index * size, (index + 1) * size)).getFlat(0);
 }
 
 /** The batching signature of a GEMM. */

@@ -1,4 +1,4 @@
-export type { ExecutorOptions, ExecutorStats, OpSnapshot } from "./executor.js";
+export type { ExecutorOptions, ExecutorStats, NonFiniteOrigin, OpSnapshot } from "./executor.js";
 export { DataExecutor } from "./executor.js";
 export type { GemmOptions, GemmPoolOptions, GemmProblem, GemmRowSlice, GemmShape } from "./gemm/index.js";
 export {
@@ -12,5 +12,13 @@ export {
 } from "./gemm/index.js";
 export { applyMath } from "./math.js";
 export { MEMORY_STORE_PAGE_BYTES, MemoryStore } from "./memory-store.js";
-export type { Mismatch, OutputCheck, Tolerance, VerifyOptions, VerifyReport } from "./verify.js";
+export type {
+  Mismatch,
+  NonFiniteCounts,
+  NonFiniteElement,
+  OutputCheck,
+  Tolerance,
+  VerifyOptions,
+  VerifyReport,
+} from "./verify.js";
 export { formatVerifyTable, TOLERANCES, verify } from "./verify.js";

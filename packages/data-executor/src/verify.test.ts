@@ -1,6 +1,10 @@
 import { Tensor } from "@kb/tensor";
 import { describe, expect, it } from "vitest";
+import type { NonFiniteOrigin } from "./executor.js";
 import { formatVerifyTable, TOLERANCES, verify } from "./verify.js";
+
+const finite = { nan: 0, posInf: 0, negInf: 0, first: null };
+const inf = Number.POSITIVE_INFINITY;
 
 /** 0, 0.25, 0.5, ... 2.75 as a [3, 4] tensor (all exact in every float dtype). */
 const grid = (dtype: "f32" | "f16" | "bf16") =>
@@ -34,6 +38,8 @@ describe("verify", () => {
         maxRelError: 0,
         mismatches: 0,
         firstMismatch: null,
+        actualNonFinite: finite,
+        referenceNonFinite: finite,
         pass: true,
       },
     ]);
@@ -121,7 +127,6 @@ describe("verify", () => {
   });
 
   it("follows numpy's allclose with equal_nan=False for NaN and infinities", () => {
-    const inf = Number.POSITIVE_INFINITY;
     const reference = Tensor.fromArray([Number.NaN, 1, Number.NaN, inf, inf, -inf, inf, 2], [8], "f32");
     const output = Tensor.fromArray([Number.NaN, Number.NaN, 1, inf, -inf, -inf, 3e38, 2], [8], "f32");
     const [check] = verify({ v: output }, { v: reference }).outputs;
@@ -131,6 +136,19 @@ describe("verify", () => {
     expect(check?.firstMismatch).toEqual({ flat: 0, index: [0], actual: Number.NaN, expected: Number.NaN });
     expect(check?.maxAbsError).toBe(inf); // Inf - (-Inf) and Inf - 3e38; NaN errors are left out
     expect(check?.maxRelError).toBe(0); // only b = 1 (error NaN) and b = 2 (error 0) are finite and non-zero
+    // The output has NaN at 0 and 1, Inf at 3, -Inf at 4 and 5 (3e38 is below f32's max, finite).
+    expect(check?.actualNonFinite).toEqual({
+      nan: 2,
+      posInf: 1,
+      negInf: 2,
+      first: { flat: 0, index: [0], value: Number.NaN },
+    });
+    expect(check?.referenceNonFinite).toEqual({
+      nan: 2,
+      posInf: 3,
+      negInf: 1,
+      first: { flat: 0, index: [0], value: Number.NaN },
+    });
 
     // A huge rtol does not make a finite value close to an infinite reference.
     const huge = { tolerances: { f32: { rtol: 1e30, atol: 1e30 } } };
@@ -140,6 +158,67 @@ describe("verify", () => {
       huge,
     );
     expect(far.pass).toBe(false);
+  });
+
+  it("counts the output's NaN, +Inf and -Inf and gives the first one's index", () => {
+    const reference = Tensor.fromArray([1, 2, 3, 4, 5, 6], [2, 3], "f32");
+    const output = Tensor.fromArray([1, 2, 3.5, Number.NaN, -inf, Number.NaN], [2, 3], "f32");
+    const [check] = verify({ y: output }, { y: reference }).outputs;
+    expect(check).toMatchObject({
+      actualNonFinite: { nan: 2, posInf: 0, negInf: 1, first: { flat: 3, index: [1, 0], value: Number.NaN } },
+      referenceNonFinite: finite,
+      mismatches: 4, // 3.5, NaN, -Inf, NaN
+      maxAbsError: inf, // |-Inf - 5|; the NaN elements have no error
+      firstMismatch: { flat: 2, index: [0, 2], actual: 3.5, expected: 3 },
+      pass: false,
+    });
+    // Without the infinity, the maxima are those of the elements without a NaN: |3.5 - 3| = 0.5.
+    const partly = Tensor.fromArray([1, 2, 3.5, Number.NaN, 5, 6], [2, 3], "f32");
+    expect(verify({ y: partly }, { y: reference }).outputs[0]).toMatchObject({
+      maxAbsError: 0.5,
+      maxRelError: 0.5 / 3,
+      actualNonFinite: { nan: 1, posInf: 0, negInf: 0, first: { flat: 3, index: [1, 0] } },
+    });
+  });
+
+  it("an all-NaN output has NaN maxima, never an error of 0", () => {
+    const output = Tensor.fromArray(new Array(12).fill(Number.NaN), [3, 4], "f32");
+    const [check] = verify({ out: output }, { out: grid("f32") }).outputs;
+    expect(check).toMatchObject({
+      mismatches: 12,
+      actualNonFinite: { nan: 12, posInf: 0, negInf: 0, first: { flat: 0, index: [0, 0] } },
+      firstMismatch: { flat: 0, index: [0, 0], actual: Number.NaN, expected: 0 },
+      pass: false,
+    });
+    expect(check?.maxAbsError).toBeNaN();
+    expect(check?.maxRelError).toBeNaN();
+  });
+
+  it("counts an f16 overflow to Inf, and equal infinities still match with error 0", () => {
+    const output = Tensor.fromArray([70000, -70000, 1], [3], "f16"); // beyond 65504: +-Inf in f16
+    const reference = Tensor.fromArray([inf, -inf, 1], [3], "f16");
+    const [check] = verify({ h: output }, { h: reference }).outputs;
+    expect(check).toMatchObject({
+      pass: true,
+      maxAbsError: 0,
+      maxRelError: 0,
+      actualNonFinite: { nan: 0, posInf: 1, negInf: 1, first: { flat: 0, index: [0], value: inf } },
+      referenceNonFinite: { nan: 0, posInf: 1, negInf: 1, first: { flat: 0, index: [0], value: inf } },
+    });
+  });
+
+  it("counts a reference's NaN apart from the output's", () => {
+    const [check] = verify(
+      { r: Tensor.fromArray([0, 1, 2], [3], "bf16") },
+      { r: Tensor.fromArray([1, Number.NaN, 2], [3], "bf16") },
+    ).outputs;
+    expect(check).toMatchObject({
+      actualNonFinite: finite,
+      referenceNonFinite: { nan: 1, posInf: 0, negInf: 0, first: { flat: 1, index: [1], value: Number.NaN } },
+      mismatches: 2, // 0 vs 1, and 1 vs NaN: a NaN reference matches nothing
+      maxAbsError: 1, // |0 - 1|; element 1 has no error
+      pass: false,
+    });
   });
 
   it("treats 0 and -0 as equal", () => {
@@ -207,6 +286,8 @@ describe("verify", () => {
         pass: false,
         mismatches: 0,
         firstMismatch: null,
+        actualNonFinite: finite,
+        referenceNonFinite: finite,
       });
       expect(check.maxAbsError).toBeNaN();
       expect(check.maxRelError).toBeNaN();
@@ -248,15 +329,97 @@ describe("formatVerifyTable", () => {
     const report = verify({ out: output, n }, { out: reference, n, gone: n });
     expect(formatVerifyTable(report)).toBe(
       [
-        "output  dtype  shape   max abs err  max rel err  mismatches  first mismatch             tolerance              result",
-        "------  -----  ------  -----------  -----------  ----------  -------------------------  ---------------------  -------------",
-        "gone    i32    [2]               -            -           -  -                          exact                  FAIL: missing",
-        "n       i32    [2]               0            0      0 of 2  -                          exact                  PASS",
-        "out     f16    [3, 4]      0.00195      0.00391     1 of 12  [1, 2] 0.501953125 vs 0.5  rtol 0.001 atol 0.001  FAIL",
+        "output  dtype  shape   non-finite  max abs err  max rel err  mismatches  first mismatch                           tolerance              result",
+        "------  -----  ------  ----------  -----------  -----------  ----------  ---------------------------------------  ---------------------  -------------",
+        "gone    i32    [2]     -                     -            -           -  -                                        exact                  FAIL: missing",
+        "n       i32    [2]     0                     0            0      0 of 2  -                                        exact                  PASS",
+        "out     f16    [3, 4]  0               0.00195      0.00391     1 of 12  [1, 2] actual 0.501953125, expected 0.5  rtol 0.001 atol 0.001  FAIL",
         "FAIL: 2 of 3 outputs do not match (gone, out)",
         "",
       ].join("\n"),
     );
+  });
+
+  it("shows non-finite counts beside the errors, notes a non-finite reference and names the op that produced the first", () => {
+    const output = grid("f32");
+    output.setFlat(3, Number.NaN);
+    output.setFlat(5, inf);
+    output.setFlat(6, -inf);
+    const origin: NonFiniteOrigin = {
+      id: 17,
+      opName: "log",
+      opKind: "math",
+      componentId: "sip0.cube0.pe3.pe_math",
+      tStartNs: 812,
+      dst: 4096,
+      index: 3,
+      value: Number.NaN,
+      inputNonFinite: false,
+    };
+    const report = {
+      ...verify(
+        { out: output, ref: Tensor.fromArray([0, 1], [2], "f32") },
+        { out: grid("f32"), ref: Tensor.fromArray([Number.NaN, 1], [2], "f32") },
+      ),
+      firstNonFinite: origin,
+    };
+    // out: element [0, 3] (0.75) is NaN, [1, 1] (1.25) is Inf, [1, 2] (1.5) is -Inf, so the
+    // largest error is Inf; ref: the reference's NaN at [0] matches nothing.
+    expect(formatVerifyTable(report)).toBe(
+      [
+        "output  dtype  shape   non-finite                           max abs err  max rel err  mismatches  first mismatch                    tolerance                  result",
+        "------  -----  ------  -----------------------------------  -----------  -----------  ----------  --------------------------------  -------------------------  ------",
+        "out     f32    [3, 4]  1 NaN, 1 Inf, 1 -Inf (first [0, 3])          Inf          Inf     3 of 12  [0, 3] actual NaN, expected 0.75  rtol 0.00001 atol 0.00001  FAIL",
+        "ref     f32    [2]     0                                              0            0      1 of 2  [0] actual 0, expected NaN        rtol 0.00001 atol 0.00001  FAIL",
+        "reference of ref has 1 NaN (first [0]): suspicious, a NaN in a reference matches nothing (not even a NaN); check how the bench computes it",
+        "first non-finite value: op 17 (log on sip0.cube0.pe3.pe_math at t=812 ns), NaN at element 3 of its output",
+        "FAIL: 2 of 2 outputs do not match (out, ref)",
+        "",
+      ].join("\n"),
+    );
+  });
+
+  it("says a non-finite output came from the host's data when no op produced one, and nothing when unknown", () => {
+    const output = Tensor.fromArray([inf, 1], [2], "f32");
+    const reference = Tensor.fromArray([-inf, 1], [2], "f32");
+    const report = verify({ x: output }, { x: reference });
+    const table = formatVerifyTable({ ...report, firstNonFinite: null });
+    expect(table).toContain(
+      // Inf / Inf has no relative error: left out like a NaN's, beside the count of 1 Inf.
+      "\nx       f32    [2]    1 Inf (first [0])          Inf            0      1 of 2  [0] actual Inf, expected -Inf  ",
+    );
+    expect(table).toContain(
+      "\nreference of x has 1 -Inf (first [0]): only the same infinity in the output matches it\n",
+    );
+    expect(table).toContain(
+      "\nfirst non-finite value: no math or GEMM op produced one; it came from the host's data (copies only move values)\n",
+    );
+    expect(formatVerifyTable(report)).not.toContain("first non-finite value");
+    // An op that read the host's NaN passed it on; it did not produce it.
+    const passedOn = formatVerifyTable({
+      ...report,
+      firstNonFinite: {
+        id: 2,
+        opName: "mul",
+        opKind: "math",
+        componentId: "sip0.cube1.pe0.pe_math",
+        tStartNs: 40.5,
+        dst: 64,
+        index: 0,
+        value: inf,
+        inputNonFinite: true,
+      },
+    });
+    expect(passedOn).toContain(
+      "\nfirst non-finite value: op 2 (mul on sip0.cube1.pe0.pe_math at t=40.5 ns), Inf at element 0 of its output, passed on from its input: the host's data held it (no earlier op produced one)\n",
+    );
+    // A passing output's infinities are no news: neither the reference nor the origin is noted.
+    const masked = formatVerifyTable({ ...verify({ x: reference }, { x: reference }), firstNonFinite: null });
+    expect(masked).toContain(
+      "\nx       f32    [2]    1 -Inf (first [0])            0            0      0 of 2  -  ",
+    );
+    expect(masked).not.toContain("reference of x");
+    expect(masked).not.toContain("first non-finite value");
   });
 
   it("ends with a PASS line when every output matches", () => {

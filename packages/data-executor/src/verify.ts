@@ -1,5 +1,6 @@
 import { KbError } from "@kb/errors";
 import { bf16BitsToF32, type Dtype, f16BitsToF32, formatShape, Tensor } from "@kb/tensor";
+import type { NonFiniteOrigin } from "./executor.js";
 
 /**
  * How close an output element `a` must be to its reference `b`: `|a - b| <= atol + rtol * |b|`
@@ -36,12 +37,34 @@ export interface Mismatch {
   readonly expected: number;
 }
 
+/** One element of a tensor that is NaN, +Infinity or -Infinity. */
+export interface NonFiniteElement {
+  /** Row-major flat index of the element. */
+  readonly flat: number;
+  /** The element's index, one entry per dimension. */
+  readonly index: readonly number[];
+  /** Its value: NaN, Infinity or -Infinity. */
+  readonly value: number;
+}
+
+/** How many elements of a tensor are not finite, by kind, and the first of them. */
+export interface NonFiniteCounts {
+  /** NaN elements. */
+  readonly nan: number;
+  /** +Infinity elements. */
+  readonly posInf: number;
+  /** -Infinity elements. */
+  readonly negInf: number;
+  /** The first non-finite element in row-major order, or null when every element is finite. */
+  readonly first: NonFiniteElement | null;
+}
+
 /**
  * The comparison of one output with its reference.
  *
  * `dtype` and `shape` are the reference's. When the output is missing or its shape or dtype
  * differ, nothing is compared: `pass` is false, `problem` says why, the error maxima are NaN,
- * `mismatches` is 0 and `firstMismatch` null.
+ * `mismatches` is 0, `firstMismatch` null and both non-finite counts are 0 (nothing was read).
  */
 export interface OutputCheck {
   /** The output's name (its key in the references). */
@@ -53,16 +76,32 @@ export interface OutputCheck {
   /** The tolerance applied. */
   readonly tolerance: Tolerance;
   /**
-   * The largest `|a - b|`; Infinity when an infinity meets a finite value or the opposite
-   * infinity. Elements where it is NaN (a NaN, equal infinities) are left out; 0 when none is left.
+   * The largest `|a - b|` over the elements without a NaN (equal values, equal infinities too,
+   * count as 0); Infinity when an infinity meets a finite value or the opposite infinity.
+   * Elements with a NaN in the output or the reference have no error: they are left out and
+   * counted in {@link actualNonFinite} and {@link referenceNonFinite}. NaN when every element has a
+   * NaN (no error could be measured, so none is reported as 0); 0 for an empty tensor.
    */
   readonly maxAbsError: number;
-  /** The largest `|a - b| / |b|` over elements with `b != 0` (NaN quotients left out); 0 when none. */
+  /**
+   * The largest `|a - b| / |b|` over elements without a NaN and with `b != 0` (0 where `a == b`);
+   * NaN when every element has a NaN, like {@link maxAbsError}; otherwise 0 when none is left.
+   */
   readonly maxRelError: number;
   /** How many elements are not close. */
   readonly mismatches: number;
   /** The first element (row-major) that is not close, or null. */
   readonly firstMismatch: Mismatch | null;
+  /**
+   * The NaN, +Inf and -Inf elements of the output and the first of them. A NaN never matches;
+   * an infinity matches only the same infinity in the reference.
+   */
+  readonly actualNonFinite: NonFiniteCounts;
+  /**
+   * The same for the reference. A NaN there is suspicious (no output can match it: the
+   * reference's code is likely wrong); {@link formatVerifyTable} says so.
+   */
+  readonly referenceNonFinite: NonFiniteCounts;
   /** True when every element is close and there is no `problem`. */
   readonly pass: boolean;
   /**
@@ -78,6 +117,14 @@ export interface VerifyReport {
   readonly pass: boolean;
   /** One check per reference, sorted by name. */
   readonly outputs: readonly OutputCheck[];
+  /**
+   * Where the first non-finite value of the replay came from, when the caller knows
+   * ({@link verify} never sets it; `verifyOutcome` of `@kb/runtime` copies the replay's
+   * `DataExecutor.firstNonFinite`): the first math or GEMM op whose output held a NaN or an
+   * infinity, or null when none did, so a non-finite output was copied from the host's data.
+   * Absent when unknown.
+   */
+  readonly firstNonFinite?: NonFiniteOrigin | null;
 }
 
 /** Options of {@link verify}. */
@@ -100,6 +147,10 @@ export interface VerifyOptions {
  * fails with `problem: "missing"`; one whose shape or dtype differs from its reference fails
  * with the reason and is not compared. Outputs that have no reference are ignored: the
  * references say what is checked.
+ *
+ * Each check also counts the NaN, +Inf and -Inf elements of the output and, separately, of the
+ * reference, with the first of each ({@link OutputCheck.actualNonFinite}): an all-NaN output
+ * shows as 32 NaN of 32, never as an error of 0.
  *
  * **When to use**: to check the tensors a phase-2 replay read back against host references
  * computed independently of the executor. {@link formatVerifyTable} prints the report.
@@ -140,17 +191,28 @@ export function verify(
 }
 
 /**
- * The report as an aligned text table, one row per output: output, dtype, shape, max abs err,
- * max rel err, mismatches (of the element count), first mismatch (`[index] actual vs expected`),
- * tolerance, and PASS or FAIL (with the problem, if any); then a final line such as
- * `PASS: 2 of 2 outputs match` or `FAIL: 1 of 3 outputs do not match (c)`. Every line ends with
- * a newline, so the text can be written to a stream as is.
+ * The report as an aligned text table, one row per output: output, dtype, shape, non-finite (the
+ * output's NaN / Inf / -Inf counts and the first one's index, e.g. `32 NaN (first [0, 0])`, or
+ * 0), max abs err, max rel err (NaN when every element had a NaN), mismatches (of the element
+ * count), first mismatch (`[0, 3] actual NaN, expected 0.25`), tolerance, and PASS or FAIL (with
+ * the problem, if any). Then, for outputs that FAIL (matching infinities are no news):
+ *
+ * - a line per reference that holds non-finite values (`reference of out has 4 NaN (first [1, 0])`,
+ *   with why that is suspicious);
+ * - when such an output holds non-finite values and the report knows where they came from
+ *   ({@link VerifyReport.firstNonFinite}), `first non-finite value: op 17 (log on
+ *   sip0.cube0.pe3.pe_math at t=812 ns), NaN at element 0 of its output` (and that it was passed
+ *   on from the host's data when its input held it), or that no op produced one (host data);
+ *
+ * and a final line such as `PASS: 2 of 2 outputs match` or `FAIL: 1 of 3 outputs do not match
+ * (c)`. Every line ends with a newline, so the text can be written to a stream as is.
  */
 export function formatVerifyTable(report: VerifyReport): string {
   const header = [
     "output",
     "dtype",
     "shape",
+    "non-finite",
     "max abs err",
     "max rel err",
     "mismatches",
@@ -158,7 +220,7 @@ export function formatVerifyTable(report: VerifyReport): string {
     "tolerance",
     "result",
   ];
-  const rightAligned = [false, false, false, true, true, true, false, false, false];
+  const rightAligned = [false, false, false, false, true, true, true, false, false, false];
   const rows = report.outputs.map((check) => {
     const compared = check.problem === undefined;
     const first = check.firstMismatch;
@@ -166,12 +228,13 @@ export function formatVerifyTable(report: VerifyReport): string {
       check.name,
       check.dtype,
       formatShape(check.shape),
+      compared ? formatNonFinite(check.actualNonFinite) : "-",
       compared ? formatError(check.maxAbsError) : "-",
       compared ? formatError(check.maxRelError) : "-",
       compared ? `${check.mismatches} of ${elementCount(check.shape)}` : "-",
       first === null
         ? "-"
-        : `${formatShape(first.index)} ${formatValue(first.actual)} vs ${formatValue(first.expected)}`,
+        : `${formatShape(first.index)} actual ${formatValue(first.actual)}, expected ${formatValue(first.expected)}`,
       formatTolerance(check.tolerance),
       check.pass ? "PASS" : compared ? "FAIL" : `FAIL: ${check.problem}`,
     ];
@@ -191,7 +254,32 @@ export function formatVerifyTable(report: VerifyReport): string {
       )
       .join("  ");
   const lines = [line(header), line(widths.map((width) => "-".repeat(width))), ...rows.map(line)];
-  const failed = report.outputs.filter((check) => !check.pass).map((check) => check.name);
+  // Notes for failed outputs only: matching infinities (a masked -Inf) are no news on PASS.
+  const failedChecks = report.outputs.filter((check) => !check.pass);
+  for (const check of failedChecks) {
+    const counts = check.referenceNonFinite;
+    if (counts.first === null) continue;
+    lines.push(
+      `reference of ${check.name} has ${formatNonFinite(counts)}: ${
+        counts.nan > 0
+          ? "suspicious, a NaN in a reference matches nothing (not even a NaN); check how the bench computes it"
+          : "only the same infinity in the output matches it"
+      }`,
+    );
+  }
+  const origin = report.firstNonFinite;
+  if (origin !== undefined && failedChecks.some((check) => check.actualNonFinite.first !== null)) {
+    lines.push(
+      origin === null
+        ? "first non-finite value: no math or GEMM op produced one; it came from the host's data (copies only move values)"
+        : `first non-finite value: op ${origin.id} (${origin.opName} on ${origin.componentId} at t=${origin.tStartNs} ns), ${formatValue(origin.value)} at element ${origin.index} of its output${
+            origin.inputNonFinite
+              ? ", passed on from its input: the host's data held it (no earlier op produced one)"
+              : ""
+          }`,
+    );
+  }
+  const failed = failedChecks.map((check) => check.name);
   const total = report.outputs.length;
   lines.push(
     failed.length === 0
@@ -224,6 +312,8 @@ function checkOutput(
       maxRelError: Number.NaN,
       mismatches: 0,
       firstMismatch: null,
+      actualNonFinite: NO_NON_FINITE,
+      referenceNonFinite: NO_NON_FINITE,
       pass: false,
       problem: problem ?? "missing",
     };
@@ -235,8 +325,18 @@ function checkOutput(
   const size = reference.size;
   let maxAbs = 0;
   let maxRel = 0;
+  let unmeasured = 0;
   let mismatches = 0;
   let firstFlat = -1;
+  // Non-finite counts of the output (a) and the reference (b): NaN, +Inf, -Inf, first flat index.
+  let aNan = 0;
+  let aPosInf = 0;
+  let aNegInf = 0;
+  let aFirst = -1;
+  let bNan = 0;
+  let bPosInf = 0;
+  let bNegInf = 0;
+  let bFirst = -1;
   for (let start = 0; start < size; start += CHUNK) {
     const count = Math.min(CHUNK, size - start);
     decodeChunk(output.dtype, actualView, start, count, actualChunk);
@@ -244,10 +344,25 @@ function checkOutput(
     for (let i = 0; i < count; i++) {
       const a = actualChunk[i]!;
       const b = expectedChunk[i]!;
-      const error = Math.abs(a - b);
+      // x - x is 0 for every finite x, NaN for NaN and the infinities: one test on the common path.
+      if (a - a !== 0) {
+        if (Number.isNaN(a)) aNan++;
+        else if (a > 0) aPosInf++;
+        else aNegInf++;
+        if (aFirst < 0) aFirst = start + i;
+      }
+      if (b - b !== 0) {
+        if (Number.isNaN(b)) bNan++;
+        else if (b > 0) bPosInf++;
+        else bNegInf++;
+        if (bFirst < 0) bFirst = start + i;
+      }
+      // Equal values (equal infinities too) have error 0; a NaN has none (NaN), counted apart.
+      const error = a === b ? 0 : Math.abs(a - b);
       const magnitude = Math.abs(b);
-      // NaN errors (a NaN, equal infinities) fail every `>`, so they never enter the maxima.
-      if (error > maxAbs) maxAbs = error;
+      if (Number.isNaN(error)) unmeasured++;
+      // NaN errors fail every `>`, so they never enter the maxima.
+      else if (error > maxAbs) maxAbs = error;
       if (magnitude !== 0 && error / magnitude > maxRel) maxRel = error / magnitude;
       // numpy's isclose, equal_nan=False: equal values (equal infinities too) are close; otherwise
       // the error must be within tolerance of a finite reference. A NaN fails both.
@@ -256,10 +371,12 @@ function checkOutput(
       mismatches++;
     }
   }
+  // Every element had a NaN: there is no error to report, and 0 would read as a perfect match.
+  const nothingMeasured = size > 0 && unmeasured === size;
   return {
     ...base,
-    maxAbsError: maxAbs,
-    maxRelError: maxRel,
+    maxAbsError: nothingMeasured ? Number.NaN : maxAbs,
+    maxRelError: nothingMeasured ? Number.NaN : maxRel,
     mismatches,
     firstMismatch:
       firstFlat < 0
@@ -270,7 +387,28 @@ function checkOutput(
             actual: output.getFlat(firstFlat),
             expected: reference.getFlat(firstFlat),
           },
+    actualNonFinite: nonFiniteCounts(output, aNan, aPosInf, aNegInf, aFirst),
+    referenceNonFinite: nonFiniteCounts(reference, bNan, bPosInf, bNegInf, bFirst),
     pass: mismatches === 0,
+  };
+}
+
+/** The counts of a tensor without non-finite elements. */
+const NO_NON_FINITE: NonFiniteCounts = Object.freeze({ nan: 0, posInf: 0, negInf: 0, first: null });
+
+function nonFiniteCounts(
+  tensor: Tensor,
+  nan: number,
+  posInf: number,
+  negInf: number,
+  first: number,
+): NonFiniteCounts {
+  if (first < 0) return NO_NON_FINITE;
+  return {
+    nan,
+    posInf,
+    negInf,
+    first: { flat: first, index: unflatten(first, tensor.shape), value: tensor.getFlat(first) },
   };
 }
 
@@ -391,7 +529,17 @@ function describeValue(value: unknown): string {
   return value === null || typeof value !== "object" ? String(value) : Object.prototype.toString.call(value);
 }
 
-/** An error maximum: 0, three significant digits, or Inf. */
+/** Non-finite counts as `3 NaN, 1 Inf, 2 -Inf (first [0, 2])`, kinds with no element left out; `0` when none. */
+function formatNonFinite(counts: NonFiniteCounts): string {
+  if (counts.first === null) return "0";
+  const parts: string[] = [];
+  if (counts.nan > 0) parts.push(`${counts.nan} NaN`);
+  if (counts.posInf > 0) parts.push(`${counts.posInf} Inf`);
+  if (counts.negInf > 0) parts.push(`${counts.negInf} -Inf`);
+  return `${parts.join(", ")} (first ${formatShape(counts.first.index)})`;
+}
+
+/** An error maximum: 0, three significant digits, Inf, or NaN (nothing measured). */
 function formatError(x: number): string {
   if (x === 0 || !Number.isFinite(x)) return formatValue(x);
   const magnitude = Math.abs(x);

@@ -10,7 +10,7 @@ export type {
   FreeListAllocatorOptions,
 } from "./memory/allocator.js";
 export { DeviceMemory, FreeListAllocator } from "./memory/allocator.js";
-export type { Phase2Result } from "./phase2.js";
+export type { Phase2Result, VerifyOutcomeOptions } from "./phase2.js";
 export { replay, verifyOutcome } from "./phase2.js";
 export type { LaunchRecord, RunResults } from "./results.js";
 export { RunResultsSchema, verificationJson } from "./results.js";

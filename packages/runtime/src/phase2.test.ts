@@ -6,7 +6,7 @@ import { JsonlSink, readOpLog } from "@kb/oplog/node";
 import { Tensor } from "@kb/tensor";
 import type { TL } from "@kb/tl";
 import { describe, expect, it } from "vitest";
-import { type DeviceTensor, replay, Simulator, verifyOutcome } from "./index.js";
+import { type DeviceTensor, replay, Simulator, verificationJson, verifyOutcome } from "./index.js";
 
 /** C = A @ B on the host in f64, rounded once to f16: the reference. */
 function matmul(a: Tensor, b: Tensor): Tensor {
@@ -92,6 +92,50 @@ describe("phase 2: replay and verify", () => {
     // PE0 wrote rows 0..15 from A's rows 16..31: the very first element is wrong.
     expect(output?.firstMismatch?.index).toEqual([0, 0]);
     expect(output?.mismatches).toBeGreaterThan(64 * 48 * 0.9);
+  });
+
+  it("the report carries the replay's first non-finite op when given it, and verificationJson writes it", async () => {
+    const sink = new MemorySink();
+    const sim = await Simulator.fromTopology({ name: "phase2" }, { opLogger: new OpLogger(sink) });
+    const x = sim.fromArray([1, -1, 4, -4], [4], "f32");
+    const X = await sim.toDevice(x);
+    const Y = sim.empty([4], "f32");
+    async function root(tl: TL, src: DeviceTensor, dst: DeviceTensor) {
+      await tl.store(dst, await tl.sqrt(await tl.load(src, [4], "f32")));
+    }
+    await sim.launch(root, { grid: { pes: 1 }, args: [X, Y] });
+    const phase2 = replay(sim.hostWrites, sink.records);
+    const sqrt = sink.records.find((record) => record.op_name === "sqrt");
+    if (sqrt === undefined || sqrt.op_kind !== "math") throw new Error("no sqrt record in the op log");
+    // sqrt of [1, -1, 4, -4] is [1, NaN, 2, NaN]: its element 1 is the first NaN.
+    expect(phase2.executor.firstNonFinite).toMatchObject({ id: sqrt.id, opName: "sqrt", index: 1 });
+    const outcome = {
+      check: { Y: { actual: Y, reference: () => Tensor.fromArray([1, 1, 2, 2], [4], "f32") } },
+    };
+    const report = await verifyOutcome(outcome, phase2.store, {
+      firstNonFinite: phase2.executor.firstNonFinite,
+    });
+    expect(report.firstNonFinite).toBe(phase2.executor.firstNonFinite);
+    expect(report.outputs[0]?.actualNonFinite).toMatchObject({ nan: 2, first: { index: [1] } });
+    expect(verificationJson(report).firstNonFinite).toEqual({
+      id: sqrt.id,
+      opName: "sqrt",
+      opKind: "math",
+      componentId: sqrt.component_id,
+      tStartNs: sqrt.t_start,
+      dst: sqrt.params.dst_addr,
+      index: 1,
+      value: "NaN",
+      inputNonFinite: false,
+    });
+    expect(verificationJson(report).outputs[0]).toMatchObject({
+      actualNonFinite: { nan: 2, posInf: 0, negInf: 0, first: { index: [1], value: "NaN" } },
+      referenceNonFinite: { nan: 0, posInf: 0, negInf: 0, first: null },
+    });
+    // Without it the report says nothing of where values came from (older callers).
+    const plain = await verifyOutcome(outcome, phase2.store);
+    expect("firstNonFinite" in plain).toBe(false);
+    expect("firstNonFinite" in verificationJson(plain)).toBe(false);
   });
 
   it("host writes between launches reach only the later kernels", async () => {

@@ -44,13 +44,29 @@ export function replay(
   return { store, stats: executor.stats, executor };
 }
 
+/** Options of {@link verifyOutcome}. */
+export interface VerifyOutcomeOptions {
+  /**
+   * The replay's `executor.firstNonFinite` (see {@link Phase2Result}): the first math or GEMM op
+   * whose output held a NaN or an infinity, or null when none did. The report carries it as
+   * `firstNonFinite`, so `formatVerifyTable` names the op and PE a non-finite output came from
+   * (or says it came from the host's data). Default: absent, nothing is said.
+   */
+  readonly firstNonFinite?: DataExecutor["firstNonFinite"];
+}
+
 /**
  * Checks a bench's outputs (read from phase 2's memory) against its references with the D11
  * tolerances. The references come from the bench (a separate host implementation).
+ *
+ * Pass the replay's `executor.firstNonFinite` in `options` to have the report name the op that
+ * first produced a non-finite value: `verifyOutcome(outcome, phase2.store, { firstNonFinite:
+ * phase2.executor.firstNonFinite })`.
  */
 export async function verifyOutcome(
   outcome: BenchOutcome | undefined,
   store: MemoryStore,
+  options: VerifyOutcomeOptions = {},
 ): Promise<VerifyReport> {
   const outputs: Record<string, Tensor> = {};
   const references: Record<string, Tensor> = {};
@@ -59,5 +75,8 @@ export async function verifyOutcome(
     outputs[name] = store.readTensor(actual.address, actual.shape, actual.dtype);
     references[name] = await check.reference();
   }
-  return verify(outputs, references);
+  const report = verify(outputs, references);
+  return options.firstNonFinite === undefined
+    ? report
+    : { ...report, firstNonFinite: options.firstNonFinite };
 }

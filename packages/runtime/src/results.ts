@@ -2,6 +2,20 @@ import type { Machine } from "@kb/components";
 import type { VerifyReport } from "@kb/data-executor";
 import * as z from "zod";
 
+/** A non-finite value in JSON, which has no NaN or Infinity. */
+const nonFiniteValue = z.enum(["NaN", "Inf", "-Inf"]);
+
+/** NaN / +Inf / -Inf counts of a tensor and its first non-finite element. */
+const nonFiniteCounts = z.object({
+  nan: z.number().int().describe("NaN elements."),
+  posInf: z.number().int().describe("+Infinity elements."),
+  negInf: z.number().int().describe("-Infinity elements."),
+  first: z
+    .object({ index: z.array(z.number()), value: nonFiniteValue })
+    .nullable()
+    .describe("The first non-finite element in row-major order, or null when every element is finite."),
+});
+
 const componentRow = z.object({
   id: z.string(),
   kind: z.string(),
@@ -83,7 +97,12 @@ export const RunResultsSchema = z.object({
           shape: z.array(z.number()),
           rtol: z.number(),
           atol: z.number(),
-          maxAbsError: z.number().nullable().describe("null when not finite (NaN or Inf involved)."),
+          maxAbsError: z
+            .number()
+            .nullable()
+            .describe(
+              "Largest |actual - expected| over the elements without a NaN; null when not finite: Inf, or NaN when nothing was measured (every element has a NaN, see actualNonFinite and referenceNonFinite, or a problem).",
+            ),
           maxRelError: z.number().nullable(),
           mismatches: z.number().int(),
           firstMismatch: z
@@ -92,11 +111,41 @@ export const RunResultsSchema = z.object({
               actual: z.number().nullable(),
               expected: z.number().nullable(),
             })
-            .nullable(),
+            .nullable()
+            .describe("The first element not close; actual and expected are null when not finite."),
+          actualNonFinite: nonFiniteCounts
+            .optional()
+            .describe(
+              "NaN and infinities in the output (absent in results written before they were counted).",
+            ),
+          referenceNonFinite: nonFiniteCounts
+            .optional()
+            .describe("NaN and infinities in the reference: a NaN there matches nothing and is suspicious."),
           pass: z.boolean(),
           problem: z.string().optional(),
         }),
       ),
+      firstNonFinite: z
+        .object({
+          id: z.number().int().describe("The op record's id in the op log."),
+          opName: z.string(),
+          opKind: z.enum(["math", "gemm"]),
+          componentId: z.string().describe("The component that ran it, e.g. sip0.cube0.pe3.pe_math."),
+          tStartNs: z.number().describe("Its simulated start time, ns."),
+          dst: z.number().describe("The device address of its output."),
+          index: z.number().int().describe("Flat index of the first non-finite element of its output."),
+          value: nonFiniteValue,
+          inputNonFinite: z
+            .boolean()
+            .describe(
+              "True when its input already held a non-finite value: it passed on the host's data rather than producing one.",
+            ),
+        })
+        .nullable()
+        .optional()
+        .describe(
+          "The first math or GEMM op of the replay whose output held a NaN or an infinity; null when none did (a non-finite output then came from the host's data); absent when not known.",
+        ),
     })
     .optional()
     .describe("Phase 2 (kb run --verify): each output against its reference with the D11 tolerances."),
@@ -234,9 +283,13 @@ export function collectResults(
   };
 }
 
-/** The JSON form of a verification report (non-finite numbers become null). */
+/**
+ * The JSON form of a verification report: non-finite numbers become null, except that the
+ * non-finite counts' values and `firstNonFinite.value` are `"NaN"`, `"Inf"` or `"-Inf"`.
+ */
 export function verificationJson(report: VerifyReport): NonNullable<RunResults["verification"]> {
   const finite = (value: number) => (Number.isFinite(value) ? value : null);
+  const origin = report.firstNonFinite;
   return {
     pass: report.pass,
     outputs: report.outputs.map((output) => ({
@@ -256,8 +309,46 @@ export function verificationJson(report: VerifyReport): NonNullable<RunResults["
               actual: finite(output.firstMismatch.actual),
               expected: finite(output.firstMismatch.expected),
             },
+      actualNonFinite: nonFiniteJson(output.actualNonFinite),
+      referenceNonFinite: nonFiniteJson(output.referenceNonFinite),
       pass: output.pass,
       ...(output.problem !== undefined ? { problem: output.problem } : {}),
     })),
+    ...(origin === undefined
+      ? {}
+      : {
+          firstNonFinite:
+            origin === null
+              ? null
+              : {
+                  id: origin.id,
+                  opName: origin.opName,
+                  opKind: origin.opKind,
+                  componentId: origin.componentId,
+                  tStartNs: origin.tStartNs,
+                  dst: origin.dst,
+                  index: origin.index,
+                  value: nonFiniteName(origin.value),
+                  inputNonFinite: origin.inputNonFinite,
+                },
+        }),
   };
+}
+
+type NonFiniteCounts = VerifyReport["outputs"][number]["actualNonFinite"];
+
+function nonFiniteJson(counts: NonFiniteCounts): z.infer<typeof nonFiniteCounts> {
+  return {
+    nan: counts.nan,
+    posInf: counts.posInf,
+    negInf: counts.negInf,
+    first:
+      counts.first === null
+        ? null
+        : { index: [...counts.first.index], value: nonFiniteName(counts.first.value) },
+  };
+}
+
+function nonFiniteName(value: number): z.infer<typeof nonFiniteValue> {
+  return Number.isNaN(value) ? "NaN" : value > 0 ? "Inf" : "-Inf";
 }
