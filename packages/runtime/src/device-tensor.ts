@@ -14,10 +14,14 @@ export interface Placement {
  * A tensor in device memory: row-major and contiguous at `address`. Kernels receive it as an
  * argument and address its elements with {@link at} (`tl.load(A.at(row, 0), [rows, K], A.dtype,
  * { stride: A.shape[1] })`).
+ *
+ * **Gotchas**: after `sim.free(t)` the tensor is {@link freed}; `copyToDevice`, `fromDevice`,
+ * `free` and `launch` refuse it, naming where it was freed ({@link freedAt}).
  */
 export class DeviceTensor {
   readonly shape: readonly number[];
   readonly placement: Placement;
+  private freedState: { readonly at: string | null } | null = null;
 
   /** @internal Made by `Simulator.empty` / `toDevice`. */
   constructor(
@@ -45,6 +49,24 @@ export class DeviceTensor {
   /** Bytes per element. */
   get itemBytes(): number {
     return DTYPE_BYTES[this.dtype];
+  }
+
+  /** True once `Simulator.free` freed it; the host API then refuses it. */
+  get freed(): boolean {
+    return this.freedState !== null;
+  }
+
+  /**
+   * Where it was freed: `file:line:col` of the code that called `sim.free` (the first stack frame
+   * outside the `@kb` packages). Null while it is live, or when the place is unknown.
+   */
+  get freedAt(): string | null {
+    return this.freedState?.at ?? null;
+  }
+
+  /** @internal Called by `Simulator.free` once the memory is released. */
+  markFreed(at: string | null): void {
+    this.freedState = { at };
   }
 
   /** Device address of the element at `index` (one index per dimension; fewer = the rest 0). */

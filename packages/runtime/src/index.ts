@@ -4,6 +4,7 @@ export type { Placement } from "./device-tensor.js";
 export { DeviceTensor } from "./device-tensor.js";
 export type {
   Allocation,
+  AllocationTensor,
   AllocatorStats,
   DeviceMemoryAllocatorStats,
   DeviceMemoryLayout,

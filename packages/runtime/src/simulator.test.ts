@@ -1,3 +1,4 @@
+import { readFileSync } from "node:fs";
 import { fileURLToPath } from "node:url";
 import { isKbError, type KbError } from "@kb/errors";
 import type { TL } from "@kb/tl";
@@ -6,6 +7,25 @@ import * as z from "zod";
 import { type DeviceTensor, defineBench, parseBenchParams, RunResultsSchema, Simulator } from "./index.js";
 
 const defaultYaml = fileURLToPath(new URL("../../../topologies/default.yaml", import.meta.url));
+const thisFile = readFileSync(fileURLToPath(import.meta.url), "utf8").split("\n");
+
+/** `simulator.test.ts:LINE:` of the line of this file that ends with the comment `marker`. */
+function lineOf(marker: string): RegExp {
+  const index = thisFile.findIndex((line) => line.trimEnd().endsWith(`// ${marker}`));
+  if (index < 0) throw new Error(`no line ends with // ${marker}`);
+  return new RegExp(`simulator\\.test\\.ts:${index + 1}:\\d+`);
+}
+
+/** The KbError `run` throws; fails the test when it throws nothing or something else. */
+function thrown(run: () => unknown): KbError {
+  try {
+    run();
+  } catch (error) {
+    if (isKbError(error)) return error;
+    throw error;
+  }
+  throw new Error("expected a KbError, nothing was thrown");
+}
 
 async function failure(promise: Promise<unknown>): Promise<KbError> {
   try {
@@ -102,6 +122,153 @@ describe("Simulator", () => {
     const t = sim.empty([4], "f16");
     sim.free(t);
     expect(() => sim.free(t)).toThrow(/double free|already freed/i);
+  });
+});
+
+describe("the host API refuses bad use at the call", () => {
+  it("an empty() larger than the cube's HBM is MEMORY_ALLOCATION naming the sizes, before any host memory is touched", async () => {
+    const sim = await Simulator.fromTopology(defaultYaml);
+    const capacity = sim.machine.graph.topology.cube.hbm.capacity_bytes;
+    expect(capacity).toBe(16 * 2 ** 30);
+    // 4 TiB of f32: building it on the host first would take minutes and GBs, or throw a RangeError.
+    const error = thrown(() => sim.empty([2 ** 20, 2 ** 20], "f32", { name: "huge" }));
+    expect(error.code).toBe("MEMORY_ALLOCATION");
+    expect(error.message).toContain('"huge" (f32 [1048576, 1048576])');
+    expect(error.message).toContain(`${2 ** 42} bytes (4096 GiB)`);
+    expect(error.message).toContain(`more than the whole of sip0.cube0.hbm, ${capacity} bytes (16 GiB)`);
+    expect(error.message).toContain(`of which ${capacity} bytes (16 GiB) are free`);
+    expect(error.message).toMatch(/smaller shape.*another cube.*free device tensors/);
+    // Nothing was allocated, and the simulator goes on.
+    expect(sim.device.stats().every((entry) => entry.allocations === 0)).toBe(true);
+    expect(sim.empty([16], "f32").address).toBe(0);
+  });
+
+  it("an empty() larger than the free HBM says how much is free", async () => {
+    const sim = await Simulator.fromTopology({
+      name: "small",
+      sip: { cubes: 2 },
+      cube: { hbm: { capacity_bytes: 64 * 2 ** 20 } },
+    });
+    sim.empty([48 * 2 ** 18], "f32", { name: "weights", cube: 1 });
+    const error = thrown(() => sim.empty([32 * 2 ** 19], "f16", { name: "acts", cube: 1 }));
+    expect(error.code).toBe("MEMORY_ALLOCATION");
+    expect(error.message).toContain(
+      'sip0.cube1.hbm: cannot allocate 33554432 bytes (32 MiB) for "acts" (f16 [16777216])',
+    );
+    expect(error.message).toContain("16777216 bytes (16 MiB) free of its 67108864 bytes (64 MiB)");
+    // The other cube is still empty: the error names the cube it was asked for.
+    expect(sim.empty([32 * 2 ** 19], "f16", { cube: 0 }).placement.cube).toBe(0);
+  });
+
+  it("bad shapes and dtypes are refused by empty() without building a host array", async () => {
+    const sim = await Simulator.fromTopology({ name: "t" });
+    for (const shape of [[-1, 4], [1.5], [Number.NaN], [2 ** 30, 2 ** 30]]) {
+      const error = thrown(() => sim.empty(shape, "f32", { name: "bad" }));
+      expect(["TENSOR_INVALID", "RUNTIME_INVALID"]).toContain(error.code);
+      expect(error.message).toContain('empty("bad"');
+    }
+    expect(thrown(() => sim.empty([2 ** 30, 2 ** 30], "f32")).message).toContain(
+      "1152921504606846976 elements",
+    );
+    expect(thrown(() => sim.empty([4], "f64" as "f32")).code).toBe("RUNTIME_INVALID");
+    expect(sim.device.stats()).toEqual([]);
+  });
+
+  it("copyToDevice and fromDevice of a freed tensor fail at that call, naming the tensor and where it was freed", async () => {
+    const sim = await Simulator.fromTopology({ name: "t" });
+    const host = sim.random([16], "f32", { seed: 1 });
+    const A = await sim.toDevice(host, { name: "A" });
+    const writes = sim.hostWrites.length;
+    sim.free(A); // freed A
+    expect(A.freed).toBe(true);
+    expect(A.freedAt).toMatch(lineOf("freed A"));
+    const copy = await failure(sim.copyToDevice(host, A));
+    expect(copy.code).toBe("MEMORY_ACCESS");
+    expect(copy.message).toContain("copyToDevice: device tensor A (f32 [16] at 0x0) was freed at");
+    expect(copy.message).toMatch(lineOf("freed A"));
+    expect(sim.hostWrites).toHaveLength(writes); // nothing was written
+    const read = await failure(sim.fromDevice(A));
+    expect(read.code).toBe("MEMORY_ACCESS");
+    expect(read.message).toMatch(lineOf("freed A"));
+    // Refused calls do not stop the simulator.
+    expect(await sim.fromDevice(await sim.toDevice(host))).toBeDefined();
+  });
+
+  it("a second free names where the first one was, even after the memory was allocated again", async () => {
+    const sim = await Simulator.fromTopology({ name: "t" });
+    const t = sim.empty([4], "f16", { name: "t" });
+    sim.free(t); // first free of t
+    const again = sim.empty([4], "f16", { name: "again" });
+    expect(again.address).toBe(t.address);
+    const error = thrown(() => sim.free(t));
+    expect(error.code).toBe("MEMORY_ALLOCATION");
+    expect(error.message).toContain("free: device tensor t (f16 [4] at 0x0) was already freed at");
+    expect(error.message).toMatch(lineOf("first free of t"));
+    expect(error.message).toContain("double free");
+    // The tensor now at that address is untouched.
+    expect(sim.device.allocationAt(again.address)?.what).toBe("again");
+  });
+
+  it("launch refuses a freed tensor among its args, also inside an array or object, before running", async () => {
+    const sim = await Simulator.fromTopology({ name: "t" });
+    const X = sim.empty([16, 16], "f32", { name: "X" });
+    const Y = sim.empty([16, 16], "f32", { name: "Y" });
+    sim.free(Y); // freed Y
+    const before = sim.now;
+    const grid = { pes: 1 };
+    async function copy(_tl: TL, ..._args: unknown[]) {}
+    const cases: [unknown[], string][] = [
+      [[X, Y], "args[1]"],
+      [[[X, Y]], "args[0][1]"],
+      [[{ src: X, dst: Y }], "args[0].dst"],
+    ];
+    for (const [args, where] of cases) {
+      const error = await failure(sim.launch(copy, { grid, args }));
+      expect(error.code).toBe("MEMORY_ACCESS");
+      expect(error.message).toContain(`kernel copy: launch: ${where} is device tensor Y (f32 [16, 16] at`);
+      expect(error.message).toMatch(lineOf("freed Y"));
+    }
+    expect(sim.now).toBe(before);
+    expect(sim.results().launches).toEqual([]);
+  });
+
+  it("a kernel loading from a freed tensor's address reports the tensor and where it was freed", async () => {
+    const sim = await Simulator.fromTopology({ name: "t" });
+    const A = sim.empty([16], "f32", { name: "A" });
+    const address = A.address;
+    sim.free(A); // freed A before the kernel
+    async function k(tl: TL, a: number) {
+      await tl.load(a, [16], "f32");
+    }
+    const error = await failure(sim.launch(k, { grid: { pes: 1 }, args: [address] }));
+    expect(error.code).toBe("MEMORY_ACCESS");
+    expect(error.message).toContain('"A" (f32 [16]');
+    expect(error.message).toMatch(/which was freed at [^ ]*simulator\.test\.ts/);
+    expect(error.message).toMatch(lineOf("freed A before the kernel"));
+  });
+
+  it("kernelMemory().tensorAt names the device tensor holding an address, null outside", async () => {
+    const sim = await Simulator.fromTopology({ name: "t" });
+    const A = sim.empty([8, 4], "bf16", { name: "A", cube: 0 });
+    const S = sim.empty([3], "i32", { name: "S", space: "sram" });
+    const memory = sim.kernelMemory();
+    expect(memory.tensorAt?.(A.at(7, 3))).toEqual({
+      name: "A",
+      dtype: "bf16",
+      shape: [8, 4],
+      address: A.address,
+      bytes: 64,
+    });
+    expect(memory.tensorAt?.(S.address + 4)).toMatchObject({
+      name: "S",
+      dtype: "i32",
+      shape: [3],
+      bytes: 12,
+    });
+    expect(memory.tensorAt?.(A.address + 64)).toBeNull(); // the page's padding
+    expect(memory.tensorAt?.(S.address + 12)).toBeNull();
+    sim.free(A);
+    expect(memory.tensorAt?.(A.address)).toBeNull();
   });
 });
 

@@ -13,7 +13,7 @@ import { MemoryStore } from "@kb/data-executor";
 import type { Event } from "@kb/des";
 import { KbError } from "@kb/errors";
 import type { OpLogger } from "@kb/oplog";
-import { type Dtype, isDtype, Tensor, type TensorRandomOptions } from "@kb/tensor";
+import { DTYPE_BYTES, type Dtype, formatShape, isDtype, Tensor, type TensorRandomOptions } from "@kb/tensor";
 import {
   type Kernel,
   KernelHost,
@@ -207,40 +207,58 @@ export class Simulator {
   // ---------------------------------------------------------------------------------------------
   // Device memory
 
-  /** Allocates a device tensor (zeros; takes no simulated time). */
+  /**
+   * Allocates a device tensor (zeros; takes no simulated time) in the HBM of cube `cube` of SIP
+   * `sip` (default 0, 0), or in its shared SRAM with `space: "sram"`. The shape and dtype are
+   * checked and the size computed arithmetically, before any memory is touched; the allocator
+   * records the tensor's name, dtype and shape (see `kernelMemory().tensorAt`).
+   *
+   * Throws `RUNTIME_INVALID` for an unknown dtype, `TENSOR_INVALID` for a shape that is not a list
+   * of integers >= 0 or whose size is beyond 2^53 - 1, and `MEMORY_ALLOCATION` when the tensor is
+   * larger than that memory or its free space (naming the sizes and what to do).
+   */
   empty(
     shape: readonly number[],
     dtype: Dtype,
     where: Partial<Placement> & { name?: string } = {},
   ): DeviceTensor {
     this.usable();
-    if (!isDtype(dtype)) {
-      throw new KbError(
-        "RUNTIME_INVALID",
-        `empty: unknown dtype ${JSON.stringify(dtype)}; use f32, f16, bf16, i8 or i32.`,
-      );
-    }
-    const probe = Tensor.zeros(shape, dtype); // validates the shape
-    const name = where.name ?? `t${this.tensors++}`;
+    const name = where.name ?? `t${this.tensors}`;
+    const bytes = tensorBytes("empty", name, shape, dtype);
     const place = { sip: where.sip ?? 0, cube: where.cube ?? 0 };
-    const bytes = Math.max(1, probe.nbytes);
+    const tensor = { dtype, shape };
     const address =
       where.space === "sram"
-        ? this.device.allocSram(bytes, place, name)
-        : this.device.allocHbm(bytes, place, name);
+        ? this.device.allocSram(Math.max(1, bytes), place, name, tensor)
+        : this.device.allocHbm(Math.max(1, bytes), place, name, tensor);
+    if (where.name === undefined) this.tensors++;
     return new DeviceTensor(address, shape, dtype, name);
   }
 
-  /** Copies a host tensor to a new device tensor through IO_CPU -> M_CPU.DMA -> HBM (timed). */
+  /**
+   * Copies a host tensor to a new device tensor through IO_CPU -> M_CPU.DMA -> HBM (timed).
+   * Throws as {@link empty} and {@link copyToDevice} do.
+   */
   async toDevice(tensor: Tensor, where: Partial<Placement> & { name?: string } = {}): Promise<DeviceTensor> {
     const device = this.empty(tensor.shape, tensor.dtype, where);
     await this.copyToDevice(tensor, device);
     return device;
   }
 
-  /** Copies a host tensor into an existing device tensor (timed). */
+  /**
+   * Copies a host tensor into an existing device tensor (timed).
+   *
+   * Throws `MEMORY_ACCESS` when `device` was freed (naming where), `RUNTIME_INVALID` when the
+   * dtypes or sizes differ; nothing is written then.
+   */
   async copyToDevice(tensor: Tensor, device: DeviceTensor): Promise<void> {
     this.usable();
+    refuseFreed(
+      "copyToDevice",
+      device,
+      "written",
+      "Copy into a live tensor (sim.empty or sim.toDevice make one)",
+    );
     if (tensor.nbytes !== device.nbytes || tensor.dtype !== device.dtype) {
       throw new KbError(
         "RUNTIME_INVALID",
@@ -256,16 +274,34 @@ export class Simulator {
   /**
    * Copies a device tensor to the host (timed). In phase 1 the bytes are what loads, stores and
    * host copies moved; results of compute ops are written only when phase 2 replays them.
+   *
+   * Throws `MEMORY_ACCESS` when `device` was freed, naming where.
    */
   async fromDevice(device: DeviceTensor): Promise<Tensor> {
     this.usable();
+    refuseFreed("fromDevice", device, "read", "Read a tensor before freeing it");
     await this.drive(this.machine.hostRead(device.address, device.nbytes));
     return new Tensor(device.shape, device.dtype, this.memory.read(device.address, device.nbytes));
   }
 
-  /** Frees a device tensor (a second free, or a tensor of another simulator, is an error). */
+  /**
+   * Frees a device tensor and remembers where: the caller's `file:line:col` (the first stack
+   * frame outside the `@kb` packages), which later errors about the tensor name (`copyToDevice`,
+   * `fromDevice`, `free`, `launch` args, and a kernel's access to its memory).
+   *
+   * Throws `MEMORY_ALLOCATION` for a second free (naming where the first was) or a tensor this
+   * simulator did not allocate.
+   */
   free(device: DeviceTensor): void {
-    this.device.free(device.address);
+    if (device.freed) {
+      throw new KbError(
+        "MEMORY_ALLOCATION",
+        `free: device tensor ${device.describe()} was already ${freedWhere(device)} (double free). Free each tensor once, after its last use.`,
+      );
+    }
+    const at = callerLocation();
+    this.device.free(device.address, at ?? undefined);
+    device.markFreed(at);
   }
 
   // ---------------------------------------------------------------------------------------------
@@ -300,6 +336,9 @@ export class Simulator {
    * Launches `kernel` on every PE of the grid through IO_CPU -> M_CPU -> PE_CPU with the global
    * start barrier, and runs the machine until the launch completes. Each instance gets its own
    * `tl` (program ids from its grid position) and TCM scratch.
+   *
+   * Throws `MEMORY_ACCESS` before anything runs when a device tensor among `args` (or in an array
+   * or plain object among them) was freed, naming the argument and where it was freed.
    */
   async launch<Args extends readonly unknown[]>(
     kernel: Kernel<Args>,
@@ -307,6 +346,14 @@ export class Simulator {
   ): Promise<LaunchRecord> {
     this.usable();
     const name = options.name ?? (kernel.name || "kernel");
+    const freedArg = findFreedArg(options.args);
+    if (freedArg !== null) {
+      throw new KbError(
+        "MEMORY_ACCESS",
+        `launch: ${freedArg.path} is device tensor ${freedArg.tensor.describe()}, which was ${freedWhere(freedArg.tensor)}. A kernel cannot use a freed tensor: free it after the last launch that uses it, or pass a live one.`,
+        { context: { kernel: name } },
+      );
+    }
     this.kernels.define(name, kernel as Kernel);
     const grid = isGrid(options.grid) ? options.grid : this.grid(options.grid ?? {});
     const placements: KernelPlacement[] = [];
@@ -399,7 +446,16 @@ export class Simulator {
     }
   }
 
-  private kernelMemory(): KernelMemory {
+  /**
+   * The device memory as a kernel's `tl` sees it (`launch` gives it to every instance): `check`
+   * that an HBM/SRAM range lies in one live allocation (TCM is the kernel's own scratch), `read`
+   * and `write` the bytes, and `tensorAt`, the device tensor holding an address (name, dtype,
+   * shape, address, bytes; null for TCM and free memory).
+   *
+   * `check` throws `MEMORY_ACCESS` naming the range and the nearest allocation, or the freed
+   * tensor it hits and where it was freed.
+   */
+  kernelMemory(): KernelMemory {
     const store = this.memory;
     const device = this.device;
     return {
@@ -407,6 +463,7 @@ export class Simulator {
         if (decodeAddress(address).space === "tcm") return;
         device.checkAccess(address, length, what);
       },
+      tensorAt: (address) => device.tensorAt(address),
       read: (address, length) => store.read(address, length),
       write: (address, bytes) => store.write(address, bytes),
     };
@@ -440,4 +497,138 @@ export class Simulator {
 
 function isGrid(grid: Grid | GridSpec | undefined): grid is Grid {
   return grid !== undefined && "size" in grid && Array.isArray(grid.sips);
+}
+
+/**
+ * The bytes of a `dtype` tensor of `shape`, computed without building it. Throws
+ * `RUNTIME_INVALID` for an unknown dtype and `TENSOR_INVALID` for a bad or absurd shape.
+ */
+function tensorBytes(call: string, name: string, shape: readonly number[], dtype: Dtype): number {
+  const shown = Array.isArray(shape) ? formatShape(shape) : String(shape);
+  const what = `${call}(${JSON.stringify(name)}, ${shown}, ${String(dtype)})`;
+  if (!isDtype(dtype)) {
+    throw new KbError(
+      "RUNTIME_INVALID",
+      `${what}: unknown dtype ${JSON.stringify(dtype) ?? String(dtype)}; use f32, f16, bf16, i8 or i32.`,
+    );
+  }
+  if (!Array.isArray(shape)) {
+    throw new KbError(
+      "TENSOR_INVALID",
+      `${what}: the shape must be an array of dimensions, got ${typeof shape}. Pass e.g. [rows, cols].`,
+    );
+  }
+  let size = 1;
+  for (let axis = 0; axis < shape.length; axis++) {
+    const dim: unknown = shape[axis];
+    if (typeof dim !== "number" || !Number.isSafeInteger(dim) || dim < 0) {
+      throw new KbError(
+        "TENSOR_INVALID",
+        `${what}: dimension ${axis} is ${String(dim)}; every dimension must be an integer >= 0.`,
+      );
+    }
+    size *= dim;
+  }
+  const bytes = size * DTYPE_BYTES[dtype];
+  if (!Number.isSafeInteger(size) || !Number.isSafeInteger(bytes)) {
+    const exact = shape.reduce((product: bigint, dim: number) => product * BigInt(dim), 1n);
+    throw new KbError(
+      "TENSOR_INVALID",
+      `${what}: ${exact} elements (${exact * BigInt(DTYPE_BYTES[dtype])} bytes) is beyond 2^53 - 1 bytes, more than any memory holds. Use a smaller shape.`,
+    );
+  }
+  return bytes;
+}
+
+/** `freed at bench.ts:12:3`, or `freed (where is unknown)`. */
+function freedWhere(tensor: DeviceTensor): string {
+  const at = tensor.freedAt;
+  return at === null ? "freed (where is unknown)" : `freed at ${at}`;
+}
+
+/** Throws `MEMORY_ACCESS` when `tensor` was freed: a host call cannot read or write it. */
+function refuseFreed(call: string, tensor: DeviceTensor, verb: string, instead: string): void {
+  if (!tensor.freed) return;
+  throw new KbError(
+    "MEMORY_ACCESS",
+    `${call}: device tensor ${tensor.describe()} was ${freedWhere(tensor)}; a freed tensor cannot be ${verb}. ${instead}, and free tensors only after their last use.`,
+  );
+}
+
+/**
+ * The first freed device tensor among a launch's args: the args themselves, and the items of an
+ * array or the values of a plain object among them (one level deep; nothing else is searched).
+ */
+function findFreedArg(args: readonly unknown[]): { path: string; tensor: DeviceTensor } | null {
+  if (!Array.isArray(args)) return null;
+  for (let index = 0; index < args.length; index++) {
+    const arg: unknown = args[index];
+    if (arg instanceof DeviceTensor) {
+      if (arg.freed) return { path: `args[${index}]`, tensor: arg };
+    } else if (Array.isArray(arg)) {
+      for (let item = 0; item < arg.length; item++) {
+        const value: unknown = arg[item];
+        if (value instanceof DeviceTensor && value.freed)
+          return { path: `args[${index}][${item}]`, tensor: value };
+      }
+    } else if (isPlainObject(arg)) {
+      for (const key of Object.keys(arg)) {
+        const value = arg[key];
+        if (value instanceof DeviceTensor && value.freed) {
+          const path = /^[A-Za-z_$][\w$]*$/.test(key) ? `.${key}` : `[${JSON.stringify(key)}]`;
+          return { path: `args[${index}]${path}`, tensor: value };
+        }
+      }
+    }
+  }
+  return null;
+}
+
+function isPlainObject(value: unknown): value is Record<string, unknown> {
+  if (typeof value !== "object" || value === null) return false;
+  const prototype: unknown = Object.getPrototypeOf(value);
+  return prototype === Object.prototype || prototype === null;
+}
+
+/** A stack frame's location: `(file:line:col)` at the end of a V8 frame line. */
+const FRAME_LOCATION = /\(?([^()\s]+):(\d+):(\d+)\)?$/;
+const TEST_FILE = /\.(test|spec)\.[cm]?[jt]sx?$/;
+
+/**
+ * The caller's `file:line:col`: the first stack frame outside the `@kb` packages (relative to
+ * the working directory when inside it), or null when the stack says nothing usable. The `@kb`
+ * packages are the directory two levels above this file (`packages/` of the repository, or
+ * `node_modules/@kb/` of an install), except test files, plus anything under `node_modules/@kb/`
+ * and Node's own `node:` frames. Reads a stack trace: for `free`, never for a hot path.
+ */
+function callerLocation(): string | null {
+  const limit = Error.stackTraceLimit;
+  Error.stackTraceLimit = 64;
+  const stack = new Error().stack ?? "";
+  Error.stackTraceLimit = limit;
+  const frames: { file: string; line: string; col: string }[] = [];
+  for (const text of stack.split("\n").slice(1)) {
+    const match = FRAME_LOCATION.exec(text.trim());
+    if (match !== null)
+      frames.push({ file: match[1] as string, line: match[2] as string, col: match[3] as string });
+  }
+  const own = frames[0];
+  if (own === undefined) return null;
+  const ownPath = own.file.replaceAll("\\", "/");
+  const packages = ownPath.split("/").slice(0, -3).join("/");
+  for (const frame of frames.slice(1)) {
+    const path = frame.file.replaceAll("\\", "/");
+    const internal =
+      path.startsWith("node:") ||
+      path.includes("/node_modules/@kb/") ||
+      (packages !== "" && path.startsWith(`${packages}/`) && !TEST_FILE.test(path));
+    if (!internal) return `${relativeToCwd(path)}:${frame.line}:${frame.col}`;
+  }
+  return null;
+}
+
+function relativeToCwd(path: string): string {
+  const file = path.startsWith("file://") ? decodeURIComponent(path.slice("file://".length)) : path;
+  const cwd = globalThis.process?.cwd?.().replaceAll("\\", "/");
+  return cwd !== undefined && file.startsWith(`${cwd}/`) ? file.slice(cwd.length + 1) : file;
 }

@@ -23,8 +23,8 @@ export interface KernelMemory {
   /** Throws unless `[address, address + length)` may be accessed (inside one live allocation, or TCM). */
   check(address: number, length: number, what: string): void;
   /**
-   * The live device tensor (HBM/SRAM allocation) holding `address`, or null (TCM, a raw
-   * allocation or no allocation). `dtype` is null for allocations made without an element type.
+   * The live device tensor (HBM/SRAM allocation) holding `address`, or null (TCM, or no
+   * allocation). `dtype` and `shape` are null for raw allocations made without an element type.
    * Loads, stores and composites check their element type against it.
    */
   tensorAt?(address: number): DeviceTensorInfo | null;

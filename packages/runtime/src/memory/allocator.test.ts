@@ -88,8 +88,69 @@ describe("FreeListAllocator", () => {
     const error = thrown(() => allocator.alloc(600, "activations"));
     expect(error.code).toBe("MEMORY_ALLOCATION");
     expect(error.message).toBe(
-      '[MEMORY_ALLOCATION] test.mem: cannot allocate 600 bytes for "activations", 608 bytes after rounding up to the 16 bytes alignment: 512 bytes free in total, the largest free block is 512 bytes. Free allocations that are no longer needed, split the request into smaller pieces, or use a larger memory.',
+      '[MEMORY_ALLOCATION] test.mem: cannot allocate 600 bytes for "activations", 608 bytes after rounding up to the 16 bytes alignment: 512 bytes free of its 1024 bytes (1 KiB), the largest free block is 512 bytes. Free allocations that are no longer needed, split the request into smaller pieces, or use a larger memory.',
     );
+  });
+
+  it("says when a request is larger than the whole memory, naming the tensor and the capacity in GiB", () => {
+    const allocator = new FreeListAllocator({ name: "big.mem", base: 0, size: 2 ** 34, alignment: 2 * MIB });
+    allocator.alloc(2 ** 30, "a");
+    const error = thrown(() => allocator.alloc(2 ** 42, "x", { dtype: "f32", shape: [2 ** 20, 2 ** 20] }));
+    expect(error.code).toBe("MEMORY_ALLOCATION");
+    expect(error.message).toBe(
+      '[MEMORY_ALLOCATION] big.mem: cannot allocate 4398046511104 bytes (4096 GiB) for "x" (f32 [1048576, 1048576]): more than the whole of big.mem, 17179869184 bytes (16 GiB), of which 16106127360 bytes (15 GiB) are free. Free allocations that are no longer needed, split the request into smaller pieces, or use a larger memory.',
+    );
+  });
+
+  it("records the name, dtype and shape of an allocation when given", () => {
+    const allocator = make();
+    const a = allocator.alloc(24, "A", { dtype: "f16", shape: [3, 4] });
+    const raw = allocator.alloc(8, "scratch");
+    expect(allocator.allocationAt(a + 23)).toEqual({
+      start: a,
+      bytes: 24,
+      reservedBytes: 32,
+      what: "A",
+      dtype: "f16",
+      shape: [3, 4],
+    });
+    expect(allocator.allocationAt(raw)).toEqual({ start: raw, bytes: 8, reservedBytes: 16, what: "scratch" });
+  });
+
+  it("says which freed allocation an access hits and where it was freed", () => {
+    const allocator = make();
+    const a = allocator.alloc(64, "A", { dtype: "f32", shape: [16] });
+    allocator.alloc(64, "B");
+    allocator.free(a, "bench.ts:12:5");
+    const error = thrown(() => allocator.checkAccess(a + 16, 16, "tl.load"));
+    expect(error.code).toBe("MEMORY_ACCESS");
+    expect(error.message).toBe(
+      '[MEMORY_ACCESS] tl.load: [0x1010, 0x1020) (16 bytes) is not within one live allocation of test.mem; it lies in [0x1000, 0x1040) "A" (f32 [16], 64 bytes), which was freed at bench.ts:12:5 and not allocated since. Free a tensor only after the last kernel or copy that uses it.',
+    );
+    const double = thrown(() => allocator.free(a, "bench.ts:13:5"));
+    expect(double.message).toContain(
+      '"A" (f32 [16], 64 bytes) was already freed at bench.ts:12:5 (double free)',
+    );
+    // Allocated again: the old record is gone, the new allocation answers.
+    expect(allocator.alloc(32, "C")).toBe(a);
+    allocator.checkAccess(a, 32, "tl.load");
+    expect(thrown(() => allocator.checkAccess(a + 32, 16, "tl.load")).message).not.toContain("freed at");
+  });
+
+  it("keeps where the most recent 1024 frees happened, and still knows older double frees", () => {
+    const allocator = new FreeListAllocator({ name: "many", base: 0, size: 2000 * 16 });
+    const starts = Array.from({ length: 1100 }, (_, index) => allocator.alloc(16, `t${index}`));
+    starts.forEach((start, index) => {
+      allocator.free(start, `bench.ts:${index + 1}:1`);
+    });
+    const newest = thrown(() => allocator.checkAccess(starts[1099]!, 4, "read"));
+    expect(newest.message).toContain('"t1099" (16 bytes), which was freed at bench.ts:1100:1');
+    expect(thrown(() => allocator.checkAccess(starts[76]!, 4, "read")).message).toContain(
+      "which was freed at bench.ts:77:1",
+    );
+    const oldest = thrown(() => allocator.checkAccess(starts[0]!, 4, "read"));
+    expect(oldest.message).not.toContain("freed at");
+    expect(thrown(() => allocator.free(starts[0]!)).message).toContain("already freed (double free)");
   });
 
   it("tells fragmentation apart from a full memory and uses the given hint", () => {
@@ -99,7 +160,7 @@ describe("FreeListAllocator", () => {
     allocator.free(blocks[2]!);
     const error = thrown(() => allocator.alloc(2048));
     expect(error.message).toContain(
-      "2048 bytes (2 KiB) free in total, the largest free block is 1024 bytes (1 KiB)",
+      "2048 bytes (2 KiB) free of its 4096 bytes (4 KiB), the largest free block is 1024 bytes (1 KiB)",
     );
     expect(error.message).toContain("fragmented");
     expect(error.message).toMatch(/Try elsewhere\.$/);
@@ -163,12 +224,16 @@ describe("FreeListAllocator", () => {
     allocator.free(b);
     const freed = thrown(() => allocator.checkAccess(b, 4, "read of y"));
     expect(freed.message).toContain(
-      'the nearest live allocation, [0x1000, 0x1040) "x" (64 bytes), ends 0 bytes before it',
+      'it lies in [0x1040, 0x1080) "y" (64 bytes), which was freed and not allocated since',
+    );
+    const past = thrown(() => allocator.checkAccess(b + 64, 4, "read"));
+    expect(past.message).toContain(
+      'the nearest live allocation, [0x1000, 0x1040) "x" (64 bytes), ends 64 bytes before it',
     );
     const below = thrown(() => allocator.checkAccess(0xff0, 32, "write"));
     expect(below.message).toContain("it starts 16 bytes before the allocation [0x1000, 0x1040)");
     allocator.free(a);
-    expect(thrown(() => allocator.checkAccess(a, 1, "read")).message).toContain(
+    expect(thrown(() => allocator.checkAccess(a + 200, 1, "read")).message).toContain(
       "test.mem has no live allocations",
     );
     expect(thrown(() => allocator.checkAccess(-1, 1, "read")).code).toBe("MEMORY_ACCESS");
@@ -377,6 +442,43 @@ describe("DeviceMemory", () => {
       thrown(() => new DeviceMemory({ ...layout, tcmBytesPerPe: TCM_WINDOW_BYTES + 1 })).message,
     ).toContain("tcmBytesPerPe");
     expect(thrown(() => new DeviceMemory({ ...layout, cubesPerSip: 65 })).code).toBe("MEMORY_ALLOCATION");
+  });
+
+  it("tensorAt names the live HBM or SRAM tensor holding an address; null for TCM, padding and free memory", () => {
+    const memory = new DeviceMemory(layout);
+    const a = memory.allocHbm(24, { sip: 1, cube: 3 }, "A", { dtype: "f16", shape: [3, 4] });
+    const s = memory.allocSram(4, { sip: 0, cube: 0 }, "S", { dtype: "i32", shape: [] });
+    const raw = memory.allocHbm(100, { sip: 1, cube: 3 }, "scratch");
+    const tile = memory.allocTcm(64, { sip: 0, cube: 0, pe: 0 }, "tile");
+    const info = { name: "A", dtype: "f16", shape: [3, 4], address: a, bytes: 24 };
+    expect(memory.tensorAt(a)).toEqual(info);
+    expect(memory.tensorAt(a + 23)).toEqual(info);
+    expect(memory.tensorAt(a + 23)).toBe(memory.tensorAt(a)); // no new object per call
+    expect(memory.tensorAt(a + 24)).toBeNull();
+    expect(memory.tensorAt(s)).toEqual({ name: "S", dtype: "i32", shape: [], address: s, bytes: 4 });
+    expect(memory.tensorAt(raw + 99)).toEqual({
+      name: "scratch",
+      dtype: null,
+      shape: null,
+      address: raw,
+      bytes: 100,
+    });
+    expect(memory.tensorAt(tile)).toBeNull();
+    expect(memory.tensorAt(encodeAddress({ sip: 0, cube: 2, space: "hbm", offset: 0 }))).toBeNull();
+    expect(memory.tensorAt(-1)).toBeNull();
+    expect(memory.tensorAt(3 * 2 ** 40)).toBeNull();
+    memory.free(a);
+    expect(memory.tensorAt(a)).toBeNull();
+  });
+
+  it("tensorAt finds each of thousands of tensors", () => {
+    const memory = new DeviceMemory({ ...layout, pageBytes: 4096 });
+    const starts = Array.from({ length: 5000 }, (_, index) =>
+      memory.allocHbm(4096, { sip: 0, cube: 0 }, `t${index}`, { dtype: "f32", shape: [1024] }),
+    );
+    starts.forEach((start, index) => {
+      expect(memory.tensorAt(start + 4095)?.name).toBe(`t${index}`);
+    });
   });
 
   it("reset frees everything", () => {

@@ -1,6 +1,8 @@
 import { TCM_WINDOW_BYTES, tcmAddress } from "@kb/components";
 import { KbError } from "@kb/errors";
-import { decodeAddress, encodeAddress, type MemorySpace } from "@kb/topology";
+import { DTYPE_BYTES, type Dtype, formatShape } from "@kb/tensor";
+import type { DeviceTensorInfo } from "@kb/tl";
+import { ADDRESS_LAYOUT, decodeAddress, encodeAddress, type MemorySpace } from "@kb/topology";
 
 /** Options of {@link FreeListAllocator}. */
 export interface FreeListAllocatorOptions {
@@ -19,6 +21,14 @@ export interface FreeListAllocatorOptions {
   readonly hint?: string;
 }
 
+/** What an allocation that holds a tensor knows of it (given to `alloc`; raw allocations have none). */
+export interface AllocationTensor {
+  /** Element type. */
+  readonly dtype: Dtype;
+  /** Shape, row-major and contiguous from the allocation's start. */
+  readonly shape: readonly number[];
+}
+
 /** A live allocation of a {@link FreeListAllocator}. */
 export interface Allocation {
   /** Its first byte address (the value `alloc` returned). */
@@ -29,6 +39,10 @@ export interface Allocation {
   readonly reservedBytes: number;
   /** The `what` given to `alloc`, if any. */
   readonly what?: string;
+  /** The element type of the tensor it holds, when `alloc` was given one. */
+  readonly dtype?: Dtype;
+  /** The shape of the tensor it holds, when `alloc` was given one. */
+  readonly shape?: readonly number[];
 }
 
 /** What {@link FreeListAllocator.stats} reports; all in bytes except `allocations`. */
@@ -48,6 +62,16 @@ interface FreeBlock {
   end: number;
 }
 
+/** A freed allocation, kept until its memory is allocated again (or older frees push it out). */
+interface FreedRecord {
+  readonly allocation: Allocation;
+  /** Where it was freed (`file:line:col`), when the caller said. */
+  readonly freedAt: string | undefined;
+}
+
+/** How many freed allocations each allocator describes in its messages (the most recent ones). */
+const FREED_RECORDS = 1024;
+
 const DEFAULT_HINT =
   "Free allocations that are no longer needed, split the request into smaller pieces, or use a larger memory.";
 
@@ -57,7 +81,9 @@ const DEFAULT_HINT =
  * Free blocks and live allocations are kept in arrays sorted by address, so `free`,
  * `allocationAt` and `checkAccess` binary-search and `alloc` scans the free blocks from the lowest
  * address: O(n) in the number of blocks at worst, meant for hundreds of blocks, not millions.
- * Adjacent free blocks coalesce on `free`.
+ * Adjacent free blocks coalesce on `free`. An allocation may carry the dtype and shape of the tensor it
+ * holds; the most recent 1024 frees are remembered (with where they happened, when `free` is told),
+ * so a double free or an access to freed memory names what was there.
  *
  * It only does bookkeeping: it hands out numbers and never touches the bytes.
  *
@@ -78,6 +104,8 @@ export class FreeListAllocator {
   private allocations: Allocation[] = [];
   /** Starts of freed allocations not yet reallocated, sorted: tells a double free from a stray one. */
   private freedStarts: number[] = [];
+  /** The most recent freed allocations by start, oldest first; a subset of `freedStarts`. */
+  private freedRecords = new Map<number, FreedRecord>();
   private usedBytes = 0;
 
   /** Throws `MEMORY_ALLOCATION` when `base`, `size` or `alignment` is not a valid integer. */
@@ -110,14 +138,17 @@ export class FreeListAllocator {
    * Allocates `bytes` bytes at the lowest address where they fit and returns that address, a
    * multiple of `alignment`; the allocation occupies `bytes` rounded up to `alignment`.
    *
+   * `what` names the allocation in messages; `tensor` records the dtype and shape of the tensor it
+   * holds (see {@link allocationAt}).
+   *
    * Throws `MEMORY_ALLOCATION` when `bytes` is not a positive integer, or when no free block can
-   * hold it (naming the free bytes in total and the largest free block).
+   * hold it (naming the capacity, the free bytes in total and the largest free block).
    */
-  alloc(bytes: number, what?: string): number {
+  alloc(bytes: number, what?: string, tensor?: AllocationTensor): number {
     if (typeof bytes !== "number" || !Number.isSafeInteger(bytes) || bytes <= 0) {
       throw new KbError(
         "MEMORY_ALLOCATION",
-        `${this.name}: cannot allocate ${String(bytes)} bytes${describeWhat(what)}: the size must be a positive integer number of bytes.`,
+        `${this.name}: cannot allocate ${String(bytes)} bytes${describeWhat(what, tensor)}: the size must be a positive integer number of bytes.`,
       );
     }
     const reserved = roundUp(bytes, this.alignment);
@@ -136,25 +167,31 @@ export class FreeListAllocator {
       } else {
         blocks.splice(index, 1);
       }
-      const allocation: Allocation =
-        what === undefined
-          ? { start, bytes, reservedBytes: reserved }
-          : { start, bytes, reservedBytes: reserved, what };
+      const allocation: Allocation = {
+        start,
+        bytes,
+        reservedBytes: reserved,
+        ...(what === undefined ? {} : { what }),
+        ...(tensor === undefined ? {} : { dtype: tensor.dtype, shape: Object.freeze([...tensor.shape]) }),
+      };
       this.allocations.splice(upperBound(this.allocations, start), 0, allocation);
       this.usedBytes += reserved;
       this.forgetFreedStarts(start, end);
       return start;
     }
-    throw this.outOfMemory(bytes, reserved, what);
+    throw this.outOfMemory(bytes, reserved, what, tensor);
   }
 
   /**
    * Frees the allocation that starts at `address`; its bytes coalesce with free neighbours.
+   * `freedAt` (a `file:line:col`) is where the caller freed it: a later double free or access to
+   * this memory names it.
    *
    * Throws `MEMORY_ALLOCATION` when `address` is not the start of a live allocation, saying
-   * whether it was already freed, lies inside another allocation, or was never allocated here.
+   * whether it was already freed (and where, when known), lies inside another allocation, or was
+   * never allocated here.
    */
-  free(address: number): void {
+  free(address: number, freedAt?: string): void {
     const index = upperBound(this.allocations, address) - 1;
     const allocation = index >= 0 ? this.allocations[index] : undefined;
     if (allocation !== undefined && allocation.start === address) {
@@ -162,6 +199,11 @@ export class FreeListAllocator {
       this.usedBytes -= allocation.reservedBytes;
       this.releaseBlock(address, address + allocation.reservedBytes);
       this.freedStarts.splice(lowerBoundNumber(this.freedStarts, address), 0, address);
+      this.freedRecords.set(address, { allocation, freedAt });
+      if (this.freedRecords.size > FREED_RECORDS) {
+        const oldest = this.freedRecords.keys().next().value as number;
+        this.freedRecords.delete(oldest);
+      }
       return;
     }
     const hex = formatAddress(address);
@@ -173,9 +215,14 @@ export class FreeListAllocator {
     }
     const freedIndex = lowerBoundNumber(this.freedStarts, address);
     if (this.freedStarts[freedIndex] === address) {
+      const record = this.freedRecords.get(address);
+      const what =
+        record === undefined
+          ? "it was already freed"
+          : `${formatAllocation(record.allocation)} was already freed${record.freedAt === undefined ? "" : ` at ${record.freedAt}`}`;
       throw new KbError(
         "MEMORY_ALLOCATION",
-        `${this.name}: cannot free ${hex}: it was already freed (double free) and has not been allocated again. Free each allocation once.`,
+        `${this.name}: cannot free ${hex}: ${what} (double free) and has not been allocated again. Free each allocation once.`,
       );
     }
     const where =
@@ -210,10 +257,20 @@ export class FreeListAllocator {
     const index = upperBound(this.allocations, address) - 1;
     const before = index >= 0 ? this.allocations[index] : undefined;
     if (before !== undefined && address + bytes <= before.start + before.bytes) return;
+    const range = `${what}: ${formatRange(address, bytes)} (${bytes} bytes) is not within one live allocation of ${this.name}`;
+    const freed =
+      before !== undefined && address < before.start + before.bytes ? null : this.freedAt(address);
+    if (freed !== null) {
+      const where = freed.freedAt === undefined ? "" : ` at ${freed.freedAt}`;
+      throw new KbError(
+        "MEMORY_ACCESS",
+        `${range}; it lies in ${formatAllocation(freed.allocation)}, which was freed${where} and not allocated since. Free a tensor only after the last kernel or copy that uses it.`,
+      );
+    }
     const after = this.allocations[index + 1];
     throw new KbError(
       "MEMORY_ACCESS",
-      `${what}: ${formatRange(address, bytes)} (${bytes} bytes) is not within one live allocation of ${this.name}; ${describeNearest(address, bytes, before, after, this.name)}. Check the address and length, and that the buffer is allocated and not yet freed.`,
+      `${range}; ${describeNearest(address, bytes, before, after, this.name)}. Check the address and length, and that the buffer is allocated and not yet freed.`,
     );
   }
 
@@ -239,7 +296,18 @@ export class FreeListAllocator {
     this.freeBlocks = [{ start: this.base, end: this.base + this.size }];
     this.allocations = [];
     this.freedStarts = [];
+    this.freedRecords = new Map();
     this.usedBytes = 0;
+  }
+
+  /** The remembered freed allocation whose requested bytes contain `address`, or null. */
+  private freedAt(address: number): FreedRecord | null {
+    const index = lowerBoundNumber(this.freedStarts, address + 1) - 1;
+    const start = this.freedStarts[index];
+    const record = start === undefined ? undefined : this.freedRecords.get(start);
+    return record !== undefined && address < record.allocation.start + record.allocation.bytes
+      ? record
+      : null;
   }
 
   private releaseBlock(start: number, end: number): void {
@@ -270,20 +338,34 @@ export class FreeListAllocator {
   private forgetFreedStarts(start: number, end: number): void {
     const from = lowerBoundNumber(this.freedStarts, start);
     const to = lowerBoundNumber(this.freedStarts, end);
-    if (to > from) this.freedStarts.splice(from, to - from);
+    if (to > from) {
+      for (const forgotten of this.freedStarts.splice(from, to - from)) this.freedRecords.delete(forgotten);
+    }
   }
 
-  private outOfMemory(bytes: number, reserved: number, what: string | undefined): KbError {
+  private outOfMemory(
+    bytes: number,
+    reserved: number,
+    what: string | undefined,
+    tensor: AllocationTensor | undefined,
+  ): KbError {
     const { free, largestFree } = this.stats();
     const rounded =
       reserved === bytes
         ? ""
         : `, ${formatBytes(reserved)} after rounding up to the ${formatBytes(this.alignment)} alignment`;
+    const request = `${this.name}: cannot allocate ${formatBytes(bytes)}${describeWhat(what, tensor)}${rounded}`;
+    if (reserved > this.size) {
+      return new KbError(
+        "MEMORY_ALLOCATION",
+        `${request}: more than the whole of ${this.name}, ${formatBytes(this.size)}, of which ${formatBytes(free)} ${free === 1 ? "is" : "are"} free. ${this.hint}`,
+      );
+    }
     const fragmented =
       free >= reserved ? " The free bytes would suffice but are fragmented into smaller blocks." : "";
     return new KbError(
       "MEMORY_ALLOCATION",
-      `${this.name}: cannot allocate ${formatBytes(bytes)}${describeWhat(what)}${rounded}: ${formatBytes(free)} free in total, the largest free block is ${formatBytes(largestFree)}.${fragmented} ${this.hint}`,
+      `${request}: ${formatBytes(free)} free of its ${formatBytes(this.size)}, the largest free block is ${formatBytes(largestFree)}.${fragmented} ${this.hint}`,
     );
   }
 }
@@ -335,6 +417,8 @@ interface DeviceAllocator {
 }
 
 const MIB = 2 ** 20;
+/** Bytes of one memory's window in the device address layout: an address minus its offset is the window's base. */
+const WINDOW_BYTES = 2 ** ADDRESS_LAYOUT.offsetBits;
 const SRAM_ALIGNMENT = 64;
 const TCM_ALIGNMENT = 16;
 const OFFSET_LIMIT = 2 ** 40;
@@ -355,6 +439,8 @@ export class DeviceMemory {
   /** The layout with its defaults filled in. */
   readonly layout: Readonly<Required<DeviceMemoryLayout>>;
   private readonly allocators = new Map<number, DeviceAllocator>();
+  /** What {@link tensorAt} answers for an allocation, made once per allocation. */
+  private readonly tensorInfos = new WeakMap<Allocation, DeviceTensorInfo>();
 
   constructor(layout: DeviceMemoryLayout) {
     const full = { pageBytes: 2 * MIB, tcmReservedBytes: MIB, ...layout };
@@ -371,21 +457,34 @@ export class DeviceMemory {
 
   /**
    * Allocates `bytes` of the HBM of cube `cube` of SIP `sip` and returns its device address, the
-   * start of a page.
+   * start of a page. `what` names it in messages; `tensor` records the dtype and shape of the
+   * tensor it holds (see {@link tensorAt}).
    *
-   * Throws `MEMORY_ALLOCATION` for a cube that does not exist, a bad size, or when it does not fit.
+   * Throws `MEMORY_ALLOCATION` for a cube that does not exist, a bad size, or when it does not fit
+   * (naming the request, the memory's capacity and its free bytes).
    */
-  allocHbm(bytes: number, place: { readonly sip: number; readonly cube: number }, what?: string): number {
-    return this.cubeAllocator("hbm", place, bytes, what).alloc(bytes, what);
+  allocHbm(
+    bytes: number,
+    place: { readonly sip: number; readonly cube: number },
+    what?: string,
+    tensor?: AllocationTensor,
+  ): number {
+    return this.cubeAllocator("hbm", place, bytes, what).alloc(bytes, what, tensor);
   }
 
   /**
-   * Allocates `bytes` of the shared SRAM of a cube and returns its device address (64-byte aligned).
+   * Allocates `bytes` of the shared SRAM of a cube and returns its device address (64-byte
+   * aligned). `what` and `tensor` as for {@link allocHbm}.
    *
    * Throws `MEMORY_ALLOCATION` for a cube that does not exist, a bad size, or when it does not fit.
    */
-  allocSram(bytes: number, place: { readonly sip: number; readonly cube: number }, what?: string): number {
-    return this.cubeAllocator("sram", place, bytes, what).alloc(bytes, what);
+  allocSram(
+    bytes: number,
+    place: { readonly sip: number; readonly cube: number },
+    what?: string,
+    tensor?: AllocationTensor,
+  ): number {
+    return this.cubeAllocator("sram", place, bytes, what).alloc(bytes, what, tensor);
   }
 
   /**
@@ -411,13 +510,14 @@ export class DeviceMemory {
   }
 
   /**
-   * Frees the allocation starting at device address `address`.
+   * Frees the allocation starting at device address `address`. `freedAt` (`file:line:col`) is
+   * where the caller freed it; a later double free or access to the freed memory names it.
    *
    * Throws `MEMORY_ALLOCATION` when the address belongs to no allocator of this device (a cube or
    * PE that does not exist, a TCM reserved region, beyond a memory's capacity) or is not the start
    * of a live allocation.
    */
-  free(address: number): void {
+  free(address: number, freedAt?: string): void {
     const entry = this.locate(address, "MEMORY_ALLOCATION", "cannot free");
     const existing = this.allocators.get(entry.key);
     if (existing === undefined) {
@@ -426,7 +526,7 @@ export class DeviceMemory {
         `${entry.name}: cannot free ${formatAddress(address)}: it was never allocated (nothing has been allocated in ${entry.name}). Free only addresses an alloc method returned.`,
       );
     }
-    existing.allocator.free(address);
+    existing.allocator.free(address, freedAt);
   }
 
   /**
@@ -456,6 +556,37 @@ export class DeviceMemory {
       return null;
     }
     return this.allocators.get(key)?.allocator.allocationAt(address) ?? null;
+  }
+
+  /**
+   * The live HBM or SRAM allocation holding device address `address`, as a tensor: its name (the
+   * `what` given to the alloc method, else `allocation at 0x...`), dtype and shape (null for a
+   * raw allocation), first address and bytes. Null for TCM, free memory, an allocation's padding
+   * and addresses of no memory; never throws.
+   *
+   * One map lookup and a binary search over the memory's live allocations; the same object is
+   * returned for every address of one allocation. Meant to be called once per kernel load/store.
+   */
+  tensorAt(address: number): DeviceTensorInfo | null {
+    if (typeof address !== "number" || !Number.isSafeInteger(address) || address < 0) return null;
+    const entry = this.allocators.get(address - (address % WINDOW_BYTES));
+    if (entry === undefined || entry.space === "tcm") return null;
+    const allocation = entry.allocator.allocationAt(address);
+    if (allocation === null) return null;
+    let info = this.tensorInfos.get(allocation);
+    if (info === undefined) {
+      const { dtype, shape } = allocation;
+      const tensor = dtype !== undefined && shape !== undefined;
+      info = Object.freeze({
+        name: allocation.what ?? `allocation at ${formatAddress(allocation.start)}`,
+        dtype: tensor ? dtype : null,
+        shape: tensor ? shape : null,
+        address: allocation.start,
+        bytes: tensor ? shape.reduce((size, dim) => size * dim, 1) * DTYPE_BYTES[dtype] : allocation.bytes,
+      });
+      this.tensorInfos.set(allocation, info);
+    }
+    return info;
   }
 
   /** The statistics of every allocator created so far, lowest base address first. */
@@ -510,12 +641,12 @@ export class DeviceMemory {
       base = encodeAddress({ sip, cube, space, offset: 0 });
       size = hbmBytesPerCube;
       alignment = pageBytes;
-      hint = `Free device buffers that are no longer needed, place this one on another cube, or give the topology more HBM (cube.hbm.capacity_bytes = ${hbmBytesPerCube}).`;
+      hint = `Use a smaller shape or split the data over several cubes, place it on another cube with free space, free device tensors that are no longer needed, or give the topology more HBM (cube.hbm.capacity_bytes = ${hbmBytesPerCube}).`;
     } else if (space === "sram") {
       base = encodeAddress({ sip, cube, space, offset: 0 });
       size = sramBytesPerCube;
       alignment = SRAM_ALIGNMENT;
-      hint = `Free SRAM buffers that are no longer needed, keep the data in HBM, or give the topology more SRAM (cube.sram.capacity_bytes = ${sramBytesPerCube}).`;
+      hint = `Use a smaller shape, keep the data in HBM, free SRAM tensors that are no longer needed, or give the topology more SRAM (cube.sram.capacity_bytes = ${sramBytesPerCube}).`;
     } else {
       base = tcmAddress(sip, cube, pe ?? 0, tcmReservedBytes);
       size = tcmBytesPerPe - tcmReservedBytes;
@@ -689,7 +820,9 @@ function describeNearest(
 
 function formatAllocation(allocation: Allocation): string {
   const label = allocation.what === undefined ? "" : ` "${allocation.what}"`;
-  return `${formatRange(allocation.start, allocation.bytes)}${label} (${allocation.bytes} bytes)`;
+  const { dtype, shape } = allocation;
+  const tensor = dtype !== undefined && shape !== undefined ? `${dtype} ${formatShape(shape)}, ` : "";
+  return `${formatRange(allocation.start, allocation.bytes)}${label} (${tensor}${allocation.bytes} bytes)`;
 }
 
 function formatRange(start: number, bytes: number): string {
@@ -702,8 +835,9 @@ function formatAddress(address: number): string {
     : String(address);
 }
 
-function describeWhat(what: string | undefined): string {
-  return what === undefined ? "" : ` for "${what}"`;
+function describeWhat(what: string | undefined, tensor?: AllocationTensor): string {
+  const described = tensor === undefined ? "" : ` (${tensor.dtype} ${formatShape(tensor.shape)})`;
+  return what === undefined ? described && ` for a tensor${described}` : ` for "${what}"${described}`;
 }
 
 function describeBytes(bytes: number): string {
@@ -712,9 +846,9 @@ function describeBytes(bytes: number): string {
     : `${String(bytes)} bytes`;
 }
 
-/** `3145728 bytes (3 MiB)`: exact bytes, plus a binary unit when it is a round one. */
+/** `3145728 bytes (3 MiB)`: exact bytes, plus KiB, MiB or GiB from 1 KiB on (`4096 GiB`, not TiB). */
 function formatBytes(bytes: number): string {
-  const units = ["KiB", "MiB", "GiB", "TiB"];
+  const units = ["KiB", "MiB", "GiB"];
   let unit = "";
   let value = bytes;
   for (const name of units) {
