@@ -288,3 +288,39 @@ describe("composite GEMM with transposed operands", () => {
     });
   });
 });
+
+describe("tile buffers", () => {
+  it("start at multiples of 16 B whatever the tile sizes, so an f32 tile never lands misaligned", () => {
+    const sink = new MemorySink();
+    const logger = new OpLogger(sink, { validate: true });
+    const machine = machineOf("default", { opLogger: logger });
+    // f32 inputs, f16 output, 1 x 1 x 2 tiles: A 8 B, B 8 B, C 2 B = 18 B a set before rounding,
+    // so the second set would start 2 B past a multiple of 4. Rounded: 16 + 16 + 16 = 48 B.
+    const done = machine.submit("sip0.cube0.pe0", [
+      {
+        kind: "composite_gemm",
+        a: hbm(0),
+        b: hbm(MIB),
+        c: hbm(2 * MIB),
+        m: 4,
+        n: 1,
+        k: 2,
+        dtype: "f32",
+        dtypeOut: "f16",
+        tile: { m: 1, n: 1, k: 2 },
+      },
+    ]);
+    machine.run(done);
+    logger.close();
+    const gemms = sink.records.filter((record) => record.op_kind === "gemm");
+    expect(gemms).toHaveLength(4);
+    const addresses = gemms.flatMap((record) => {
+      const p = record.params as { src_a_addr: number; src_b_addr: number };
+      return [p.src_a_addr, p.src_b_addr];
+    });
+    for (const address of addresses) expect(address % 16).toBe(0);
+    // Consecutive sets 48 B apart: A of set 1 is 48 B after A of set 0.
+    const [first, second] = gemms.map((record) => (record.params as { src_a_addr: number }).src_a_addr);
+    expect(Math.abs((second as number) - (first as number)) % 48).toBe(0);
+  });
+});

@@ -61,6 +61,17 @@ export interface TileDefaults {
   readonly mathTileBytes: number;
 }
 
+/**
+ * Tile buffers start at multiples of this many bytes, so every buffer is aligned for any element
+ * type whatever the sizes of the buffers before it (an f16 tile before an f32 one, sets of odd
+ * sizes one after another).
+ */
+export const TILE_BUFFER_ALIGN = 16;
+
+function alignBuffer(bytes: number): number {
+  return Math.ceil(bytes / TILE_BUFFER_ALIGN) * TILE_BUFFER_ALIGN;
+}
+
 function invalid(where: string, what: string): KbError {
   return new KbError("MACHINE_INVALID_COMMAND", `${where}: ${what}`);
 }
@@ -387,10 +398,10 @@ function compositeGemmFeed(
   const tilesM = Math.ceil(M / tm);
   const tilesN = Math.ceil(N / tn);
   const tilesK = Math.ceil(K / tk);
-  const aBytes = tm * tk * s;
-  const bBytes = tk * tn * s;
-  const outBytes = tm * tn * sOut;
-  const accBytes = tm * tn * sAcc;
+  const aBytes = alignBuffer(tm * tk * s);
+  const bBytes = alignBuffer(tk * tn * s);
+  const outBytes = alignBuffer(tm * tn * sOut);
+  const accBytes = alignBuffer(tm * tn * sAcc);
   const needs: BufferNeeds = { setBytes: aBytes + bBytes + outBytes, accBytes };
   return {
     id,
@@ -515,8 +526,8 @@ function compositeMathFeed(
   const fit = Math.max(1, Math.floor(defaults.mathTileBytes / rowBytes));
   const tr = Math.min(rows, positiveInt(where, "tileRows", command.tileRows ?? fit));
   const tiles = Math.ceil(rows / tr);
-  const inBytes = tr * cols * s;
-  const needs: BufferNeeds = { setBytes: inputs * inBytes + tr * outCols * s, accBytes: 0 };
+  const inBytes = alignBuffer(tr * cols * s);
+  const needs: BufferNeeds = { setBytes: inputs * inBytes + alignBuffer(tr * outCols * s), accBytes: 0 };
   return {
     id,
     tileCount: tiles,

@@ -1,0 +1,435 @@
+import {
+  BINARY_OPS,
+  blockCount,
+  DTYPES,
+  type Dtype,
+  type EpilogueStep,
+  type Exact,
+  FLOAT_DTYPES,
+  type InputTensor,
+  isFloat,
+  type OutputTensor,
+  type Program,
+  type Step,
+  UNARY_OPS,
+  type ValueType,
+} from "./program.js";
+
+/** The numbers a generator draws for one program; `buildProgram` makes them a valid program. */
+export interface RawProgram {
+  /** Seed of the input values. */
+  readonly seed: number;
+  readonly rows: number;
+  readonly blockRows: number;
+  readonly pes: number;
+  readonly persistent: boolean;
+  /** Inputs may hold NaN, infinities and -0. */
+  readonly special: boolean;
+  readonly steps: readonly RawStep[];
+}
+
+/** One step's choices: a kind and four numbers whose meaning depends on it. */
+export interface RawStep {
+  readonly kind: number;
+  readonly a: number;
+  readonly b: number;
+  readonly c: number;
+  readonly d: number;
+}
+
+/** Column counts: ones, primes and numbers that are not multiples of a tile. */
+const COLS = [1, 2, 3, 5, 7, 8, 13, 16, 17, 33];
+/** Scalars that keep values exact (multiples of 1/4). */
+const SCALARS = [0.5, -1, 2, 0.25, -0.5, 1.5, 0, -2];
+const INT_SCALARS = [1, -1, 2, 0, 3, -3];
+/** K (the GEMM's inner dimension) of dots and composites. */
+const KS = [1, 2, 3, 5, 8, 16, 17, 32];
+/** Epilogue steps that keep an accumulator exact (allowed at `k_tile` scope). */
+const EXACT_EPILOGUE: readonly EpilogueStep[] = [
+  { op: "relu", scope: "k_tile" },
+  { op: "abs", scope: "k_tile" },
+  { op: "mul", scope: "k_tile", scalar: 0.5 },
+  { op: "add", scope: "k_tile", scalar: -1 },
+  { op: "maximum", scope: "k_tile", scalar: 0.25 },
+  { op: "minimum", scope: "k_tile", scalar: 2 },
+];
+
+const STEP_KINDS = 16;
+/** Kinds that need no earlier value: a load and the composites. */
+const STANDALONE = new Set([0, 14, 15]);
+const COMPOSITE_MATH_OPS = [...UNARY_OPS, ...BINARY_OPS, "sum", "max", "min", "softmax"] as const;
+
+/** Value of `n` modulo `length` for any integer (the draw may be negative). */
+function pick(n: number, length: number): number {
+  return ((Math.trunc(n) % length) + length) % length;
+}
+
+/** A small deterministic generator for the input values (no Math.random: runs are reproducible). */
+function generator(seed: number): () => number {
+  let state = (Math.trunc(seed) >>> 0) ^ 0x9e3779b9;
+  return () => {
+    state = (Math.imul(state, 1664525) + 1013904223) >>> 0;
+    return state / 2 ** 32;
+  };
+}
+
+const NICE_FLOAT: Exact = { grain: -3, bound: 4 };
+const NICE_INT: Exact = { grain: 0, bound: 8 };
+
+/** Builds the program the raw choices describe. Deterministic; never throws for any raw input. */
+export function buildProgram(raw: RawProgram): Program {
+  const rows = 1 + pick(raw.rows, 40);
+  const blockRows = 1 + pick(raw.blockRows, rows);
+  const blocks = blockCount({ rows, blockRows });
+  const persistent = raw.persistent || blocks > 8;
+  const pes = persistent ? 1 + pick(raw.pes, 4) : blocks;
+  const random = generator(raw.seed);
+  const inputs: InputTensor[] = [];
+  const outputs: OutputTensor[] = [];
+  const steps: Step[] = [];
+  const types: (ValueType | null)[] = [];
+  /** Values that may still be read (an in-place op's accumulator and its aliases are not). */
+  const live = new Set<number>();
+  /** The TCM bytes each value names: views share their tensor's, in-place results their target's. */
+  const storage = new Map<number, number>();
+  /** An in-place write into `target`'s bytes: every other value naming them is stale now. */
+  const overwrite = (target: number) => {
+    const bytes = storage.get(target);
+    for (const value of [...live]) if (storage.get(value) === bytes) live.delete(value);
+  };
+
+  const newInput = (
+    shape: readonly [number, number],
+    dtype: Dtype,
+    split: boolean,
+    transposed: boolean,
+  ): number => {
+    const values: number[] = [];
+    const size = shape[0] * shape[1];
+    for (let i = 0; i < size; i++) {
+      const u = random();
+      let value = isFloat(dtype) ? Math.round((u * 2 - 1) * 32) / 8 : Math.round((u * 2 - 1) * 8);
+      if (raw.special && isFloat(dtype) && random() < 0.08) {
+        value = [Number.NaN, Number.POSITIVE_INFINITY, Number.NEGATIVE_INFINITY, -0][
+          pick(random() * 4, 4)
+        ] as number;
+      }
+      values.push(value);
+    }
+    inputs.push({ name: `X${inputs.length}`, shape, dtype, split, transposed, values });
+    return inputs.length - 1;
+  };
+  const newOutput = (cols: number, dtype: Dtype, rowsPerBlock: "block" | 1): number => {
+    outputs.push({
+      name: `O${outputs.length}`,
+      shape: [rowsPerBlock === "block" ? rows : blocks, cols],
+      dtype,
+      rowsPerBlock,
+    });
+    return outputs.length - 1;
+  };
+  const push = (step: Step, type: ValueType | null, aliases: number | null = null): number => {
+    steps.push(step);
+    types.push(type);
+    const index = steps.length - 1;
+    if (type !== null) {
+      live.add(index);
+      storage.set(index, aliases === null ? index : (storage.get(aliases) as number));
+    }
+    return index;
+  };
+  const values = (filter: (type: ValueType) => boolean = () => true): number[] =>
+    [...live].filter((i) => filter(types[i] as ValueType));
+  const sameType = (x: ValueType) => (type: ValueType) =>
+    type.rows === x.rows && type.cols === x.cols && type.dtype === x.dtype;
+  const scalarFor = (dtype: Dtype, n: number) =>
+    isFloat(dtype)
+      ? (SCALARS[pick(n, SCALARS.length)] as number)
+      : (INT_SCALARS[pick(n, INT_SCALARS.length)] as number);
+  const exactType = (dtype: Dtype) => (isFloat(dtype) ? NICE_FLOAT : NICE_INT);
+
+  /** A block-split input loaded whole: the first value of most programs. */
+  const loadNew = (cols: number, dtype: Dtype): number => {
+    const input = newInput([rows, cols], dtype, true, false);
+    return push(
+      { kind: "load", input, col0: 0, cols },
+      { rows: "block", cols, dtype, exact: exactType(dtype) },
+    );
+  };
+
+  for (const choice of raw.steps) {
+    const kind = pick(choice.kind, STEP_KINDS);
+    const existing = values();
+    if (existing.length === 0 && !STANDALONE.has(kind)) {
+      loadNew(COLS[pick(choice.b, COLS.length)] as number, DTYPES[pick(choice.c, DTYPES.length)] as Dtype);
+      continue;
+    }
+    const x = existing[pick(choice.a, Math.max(1, existing.length))] as number;
+    const tx = types[x] as ValueType;
+    switch (kind) {
+      case 0: {
+        const splitInputs = inputs.map((input, i) => (input.split ? i : -1)).filter((i) => i >= 0);
+        if (splitInputs.length === 0 || pick(choice.a, 3) === 0) {
+          loadNew(
+            COLS[pick(choice.b, COLS.length)] as number,
+            DTYPES[pick(choice.c, DTYPES.length)] as Dtype,
+          );
+        } else {
+          // A column slice of an input already loaded: a strided load.
+          const input = splitInputs[pick(choice.b, splitInputs.length)] as number;
+          const { shape, dtype } = inputs[input] as InputTensor;
+          const col0 = pick(choice.c, shape[1]);
+          const cols = 1 + pick(choice.d, shape[1] - col0);
+          push({ kind: "load", input, col0, cols }, { rows: "block", cols, dtype, exact: exactType(dtype) });
+        }
+        break;
+      }
+      case 1: {
+        // An elementwise op with a constant tensor (tl.full) of the same type.
+        const value = scalarFor(tx.dtype, choice.c);
+        const full = push({ kind: "full", like: x, value }, { ...tx, exact: exactOfScalar(tx.dtype, value) });
+        const op = BINARY_OPS[pick(choice.b, BINARY_OPS.length)] as (typeof BINARY_OPS)[number];
+        push(
+          { kind: "binary", op, a: x, b: full },
+          { ...tx, exact: binaryExact(op, tx.exact, exactOfScalar(tx.dtype, value)) },
+        );
+        break;
+      }
+      case 2: {
+        const op = UNARY_OPS[pick(choice.b, UNARY_OPS.length)] as (typeof UNARY_OPS)[number];
+        push({ kind: "unary", op, x }, { ...tx, exact: op === "abs" || op === "relu" ? tx.exact : null });
+        break;
+      }
+      case 3: {
+        const op = BINARY_OPS[pick(choice.b, BINARY_OPS.length)] as (typeof BINARY_OPS)[number];
+        const partners = values(sameType(tx));
+        if (pick(choice.c, 3) === 0 || partners.length === 0) {
+          const scalar = scalarFor(tx.dtype, choice.d);
+          push(
+            { kind: "binary", op, a: x, b: { scalar } },
+            { ...tx, exact: binaryExact(op, tx.exact, exactOfScalar(tx.dtype, scalar)) },
+          );
+        } else {
+          const y = partners[pick(choice.d, partners.length)] as number;
+          push(
+            { kind: "binary", op, a: x, b: y },
+            { ...tx, exact: binaryExact(op, tx.exact, (types[y] as ValueType).exact) },
+          );
+        }
+        break;
+      }
+      case 4: {
+        // An in-place op ({ out: acc }): the accumulator is not read again.
+        const partners = values(sameType(tx)).filter((y) => y !== x);
+        if (partners.length === 0) break;
+        const y = partners[pick(choice.c, partners.length)] as number;
+        const op = BINARY_OPS[pick(choice.b, BINARY_OPS.length)] as (typeof BINARY_OPS)[number];
+        overwrite(x);
+        push(
+          { kind: "inplace", op, acc: x, x: y },
+          { ...tx, exact: binaryExact(op, tx.exact, (types[y] as ValueType).exact) },
+          x,
+        );
+        break;
+      }
+      case 5: {
+        const partners = values(sameType(tx));
+        const b = partners[pick(choice.b, partners.length)] as number;
+        const c = partners[pick(choice.c, partners.length)] as number;
+        const product = binaryExact("mul", tx.exact, (types[b] as ValueType).exact);
+        push(
+          { kind: "fma", a: x, b, c },
+          { ...tx, exact: binaryExact("add", product, (types[c] as ValueType).exact) },
+        );
+        break;
+      }
+      case 6: {
+        const partners = values(sameType(tx));
+        const a = partners[pick(choice.b, partners.length)] as number;
+        const b = partners[pick(choice.c, partners.length)] as number;
+        push(
+          { kind: "where", cond: x, a, b },
+          {
+            ...tx,
+            exact: binaryExact("maximum", (types[a] as ValueType).exact, (types[b] as ValueType).exact),
+          },
+        );
+        break;
+      }
+      case 7: {
+        const lo = scalarFor(tx.dtype, choice.b);
+        const hi = lo + Math.abs(scalarFor(tx.dtype, choice.c));
+        push({ kind: "clamp", x, lo, hi }, { ...tx, exact: tx.exact });
+        break;
+      }
+      case 8: {
+        const op = (["sum", "max", "min"] as const)[pick(choice.b, 3)] as "sum" | "max" | "min";
+        const axis = pick(choice.c, 2) as 0 | 1;
+        const length = axis === 0 ? (tx.rows === "block" ? blockRows : tx.rows) : tx.cols;
+        const exact =
+          tx.exact === null
+            ? null
+            : op === "sum"
+              ? { grain: tx.exact.grain, bound: tx.exact.bound * length }
+              : tx.exact;
+        push(
+          { kind: "reduce", op, x, axis },
+          { rows: axis === 0 ? 1 : tx.rows, cols: axis === 1 ? 1 : tx.cols, dtype: tx.dtype, exact },
+        );
+        break;
+      }
+      case 9:
+        push({ kind: "softmax", x, axis: pick(choice.b, 2) as 0 | 1 }, { ...tx, exact: null });
+        break;
+      case 10: {
+        const dtype = DTYPES[pick(choice.b, DTYPES.length)] as Dtype;
+        // To an integer: rounded to whole numbers (exact with grain 0, if it was bounded).
+        const exact =
+          tx.exact === null
+            ? null
+            : isFloat(dtype)
+              ? tx.exact
+              : { grain: 0, bound: Math.ceil(tx.exact.bound) };
+        push({ kind: "cast", x, dtype }, { ...tx, dtype, exact });
+        break;
+      }
+      case 11:
+        push({ kind: "row", x, which: pick(choice.b, 2) === 0 ? "first" : "last" }, { ...tx, rows: 1 }, x);
+        break;
+      case 12: {
+        // x @ W (W a whole weight, maybe stored transposed), optionally accumulating.
+        if (tx.dtype === "i32" || tx.exact === null) break;
+        const n = COLS[pick(choice.b, COLS.length)] as number;
+        const k = tx.cols;
+        const transposed = pick(choice.c, 2) === 1;
+        const weight = newInput(transposed ? [n, k] : [k, n], tx.dtype, false, transposed);
+        const w = push(
+          { kind: "load", input: weight, col0: 0, cols: transposed ? k : n },
+          { rows: transposed ? n : k, cols: transposed ? k : n, dtype: tx.dtype, exact: exactType(tx.dtype) },
+        );
+        live.delete(w); // a weight is read only by its dot
+        const accDtype: Dtype = isFloat(tx.dtype) ? "f32" : "i32";
+        const products: Exact = {
+          grain: tx.exact.grain + exactType(tx.dtype).grain,
+          bound: tx.exact.bound * exactType(tx.dtype).bound * k,
+        };
+        if (Math.log2(Math.max(1, products.bound)) - products.grain > 22) break;
+        const accs = values(
+          (type) =>
+            type.rows === tx.rows && type.cols === n && type.dtype === accDtype && type.exact !== null,
+        );
+        const accChoice = pick(choice.d, 3);
+        const acc =
+          accChoice === 0
+            ? null
+            : accChoice === 1 || accs.length === 0
+              ? "zeros"
+              : (accs[pick(choice.d, accs.length)] as number);
+        const accExact = typeof acc === "number" ? (types[acc] as ValueType).exact : null;
+        const exact = binaryExact("add", products, accExact ?? { grain: products.grain, bound: 0 });
+        const outDtype: Dtype | null =
+          acc === null && isFloat(tx.dtype) && pick(choice.d, 2) === 1
+            ? (FLOAT_DTYPES[pick(choice.c, FLOAT_DTYPES.length)] as Dtype)
+            : null;
+        if (exact === null || Math.log2(Math.max(1, exact.bound)) - exact.grain > 22) break;
+        // A dot with an accumulator writes its result over the accumulator's bytes.
+        if (typeof acc === "number") overwrite(acc);
+        push(
+          { kind: "dot", a: x, b: w, acc, outDtype },
+          { rows: tx.rows, cols: n, dtype: outDtype ?? accDtype, exact },
+          typeof acc === "number" ? acc : null,
+        );
+        break;
+      }
+      case 13: {
+        if (tx.rows !== "block" && tx.rows !== 1) break;
+        const output = newOutput(tx.cols, tx.dtype, tx.rows === "block" ? "block" : 1);
+        push({ kind: "store", x, output }, null);
+        break;
+      }
+      case 14: {
+        // C = A @ B as one composite per block: A's rows of the block, B whole (maybe transposed).
+        const dtype = DTYPES[pick(choice.a, 4)] as Dtype; // not i32 (no i32 GEMM unit rate)
+        const k = KS[pick(choice.b, KS.length)] as number;
+        const n = COLS[pick(choice.c, COLS.length)] as number;
+        const transposeA = blocks === 1 && pick(choice.d, 3) === 2;
+        const a = transposeA
+          ? newInput([k, rows], dtype, false, true)
+          : newInput([rows, k], dtype, true, false);
+        const transposeB = pick(choice.d, 2) === 1;
+        const b = newInput(transposeB ? [n, k] : [k, n], dtype, false, transposeB);
+        const tile: [number, number, number] | null =
+          pick(choice.kind, 2) === 0
+            ? null
+            : [1 + pick(choice.a, 8), 1 + pick(choice.b, 8), 1 + pick(choice.c, 8)];
+        const epilogue: EpilogueStep[] = [];
+        if (isFloat(dtype)) {
+          const count = pick(choice.d, 3);
+          for (let i = 0; i < count; i++) {
+            const which = pick(choice.a + 7 * i, EXACT_EPILOGUE.length + UNARY_OPS.length);
+            if (which < EXACT_EPILOGUE.length) epilogue.push(EXACT_EPILOGUE[which] as EpilogueStep);
+            else
+              epilogue.push({
+                op: UNARY_OPS[which - EXACT_EPILOGUE.length] as EpilogueStep["op"],
+                scope: "output_tile",
+              });
+          }
+        }
+        const outDtype =
+          isFloat(dtype) && pick(choice.c, 3) === 0 ? (FLOAT_DTYPES[pick(choice.b, 3)] as Dtype) : null;
+        const output = newOutput(n, outDtype ?? dtype, "block");
+        push({ kind: "compositeGemm", a, b, output, tile, epilogue, outDtype }, null);
+        break;
+      }
+      default: {
+        // out = op(inputs) as one composite per block over the block's rows.
+        const op = COMPOSITE_MATH_OPS[
+          pick(choice.a, COMPOSITE_MATH_OPS.length)
+        ] as (typeof COMPOSITE_MATH_OPS)[number];
+        const dtype = DTYPES[pick(choice.b, DTYPES.length)] as Dtype;
+        const cols = COLS[pick(choice.c, COLS.length)] as number;
+        const binary = (BINARY_OPS as readonly string[]).includes(op);
+        const withScalar = binary && pick(choice.d, 2) === 0;
+        const count = binary && !withScalar ? 2 : 1;
+        const sources = Array.from({ length: count }, () => newInput([rows, cols], dtype, true, false));
+        const reduces = op === "sum" || op === "max" || op === "min";
+        const output = newOutput(reduces ? 1 : cols, dtype, "block");
+        push(
+          {
+            kind: "compositeMath",
+            op,
+            inputs: sources,
+            scalar: withScalar ? scalarFor(dtype, choice.d) : null,
+            output,
+          },
+          null,
+        );
+        break;
+      }
+    }
+  }
+  return { rows, blockRows, pes, persistent, inputs, outputs, steps, types };
+}
+
+function exactOfScalar(dtype: Dtype, value: number): Exact {
+  if (!isFloat(dtype)) return { grain: 0, bound: Math.abs(value) };
+  const grain = value === 0 || Number.isInteger(value) ? 0 : Number.isInteger(value * 2) ? -1 : -2;
+  return { grain, bound: Math.abs(value) };
+}
+
+/** What an elementwise binary op keeps of its operands' exactness (null: not exact). */
+function binaryExact(op: (typeof BINARY_OPS)[number], a: Exact | null, b: Exact | null): Exact | null {
+  if (a === null || b === null) return null;
+  switch (op) {
+    case "add":
+    case "sub":
+      return { grain: Math.min(a.grain, b.grain), bound: a.bound + b.bound };
+    case "mul":
+      return { grain: a.grain + b.grain, bound: a.bound * b.bound };
+    case "maximum":
+    case "minimum":
+      return { grain: Math.min(a.grain, b.grain), bound: Math.max(a.bound, b.bound) };
+    case "div":
+      return null;
+  }
+}

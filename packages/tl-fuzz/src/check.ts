@@ -1,0 +1,79 @@
+import { isKbError } from "@kb/errors";
+import { evaluate } from "./evaluate.js";
+import type { Program } from "./program.js";
+import * as ref from "./reference/index.js";
+import { runOnMachine } from "./run.js";
+
+/** Why a program failed the differential check. */
+export interface Failure {
+  /** `mismatch`: an output differs beyond its dtype's tolerance; `error`: the run threw. */
+  readonly kind: "mismatch" | "error";
+  /** One line: the output and its first differing element, or the error. */
+  readonly summary: string;
+}
+
+/** The outcome of one program. */
+export interface Verdict {
+  readonly failure: Failure | null;
+  /** The evaluator's outputs (null when the evaluator itself refused the program). */
+  readonly expected: readonly ref.RefTensor[] | null;
+  /** Op-log records phase 2 replayed (0 when the run failed). */
+  readonly ops: number;
+}
+
+/**
+ * Runs `program` through phase 1 and phase 2 and compares every output with the independent
+ * evaluator: a difference beyond the dtype tolerance (NaN agreeing with NaN) or any error is a
+ * failure. Programs are valid by construction, so a `KbError` is a failure too: it means the
+ * simulator refused what its documentation allows.
+ */
+export async function check(program: Program): Promise<Verdict> {
+  let expected: ref.RefTensor[];
+  try {
+    expected = evaluate(program);
+  } catch (error) {
+    return {
+      failure: { kind: "error", summary: `the evaluator refused the program: ${text(error)}` },
+      expected: null,
+      ops: 0,
+    };
+  }
+  let run: Awaited<ReturnType<typeof runOnMachine>>;
+  try {
+    run = await runOnMachine(program);
+  } catch (error) {
+    return { failure: { kind: "error", summary: `the run failed: ${text(error)}` }, expected, ops: 0 };
+  }
+  for (const [i, output] of program.outputs.entries()) {
+    const actualTensor = run.outputs[i];
+    const wanted = expected[i] as ref.RefTensor;
+    if (actualTensor === undefined) continue;
+    const actual: ref.RefTensor = {
+      shape: actualTensor.shape,
+      dtype: actualTensor.dtype,
+      data: actualTensor.toFloat64Array(),
+    };
+    const agreement = ref.sameWithin(actual, wanted, output.dtype);
+    if (!agreement.ok) {
+      const first = agreement.first;
+      const where =
+        first === undefined
+          ? (agreement.problem ?? "")
+          : `first at [${first.index.join(", ")}]: phase 2 ${first.actual}, evaluator ${first.expected}`;
+      return {
+        failure: {
+          kind: "mismatch",
+          summary: `${output.name} (${output.dtype} [${output.shape.join(", ")}]): ${agreement.mismatches} of ${wanted.data.length} elements differ beyond the ${output.dtype} tolerance; ${where}`,
+        },
+        expected,
+        ops: run.ops,
+      };
+    }
+  }
+  return { failure: null, expected, ops: run.ops };
+}
+
+function text(error: unknown): string {
+  if (isKbError(error)) return error.message;
+  return error instanceof Error ? (error.stack ?? error.message) : String(error);
+}

@@ -1,0 +1,198 @@
+import { blockCount, type Program, type Rows, type Step, type ValueType } from "./program.js";
+
+// The kernel of a program as JavaScript source: the tester compiles and runs this very text, and
+// prints it in a repro bench, so what fails is what the user reads.
+
+/** The name of the kernel function in the source. */
+export const KERNEL_NAME = "fuzzKernel";
+
+/** The kernel's parameters after `tl`: the inputs, then the outputs. */
+export function kernelParams(program: Program): string[] {
+  return [...program.inputs.map((input) => input.name), ...program.outputs.map((output) => output.name)];
+}
+
+/** `async function fuzzKernel(tl, X0, ..., O0, ...) { ... }`. */
+export function kernelSource(program: Program): string {
+  const lines: string[] = [];
+  const blocks = blockCount(program);
+  lines.push(`async function ${KERNEL_NAME}(tl, ${kernelParams(program).join(", ")}) {`);
+  lines.push(`  const R = ${program.rows}; // rows of the split tensors`);
+  lines.push(`  const BR = ${program.blockRows}; // rows per block`);
+  if (program.persistent) {
+    lines.push(`  for (let b = tl.programId(0); b < ${blocks}; b += tl.numPrograms(0)) {`);
+  } else {
+    lines.push("  {");
+    lines.push("    const b = tl.programId(0); // one block per program");
+  }
+  lines.push("    const rows = Math.min(BR, R - b * BR); // the last block may be shorter");
+  lines.push("    const mark = tl.scratchMark();");
+  program.steps.forEach((step, i) => {
+    lines.push(`    ${stepSource(program, step, i)}`);
+  });
+  lines.push("    tl.scratchRelease(mark);");
+  lines.push("  }");
+  lines.push("}");
+  return lines.join("\n");
+}
+
+function rowsOf(rows: Rows): string {
+  return rows === "block" ? "rows" : String(rows);
+}
+
+function literal(value: number): string {
+  if (Object.is(value, -0)) return "-0";
+  return String(value); // NaN, Infinity, -Infinity print as their JS names
+}
+
+function q(text: string): string {
+  return JSON.stringify(text);
+}
+
+function stepSource(program: Program, step: Step, i: number): string {
+  const v = (index: number) => `v${index}`;
+  const type = (index: number) => program.types[index] as ValueType;
+  const out = `const ${v(i)} =`;
+  switch (step.kind) {
+    case "load": {
+      const input = program.inputs[step.input];
+      if (input === undefined) throw new Error(`step ${i}: no input ${step.input}`);
+      const t = type(i);
+      if (!input.split) return `${out} await tl.load(${input.name}, [${t.rows}, ${t.cols}], ${q(t.dtype)});`;
+      const stride = step.cols === input.shape[1] ? "" : `, { stride: ${input.shape[1]} }`;
+      return `${out} await tl.load(${input.name}.at(b * BR, ${step.col0}), [rows, ${step.cols}], ${q(t.dtype)}${stride});`;
+    }
+    case "full": {
+      const t = type(i);
+      return `${out} tl.full([${rowsOf(t.rows)}, ${t.cols}], ${literal(step.value)}, ${q(t.dtype)});`;
+    }
+    case "unary":
+      return `${out} await tl.${step.op}(${v(step.x)});`;
+    case "binary":
+      return `${out} await tl.${step.op}(${v(step.a)}, ${typeof step.b === "number" ? v(step.b) : literal(step.b.scalar)});`;
+    case "inplace":
+      return `${out} await tl.${step.op}(${v(step.acc)}, ${v(step.x)}, { out: ${v(step.acc)} });`;
+    case "fma":
+      return `${out} await tl.fma(${v(step.a)}, ${v(step.b)}, ${v(step.c)});`;
+    case "where":
+      return `${out} await tl.where(${v(step.cond)}, ${v(step.a)}, ${v(step.b)});`;
+    case "clamp":
+      return `${out} await tl.clamp(${v(step.x)}, ${literal(step.lo)}, ${literal(step.hi)});`;
+    case "reduce":
+      return `${out} await tl.${step.op}(${v(step.x)}, ${step.axis});`;
+    case "softmax":
+      return `${out} await tl.softmax(${v(step.x)}, ${step.axis});`;
+    case "cast":
+      return `${out} await tl.cast(${v(step.x)}, ${q(step.dtype)});`;
+    case "row": {
+      const t = type(step.x);
+      const start = step.which === "first" ? "0" : `(${rowsOf(t.rows)} - 1) * ${t.cols}`;
+      return `${out} tl.view(${v(step.x)}, ${start}, [1, ${t.cols}]);`;
+    }
+    case "dot": {
+      const weight = program.steps[step.b];
+      const stored = weight?.kind === "load" ? program.inputs[weight.input] : undefined;
+      const b = stored?.transposed === true ? `tl.trans(${v(step.b)})` : v(step.b);
+      const result = type(i);
+      const options =
+        step.acc === "zeros"
+          ? `, { acc: tl.zeros([${rowsOf(result.rows)}, ${result.cols}], ${q(result.dtype)}) }`
+          : typeof step.acc === "number"
+            ? `, { acc: ${v(step.acc)} }`
+            : step.outDtype !== null
+              ? `, { outDtype: ${q(step.outDtype)} }`
+              : "";
+      return `${out} await tl.dot(${v(step.a)}, ${b}${options});`;
+    }
+    case "store": {
+      const output = program.outputs[step.output];
+      if (output === undefined) throw new Error(`step ${i}: no output ${step.output}`);
+      const row = output.rowsPerBlock === "block" ? "b * BR" : "b";
+      return `await tl.store(${output.name}.at(${row}, 0), ${v(step.x)});`;
+    }
+    case "compositeGemm": {
+      const a = program.inputs[step.a];
+      const b = program.inputs[step.b];
+      const output = program.outputs[step.output];
+      if (a === undefined || b === undefined || output === undefined)
+        throw new Error(`step ${i}: bad composite`);
+      const aRef = a.transposed
+        ? `tl.trans(tl.ref(${a.name}, [${a.shape[0]}, ${a.shape[1]}], ${q(a.dtype)}))`
+        : `tl.ref(${a.name}.at(b * BR, 0), [rows, ${a.shape[1]}], ${q(a.dtype)})`;
+      const bRef = b.transposed
+        ? `tl.trans(tl.ref(${b.name}, [${b.shape[0]}, ${b.shape[1]}], ${q(b.dtype)}))`
+        : `tl.ref(${b.name}, [${b.shape[0]}, ${b.shape[1]}], ${q(b.dtype)})`;
+      const options = [`outPtr: ${output.name}.at(b * BR, 0)`];
+      if (step.tile !== null) options.push(`tileShape: [${step.tile.join(", ")}]`);
+      if (step.epilogue.length > 0) options.push(`epilogue: ${JSON.stringify(step.epilogue)}`);
+      if (step.outDtype !== null) options.push(`outDtype: ${q(step.outDtype)}`);
+      return `await tl.wait(await tl.composite("gemm", ${aRef}, ${bRef}, { ${options.join(", ")} }));`;
+    }
+    case "compositeMath": {
+      const refs = step.inputs.map((index) => {
+        const input = program.inputs[index];
+        if (input === undefined) throw new Error(`step ${i}: no input ${index}`);
+        return `tl.ref(${input.name}.at(b * BR, 0), [rows, ${input.shape[1]}], ${q(input.dtype)})`;
+      });
+      const output = program.outputs[step.output];
+      if (output === undefined) throw new Error(`step ${i}: no output ${step.output}`);
+      const options = [`outPtr: ${output.name}.at(b * BR, 0)`, `mathOp: ${q(step.op)}`];
+      if (step.scalar !== null) options.push(`scalars: [${literal(step.scalar)}]`);
+      return `await tl.wait(await tl.composite("math", ${refs[0]}, ${refs[1] ?? "null"}, { ${options.join(", ")} }));`;
+    }
+  }
+}
+
+/** Numbers as a JS array literal (NaN, Infinity and -0 kept). */
+function arrayLiteral(values: readonly number[]): string {
+  return `[${values.map(literal).join(", ")}]`;
+}
+
+/**
+ * A bench file (`.mjs`, runs with `kb run FILE --verify`) that reproduces `program`: its inputs,
+ * its kernel as the tester ran it, and the evaluator's expected outputs as references.
+ */
+export function reproBench(
+  program: Program,
+  expected: readonly (readonly number[])[],
+  header: readonly string[],
+): string {
+  const lines: string[] = [];
+  for (const line of header) lines.push(`// ${line}`);
+  lines.push('import { defineBench } from "@kb/runtime";');
+  lines.push('import * as z from "zod";');
+  lines.push("");
+  lines.push(kernelSource(program));
+  lines.push("");
+  lines.push("export default defineBench({");
+  lines.push('  name: "fuzz-tl-repro",');
+  lines.push(
+    '  description: "A kernel of the tl differential tester whose phase-2 output differs from the evaluator.",',
+  );
+  lines.push("  params: z.object({}),");
+  lines.push("  async run(sim) {");
+  for (const input of program.inputs) {
+    lines.push(
+      `    const ${input.name} = await sim.toDevice(sim.fromArray(${arrayLiteral(input.values)}, [${input.shape.join(", ")}], ${q(input.dtype)}), { name: ${q(input.name)} });`,
+    );
+  }
+  for (const output of program.outputs) {
+    lines.push(
+      `    const ${output.name} = sim.empty([${output.shape.join(", ")}], ${q(output.dtype)}, { name: ${q(output.name)} });`,
+    );
+  }
+  lines.push(
+    `    await sim.launch(${KERNEL_NAME}, { grid: { pes: ${program.pes} }, args: [${kernelParams(program).join(", ")}] });`,
+  );
+  lines.push("    return {");
+  lines.push("      check: {");
+  program.outputs.forEach((output, i) => {
+    lines.push(
+      `        ${output.name}: { actual: ${output.name}, reference: () => sim.fromArray(${arrayLiteral(expected[i] ?? [])}, [${output.shape.join(", ")}], ${q(output.dtype)}) },`,
+    );
+  });
+  lines.push("      },");
+  lines.push("    };");
+  lines.push("  },");
+  lines.push("});");
+  return `${lines.join("\n")}\n`;
+}

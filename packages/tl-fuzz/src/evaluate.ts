@@ -1,0 +1,139 @@
+import { blockCount, type Program, rowsIn, type ValueType } from "./program.js";
+import * as ref from "./reference/index.js";
+
+/** The scheduler's default composite tile (pe_scheduler `tile_m/n/k` of the schema's defaults). */
+export const DEFAULT_TILE: readonly [number, number, number] = [128, 128, 128];
+
+/**
+ * What `program` leaves in its outputs, computed by the independent evaluator (the semantics of
+ * packages/tl/README.md, in f64): the kernel body run on every block of rows, in block order.
+ */
+export function evaluate(program: Program): ref.RefTensor[] {
+  const inputs = program.inputs.map((input) => ref.tensor(input.values, input.shape, input.dtype));
+  const outputs = program.outputs.map((output) => ({
+    dtype: output.dtype,
+    shape: output.shape,
+    data: new Float64Array(output.shape[0] * output.shape[1]).fill(Number.NaN),
+  }));
+  const write = (index: number, row: number, value: ref.RefTensor) => {
+    const output = outputs[index] as (typeof outputs)[number];
+    const cols = output.shape[1];
+    value.data.forEach((x, i) => {
+      output.data[(row + Math.floor(i / cols)) * cols + (i % cols)] = x;
+    });
+  };
+  for (let b = 0; b < blockCount(program); b++) {
+    const rows = rowsIn(program, "block", b);
+    const row0 = b * program.blockRows;
+    const values: ref.RefTensor[] = [];
+    const value = (index: number) => values[index] as ref.RefTensor;
+    const input = (index: number) => inputs[index] as ref.RefTensor;
+    program.steps.forEach((step, i) => {
+      const type = program.types[i] as ValueType | null;
+      switch (step.kind) {
+        case "load": {
+          const stored = program.inputs[step.input];
+          values[i] =
+            stored?.split === true
+              ? ref.block(input(step.input), row0, step.col0, rows, step.cols)
+              : input(step.input);
+          return;
+        }
+        case "full":
+          values[i] = ref.full(
+            [rowsIn(program, (type as ValueType).rows, b), (type as ValueType).cols],
+            step.value,
+            (type as ValueType).dtype,
+          );
+          return;
+        case "unary":
+          values[i] = ref.unary(step.op, value(step.x));
+          return;
+        case "binary":
+          values[i] = ref.binary(
+            step.op,
+            value(step.a),
+            typeof step.b === "number" ? value(step.b) : step.b.scalar,
+          );
+          return;
+        case "inplace":
+          values[i] = ref.binary(step.op, value(step.acc), value(step.x));
+          return;
+        case "fma":
+          values[i] = ref.fma(value(step.a), value(step.b), value(step.c));
+          return;
+        case "where":
+          values[i] = ref.where(value(step.cond), value(step.a), value(step.b));
+          return;
+        case "clamp":
+          values[i] = ref.clamp(value(step.x), step.lo, step.hi);
+          return;
+        case "reduce":
+          values[i] = ref.reduce(step.op, value(step.x), step.axis);
+          return;
+        case "softmax":
+          values[i] = ref.softmax(value(step.x), step.axis);
+          return;
+        case "cast":
+          values[i] = ref.cast(value(step.x), step.dtype);
+          return;
+        case "row": {
+          const x = value(step.x);
+          const [r, c] = x.shape as [number, number];
+          values[i] = ref.view(x, step.which === "first" ? 0 : (r - 1) * c, [1, c]);
+          return;
+        }
+        case "dot": {
+          const weight = program.steps[step.b];
+          const stored = weight?.kind === "load" ? program.inputs[weight.input] : undefined;
+          const w = stored?.transposed === true ? ref.transpose(value(step.b)) : value(step.b);
+          const t = type as ValueType;
+          const acc =
+            step.acc === "zeros"
+              ? ref.zeros([rowsIn(program, t.rows, b), t.cols], t.dtype)
+              : typeof step.acc === "number"
+                ? value(step.acc)
+                : undefined;
+          values[i] = ref.dot(value(step.a), w, {
+            ...(acc !== undefined ? { acc } : {}),
+            ...(step.outDtype !== null ? { outDtype: step.outDtype } : {}),
+          });
+          return;
+        }
+        case "store": {
+          const output = program.outputs[step.output];
+          write(step.output, output?.rowsPerBlock === "block" ? row0 : b, value(step.x));
+          return;
+        }
+        case "compositeGemm": {
+          const stored = program.inputs[step.a];
+          const a =
+            stored?.transposed === true
+              ? ref.transpose(input(step.a))
+              : ref.block(input(step.a), row0, 0, rows, input(step.a).shape[1] as number);
+          const storedB = program.inputs[step.b];
+          const bMatrix = storedB?.transposed === true ? ref.transpose(input(step.b)) : input(step.b);
+          const result = ref.compositeGemm(a, bMatrix, {
+            tile: step.tile ?? DEFAULT_TILE,
+            epilogue: step.epilogue,
+            ...(step.outDtype !== null ? { outDtype: step.outDtype } : {}),
+          });
+          write(step.output, row0, result);
+          return;
+        }
+        case "compositeMath": {
+          const sources = step.inputs.map((index) =>
+            ref.block(input(index), row0, 0, rows, input(index).shape[1] as number),
+          );
+          write(
+            step.output,
+            row0,
+            ref.compositeMath(step.op, sources, step.scalar === null ? [] : [step.scalar]),
+          );
+          return;
+        }
+      }
+    });
+  }
+  return outputs;
+}

@@ -1,0 +1,140 @@
+// A random kernel of the differential tester: host tensors, a grid, and a list of steps a kernel
+// runs on every block of rows. Programs are built from raw choices (numbers a property-based
+// generator draws and shrinks) by `buildProgram`, which always yields a valid program: a choice
+// that does not fit is taken modulo what fits, or dropped, so a shrunk choice list is still a
+// program.
+
+/** Element types. */
+export type Dtype = "f32" | "f16" | "bf16" | "i8" | "i32";
+
+export const FLOAT_DTYPES: readonly Dtype[] = ["f32", "f16", "bf16"];
+export const DTYPES: readonly Dtype[] = ["f32", "f16", "bf16", "i8", "i32"];
+
+export function isFloat(dtype: Dtype): boolean {
+  return dtype === "f32" || dtype === "f16" || dtype === "bf16";
+}
+
+/** Rows of a value: those of the block being processed (the last block may be shorter), or fixed. */
+export type Rows = "block" | number;
+
+/**
+ * Every element is a multiple of 2^grain with |x| <= bound (or NaN/Inf where `special`): what a
+ * GEMM needs to sum exactly in f32, so that phase 2 (f32 accumulation, any order) and the
+ * evaluator (f64) give the same bits.
+ */
+export interface Exact {
+  readonly grain: number;
+  readonly bound: number;
+}
+
+/** The type of a value a step produces. */
+export interface ValueType {
+  readonly rows: Rows;
+  readonly cols: number;
+  readonly dtype: Dtype;
+  readonly exact: Exact | null;
+}
+
+/** A device tensor the host creates and fills. */
+export interface InputTensor {
+  readonly name: string;
+  /** Rows, cols as stored (a transposed weight is stored [N, K]). */
+  readonly shape: readonly [number, number];
+  readonly dtype: Dtype;
+  /** Split into blocks of rows (`R` rows), or read whole (a weight). */
+  readonly split: boolean;
+  /** Stored transposed: the kernel reads it through `tl.trans`. */
+  readonly transposed: boolean;
+  readonly values: readonly number[];
+}
+
+/** A device tensor the kernel writes (every element, block by block). */
+export interface OutputTensor {
+  readonly name: string;
+  readonly shape: readonly [number, number];
+  readonly dtype: Dtype;
+  /** Rows each block writes: its rows (`block`) or one row per block. */
+  readonly rowsPerBlock: "block" | 1;
+}
+
+export type UnaryOp = "exp" | "log" | "sqrt" | "abs" | "sigmoid" | "cos" | "sin" | "relu";
+export type BinaryOp = "add" | "sub" | "mul" | "div" | "maximum" | "minimum";
+export const UNARY_OPS: readonly UnaryOp[] = ["exp", "log", "sqrt", "abs", "sigmoid", "cos", "sin", "relu"];
+export const BINARY_OPS: readonly BinaryOp[] = ["add", "sub", "mul", "div", "maximum", "minimum"];
+
+/** One epilogue step of a composite GEMM. */
+export interface EpilogueStep {
+  readonly op: UnaryOp | BinaryOp;
+  readonly scope: "k_tile" | "output_tile";
+  readonly scalar?: number;
+}
+
+/** A step of the per-block kernel body. Value operands are indices of earlier value steps. */
+export type Step =
+  | { readonly kind: "load"; readonly input: number; readonly col0: number; readonly cols: number }
+  | { readonly kind: "full"; readonly like: number; readonly value: number }
+  | { readonly kind: "unary"; readonly op: UnaryOp; readonly x: number }
+  | {
+      readonly kind: "binary";
+      readonly op: BinaryOp;
+      readonly a: number;
+      readonly b: number | { scalar: number };
+    }
+  | { readonly kind: "inplace"; readonly op: BinaryOp; readonly acc: number; readonly x: number }
+  | { readonly kind: "fma"; readonly a: number; readonly b: number; readonly c: number }
+  | { readonly kind: "where"; readonly cond: number; readonly a: number; readonly b: number }
+  | { readonly kind: "clamp"; readonly x: number; readonly lo: number; readonly hi: number }
+  | { readonly kind: "reduce"; readonly op: "sum" | "max" | "min"; readonly x: number; readonly axis: 0 | 1 }
+  | { readonly kind: "softmax"; readonly x: number; readonly axis: 0 | 1 }
+  | { readonly kind: "cast"; readonly x: number; readonly dtype: Dtype }
+  | { readonly kind: "row"; readonly x: number; readonly which: "first" | "last" }
+  | {
+      readonly kind: "dot";
+      readonly a: number;
+      /** A whole weight load (its input stored [K, N], or [N, K] when transposed). */
+      readonly b: number;
+      readonly acc: number | "zeros" | null;
+      readonly outDtype: Dtype | null;
+    }
+  | { readonly kind: "store"; readonly x: number; readonly output: number }
+  | {
+      readonly kind: "compositeGemm";
+      readonly a: number;
+      readonly b: number;
+      readonly output: number;
+      readonly tile: readonly [number, number, number] | null;
+      readonly epilogue: readonly EpilogueStep[];
+      readonly outDtype: Dtype | null;
+    }
+  | {
+      readonly kind: "compositeMath";
+      readonly op: UnaryOp | BinaryOp | "sum" | "max" | "min" | "softmax";
+      readonly inputs: readonly number[];
+      readonly scalar: number | null;
+      readonly output: number;
+    };
+
+/** A kernel and its host program. */
+export interface Program {
+  /** Rows of the split tensors. */
+  readonly rows: number;
+  readonly blockRows: number;
+  /** PEs of the grid (cube 0 of one SIP). */
+  readonly pes: number;
+  /** Persistent (`for (b = pid; b < nBlocks; b += nprog)`) or one block per program. */
+  readonly persistent: boolean;
+  readonly inputs: readonly InputTensor[];
+  readonly outputs: readonly OutputTensor[];
+  readonly steps: readonly Step[];
+  /** The type of each step's value (null for steps without one: stores, composites). */
+  readonly types: readonly (ValueType | null)[];
+}
+
+export function blockCount(program: Pick<Program, "rows" | "blockRows">): number {
+  return Math.ceil(program.rows / program.blockRows);
+}
+
+/** The concrete rows of a value in block `b`. */
+export function rowsIn(program: Program, rows: Rows, b: number): number {
+  return rows === "block" ? Math.min(program.blockRows, program.rows - b * program.blockRows) : rows;
+}

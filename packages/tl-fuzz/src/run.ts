@@ -1,0 +1,59 @@
+import { MemorySink, OpLogger } from "@kb/oplog";
+import { replay, Simulator } from "@kb/runtime";
+import { Tensor } from "@kb/tensor";
+import type { Kernel } from "@kb/tl";
+import { KERNEL_NAME, kernelParams, kernelSource } from "./codegen.js";
+import type { Program } from "./program.js";
+
+/** The topology programs run on: the schema's defaults (1 SIP, 1 cube of 8 PEs). */
+export const FUZZ_TOPOLOGY = { name: "tl-fuzz" } as const;
+
+// biome-ignore lint/complexity/useArrowFunction: the constructor of async functions
+const AsyncFunction = Object.getPrototypeOf(async function () {}).constructor as new (
+  ...args: string[]
+) => Kernel;
+
+/** Compiles the kernel source of `program` (the text a repro prints). */
+export function compileKernel(program: Program): Kernel {
+  const source = kernelSource(program);
+  const body = `${source}\nreturn ${KERNEL_NAME}(tl, ${kernelParams(program).join(", ")});`;
+  const kernel = new AsyncFunction("tl", ...kernelParams(program), body);
+  Object.defineProperty(kernel, "name", { value: KERNEL_NAME });
+  return kernel;
+}
+
+/** What phase 2 left in each output, in program order. */
+export interface MachineRun {
+  readonly outputs: readonly Tensor[];
+  /** Op-log records replayed. */
+  readonly ops: number;
+  /** Simulated end time, ns. */
+  readonly endNs: number;
+}
+
+/**
+ * Runs `program` as a user would: inputs copied to the device, the kernel launched on the grid
+ * (phase 1, the simulated machine), then the op log replayed with real arithmetic (phase 2); the
+ * outputs are read from phase 2's memory.
+ */
+export async function runOnMachine(program: Program): Promise<MachineRun> {
+  const sink = new MemorySink();
+  const sim = await Simulator.fromTopology(FUZZ_TOPOLOGY, { opLogger: new OpLogger(sink) });
+  const args = [];
+  for (const input of program.inputs) {
+    args.push(
+      await sim.toDevice(Tensor.fromArray(input.values, input.shape, input.dtype), { name: input.name }),
+    );
+  }
+  const outputs = program.outputs.map((output) =>
+    sim.empty(output.shape, output.dtype, { name: output.name }),
+  );
+  args.push(...outputs);
+  await sim.launch(compileKernel(program), { grid: { pes: program.pes }, args, name: KERNEL_NAME });
+  const { store } = replay(sim.hostWrites, sink.records);
+  return {
+    outputs: outputs.map((output) => store.readTensor(output.address, output.shape, output.dtype)),
+    ops: sink.records.length,
+    endNs: sim.now,
+  };
+}

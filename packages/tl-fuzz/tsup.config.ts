@@ -1,0 +1,9 @@
+import { kbTsupConfig } from "@kb/tooling/tsup";
+
+// `pnpm fuzz:tl` runs the built CLI against the built packages (what users install).
+export default kbTsupConfig({
+  entry: { cli: "src/cli.ts" },
+  platform: "node",
+  dts: false,
+  external: [/^@kb\//],
+});
