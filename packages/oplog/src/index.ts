@@ -4,6 +4,7 @@ export { MemorySink, OpLogger } from "./logger.js";
 export type {
   Dtype,
   EpilogueStep,
+  FloatText,
   GemmOpRecord,
   GemmParams,
   Layout,
@@ -20,6 +21,8 @@ export type {
 export {
   dtypeSchema,
   epilogueStepSchema,
+  FLOAT_TEXTS,
+  floatSchema,
   gemmOpRecordSchema,
   gemmParamsSchema,
   layoutSchema,

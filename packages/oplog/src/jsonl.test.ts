@@ -279,3 +279,149 @@ describe("stripTimes", () => {
     expect(stripTimes({ ...record, t_start: 99, t_end: 1000 })).toEqual(timeless);
   });
 });
+
+describe("non-finite numbers and -0", () => {
+  const special = [Number.NaN, Number.POSITIVE_INFINITY, Number.NEGATIVE_INFINITY, -0, 1.5];
+
+  /** Each value as text that tells -0 from 0 (`String(-0)` is "0"). */
+  function spelled(values: readonly unknown[]): string[] {
+    return values.map((value) => (Object.is(value, -0) ? "-0" : String(value)));
+  }
+
+  const fill: OpRecord = {
+    id: 0,
+    t_start: 0,
+    t_end: 4,
+    component_id: "sip0.cube0.pe0.pe_math",
+    op_kind: "math",
+    op_name: "fill",
+    params: { ...mathParams(), op: "fill", input_addrs: [], input_shapes: [], axis: null, scalars: special },
+    dependency_ids: [],
+  };
+  const gemm: OpRecord = {
+    id: 1,
+    t_start: 4,
+    t_end: 9,
+    component_id: "sip0.cube0.pe0.pe_gemm",
+    op_kind: "gemm",
+    op_name: "gemm_f32",
+    params: {
+      ...gemmParams(),
+      epilogue: [
+        { op: "maximum", scalar: Number.NEGATIVE_INFINITY },
+        { op: "mul", scalar: -0 },
+        { op: "add", scalar: Number.NaN },
+        { op: "clamp", min: Number.NEGATIVE_INFINITY, max: Number.POSITIVE_INFINITY, mode: "same" },
+        { op: "mul", scalar: 0.5 },
+      ],
+    },
+    dependency_ids: [0],
+  };
+
+  it("writes NaN, Infinity, -Infinity and -0 in math scalars as strings", () => {
+    const line = opRecordToJson(fill);
+    expect(line).toContain('"scalars":["NaN","Infinity","-Infinity","-0",1.5]');
+    expect(line).not.toMatch(/"scalars":\[[^\]]*null/);
+  });
+
+  it("reads math scalars back as the same numbers (Object.is: NaN and -0 too)", () => {
+    const [record] = parseOpLogJsonl(opRecordToJson(fill));
+    const scalars = (record as OpRecord & { op_kind: "math" }).params.scalars as number[];
+    expect(spelled(scalars)).toEqual(["NaN", "Infinity", "-Infinity", "-0", "1.5"]);
+    special.forEach((value, index) => {
+      expect(Object.is(scalars[index], value)).toBe(true);
+    });
+    expect(opRecordToJson(record as OpRecord)).toBe(opRecordToJson(fill));
+  });
+
+  it("round-trips epilogue scalars and other numeric step arguments", () => {
+    const line = opRecordToJson(gemm);
+    expect(line).toContain(
+      '"epilogue":[{"op":"maximum","scalar":"-Infinity"},{"op":"mul","scalar":"-0"},{"op":"add","scalar":"NaN"},' +
+        '{"op":"clamp","min":"-Infinity","max":"Infinity","mode":"same"},{"op":"mul","scalar":0.5}]',
+    );
+    const [, record] = parseOpLogJsonl(`${opRecordToJson(fill)}\n${line}\n`);
+    const epilogue = (record as OpRecord & { op_kind: "gemm" }).params.epilogue ?? [];
+    expect(spelled(epilogue.map((step) => step.scalar))).toEqual([
+      "-Infinity",
+      "-0",
+      "NaN",
+      "undefined",
+      "0.5",
+    ]);
+    expect(epilogue[3]).toEqual({
+      op: "clamp",
+      min: Number.NEGATIVE_INFINITY,
+      max: Number.POSITIVE_INFINITY,
+      mode: "same",
+    });
+    expect(Object.keys(epilogue[3] as object)).toEqual(["op", "min", "max", "mode"]);
+    expect(opRecordToJson(record as OpRecord)).toBe(line);
+  });
+
+  it("parses a line written by hand with the string encoding", () => {
+    const line =
+      '{"id":0,"t_start":0,"t_end":1,"component_id":"pe0.pe_math","op_kind":"math","op_name":"clamp",' +
+      '"params":{"op":"clamp","input_addrs":[0],"input_shapes":[[4]],"dst_addr":64,"shape_out":[4],' +
+      '"dtype":"f32","axis":null,"addr_space":"tcm","scalars":["-Infinity",-0,"-0","NaN",0]},"dependency_ids":[]}';
+    const [record] = parseOpLogJsonl(line, "hand.jsonl");
+    const scalars = (record as OpRecord & { op_kind: "math" }).params.scalars as number[];
+    expect(spelled(scalars)).toEqual(["-Infinity", "-0", "-0", "NaN", "0"]);
+  });
+
+  it("leaves lines without such values byte-identical (and -0 in an integer field is 0)", () => {
+    expect(lines[1]).toBe(
+      '{"id":1,"t_start":10.5,"t_end":40,"component_id":"sip0.cube0.pe0.pe_gemm","op_kind":"gemm","op_name":"gemm_f16",' +
+        '"params":{"src_a_addr":0,"src_b_addr":65536,"dst_addr":0,"shape_a":[128,256],"shape_b":[256,128],' +
+        '"shape_out":[128,128],"dtype_in":"f16","dtype_acc":"f32","dtype_out":"f16","transpose_a":false,' +
+        '"transpose_b":false,"layout_a":"row_major","layout_b":"row_major","layout_out":"row_major",' +
+        '"addr_space":"tcm","accumulate":true,"epilogue":[{"op":"relu"},{"op":"scale","factor":0.5}]},"dependency_ids":[0]}',
+    );
+    expect(lines[2]).toContain('"axis":null,"addr_space":"tcm","scalars":[2]}');
+    const zeroAddress = {
+      ...fill,
+      params: { ...mathParams(), dst_addr: -0, scalars: [0, 1e-7, 1e21] },
+    } as OpRecord;
+    expect(opRecordToJson(zeroAddress)).toContain('"dst_addr":0,');
+    expect(opRecordToJson(zeroAddress)).toContain('"scalars":[0,1e-7,1e+21]');
+  });
+
+  it("rejects null in scalars at its line, saying what to write instead", () => {
+    const line = opRecordToJson(fill).replace('"scalars":["NaN"', '"scalars":[null');
+    const error = invalid(`${lines[0]}\n${line.replace('"id":0', '"id":1')}\n`);
+    expect(error.context.line).toBe(2);
+    expect(error.message).toContain(
+      'ops.jsonl:2: params.scalars[0]: expected a number or one of the strings "NaN", "Infinity", "-Infinity", "-0", got null',
+    );
+    expect(error.message).toContain('write NaN as "NaN"');
+  });
+
+  it("rejects other strings and null where a float is expected", () => {
+    expect(
+      invalid(
+        edited(2, (value) => {
+          value.params.scalars = ["inf"];
+        }),
+      ).message,
+    ).toContain(
+      'ops.jsonl:3: params.scalars[0]: expected a number or one of the strings "NaN", "Infinity", "-Infinity", "-0", got "inf"',
+    );
+    expect(
+      invalid(
+        edited(1, (value) => {
+          value.params.epilogue = [{ op: "mul", scalar: null }];
+        }),
+      ).message,
+    ).toContain("ops.jsonl:2: params.epilogue[0].scalar: expected a number or one of the strings");
+  });
+
+  it("keeps the encoding to float fields: an integer field holding one of the strings is an error", () => {
+    expect(
+      invalid(
+        edited(0, (value) => {
+          value.params.nbytes = "Infinity";
+        }),
+      ).message,
+    ).toContain('ops.jsonl:1: params.nbytes: expected a number, got "Infinity"');
+  });
+});

@@ -1,19 +1,77 @@
 import { KbError } from "@kb/errors";
 import type * as z from "zod";
-import { type OpRecord, opRecordSchema } from "./schema.js";
+import { type EpilogueStep, type OpRecord, opRecordSchema } from "./schema.js";
 
 /**
  * One record as one line of JSON (no newline), keys in the fixed order `id, t_start, t_end,
  * component_id, op_kind, op_name, params, dependency_ids`, so identical records always give
  * identical bytes. `params` keeps its own key order.
+ *
+ * In the float fields (math `scalars`, the numeric arguments of gemm `epilogue` steps) NaN,
+ * Infinity, -Infinity and -0 are written as the strings `"NaN"`, `"Infinity"`, `"-Infinity"`,
+ * `"-0"` (`FLOAT_TEXTS`), which the reader turns back into the numbers; a record without such a
+ * value is written by plain `JSON.stringify`. Other number fields are integers or finite times.
  */
 export function opRecordToJson(record: OpRecord): string {
   return (
     `{"id":${JSON.stringify(record.id)},"t_start":${JSON.stringify(record.t_start)}` +
     `,"t_end":${JSON.stringify(record.t_end)},"component_id":${JSON.stringify(record.component_id)}` +
     `,"op_kind":${JSON.stringify(record.op_kind)},"op_name":${JSON.stringify(record.op_name)}` +
-    `,"params":${JSON.stringify(record.params)},"dependency_ids":${JSON.stringify(record.dependency_ids)}}`
+    `,"params":${paramsToJson(record)},"dependency_ids":${JSON.stringify(record.dependency_ids)}}`
   );
+}
+
+/** True for the floats JSON cannot write as a number that reads back the same: NaN, ±Infinity, -0. */
+function needsText(value: unknown): value is number {
+  return typeof value === "number" && (value === 0 ? 1 / value < 0 : !Number.isFinite(value));
+}
+
+/** `value` as the format writes a float: one of the strings of `FLOAT_TEXTS`, or the number. */
+function floatToJson(value: unknown): unknown {
+  if (!needsText(value)) return value;
+  if (value === 0) return "-0";
+  return String(value); // "NaN", "Infinity", "-Infinity"
+}
+
+/** Whether a gemm epilogue step has an argument (other than `op`) that needs its text form. */
+function stepNeedsText(step: EpilogueStep): boolean {
+  for (const key in step) if (key !== "op" && needsText(step[key])) return true;
+  return false;
+}
+
+/** A copy of `step` (same key order) with its numeric arguments in their JSONL form. */
+function stepToJson(step: EpilogueStep): Record<string, unknown> {
+  const copy: Record<string, unknown> = {};
+  for (const key in step) copy[key] = key === "op" ? step[key] : floatToJson(step[key]);
+  return copy;
+}
+
+/**
+ * `JSON.stringify(record.params)`, except that a record whose float fields hold NaN, ±Infinity or
+ * -0 is written from a copy with those in their text form. The common record costs a scan of its
+ * few scalars and allocates nothing more.
+ */
+function paramsToJson(record: OpRecord): string {
+  if (record.op_kind === "math") {
+    const scalars = record.params.scalars;
+    if (scalars !== undefined) {
+      for (let index = 0; index < scalars.length; index++) {
+        if (needsText(scalars[index])) {
+          return JSON.stringify({ ...record.params, scalars: scalars.map(floatToJson) });
+        }
+      }
+    }
+  } else if (record.op_kind === "gemm") {
+    const epilogue = record.params.epilogue;
+    if (epilogue !== undefined) {
+      for (let index = 0; index < epilogue.length; index++) {
+        if (stepNeedsText(epilogue[index] as EpilogueStep)) {
+          return JSON.stringify({ ...record.params, epilogue: epilogue.map(stepToJson) });
+        }
+      }
+    }
+  }
+  return JSON.stringify(record.params);
 }
 
 /**

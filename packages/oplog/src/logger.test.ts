@@ -241,3 +241,13 @@ describe("OpLogger validate option", () => {
     expect(logger.start(0, "pe0.pe_dma", "memory", "dma_read", memoryParams())).toBe(0);
   });
 });
+
+describe("OpLogger validate option with non-finite scalars", () => {
+  it("accepts NaN, -Infinity and -0 in math scalars and epilogue scalars", () => {
+    const logger = new OpLogger(new MemorySink(), { validate: true });
+    const scalars = [Number.NEGATIVE_INFINITY, Number.NaN, -0];
+    expect(logger.start(0, "pe0.pe_math", "math", "fill", { ...mathParams(), op: "fill", scalars })).toBe(0);
+    const epilogue = [{ op: "maximum", scalar: Number.NEGATIVE_INFINITY }];
+    expect(logger.start(0, "pe0.pe_gemm", "gemm", "gemm_f16", { ...gemmParams(), epilogue })).toBe(1);
+  });
+});

@@ -202,6 +202,56 @@ describe("readOpLog and streamOpLog", () => {
   });
 });
 
+describe("non-finite numbers through a file", () => {
+  it("JsonlSink writes them and readOpLog / streamOpLog read back the same numbers", async () => {
+    const path = join(dir, "non-finite.jsonl");
+    const memory = new MemorySink();
+    const sink = new JsonlSink(path);
+    const logger = new OpLogger({
+      write(record) {
+        memory.write(record);
+        sink.write(record);
+      },
+      close: () => sink.close(),
+    });
+    const running = [Number.NEGATIVE_INFINITY];
+    const fill = logger.start(0, "pe0.pe_math", "math", "fill", {
+      ...mathParams(),
+      op: "fill",
+      scalars: running,
+    });
+    logger.end(fill, 2);
+    const clamp = logger.start(2, "pe0.pe_math", "math", "clamp", {
+      ...mathParams(),
+      op: "clamp",
+      scalars: [Number.NaN, -0, Number.POSITIVE_INFINITY],
+    });
+    logger.end(clamp, 3);
+    const gemm = logger.start(3, "pe0.pe_gemm", "gemm", "gemm_f16", {
+      ...gemmParams(),
+      epilogue: [{ op: "mul", scalar: -0 }],
+    });
+    logger.end(gemm, 9);
+    await logger.close();
+    const text = readFileSync(path, "utf8");
+    expect(text).toContain('"scalars":["-Infinity"]');
+    expect(text).toContain('"scalars":["NaN","-0","Infinity"]');
+    expect(text).toContain('"epilogue":[{"op":"mul","scalar":"-0"}]');
+    const fromFile = readOpLog(path);
+    const streamed: OpRecord[] = [];
+    for await (const record of streamOpLog(path)) streamed.push(record);
+    for (const records of [fromFile, streamed]) {
+      // Same numbers (toEqual tells -0 from 0 and NaN equals NaN) and the same bytes when written again.
+      expect(records).toEqual(memory.records);
+      expect(records.map(opRecordToJson)).toEqual(memory.records.map(opRecordToJson));
+      const scalars = (records[1] as OpRecord & { op_kind: "math" }).params.scalars ?? [];
+      expect(
+        Number.isNaN(scalars[0]) && Object.is(scalars[1], -0) && scalars[2] === Number.POSITIVE_INFINITY,
+      ).toBe(true);
+    }
+  });
+});
+
 describe("entry points", () => {
   it("keeps node: imports out of the main entry (it runs in a browser)", () => {
     const src = new URL(".", import.meta.url);

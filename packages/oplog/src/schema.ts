@@ -19,6 +19,68 @@ export const layoutSchema = z.enum(["row_major", "col_major"]);
 /** The executor-dispatch level of the op classification (ADR-0020 D5). */
 export const opKindSchema = z.enum(["memory", "gemm", "math"]);
 
+/**
+ * How the JSONL file spells the float values JSON has no number for: NaN and the infinities (which
+ * `JSON.stringify` would write as `null`) and -0 (which it would write as `0`; the sign matters for
+ * bit-exact replay: a later `1 / x` gives -Infinity, not Infinity). Each string is the number's
+ * usual decimal text, which the standard float parser of most languages reads back (`Number`,
+ * Python's `float`, Go's `strconv.ParseFloat`, Rust's `str::parse::<f64>`).
+ */
+export const FLOAT_TEXTS = ["NaN", "Infinity", "-Infinity", "-0"] as const;
+
+/** One of {@link FLOAT_TEXTS}. */
+export type FloatText = (typeof FLOAT_TEXTS)[number];
+
+const FLOAT_VALUES: ReadonlyMap<unknown, number> = new Map<unknown, number>([
+  ["NaN", Number.NaN],
+  ["Infinity", Number.POSITIVE_INFINITY],
+  ["-Infinity", Number.NEGATIVE_INFINITY],
+  ["-0", -0],
+]);
+
+const FLOAT_EXPECTED = `expected a number or one of the strings ${FLOAT_TEXTS.map((text) => `"${text}"`).join(", ")}`;
+const FLOAT_HINT =
+  'write NaN as "NaN", Infinity as "Infinity", -Infinity as "-Infinity" and -0 as "-0" (JSON has no number for NaN and the infinities: JSON.stringify writes null)';
+
+/** A found value for an issue message: `null`, `"text"`, `an array`, `true`, ... */
+function describeFound(value: unknown): string {
+  if (value === null) return "null";
+  if (typeof value === "string") return JSON.stringify(value);
+  if (Array.isArray(value)) return "an array";
+  if (typeof value === "object") return "an object";
+  return String(value);
+}
+
+/**
+ * A float field of the format (math `scalars`, the numeric arguments of gemm `epilogue` steps):
+ * any number, including NaN, the infinities and -0 (an in-memory record), or one of
+ * {@link FLOAT_TEXTS} (how a JSONL line spells those), decoded to the number. Anything else, such
+ * as the `null` that `JSON.stringify` leaves for NaN, is an issue saying what to write instead.
+ */
+export const floatSchema = z
+  .unknown()
+  .transform((value, context): number => {
+    if (typeof value === "number") return value;
+    const decoded = FLOAT_VALUES.get(value);
+    if (decoded !== undefined) return decoded;
+    context.issues.push({
+      code: "custom",
+      input: value,
+      message: `${FLOAT_EXPECTED}, got ${describeFound(value)}; ${FLOAT_HINT}`,
+    });
+    return z.NEVER;
+  })
+  .describe(
+    'A float: a JSON number, or the string "NaN", "Infinity", "-Infinity" or "-0" for the values JSON has no number for (NaN, the infinities) or loses the sign of (-0).',
+  );
+
+/** A step argument other than `op`: the four strings of {@link FLOAT_TEXTS} decode to numbers. */
+const epilogueArgument = z.unknown().transform((value) => {
+  if (typeof value !== "string") return value;
+  const decoded = FLOAT_VALUES.get(value);
+  return decoded === undefined ? value : decoded;
+});
+
 const byteAddress = z.number().int().nonnegative().describe("Byte address (a device address).");
 const shape = z.array(z.number().int().nonnegative()).describe("Tensor shape, outermost dimension first.");
 
@@ -50,9 +112,19 @@ export const memoryParamsSchema = z.strictObject({
 });
 
 /** One epilogue step of a GEMM (an extension: ADR-0020 leaves fused ops open). */
-export const epilogueStepSchema = z.looseObject({
-  op: z.string().min(1).describe('The step, such as "relu" or "bias_add"; other keys are its arguments.'),
-});
+export const epilogueStepSchema = z
+  .object({
+    op: z.string().min(1).describe('The step, such as "relu" or "bias_add"; other keys are its arguments.'),
+    scalar: floatSchema
+      .exactOptional()
+      .describe(
+        'The scalar operand of a binary step ("mul", "add", "maximum", ...): a number, or "NaN", "Infinity", "-Infinity", "-0".',
+      ),
+  })
+  .catchall(epilogueArgument)
+  .describe(
+    'A step and its arguments. A numeric argument that is NaN, an infinity or -0 is written as the string "NaN", "Infinity", "-Infinity" or "-0" and read back as the number, so an argument cannot be one of those four strings.',
+  );
 
 /** Params of a `gemm` op: `out = A x B` (A, B transposed as flagged), operands in `addr_space`. */
 export const gemmParamsSchema = z.strictObject({
@@ -92,9 +164,11 @@ export const mathParamsSchema = z.strictObject({
   axis: z.number().int().nullable().describe("Reduction axis, or null for an elementwise op."),
   addr_space: memorySpaceSchema,
   scalars: z
-    .array(z.number())
+    .array(floatSchema)
     .exactOptional()
-    .describe("Extension (ADR-0020 open question 'math op schema'): immediate scalar operands."),
+    .describe(
+      'Extension (ADR-0020 open question \'math op schema\'): immediate scalar operands; NaN, Infinity, -Infinity and -0 are written as the strings "NaN", "Infinity", "-Infinity", "-0".',
+    ),
   input_dtype: dtypeSchema
     .exactOptional()
     .describe("Extension: dtype of the inputs when it differs from `dtype` (a cast)."),
@@ -163,10 +237,15 @@ export interface MemoryParams {
   dst_stride?: number;
 }
 
-/** One GEMM epilogue step (extension): `op` plus its arguments. */
+/**
+ * One GEMM epilogue step (extension): `op` plus its arguments. In JSONL, numeric arguments that
+ * are NaN, infinite or -0 are spelled as strings (see `FLOAT_TEXTS`); in memory they are numbers.
+ */
 export interface EpilogueStep {
   /** The step, such as `"relu"` or `"bias_add"`. */
   op: string;
+  /** The scalar operand of a binary step (any float, NaN, the infinities and -0 included). */
+  scalar?: number;
   [key: string]: unknown;
 }
 
@@ -226,7 +305,11 @@ export interface MathParams {
   axis: number | null;
   /** Memory of the operands (`"tcm"` per the ADR). */
   addr_space: MemorySpace;
-  /** Extension (ADR-0020 open question "math op schema"): immediate scalar operands. */
+  /**
+   * Extension (ADR-0020 open question "math op schema"): immediate scalar operands, any float
+   * (such as the -Infinity of `tl.full(shape, -Infinity)`); JSONL spells NaN, the infinities and
+   * -0 as strings (see `FLOAT_TEXTS`).
+   */
   scalars?: number[];
   /** Extension: dtype of the inputs when it differs from `dtype` (a cast). */
   input_dtype?: Dtype;
