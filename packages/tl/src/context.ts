@@ -9,42 +9,18 @@ import {
 import { KbError, type KbErrorCode } from "@kb/errors";
 import { DTYPE_BYTES, type Dtype, formatShape, isDtype, isFloatDtype, shapeSize, Tensor } from "@kb/tensor";
 import { decodeAddress } from "@kb/topology";
-import { CallSite } from "./call-site.js";
+import { CallSite, formatLocation } from "./call-site.js";
 import { CompletionHandle, type HandleInit, RecvFuture, TensorHandle } from "./handles.js";
+import {
+  blockPending,
+  type DeviceTensorInfo,
+  type KernelMemory,
+  markBlockPending,
+  pendingIn,
+} from "./kernel-memory.js";
 
 /** Scratch allocations are aligned to this many bytes (ADR-0046 D5). */
 export const SCRATCH_ALIGN = 16;
-
-/**
- * Device memory as a kernel sees it in runner mode: the runtime passes its memory store, which
- * also checks that HBM/SRAM accesses stay inside live allocations (throwing a `KbError`).
- */
-export interface KernelMemory {
-  /** Throws unless `[address, address + length)` may be accessed (inside one live allocation, or TCM). */
-  check(address: number, length: number, what: string): void;
-  /**
-   * The live device tensor (HBM/SRAM allocation) holding `address`, or null (TCM, or no
-   * allocation). `dtype` and `shape` are null for raw allocations made without an element type.
-   * Loads, stores and composites check their element type against it.
-   */
-  tensorAt?(address: number): DeviceTensorInfo | null;
-  read(address: number, length: number, what: string): Uint8Array;
-  write(address: number, bytes: Uint8Array, what: string): void;
-}
-
-/** What a kernel's memory knows of the device tensor at an address (see `KernelMemory.tensorAt`). */
-export interface DeviceTensorInfo {
-  /** The tensor's name (`A`, `out`, `t3`). */
-  readonly name: string;
-  /** Its element type, or null for an allocation made without one. */
-  readonly dtype: Dtype | null;
-  /** Its shape, or null when unknown. */
-  readonly shape: readonly number[] | null;
-  /** Device address of its first byte. */
-  readonly address: number;
-  /** Its size in bytes. */
-  readonly bytes: number;
-}
 
 /** Where a kernel instance runs and what it is told about the grid. */
 export interface KernelPlacement {
@@ -281,7 +257,9 @@ export class TLContext {
   empty(shape: readonly number[], dtype: Dtype = "f16"): TensorHandle {
     this.checkShape("empty", shape);
     this.checkDtype("empty", dtype);
-    return this.scratchHandle("empty", "compute", shape, dtype);
+    const handle = this.scratchHandle("empty", "compute", shape, dtype);
+    this.memory?.markPending?.(handle.address, handle.nbytes);
+    return handle;
   }
 
   /** A TCM tensor filled with `value` (written to TCM the first time a command reads it). */
@@ -450,10 +428,27 @@ export class TLContext {
         dstStride: block.rowBytes,
       });
       if (reads !== null) {
-        // Data is read when the copy completes (ADR-0020 D3), then lands in TCM.
-        const bytes = reads();
-        (this.memory as KernelMemory).write(handle.address, bytes, `tl.load into TCM ${hex(handle.address)}`);
-        handle._data = new Tensor(shape, dtype, bytes);
+        // Data is read when the copy completes (ADR-0020 D3), then lands in TCM. Bytes a compute
+        // result wrote (pending in phase 1) stay unknown: the tile is pending too.
+        const memory = this.memory as KernelMemory;
+        if (blockPending(memory, src, block)) {
+          memory.markPending?.(handle.address, handle.nbytes);
+        } else {
+          const bytes = reads();
+          memory.write(handle.address, bytes, `tl.load into TCM ${hex(handle.address)}`);
+          memory.observeLoad?.({
+            kernel: this.kernel,
+            pe: this.placement.pe,
+            site: this.inFlight?.location ? formatLocation(this.inFlight.location) : null,
+            src,
+            dst: handle.address,
+            rows: block.rows,
+            rowBytes: block.rowBytes,
+            srcStride: block.stride,
+            bytes,
+            atNs: this.sink.now() ?? 0,
+          });
+        }
       }
       return handle;
     });
@@ -480,9 +475,11 @@ export class TLContext {
       );
       if (this.memory !== null) {
         this.checkBlockAccess(dst, block, `tl.store at ${hex(dst)}`);
-        if (!source.pending || source.origin === "constant") {
-          this.writeBlock(dst, block, (source._data as Tensor).bytes, `tl.store at ${hex(dst)}`);
-        }
+        // Known bytes are visible at issue (ADR-0020 D3); a pending tile makes the destination
+        // pending, so no later load in phase 1 reads what was there before.
+        const values = this._valuesOf(source);
+        if (values !== null) this.writeBlock(dst, block, values.bytes, `tl.store at ${hex(dst)}`);
+        else markBlockPending(this.memory, dst, block);
       }
       await this.dispatch();
       await this.issue({
@@ -584,6 +581,7 @@ export class TLContext {
         transposeA: aa.transposed,
         transposeB: bb.transposed,
       });
+      this.memory?.markPending?.(out.address, out.nbytes);
       return out;
     });
   }
@@ -605,6 +603,8 @@ export class TLContext {
       const out = this.address(options.outPtr, "composite outPtr");
       this.checkDeviceSide("composite outPtr", out);
       let command: PeCommand;
+      /** Bytes the composite writes at `out` (pending in phase 1: it computes). */
+      let outBytes: number;
       if (op === "gemm") {
         if (b === null || b === undefined)
           throw this._error("TL_INVALID_CALL", 'tl.composite("gemm") needs b.');
@@ -630,6 +630,7 @@ export class TLContext {
           `Reference it with its own dtype: tl.ref(ptr, shape, "${t.dtype}").`;
         this.checkStreamed("operand a", aAddress, m * k, a.dtype, refFix);
         this.checkStreamed("operand b", bAddress, k * n, b.dtype, refFix);
+        outBytes = m * n * DTYPE_BYTES[options.outDtype ?? a.dtype];
         this.checkStreamed(
           "output",
           out,
@@ -683,6 +684,7 @@ export class TLContext {
           this.checkStreamed(`input ${i}`, address, a.size, a.dtype, refFix);
         });
         const outCols = info.shape === "reduce" ? 1 : cols;
+        outBytes = (a.size / cols) * outCols * DTYPE_BYTES[a.dtype];
         this.checkStreamed(
           "output",
           out,
@@ -711,6 +713,7 @@ export class TLContext {
       }
       await this.dispatch();
       const issued = this.sink.issue(command);
+      this.memory?.markPending?.(out, outBytes);
       const handle = new CompletionHandle(this.nextCompletion++, op, issued.index, this);
       this.outstanding.add(handle);
       await issued.done;
@@ -827,10 +830,7 @@ export class TLContext {
       this.checkDirection("send", direction);
       const source = await this.inTcm("send", src);
       // Phase 1 moves real bytes only for data the kernel has (loads, constants, received data).
-      const data =
-        this.memory !== null && source.origin !== "compute" && source._data !== null
-          ? source._data.bytes.slice()
-          : null;
+      const data = this.memory !== null ? (this._valuesOf(source)?.bytes.slice() ?? null) : null;
       await this.dispatch();
       await this.issue({
         kind: "ipcq_send",
@@ -932,6 +932,30 @@ export class TLContext {
       },
       ...(cause !== undefined ? { cause } : {}),
     });
+  }
+
+  /**
+   * @internal The values of `handle` as phase 1 knows them now, or null when it does not: a
+   * constant's before it is written to TCM, else (runner mode) the bytes at its TCM address unless
+   * a compute result wrote them (pending). Views read their bytes as they are now, so a write
+   * through another view of the same tensor is seen.
+   */
+  _valuesOf(handle: TensorHandle): Tensor | null {
+    if (handle.space !== "tcm") return null;
+    const root = handle._root ?? handle;
+    if (root.origin === "constant" && !root._materialised && !handle._materialised) return handle._data;
+    const memory = this.memory;
+    if (memory === null) return handle.origin === "constant" ? handle._data : null;
+    if (memory.isPending === undefined && handle.origin === "compute") return null;
+    if (pendingIn(memory, handle.address, handle.nbytes)) return null;
+    const bytes = this.memoryCall(() =>
+      memory.read(handle.address, handle.nbytes, `${handle.describe()}.data`),
+    );
+    if (!handle.transposed) return new Tensor(handle.shape, handle.dtype, bytes);
+    const stored = [...handle.shape];
+    const last = stored.length - 1;
+    [stored[last - 1], stored[last]] = [stored[last] as number, stored[last - 1] as number];
+    return transpose(new Tensor(stored, handle.dtype, bytes));
   }
 
   /**
@@ -1470,6 +1494,7 @@ export class TLContext {
         ...(scalars.length > 0 ? { scalars: [...scalars] } : {}),
         ...(inputDtype !== undefined && inputDtype !== outDtype ? { inputDtype } : {}),
       });
+      this.memory?.markPending?.(out.address, out.nbytes);
       return out;
     });
   }
@@ -1523,11 +1548,16 @@ export class TLContext {
         : received !== null
           ? at(received.slot)
           : this.scratchHandle(call, "recv", shape, dtype);
-    if (this.memory !== null && received?.hasData === true) {
-      const memory = this.memory;
-      const bytes = this.memoryCall(() => memory.read(received.slot, handle.nbytes, `tl.${call}`));
-      if (dstAddr !== undefined) this.memoryCall(() => memory.write(dstAddr, bytes, `tl.${call}`));
-      handle._data = new Tensor(shape, dtype, bytes);
+    const memory = this.memory;
+    if (memory !== null && received !== null) {
+      if (received.hasData) {
+        const bytes = this.memoryCall(() => memory.read(received.slot, handle.nbytes, `tl.${call}`));
+        // Written again through this memory so the bytes count as known where they are read.
+        this.memoryCall(() => memory.write(dstAddr ?? received.slot, bytes, `tl.${call}`));
+      } else {
+        // The sender's tile was a pending compute result: so is the payload.
+        memory.markPending?.(handle.address, handle.nbytes);
+      }
     }
     return handle;
   }

@@ -100,18 +100,30 @@ export class TensorHandle {
     return this.size * DTYPE_BYTES[this.dtype];
   }
 
-  /** True for compute results: their values exist only in phase 2. */
+  /**
+   * True when phase 1 does not know the values: a compute result, data loaded from bytes a
+   * compute result wrote, a receive of such data, `tl.empty` not written yet, a ref, or any
+   * handle in command-list mode. Their values exist only in phase 2.
+   */
   get pending(): boolean {
-    return this.origin === "compute" || this._data === null;
+    return this.tl._valuesOf(this) === null;
   }
 
   /**
-   * The values: a `Tensor` for `tl.load` results in runner mode and for constants. Throws
-   * `TL_PENDING_HANDLE` for compute results (phase 1 never computes) and for placeholders of
-   * command-list mode.
+   * The values as phase 1 knows them: loaded, received and constant data in runner mode (the
+   * bytes at the handle's TCM address now: a write through another view of the same tensor is
+   * seen). Throws `TL_PENDING_HANDLE` when they exist only in phase 2 (see {@link pending}),
+   * naming why, and `TL_INVALID_CALL` for a handle released by `tl.scratchRelease`.
    */
   get data(): Tensor {
-    if (this._data !== null && this.origin !== "compute") return this._data;
+    if (this._released) {
+      throw this.tl._error(
+        "TL_INVALID_CALL",
+        `${this.describe()} from tl.${this.op} was released by tl.scratchRelease; its TCM may hold other data now.`,
+      );
+    }
+    const values = this.tl._valuesOf(this);
+    if (values !== null) return values;
     const what = `${this.describe()} from tl.${this.op}`;
     const detail =
       this.op === "empty"
@@ -120,9 +132,11 @@ export class TensorHandle {
           ? `${what} is pending: compute results exist only in phase 2 (kb run --verify), so a kernel cannot read them or branch on them. Branch on the data of tl.load instead, or move the decision to the host.`
           : this.origin === "ref"
             ? `${what} references device memory without loading it; use tl.load to read its values.`
-            : this.origin === "recv" && this.tl.memory !== null
-              ? `${what} carries a payload the sender had not computed in phase 1 (a pending compute result); its values exist only in phase 2.`
-              : `${what} carries no data: command-list mode runs kernels without the memory store. Run the kernel on the simulator (runner mode) to read loaded values.`;
+            : this.tl.memory === null
+              ? `${what} carries no data: command-list mode runs kernels without the memory store. Run the kernel on the simulator (runner mode) to read loaded values.`
+              : this.origin === "recv"
+                ? `${what} carries a payload the sender had not computed in phase 1 (a pending compute result); its values exist only in phase 2.`
+                : `${what} holds bytes a compute result wrote in phase 1 (a tl.store of a pending tile, a composite's output, or a math op into this buffer); its values exist only in phase 2, so a kernel cannot branch on them. Branch on data the host wrote, or split the work into two launches and read the first one's results on the host after phase 2.`;
     throw this.tl._error("TL_PENDING_HANDLE", detail);
   }
 

@@ -3,10 +3,8 @@ export { commandList } from "./command-list.js";
 export type {
   BlockOptions,
   CompositeOptions,
-  DeviceTensorInfo,
   DotOptions,
   EpilogueSpec,
-  KernelMemory,
   KernelPlacement,
   LoadOptions,
   MathOptions,
@@ -18,6 +16,7 @@ export type {
 export { SCRATCH_ALIGN, TLContext } from "./context.js";
 export type { HandleOrigin, HandleSpace } from "./handles.js";
 export { CompletionHandle, RecvFuture, TensorHandle } from "./handles.js";
+export type { DeviceTensorInfo, KernelMemory, LoadObservation } from "./kernel-memory.js";
 export { KernelRegistry } from "./registry.js";
 export type { Kernel, KernelRunnerOptions } from "./runner.js";
 export { KernelHost, KernelRunner } from "./runner.js";

@@ -1,11 +1,13 @@
 import { buildMachine, type Machine, type PeCommand } from "@kb/components";
 import { expandTopology, resolveTopology, type TopologyInput } from "@kb/topology";
-import type { KernelMemory, KernelPlacement } from "./context.js";
+import type { KernelPlacement } from "./context.js";
+import type { KernelMemory } from "./kernel-memory.js";
 import { type Kernel, KernelHost, KernelRunner } from "./runner.js";
 
-/** A byte store for tests: a Map of bytes, zeros where nothing was written. */
+/** A byte store for tests: a Map of bytes, zeros where nothing was written; pending bytes in a Set. */
 export class TestMemory implements KernelMemory {
   readonly bytes = new Map<number, number>();
+  readonly pending = new Set<number>();
   check(): void {}
   read(address: number, length: number): Uint8Array {
     const out = new Uint8Array(length);
@@ -13,7 +15,17 @@ export class TestMemory implements KernelMemory {
     return out;
   }
   write(address: number, bytes: Uint8Array): void {
-    for (let i = 0; i < bytes.length; i++) this.bytes.set(address + i, bytes[i] as number);
+    for (let i = 0; i < bytes.length; i++) {
+      this.bytes.set(address + i, bytes[i] as number);
+      this.pending.delete(address + i);
+    }
+  }
+  markPending(address: number, length: number): void {
+    for (let i = 0; i < length; i++) this.pending.add(address + i);
+  }
+  isPending(address: number, length: number): boolean {
+    for (let i = 0; i < length; i++) if (this.pending.has(address + i)) return true;
+    return false;
   }
 }
 

@@ -1,7 +1,8 @@
 import { isKbError, type KbError } from "@kb/errors";
 import { encodeAddress } from "@kb/topology";
 import { describe, expect, it } from "vitest";
-import type { DeviceTensorInfo, TLContext } from "./context.js";
+import type { TLContext } from "./context.js";
+import type { DeviceTensorInfo } from "./kernel-memory.js";
 import { machineOf, runKernel, TestMemory } from "./test-support.js";
 
 const hbm = (offset: number) => encodeAddress({ sip: 0, cube: 0, space: "hbm", offset });
