@@ -410,7 +410,6 @@ export class TLContext {
           ? this.scratchHandle("load", "load", shape, dtype, from)
           : await this.into("load", options.out, "load", shape, dtype, from);
       this.checkElementType(
-        "load",
         src,
         dtype,
         (t) =>
@@ -467,7 +466,6 @@ export class TLContext {
       const source = await this.inTcm("store", value);
       const block = this.block("store", value.shape, value.dtype, options.stride);
       this.checkElementType(
-        "store",
         dst,
         value.dtype,
         (t) =>
@@ -1199,12 +1197,7 @@ export class TLContext {
    * another element type would reinterpret its bytes. Refused with `message(tensor)` naming what
    * to do; allocations without a dtype (and command-list mode) are not checked.
    */
-  private checkElementType(
-    call: string,
-    address: number,
-    dtype: Dtype,
-    message: (tensor: TypedTensor) => string,
-  ): void {
+  private checkElementType(address: number, dtype: Dtype, message: (tensor: TypedTensor) => string): void {
     const tensor = this.memory?.tensorAt?.(address) ?? null;
     if (tensor === null || tensor.dtype === null || tensor.dtype === dtype) return;
     const typed: TypedTensor = {
@@ -1230,7 +1223,6 @@ export class TLContext {
       (this.memory as KernelMemory).check(address, bytes, `tl.composite ${role} at ${hex(address)}`),
     );
     this.checkElementType(
-      "composite",
       address,
       dtype,
       (t) =>
