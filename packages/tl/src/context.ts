@@ -527,6 +527,12 @@ export class TLContext {
       this.checkDtype("dot", outDtype);
       if (acc !== undefined) {
         this.own("dot", acc);
+        if (!isFloatDtype(a.dtype) && acc.dtype !== "i32") {
+          throw this._error(
+            "TL_INVALID_CALL",
+            `tl.dot: ${a.dtype} operands accumulate in i32, but the accumulator ${acc.describe()} is ${acc.dtype}. Accumulate in an i32 tensor (tl.zeros(shape, "i32")) and cast the result afterwards.`,
+          );
+        }
         if (acc.shape.length !== 2 || acc.shape[0] !== m || acc.shape[1] !== n) {
           throw this._error(
             "TL_INVALID_CALL",
@@ -666,6 +672,7 @@ export class TLContext {
           );
         }
         const inputs = b === null || b === undefined ? [a] : [a, b];
+        this.checkCompositeMathOperands(mathOp, info.arity, inputs.length, options.scalars ?? []);
         for (const input of inputs) {
           if (formatShape(input.shape) !== formatShape(a.shape) || input.dtype !== a.dtype) {
             throw this._error(
@@ -1207,6 +1214,29 @@ export class TLContext {
         `${tensor.name} (${tensor.dtype}${tensor.shape !== null ? ` ${formatShape(tensor.shape)}` : ""})`,
     };
     throw this._error("TL_INVALID_CALL", message(typed));
+  }
+
+  /** A composite math op gets the tensors and scalars it needs (the scheduler would refuse it later). */
+  private checkCompositeMathOperands(
+    op: string,
+    arity: number,
+    tensors: number,
+    scalars: readonly number[],
+  ): void {
+    const fail = (why: string) => {
+      throw this._error("TL_INVALID_CALL", `tl.composite("math", { mathOp: "${op}" }): ${why}`);
+    };
+    if (scalars.some((value) => typeof value !== "number")) fail("scalars must be numbers.");
+    if (arity === 3) fail("takes three tensors and cannot run as a composite; use tl.load and the tl call.");
+    if (op === "clamp" && (tensors !== 1 || scalars.length !== 2)) {
+      fail(`needs one input and scalars [lo, hi], got ${tensors} input(s) and ${scalars.length} scalar(s).`);
+    }
+    if (arity === 2 && !(tensors === 2 || (tensors === 1 && scalars.length >= 1))) {
+      fail(
+        `needs b or a scalar (scalars: [value]), got ${tensors} input(s) and ${scalars.length} scalar(s).`,
+      );
+    }
+    if (arity === 1 && tensors !== 1) fail(`takes one input, got ${tensors}.`);
   }
 
   /** Checks a contiguous operand or output of a composite: inside an allocation, of its element type. */

@@ -91,3 +91,50 @@ describe("views reach only the commands that read them as views", () => {
     expect(commands[1]).toMatchObject({ kind: "composite_gemm", a: hbm(0) });
   });
 });
+
+describe("calls refused where phase 2 would compute something else", () => {
+  it("an integer dot accumulates only into i32 (a float accumulator would be truncated)", async () => {
+    const error = await failure(
+      run(async (tl) => {
+        const a = await tl.load(hbm(0), [4, 4], "i8");
+        await tl.dot(a, a, { acc: tl.zeros([4, 4], "f32") });
+      }),
+    );
+    expect(error.message).toContain("i8 operands accumulate in i32, but the accumulator");
+  });
+
+  it("a composite math op is given the tensors and scalars it needs at the call", async () => {
+    const ref = (tl: TLContext) => tl.ref(hbm(0), [4, 8], "f16");
+    const cases: [string, (tl: TLContext) => Promise<unknown>, string][] = [
+      [
+        "add without b",
+        (tl) => tl.composite("math", ref(tl), null, { outPtr: hbm(4096), mathOp: "add" }),
+        "needs b or a scalar",
+      ],
+      [
+        "clamp without bounds",
+        (tl) => tl.composite("math", ref(tl), null, { outPtr: hbm(4096), mathOp: "clamp" }),
+        "needs one input and scalars [lo, hi]",
+      ],
+      [
+        "where",
+        (tl) => tl.composite("math", ref(tl), ref(tl), { outPtr: hbm(4096), mathOp: "where" }),
+        "cannot run as a composite",
+      ],
+      [
+        "exp with b",
+        (tl) => tl.composite("math", ref(tl), ref(tl), { outPtr: hbm(4096), mathOp: "exp" }),
+        "takes one input, got 2",
+      ],
+    ];
+    for (const [, call, text] of cases) {
+      const error = await failure(run(async (tl) => void (await call(tl))));
+      expect(error.code).toBe("TL_INVALID_CALL");
+      expect(error.message).toContain(text);
+    }
+    // With a scalar, a binary op runs.
+    await run(async (tl) => {
+      await tl.composite("math", ref(tl), null, { outPtr: hbm(4096), mathOp: "add", scalars: [-Infinity] });
+    });
+  });
+});
