@@ -54,9 +54,9 @@ const EXACT_EPILOGUE: readonly EpilogueStep[] = [
   { op: "minimum", scope: "k_tile", scalar: 2 },
 ];
 
-const STEP_KINDS = 16;
+const STEP_KINDS = 18;
 /** Kinds that need no earlier value: a load and the composites. */
-const STANDALONE = new Set([0, 14, 15]);
+const STANDALONE = new Set([0, 14, 15, 17]);
 const COMPOSITE_MATH_OPS = [...UNARY_OPS, ...BINARY_OPS, "sum", "max", "min", "softmax"] as const;
 
 /** Value of `n` modulo `length` for any integer (the draw may be negative). */
@@ -148,13 +148,17 @@ export function buildProgram(raw: RawProgram): Program {
       : (INT_SCALARS[pick(n, INT_SCALARS.length)] as number);
   const exactType = (dtype: Dtype) => (isFloat(dtype) ? NICE_FLOAT : NICE_INT);
 
+  /** Values a kernel may read in phase 1 (`.data`): loads of host data, not yet overwritten. */
+  const known = new Set<number>();
   /** A block-split input loaded whole: the first value of most programs. */
   const loadNew = (cols: number, dtype: Dtype): number => {
     const input = newInput([rows, cols], dtype, true, false);
-    return push(
+    const value = push(
       { kind: "load", input, col0: 0, cols },
       { rows: "block", cols, dtype, exact: exactType(dtype) },
     );
+    known.add(value);
+    return value;
   };
 
   for (const choice of raw.steps) {
@@ -180,7 +184,12 @@ export function buildProgram(raw: RawProgram): Program {
           const { shape, dtype } = inputs[input] as InputTensor;
           const col0 = pick(choice.c, shape[1]);
           const cols = 1 + pick(choice.d, shape[1] - col0);
-          push({ kind: "load", input, col0, cols }, { rows: "block", cols, dtype, exact: exactType(dtype) });
+          known.add(
+            push(
+              { kind: "load", input, col0, cols },
+              { rows: "block", cols, dtype, exact: exactType(dtype) },
+            ),
+          );
         }
         break;
       }
@@ -381,6 +390,40 @@ export function buildProgram(raw: RawProgram): Program {
         push({ kind: "compositeGemm", a, b, output, tile, epilogue, outDtype }, null);
         break;
       }
+      case 16: {
+        // Branch on the first element of a loaded tile (it holds host data: phase 1 knows it).
+        const conditions = values().filter((value) => known.has(value));
+        if (conditions.length === 0) break;
+        const cond = conditions[pick(choice.d, conditions.length)] as number;
+        const then = UNARY_OPS[pick(choice.b, UNARY_OPS.length)] as (typeof UNARY_OPS)[number];
+        const otherwise = UNARY_OPS[pick(choice.c, UNARY_OPS.length)] as (typeof UNARY_OPS)[number];
+        const keeps = (op: string) => op === "abs" || op === "relu";
+        push(
+          { kind: "branch", x: cond, y: x, then, otherwise },
+          { ...tx, exact: keeps(then) && keeps(otherwise) ? tx.exact : null },
+        );
+        break;
+      }
+      case 17: {
+        // A load into a tl.empty buffer ({ out }).
+        const splitInputs = inputs.map((input, i) => (input.split ? i : -1)).filter((i) => i >= 0);
+        if (splitInputs.length === 0) {
+          loadNew(
+            COLS[pick(choice.b, COLS.length)] as number,
+            DTYPES[pick(choice.c, DTYPES.length)] as Dtype,
+          );
+          break;
+        }
+        const input = splitInputs[pick(choice.b, splitInputs.length)] as number;
+        const { shape, dtype } = inputs[input] as InputTensor;
+        known.add(
+          push(
+            { kind: "loadInto", input },
+            { rows: "block", cols: shape[1], dtype, exact: exactType(dtype) },
+          ),
+        );
+        break;
+      }
       default: {
         // out = op(inputs) as one composite per block over the block's rows.
         const op = COMPOSITE_MATH_OPS[
@@ -407,6 +450,22 @@ export function buildProgram(raw: RawProgram): Program {
         break;
       }
     }
+  }
+  // The last values computed are stored too (up to three not stored yet), so most steps reach
+  // an output the check compares.
+  const stored = new Set(steps.flatMap((step) => (step.kind === "store" ? [step.x] : [])));
+  const last = [...live].filter((value) => !stored.has(value) && steps[value]?.kind !== "load").slice(-3);
+  for (const value of last) {
+    const type = types[value] as ValueType;
+    if (type.rows !== "block" && type.rows !== 1) continue;
+    push(
+      {
+        kind: "store",
+        x: value,
+        output: newOutput(type.cols, type.dtype, type.rows === "block" ? "block" : 1),
+      },
+      null,
+    );
   }
   return { rows, blockRows, pes, persistent, inputs, outputs, steps, types };
 }

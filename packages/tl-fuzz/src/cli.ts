@@ -76,9 +76,13 @@ async function run(runs: number, seed: number, maxSteps: number, outDir: string)
   if (tty) process.stderr.write("\r\x1b[K");
   const seconds = (performance.now() - start) / 1000;
   const rate = (report.runs / seconds).toFixed(0);
+  const steps = Object.entries(report.steps)
+    .sort(([a], [b]) => (a < b ? -1 : 1))
+    .map(([kind, count]) => `${kind} ${count}`)
+    .join(", ");
   if (report.failure === null) {
     process.stdout.write(
-      `${report.runs} programs agreed with the evaluator (${report.ops} op-log records replayed) in ${seconds.toFixed(1)} s, ${rate} programs/s; seed ${seed}\n`,
+      `${report.runs} programs agreed with the evaluator (${report.ops} op-log records replayed) in ${seconds.toFixed(1)} s, ${rate} programs/s; seed ${seed}\nsteps: ${steps}\n`,
     );
     return 0;
   }

@@ -103,6 +103,14 @@ function stepSource(program: Program, step: Step, i: number): string {
               : "";
       return `${out} await tl.dot(${v(step.a)}, ${b}${options});`;
     }
+    case "branch":
+      return `${out} ${v(step.x)}.data.getFlat(0) > 0 ? await tl.${step.then}(${v(step.y)}) : await tl.${step.otherwise}(${v(step.y)});`;
+    case "loadInto": {
+      const input = program.inputs[step.input];
+      if (input === undefined) throw new Error(`step ${i}: no input ${step.input}`);
+      const t = type(i);
+      return `${out} await tl.load(${input.name}.at(b * BR, 0), [rows, ${t.cols}], ${q(t.dtype)}, { out: tl.empty([rows, ${t.cols}], ${q(t.dtype)}) });`;
+    }
     case "store": {
       const output = program.outputs[step.output];
       if (output === undefined) throw new Error(`step ${i}: no output ${step.output}`);

@@ -100,6 +100,15 @@ export function evaluate(program: Program): ref.RefTensor[] {
           });
           return;
         }
+        case "branch":
+          values[i] = ref.unary(
+            (value(step.x).data[0] as number) > 0 ? step.then : step.otherwise,
+            value(step.y),
+          );
+          return;
+        case "loadInto":
+          values[i] = ref.block(input(step.input), row0, 0, rows, input(step.input).shape[1] as number);
+          return;
         case "store": {
           const output = program.outputs[step.output];
           write(step.output, output?.rowsPerBlock === "block" ? row0 : b, value(step.x));

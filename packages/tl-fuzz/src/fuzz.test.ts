@@ -1,17 +1,65 @@
+import { spawnSync } from "node:child_process";
+import { existsSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { fileURLToPath } from "node:url";
 import { describe, expect, it } from "vitest";
+import { evaluate } from "./evaluate.js";
 import { fuzz } from "./fuzz.js";
 
 // The differential tester in CI: a fixed seed, so a red run is reproducible with
-// `pnpm fuzz:tl --seed 20261124 --runs 4000`; longer runs with other seeds are local.
+// `pnpm fuzz:tl --seed 20261124 --runs 10000`; longer runs with other seeds are local.
 describe("the tl differential tester", () => {
-  it("4000 random kernels agree with the independent evaluator (seed 20261124)", async () => {
-    const report = await fuzz({ runs: 4000, seed: 20261124 });
+  it("10000 random kernels agree with the independent evaluator (seed 20261124)", async () => {
+    const report = await fuzz({ runs: 10000, seed: 20261124 });
     if (report.failure !== null) {
       expect.fail(
         `${report.failure.failure.summary}\n\nshrunk repro (kb run FILE --verify):\n${report.failure.repro}`,
       );
     }
-    expect(report.runs).toBe(4000);
-    expect(report.ops).toBeGreaterThan(4000 * 10);
+    expect(report.runs).toBe(10000);
+    expect(report.ops).toBeGreaterThan(10000 * 10);
   }, 600_000);
+});
+
+describe("the tester can fail", () => {
+  // An evaluator that is off by one in the first element of every output: every program with an
+  // output must fail, be shrunk, and come back as a bench that kb run --verify fails.
+  const offByOne = (program: Parameters<typeof evaluate>[0]) =>
+    evaluate(program).map((tensor) => {
+      const data = Float64Array.from(tensor.data);
+      data[0] = (data[0] as number) + 1;
+      return { ...tensor, data };
+    });
+
+  it("a wrong expectation is reported, shrunk to a minimal kernel, and printed as a runnable bench", async () => {
+    const report = await fuzz({ runs: 50, seed: 3, evaluate: offByOne });
+    const failure = report.failure;
+    expect(failure).not.toBeNull();
+    expect(failure?.failure.kind).toBe("mismatch");
+    expect(failure?.failure.summary).toMatch(
+      /^O0 \(\w+ \[\d+, \d+\]\): \d+ of \d+ elements differ beyond the \w+ tolerance; first at \[0, 0\]/,
+    );
+    // Shrunk: one row, one block, the fewest steps that still store an output.
+    expect(failure?.program.rows).toBe(1);
+    expect(failure?.program.steps.length).toBeLessThanOrEqual(3);
+    expect(failure?.repro).toContain("export default defineBench({");
+    expect(failure?.repro).toContain("async function fuzzKernel(tl,");
+  });
+
+  it("kb run --verify on the printed repro fails (exit 1) where the evaluator and phase 2 disagree", async () => {
+    const report = await fuzz({ runs: 50, seed: 3, evaluate: offByOne });
+    const bin = fileURLToPath(new URL("../../../apps/cli/dist/bin.js", import.meta.url));
+    if (!existsSync(bin)) expect.fail(`${bin} is missing: build first (pnpm build), as pnpm test does.`);
+    const dir = mkdtempSync(join(tmpdir(), "kb-fuzz-repro-"));
+    try {
+      const file = join(dir, "repro.mjs");
+      writeFileSync(file, report.failure?.repro ?? "");
+      const run = spawnSync(process.execPath, [bin, "run", file, "--verify"], { encoding: "utf8" });
+      expect(run.status).toBe(1);
+      expect(run.stdout).toContain("FAIL: 1 of 1 output does not match (O0)");
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
 });

@@ -1,12 +1,12 @@
 import * as fc from "fast-check";
 import { rawProgram } from "./arbitrary.js";
 import { buildProgram, type RawProgram } from "./build.js";
-import { check, type Failure } from "./check.js";
+import { type CheckOptions, check, type Failure } from "./check.js";
 import { reproBench } from "./codegen.js";
 import type { Program } from "./program.js";
 
 /** Options of {@link fuzz}. */
-export interface FuzzOptions {
+export interface FuzzOptions extends CheckOptions {
   /** Random programs to run. */
   readonly runs: number;
   /** The seed of the generator: the same seed runs the same programs. */
@@ -35,6 +35,8 @@ export interface FuzzReport {
   readonly runs: number;
   /** Op-log records replayed, over all programs. */
   readonly ops: number;
+  /** Steps run by kind (`load`, `dot`, `compositeGemm`, ...), over all programs. */
+  readonly steps: Readonly<Record<string, number>>;
   readonly failure: FuzzFailure | null;
 }
 
@@ -52,8 +54,11 @@ class ProgramFailed extends Error {
 export async function fuzz(options: FuzzOptions): Promise<FuzzReport> {
   let runs = 0;
   let ops = 0;
+  const steps: Record<string, number> = {};
   const property = fc.asyncProperty(rawProgram(options.maxSteps ?? 10), async (raw) => {
-    const verdict = await check(buildProgram(raw));
+    const built = buildProgram(raw);
+    for (const step of built.steps) steps[step.kind] = (steps[step.kind] ?? 0) + 1;
+    const verdict = await check(built, options);
     runs++;
     ops += verdict.ops;
     options.onProgress?.(runs);
@@ -61,10 +66,10 @@ export async function fuzz(options: FuzzOptions): Promise<FuzzReport> {
   });
   const result = await fc.check(property, { seed: options.seed, numRuns: options.runs });
   if (!result.failed || result.counterexample === null)
-    return { seed: options.seed, runs, ops, failure: null };
+    return { seed: options.seed, runs, ops, steps, failure: null };
   const [raw] = result.counterexample;
   const program = buildProgram(raw);
-  const verdict = await check(program);
+  const verdict = await check(program, options);
   const failure = verdict.failure ?? {
     kind: "error" as const,
     summary: `did not fail again when rerun: ${String(result.errorInstance)}`,
@@ -82,6 +87,7 @@ export async function fuzz(options: FuzzOptions): Promise<FuzzReport> {
     seed: options.seed,
     runs,
     ops,
+    steps,
     failure: {
       failure,
       program,

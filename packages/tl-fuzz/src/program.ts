@@ -97,6 +97,16 @@ export type Step =
       readonly outDtype: Dtype | null;
     }
   | { readonly kind: "store"; readonly x: number; readonly output: number }
+  /** Data-dependent control flow: `x.data.getFlat(0) > 0 ? then(y) : otherwise(y)` (x is loaded). */
+  | {
+      readonly kind: "branch";
+      readonly x: number;
+      readonly y: number;
+      readonly then: UnaryOp;
+      readonly otherwise: UnaryOp;
+    }
+  /** A load into a `tl.empty` buffer (`{ out }`). */
+  | { readonly kind: "loadInto"; readonly input: number }
   | {
       readonly kind: "compositeGemm";
       readonly a: number;
