@@ -45,6 +45,7 @@ interface RunOptions {
   oplog?: string;
   plugin?: string[];
   verify?: boolean;
+  checkPhases?: boolean;
   traceFilter?: components.TraceFilter;
 }
 
@@ -87,17 +88,22 @@ export function addRunCommand(program: Command, io: CliIo, state: RunState): Com
       "--verify",
       "run phase 2 after phase 1 (replay the op log with real arithmetic) and check the bench's outputs against its references; exit code 1 on FAIL",
     )
+    .option(
+      "--check-phases",
+      "run phase 2 and compare every value a kernel observed in phase 1 with what phase 2 computes for the same op; exit 1 at the first difference",
+    )
     .addHelpText(
       "after",
       "\nExamples:\n" +
         "  kb run gemm --param M=512 --param dtype=bf16\n" +
         "  kb run ./my-bench.ts --topology topologies/ref-cube.yaml --json > results.json\n" +
         "  kb run gemm --trace gemm.trace.json   # open it in https://ui.perfetto.dev\n" +
-        "  kb run softmax --param dtype=bf16 --verify",
+        "  kb run softmax --param dtype=bf16 --verify\n" +
+        "  kb run ./my-bench.ts --check-phases --verify   # one replay for both",
     )
     .action(async (benchArg: string, options: RunOptions) => {
-      const verified = await runBench(benchArg, options, io);
-      if (verified === false) state.exitCode = 1;
+      const passed = await runBench(benchArg, options, io);
+      if (!passed) state.exitCode = 1;
     });
 }
 
@@ -124,8 +130,11 @@ function collectParam(value: string, previous: Record<string, string> | undefine
   return { ...previous, [value.slice(0, equals)]: value.slice(equals + 1) };
 }
 
-/** Runs a bench; returns whether verification passed (undefined without --verify). */
-async function runBench(benchArg: string, options: RunOptions, io: CliIo): Promise<boolean | undefined> {
+/**
+ * Runs a bench; returns false when a check failed (--verify FAIL, or --check-phases found a
+ * difference), true otherwise.
+ */
+async function runBench(benchArg: string, options: RunOptions, io: CliIo): Promise<boolean> {
   const cwd = process.cwd();
   const benchFile = locateBench(benchArg, cwd);
   const bench = await loadBench(benchFile);
@@ -141,12 +150,14 @@ async function runBench(benchArg: string, options: RunOptions, io: CliIo): Promi
   let results: RunResults;
   let memorySink: oplog.MemorySink | null = null;
   let report: VerifyReport | null = null;
+  let phaseCheck: runtime.PhaseCheck | null = null;
   let phase2WallMs = 0;
   let checkWallMs = 0;
   let outcome: runtime.BenchOutcome | undefined;
   let extras: Omit<RunExtras, "outputs">;
   try {
-    memorySink = options.verify === true ? new oplog.MemorySink() : null;
+    const checkPhases = options.checkPhases === true;
+    memorySink = options.verify === true || checkPhases ? new oplog.MemorySink() : null;
     const fileSink = options.oplog === undefined ? null : new JsonlSink(options.oplog);
     const sink =
       memorySink !== null && fileSink !== null ? teeSink(memorySink, fileSink) : (memorySink ?? fileSink);
@@ -161,6 +172,7 @@ async function runBench(benchArg: string, options: RunOptions, io: CliIo): Promi
       plugins: options.plugin ?? [],
       opLogger: logger,
       tracer: progressTracer ?? recorder,
+      checkPhases,
     });
     progressTracer?.start(sim);
     const runStart = performance.now();
@@ -193,15 +205,29 @@ async function runBench(benchArg: string, options: RunOptions, io: CliIo): Promi
                 `${bench.name}: phase 2, ${groupDigits(done)} of ${groupDigits(total)} ops replayed, ETA ${formatWallMs(eta)}`,
               );
             };
-      const phase2 = runtime.replay(sim.hostWrites, memorySink.records, { onProgress });
-      phase2WallMs = performance.now() - phase2Start;
-      progress?.show(`${bench.name}: computing the references and comparing`);
-      const checkStart = performance.now();
-      report = await runtime.verifyOutcome(outcome, phase2.store, {
-        firstNonFinite: phase2.executor.firstNonFinite,
+      // One replay serves --verify and --check-phases: the comparer reads each observed load's
+      // bytes as its dma_read runs, the verification reads the outputs from the store at the end.
+      const comparer = checkPhases
+        ? new runtime.PhaseComparer(sim.loadObservations, memorySink.records)
+        : null;
+      const phase2 = runtime.replay(sim.hostWrites, memorySink.records, {
+        onProgress,
+        onExecuted: comparer?.onExecuted ?? null,
       });
-      checkWallMs = performance.now() - checkStart;
-      results = { ...results, verification: runtime.verificationJson(report) };
+      phase2WallMs = performance.now() - phase2Start;
+      if (comparer !== null) {
+        phaseCheck = comparer.result();
+        results = { ...results, phaseCheck };
+      }
+      if (options.verify === true) {
+        progress?.show(`${bench.name}: computing the references and comparing`);
+        const checkStart = performance.now();
+        report = await runtime.verifyOutcome(outcome, phase2.store, {
+          firstNonFinite: phase2.executor.firstNonFinite,
+        });
+        checkWallMs = performance.now() - checkStart;
+        results = { ...results, verification: runtime.verificationJson(report) };
+      }
     }
     if (traceFile !== null && recorder !== null)
       traceFile.commit(chromeTraceChunks(recorder, options.traceFilter));
@@ -213,10 +239,10 @@ async function runBench(benchArg: string, options: RunOptions, io: CliIo): Promi
     progress?.clear();
   }
 
-  const verified = report === null ? undefined : report.pass;
+  const passed = report?.pass !== false && phaseCheck?.firstDifference == null;
   if (options.json === true) {
     io.stdout.write(`${JSON.stringify(results, null, 2)}\n`);
-    return verified;
+    return passed;
   }
   const outputs = Object.entries(outcome?.check ?? {}).map(([name, check]): RunOutput => {
     const actual = (check as Partial<runtime.BenchCheck> | undefined)?.actual;
@@ -232,7 +258,8 @@ async function runBench(benchArg: string, options: RunOptions, io: CliIo): Promi
     );
     io.stdout.write(formatVerifyTable(report));
   }
-  return verified;
+  if (phaseCheck !== null) io.stdout.write(`\n${runtime.formatPhaseCheck(phaseCheck)}`);
+  return passed;
 }
 
 /** An op-log sink writing to two sinks (phase 2 in memory and the --oplog file). */

@@ -20,6 +20,18 @@ export interface ExecutorOptions {
   readonly pool?: GemmPool | null;
   /** Called every 1024 ops with the ops executed so far (progress lines; ETA). */
   readonly onProgress?: ((opsDone: number) => void) | null;
+  /**
+   * Called after each record has been executed, with that record and the executor's store: the
+   * record's output is in the store then, and no later record has run yet. Records are reported
+   * in execution order: memory copies and math ops in log order; the GEMMs of a batch once the
+   * whole batch ran (each of its records, in log order), at the position of its first record.
+   * Absent (the default), nothing is called and nothing is paid. `kb run --check-phases`
+   * (`comparePhases` of `@kb/runtime`) uses it to read what each `dma_read` wrote.
+   *
+   * **Gotchas**: the callback must not write to the store (it would change the replay), and what
+   * it throws stops the run as it is (not located at the record).
+   */
+  readonly onExecuted?: ((record: OpRecord, store: MemoryStore) => void) | null;
 }
 
 /** What a run did. */
@@ -109,6 +121,7 @@ export class DataExecutor {
   private readonly lookahead: number;
   private readonly pool: GemmPool | null;
   private readonly onProgress: ((opsDone: number) => void) | null;
+  private readonly onExecuted: ((record: OpRecord, store: MemoryStore) => void) | null;
 
   constructor(
     readonly store: MemoryStore,
@@ -119,6 +132,7 @@ export class DataExecutor {
     this.lookahead = options.lookahead ?? 256;
     this.pool = options.pool ?? null;
     this.onProgress = options.onProgress ?? null;
+    this.onExecuted = options.onExecuted ?? null;
   }
 
   /**
@@ -169,11 +183,14 @@ export class DataExecutor {
           done[g] = 1;
           accesses[g] = undefined;
         }
+        if (this.onExecuted !== null)
+          for (const g of group) this.onExecuted(records[g] as OpRecord, this.store);
         continue;
       }
       this.runOne(record);
       done[i] = 1;
       accesses[i] = undefined;
+      if (this.onExecuted !== null) this.onExecuted(record, this.store);
     }
     return this.stats;
   }

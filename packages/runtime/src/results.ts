@@ -149,6 +149,43 @@ export const RunResultsSchema = z.object({
     })
     .optional()
     .describe("Phase 2 (kb run --verify): each output against its reference with the D11 tolerances."),
+  phaseCheck: z
+    .object({
+      observed: z.number().int().describe("tl.loads observed in phase 1 (loads of pending bytes are not)."),
+      compared: z.number().int().describe("Observations compared with the dma_read op phase 2 ran for them."),
+      differing: z
+        .number()
+        .int()
+        .describe("Observations whose bytes differ from phase 2's (0 when they agree)."),
+      unmatched: z
+        .number()
+        .int()
+        .describe("Observations no dma_read op matched, not compared (0 unless kb has a bug)."),
+      firstDifference: z
+        .object({
+          opId: z.number().int().describe("The dma_read op record's id in the op log."),
+          opName: z.string(),
+          componentId: z.string().describe("The PE_DMA that ran it, e.g. sip0.cube0.pe1.pe_dma."),
+          tStartNs: z.number().describe("Its simulated start time, ns: when phase 2 applies it."),
+          loadedAtNs: z.number().describe("When the load completed in phase 1 (its bytes were read), ns."),
+          kernel: z.string(),
+          pe: z.string(),
+          site: z.string().nullable().describe("The tl.load call, file:line:col, or null when unknown."),
+          src: z.number().describe("Device address read."),
+          dst: z.number().describe("TCM address written."),
+          byteOffset: z.number().int().describe("Offset of the first differing byte in the loaded tile."),
+          phase1: z
+            .array(z.number().int())
+            .describe("Up to 8 bytes the kernel received, from byteOffset on."),
+          phase2: z.array(z.number().int()).describe("The same bytes as phase 2 copied them."),
+        })
+        .nullable()
+        .describe("The first load, in replay order, whose bytes differ; null when the phases agree."),
+    })
+    .optional()
+    .describe(
+      "kb run --check-phases: every tl.load's bytes in phase 1 against what phase 2 copied for the same op (comparePhases).",
+    ),
   report: z
     .object({
       title: z.string(),

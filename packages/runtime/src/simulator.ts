@@ -21,6 +21,7 @@ import {
   type KernelPlacement,
   KernelRegistry,
   KernelRunner,
+  type LoadObservation,
 } from "@kb/tl";
 import {
   decodeAddress,
@@ -31,6 +32,7 @@ import {
 } from "@kb/topology";
 import { DeviceTensor, type Placement } from "./device-tensor.js";
 import { DeviceMemory } from "./memory/allocator.js";
+import { PendingRanges } from "./memory/pending-ranges.js";
 import { collectResults, type LaunchRecord, type RunResults, snapshotWork, workSince } from "./results.js";
 
 /** Options of {@link Simulator.fromTopology}. */
@@ -50,6 +52,16 @@ export interface SimulatorOptions {
   readonly scratchBytes?: number;
   /** PE_CPU cycles per tl call that emits a command (ADR-0046 D6; default 0). */
   readonly dispatchCycles?: number;
+  /**
+   * Keeps every `tl.load` observation, in order, in {@link Simulator.loadObservations}, for
+   * `comparePhases` (`kb run --check-phases`) to compare with what phase 2 computes for the same
+   * op. Default false: the kernels' memory has no `observeLoad` then, so it costs nothing.
+   *
+   * **Gotchas**: memory grows with every load: each observation holds a copy of the tile the
+   * kernel received (`rows * rowBytes` bytes) for the simulator's lifetime, so a run that loads
+   * 10 GB in total keeps 10 GB. Run it on a size whose loads fit in host memory.
+   */
+  readonly checkPhases?: boolean;
 }
 
 /** Which PEs a launch runs on: a count (the first n) or explicit indices per level; default all. */
@@ -103,6 +115,19 @@ export class Simulator {
   readonly kernels = new KernelRegistry();
   /** Host writes in order (the initial data of phase 2). */
   readonly hostWrites: HostWrite[] = [];
+  /**
+   * Every `tl.load` the kernels completed, in order, with a copy of the bytes each received;
+   * filled only with `SimulatorOptions.checkPhases` (empty otherwise). `comparePhases` checks
+   * them against phase 2.
+   */
+  readonly loadObservations: LoadObservation[] = [];
+  /**
+   * Device bytes whose values phase 1 does not know (compute results and copies of them): `tl`
+   * marks them through `kernelMemory().markPending`; a real write (a load's or store's bytes, a
+   * host copy) makes them known again.
+   */
+  private readonly pending = new PendingRanges();
+  private readonly checkPhases: boolean;
   private readonly host: KernelHost;
   private readonly launches: LaunchRecord[] = [];
   private readonly scratchBytes: number | undefined;
@@ -152,6 +177,7 @@ export class Simulator {
     this.host = new KernelHost(machine.env);
     this.scratchBytes = options.scratchBytes;
     this.dispatchCycles = options.dispatchCycles ?? 0;
+    this.checkPhases = options.checkPhases ?? false;
     const topology = machine.graph.topology;
     const pe0 = "sip0.cube0.pe0";
     const tcm = machine.has(`${pe0}.pe_tcm`)
@@ -267,6 +293,7 @@ export class Simulator {
     }
     const bytes = tensor.bytes.slice();
     this.memory.write(device.address, bytes);
+    this.pending.clear(device.address, device.address + bytes.length);
     this.hostWrites.push({ address: device.address, bytes, atNs: this.now });
     await this.drive(this.machine.hostWrite(device.address, device.nbytes));
   }
@@ -452,20 +479,42 @@ export class Simulator {
    * and `write` the bytes, and `tensorAt`, the device tensor holding an address (name, dtype,
    * shape, address, bytes; null for TCM and free memory).
    *
+   * Pending bytes (ADR-0020 D3): `markPending(address, length)` records that a range holds a
+   * value phase 1 does not know (a compute result, a store of one); `write` makes the bytes it
+   * writes known again, as does a host copy; `isPending(address, length)` is true when any byte
+   * of the range is pending (O(log n) in the pending intervals; O(1) when there are none). The
+   * state belongs to the simulator, so it carries over from one launch to the next.
+   *
+   * With `SimulatorOptions.checkPhases`, `observeLoad` keeps each completed load, with a copy of
+   * its bytes, in {@link loadObservations}; without, there is no `observeLoad`.
+   *
    * `check` throws `MEMORY_ACCESS` naming the range and the nearest allocation, or the freed
    * tensor it hits and where it was freed.
    */
   kernelMemory(): KernelMemory {
     const store = this.memory;
     const device = this.device;
-    return {
+    const pending = this.pending;
+    const memory: KernelMemory = {
       check: (address, length, what) => {
         if (decodeAddress(address).space === "tcm") return;
         device.checkAccess(address, length, what);
       },
       tensorAt: (address) => device.tensorAt(address),
       read: (address, length) => store.read(address, length),
-      write: (address, bytes) => store.write(address, bytes),
+      write: (address, bytes) => {
+        store.write(address, bytes);
+        pending.clear(address, address + bytes.length);
+      },
+      markPending: (address, length) => pending.add(address, address + length),
+      isPending: (address, length) => pending.overlaps(address, address + length),
+    };
+    if (!this.checkPhases) return memory;
+    const observations = this.loadObservations;
+    return {
+      ...memory,
+      // The bytes are copied: the kernel owns the array it received and may hand it on.
+      observeLoad: (load) => observations.push({ ...load, bytes: load.bytes.slice() }),
     };
   }
 
