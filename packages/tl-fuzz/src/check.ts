@@ -6,8 +6,11 @@ import { runOnMachine } from "./run.js";
 
 /** Why a program failed the differential check. */
 export interface Failure {
-  /** `mismatch`: an output differs beyond its dtype's tolerance; `error`: the run threw. */
-  readonly kind: "mismatch" | "error";
+  /**
+   * `mismatch`: an output differs beyond its dtype's tolerance; `phases`: a tile a kernel loaded
+   * in phase 1 differs from what phase 2 copied for the same op; `error`: the run threw.
+   */
+  readonly kind: "mismatch" | "phases" | "error";
   /** One line: the output and its first differing element, or the error. */
   readonly summary: string;
 }
@@ -25,6 +28,8 @@ export interface Verdict {
   readonly expected: readonly ref.RefTensor[] | null;
   /** Op-log records phase 2 replayed (0 when the run failed). */
   readonly ops: number;
+  /** Tiles loaded in phase 1 compared with phase 2 op by op. */
+  readonly loadsCompared: number;
 }
 
 /**
@@ -42,13 +47,27 @@ export async function check(program: Program, options: CheckOptions = {}): Promi
       failure: { kind: "error", summary: `the evaluator refused the program: ${text(error)}` },
       expected: null,
       ops: 0,
+      loadsCompared: 0,
     };
   }
   let run: Awaited<ReturnType<typeof runOnMachine>>;
   try {
     run = await runOnMachine(program);
   } catch (error) {
-    return { failure: { kind: "error", summary: `the run failed: ${text(error)}` }, expected, ops: 0 };
+    return {
+      failure: { kind: "error", summary: `the run failed: ${text(error)}` },
+      expected,
+      ops: 0,
+      loadsCompared: 0,
+    };
+  }
+  if (run.phases.firstDifference !== null || run.phases.unmatched > 0) {
+    return {
+      failure: { kind: "phases", summary: run.phasesText },
+      expected,
+      ops: run.ops,
+      loadsCompared: run.phases.compared,
+    };
   }
   for (const [i, output] of program.outputs.entries()) {
     const actualTensor = run.outputs[i];
@@ -73,10 +92,11 @@ export async function check(program: Program, options: CheckOptions = {}): Promi
         },
         expected,
         ops: run.ops,
+        loadsCompared: run.phases.compared,
       };
     }
   }
-  return { failure: null, expected, ops: run.ops };
+  return { failure: null, expected, ops: run.ops, loadsCompared: run.phases.compared };
 }
 
 function text(error: unknown): string {

@@ -19,6 +19,7 @@ describe("the tl differential tester", () => {
     }
     expect(report.runs).toBe(10000);
     expect(report.ops).toBeGreaterThan(10000 * 10);
+    expect(report.loadsCompared).toBeGreaterThan(10000);
   }, 600_000);
 });
 

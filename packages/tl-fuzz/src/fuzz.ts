@@ -35,6 +35,8 @@ export interface FuzzReport {
   readonly runs: number;
   /** Op-log records replayed, over all programs. */
   readonly ops: number;
+  /** Tiles loaded in phase 1 and compared with phase 2 op by op, over all programs. */
+  readonly loadsCompared: number;
   /** Steps run by kind (`load`, `dot`, `compositeGemm`, ...), over all programs. */
   readonly steps: Readonly<Record<string, number>>;
   readonly failure: FuzzFailure | null;
@@ -54,6 +56,7 @@ class ProgramFailed extends Error {
 export async function fuzz(options: FuzzOptions): Promise<FuzzReport> {
   let runs = 0;
   let ops = 0;
+  let loadsCompared = 0;
   const steps: Record<string, number> = {};
   const property = fc.asyncProperty(rawProgram(options.maxSteps ?? 10), async (raw) => {
     const built = buildProgram(raw);
@@ -61,12 +64,13 @@ export async function fuzz(options: FuzzOptions): Promise<FuzzReport> {
     const verdict = await check(built, options);
     runs++;
     ops += verdict.ops;
+    loadsCompared += verdict.loadsCompared;
     options.onProgress?.(runs);
     if (verdict.failure !== null) throw new ProgramFailed(verdict.failure);
   });
   const result = await fc.check(property, { seed: options.seed, numRuns: options.runs });
   if (!result.failed || result.counterexample === null)
-    return { seed: options.seed, runs, ops, steps, failure: null };
+    return { seed: options.seed, runs, ops, loadsCompared, steps, failure: null };
   const [raw] = result.counterexample;
   const program = buildProgram(raw);
   const verdict = await check(program, options);
@@ -87,6 +91,7 @@ export async function fuzz(options: FuzzOptions): Promise<FuzzReport> {
     seed: options.seed,
     runs,
     ops,
+    loadsCompared,
     steps,
     failure: {
       failure,

@@ -1,5 +1,5 @@
 import { MemorySink, OpLogger } from "@kb/oplog";
-import { replay, Simulator } from "@kb/runtime";
+import { formatPhaseCheck, type PhaseCheck, PhaseComparer, replay, Simulator } from "@kb/runtime";
 import { Tensor } from "@kb/tensor";
 import type { Kernel } from "@kb/tl";
 import { KERNEL_NAME, kernelParams, kernelSource } from "./codegen.js";
@@ -29,6 +29,10 @@ export interface MachineRun {
   readonly ops: number;
   /** Simulated end time, ns. */
   readonly endNs: number;
+  /** Every tile the kernel loaded in phase 1 against what phase 2 copied for the same op. */
+  readonly phases: PhaseCheck;
+  /** `formatPhaseCheck` of it. */
+  readonly phasesText: string;
 }
 
 /**
@@ -38,7 +42,10 @@ export interface MachineRun {
  */
 export async function runOnMachine(program: Program): Promise<MachineRun> {
   const sink = new MemorySink();
-  const sim = await Simulator.fromTopology(FUZZ_TOPOLOGY, { opLogger: new OpLogger(sink) });
+  const sim = await Simulator.fromTopology(FUZZ_TOPOLOGY, {
+    opLogger: new OpLogger(sink),
+    checkPhases: true,
+  });
   const args = [];
   for (const input of program.inputs) {
     args.push(
@@ -50,10 +57,14 @@ export async function runOnMachine(program: Program): Promise<MachineRun> {
   );
   args.push(...outputs);
   await sim.launch(compileKernel(program), { grid: { pes: program.pes }, args, name: KERNEL_NAME });
-  const { store } = replay(sim.hostWrites, sink.records);
+  const comparer = new PhaseComparer(sim.loadObservations, sink.records);
+  const { store } = replay(sim.hostWrites, sink.records, { onExecuted: comparer.onExecuted });
+  const phases = comparer.result();
   return {
     outputs: outputs.map((output) => store.readTensor(output.address, output.shape, output.dtype)),
     ops: sink.records.length,
     endNs: sim.now,
+    phases,
+    phasesText: formatPhaseCheck(phases),
   };
 }
