@@ -17,5 +17,12 @@ export type { Phase2Result, VerifyOutcomeOptions } from "./phase2.js";
 export { replay, verifyOutcome } from "./phase2.js";
 export type { LaunchRecord, RunResults } from "./results.js";
 export { RunResultsSchema, verificationJson } from "./results.js";
-export type { Grid, GridSpec, HostWrite, LaunchOptions, SimulatorOptions } from "./simulator.js";
+export type {
+  Grid,
+  GridSpec,
+  HostWrite,
+  KernelInstance,
+  LaunchOptions,
+  SimulatorOptions,
+} from "./simulator.js";
 export { Simulator } from "./simulator.js";

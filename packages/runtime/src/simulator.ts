@@ -5,6 +5,7 @@ import {
   ipcqRegionBytes,
   type KbPlugin,
   type Machine,
+  type PeCommand,
   TCM_WINDOW_BYTES,
   type Tracer,
   tcmAddress,
@@ -22,6 +23,7 @@ import {
   KernelRegistry,
   KernelRunner,
   type LoadObservation,
+  type TLOptions,
 } from "@kb/tl";
 import {
   decodeAddress,
@@ -88,6 +90,21 @@ export interface LaunchOptions<Args extends readonly unknown[]> {
   readonly args: Args;
   /** Name in the kernel registry, traces and errors (default: the function's name). */
   readonly name?: string;
+  /**
+   * Called once the launch completed, for every kernel instance, with the commands it issued in
+   * runner mode and the options that give the same `tl` in command-list mode (`commandList(kernel,
+   * args, instance.options)` of @kb/tl issues the same commands for a kernel that does not branch
+   * on loaded data). Off by default: recording keeps every command of the launch.
+   */
+  readonly onInstance?: (instance: KernelInstance) => void;
+}
+
+/** One kernel instance of a launch (see `LaunchOptions.onInstance`). */
+export interface KernelInstance {
+  /** What the instance's `tl` was made with (placement, scratch, dispatch cycles), memory aside. */
+  readonly options: Omit<TLOptions, "memory">;
+  /** The commands it issued, in order. */
+  readonly commands: readonly PeCommand[];
 }
 
 /** Host data written to the device: phase 2 starts from these (ADR-0020 D7, host injection). */
@@ -401,6 +418,7 @@ export class Simulator {
     const memory = this.kernelMemory();
     const scratch: number[] = [];
     const runners: KernelRunner[] = [];
+    const instances: KernelInstance[] = [];
     try {
       for (const placement of placements) {
         const bytes = this.scratchFor(placement);
@@ -411,13 +429,19 @@ export class Simulator {
         );
         scratch.push(address);
         const offset = address - tcmAddress(placement.sip, placement.cube, placement.peIndex, 0);
+        const tlOptions = {
+          kernel: name,
+          placement,
+          scratch: { offset, bytes },
+          dispatchCycles: this.dispatchCycles,
+        };
+        const commands: PeCommand[] | null = options.onInstance === undefined ? null : [];
+        if (commands !== null) instances.push({ options: tlOptions, commands });
         runners.push(
           new KernelRunner(this.host, kernel as Kernel, options.args, {
-            kernel: name,
-            placement,
-            scratch: { offset, bytes },
-            dispatchCycles: this.dispatchCycles,
+            ...tlOptions,
             memory,
+            ...(commands !== null ? { record: commands } : {}),
           }),
         );
       }
@@ -437,6 +461,7 @@ export class Simulator {
         ...workSince(this.machine, before),
       };
       this.launches.push(record);
+      for (const instance of instances) options.onInstance?.(instance);
       return record;
     } finally {
       for (const address of scratch) this.device.free(address);

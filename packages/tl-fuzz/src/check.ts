@@ -8,9 +8,10 @@ import { runOnMachine } from "./run.js";
 export interface Failure {
   /**
    * `mismatch`: an output differs beyond its dtype's tolerance; `phases`: a tile a kernel loaded
-   * in phase 1 differs from what phase 2 copied for the same op; `error`: the run threw.
+   * in phase 1 differs from what phase 2 copied for the same op; `command-list`: command-list
+   * mode issued other commands than runner mode; `error`: the run threw.
    */
-  readonly kind: "mismatch" | "phases" | "error";
+  readonly kind: "mismatch" | "phases" | "command-list" | "error";
   /** One line: the output and its first differing element, or the error. */
   readonly summary: string;
 }
@@ -30,6 +31,8 @@ export interface Verdict {
   readonly ops: number;
   /** Tiles loaded in phase 1 compared with phase 2 op by op. */
   readonly loadsCompared: number;
+  /** Kernel instances whose command-list run was compared with runner mode. */
+  readonly commandLists?: number;
 }
 
 /**
@@ -59,6 +62,14 @@ export async function check(program: Program, options: CheckOptions = {}): Promi
       expected,
       ops: 0,
       loadsCompared: 0,
+    };
+  }
+  if (run.commandListDifference !== null) {
+    return {
+      failure: { kind: "command-list", summary: run.commandListDifference },
+      expected,
+      ops: run.ops,
+      loadsCompared: run.phases.compared,
     };
   }
   if (run.phases.firstDifference !== null || run.phases.unmatched > 0) {
@@ -96,7 +107,13 @@ export async function check(program: Program, options: CheckOptions = {}): Promi
       };
     }
   }
-  return { failure: null, expected, ops: run.ops, loadsCompared: run.phases.compared };
+  return {
+    failure: null,
+    expected,
+    ops: run.ops,
+    loadsCompared: run.phases.compared,
+    commandLists: run.commandListsCompared,
+  };
 }
 
 function text(error: unknown): string {

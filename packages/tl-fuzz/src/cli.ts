@@ -82,7 +82,7 @@ async function run(runs: number, seed: number, maxSteps: number, outDir: string)
     .join(", ");
   if (report.failure === null) {
     process.stdout.write(
-      `${report.runs} programs agreed with the evaluator (${report.ops} op-log records replayed, ${report.loadsCompared} loaded tiles compared with phase 2) in ${seconds.toFixed(1)} s, ${rate} programs/s; seed ${seed}\nsteps: ${steps}\n`,
+      `${report.runs} programs agreed with the evaluator (${report.ops} op-log records replayed, ${report.loadsCompared} loaded tiles compared with phase 2, ${report.commandLists} kernel instances compared with command-list mode) in ${seconds.toFixed(1)} s, ${rate} programs/s; seed ${seed}\nsteps: ${steps}\n`,
     );
     return 0;
   }

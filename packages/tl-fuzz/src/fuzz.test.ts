@@ -20,6 +20,7 @@ describe("the tl differential tester", () => {
     expect(report.runs).toBe(10000);
     expect(report.ops).toBeGreaterThan(10000 * 10);
     expect(report.loadsCompared).toBeGreaterThan(10000);
+    expect(report.commandLists).toBeGreaterThan(5000);
   }, 600_000);
 });
 

@@ -37,6 +37,8 @@ export interface FuzzReport {
   readonly ops: number;
   /** Tiles loaded in phase 1 and compared with phase 2 op by op, over all programs. */
   readonly loadsCompared: number;
+  /** Kernel instances run in command-list mode too and compared with runner mode. */
+  readonly commandLists: number;
   /** Steps run by kind (`load`, `dot`, `compositeGemm`, ...), over all programs. */
   readonly steps: Readonly<Record<string, number>>;
   readonly failure: FuzzFailure | null;
@@ -57,6 +59,7 @@ export async function fuzz(options: FuzzOptions): Promise<FuzzReport> {
   let runs = 0;
   let ops = 0;
   let loadsCompared = 0;
+  let commandLists = 0;
   const steps: Record<string, number> = {};
   const property = fc.asyncProperty(rawProgram(options.maxSteps ?? 10), async (raw) => {
     const built = buildProgram(raw);
@@ -65,12 +68,13 @@ export async function fuzz(options: FuzzOptions): Promise<FuzzReport> {
     runs++;
     ops += verdict.ops;
     loadsCompared += verdict.loadsCompared;
+    commandLists += verdict.commandLists ?? 0;
     options.onProgress?.(runs);
     if (verdict.failure !== null) throw new ProgramFailed(verdict.failure);
   });
   const result = await fc.check(property, { seed: options.seed, numRuns: options.runs });
   if (!result.failed || result.counterexample === null)
-    return { seed: options.seed, runs, ops, loadsCompared, steps, failure: null };
+    return { seed: options.seed, runs, ops, loadsCompared, commandLists, steps, failure: null };
   const [raw] = result.counterexample;
   const program = buildProgram(raw);
   const verdict = await check(program, options);
@@ -92,6 +96,7 @@ export async function fuzz(options: FuzzOptions): Promise<FuzzReport> {
     runs,
     ops,
     loadsCompared,
+    commandLists,
     steps,
     failure: {
       failure,

@@ -1,7 +1,15 @@
+import type { PeCommand } from "@kb/components";
 import { MemorySink, OpLogger } from "@kb/oplog";
-import { formatPhaseCheck, type PhaseCheck, PhaseComparer, replay, Simulator } from "@kb/runtime";
+import {
+  formatPhaseCheck,
+  type KernelInstance,
+  type PhaseCheck,
+  PhaseComparer,
+  replay,
+  Simulator,
+} from "@kb/runtime";
 import { Tensor } from "@kb/tensor";
-import type { Kernel } from "@kb/tl";
+import { commandList, type Kernel } from "@kb/tl";
 import { KERNEL_NAME, kernelParams, kernelSource } from "./codegen.js";
 import type { Program } from "./program.js";
 
@@ -33,6 +41,13 @@ export interface MachineRun {
   readonly phases: PhaseCheck;
   /** `formatPhaseCheck` of it. */
   readonly phasesText: string;
+  /**
+   * Where command-list mode issued other commands than runner mode (a kernel that does not branch
+   * on loaded data must issue the same), or null; null too for kernels that branch.
+   */
+  readonly commandListDifference: string | null;
+  /** Kernel instances whose command-list run was compared with runner mode. */
+  readonly commandListsCompared: number;
 }
 
 /**
@@ -56,7 +71,21 @@ export async function runOnMachine(program: Program): Promise<MachineRun> {
     sim.empty(output.shape, output.dtype, { name: output.name }),
   );
   args.push(...outputs);
-  await sim.launch(compileKernel(program), { grid: { pes: program.pes }, args, name: KERNEL_NAME });
+  const kernel = compileKernel(program);
+  const branches = program.steps.some((step) => step.kind === "branch");
+  const instances: KernelInstance[] = [];
+  await sim.launch(kernel, {
+    grid: { pes: program.pes },
+    args,
+    name: KERNEL_NAME,
+    ...(branches ? {} : { onInstance: (instance: KernelInstance) => instances.push(instance) }),
+  });
+  let commandListDifference: string | null = null;
+  for (const instance of instances) {
+    const listed = await commandList(kernel, args, instance.options);
+    commandListDifference = firstDifference(instance.options.placement.pe, instance.commands, listed);
+    if (commandListDifference !== null) break;
+  }
   const comparer = new PhaseComparer(sim.loadObservations, sink.records);
   const { store } = replay(sim.hostWrites, sink.records, { onExecuted: comparer.onExecuted });
   const phases = comparer.result();
@@ -66,5 +95,29 @@ export async function runOnMachine(program: Program): Promise<MachineRun> {
     endNs: sim.now,
     phases,
     phasesText: formatPhaseCheck(phases),
+    commandListDifference,
+    commandListsCompared: instances.length,
   };
+}
+
+/** A command as data: payload bytes and callbacks left out. */
+function plain(command: PeCommand | undefined): string {
+  return JSON.stringify(command ?? null, (key, value: unknown) =>
+    key === "data" || typeof value === "function" ? undefined : value,
+  );
+}
+
+function firstDifference(
+  pe: string,
+  runner: readonly PeCommand[],
+  listed: readonly PeCommand[],
+): string | null {
+  const length = Math.max(runner.length, listed.length);
+  for (let i = 0; i < length; i++) {
+    const [a, b] = [plain(runner[i]), plain(listed[i])];
+    if (a !== b) {
+      return `${pe}: command ${i} of ${runner.length} in runner mode is ${a}, command-list mode issued ${b} (${listed.length} commands)`;
+    }
+  }
+  return null;
 }
