@@ -238,3 +238,16 @@ describe("MemoryStore tensors (ADR-0020 D7: byte semantics are canonical)", () =
     expect(() => store.writeTensor(6, Tensor.fromArray([1], [1], "i32"))).toThrow(/alignment|aligned/);
   });
 });
+
+describe("touched", () => {
+  it("is true where a page holding the range was written, false where everything reads as zeros", () => {
+    const store = new MemoryStore();
+    expect(store.touched(0, 1 << 20)).toBe(false);
+    store.write(70_000, new Uint8Array([0])); // page 1 (64 KiB pages)
+    expect(store.touched(0, 65_536)).toBe(false); // page 0 only
+    expect(store.touched(65_535, 2)).toBe(true); // pages 0 and 1
+    expect(store.touched(2 ** 40, 2 ** 30)).toBe(false); // more pages than exist: scans the pages held
+    expect(store.touched(0, 2 ** 40)).toBe(true);
+    expect(store.touched(70_000, 0)).toBe(false);
+  });
+});

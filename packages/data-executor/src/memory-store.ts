@@ -168,6 +168,23 @@ export class MemoryStore {
     return this.read(address, length);
   }
 
+  /**
+   * True when any byte of `[address, address + length)` may be non-zero: a page holding it was
+   * written. False means the whole range reads as zeros (no page was ever created there).
+   */
+  touched(address: number, length: number): boolean {
+    checkRange("touched", address, length);
+    if (length === 0) return false;
+    const first = (address - (address % PAGE_BYTES)) / PAGE_BYTES;
+    const last = (address + length - 1 - ((address + length - 1) % PAGE_BYTES)) / PAGE_BYTES;
+    if (last - first + 1 > this.pages.size) {
+      for (const index of this.pages.keys()) if (index >= first && index <= last) return true;
+      return false;
+    }
+    for (let index = first; index <= last; index++) if (this.pages.has(index)) return true;
+    return false;
+  }
+
   /** Forgets every byte (all memory reads as 0 again) and resets `bytesWritten`. */
   /**
    * Writes a host tensor at `address` (its bytes; the address must be aligned to its element

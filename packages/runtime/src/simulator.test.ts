@@ -1,10 +1,18 @@
 import { readFileSync } from "node:fs";
 import { fileURLToPath } from "node:url";
 import { isKbError, type KbError } from "@kb/errors";
+import { MemorySink, OpLogger } from "@kb/oplog";
 import type { TL } from "@kb/tl";
 import { describe, expect, it } from "vitest";
 import * as z from "zod";
-import { type DeviceTensor, defineBench, parseBenchParams, RunResultsSchema, Simulator } from "./index.js";
+import {
+  type DeviceTensor,
+  defineBench,
+  parseBenchParams,
+  RunResultsSchema,
+  replay,
+  Simulator,
+} from "./index.js";
 
 const defaultYaml = fileURLToPath(new URL("../../../topologies/default.yaml", import.meta.url));
 const thisFile = readFileSync(fileURLToPath(import.meta.url), "utf8").split("\n");
@@ -269,6 +277,32 @@ describe("the host API refuses bad use at the call", () => {
     expect(memory.tensorAt?.(S.address + 12)).toBeNull();
     sim.free(A);
     expect(memory.tensorAt?.(A.address)).toBeNull();
+  });
+});
+
+describe("empty() gives zeros", () => {
+  it("also where a freed tensor's bytes were, in phase 1 and in phase 2", async () => {
+    const sink = new MemorySink();
+    const sim = await Simulator.fromTopology({ name: "reuse" }, { opLogger: new OpLogger(sink) });
+    const old = await sim.toDevice(sim.fromArray([1, 2, 3, 4], [4], "f32"), { name: "old" });
+    // A kernel writes the old tensor too, so phase 2 has non-zero bytes there before the free.
+    async function twice(tl: TL, x: DeviceTensor) {
+      const t = await tl.load(x, [4], "f32");
+      await tl.store(x, await tl.add(t, t));
+    }
+    await sim.launch(twice, { grid: { pes: 1 }, args: [old] });
+    sim.free(old);
+    const fresh = sim.empty([4], "f32", { name: "fresh" });
+    expect(fresh.address).toBe(old.address);
+    expect([...(await sim.fromDevice(fresh)).toFloat64Array()]).toEqual([0, 0, 0, 0]);
+    const { store } = replay(sim.hostWrites, sink.records);
+    expect([...store.readTensor(fresh.address, [4], "f32").toFloat64Array()]).toEqual([0, 0, 0, 0]);
+  });
+
+  it("memory never written costs no host write", async () => {
+    const sim = await Simulator.fromTopology({ name: "fresh" });
+    sim.empty([1024, 1024], "f32");
+    expect(sim.hostWrites).toHaveLength(0);
   });
 });
 

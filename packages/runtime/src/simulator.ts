@@ -275,6 +275,14 @@ export class Simulator {
         ? this.device.allocSram(Math.max(1, bytes), place, name, tensor)
         : this.device.allocHbm(Math.max(1, bytes), place, name, tensor);
     if (where.name === undefined) this.tensors++;
+    // Memory a freed tensor used holds its old bytes: zero it in both phases (a host write, so
+    // phase 2 starts this tensor from zeros too). Memory never written reads as zeros already.
+    if (bytes > 0 && this.memory.touched(address, bytes)) {
+      const zeros = new Uint8Array(bytes);
+      this.memory.write(address, zeros);
+      this.pending.clear(address, address + bytes);
+      this.hostWrites.push({ address, bytes: zeros, atNs: this.now });
+    }
     return new DeviceTensor(address, shape, dtype, name);
   }
 
