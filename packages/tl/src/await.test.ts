@@ -1,21 +1,10 @@
-import { isKbError, type KbError } from "@kb/errors";
 import { encodeAddress } from "@kb/topology";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { commandList } from "./command-list.js";
 import type { TLContext } from "./context.js";
-import { machineOf, placementOf, runKernel } from "./test-support.js";
+import { failure, machineOf, placementOf, runKernel } from "./test-support.js";
 
 const hbm = (offset: number) => encodeAddress({ sip: 0, cube: 0, space: "hbm", offset });
-
-async function failure(promise: Promise<unknown>): Promise<KbError> {
-  try {
-    await promise;
-  } catch (error) {
-    if (isKbError(error)) return error;
-    throw error;
-  }
-  throw new Error("expected a KbError");
-}
 
 // A kernel that forgets one await used to print a complete, successful-looking report, then
 // Node's unhandled-rejection dump (the exit code came from Node, not from kb).

@@ -1,12 +1,11 @@
 import { tcmAddress } from "@kb/components";
-import { isKbError, type KbError } from "@kb/errors";
 import { Tensor } from "@kb/tensor";
 import { encodeAddress } from "@kb/topology";
 import { describe, expect, it } from "vitest";
 import { commandList } from "./command-list.js";
 import type { TLContext } from "./context.js";
 import { KernelRegistry } from "./registry.js";
-import { machineOf, placementOf, runKernel, TestMemory } from "./test-support.js";
+import { failure, machineOf, placementOf, runKernel, TestMemory } from "./test-support.js";
 
 const hbm = (offset: number) => encodeAddress({ sip: 0, cube: 0, space: "hbm", offset });
 /** Scratch of the test kernels: PE0's TCM from 1 MiB. */
@@ -18,16 +17,6 @@ const list = (kernel: (tl: TLContext) => Promise<void>, dispatchCycles = 0) =>
     scratch: { offset: 2 ** 20, bytes: 2 ** 20 },
     dispatchCycles,
   });
-
-async function failure(promise: Promise<unknown>): Promise<KbError> {
-  try {
-    await promise;
-  } catch (error) {
-    if (isKbError(error)) return error;
-    throw error;
-  }
-  throw new Error("expected a KbError");
-}
 
 describe("every primitive emits its command (command-list mode)", () => {
   it("load and store: a DMA between HBM and the scratch, strided rows for a block", async () => {

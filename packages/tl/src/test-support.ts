@@ -1,4 +1,5 @@
 import { buildMachine, type Machine, type PeCommand } from "@kb/components";
+import { isKbError, type KbError } from "@kb/errors";
 import { expandTopology, resolveTopology, type TopologyInput } from "@kb/topology";
 import type { KernelPlacement } from "./context.js";
 import type { KernelMemory } from "./kernel-memory.js";
@@ -72,4 +73,15 @@ export async function runKernel(
   const done = machine.submit(placement.pe, runner, runner.name);
   await host.run(done);
   return { commands, runner, host };
+}
+
+/** The KbError `promise` rejects with; fails the test when it resolves or rejects with something else. */
+export async function failure(promise: Promise<unknown>): Promise<KbError> {
+  try {
+    await promise;
+  } catch (error) {
+    if (isKbError(error)) return error;
+    throw error;
+  }
+  throw new Error("expected a KbError");
 }

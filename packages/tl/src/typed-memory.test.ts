@@ -1,9 +1,8 @@
-import { isKbError, type KbError } from "@kb/errors";
 import { encodeAddress } from "@kb/topology";
 import { describe, expect, it } from "vitest";
 import type { TLContext } from "./context.js";
 import type { DeviceTensorInfo } from "./kernel-memory.js";
-import { machineOf, runKernel, TestMemory } from "./test-support.js";
+import { failure, machineOf, runKernel, TestMemory } from "./test-support.js";
 
 const hbm = (offset: number) => encodeAddress({ sip: 0, cube: 0, space: "hbm", offset });
 
@@ -16,16 +15,6 @@ class TypedMemory extends TestMemory {
   tensorAt(address: number): DeviceTensorInfo | null {
     return this.tensors.find((t) => address >= t.address && address < t.address + t.bytes) ?? null;
   }
-}
-
-async function failure(promise: Promise<unknown>): Promise<KbError> {
-  try {
-    await promise;
-  } catch (error) {
-    if (isKbError(error)) return error;
-    throw error;
-  }
-  throw new Error("expected a KbError");
 }
 
 const run = (kernel: (tl: TLContext) => Promise<void>) =>

@@ -1,9 +1,8 @@
-import { isKbError, type KbError } from "@kb/errors";
 import { encodeAddress } from "@kb/topology";
 import { describe, expect, it } from "vitest";
 import { commandList } from "./command-list.js";
 import type { TLContext } from "./context.js";
-import { placementOf } from "./test-support.js";
+import { failure, placementOf } from "./test-support.js";
 
 const hbm = (offset: number) => encodeAddress({ sip: 0, cube: 0, space: "hbm", offset });
 const run = (kernel: (tl: TLContext) => Promise<void>) =>
@@ -12,16 +11,6 @@ const run = (kernel: (tl: TLContext) => Promise<void>) =>
     placement: placementOf(),
     scratch: { offset: 2 ** 20, bytes: 2 ** 20 },
   });
-
-async function failure(promise: Promise<unknown>): Promise<KbError> {
-  try {
-    await promise;
-  } catch (error) {
-    if (isKbError(error)) return error;
-    throw error;
-  }
-  throw new Error("expected a KbError");
-}
 
 // A view changes what the bytes mean without moving them. Every command that reads a view must
 // read it as what it means, or refuse it: a command that read a transposed view in stored order
