@@ -1,5 +1,6 @@
 import type { PeCommand } from "@kb/components";
-import { type CommandSink, TLContext, type TLOptions } from "./context.js";
+import { TLContext } from "./context.js";
+import type { CommandSink, TLOptions } from "./options.js";
 import type { Kernel } from "./runner.js";
 
 /**

@@ -1,5 +1,10 @@
 export { commandList } from "./command-list.js";
 /** The kernel API's name in kernels: `async function k(tl: TL, ...)`. */
+export type { TLContext as TL } from "./context.js";
+export { TLContext } from "./context.js";
+export type { HandleOrigin, HandleSpace } from "./handles.js";
+export { CompletionHandle, RecvFuture, TensorHandle } from "./handles.js";
+export type { DeviceTensorInfo, KernelMemory, LoadObservation } from "./kernel-memory.js";
 export type {
   BlockOptions,
   CompositeOptions,
@@ -10,13 +15,9 @@ export type {
   MathOptions,
   Pointer,
   RecvOptions,
-  TLContext as TL,
   TLOptions,
-} from "./context.js";
-export { SCRATCH_ALIGN, TLContext } from "./context.js";
-export type { HandleOrigin, HandleSpace } from "./handles.js";
-export { CompletionHandle, RecvFuture, TensorHandle } from "./handles.js";
-export type { DeviceTensorInfo, KernelMemory, LoadObservation } from "./kernel-memory.js";
+} from "./options.js";
 export { KernelRegistry } from "./registry.js";
 export type { Kernel, KernelRunnerOptions } from "./runner.js";
 export { KernelHost, KernelRunner } from "./runner.js";
+export { SCRATCH_ALIGN } from "./scratch.js";

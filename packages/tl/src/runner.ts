@@ -1,7 +1,8 @@
 import type { CommandSource, PeCommand } from "@kb/components";
 import type { Environment, Event } from "@kb/des";
 import { KbError } from "@kb/errors";
-import { type CommandSink, TLContext, type TLOptions } from "./context.js";
+import { TLContext } from "./context.js";
+import type { CommandSink, TLOptions } from "./options.js";
 
 /** A kernel: a plain `async` function of its `tl` and the launch's arguments. */
 export type Kernel<Args extends readonly unknown[] = any[]> = (tl: TLContext, ...args: Args) => Promise<void>;

@@ -1,8 +1,8 @@
 import { buildMachine, type Machine, type PeCommand } from "@kb/components";
 import { isKbError, type KbError } from "@kb/errors";
 import { expandTopology, resolveTopology, type TopologyInput } from "@kb/topology";
-import type { KernelPlacement } from "./context.js";
 import type { KernelMemory } from "./kernel-memory.js";
+import type { KernelPlacement } from "./options.js";
 import { type Kernel, KernelHost, KernelRunner } from "./runner.js";
 
 /** A byte store for tests: a Map of bytes, zeros where nothing was written; pending bytes in a Set. */

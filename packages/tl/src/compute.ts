@@ -1,0 +1,108 @@
+import { MATH_OPS } from "@kb/components";
+import { type Dtype, isFloatDtype } from "@kb/tensor";
+import type { CallScope } from "./call-scope.js";
+import type { TensorHandle } from "./handles.js";
+import type { DotOptions } from "./options.js";
+import { checkDot, checkMathInputs, mathAxis } from "./validate.js";
+import { isZeros } from "./values.js";
+
+// The bodies of the calls that compute in TCM (context.ts documents them): `tl.dot` on PE_GEMM
+// and the math ops on PE_MATH. Their results are pending in phase 1.
+
+/** Options of one PE_MATH command (the public calls' options plus what the call itself fixes). */
+export interface MathCallOptions {
+  /** Output dtype (default: the inputs'). */
+  dtype?: Dtype;
+  /** Axis of a row or reduce op (default: the last). */
+  axis?: number;
+  /** Dtype the inputs are read as, when it differs from the output's (`cast`). */
+  inputDtype?: Dtype;
+  out?: TensorHandle | undefined;
+}
+
+/** `tl.dot(a, b, options)`. */
+export async function runDot(
+  scope: CallScope,
+  a: TensorHandle,
+  b: TensorHandle,
+  options: DotOptions,
+): Promise<TensorHandle> {
+  const outDtype = checkDot(scope.tl, a, b, options);
+  const [m, k] = a.shape as [number, number];
+  const n = b.shape[1] as number;
+  const acc = options.acc;
+  const aa = await scope.inTcm("dot", a, true);
+  const bb = await scope.inTcm("dot", b, true);
+  // A zeros accumulator that was never written: overwrite instead of adding (same result).
+  const freshZeros = acc !== undefined && acc.origin === "constant" && !acc._materialised && isZeros(acc);
+  const accumulator = acc !== undefined && !freshZeros ? await scope.inTcm("dot", acc) : acc;
+  const out =
+    accumulator !== undefined
+      ? scope.handle({
+          op: "dot",
+          origin: "compute",
+          shape: [m, n],
+          dtype: outDtype,
+          space: "tcm",
+          address: accumulator.address,
+          scratchOffset: accumulator.scratchOffset,
+        })
+      : scope.scratchHandle("dot", "compute", [m, n], outDtype);
+  await scope.dispatch();
+  await scope.issue({
+    kind: "gemm",
+    a: aa.address,
+    b: bb.address,
+    out: out.address,
+    m,
+    n,
+    k,
+    dtype: a.dtype,
+    dtypeAcc: isFloatDtype(a.dtype) ? "f32" : "i32",
+    dtypeOut: outDtype,
+    accumulate: accumulator !== undefined && !freshZeros,
+    transposeA: aa.transposed,
+    transposeB: bb.transposed,
+  });
+  scope.tl.memory?.markPending?.(out.address, out.nbytes);
+  return out;
+}
+
+/** The math op `op` of `inputs` (and `scalars`) as one PE_MATH command. */
+export async function runMath(
+  scope: CallScope,
+  op: string,
+  inputs: readonly TensorHandle[],
+  scalars: readonly number[],
+  options: MathCallOptions,
+): Promise<TensorHandle> {
+  const { dtype, inputDtype } = options;
+  checkMathInputs(scope.tl, op, inputs);
+  const first = inputs[0] as TensorHandle;
+  const outDtype = dtype ?? first.dtype;
+  const axis = mathAxis(scope.tl, op, first.shape, options.axis);
+  const outShape =
+    MATH_OPS[op]?.shape === "reduce"
+      ? first.shape.map((size, i) => (i === axis ? 1 : size))
+      : [...first.shape];
+  const tcm: TensorHandle[] = [];
+  for (const input of inputs) tcm.push(await scope.inTcm(op, input));
+  const out =
+    options.out === undefined
+      ? scope.scratchHandle(op, "compute", outShape, outDtype)
+      : await scope.into(op, options.out, "compute", outShape, outDtype);
+  await scope.dispatch();
+  await scope.issue({
+    kind: "math",
+    op,
+    inputs: tcm.map((h) => h.address),
+    shape: [...first.shape],
+    out: out.address,
+    dtype: outDtype,
+    ...(axis !== undefined ? { axis } : {}),
+    ...(scalars.length > 0 ? { scalars: [...scalars] } : {}),
+    ...(inputDtype !== undefined && inputDtype !== outDtype ? { inputDtype } : {}),
+  });
+  scope.tl.memory?.markPending?.(out.address, out.nbytes);
+  return out;
+}

@@ -1,0 +1,124 @@
+import { DTYPE_BYTES, type Dtype } from "@kb/tensor";
+import type { CallScope, LoadSource } from "./call-scope.js";
+import { type CallSite, formatLocation } from "./call-site.js";
+import {
+  blockOf,
+  checkBlockAccess,
+  checkDeviceSide,
+  hex,
+  landLoad,
+  mistypedTensorAt,
+  writeBlock,
+} from "./device-access.js";
+import type { TensorHandle } from "./handles.js";
+import { markBlockPending } from "./kernel-memory.js";
+import type { BlockOptions, LoadOptions, Pointer } from "./options.js";
+import { checkDtype, checkOwned, checkShape, pointerAddress } from "./validate.js";
+import { valuesOf } from "./values.js";
+
+// The bodies of `tl.load` and `tl.store` (context.ts documents the calls): PE_DMA copies between
+// HBM/SRAM and the PE's TCM, and in runner mode the bytes they move in phase 1.
+
+/** `tl.load(ptr, shape, dtype, options)`, made at `site`. */
+export async function runLoad(
+  scope: CallScope,
+  site: CallSite,
+  ptr: Pointer,
+  shape: readonly number[],
+  dtype: Dtype,
+  options: LoadOptions,
+): Promise<TensorHandle> {
+  const tl = scope.tl;
+  checkShape(tl, "load", shape);
+  checkDtype(tl, "load", dtype);
+  const src = pointerAddress(tl, ptr, "load");
+  const block = blockOf(tl, "load", shape, dtype, options.stride);
+  checkDeviceSide(tl, "load", src);
+  const cols = shape[shape.length - 1] as number;
+  const from: LoadSource = {
+    address: src,
+    stride: options.stride !== undefined && options.stride !== cols ? options.stride : null,
+  };
+  const handle =
+    options.out === undefined
+      ? scope.scratchHandle("load", "load", shape, dtype, from)
+      : await scope.into("load", options.out, "load", shape, dtype, from);
+  const t = mistypedTensorAt(tl.memory, src, dtype);
+  if (t !== null) {
+    throw tl._error(
+      "TL_INVALID_CALL",
+      `tl.load of ${dtype} elements from ${t}: the bytes would be read as ${dtype}. Load as ${t.dtype} (its element type) and tl.cast the tile if you need ${dtype}.`,
+    );
+  }
+  const memory = tl.memory;
+  if (memory !== null) checkBlockAccess(tl, memory, src, block, `tl.load at ${hex(src)}`);
+  await scope.dispatch();
+  await scope.issue({
+    kind: "dma",
+    src,
+    dst: handle.address,
+    bytes: block.rowBytes,
+    rows: block.rows,
+    srcStride: block.stride,
+    dstStride: block.rowBytes,
+  });
+  // Data is read when the copy completes (ADR-0020 D3), then lands in TCM.
+  const bytes = memory === null ? null : landLoad(tl, memory, src, block, handle.address);
+  if (memory !== null && bytes !== null) {
+    memory.observeLoad?.({
+      kernel: tl.kernel,
+      pe: tl.placement.pe,
+      site: site.location ? formatLocation(site.location) : null,
+      src,
+      dst: handle.address,
+      rows: block.rows,
+      rowBytes: block.rowBytes,
+      srcStride: block.stride,
+      bytes,
+      atNs: scope.sink.now() ?? 0,
+    });
+  }
+  return handle;
+}
+
+/** `tl.store(ptr, value, options)`. */
+export async function runStore(
+  scope: CallScope,
+  ptr: Pointer,
+  value: TensorHandle,
+  options: BlockOptions,
+): Promise<void> {
+  const tl = scope.tl;
+  checkOwned(tl, "store", value);
+  const dst = pointerAddress(tl, ptr, "store");
+  checkDeviceSide(tl, "store", dst);
+  const source = await scope.inTcm("store", value);
+  const block = blockOf(tl, "store", value.shape, value.dtype, options.stride);
+  const t = mistypedTensorAt(tl.memory, dst, value.dtype);
+  if (t !== null) {
+    throw tl._error(
+      "TL_INVALID_CALL",
+      `tl.store of ${value.describe()} from tl.${value.op} into ${t}: the tile's ${value.dtype} bytes (${DTYPE_BYTES[value.dtype]} per element) would be written into ${t.dtype} elements (${DTYPE_BYTES[t.dtype]} bytes each). Convert it first: await tl.store(ptr, await tl.cast(x, "${t.dtype}")).`,
+    );
+  }
+  const memory = tl.memory;
+  if (memory !== null) {
+    const what = `tl.store at ${hex(dst)}`;
+    checkBlockAccess(tl, memory, dst, block, what);
+    // Known bytes are visible at issue (ADR-0020 D3); a pending tile makes the destination
+    // pending, so no later load in phase 1 reads what was there before.
+    const values = valuesOf(tl, source);
+    if (values !== null) writeBlock(tl, memory, dst, block, values.bytes, what);
+    else markBlockPending(memory, dst, block);
+  }
+  await scope.dispatch();
+  await scope.issue({
+    kind: "dma",
+    src: source.address,
+    dst,
+    bytes: block.rowBytes,
+    rows: block.rows,
+    srcStride: block.rowBytes,
+    dstStride: block.stride,
+  });
+}
