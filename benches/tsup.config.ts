@@ -9,6 +9,7 @@ export default kbTsupConfig({
     "perf/machine": "perf/machine.ts",
     "perf/executor": "perf/executor.ts",
     "perf/ccl": "perf/ccl.ts",
+    "perf/pe-gemm": "perf/pe-gemm/run.ts",
   },
   platform: "node",
   dts: false,

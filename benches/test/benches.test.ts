@@ -179,6 +179,18 @@ describe("gemm (composite)", () => {
     const { results } = await run(gemm, { M: 128, N: 128, K: 128, dtype: "f32", ...ONE_PE });
     expectNs(component(results, `${PE0}.pe_gemm`).busyNs, 8200);
   });
+
+  test("on ref-cube.yaml (pe_gemm_v2, os, 32 x 32) one 128^3 f16 tile takes 4 x 4 x (128 + 32 + 32 - 2) = 3040 ns", async () => {
+    const { results } = await run(gemm, { M: 128, N: 128, K: 128, ...ONE_PE }, topology("ref-cube"));
+    const pe = component(results, `${PE0}.pe_gemm`);
+    expect(pe.impl).toBe("pe_gemm_v2");
+    expectNs(pe.busyNs, 3040);
+    // The array is busy with useful MACs 128^3 / (3040 x 32 x 32) of the time it computes
+    // (pe_gemm_v1 on default.yaml: 128^3 / (2056 x 32 x 32) = 99.6%).
+    expect(results.achieved.gemmArrayUtilisation).toBeCloseTo(128 ** 3 / (3040 * 32 * 32), 12);
+    const v1 = await run(gemm, { M: 128, N: 128, K: 128, ...ONE_PE });
+    expect(v1.results.achieved.gemmArrayUtilisation).toBeCloseTo(128 ** 3 / (2056 * 32 * 32), 12);
+  });
 });
 
 describe("gemm-dot (explicit tiles)", () => {

@@ -63,7 +63,7 @@ describe("kb components list", () => {
     const run = await kb("components", "list");
     expect(run.code).toBe(0);
     expect(run.stderr).toBe("");
-    expect(run.stdout).toMatch(/^14 built-in impl\(s\)\. /);
+    expect(run.stdout).toMatch(/^15 built-in impl\(s\)\. /);
     expect(run.stdout).toContain(
       [
         "pe_gemm",
@@ -74,6 +74,9 @@ describe("kb components list", () => {
     expect(run.stdout).toContain(
       ["    freq_ghz         number > 0, default 1", "                     Clock, GHz."].join("\n"),
     );
+    expect(run.stdout).toContain("  pe_gemm_v2 (built-in)\n");
+    expect(run.stdout).toContain('    dataflow         "os" | "ws" | "is", default "os"\n');
+    expect(run.stdout).toContain("    fold_overlap     boolean, default false\n");
     // The transit impl serves four kinds: described once, referred to under the others.
     expect(run.stdout).toContain("xbar\n  transit_v1 (built-in): described under bridge\n");
     for (const line of run.stdout.split("\n")) expect(line.length).toBeLessThanOrEqual(80);
@@ -149,7 +152,7 @@ describe("kb components list", () => {
       },
     ]);
     const human = await kb("components", "list", "--topology", topology);
-    expect(human.stdout).toMatch(/^14 built-in impl\(s\); plug-ins: kb-plugin-demo\. /);
+    expect(human.stdout).toMatch(/^15 built-in impl\(s\); plug-ins: kb-plugin-demo\. /);
     expect(human.stdout).toContain(
       [
         "  kb-plugin-demo:demo_gemm (kb-plugin-demo)",

@@ -55,6 +55,7 @@ export function formatRunSummary(results: RunResults, extras: RunExtras): string
   lines.push(
     ...table([
       ["GEMM", rate("GEMM", work.gemmFlops, gemmPerS, peak.gemmFlopsPerS, "FLOP/s")],
+      ...(work.gemmFlops > 0 ? [["GEMM array", arrayUtilisation(achieved.gemmArrayUtilisation)]] : []),
       ["MATH", rate("MATH", work.mathFlops, mathPerS, peak.mathFlopsPerS, "FLOP/s")],
       ["all FLOPs", formatSi(achieved.flopsPerS, "FLOP/s")],
       ["HBM", rate("HBM", work.hbmBytes, achieved.hbmBytesPerS, peak.hbmBytesPerS, "B/s")],
@@ -118,6 +119,13 @@ export function formatRunSummary(results: RunResults, extras: RunExtras): string
   if (extras.verified !== true)
     lines.push("verification: not run (add --verify to replay the op log and check the outputs)");
   return `${lines.join("\n")}\n`;
+}
+
+/** The MAC arrays' utilisation while computing, by the PE_GEMM impls' own cycles. */
+function arrayUtilisation(fraction: number | null | undefined): string {
+  if (fraction === null || fraction === undefined)
+    return "utilisation unknown (the PE_GEMM impl states no cycles)";
+  return `${formatPercent(fraction)} utilised while computing (m n k / (cycles x R x C), the impls' own cycles)`;
 }
 
 function rate(what: string, work: number, perS: number, peakPerS: number, unit: string): string {

@@ -49,15 +49,24 @@ describe("kb probe", () => {
       "  dma-read-ucie     cube1.ch0.pc0 > cube1.ch0 > cube1.xbar0 > cube1.noc.r0c0 > cube1.ucie0 > ucie1 > noc.r0c0 > pe0.pe_dma\n",
     );
     expect(run.stdout).toMatch(/\n {4}1 +1322\.06 +1322\.06 +1322\.06 +1\.0000 +24\.79\n/);
+    // pe_gemm_v1 (default.yaml): 4 x 4 x 128 + 8 = 2056 cycles at 1 GHz; 128^3 / (2056 x 32 x 32).
+    expect(run.stdout).toMatch(/\n {2}gemm-tile +128x128x128 +2056 +2056\.00 +2056\.00 +1\.0000 +99\.6%\n/);
     const verdicts = lines.filter((line) => /^ {2}(PASS|FAIL|SKIP) /.test(line));
-    expect(verdicts.map((line) => line.slice(2, 6))).toEqual(["PASS", "PASS", "PASS", "PASS", "PASS"]);
+    expect(verdicts.map((line) => line.slice(2, 6))).toEqual([
+      "PASS",
+      "PASS",
+      "PASS",
+      "PASS",
+      "PASS",
+      "PASS",
+    ]);
     expect(run.stdout).toContain(
       "  PASS  best-case placement (local) faster than worst-case (far): read: local 1322.06 ns < far 1334.17 ns; write: local 1321.03 ns < far 1327.09 ns\n",
     );
     expect(run.stdout).toContain(
       "  PASS  D2H >= H2D where the formulas say so: D2H measured 1462.16 ns >= H2D measured 1391.08 ns;",
     );
-    expect(run.stdout.endsWith("PASS: 5 of 5 invariant(s) hold\n")).toBe(true);
+    expect(run.stdout.endsWith("PASS: 6 of 6 invariant(s) hold\n")).toBe(true);
   });
 
   for (const name of ["ref-cube.yaml", "ref-4sip.yaml"]) {
@@ -65,7 +74,7 @@ describe("kb probe", () => {
       const run = await kb("probe", "--topology", topologies(name));
       expect(run.stderr).toBe("");
       expect(run.code).toBe(0);
-      expect(run.stdout).toContain("PASS: 5 of 5 invariant(s) hold\n");
+      expect(run.stdout).toContain("PASS: 6 of 6 invariant(s) hold\n");
     });
   }
 
@@ -81,6 +90,7 @@ describe("kb probe", () => {
       "requester",
       "cases",
       "sweep",
+      "gemm",
       "invariants",
       "pass",
     ]);
@@ -106,6 +116,7 @@ describe("kb probe", () => {
       "pass",
       "pass",
       "pass",
+      "pass",
     ]);
   });
 
@@ -125,7 +136,7 @@ describe("kb probe", () => {
     expect(run.stdout).toContain(
       "  FAIL  best-case placement (local) faster than worst-case (far): read: local 16426.06 ns >= far 1334.17 ns; write: local 16425.03 ns >= far 1327.09 ns\n",
     );
-    expect(run.stdout.endsWith("FAIL: 1 of 5 invariant(s) failed\n")).toBe(true);
+    expect(run.stdout.endsWith("FAIL: 1 of 6 invariant(s) failed\n")).toBe(true);
     const json = await kb("probe", "--topology", starvedYaml, "--json");
     expect(json.code).toBe(1);
     expect(JSON.parse(json.stdout).pass).toBe(false);

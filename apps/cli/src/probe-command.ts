@@ -17,16 +17,18 @@ interface ProbeCommandOptions {
 export function addProbeCommand(program: Command, io: CliIo, state: RunState): Command {
   return program
     .command("probe")
-    .summary("measure a catalog of transfers against the latency formula and check invariants")
+    .summary("measure a catalog of transfers and GEMMs against the latency formulas and check invariants")
     .description(
       "Run a catalog of 32 KiB transfers, each on a fresh machine built from the topology: H2D and " +
         "D2H, PE DMA reads and writes at four placements (a channel on the PE's own XBAR half, the " +
         "other half through the bridge, a neighbouring cube over UCIe, the farthest pseudo-channel), a " +
         "contiguous read spread over the pseudo-channels, and a sweep of 1 to all PEs of a cube " +
-        "reading one pseudo-channel at once. Prints for each the formula time (from idealTransferNs " +
-        "and the HBM access latency), the measured time and their ratio, then the invariants: " +
-        "measured >= formula, uncontended within 1%, latency monotonic in utilisation, D2H >= H2D, " +
-        "best placement < worst. Exit code 1 when an invariant fails.",
+        "reading one pseudo-channel at once; then three GEMMs on the PE's PE_GEMM (the scheduler's " +
+        "tile, 32^3, one row of the tile). Prints for each the formula time (from idealTransferNs " +
+        "and the HBM access latency; for a GEMM, the PE_GEMM impl's own formula), the measured time " +
+        "and their ratio, then the invariants: measured >= formula, uncontended within 1%, latency " +
+        "monotonic in utilisation, D2H >= H2D, best placement < worst, each GEMM at its impl's " +
+        "formula. Exit code 1 when an invariant fails.",
     )
     .option(
       "--topology <file>",
@@ -34,7 +36,7 @@ export function addProbeCommand(program: Command, io: CliIo, state: RunState): C
     )
     .option(
       "--json",
-      "print the report as JSON instead: { topology, bytes, requester, cases, sweep, invariants, pass }",
+      "print the report as JSON instead: { topology, bytes, requester, cases, sweep, gemm, invariants, pass }",
     )
     .option("--plugin <package...>", "also load these plug-in packages (npm names)")
     .addHelpText(
@@ -86,7 +88,8 @@ function isFile(path: string): boolean {
 /**
  * The report of `kb probe` as text: the cases as an aligned table (route summary, bytes, formula,
  * measured, ratio), how the formula and the measurement are defined, the full routes, the sweep,
- * then each invariant as PASS / FAIL / SKIP with its numbers and a verdict line.
+ * the GEMMs (cycles, formula, measured, ratio, array utilisation), then each invariant as PASS /
+ * FAIL / SKIP with its numbers and a verdict line.
  */
 export function formatProbe(report: ProbeReport, file: string): string {
   const lines: string[] = [];
@@ -167,6 +170,34 @@ export function formatProbe(report: ProbeReport, file: string): string {
         ]),
         [true, true, true, true, true, true],
       ),
+    );
+  }
+
+  if (report.gemm.length > 0) {
+    const first = report.gemm[0];
+    lines.push("");
+    lines.push(
+      `GEMM on ${first?.engine} (${first?.impl}), f16, each alone on a fresh machine: formula = the impl's own cycles / freq_ghz, measured = submit to completion minus pe_cpu.dispatch_ns`,
+    );
+    const fixed = (value: number | null, digits: number): string =>
+      value === null ? "-" : value.toFixed(digits);
+    lines.push(
+      ...table(
+        ["case", "m x n x k", "cycles", "formula ns", "measured ns", "ratio", "array util"],
+        report.gemm.map((entry) => [
+          entry.name,
+          `${entry.m}x${entry.n}x${entry.k}`,
+          entry.cycles === null ? "-" : String(entry.cycles),
+          fixed(entry.formulaNs, 2),
+          entry.measuredNs.toFixed(2),
+          fixed(entry.ratio, 4),
+          entry.utilisation === null ? "-" : `${(entry.utilisation * 100).toFixed(1)}%`,
+        ]),
+        [false, true, true, true, true, true, true],
+      ),
+    );
+    lines.push(
+      "  array util = m n k / (cycles x mac_rows x mac_cols): the MAC array's share doing useful work",
     );
   }
 

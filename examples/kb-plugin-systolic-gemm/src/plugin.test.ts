@@ -2,12 +2,21 @@ import { mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSyn
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
-import { buildMachine, type Machine, type PeCommand, tcmAddress } from "@kb/components";
+import {
+  buildMachine,
+  gemmTimingOf,
+  type Machine,
+  type PeCommand,
+  peGemmV2Cycles,
+  peGemmV2Params,
+  runProbe,
+  tcmAddress,
+} from "@kb/components";
 import { buildMachineFromFile } from "@kb/components/node";
 import { MemorySink, OpLogger, type OpRecord, stripTimes } from "@kb/oplog";
 import { encodeAddress, expandTopology, parseTopology } from "@kb/topology";
 import { afterAll, describe, expect, it } from "vitest";
-import plugin, { systolicGemmNs, systolicGemmParams } from "./index.js";
+import plugin, { systolicGemmCycles, systolicGemmNs, systolicGemmParams } from "./index.js";
 
 const defaultYaml = fileURLToPath(new URL("../../../topologies/default.yaml", import.meta.url));
 const source = fileURLToPath(new URL("./index.ts", import.meta.url));
@@ -126,6 +135,50 @@ describe("kb-plugin-systolic-gemm", () => {
       expect(math?.t_start).toBeLessThan(gemm?.t_end ?? 0);
       expect((math?.t_end ?? 0) - (gemm?.t_end ?? 0)).toBeCloseTo(1028, 9);
     }
+  });
+
+  it("states its timing (GemmTiming), the same as pe_gemm_v2 weight-stationary with 8 overhead cycles", () => {
+    const params = systolicGemmParams.parse({ rows: 16, cols: 8 });
+    const v2 = peGemmV2Params.parse({ mac_rows: 16, mac_cols: 8, dataflow: "ws", overhead_cycles: 8 });
+    for (const [m, n, k] of [
+      [128, 128, 128],
+      [10, 20, 40],
+      [1, 4096, 33],
+    ] as const) {
+      expect(systolicGemmCycles(params, m, n, k)).toBe(peGemmV2Cycles(v2, m, n, k, "f16"));
+    }
+    const machine = buildMachine(
+      expandTopology({
+        ...parseTopology(readFileSync(defaultYaml, "utf8"), defaultYaml),
+        plugins: ["kb-plugin-systolic-gemm"],
+        overrides: [{ match: "sip*.cube*.pe*.pe_gemm", impl: IMPL }],
+      }),
+      { plugins: [plugin] },
+    );
+    machine.run(machine.submit("sip0.cube0.pe0", COMMANDS));
+    const timing = gemmTimingOf(machine.component("sip0.cube0.pe0.pe_gemm"));
+    expect(timing).toMatchObject({ macRows: 32, macCols: 32, freqGhz: 1, arrayCycles: 8 * 3560 });
+    expect(timing?.gemmCycles(128, 128, 128, "f16")).toBe(3560);
+  });
+
+  it("kb probe holds it to its formula: every invariant passes", () => {
+    const graph = expandTopology({
+      ...parseTopology(readFileSync(defaultYaml, "utf8"), defaultYaml),
+      plugins: ["kb-plugin-systolic-gemm"],
+      overrides: [{ match: "sip*.cube*.pe*.pe_gemm", impl: IMPL }],
+    });
+    const report = runProbe(graph, { plugins: [plugin] });
+    // 128^3: 16 folds x 222 + 8 = 3560; 32^3: one fold, 32 + 32 + 62 + 8 = 134; 1 x 128 x 128:
+    // still 4 x 4 weight folds, each loading 32 rows to stream one: 16 x (32 + 1 + 62) + 8 = 1528.
+    expect(report.gemm.map((entry) => [entry.impl, entry.cycles, entry.measuredNs])).toEqual([
+      [IMPL, 3560, 3560],
+      [IMPL, 134, 134],
+      [IMPL, 1528, 1528],
+    ]);
+    expect(report.invariants.find((invariant) => invariant.id === "gemm_matches_formula")?.status).toBe(
+      "pass",
+    );
+    expect(report.pass).toBe(true);
   });
 
   it("rejects unknown params (strict schema)", () => {

@@ -4,6 +4,7 @@ import {
   compute,
   computeSlotOf,
   defineComponent,
+  type GemmTiming,
   KbError,
   type Message,
   queueDepthParam,
@@ -46,10 +47,14 @@ export type SystolicGemmParams = z.output<typeof systolicGemmParams>;
  * Every dtype runs at one MAC per PE per cycle.
  */
 export function systolicGemmNs(params: SystolicGemmParams, m: number, n: number, k: number): number {
+  return systolicGemmCycles(params, m, n, k) / params.freq_ghz;
+}
+
+/** The cycles of {@link systolicGemmNs}: `folds * (rows + m + rows + cols - 2) + overhead_cycles`. */
+export function systolicGemmCycles(params: SystolicGemmParams, m: number, n: number, k: number): number {
   const { rows, cols } = params;
   const folds = Math.ceil(k / rows) * Math.ceil(n / cols);
-  const cycles = folds * (rows + m + rows + cols - 2) + params.overhead_cycles;
-  return cycles / params.freq_ghz;
+  return folds * (rows + m + rows + cols - 2) + params.overhead_cycles;
 }
 
 /** The compute slot a PE's GEMM and MATH engines share (ADR-0014 D4), as `compute` takes it. */
@@ -58,13 +63,27 @@ type ComputeSlot = Parameters<typeof compute>[1];
 /**
  * PE_GEMM as a weight-stationary systolic array. Like the built-in `pe_gemm_v1`, each GEMM stage
  * runs on the PE's compute slot, shared with PE_MATH, so a GEMM and a MATH op of one PE never
- * overlap.
+ * overlap. It states its timing (`GemmTiming` of `@kb/components`: the members `macRows` to
+ * `arrayCycles`), so `kb probe` holds it to its formula and `kb run` reports its array utilisation.
  */
-export class SystolicGemm extends Component<SystolicGemmParams> {
+export class SystolicGemm extends Component<SystolicGemmParams> implements GemmTiming {
   private slot!: ComputeSlot;
+  readonly macRows: number;
+  readonly macCols: number;
+  readonly freqGhz: number;
+  /** Cycles charged so far. */
+  arrayCycles = 0;
 
   constructor(context: ComponentContext, params: SystolicGemmParams) {
     super(context, params, { queueDepth: params.queue_depth });
+    this.macRows = params.rows;
+    this.macCols = params.cols;
+    this.freqGhz = params.freq_ghz;
+  }
+
+  /** Every dtype runs at one MAC per PE per cycle. */
+  gemmCycles(m: number, n: number, k: number): number {
+    return systolicGemmCycles(this.params, m, n, k);
   }
 
   override init(): void {
@@ -81,8 +100,9 @@ export class SystolicGemm extends Component<SystolicGemmParams> {
       );
     }
     this.stats.flops += 2 * params.m * params.n * params.k;
-    const time = systolicGemmNs(this.params, params.m, params.n, params.k);
-    return compute(this, this.slot, time);
+    const cycles = this.gemmCycles(params.m, params.n, params.k);
+    this.arrayCycles += cycles;
+    return compute(this, this.slot, cycles / this.freqGhz);
   }
 }
 

@@ -1,7 +1,11 @@
 export { KbError } from "@kb/errors";
 export { queueDepthParam, transitParams } from "./builtin/fabric-impls.js";
 export { BUILTIN_COMPONENTS } from "./builtin/index.js";
-export { compute, computeSlotOf, gemmParams, macArrayNs, simdNs } from "./builtin/pe-impls.js";
+export { gemmParams, macArrayCycles, macArrayNs } from "./builtin/pe-gemm-v1.js";
+export type { GemmDataflow, GemmMapping, PeGemmV2Params } from "./builtin/pe-gemm-v2.js";
+export { GEMM_DATAFLOWS, gemmMapping, peGemmV2Cycles, peGemmV2Params } from "./builtin/pe-gemm-v2.js";
+export { simdNs } from "./builtin/pe-impls.js";
+export { compute, computeSlotOf } from "./builtin/pe-support.js";
 export type {
   CompositeGemmCommand,
   CompositeMathCommand,
@@ -31,6 +35,8 @@ export type { ComponentDefinition, KbPlugin, PluginMeta } from "./define.js";
 export { defineComponent, definePlugin } from "./define.js";
 export type { PathEnd } from "./fabric.js";
 export { CompiledPath, Fabric, Link, Packet, Transfer } from "./fabric.js";
+export type { GemmTiming } from "./gemm-timing.js";
+export { gemmTimingOf } from "./gemm-timing.js";
 export type { IpcqConfig, IpcqDataHooks, IpcqDirection, IpcqPayload } from "./ipcq.js";
 export { IPCQ_DIRECTIONS, IpcqNetwork, ipcqConfigOf, ipcqRegionBytes, oppositeDirection } from "./ipcq.js";
 export type {
@@ -66,6 +72,7 @@ export type {
 export { Message, PipelineContext, ServiceRequest, TileToken } from "./message.js";
 export type {
   ProbeCase,
+  ProbeGemmCase,
   ProbeInvariant,
   ProbeLayout,
   ProbeOptions,

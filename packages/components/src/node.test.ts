@@ -197,7 +197,7 @@ describe("buildMachineFromFile", () => {
         col: 11,
         path: "overrides[0].impl",
         message:
-          'unknown impl "pe_gemm_v9" for kind pe_gemm (7 nodes, e.g. sip0.cube0.pe0.pe_gemm); impls registered for kind pe_gemm: pe_gemm_v1 (built-in). Check the spelling, or load the plug-in that provides it.',
+          'unknown impl "pe_gemm_v9" for kind pe_gemm (7 nodes, e.g. sip0.cube0.pe0.pe_gemm); impls registered for kind pe_gemm: pe_gemm_v1 (built-in), pe_gemm_v2 (built-in). Check the spelling, or load the plug-in that provides it.',
       },
     ]);
     expect(error.message).toContain(`${file}:6:11: overrides[0].impl: unknown impl "pe_gemm_v9"`);
@@ -258,7 +258,7 @@ describe("buildMachineFromFile", () => {
     );
     const error = await failure(buildMachineFromFile(file));
     expect(issuesOf(error)[0]?.message).toContain(
-      "impls registered for kind pe_gemm: kb-plugin-fake:fast_gemm (kb-plugin-fake), pe_gemm_v1 (built-in).",
+      "impls registered for kind pe_gemm: kb-plugin-fake:fast_gemm (kb-plugin-fake), pe_gemm_v1 (built-in), pe_gemm_v2 (built-in).",
     );
   });
 

@@ -1,10 +1,13 @@
 import { readFileSync } from "node:fs";
 import { fileURLToPath } from "node:url";
+import type { Event } from "@kb/des";
 import { encodeAddress, expandTopology, parseTopology, type Topology } from "@kb/topology";
 import { describe, expect, it } from "vitest";
+import * as z from "zod";
 import { transitParams } from "./builtin/fabric-impls.js";
 import { Component, type ComponentContext } from "./component.js";
 import { defineComponent, definePlugin } from "./define.js";
+import type { Message, TileToken } from "./message.js";
 import { type ProbeCase, type ProbeReport, runProbe, sweepPoints } from "./probe.js";
 
 const topologyFile = (name: string) => fileURLToPath(new URL(`../../../topologies/${name}`, import.meta.url));
@@ -116,6 +119,7 @@ describe("runProbe on topologies/default.yaml", () => {
       monotonic_in_utilisation: "pass",
       d2h_ge_h2d: "pass",
       best_lt_worst_placement: "pass",
+      gemm_matches_formula: "pass",
     });
     expect(report.pass).toBe(true);
     const placement = report.invariants.find((invariant) => invariant.id === "best_lt_worst_placement");
@@ -127,6 +131,27 @@ describe("runProbe on topologies/default.yaml", () => {
   it("is deterministic", () => {
     expect(JSON.stringify(runProbe(graphOf("default.yaml")))).toBe(JSON.stringify(report));
   });
+
+  it("times three GEMMs on pe_gemm_v1 at its own formula (docs/latency-model.md §5)", () => {
+    // ceil(m/32) x ceil(n/32) x k + 8: 4 x 4 x 128 + 8 = 2056; 1 x 1 x 32 + 8 = 40; 1 x 4 x 128 + 8 = 520.
+    expect(
+      report.gemm.map((entry) => [
+        entry.name,
+        entry.impl,
+        entry.m,
+        entry.n,
+        entry.k,
+        entry.cycles,
+        entry.measuredNs,
+      ]),
+    ).toEqual([
+      ["gemm-tile", "pe_gemm_v1", 128, 128, 128, 2056, 2056],
+      ["gemm-small", "pe_gemm_v1", 32, 32, 32, 40, 40],
+      ["gemm-vector", "pe_gemm_v1", 1, 128, 128, 520, 520],
+    ]);
+    // 128^3 / (2056 x 32 x 32): v1 has no fill or drain, so the array looks almost fully used.
+    expect(report.gemm[0]?.utilisation).toBeCloseTo(2097152 / (2056 * 1024), 12);
+  });
 });
 
 describe("runProbe on the reference topologies", () => {
@@ -135,6 +160,15 @@ describe("runProbe on the reference topologies", () => {
     expect(report.cases.some((entry) => entry.placement === "ucie")).toBe(false);
     expect(caseOf(report, "dma-read-far").memory).toBe("sip0.cube0.hbm.ch8.pc0");
     expect(report.sweep.map((point) => point.pes)).toEqual([1, 2, 6, 13, 32]);
+    // pe_gemm_v2, os on 32 x 32: folds x (k + 62): 16 x 190 = 3040; 1 x 94 = 94; 4 x 190 = 760.
+    expect(report.gemm.map((entry) => [entry.impl, entry.cycles, entry.measuredNs])).toEqual([
+      ["pe_gemm_v2", 3040, 3040],
+      ["pe_gemm_v2", 94, 94],
+      ["pe_gemm_v2", 760, 760],
+    ]);
+    expect(report.gemm.map((entry) => Number((entry.utilisation as number).toFixed(4)))).toEqual([
+      0.6737, 0.3404, 0.0211,
+    ]);
     expect(report.pass).toBe(true);
   });
 
@@ -205,5 +239,95 @@ describe("sweepPoints", () => {
     expect(sweepPoints(8)).toEqual([1, 2, 3, 5, 8]);
     expect(sweepPoints(16)).toEqual([1, 2, 4, 8, 16]);
     expect(sweepPoints(256)).toEqual([1, 4, 16, 64, 256]);
+  });
+});
+
+/** A GEMM engine that states pe_gemm_v1's cycles, or none, but charges `factor` x them. */
+class MisstatedGemm extends Component<{ queue_depth: number }> {
+  readonly macRows = 32;
+  readonly macCols = 32;
+  readonly freqGhz = 1;
+  arrayCycles = 0;
+
+  constructor(
+    context: ComponentContext,
+    params: { queue_depth: number },
+    private readonly factor: number,
+  ) {
+    super(context, params, { queueDepth: params.queue_depth });
+  }
+
+  gemmCycles(m: number, n: number, k: number): number {
+    return Math.ceil(m / 32) * Math.ceil(n / 32) * k;
+  }
+
+  process(message: Message): Event<unknown> {
+    const stage = (message as TileToken).stage.params as { m: number; n: number; k: number };
+    return this.env.timeout(this.factor * this.gemmCycles(stage.m, stage.n, stage.k));
+  }
+}
+
+class SilentGemm extends Component<{ queue_depth: number }> {
+  constructor(context: ComponentContext, params: { queue_depth: number }) {
+    super(context, params, { queueDepth: params.queue_depth });
+  }
+
+  process(): Event<unknown> {
+    return this.env.timeout(100);
+  }
+}
+
+const gemmPlugin = definePlugin({
+  meta: { name: "kb-plugin-probe-gemm", version: "1.0.0" },
+  components: [
+    defineComponent({
+      kind: "pe_gemm",
+      impl: "slow_gemm",
+      description: "Charges twice the cycles it states (a broken timing model).",
+      params: z.strictObject({ queue_depth: z.number().default(4) }),
+      create: (context, params) => new MisstatedGemm(context, params, 2),
+    }),
+    defineComponent({
+      kind: "pe_gemm",
+      impl: "silent_gemm",
+      description: "States no timing: 100 ns a GEMM.",
+      params: z.strictObject({ queue_depth: z.number().default(4) }),
+      create: (context, params) => new SilentGemm(context, params),
+    }),
+  ],
+});
+
+describe("runProbe holds a PE_GEMM to its own formula", () => {
+  const withGemm = (impl: string) =>
+    runProbe(
+      graphOf("default.yaml", (topology) => ({
+        ...topology,
+        plugins: ["kb-plugin-probe-gemm"],
+        overrides: [{ match: "sip*.cube*.pe*.pe_gemm", impl: `kb-plugin-probe-gemm:${impl}` }],
+      })),
+      { plugins: [gemmPlugin] },
+    );
+
+  it("fails an impl slower than it states, naming the GEMMs", () => {
+    const report = withGemm("slow_gemm");
+    const invariant = report.invariants.find((each) => each.id === "gemm_matches_formula");
+    expect(invariant?.status).toBe("fail");
+    expect(invariant?.detail).toBe(
+      "3 of 3 on kb-plugin-probe-gemm:slow_gemm: gemm-tile 128x128x128 measured 4096.00 ns vs formula 2048.00 ns; gemm-small 32x32x32 measured 64.00 ns vs formula 32.00 ns; gemm-vector 1x128x128 measured 1024.00 ns vs formula 512.00 ns",
+    );
+    expect(report.pass).toBe(false);
+  });
+
+  it("skips an impl that states no timing, with what it measured", () => {
+    const report = withGemm("silent_gemm");
+    expect(
+      report.gemm.map((entry) => [entry.cycles, entry.formulaNs, entry.measuredNs, entry.utilisation]),
+    ).toEqual([
+      [null, null, 100, null],
+      [null, null, 100, null],
+      [null, null, 100, null],
+    ]);
+    expect(statuses(report).gemm_matches_formula).toBe("skip");
+    expect(report.pass).toBe(true);
   });
 });

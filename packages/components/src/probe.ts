@@ -8,8 +8,10 @@ import {
   type TopologyGraph,
   type TopologyNode,
 } from "@kb/topology";
+import type { GemmCommand } from "./commands.js";
 import type { KbPlugin } from "./define.js";
 import { splitByPseudoChannel, Transfer } from "./fabric.js";
+import { gemmTimingOf } from "./gemm-timing.js";
 import { buildMachine, defaultRegistry, type Machine, tcmAddress } from "./machine.js";
 import type { MemoryBlock } from "./message.js";
 import type { ComponentRegistry } from "./registry.js";
@@ -102,9 +104,35 @@ export interface ProbeSweepPoint {
   readonly gbs: number;
 }
 
+/**
+ * One GEMM on the probe PE's PE_GEMM, alone on a fresh machine, against the impl's own formula
+ * (its {@link GemmTiming}), so a plug-in engine is held to what it states.
+ */
+export interface ProbeGemmCase {
+  /** `gemm-tile` (the PE_SCHEDULER's composite tile), `gemm-small` (32 x 32 x 32), `gemm-vector` (1 x tile_n x tile_k). */
+  readonly name: string;
+  /** The PE_GEMM component (`sip0.cube0.pe0.pe_gemm`). */
+  readonly engine: string;
+  readonly impl: string;
+  readonly m: number;
+  readonly n: number;
+  readonly k: number;
+  readonly dtype: "f16";
+  /** The impl's cycles for it (`gemmCycles`); null when the impl states no {@link GemmTiming}. */
+  readonly cycles: number | null;
+  /** `cycles / freqGhz`, ns; null likewise. */
+  readonly formulaNs: number | null;
+  /** A `gemm` command on TCM operands from submit to completion, less the PE_CPU's `dispatch_ns`. */
+  readonly measuredNs: number;
+  /** `measuredNs / formulaNs`; null likewise. */
+  readonly ratio: number | null;
+  /** The MAC array's utilisation on it, `m n k / (cycles x macRows x macCols)`; null likewise. */
+  readonly utilisation: number | null;
+}
+
 /** The result of one invariant check. */
 export interface ProbeInvariant {
-  /** Stable id: `measured_ge_formula`, `uncontended_within_1pct`, `monotonic_in_utilisation`, `d2h_ge_h2d`, `best_lt_worst_placement`. */
+  /** Stable id: `measured_ge_formula`, `uncontended_within_1pct`, `monotonic_in_utilisation`, `d2h_ge_h2d`, `best_lt_worst_placement`, `gemm_matches_formula`. */
   readonly id: string;
   /** What is checked, in words. */
   readonly title: string;
@@ -123,6 +151,8 @@ export interface ProbeReport {
   readonly requester: string;
   readonly cases: readonly ProbeCase[];
   readonly sweep: readonly ProbeSweepPoint[];
+  /** GEMMs on the requester's PE_GEMM against its impl's formula. */
+  readonly gemm: readonly ProbeGemmCase[];
   readonly invariants: readonly ProbeInvariant[];
   /** No invariant failed. */
   readonly pass: boolean;
@@ -177,10 +207,16 @@ interface Target {
  * point on a fresh machine: the PEs nearest the local PC (lowest formula first) all submit a read
  * of the same B bytes of that PC at once.
  *
+ * **GEMM**: three `gemm` commands on TCM operands (f16: the PE_SCHEDULER's composite tile,
+ * 32 x 32 x 32, and one row of the tile, 1 x tile_n x tile_k), each alone on a fresh machine,
+ * measured from submit to completion less `dispatch_ns`, against the PE_GEMM impl's own formula
+ * (`gemmCycles / freqGhz` of its {@link GemmTiming}; none for an impl that does not state one).
+ *
  * **Invariants**: measured >= formula for every case and sweep transfer; every uncontended case
  * (and the one-PE sweep point) within 1% of its formula; sweep mean and max latency
  * non-decreasing in the number of PEs; D2H >= H2D when the formulas say so (skipped otherwise);
- * best placement (local) faster than worst (far), read and write.
+ * best placement (local) faster than worst (far), read and write; every GEMM never faster than
+ * its impl's formula and within 1% of it (skipped when the impl states no formula).
  *
  * Throws what {@link buildMachine} throws (unknown impls, bad params), `DES_DEADLOCK` when a
  * transfer never completes (a broken impl), `MACHINE_INVALID_COMMAND` when `bytes` is not a
@@ -219,13 +255,15 @@ export function runProbe(graph: TopologyGraph, options: ProbeOptions = {}): Prob
   if (local !== undefined) cases.push(spreadCase(graph, fresh, pe, local, bytes));
 
   const sweep = local === undefined ? [] : runSweep(graph, fresh, local.pc, bytes);
-  const invariants = checkInvariants(cases, sweep);
+  const gemm = gemmCases(fresh, peNode);
+  const invariants = checkInvariants(cases, sweep, gemm);
   return {
     topology: graph.topology.name,
     bytes,
     requester: pe,
     cases,
     sweep,
+    gemm,
     invariants,
     pass: invariants.every((invariant) => invariant.status !== "fail"),
   };
@@ -672,18 +710,76 @@ function mean(values: readonly number[]): number {
 }
 
 // ---------------------------------------------------------------------------------------------
+// GEMM
+
+function gemmCases(fresh: () => Machine, pe: TopologyNode): ProbeGemmCase[] {
+  const shapes = (machine: Machine): [string, number, number, number][] => {
+    const scheduler = machine.component(`${pe.id}.pe_scheduler`).params as Record<string, unknown>;
+    const tile = (name: string): number => (typeof scheduler[name] === "number" ? scheduler[name] : 128);
+    const [m, n, k] = [tile("tile_m"), tile("tile_n"), tile("tile_k")];
+    return [
+      ["gemm-tile", m, n, k],
+      ["gemm-small", 32, 32, 32],
+      ["gemm-vector", 1, n, k],
+    ];
+  };
+  return shapes(fresh()).map(([name, m, n, k]) => {
+    const machine = fresh();
+    const engine = machine.component(`${pe.id}.pe_gemm`);
+    const timing = gemmTimingOf(engine);
+    const dispatch = (machine.component(`${pe.id}.pe_cpu`).params as Record<string, unknown>).dispatch_ns;
+    const tcm = (offset: number) => tcmAddress(pe.sip as number, pe.cube as number, pe.pe as number, offset);
+    const command: GemmCommand = {
+      kind: "gemm",
+      a: tcm(0),
+      b: tcm(m * k * 2),
+      out: tcm(m * k * 2 + k * n * 2),
+      m,
+      n,
+      k,
+      dtype: "f16",
+    };
+    const start = machine.env.now;
+    const [end] = completionTimes(machine, [machine.submit(pe.id, [command], "probe gemm")]);
+    const measuredNs = (end as number) - start - (typeof dispatch === "number" ? dispatch : 0);
+    const cycles = timing === null ? null : timing.gemmCycles(m, n, k, "f16");
+    const formulaNs = timing === null || cycles === null ? null : cycles / timing.freqGhz;
+    return {
+      name,
+      engine: engine.id,
+      impl: engine.impl,
+      m,
+      n,
+      k,
+      dtype: "f16",
+      cycles,
+      formulaNs,
+      measuredNs,
+      ratio: formulaNs === null ? null : measuredNs / formulaNs,
+      utilisation:
+        timing === null || cycles === null ? null : (m * n * k) / (cycles * timing.macRows * timing.macCols),
+    };
+  });
+}
+
+// ---------------------------------------------------------------------------------------------
 // Invariants
 
 /** `1322.06 ns`; a float residue such as -1e-13 prints as 0.00, not -0.00. */
 const ns = (value: number): string => `${(Math.abs(value) < 0.005 ? 0 : value).toFixed(2)} ns`;
 
-function checkInvariants(cases: readonly ProbeCase[], sweep: readonly ProbeSweepPoint[]): ProbeInvariant[] {
+function checkInvariants(
+  cases: readonly ProbeCase[],
+  sweep: readonly ProbeSweepPoint[],
+  gemm: readonly ProbeGemmCase[],
+): ProbeInvariant[] {
   return [
     measuredAtLeastFormula(cases, sweep),
     uncontendedWithinTolerance(cases, sweep),
     monotonicInUtilisation(sweep),
     d2hAtLeastH2d(cases),
     bestBeforeWorst(cases),
+    gemmMatchesFormula(gemm),
   ];
 }
 
@@ -846,4 +942,48 @@ function bestBeforeWorst(cases: readonly ProbeCase[]): ProbeInvariant {
     return { id, title, status: "skip", detail: "the topology has no separate local and far placement" };
   }
   return { id, title, status: failed ? "fail" : "pass", detail: parts.join("; ") };
+}
+
+function gemmMatchesFormula(gemm: readonly ProbeGemmCase[]): ProbeInvariant {
+  const id = "gemm_matches_formula";
+  const title = `a lone GEMM takes its PE_GEMM impl's own formula (never less, within ${PROBE_UNCONTENDED_TOLERANCE * 100}%)`;
+  const first = gemm[0];
+  if (first === undefined) return { id, title, status: "skip", detail: "no GEMM cases" };
+  const stated = gemm.filter((entry) => entry.formulaNs !== null);
+  if (stated.length === 0) {
+    return {
+      id,
+      title,
+      status: "skip",
+      detail: `${first.impl} states no formula (GemmTiming of @kb/components): measured ${gemm.map((entry) => `${entry.name} ${ns(entry.measuredNs)}`).join(", ")}`,
+    };
+  }
+  const describe = (entry: ProbeGemmCase): string =>
+    `${entry.name} ${entry.m}x${entry.n}x${entry.k} measured ${ns(entry.measuredNs)} vs formula ${ns(entry.formulaNs as number)}`;
+  const failures = stated.filter((entry) => {
+    const formula = entry.formulaNs as number;
+    return (
+      entry.measuredNs < formula - EPSILON_NS ||
+      Math.abs(entry.measuredNs / formula - 1) > PROBE_UNCONTENDED_TOLERANCE
+    );
+  });
+  if (failures.length > 0) {
+    return {
+      id,
+      title,
+      status: "fail",
+      detail: `${failures.length} of ${stated.length} on ${first.impl}: ${failures.map(describe).join("; ")}`,
+    };
+  }
+  return {
+    id,
+    title,
+    status: "pass",
+    detail: `${stated.length} GEMMs on ${first.impl}: ${stated
+      .map(
+        (entry) =>
+          `${entry.name} ${entry.m}x${entry.n}x${entry.k} ${ns(entry.measuredNs)} (array utilisation ${((entry.utilisation as number) * 100).toFixed(1)}%)`,
+      )
+      .join(", ")}`,
+  };
 }

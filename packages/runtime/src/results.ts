@@ -1,4 +1,4 @@
-import type { Machine } from "@kb/components";
+import { gemmTimingOf, type Machine } from "@kb/components";
 import type { VerifyReport } from "@kb/data-executor";
 import * as z from "zod";
 
@@ -68,6 +68,13 @@ export const RunResultsSchema = z.object({
     flopsPerS: z.number().describe("(gemmFlops + mathFlops) / simulated time."),
     hbmBytesPerS: z.number(),
     gemmFraction: z.number().describe("gemmFlops / simulated time / peak.gemmFlopsPerS."),
+    gemmArrayUtilisation: z
+      .number()
+      .nullable()
+      .optional()
+      .describe(
+        "How much of the MAC arrays did useful work while computing: sum of m n k over the GEMMs run / sum of cycles x R x C, the cycles each PE_GEMM impl charged by its own formula (GemmTiming); null when no PE_GEMM that states its timing ran; absent in results written before it was reported.",
+      ),
     hbmFraction: z.number(),
   }),
   rooflineNs: z
@@ -263,6 +270,24 @@ export function workSince(machine: Machine, before: WorkSnapshot): Work {
   return { gemmFlops, mathFlops, hbmBytes, rooflineNs, peaks };
 }
 
+/**
+ * `sum(m n k) / sum(cycles x R x C)` over the PE_GEMMs that state their timing (`gemmTimingOf`)
+ * and ran: the array utilisation of the GEMMs themselves, by each impl's own cycles, where
+ * `achieved.gemmFraction` also counts the time the engines sat idle. Null when none ran.
+ */
+function gemmArrayUtilisation(machine: Machine): number | null {
+  let macs = 0;
+  let slots = 0;
+  for (const component of machine.components) {
+    if (component.kind !== "pe_gemm" || component.stats.ops === 0) continue;
+    const timing = gemmTimingOf(component);
+    if (timing === null || timing.arrayCycles <= 0) continue;
+    macs += component.stats.flops / 2;
+    slots += timing.arrayCycles * timing.macRows * timing.macCols;
+  }
+  return slots > 0 ? macs / slots : null;
+}
+
 /** @internal Builds the results object from a machine after a run. */
 export function collectResults(
   machine: Machine,
@@ -311,6 +336,7 @@ export function collectResults(
       flopsPerS: perS(gemmFlops + mathFlops),
       hbmBytesPerS: perS(hbmBytes),
       gemmFraction: fraction(gemmFlops, work.peaks.gemm),
+      gemmArrayUtilisation: gemmArrayUtilisation(machine),
       hbmFraction: fraction(hbmBytes, work.peaks.hbm),
     },
     rooflineNs: work.rooflineNs,

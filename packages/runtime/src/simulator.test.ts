@@ -97,6 +97,8 @@ describe("Simulator", () => {
     // One PE_GEMM ran: 32 x 32 MACs x 2 flops at 1 GHz, at its fastest dtype (i8: 0.5 cycles per
     // MAC step) = 4096 GFLOP/s: a peak no dtype exceeds, so the roofline stays a true bound.
     expect(results.peak.gemmFlopsPerS).toBe(4096e9);
+    // default.yaml's pe_gemm_v1 charges 4 x 4 x 128 + 8 = 2056 cycles on its 32 x 32 array.
+    expect(results.achieved.gemmArrayUtilisation).toBeCloseTo(128 ** 3 / (2056 * 32 * 32), 12);
     expect(results.rooflineNs).toBeGreaterThan(0);
     expect(results.simTimeNs).toBeGreaterThanOrEqual(results.rooflineNs);
     expect(results.launches).toHaveLength(1);

@@ -94,7 +94,7 @@ const GOLDEN: Record<string, unknown> = {
       pe_mmu: 32,
       pe_tcm: 32,
     },
-    digest: "7e64189b06205e5a",
+    digest: "8a1c973c73b1bfd3",
   },
   REF4SIP: {
     nodes: 3497,
@@ -124,6 +124,6 @@ const GOLDEN: Record<string, unknown> = {
       pe_mmu: 256,
       pe_tcm: 256,
     },
-    digest: "ec0d1a525910f4b0",
+    digest: "04e9c6716344e87a",
   },
 };

@@ -1,4 +1,4 @@
-import { Event, Resource, Store } from "@kb/des";
+import { Event, type Resource, Store } from "@kb/des";
 import { KbError } from "@kb/errors";
 import * as z from "zod";
 import type { IpcqRecvCommand, PeCommand } from "../commands.js";
@@ -18,21 +18,9 @@ import {
   Submission,
 } from "../program.js";
 import { queueDepthParam } from "./fabric-impls.js";
+import { compute, computeSlotOf, peOf, wrongMessage } from "./pe-support.js";
 
 const ns = (description: string, value: number) => z.number().min(0).default(value).describe(description);
-
-function wrongMessage(component: Component, message: Message, expected: string): KbError {
-  return new KbError(
-    "MACHINE_INVARIANT",
-    `${component.kind} ${component.impl} received "${message.label}"; it services ${expected}.`,
-    { context: { nodeId: component.id, simTimeNs: component.env.now } },
-  );
-}
-
-/** The PE id (`sip0.cube0.pe3`) of a PE component. */
-function peOf(component: Component): string {
-  return component.node.parent as string;
-}
 
 // ---------------------------------------------------------------------------------------------
 // PE_CPU
@@ -648,98 +636,7 @@ export const peFetchStoreV1 = defineComponent({
 });
 
 // ---------------------------------------------------------------------------------------------
-// PE_GEMM and PE_MATH (one shared compute slot per PE, ADR-0014 D4)
-
-/**
- * The compute slot (capacity 1) that the GEMM and MATH engines of `component`'s PE share
- * (ADR-0014 D4: GEMM and MATH never overlap within a PE); created on first use. Plug-in engines
- * use it with {@link compute} to keep that rule.
- */
-export function computeSlotOf(component: Component): Resource {
-  return component.machine.shared(
-    `${peOf(component)}:accel`,
-    () => new Resource(component.env, { capacity: 1 }),
-  );
-}
-
-/** Runs `ns` on the PE's shared compute slot. @internal */
-export function* compute(component: Component, slot: Resource, time: number): StageWork {
-  const request = slot.request();
-  yield request;
-  if (time > 0) yield component.env.timeout(time);
-  slot.release(request);
-}
-
-/** GEMM cycles relative to f16 per MAC step. */
-const DTYPE_RATE = z
-  .record(z.string(), z.number().positive())
-  .default({ f16: 1, bf16: 1, f32: 4, i8: 0.5, i32: 4 })
-  .describe("Cycles per MAC step by input dtype, relative to one pass (f32 runs at a quarter rate).");
-
-export const gemmParams = z.strictObject({
-  freq_ghz: z.number().positive().default(1).describe("Clock, GHz."),
-  mac_rows: z.number().int().min(1).default(32).describe("MAC array rows (output rows per pass)."),
-  mac_cols: z.number().int().min(1).default(32).describe("MAC array columns (output columns per pass)."),
-  overhead_cycles: z.number().int().min(0).default(8).describe("Fixed cycles per GEMM (issue and drain)."),
-  dtype_cycles: DTYPE_RATE,
-  queue_depth: queueDepthParam(4),
-});
-
-/** The built-in MAC-array timing: `(ceil(m/rows) * ceil(n/cols) * k * rate(dtype) + overhead) / freq` ns. */
-export function macArrayNs(
-  params: z.output<typeof gemmParams>,
-  m: number,
-  n: number,
-  k: number,
-  dtype: string,
-): number {
-  const rate = params.dtype_cycles[dtype] ?? 1;
-  const cycles =
-    Math.ceil(m / params.mac_rows) * Math.ceil(n / params.mac_cols) * k * rate + params.overhead_cycles;
-  return cycles / params.freq_ghz;
-}
-
-/** PE_GEMM v1: output-stationary MAC array timing. @internal */
-export class PeGemmV1 extends Component<z.output<typeof gemmParams>> {
-  private slot!: Resource;
-
-  constructor(
-    context: ComponentContext,
-    params: z.output<typeof gemmParams>,
-    private readonly timing: (m: number, n: number, k: number, dtype: string) => number,
-  ) {
-    super(context, params, { queueDepth: params.queue_depth });
-  }
-
-  override init(): void {
-    this.slot = computeSlotOf(this);
-  }
-
-  process(message: Message): StageWork {
-    if (!(message instanceof TileToken)) throw wrongMessage(this, message, "GEMM stages of tile tokens");
-    const params = message.stage.params;
-    if (params.type !== "gemm") throw wrongMessage(this, message, "GEMM stages");
-    this.stats.flops += 2 * params.m * params.n * params.k;
-    return compute(this, this.slot, this.timing(params.m, params.n, params.k, params.dtype));
-  }
-
-  /** 2 x mac_rows x mac_cols x freq_ghz / the fewest cycles any dtype takes. */
-  override peak(): ComponentPeak {
-    const params = this.params as z.output<typeof gemmParams>;
-    const cycles = Math.min(...Object.values(params.dtype_cycles), 1);
-    return { flopsPerNs: (2 * params.mac_rows * params.mac_cols * params.freq_ghz) / cycles };
-  }
-}
-
-export const peGemmV1 = defineComponent({
-  kind: "pe_gemm",
-  impl: "pe_gemm_v1",
-  description:
-    "GEMM engine: an output-stationary mac_rows x mac_cols MAC array; a tile takes (ceil(m/rows) * ceil(n/cols) * k * dtype_cycles + overhead_cycles) / freq_ghz ns on the PE's shared compute slot.",
-  params: gemmParams,
-  create: (context, params) =>
-    new PeGemmV1(context, params, (m, n, k, dtype) => macArrayNs(params, m, n, k, dtype)),
-});
+// PE_MATH (PE_GEMM: pe-gemm-v1.ts, pe-gemm-v2.ts; the compute slot they share: pe-support.ts)
 
 const mathParams = z.strictObject({
   freq_ghz: z.number().positive().default(1).describe("Clock, GHz."),
