@@ -1,6 +1,5 @@
 import { readFileSync } from "node:fs";
 import { fileURLToPath } from "node:url";
-import { isKbError, type KbError } from "@kb/errors";
 import { MemorySink, OpLogger } from "@kb/oplog";
 import type { TL } from "@kb/tl";
 import { describe, expect, it } from "vitest";
@@ -13,6 +12,7 @@ import {
   replay,
   Simulator,
 } from "./index.js";
+import { failure, thrown } from "./test-support.js";
 
 const defaultYaml = fileURLToPath(new URL("../../../topologies/default.yaml", import.meta.url));
 const thisFile = readFileSync(fileURLToPath(import.meta.url), "utf8").split("\n");
@@ -22,27 +22,6 @@ function lineOf(marker: string): RegExp {
   const index = thisFile.findIndex((line) => line.trimEnd().endsWith(`// ${marker}`));
   if (index < 0) throw new Error(`no line ends with // ${marker}`);
   return new RegExp(`simulator\\.test\\.ts:${index + 1}:\\d+`);
-}
-
-/** The KbError `run` throws; fails the test when it throws nothing or something else. */
-function thrown(run: () => unknown): KbError {
-  try {
-    run();
-  } catch (error) {
-    if (isKbError(error)) return error;
-    throw error;
-  }
-  throw new Error("expected a KbError, nothing was thrown");
-}
-
-async function failure(promise: Promise<unknown>): Promise<KbError> {
-  try {
-    await promise;
-  } catch (error) {
-    if (isKbError(error)) return error;
-    throw error;
-  }
-  throw new Error("expected a KbError");
 }
 
 async function copyKernel(tl: TL, src: DeviceTensor, dst: DeviceTensor, rows: number) {

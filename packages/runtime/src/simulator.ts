@@ -14,7 +14,7 @@ import { MemoryStore } from "@kb/data-executor";
 import type { Event } from "@kb/des";
 import { KbError } from "@kb/errors";
 import type { OpLogger } from "@kb/oplog";
-import { DTYPE_BYTES, type Dtype, formatShape, isDtype, Tensor, type TensorRandomOptions } from "@kb/tensor";
+import { type Dtype, Tensor, type TensorRandomOptions } from "@kb/tensor";
 import {
   type Kernel,
   KernelHost,
@@ -25,15 +25,13 @@ import {
   type LoadObservation,
   type TLOptions,
 } from "@kb/tl";
-import {
-  decodeAddress,
-  expandTopology,
-  resolveTopology,
-  TopologyGraph,
-  type TopologyInput,
-} from "@kb/topology";
+import { expandTopology, resolveTopology, TopologyGraph, type TopologyInput } from "@kb/topology";
+import { callerLocation } from "./caller-location.js";
 import { DeviceTensor, type Placement } from "./device-tensor.js";
-import { DeviceMemory } from "./memory/allocator.js";
+import { type Grid, type GridSpec, gridPlacements, isGrid, resolveGrid } from "./grid.js";
+import { refuseDoubleFree, refuseFreed, refuseFreedArgs, tensorBytes } from "./host-checks.js";
+import { createKernelMemory } from "./kernel-memory.js";
+import { DeviceMemory } from "./memory/device-memory.js";
 import { PendingRanges } from "./memory/pending-ranges.js";
 import { collectResults, type LaunchRecord, type RunResults, snapshotWork, workSince } from "./results.js";
 
@@ -64,22 +62,6 @@ export interface SimulatorOptions {
    * 10 GB in total keeps 10 GB. Run it on a size whose loads fit in host memory.
    */
   readonly checkPhases?: boolean;
-}
-
-/** Which PEs a launch runs on: a count (the first n) or explicit indices per level; default all. */
-export interface GridSpec {
-  readonly sips?: number | readonly number[];
-  readonly cubes?: number | readonly number[];
-  readonly pes?: number | readonly number[];
-}
-
-/** A resolved grid: the PEs of a launch and each one's program ids. */
-export interface Grid {
-  readonly sips: readonly number[];
-  readonly cubes: readonly number[];
-  readonly pes: readonly number[];
-  /** Kernel instances: sips x cubes x pes. */
-  readonly size: number;
 }
 
 /** Options of {@link Simulator.launch}. */
@@ -345,12 +327,7 @@ export class Simulator {
    * simulator did not allocate.
    */
   free(device: DeviceTensor): void {
-    if (device.freed) {
-      throw new KbError(
-        "MEMORY_ALLOCATION",
-        `free: device tensor ${device.describe()} was already ${freedWhere(device)} (double free). Free each tensor once, after its last use.`,
-      );
-    }
+    refuseDoubleFree(device);
     const at = callerLocation();
     this.device.free(device.address, at ?? undefined);
     device.markFreed(at);
@@ -361,27 +338,7 @@ export class Simulator {
 
   /** Resolves a grid: every PE by default; numbers take the first n, arrays pick indices. */
   grid(spec: GridSpec = {}): Grid {
-    const topology = this.machine.graph.topology;
-    const pick = (what: string, value: number | readonly number[] | undefined, limit: number): number[] => {
-      if (value === undefined) return Array.from({ length: limit }, (_, i) => i);
-      const list = typeof value === "number" ? Array.from({ length: value }, (_, i) => i) : [...value];
-      if (
-        list.length === 0 ||
-        (typeof value === "number" && (!Number.isInteger(value) || value > limit)) ||
-        list.some((i) => !Number.isInteger(i) || i < 0 || i >= limit) ||
-        new Set(list).size !== list.length
-      ) {
-        throw new KbError(
-          "RUNTIME_INVALID",
-          `grid ${what}: ${JSON.stringify(value)} is not a count 1..${limit} or a list of distinct indices 0..${limit - 1} (topology ${this.topologyName} has ${limit}).`,
-        );
-      }
-      return list;
-    };
-    const sips = pick("sips", spec.sips, topology.system.sips);
-    const cubes = pick("cubes", spec.cubes, topology.sip.cubes);
-    const pes = pick("pes", spec.pes, topology.cube.noc.rows * topology.cube.noc.cols);
-    return { sips, cubes, pes, size: sips.length * cubes.length * pes.length };
+    return resolveGrid(spec, this.machine.graph.topology, this.topologyName);
   }
 
   /**
@@ -398,31 +355,10 @@ export class Simulator {
   ): Promise<LaunchRecord> {
     this.usable();
     const name = options.name ?? (kernel.name || "kernel");
-    const freedArg = findFreedArg(options.args);
-    if (freedArg !== null) {
-      throw new KbError(
-        "MEMORY_ACCESS",
-        `launch: ${freedArg.path} is device tensor ${freedArg.tensor.describe()}, which was ${freedWhere(freedArg.tensor)}. A kernel cannot use a freed tensor: free it after the last launch that uses it, or pass a live one.`,
-        { context: { kernel: name } },
-      );
-    }
+    refuseFreedArgs(name, options.args);
     this.kernels.define(name, kernel as Kernel);
     const grid = isGrid(options.grid) ? options.grid : this.grid(options.grid ?? {});
-    const placements: KernelPlacement[] = [];
-    grid.sips.forEach((sip, sipIndex) => {
-      grid.cubes.forEach((cube, cubeIndex) => {
-        grid.pes.forEach((pe, peIndex) => {
-          placements.push({
-            pe: `sip${sip}.cube${cube}.pe${pe}`,
-            sip,
-            cube,
-            peIndex: pe,
-            programId: [peIndex, cubeIndex, sipIndex],
-            numPrograms: [grid.pes.length, grid.cubes.length, grid.sips.length],
-          });
-        });
-      });
-    });
+    const placements = gridPlacements(grid);
     const memory = this.kernelMemory();
     const scratch: number[] = [];
     const runners: KernelRunner[] = [];
@@ -525,30 +461,12 @@ export class Simulator {
    * tensor it hits and where it was freed.
    */
   kernelMemory(): KernelMemory {
-    const store = this.memory;
-    const device = this.device;
-    const pending = this.pending;
-    const memory: KernelMemory = {
-      check: (address, length, what) => {
-        if (decodeAddress(address).space === "tcm") return;
-        device.checkAccess(address, length, what);
-      },
-      tensorAt: (address) => device.tensorAt(address),
-      read: (address, length) => store.read(address, length),
-      write: (address, bytes) => {
-        store.write(address, bytes);
-        pending.clear(address, address + bytes.length);
-      },
-      markPending: (address, length) => pending.add(address, address + length),
-      isPending: (address, length) => pending.overlaps(address, address + length),
-    };
-    if (!this.checkPhases) return memory;
-    const observations = this.loadObservations;
-    return {
-      ...memory,
-      // The bytes are copied: the kernel owns the array it received and may hand it on.
-      observeLoad: (load) => observations.push({ ...load, bytes: load.bytes.slice() }),
-    };
+    return createKernelMemory({
+      store: this.memory,
+      device: this.device,
+      pending: this.pending,
+      observations: this.checkPhases ? this.loadObservations : null,
+    });
   }
 
   private scratchFor(placement: KernelPlacement): number {
@@ -575,142 +493,4 @@ export class Simulator {
       );
     return entry?.used ?? 0;
   }
-}
-
-function isGrid(grid: Grid | GridSpec | undefined): grid is Grid {
-  return grid !== undefined && "size" in grid && Array.isArray(grid.sips);
-}
-
-/**
- * The bytes of a `dtype` tensor of `shape`, computed without building it. Throws
- * `RUNTIME_INVALID` for an unknown dtype and `TENSOR_INVALID` for a bad or absurd shape.
- */
-function tensorBytes(call: string, name: string, shape: readonly number[], dtype: Dtype): number {
-  const shown = Array.isArray(shape) ? formatShape(shape) : String(shape);
-  const what = `${call}(${JSON.stringify(name)}, ${shown}, ${String(dtype)})`;
-  if (!isDtype(dtype)) {
-    throw new KbError(
-      "RUNTIME_INVALID",
-      `${what}: unknown dtype ${JSON.stringify(dtype) ?? String(dtype)}; use f32, f16, bf16, i8 or i32.`,
-    );
-  }
-  if (!Array.isArray(shape)) {
-    throw new KbError(
-      "TENSOR_INVALID",
-      `${what}: the shape must be an array of dimensions, got ${typeof shape}. Pass e.g. [rows, cols].`,
-    );
-  }
-  let size = 1;
-  for (let axis = 0; axis < shape.length; axis++) {
-    const dim: unknown = shape[axis];
-    if (typeof dim !== "number" || !Number.isSafeInteger(dim) || dim < 0) {
-      throw new KbError(
-        "TENSOR_INVALID",
-        `${what}: dimension ${axis} is ${String(dim)}; every dimension must be an integer >= 0.`,
-      );
-    }
-    size *= dim;
-  }
-  const bytes = size * DTYPE_BYTES[dtype];
-  if (!Number.isSafeInteger(size) || !Number.isSafeInteger(bytes)) {
-    const exact = shape.reduce((product: bigint, dim: number) => product * BigInt(dim), 1n);
-    throw new KbError(
-      "TENSOR_INVALID",
-      `${what}: ${exact} elements (${exact * BigInt(DTYPE_BYTES[dtype])} bytes) is beyond 2^53 - 1 bytes, more than any memory holds. Use a smaller shape.`,
-    );
-  }
-  return bytes;
-}
-
-/** `freed at bench.ts:12:3`, or `freed (where is unknown)`. */
-function freedWhere(tensor: DeviceTensor): string {
-  const at = tensor.freedAt;
-  return at === null ? "freed (where is unknown)" : `freed at ${at}`;
-}
-
-/** Throws `MEMORY_ACCESS` when `tensor` was freed: a host call cannot read or write it. */
-function refuseFreed(call: string, tensor: DeviceTensor, verb: string, instead: string): void {
-  if (!tensor.freed) return;
-  throw new KbError(
-    "MEMORY_ACCESS",
-    `${call}: device tensor ${tensor.describe()} was ${freedWhere(tensor)}; a freed tensor cannot be ${verb}. ${instead}, and free tensors only after their last use.`,
-  );
-}
-
-/**
- * The first freed device tensor among a launch's args: the args themselves, and the items of an
- * array or the values of a plain object among them (one level deep; nothing else is searched).
- */
-function findFreedArg(args: readonly unknown[]): { path: string; tensor: DeviceTensor } | null {
-  if (!Array.isArray(args)) return null;
-  for (let index = 0; index < args.length; index++) {
-    const arg: unknown = args[index];
-    if (arg instanceof DeviceTensor) {
-      if (arg.freed) return { path: `args[${index}]`, tensor: arg };
-    } else if (Array.isArray(arg)) {
-      for (let item = 0; item < arg.length; item++) {
-        const value: unknown = arg[item];
-        if (value instanceof DeviceTensor && value.freed)
-          return { path: `args[${index}][${item}]`, tensor: value };
-      }
-    } else if (isPlainObject(arg)) {
-      for (const key of Object.keys(arg)) {
-        const value = arg[key];
-        if (value instanceof DeviceTensor && value.freed) {
-          const path = /^[A-Za-z_$][\w$]*$/.test(key) ? `.${key}` : `[${JSON.stringify(key)}]`;
-          return { path: `args[${index}]${path}`, tensor: value };
-        }
-      }
-    }
-  }
-  return null;
-}
-
-function isPlainObject(value: unknown): value is Record<string, unknown> {
-  if (typeof value !== "object" || value === null) return false;
-  const prototype: unknown = Object.getPrototypeOf(value);
-  return prototype === Object.prototype || prototype === null;
-}
-
-/** A stack frame's location: `(file:line:col)` at the end of a V8 frame line. */
-const FRAME_LOCATION = /\(?([^()\s]+):(\d+):(\d+)\)?$/;
-const TEST_FILE = /\.(test|spec)\.[cm]?[jt]sx?$/;
-
-/**
- * The caller's `file:line:col`: the first stack frame outside the `@kb` packages (relative to
- * the working directory when inside it), or null when the stack says nothing usable. The `@kb`
- * packages are the directory two levels above this file (`packages/` of the repository, or
- * `node_modules/@kb/` of an install), except test files, plus anything under `node_modules/@kb/`
- * and Node's own `node:` frames. Reads a stack trace: for `free`, never for a hot path.
- */
-function callerLocation(): string | null {
-  const limit = Error.stackTraceLimit;
-  Error.stackTraceLimit = 64;
-  const stack = new Error().stack ?? "";
-  Error.stackTraceLimit = limit;
-  const frames: { file: string; line: string; col: string }[] = [];
-  for (const text of stack.split("\n").slice(1)) {
-    const match = FRAME_LOCATION.exec(text.trim());
-    if (match !== null)
-      frames.push({ file: match[1] as string, line: match[2] as string, col: match[3] as string });
-  }
-  const own = frames[0];
-  if (own === undefined) return null;
-  const ownPath = own.file.replaceAll("\\", "/");
-  const packages = ownPath.split("/").slice(0, -3).join("/");
-  for (const frame of frames.slice(1)) {
-    const path = frame.file.replaceAll("\\", "/");
-    const internal =
-      path.startsWith("node:") ||
-      path.includes("/node_modules/@kb/") ||
-      (packages !== "" && path.startsWith(`${packages}/`) && !TEST_FILE.test(path));
-    if (!internal) return `${relativeToCwd(path)}:${frame.line}:${frame.col}`;
-  }
-  return null;
-}
-
-function relativeToCwd(path: string): string {
-  const file = path.startsWith("file://") ? decodeURIComponent(path.slice("file://".length)) : path;
-  const cwd = globalThis.process?.cwd?.().replaceAll("\\", "/");
-  return cwd !== undefined && file.startsWith(`${cwd}/`) ? file.slice(cwd.length + 1) : file;
 }
