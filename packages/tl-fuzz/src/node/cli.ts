@@ -2,7 +2,7 @@
 import { mkdirSync, writeFileSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { parseArgs } from "node:util";
-import { fuzz } from "./fuzz.js";
+import { fuzz } from "../fuzz.js";
 
 // `pnpm fuzz:tl [--runs N] [--seed S] [--max-steps K] [--out DIR]`: random tl kernels through
 // phase 1 and phase 2 against the independent evaluator. Exit 0 when every program agreed, 1 with
