@@ -1,0 +1,316 @@
+/**
+ * The measurements of `kb probe`: the traffic catalog (H2D, D2H, PE DMA cases), the utilisation
+ * sweep and the GEMM cases, each run on a fresh machine and set against its formula.
+ */
+import type { Event } from "@kb/des";
+import { decodeAddress, type TopologyGraph, type TopologyNode } from "@kb/topology";
+import type { GemmCommand } from "./commands.js";
+import { splitByPseudoChannel, Transfer } from "./fabric.js";
+import { gemmTimingOf } from "./gemm-timing.js";
+import { type Machine, tcmAddress } from "./machine.js";
+import {
+  blockOf,
+  hbmTiming,
+  peFixedNs,
+  readFormula,
+  singlePcLayout,
+  type Target,
+  target,
+  writeFormula,
+} from "./probe-formula.js";
+import type {
+  ProbeCase,
+  ProbeGemmCase,
+  ProbeLayout,
+  ProbePlacement,
+  ProbeSweepPoint,
+} from "./probe-types.js";
+
+// ---------------------------------------------------------------------------------------------
+// Cases
+
+/** Runs `machine` until `events` complete; returns each one's completion time. */
+function completionTimes(machine: Machine, events: readonly Event<unknown>[]): number[] {
+  const times = events.map(() => Number.NaN);
+  events.forEach((event, index) => {
+    event.addCallback(() => {
+      times[index] = machine.env.now;
+    });
+  });
+  machine.run(events.length === 1 ? (events[0] as Event<unknown>) : machine.env.allOf(events));
+  return times;
+}
+
+/** A host write (`h2d`) or read (`d2h`) of one pseudo-channel, on a fresh machine. */
+export function hostCase(
+  graph: TopologyGraph,
+  fresh: () => Machine,
+  where: Target,
+  bytes: number,
+  direction: "read" | "write",
+): ProbeCase {
+  const layout = singlePcLayout(graph, where.pc, bytes);
+  const timing = hbmTiming(graph, where.pc);
+  const machine = fresh();
+  const start = machine.env.now;
+  // What Machine.hostWrite / hostRead do, with a block that stays in one pseudo-channel.
+  const transfer = new Transfer(machine.env);
+  if (direction === "write") machine.fabric.write("host", blockOf(layout), transfer, "probe h2d");
+  else machine.fabric.read("host", blockOf(layout), transfer, "probe d2h");
+  transfer.seal();
+  const [end] = completionTimes(machine, [transfer.done]);
+  const route = direction === "write" ? where.request : where.response;
+  const formulaNs =
+    direction === "write"
+      ? writeFormula(where.request, bytes, timing)
+      : readFormula(where.request, where.response, bytes, timing);
+  return finish({
+    name: direction === "write" ? "h2d" : "d2h",
+    kind: direction === "write" ? "h2d" : "d2h",
+    placement: "host",
+    requester: "host",
+    memory: where.pc.id,
+    route: route.hops,
+    hops: route.links.length,
+    bytes,
+    pcs: 1,
+    layout,
+    fixedNs: 0,
+    formulaNs,
+    measuredNs: (end as number) - start,
+    uncontended: true,
+  });
+}
+
+function dmaCommand(pe: TopologyNode, layout: ProbeLayout, direction: "read" | "write") {
+  const tcm = tcmAddress(pe.sip as number, pe.cube as number, pe.pe as number, 0);
+  return direction === "read"
+    ? {
+        kind: "dma" as const,
+        src: layout.address,
+        dst: tcm,
+        bytes: layout.rowBytes,
+        rows: layout.rows,
+        srcStride: layout.stride,
+        dstStride: layout.rowBytes,
+      }
+    : {
+        kind: "dma" as const,
+        src: tcm,
+        dst: layout.address,
+        bytes: layout.rowBytes,
+        rows: layout.rows,
+        srcStride: layout.rowBytes,
+        dstStride: layout.stride,
+      };
+}
+
+/** A `dma` command on `pe` between HBM at `where` and its TCM, on a fresh machine. */
+export function dmaCase(
+  graph: TopologyGraph,
+  fresh: () => Machine,
+  pe: string,
+  where: Target,
+  placement: ProbePlacement,
+  bytes: number,
+  direction: "read" | "write",
+): ProbeCase {
+  const layout = singlePcLayout(graph, where.pc, bytes);
+  const timing = hbmTiming(graph, where.pc);
+  const machine = fresh();
+  const start = machine.env.now;
+  const [end] = completionTimes(machine, [
+    machine.submit(pe, [dmaCommand(graph.node(pe), layout, direction)], "probe"),
+  ]);
+  const fixedNs = peFixedNs(machine, pe, layout);
+  const route = direction === "write" ? where.request : where.response;
+  return finish({
+    name: `dma-${direction}-${placement}`,
+    kind: direction === "read" ? "dma_read" : "dma_write",
+    placement,
+    requester: pe,
+    memory: where.pc.id,
+    route: route.hops,
+    hops: route.links.length,
+    bytes,
+    pcs: 1,
+    layout,
+    fixedNs,
+    formulaNs:
+      direction === "write"
+        ? writeFormula(where.request, bytes, timing)
+        : readFormula(where.request, where.response, bytes, timing),
+    measuredNs: (end as number) - start - fixedNs,
+    uncontended: true,
+  });
+}
+
+/** A contiguous read at the local PC: the interleave spreads it over the PCs. */
+export function spreadCase(
+  graph: TopologyGraph,
+  fresh: () => Machine,
+  pe: string,
+  local: Target,
+  bytes: number,
+): ProbeCase {
+  const spec = graph.topology.cube.hbm;
+  const dma = `${pe}.pe_dma`;
+  const first = singlePcLayout(graph, local.pc, Math.min(bytes, spec.interleave_bytes));
+  const layout: ProbeLayout = { address: first.address, rows: 1, rowBytes: bytes, stride: bytes };
+  const pcs = graph.hbmPseudoChannelsOfCube(local.pc.sip as number, local.pc.cube as number);
+  const shares = splitByPseudoChannel(blockOf(layout), decodeAddress(layout.address).offset, {
+    channels: spec.channels,
+    pseudoChannels: spec.pseudo_channels,
+    interleave: spec.interleave_bytes,
+    capacity: spec.capacity_bytes,
+  });
+  let formulaNs = 0;
+  for (const share of shares) {
+    const where = target(graph, dma, pcs[share.lane] as TopologyNode);
+    const timing = hbmTiming(graph, where.pc);
+    formulaNs = Math.max(formulaNs, readFormula(where.request, where.response, share.bytes, timing));
+  }
+  const machine = fresh();
+  const start = machine.env.now;
+  const [end] = completionTimes(machine, [
+    machine.submit(pe, [dmaCommand(graph.node(pe), layout, "read")], "probe"),
+  ]);
+  const fixedNs = peFixedNs(machine, pe, layout);
+  return finish({
+    name: "dma-read-spread",
+    kind: "dma_read",
+    placement: "spread",
+    requester: pe,
+    memory: local.pc.id,
+    route: local.response.hops,
+    hops: local.response.links.length,
+    bytes,
+    pcs: shares.length,
+    layout,
+    fixedNs,
+    formulaNs,
+    measuredNs: (end as number) - start - fixedNs,
+    uncontended: shares.length === 1,
+  });
+}
+
+function finish(partial: Omit<ProbeCase, "ratio">): ProbeCase {
+  return { ...partial, ratio: partial.measuredNs / partial.formulaNs };
+}
+
+// ---------------------------------------------------------------------------------------------
+// Utilisation sweep
+
+/**
+ * The PE counts of the utilisation sweep for a cube of `n` PEs: `round(n^(i/4))` for i = 0..4,
+ * duplicates dropped, so at most five points from 1 to n (1, 2, 4, 8, 16 for 16; 1, 2, 3, 5, 8 for 8).
+ */
+export function sweepPoints(n: number): number[] {
+  const points = new Set<number>();
+  for (let step = 0; step <= 4; step++) points.add(Math.max(1, Math.round(n ** (step / 4))));
+  return [...points].sort((a, b) => a - b);
+}
+
+/** The utilisation sweep: at each of {@link sweepPoints}, the PEs nearest `pc` read it at once. */
+export function runSweep(
+  graph: TopologyGraph,
+  fresh: () => Machine,
+  pc: TopologyNode,
+  bytes: number,
+): ProbeSweepPoint[] {
+  const layout = singlePcLayout(graph, pc, bytes);
+  const timing = hbmTiming(graph, pc);
+  const pes = graph
+    .pesOfCube(pc.sip as number, pc.cube as number)
+    .map((node, index) => {
+      const where = target(graph, `${node.id}.pe_dma`, pc);
+      return { node, index, formulaNs: readFormula(where.request, where.response, bytes, timing) };
+    })
+    .sort((a, b) => a.formulaNs - b.formulaNs || a.index - b.index);
+  return sweepPoints(pes.length).map((count) => {
+    const chosen = pes.slice(0, count);
+    const machine = fresh();
+    const start = machine.env.now;
+    const events = chosen.map(({ node }) =>
+      machine.submit(node.id, [dmaCommand(node, layout, "read")], "probe sweep"),
+    );
+    const ends = completionTimes(machine, events);
+    const latenciesNs = chosen.map(
+      ({ node }, index) => (ends[index] as number) - start - peFixedNs(machine, node.id, layout),
+    );
+    const formulasNs = chosen.map((entry) => entry.formulaNs);
+    const formulaNs = mean(formulasNs);
+    const meanNs = mean(latenciesNs);
+    const maxNs = Math.max(...latenciesNs);
+    return {
+      pes: count,
+      peIds: chosen.map(({ node }) => node.id),
+      memory: pc.id,
+      formulasNs,
+      formulaNs,
+      latenciesNs,
+      meanNs,
+      maxNs,
+      ratio: meanNs / formulaNs,
+      gbs: (count * bytes) / maxNs,
+    };
+  });
+}
+
+function mean(values: readonly number[]): number {
+  return values.reduce((sum, value) => sum + value, 0) / values.length;
+}
+
+// ---------------------------------------------------------------------------------------------
+// GEMM
+
+/** The GEMM cases on `pe`'s PE_GEMM, each alone on a fresh machine. */
+export function gemmCases(fresh: () => Machine, pe: TopologyNode): ProbeGemmCase[] {
+  const shapes = (machine: Machine): [string, number, number, number][] => {
+    const scheduler = machine.component(`${pe.id}.pe_scheduler`).params as Record<string, unknown>;
+    const tile = (name: string): number => (typeof scheduler[name] === "number" ? scheduler[name] : 128);
+    const [m, n, k] = [tile("tile_m"), tile("tile_n"), tile("tile_k")];
+    return [
+      ["gemm-tile", m, n, k],
+      ["gemm-small", 32, 32, 32],
+      ["gemm-vector", 1, n, k],
+    ];
+  };
+  return shapes(fresh()).map(([name, m, n, k]) => {
+    const machine = fresh();
+    const engine = machine.component(`${pe.id}.pe_gemm`);
+    const timing = gemmTimingOf(engine);
+    const dispatch = (machine.component(`${pe.id}.pe_cpu`).params as Record<string, unknown>).dispatch_ns;
+    const tcm = (offset: number) => tcmAddress(pe.sip as number, pe.cube as number, pe.pe as number, offset);
+    const command: GemmCommand = {
+      kind: "gemm",
+      a: tcm(0),
+      b: tcm(m * k * 2),
+      out: tcm(m * k * 2 + k * n * 2),
+      m,
+      n,
+      k,
+      dtype: "f16",
+    };
+    const start = machine.env.now;
+    const [end] = completionTimes(machine, [machine.submit(pe.id, [command], "probe gemm")]);
+    const measuredNs = (end as number) - start - (typeof dispatch === "number" ? dispatch : 0);
+    const cycles = timing === null ? null : timing.gemmCycles(m, n, k, "f16");
+    const formulaNs = timing === null || cycles === null ? null : cycles / timing.freqGhz;
+    return {
+      name,
+      engine: engine.id,
+      impl: engine.impl,
+      m,
+      n,
+      k,
+      dtype: "f16",
+      cycles,
+      formulaNs,
+      measuredNs,
+      ratio: formulaNs === null ? null : measuredNs / formulaNs,
+      utilisation:
+        timing === null || cycles === null ? null : (m * n * k) / (cycles * timing.macRows * timing.macCols),
+    };
+  });
+}
