@@ -236,31 +236,34 @@ describe("op-log hooks and determinism", () => {
   });
 });
 
+/** The op-log records of one command run alone on PE 0 of default.yaml (validated as logged). */
+function recordsOf(command: PeCommand) {
+  const sink = new MemorySink();
+  const logger = new OpLogger(sink, { validate: true });
+  const machine = machineOf("default", { opLogger: logger });
+  machine.run(machine.submit("sip0.cube0.pe0", [command]));
+  logger.close();
+  return sink.records;
+}
+
 describe("composite GEMM with transposed operands", () => {
   it("reads the stored blocks of Aᵀ (k x m) and Bᵀ (n x k) and flags the GEMM transposed", () => {
-    const sink = new MemorySink();
-    const logger = new OpLogger(sink, { validate: true });
-    const machine = machineOf("default", { opLogger: logger });
     // C (6 x 10) = A (6 x 8) @ B (8 x 10), f16, tiles 4 x 4 x 4; A stored as Aᵀ (8 x 6), B as
     // Bᵀ (10 x 8). Tile 0 is (mi 0, ni 0, ki 0): m = n = k = 4.
-    const done = machine.submit("sip0.cube0.pe0", [
-      {
-        kind: "composite_gemm",
-        a: hbm(0),
-        b: hbm(MIB),
-        c: hbm(2 * MIB),
-        m: 6,
-        n: 10,
-        k: 8,
-        dtype: "f16",
-        tile: { m: 4, n: 4, k: 4 },
-        transposeA: true,
-        transposeB: true,
-      },
-    ]);
-    machine.run(done);
-    logger.close();
-    const reads = sink.records.filter((record) => record.op_name === "dma_read");
+    const records = recordsOf({
+      kind: "composite_gemm",
+      a: hbm(0),
+      b: hbm(MIB),
+      c: hbm(2 * MIB),
+      m: 6,
+      n: 10,
+      k: 8,
+      dtype: "f16",
+      tile: { m: 4, n: 4, k: 4 },
+      transposeA: true,
+      transposeB: true,
+    });
+    const reads = records.filter((record) => record.op_name === "dma_read");
     // 2 x 3 output tiles x 2 K tiles, two reads each.
     expect(reads).toHaveLength(24);
     // Tile 0, A: rows ki*4 .. of Aᵀ = 4 rows of m = 4 elements (8 B), row stride M * 2 = 12 B.
@@ -270,7 +273,7 @@ describe("composite GEMM with transposed operands", () => {
     // Tile 1 (ki 1): Aᵀ rows 4..7 start at 4 * 6 * 2 = 48 B; Bᵀ columns 4..7 at 4 * 2 = 8 B.
     expect(reads[2]?.params).toMatchObject({ src_addr: hbm(48), rows: 4, src_stride: 12 });
     expect(reads[3]?.params).toMatchObject({ src_addr: hbm(MIB + 8), rows: 4, src_stride: 16 });
-    const gemm = sink.records.find((record) => record.op_kind === "gemm");
+    const gemm = records.find((record) => record.op_kind === "gemm");
     expect(gemm?.params).toMatchObject({
       shape_a: [4, 4],
       shape_b: [4, 4],
@@ -291,28 +294,21 @@ describe("composite GEMM with transposed operands", () => {
 
 describe("tile buffers", () => {
   it("start at multiples of 16 B whatever the tile sizes, so an f32 tile never lands misaligned", () => {
-    const sink = new MemorySink();
-    const logger = new OpLogger(sink, { validate: true });
-    const machine = machineOf("default", { opLogger: logger });
     // f32 inputs, f16 output, 1 x 1 x 2 tiles: A 8 B, B 8 B, C 2 B = 18 B a set before rounding,
     // so the second set would start 2 B past a multiple of 4. Rounded: 16 + 16 + 16 = 48 B.
-    const done = machine.submit("sip0.cube0.pe0", [
-      {
-        kind: "composite_gemm",
-        a: hbm(0),
-        b: hbm(MIB),
-        c: hbm(2 * MIB),
-        m: 4,
-        n: 1,
-        k: 2,
-        dtype: "f32",
-        dtypeOut: "f16",
-        tile: { m: 1, n: 1, k: 2 },
-      },
-    ]);
-    machine.run(done);
-    logger.close();
-    const gemms = sink.records.filter((record) => record.op_kind === "gemm");
+    const records = recordsOf({
+      kind: "composite_gemm",
+      a: hbm(0),
+      b: hbm(MIB),
+      c: hbm(2 * MIB),
+      m: 4,
+      n: 1,
+      k: 2,
+      dtype: "f32",
+      dtypeOut: "f16",
+      tile: { m: 1, n: 1, k: 2 },
+    });
+    const gemms = records.filter((record) => record.op_kind === "gemm");
     expect(gemms).toHaveLength(4);
     const addresses = gemms.flatMap((record) => {
       const p = record.params as { src_a_addr: number; src_b_addr: number };
