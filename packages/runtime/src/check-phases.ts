@@ -1,6 +1,7 @@
 import type { ExecutorOptions, MemoryStore } from "@kb/data-executor";
 import type { MemoryOpRecord, OpRecord } from "@kb/oplog";
 import type { LoadObservation } from "@kb/tl";
+import { formatAddress } from "./memory/format.js";
 import { replay } from "./phase2.js";
 import type { HostWrite } from "./simulator.js";
 
@@ -257,7 +258,7 @@ export function formatPhaseCheck(check: PhaseCheck): string {
         : ` It is the only one of ${check.compared} ${plural(check.compared, "load")} compared that differs.`;
     lines.push(
       `phases differ at op ${difference.opId} (${difference.opName} on ${difference.componentId}, t=${ns(difference.tStartNs)} ns): ` +
-        `the tl.load${where} of kernel ${difference.kernel} on ${difference.pe} (${hex(difference.src)} -> TCM ${hex(difference.dst)}, completed at t=${ns(difference.loadedAtNs)} ns) ` +
+        `the tl.load${where} of kernel ${difference.kernel} on ${difference.pe} (${formatAddress(difference.src)} -> TCM ${formatAddress(difference.dst)}, completed at t=${ns(difference.loadedAtNs)} ns) ` +
         `received ${bytesText(difference.phase1)} at byte ${difference.byteOffset} of its tile in phase 1, ` +
         `but phase 2 copied ${bytesText(difference.phase2)}.${others}`,
       "  The bytes changed while the load was in flight: most likely another PE writes them at the same time, a race. " +
@@ -280,10 +281,6 @@ function plural(count: number, word: string): string {
 /** Simulated ns to at most 3 decimals (picoseconds), without float noise: `1496.755`. */
 function ns(value: number): string {
   return String(Number(value.toFixed(3)));
-}
-
-function hex(value: number): string {
-  return `0x${value.toString(16)}`;
 }
 
 /** `[3f 80 00 00]`, or `[]` past the end of the tile. */
