@@ -1,9 +1,10 @@
 import type { ComponentDefinition } from "../define.js";
 import { hbmCtrlV1, mCpuDmaV1, sramV1, transitV1 } from "./fabric-impls.js";
 import { ioCpuV1, mCpuV1 } from "./host-impls.js";
+import { peCpuV1 } from "./pe-cpu.js";
 import { peGemmV1 } from "./pe-gemm-v1.js";
 import { peGemmV2 } from "./pe-gemm-v2.js";
-import { peCpuV1, peDmaV1, peFetchStoreV1, peMathV1, peMmuV1, peSchedulerV2, peTcmV1 } from "./pe-impls.js";
+import { peDmaV1, peFetchStoreV1, peMathV1, peMmuV1, peSchedulerV2, peTcmV1 } from "./pe-impls.js";
 
 /** Every built-in implementation, registered by bare name in `defaultRegistry()`. */
 export const BUILTIN_COMPONENTS: readonly ComponentDefinition[] = Object.freeze([

@@ -1,5 +1,6 @@
 import { Resource } from "@kb/des";
 import { KbError } from "@kb/errors";
+import * as z from "zod";
 import type { Component, StageWork } from "../component.js";
 import type { Message } from "../message.js";
 
@@ -36,3 +37,7 @@ export function* compute(component: Component, slot: Resource, time: number): St
   if (time > 0) yield component.env.timeout(time);
   slot.release(request);
 }
+
+/** A duration param in ns: a number >= 0 with a default and a description. */
+export const ns = (description: string, value: number) =>
+  z.number().min(0).default(value).describe(description);
