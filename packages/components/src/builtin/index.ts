@@ -4,7 +4,9 @@ import { ioCpuV1, mCpuV1 } from "./host-impls.js";
 import { peCpuV1 } from "./pe-cpu.js";
 import { peGemmV1 } from "./pe-gemm-v1.js";
 import { peGemmV2 } from "./pe-gemm-v2.js";
-import { peDmaV1, peFetchStoreV1, peMathV1, peMmuV1, peSchedulerV2, peTcmV1 } from "./pe-impls.js";
+import { peMathV1 } from "./pe-impls.js";
+import { peDmaV1, peFetchStoreV1, peMmuV1, peTcmV1 } from "./pe-memory-engines.js";
+import { peSchedulerV2 } from "./pe-scheduler.js";
 
 /** Every built-in implementation, registered by bare name in `defaultRegistry()`. */
 export const BUILTIN_COMPONENTS: readonly ComponentDefinition[] = Object.freeze([
