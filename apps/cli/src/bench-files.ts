@@ -3,6 +3,7 @@ import { dirname, join, resolve, sep } from "node:path";
 import { fileURLToPath } from "node:url";
 import * as ccl from "@kb/ccl";
 import * as components from "@kb/components";
+import { importSourceFile } from "@kb/components/node";
 import * as dataExecutor from "@kb/data-executor";
 import * as errors from "@kb/errors";
 import { KbError } from "@kb/errors";
@@ -114,14 +115,15 @@ const SHARED_MODULES: Record<string, unknown> = {
   zod,
 };
 
-/** Imports a bench file (TypeScript through jiti) and returns its default export, checked. */
+/**
+ * Imports a bench file (TypeScript or JavaScript, through `importSourceFile` of
+ * `@kb/components/node`, which plug-ins given by path are loaded with too) and returns its default
+ * export, checked.
+ */
 export async function loadBench(file: string): Promise<Bench> {
-  // Imported here: jiti brings a TypeScript transform, which only `kb run` needs.
-  const { createJiti } = await import("jiti");
-  const jiti = createJiti(import.meta.url, { virtualModules: SHARED_MODULES, moduleCache: false });
   let module: Record<string, unknown>;
   try {
-    module = (await jiti.import(file)) as Record<string, unknown>;
+    module = await importSourceFile(file, { shared: SHARED_MODULES });
   } catch (error) {
     throw new KbError(
       "RUNTIME_INVALID",

@@ -27,7 +27,11 @@ describe("help and version", () => {
 
   it("lists the subcommands of topology", async () => {
     const { stdout } = await kb("topology", "--help");
-    for (const command of ["validate <file...>", "show [options] <file>", "graph [options] <file>"]) {
+    for (const command of [
+      "validate [options] <file...>",
+      "show [options] <file>",
+      "graph [options] <file>",
+    ]) {
       expect(stdout).toContain(command);
     }
   });

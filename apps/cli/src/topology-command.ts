@@ -1,3 +1,4 @@
+import { checkTopologyComponents } from "@kb/components/node";
 import { isKbError } from "@kb/errors";
 import { formatIssue, type Topology, type TopologyGraph, topologyToYaml } from "@kb/topology";
 import { loadTopologyFile, loadTopologyGraphFile } from "@kb/topology/node";
@@ -25,21 +26,33 @@ export function addTopologyCommand(program: Command, io: CliIo, state: RunState)
 
   topology
     .command("validate")
-    .summary("check topology files and print their counts")
+    .summary("check topology files, their plug-ins, impls and params, and print their counts")
     .description(
-      "Check topology files and expand each into its graph. Prints `OK FILE: NAME: counts` for each " +
-        "valid file, and every problem of an invalid one as `file:line:col: path: message` on stderr. " +
-        "Exits with 1 if any file fails.",
+      "Check topology files: the YAML, the expanded graph, and what a machine is built from: the " +
+        "plug-ins (the file's plugins: plus --plugin) load, every node's impl is registered and its " +
+        "params pass the impl's schema (no machine is built). Prints `OK FILE: NAME: counts` for " +
+        "each valid file, and every problem of an invalid one at its place, as " +
+        "`file:line:col: path: message`, on stderr. Exits with 1 if any file fails.",
     )
     .argument("<file...>", "topology YAML files")
-    .action((files: string[]) => {
+    .option(
+      "--plugin <package-or-path...>",
+      "also load these plug-ins: npm package names, or paths (./my-hbm.ts, ../kb-plugin-x) from the current directory",
+    )
+    .addHelpText(
+      "after",
+      "\nExamples:\n" +
+        "  kb topology validate topologies/*.yaml\n" +
+        "  kb topology validate my-design.yaml --plugin ./my-hbm.ts",
+    )
+    .action(async (files: string[], options: { plugin?: string[] }) => {
       for (const file of files) {
         let counts: TopologyCounts;
         let name: string;
         try {
-          const { topology: loaded, graph } = loadTopologyGraphFile(file);
-          name = loaded.name;
-          counts = graphCounts(loaded, graph);
+          const checked = await checkTopologyComponents(file, { plugins: options.plugin ?? [] });
+          name = checked.topology.name;
+          counts = graphCounts(checked.topology, checked.graph);
         } catch (error) {
           const issues = locatedIssuesOf(error);
           if (issues !== undefined) {
