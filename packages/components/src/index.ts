@@ -1,6 +1,8 @@
 export { KbError } from "@kb/errors";
+// The TCM address helpers are facts of the memory map (@kb/topology); re-exported here as before.
+export { TCM_WINDOW_BYTES, tcmAddress, tcmLocation } from "@kb/topology";
 export { queueDepthParam, transitParams } from "./builtin/fabric-impls.js";
-export { BUILTIN_COMPONENTS } from "./builtin/index.js";
+export { BUILTIN_COMPONENTS, defaultRegistry } from "./builtin/index.js";
 export { gemmParams, macArrayCycles, macArrayNs } from "./builtin/pe-gemm-v1.js";
 export type { GemmDataflow, GemmMapping, PeGemmV2Params } from "./builtin/pe-gemm-v2.js";
 export { GEMM_DATAFLOWS, gemmMapping, peGemmV2Cycles, peGemmV2Params } from "./builtin/pe-gemm-v2.js";
@@ -48,16 +50,7 @@ export type {
   MachineStats,
   ParamsIssue,
 } from "./machine.js";
-export {
-  buildMachine,
-  ComponentParamsError,
-  defaultRegistry,
-  Machine,
-  PageTable,
-  TCM_WINDOW_BYTES,
-  tcmAddress,
-  tcmLocation,
-} from "./machine.js";
+export { buildMachine, ComponentParamsError, Machine, PageTable } from "./machine.js";
 export type { MathOpInfo } from "./math-ops.js";
 export { MATH_OPS } from "./math-ops.js";
 export type {

@@ -1,16 +1,23 @@
 import { Environment, type Event } from "@kb/des";
 import { KbError } from "@kb/errors";
 import type { OpLogger } from "@kb/oplog";
-import { decodeAddress, encodeAddress, type TopologyGraph, type TopologyNode } from "@kb/topology";
+import type { TopologyGraph, TopologyNode } from "@kb/topology";
 import type * as z from "zod";
-import { BUILTIN_COMPONENTS } from "./builtin/index.js";
+// The one import of the built-ins, for buildMachine's default registry (see buildMachine).
+import { defaultRegistry } from "./builtin/index.js";
 import { type Component, laneWorker } from "./component.js";
+import { CONTROL_BYTES, type SipLaunch } from "./control.js";
 import type { ComponentDefinition, KbPlugin } from "./define.js";
 import { Fabric, Transfer } from "./fabric.js";
 import type { MemoryBlock } from "./message.js";
 import { ControlMessage, type PeProgram, ProgramMessage } from "./program.js";
-import { ComponentRegistry } from "./registry.js";
+import type { ComponentRegistry } from "./registry.js";
 import type { Tracer } from "./trace.js";
+
+// Where these used to live, for the modules that still import them from here (node.ts and tests);
+// their homes are @kb/topology (the TCM address helpers) and builtin/index.ts (defaultRegistry).
+export { TCM_WINDOW_BYTES, tcmAddress, tcmLocation } from "@kb/topology";
+export { defaultRegistry };
 
 /** Options of {@link buildMachine}. */
 export interface MachineOptions {
@@ -373,16 +380,6 @@ export class Machine {
   }
 }
 
-/** Bytes of a launch or completion descriptor on the fabric. */
-export const CONTROL_BYTES = 64;
-
-/** The launch of a program on one SIP, as it arrives at the SIP's IO_CPU. @internal */
-export interface SipLaunch {
-  readonly cubes: ReadonlyMap<number, readonly { pe: string; commands: PeProgram }[]>;
-  /** Reports the SIP's completion (a packet IO_CPU -> host). */
-  readonly transfer: Transfer;
-}
-
 function contiguous(address: number, bytes: number): MemoryBlock {
   return { address, rows: 1, rowBytes: bytes, stride: bytes };
 }
@@ -432,37 +429,8 @@ export function buildMachine(graph: TopologyGraph, options: MachineOptions = {})
   return machine;
 }
 
-/** A registry of the built-in impls plus `plugins`. */
-export function defaultRegistry(plugins: readonly KbPlugin[] = []): ComponentRegistry {
-  const registry = new ComponentRegistry().registerBuiltins(BUILTIN_COMPONENTS);
-  for (const plugin of plugins) registry.registerPlugin(plugin);
-  return registry;
-}
-
 function describeIssue(issue: z.core.$ZodIssue): string {
   if (issue.code === "unrecognized_keys")
     return `unknown key(s) ${issue.keys.map((key) => `"${key}"`).join(", ")}`;
   return issue.message;
-}
-
-/** A TCM address of PE `pe` of a cube: TCM space, offset `pe * TCM_WINDOW_BYTES + offset`. */
-export function tcmAddress(sip: number, cube: number, pe: number, offset: number): number {
-  return encodeAddress({ sip, cube, space: "tcm", offset: pe * TCM_WINDOW_BYTES + offset });
-}
-
-/** Each PE's window in its cube's TCM address space: 256 MiB (so up to 4096 PEs per cube). */
-export const TCM_WINDOW_BYTES = 2 ** 28;
-
-/** The PE index and offset within its TCM of a TCM address, or null for another space. */
-export function tcmLocation(
-  address: number,
-): { sip: number; cube: number; pe: number; offset: number } | null {
-  const decoded = decodeAddress(address);
-  if (decoded.space !== "tcm") return null;
-  return {
-    sip: decoded.sip,
-    cube: decoded.cube,
-    pe: Math.floor(decoded.offset / TCM_WINDOW_BYTES),
-    offset: decoded.offset % TCM_WINDOW_BYTES,
-  };
 }

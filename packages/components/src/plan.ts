@@ -1,5 +1,5 @@
 import { KbError } from "@kb/errors";
-import { decodeAddress } from "@kb/topology";
+import { decodeAddress, tcmLocation } from "@kb/topology";
 import type {
   CompositeGemmCommand,
   CompositeMathCommand,
@@ -11,7 +11,6 @@ import type {
 } from "./commands.js";
 import { DTYPE_BYTES } from "./commands.js";
 import type { Component } from "./component.js";
-import { tcmLocation } from "./machine.js";
 import { MATH_OPS, SCALAR_OPS } from "./math-ops.js";
 import type { DmaCopy, MemoryBlock, OpSpec, Stage, StageParams, StageType, TilePlan } from "./message.js";
 

@@ -3,11 +3,11 @@
  * sweep and the GEMM cases, each run on a fresh machine and set against its formula.
  */
 import type { Event } from "@kb/des";
-import { decodeAddress, type TopologyGraph, type TopologyNode } from "@kb/topology";
+import { decodeAddress, type TopologyGraph, type TopologyNode, tcmAddress } from "@kb/topology";
 import type { GemmCommand } from "./commands.js";
 import { splitByPseudoChannel, Transfer } from "./fabric.js";
 import { gemmTimingOf } from "./gemm-timing.js";
-import { type Machine, tcmAddress } from "./machine.js";
+import type { Machine } from "./machine.js";
 import {
   blockOf,
   hbmTiming,

@@ -1,7 +1,8 @@
 import { KbError } from "@kb/errors";
 import type { TopologyGraph } from "@kb/topology";
+import { defaultRegistry } from "./builtin/index.js";
 import type { KbPlugin } from "./define.js";
-import { buildMachine, defaultRegistry, type Machine } from "./machine.js";
+import { buildMachine, type Machine } from "./machine.js";
 import { dmaCase, gemmCases, hostCase, runSweep, spreadCase } from "./probe-catalog.js";
 import { dmaPlacements, nearest, target } from "./probe-formula.js";
 import { checkInvariants } from "./probe-invariants.js";

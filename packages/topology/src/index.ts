@@ -3,7 +3,16 @@ export type { TopologyEdge, TopologyNode } from "./graph.js";
 export { expandTopology, FORWARDING_KINDS, linkPatternPeers, TopologyGraph } from "./graph.js";
 export { parseTopology, resolveTopology, topologyJsonSchema, topologyToYaml } from "./load.js";
 export type { DeviceAddress, MemorySpace } from "./memory-map.js";
-export { ADDRESS_LAYOUT, decodeAddress, encodeAddress, hbmLocation, MEMORY_SPACES } from "./memory-map.js";
+export {
+  ADDRESS_LAYOUT,
+  decodeAddress,
+  encodeAddress,
+  hbmLocation,
+  MEMORY_SPACES,
+  TCM_WINDOW_BYTES,
+  tcmAddress,
+  tcmLocation,
+} from "./memory-map.js";
 export type { Route } from "./route.js";
 export { idealTransferNs } from "./route.js";
 export type { ComponentSpec, LinkSpec, Topology, TopologyInput } from "./schema.js";

@@ -8,6 +8,9 @@ import {
   encodeAddress,
   hbmLocation,
   type MemorySpace,
+  TCM_WINDOW_BYTES,
+  tcmAddress,
+  tcmLocation,
 } from "./memory-map.js";
 
 function thrown(action: () => unknown): KbError {
@@ -147,5 +150,35 @@ describe("hbmLocation", () => {
         `HBM offset must be an integer in [0, 17179869184) (cube.hbm.capacity_bytes of topology "hbm"), got ${offset}.`,
       );
     }
+  });
+});
+
+describe("TCM addresses", () => {
+  it("give each PE a 256 MiB window of its cube's TCM space", () => {
+    expect(TCM_WINDOW_BYTES).toBe(2 ** 28);
+    expect(tcmAddress(0, 0, 0, 0)).toBe(encodeAddress({ sip: 0, cube: 0, space: "tcm", offset: 0 }));
+    // PE 3 of sip0.cube1, byte 0x40: TCM offset 3 x 2^28 + 0x40 = 0x3000_0040.
+    expect(tcmAddress(0, 1, 3, 0x40)).toBe(
+      encodeAddress({ sip: 0, cube: 1, space: "tcm", offset: 0x3000_0040 }),
+    );
+    expect(tcmAddress(0, 1, 3, 0x40)).toBe(2 ** 42 + 2 ** 40 + 0x3000_0040);
+  });
+
+  it("locate what they address, and nothing of another space", () => {
+    for (const [sip, cube, pe, offset] of [
+      [0, 0, 0, 0],
+      [1, 2, 3, 0x40],
+      [31, 63, 4095, TCM_WINDOW_BYTES - 1],
+    ] as const) {
+      expect(tcmLocation(tcmAddress(sip, cube, pe, offset))).toEqual({ sip, cube, pe, offset });
+    }
+    expect(tcmLocation(encodeAddress({ sip: 0, cube: 0, space: "hbm", offset: 0x40 }))).toBeNull();
+    expect(tcmLocation(encodeAddress({ sip: 0, cube: 0, space: "sram", offset: 0 }))).toBeNull();
+  });
+
+  it("refuse a PE past the address space (TOPOLOGY_BAD_ADDRESS)", () => {
+    // PE 4096's window starts at 2^40, past the 40 offset bits.
+    expect(thrown(() => tcmAddress(0, 0, 4096, 0)).code).toBe("TOPOLOGY_BAD_ADDRESS");
+    expect(thrown(() => tcmLocation(-1)).code).toBe("TOPOLOGY_BAD_ADDRESS");
   });
 });

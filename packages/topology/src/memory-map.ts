@@ -96,6 +96,42 @@ export function decodeAddress(address: number): DeviceAddress {
 }
 
 /**
+ * Each PE's window in its cube's TCM address space: 256 MiB (so up to 4096 PEs per cube). PE `p`'s
+ * TCM byte `x` is TCM offset `p * TCM_WINDOW_BYTES + x` of its cube.
+ */
+export const TCM_WINDOW_BYTES = 2 ** 28;
+
+/**
+ * The device address of byte `offset` of the TCM of PE `pe` of cube `cube` of SIP `sip`: TCM
+ * space, offset `pe * TCM_WINDOW_BYTES + offset`. For example `tcmAddress(0, 1, 3, 0x40)` is
+ * `encodeAddress({ sip: 0, cube: 1, space: "tcm", offset: 3 * 2^28 + 0x40 })`.
+ *
+ * Throws `TOPOLOGY_BAD_ADDRESS` (from {@link encodeAddress}) when a field is out of range.
+ */
+export function tcmAddress(sip: number, cube: number, pe: number, offset: number): number {
+  return encodeAddress({ sip, cube, space: "tcm", offset: pe * TCM_WINDOW_BYTES + offset });
+}
+
+/**
+ * The PE and the offset within its TCM of a TCM address (the inverse of {@link tcmAddress}), or
+ * null for an address of another space (HBM, SRAM).
+ *
+ * Throws `TOPOLOGY_BAD_ADDRESS` (from {@link decodeAddress}) when `address` is no device address.
+ */
+export function tcmLocation(
+  address: number,
+): { sip: number; cube: number; pe: number; offset: number } | null {
+  const decoded = decodeAddress(address);
+  if (decoded.space !== "tcm") return null;
+  return {
+    sip: decoded.sip,
+    cube: decoded.cube,
+    pe: Math.floor(decoded.offset / TCM_WINDOW_BYTES),
+    offset: decoded.offset % TCM_WINDOW_BYTES,
+  };
+}
+
+/**
  * Where a byte offset of a cube's HBM stack lives. The stack is interleaved in units of
  * `cube.hbm.interleave_bytes`, across channels first, then pseudo-channels:
  * `unit = floor(offset / interleave_bytes)`, `channel = unit mod channels`,

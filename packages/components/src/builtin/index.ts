@@ -1,4 +1,5 @@
-import type { ComponentDefinition } from "../define.js";
+import type { ComponentDefinition, KbPlugin } from "../define.js";
+import { ComponentRegistry } from "../registry.js";
 import { hbmCtrlV1, mCpuDmaV1, sramV1, transitV1 } from "./fabric-impls.js";
 import { ioCpuV1, mCpuV1 } from "./host-impls.js";
 import { peCpuV1 } from "./pe-cpu.js";
@@ -26,3 +27,10 @@ export const BUILTIN_COMPONENTS: readonly ComponentDefinition[] = Object.freeze(
   mCpuDmaV1,
   ioCpuV1,
 ] as ComponentDefinition[]);
+
+/** A registry of the built-in impls plus `plugins` (what `buildMachine` uses when given no registry). */
+export function defaultRegistry(plugins: readonly KbPlugin[] = []): ComponentRegistry {
+  const registry = new ComponentRegistry().registerBuiltins(BUILTIN_COMPONENTS);
+  for (const plugin of plugins) registry.registerPlugin(plugin);
+  return registry;
+}

@@ -3,9 +3,9 @@ import { KbError } from "@kb/errors";
 import * as z from "zod";
 import type { IpcqRecvCommand, PeCommand } from "../commands.js";
 import { Component, type ComponentContext, type StageWork } from "../component.js";
+import { CONTROL_BYTES } from "../control.js";
 import { defineComponent } from "../define.js";
 import { type IpcqConfig, IpcqNetwork, ipcqConfigOf } from "../ipcq.js";
-import { CONTROL_BYTES } from "../machine.js";
 import type { Message } from "../message.js";
 import {
   type CommandSource,

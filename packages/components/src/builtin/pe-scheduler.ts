@@ -1,9 +1,9 @@
 import { type Event, Store } from "@kb/des";
 import { KbError } from "@kb/errors";
+import { tcmAddress } from "@kb/topology";
 import * as z from "zod";
 import { Component, type ComponentContext } from "../component.js";
 import { defineComponent } from "../define.js";
-import { tcmAddress } from "../machine.js";
 import { type Message, PipelineContext, TileToken } from "../message.js";
 import { type Feed, feedOf, type PeEngines } from "../plan.js";
 import { Submission } from "../program.js";
