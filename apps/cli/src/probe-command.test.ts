@@ -2,7 +2,16 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
+import {
+  BUILTIN_COMPONENTS,
+  type ComponentDefinition,
+  defineComponent,
+  definePlugin,
+  runProbe,
+} from "@kb/components";
+import { loadTopologyGraphFile } from "@kb/topology/node";
 import { afterAll, describe, expect, it } from "vitest";
+import { formatProbe } from "./probe-command.js";
 import { kb } from "./test-support.js";
 
 const topologies = (name: string) => fileURLToPath(new URL(`../../../topologies/${name}`, import.meta.url));
@@ -155,5 +164,64 @@ describe("kb probe", () => {
     const run = await kb("probe", "--topology", defaultYaml, "--plugin", "kb-plugin-nowhere");
     expect(run.code).toBe(1);
     expect(run.stderr).toContain('plug-in package "kb-plugin-nowhere" is not installed');
+  });
+});
+
+describe("kb probe with impls that are not analytic", () => {
+  // Plug-in copies of built-ins (no `analytic: true`): hbm_ctrl_v1 with twice its access latency,
+  // and pe_gemm_v1 as it is.
+  const builtin = (impl: string): ComponentDefinition => {
+    const found = BUILTIN_COMPONENTS.find((definition) => definition.impl === impl);
+    if (found === undefined) throw new Error(`no built-in ${impl}`);
+    return found;
+  };
+  const hbm = builtin("hbm_ctrl_v1");
+  const gemm = builtin("pe_gemm_v1");
+  const plugin = definePlugin({
+    meta: { name: "kb-plugin-cli-probe", version: "1.0.0" },
+    components: [
+      defineComponent({
+        kind: hbm.kind,
+        impl: "slow_hbm",
+        description: "hbm_ctrl_v1 with twice its access latency.",
+        params: hbm.params,
+        create: (context, params) => {
+          const values = params as { access_latency_ns: number };
+          return hbm.create(context, { ...values, access_latency_ns: 2 * values.access_latency_ns });
+        },
+      }),
+      defineComponent({
+        kind: gemm.kind,
+        impl: "plain_gemm",
+        description: "pe_gemm_v1 as a plug-in.",
+        params: gemm.params,
+        create: gemm.create,
+      }),
+    ],
+  });
+  const pluginYaml = join(scratch, "plugin-impls.yaml");
+  writeFileSync(
+    pluginYaml,
+    `${readFileSync(defaultYaml, "utf8")}overrides:\n  - { match: "sip*.cube*.hbm", impl: "kb-plugin-cli-probe:slow_hbm" }\n  - { match: "sip*.cube*.pe*.pe_gemm", impl: "kb-plugin-cli-probe:plain_gemm" }\n`,
+  );
+
+  it("prints what was not checked and why, and passes", () => {
+    const report = runProbe(loadTopologyGraphFile(pluginYaml).graph, { plugins: [plugin] });
+    expect(report.pass).toBe(true);
+    const text = formatProbe(report, pluginYaml);
+    // 80 ns of access instead of the formula's 40.
+    expect(text).toMatch(
+      /\n {2}dma-read-local +ch0\.pc0 -> pe0, 3 hops +32768 +1322\.06 +1362\.06 +1\.0303\n/,
+    );
+    expect(text).toContain(
+      "\n  not analytic (their cases are held to measured >= formula, not to within 1%): kb-plugin-cli-probe:slow_hbm (sip0.cube0.hbm, sip0.cube1.hbm)\n",
+    );
+    expect(text).toContain(
+      "\n  SKIP  uncontended measured within 1% of formula: not checked: 11 of 11 transfers: kb-plugin-cli-probe:slow_hbm (sip0.cube0.hbm, sip0.cube1.hbm) is not analytic; measured is 1.03x the formula\n",
+    );
+    expect(text).toMatch(
+      /\n {2}PASS {2}a lone GEMM takes its PE_GEMM impl's own formula \(never less, within 1%\): 3 GEMMs on kb-plugin-cli-probe:plain_gemm: [^\n]*\n {8}not checked: within 1%: kb-plugin-cli-probe:plain_gemm \(sip0\.cube0\.pe0\.pe_gemm\) is not analytic; measured is 1\.00x the formula\n/,
+    );
+    expect(text.endsWith("PASS: 5 of 5 invariant(s) hold (1 skipped, 1 checked in part)\n")).toBe(true);
   });
 });

@@ -17,6 +17,13 @@ export interface ComponentDefinition<S extends z.ZodType = z.ZodType> {
   readonly params: S;
   /** Extra kinds this impl may also time (the transit impl serves several kinds). */
   readonly alsoKinds?: readonly string[];
+  /**
+   * True when the impl's uncontended timing is exactly the documented formula
+   * (docs/latency-model.md), so `kb probe` holds it to within 1% of that formula. Default false (a
+   * plug-in's own model, a bank-aware memory, ...): the probe then checks only that it is never
+   * faster than the formula, and says the 1% check was not made and why.
+   */
+  readonly analytic?: boolean;
   /** Creates the instance for one topology node. */
   readonly create: (context: ComponentContext, params: z.output<S>) => Component;
 }
@@ -64,6 +71,9 @@ export function defineComponent<S extends z.ZodType>(
     fail("params must be a zod schema (z.strictObject({...})).");
   }
   if (typeof definition.create !== "function") fail("create(context, params) must be a function.");
+  if (definition.analytic !== undefined && typeof definition.analytic !== "boolean") {
+    fail(`analytic must be true, false or left out, got ${JSON.stringify(definition.analytic)}.`);
+  }
   return Object.freeze({ ...definition });
 }
 

@@ -22,9 +22,53 @@ import type {
   ProbeCase,
   ProbeGemmCase,
   ProbeLayout,
+  ProbeNonAnalytic,
   ProbePlacement,
   ProbeSweepPoint,
 } from "./probe-types.js";
+import type { ComponentRegistry } from "./registry.js";
+
+// ---------------------------------------------------------------------------------------------
+// Which impls time a case
+
+/** The components timing a set of nodes whose impl does not declare `analytic: true`. */
+export type NonAnalyticOf = (ids: Iterable<string>) => ProbeNonAnalytic[];
+
+/**
+ * {@link NonAnalyticOf} for `graph`'s impls in `registry`. A node without a component (an HBM
+ * channel or pseudo-channel) is timed by its nearest ancestor that has one (the HBM controller);
+ * the result is in the order of `ids`, each component once.
+ */
+export function nonAnalyticOf(graph: TopologyGraph, registry: ComponentRegistry): NonAnalyticOf {
+  const timedBy = (id: string): TopologyNode | null => {
+    for (let node: TopologyNode | null = graph.node(id); node !== null; ) {
+      if (node.impl !== null) return node;
+      node = node.parent === null ? null : graph.node(node.parent);
+    }
+    return null;
+  };
+  return (ids) => {
+    const seen = new Set<string>();
+    const found: ProbeNonAnalytic[] = [];
+    for (const id of ids) {
+      const node = graph.has(id) ? timedBy(id) : null;
+      if (node === null || seen.has(node.id)) continue;
+      seen.add(node.id);
+      if (registry.resolve(node).analytic !== true) found.push({ id: node.id, impl: node.impl as string });
+    }
+    return found;
+  };
+}
+
+/** The PE-side engines a `dma` command passes before its packets leave (PE_DMA is on the route). */
+function peSide(pe: string): string[] {
+  return [`${pe}.pe_cpu`, `${pe}.pe_scheduler`, `${pe}.pe_mmu`];
+}
+
+/** The nodes that time a transfer to or from `where`: the request route, and the response route of a read. */
+function pathOf(where: Target, direction: "read" | "write"): string[] {
+  return direction === "write" ? [...where.request.hops] : [...where.request.hops, ...where.response.hops];
+}
 
 // ---------------------------------------------------------------------------------------------
 // Cases
@@ -45,6 +89,7 @@ function completionTimes(machine: Machine, events: readonly Event<unknown>[]): n
 export function hostCase(
   graph: TopologyGraph,
   fresh: () => Machine,
+  nonAnalytic: NonAnalyticOf,
   where: Target,
   bytes: number,
   direction: "read" | "write",
@@ -79,6 +124,7 @@ export function hostCase(
     formulaNs,
     measuredNs: (end as number) - start,
     uncontended: true,
+    nonAnalytic: nonAnalytic(pathOf(where, direction)),
   });
 }
 
@@ -109,6 +155,7 @@ function dmaCommand(pe: TopologyNode, layout: ProbeLayout, direction: "read" | "
 export function dmaCase(
   graph: TopologyGraph,
   fresh: () => Machine,
+  nonAnalytic: NonAnalyticOf,
   pe: string,
   where: Target,
   placement: ProbePlacement,
@@ -142,6 +189,7 @@ export function dmaCase(
         : readFormula(where.request, where.response, bytes, timing),
     measuredNs: (end as number) - start - fixedNs,
     uncontended: true,
+    nonAnalytic: nonAnalytic([...peSide(pe), ...pathOf(where, direction)]),
   });
 }
 
@@ -149,6 +197,7 @@ export function dmaCase(
 export function spreadCase(
   graph: TopologyGraph,
   fresh: () => Machine,
+  nonAnalytic: NonAnalyticOf,
   pe: string,
   local: Target,
   bytes: number,
@@ -165,10 +214,12 @@ export function spreadCase(
     capacity: spec.capacity_bytes,
   });
   let formulaNs = 0;
+  const path = peSide(pe);
   for (const share of shares) {
     const where = target(graph, dma, pcs[share.lane] as TopologyNode);
     const timing = hbmTiming(graph, where.pc);
     formulaNs = Math.max(formulaNs, readFormula(where.request, where.response, share.bytes, timing));
+    path.push(...pathOf(where, "read"));
   }
   const machine = fresh();
   const start = machine.env.now;
@@ -191,6 +242,7 @@ export function spreadCase(
     formulaNs,
     measuredNs: (end as number) - start - fixedNs,
     uncontended: shares.length === 1,
+    nonAnalytic: nonAnalytic(path),
   });
 }
 
@@ -215,6 +267,7 @@ export function sweepPoints(n: number): number[] {
 export function runSweep(
   graph: TopologyGraph,
   fresh: () => Machine,
+  nonAnalytic: NonAnalyticOf,
   pc: TopologyNode,
   bytes: number,
 ): ProbeSweepPoint[] {
@@ -224,7 +277,8 @@ export function runSweep(
     .pesOfCube(pc.sip as number, pc.cube as number)
     .map((node, index) => {
       const where = target(graph, `${node.id}.pe_dma`, pc);
-      return { node, index, formulaNs: readFormula(where.request, where.response, bytes, timing) };
+      const path = [...peSide(node.id), ...pathOf(where, "read")];
+      return { node, index, path, formulaNs: readFormula(where.request, where.response, bytes, timing) };
     })
     .sort((a, b) => a.formulaNs - b.formulaNs || a.index - b.index);
   return sweepPoints(pes.length).map((count) => {
@@ -253,6 +307,7 @@ export function runSweep(
       maxNs,
       ratio: meanNs / formulaNs,
       gbs: (count * bytes) / maxNs,
+      nonAnalytic: nonAnalytic(chosen.flatMap((entry) => entry.path)),
     };
   });
 }
@@ -265,7 +320,11 @@ function mean(values: readonly number[]): number {
 // GEMM
 
 /** The GEMM cases on `pe`'s PE_GEMM, each alone on a fresh machine. */
-export function gemmCases(fresh: () => Machine, pe: TopologyNode): ProbeGemmCase[] {
+export function gemmCases(
+  fresh: () => Machine,
+  nonAnalytic: NonAnalyticOf,
+  pe: TopologyNode,
+): ProbeGemmCase[] {
   const shapes = (machine: Machine): [string, number, number, number][] => {
     const scheduler = machine.component(`${pe.id}.pe_scheduler`).params as Record<string, unknown>;
     const tile = (name: string): number => (typeof scheduler[name] === "number" ? scheduler[name] : 128);
@@ -301,6 +360,7 @@ export function gemmCases(fresh: () => Machine, pe: TopologyNode): ProbeGemmCase
       name,
       engine: engine.id,
       impl: engine.impl,
+      analytic: nonAnalytic([engine.id]).length === 0,
       m,
       n,
       k,

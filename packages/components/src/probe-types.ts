@@ -8,8 +8,19 @@ export const PROBE_BYTES = 32768;
 /** Slack (ns) allowed when comparing times, for floating-point sums only. */
 export const EPSILON_NS = 1e-6;
 
-/** How far an uncontended transfer may be from its formula: 1%. */
+/**
+ * How far an uncontended transfer (or a lone GEMM) may be from its formula: 1%. Applied only where
+ * every impl that times it declares `analytic: true` (see `ComponentDefinition.analytic`).
+ */
 export const PROBE_UNCONTENDED_TOLERANCE = 0.01;
+
+/** A component whose impl does not declare `analytic: true`, so the 1% check does not hold it. */
+export interface ProbeNonAnalytic {
+  /** Node id (`sip0.cube0.hbm`). */
+  readonly id: string;
+  /** The impl as the topology names it (`kb-plugin-banked-hbm:hbm_banked`). */
+  readonly impl: string;
+}
 
 /** Where a probe transfer's memory is, seen from the requester. */
 export type ProbePlacement = "host" | "local" | "bridge" | "ucie" | "far" | "spread";
@@ -55,8 +66,16 @@ export interface ProbeCase {
   readonly measuredNs: number;
   /** `measuredNs / formulaNs`. */
   readonly ratio: number;
-  /** Whether nothing shares the transfer's links and memory, so measured must be within 1% of formula. */
+  /**
+   * Whether nothing shares the transfer's links and memory, so measured must be within 1% of the
+   * formula when every impl on its path is analytic ({@link nonAnalytic} empty).
+   */
   readonly uncontended: boolean;
+  /**
+   * The components that time the case (PE-side engines, forwarding hops, the memory) whose impl is
+   * not analytic; when any, the case is not held to 1% (only to measured >= formula).
+   */
+  readonly nonAnalytic: readonly ProbeNonAnalytic[];
 }
 
 /** One point of the utilisation sweep: `pes` PEs read at once from the same pseudo-channel. */
@@ -78,6 +97,8 @@ export interface ProbeSweepPoint {
   readonly ratio: number;
   /** `pes x bytes / maxNs`: the bandwidth the PEs got together, GB/s. */
   readonly gbs: number;
+  /** Components timing the PEs' reads whose impl is not analytic (see {@link ProbeCase.nonAnalytic}). */
+  readonly nonAnalytic: readonly ProbeNonAnalytic[];
 }
 
 /**
@@ -90,6 +111,8 @@ export interface ProbeGemmCase {
   /** The PE_GEMM component (`sip0.cube0.pe0.pe_gemm`). */
   readonly engine: string;
   readonly impl: string;
+  /** Whether the impl declares `analytic: true`: only then is it held to within 1% of its formula. */
+  readonly analytic: boolean;
   readonly m: number;
   readonly n: number;
   readonly k: number;
@@ -112,8 +135,17 @@ export interface ProbeInvariant {
   readonly id: string;
   /** What is checked, in words. */
   readonly title: string;
-  /** `skip` when the topology makes the check meaningless (says why in `detail`). */
+  /**
+   * `skip` when nothing was checked: the topology makes the check meaningless, or every transfer
+   * it would hold to 1% goes through a non-analytic impl (says why in `detail`).
+   */
   readonly status: "pass" | "fail" | "skip";
   /** The numbers behind the verdict. */
   readonly detail: string;
+  /**
+   * What a `pass` or `fail` did not check, and why: the 1% part, for transfers or GEMMs timed by
+   * an impl that is not analytic (`kb-plugin-x:hbm_banked (sip0.cube0.hbm) is not analytic;
+   * measured is 1.23x the formula`). Absent when everything was checked.
+   */
+  readonly notChecked?: string;
 }

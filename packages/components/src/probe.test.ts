@@ -4,9 +4,10 @@ import type { Event } from "@kb/des";
 import { encodeAddress, expandTopology, parseTopology, type Topology } from "@kb/topology";
 import { describe, expect, it } from "vitest";
 import * as z from "zod";
-import { transitParams } from "./builtin/fabric-impls.js";
+import { hbmCtrlV1, transitParams } from "./builtin/fabric-impls.js";
+import { BUILTIN_COMPONENTS } from "./builtin/index.js";
 import { Component, type ComponentContext } from "./component.js";
-import { defineComponent, definePlugin } from "./define.js";
+import { type ComponentDefinition, defineComponent, definePlugin } from "./define.js";
 import type { Message, TileToken } from "./message.js";
 import { type ProbeCase, type ProbeReport, runProbe, sweepPoints } from "./probe.js";
 
@@ -110,6 +111,15 @@ describe("runProbe on topologies/default.yaml", () => {
       expect(point.meanNs).toBeGreaterThanOrEqual(point.formulaNs);
       expect(point.gbs).toBeLessThanOrEqual(25.6);
     }
+  });
+
+  it("holds the built-ins (all analytic) to 1%: nothing is left unchecked", () => {
+    expect(report.cases.every((entry) => entry.nonAnalytic.length === 0)).toBe(true);
+    expect(report.sweep.every((point) => point.nonAnalytic.length === 0)).toBe(true);
+    expect(report.gemm.every((entry) => entry.analytic)).toBe(true);
+    expect(report.invariants.filter((invariant) => invariant.notChecked !== undefined)).toEqual([]);
+    const within = report.invariants.find((invariant) => invariant.id === "uncontended_within_1pct");
+    expect(within?.detail).toMatch(/^11 transfers; largest deviation /);
   });
 
   it("every invariant passes, with its numbers", () => {
@@ -227,8 +237,128 @@ describe("runProbe catches a timing model faster than the formula", () => {
       /^15 of 30 faster than the formula: h2d measured 1390\.08 ns < formula 1391\.08 ns; d2h measured 1461\.16 ns < formula 1462\.16 ns; dma-read-local measured 1321\.06 ns < formula 1322\.06 ns; /,
     );
     expect(report.pass).toBe(false);
-    // 1 ns in 1322 is within 1%: only the first invariant sees it.
-    expect(statuses(report).uncontended_within_1pct).toBe("pass");
+    // A plug-in XBAR is not analytic, so no transfer (all cross an XBAR half) is held to 1%.
+    const within = report.invariants.find((each) => each.id === "uncontended_within_1pct");
+    expect(within?.status).toBe("skip");
+    expect(within?.detail).toBe(
+      "not checked: 11 of 11 transfers: kb-plugin-early-xbar:early_xbar (sip0.cube0.xbar0, sip0.cube0.xbar1 and 2 more) is not analytic; measured is 1.00x the formula",
+    );
+  });
+});
+
+/**
+ * hbm_ctrl_v1's definition under another name, with its access latency scaled by `factor` and
+ * `analytic` as given (unset: a plug-in's model, such as a bank-aware controller).
+ */
+function scaledHbm(impl: string, factor: number, analytic?: boolean): ComponentDefinition {
+  const { kind, params, create } = hbmCtrlV1;
+  return defineComponent({
+    kind,
+    impl,
+    description: `hbm_ctrl_v1 with ${factor} x its access latency.`,
+    params,
+    ...(analytic === undefined ? {} : { analytic }),
+    create: (context, values) =>
+      create(context, { ...values, access_latency_ns: values.access_latency_ns * factor }),
+  });
+}
+
+const hbmPlugin = definePlugin({
+  meta: { name: "kb-plugin-probe-hbm", version: "1.0.0" },
+  components: [scaledHbm("slow_hbm", 2), scaledHbm("fast_hbm", 0.5), scaledHbm("slow_hbm_analytic", 2, true)],
+});
+
+describe("runProbe with a memory model that is not analytic", () => {
+  const withHbm = (impl: string) =>
+    runProbe(
+      graphOf("default.yaml", (topology) => ({
+        ...topology,
+        plugins: ["kb-plugin-probe-hbm"],
+        overrides: [{ match: "sip*.cube*.hbm", impl: `kb-plugin-probe-hbm:${impl}` }],
+      })),
+      { plugins: [hbmPlugin] },
+    );
+
+  it("passes a slower one: never faster than the formula, the 1% check skipped and why", () => {
+    const report = withHbm("slow_hbm");
+    // 80 ns of access instead of the formula's 40: 1.03 + 80 + 1281.03.
+    expect(caseOf(report, "dma-read-local").measuredNs).toBeCloseTo(1362.06, 9);
+    expect(caseOf(report, "dma-read-local").nonAnalytic).toEqual([
+      { id: "sip0.cube0.hbm", impl: "kb-plugin-probe-hbm:slow_hbm" },
+    ]);
+    expect(caseOf(report, "dma-read-ucie").nonAnalytic).toEqual([
+      { id: "sip0.cube1.hbm", impl: "kb-plugin-probe-hbm:slow_hbm" },
+    ]);
+    expect(report.sweep.every((point) => point.nonAnalytic.length === 1)).toBe(true);
+    expect(statuses(report)).toEqual({
+      measured_ge_formula: "pass",
+      uncontended_within_1pct: "skip",
+      monotonic_in_utilisation: "pass",
+      d2h_ge_h2d: "pass",
+      best_lt_worst_placement: "pass",
+      gemm_matches_formula: "pass",
+    });
+    const within = report.invariants.find((each) => each.id === "uncontended_within_1pct");
+    // h2d 1431.08 / 1391.08 = 1.0288 ... dma-read-local 1362.06 / 1322.06 = 1.0303.
+    expect(within?.detail).toBe(
+      "not checked: 11 of 11 transfers: kb-plugin-probe-hbm:slow_hbm (sip0.cube0.hbm, sip0.cube1.hbm) is not analytic; measured is 1.03x the formula",
+    );
+    expect(report.pass).toBe(true);
+  });
+
+  it("fails a faster one: measured < formula holds for every impl", () => {
+    const report = withHbm("fast_hbm");
+    expect(caseOf(report, "dma-read-local").measuredNs).toBeCloseTo(1302.06, 9);
+    expect(statuses(report).measured_ge_formula).toBe("fail");
+    expect(statuses(report).uncontended_within_1pct).toBe("skip");
+    expect(report.pass).toBe(false);
+  });
+
+  it("holds the same slower model to 1% once it declares itself analytic", () => {
+    const report = withHbm("slow_hbm_analytic");
+    expect(report.cases.every((entry) => entry.nonAnalytic.length === 0)).toBe(true);
+    const within = report.invariants.find((each) => each.id === "uncontended_within_1pct");
+    expect(within?.status).toBe("fail");
+    expect(within?.detail).toMatch(
+      /^11 of 11 off by more than 1%: h2d measured 1431\.08 ns vs formula 1391\.08 ns/,
+    );
+    expect(report.pass).toBe(false);
+  });
+
+  it("checks the analytic cases and reports the others when only some of the path is analytic", () => {
+    const report = runProbe(
+      graphOf("default.yaml", (topology) => ({
+        ...topology,
+        plugins: ["kb-plugin-probe-hbm"],
+        overrides: [{ match: "sip0.cube1.hbm", impl: "kb-plugin-probe-hbm:slow_hbm" }],
+      })),
+      { plugins: [hbmPlugin] },
+    );
+    const within = report.invariants.find((each) => each.id === "uncontended_within_1pct");
+    // cube1's HBM is only on the ucie and far cases (read and write).
+    expect(within?.status).toBe("pass");
+    expect(within?.detail).toMatch(/^7 transfers; largest deviation /);
+    expect(within?.notChecked).toMatch(
+      /^4 of 11 transfers: kb-plugin-probe-hbm:slow_hbm \(sip0\.cube1\.hbm\) is not analytic; measured is 1\.03x the formula$/,
+    );
+    expect(report.pass).toBe(true);
+  });
+});
+
+describe("ComponentDefinition.analytic", () => {
+  it("is declared by every built-in", () => {
+    expect(
+      BUILTIN_COMPONENTS.filter((definition) => definition.analytic !== true).map((each) => each.impl),
+    ).toEqual([]);
+  });
+
+  it("must be a boolean when given", () => {
+    expect(() =>
+      defineComponent({
+        ...scaledHbm("odd_hbm", 1),
+        analytic: "yes" as unknown as boolean,
+      }),
+    ).toThrow(/analytic must be true, false or left out, got "yes"/);
   });
 });
 
@@ -289,6 +419,21 @@ const gemmPlugin = definePlugin({
     }),
     defineComponent({
       kind: "pe_gemm",
+      impl: "slow_gemm_analytic",
+      description: "Charges twice the cycles it states, yet declares itself analytic.",
+      analytic: true,
+      params: z.strictObject({ queue_depth: z.number().default(4) }),
+      create: (context, params) => new MisstatedGemm(context, params, 2),
+    }),
+    defineComponent({
+      kind: "pe_gemm",
+      impl: "fast_gemm",
+      description: "Charges half the cycles it states (a broken timing model).",
+      params: z.strictObject({ queue_depth: z.number().default(4) }),
+      create: (context, params) => new MisstatedGemm(context, params, 0.5),
+    }),
+    defineComponent({
+      kind: "pe_gemm",
       impl: "silent_gemm",
       description: "States no timing: 100 ns a GEMM.",
       params: z.strictObject({ queue_depth: z.number().default(4) }),
@@ -308,12 +453,42 @@ describe("runProbe holds a PE_GEMM to its own formula", () => {
       { plugins: [gemmPlugin] },
     );
 
-  it("fails an impl slower than it states, naming the GEMMs", () => {
-    const report = withGemm("slow_gemm");
+  it("fails an analytic impl slower than it states, naming the GEMMs", () => {
+    const report = withGemm("slow_gemm_analytic");
+    expect(report.gemm.every((entry) => entry.analytic)).toBe(true);
     const invariant = report.invariants.find((each) => each.id === "gemm_matches_formula");
     expect(invariant?.status).toBe("fail");
     expect(invariant?.detail).toBe(
-      "3 of 3 on kb-plugin-probe-gemm:slow_gemm: gemm-tile 128x128x128 measured 4096.00 ns vs formula 2048.00 ns; gemm-small 32x32x32 measured 64.00 ns vs formula 32.00 ns; gemm-vector 1x128x128 measured 1024.00 ns vs formula 512.00 ns",
+      "3 of 3 on kb-plugin-probe-gemm:slow_gemm_analytic: gemm-tile 128x128x128 measured 4096.00 ns vs formula 2048.00 ns; gemm-small 32x32x32 measured 64.00 ns vs formula 32.00 ns; gemm-vector 1x128x128 measured 1024.00 ns vs formula 512.00 ns",
+    );
+    expect(invariant?.notChecked).toBeUndefined();
+    expect(report.pass).toBe(false);
+  });
+
+  it("passes a slower impl that is not analytic, saying the 1% part was not checked", () => {
+    const report = withGemm("slow_gemm");
+    expect(report.gemm.map((entry) => [entry.analytic, entry.ratio])).toEqual([
+      [false, 2],
+      [false, 2],
+      [false, 2],
+    ]);
+    const invariant = report.invariants.find((each) => each.id === "gemm_matches_formula");
+    expect(invariant?.status).toBe("pass");
+    expect(invariant?.notChecked).toBe(
+      "within 1%: kb-plugin-probe-gemm:slow_gemm (sip0.cube0.pe0.pe_gemm) is not analytic; measured is 2.00x the formula",
+    );
+    expect(report.pass).toBe(true);
+  });
+
+  it("fails an impl faster than it states, analytic or not", () => {
+    const report = withGemm("fast_gemm");
+    const invariant = report.invariants.find((each) => each.id === "gemm_matches_formula");
+    expect(invariant?.status).toBe("fail");
+    expect(invariant?.detail).toMatch(
+      /^3 of 3 on kb-plugin-probe-gemm:fast_gemm: gemm-tile 128x128x128 measured 1024\.00 ns vs formula 2048\.00 ns; /,
+    );
+    expect(invariant?.notChecked).toBe(
+      "within 1%: kb-plugin-probe-gemm:fast_gemm (sip0.cube0.pe0.pe_gemm) is not analytic; measured is 0.50x the formula",
     );
     expect(report.pass).toBe(false);
   });

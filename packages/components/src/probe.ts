@@ -3,7 +3,7 @@ import type { TopologyGraph } from "@kb/topology";
 import { defaultRegistry } from "./builtin/index.js";
 import type { KbPlugin } from "./define.js";
 import { buildMachine, type Machine } from "./machine.js";
-import { dmaCase, gemmCases, hostCase, runSweep, spreadCase } from "./probe-catalog.js";
+import { dmaCase, gemmCases, hostCase, nonAnalyticOf, runSweep, spreadCase } from "./probe-catalog.js";
 import { dmaPlacements, nearest, target } from "./probe-formula.js";
 import { checkInvariants } from "./probe-invariants.js";
 import {
@@ -119,24 +119,25 @@ export function runProbe(graph: TopologyGraph, options: ProbeOptions = {}): Prob
   }
   const pe = peNode.id;
   const dma = `${pe}.pe_dma`;
+  const nonAnalytic = nonAnalyticOf(graph, registry);
 
   const cases: ProbeCase[] = [];
   const host = nearest(graph.hbmPseudoChannelsOfCube(0, 0).map((pc) => target(graph, "host", pc)));
   if (host !== undefined) {
-    cases.push(hostCase(graph, fresh, host, bytes, "write"));
-    cases.push(hostCase(graph, fresh, host, bytes, "read"));
+    cases.push(hostCase(graph, fresh, nonAnalytic, host, bytes, "write"));
+    cases.push(hostCase(graph, fresh, nonAnalytic, host, bytes, "read"));
   }
   const placements = dmaPlacements(graph, dma);
   for (const direction of ["read", "write"] as const) {
     for (const [placement, where] of placements) {
-      cases.push(dmaCase(graph, fresh, pe, where, placement, bytes, direction));
+      cases.push(dmaCase(graph, fresh, nonAnalytic, pe, where, placement, bytes, direction));
     }
   }
   const local = placements.get("local") ?? placements.values().next().value;
-  if (local !== undefined) cases.push(spreadCase(graph, fresh, pe, local, bytes));
+  if (local !== undefined) cases.push(spreadCase(graph, fresh, nonAnalytic, pe, local, bytes));
 
-  const sweep = local === undefined ? [] : runSweep(graph, fresh, local.pc, bytes);
-  const gemm = gemmCases(fresh, peNode);
+  const sweep = local === undefined ? [] : runSweep(graph, fresh, nonAnalytic, local.pc, bytes);
+  const gemm = gemmCases(fresh, nonAnalytic, peNode);
   const invariants = checkInvariants(cases, sweep, gemm);
   return {
     topology: graph.topology.name,

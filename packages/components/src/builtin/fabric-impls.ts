@@ -54,6 +54,7 @@ export const transitV1 = defineComponent({
   kind: "noc_router",
   alsoKinds: ["xbar", "bridge", "ucie_port"],
   impl: "transit_v1",
+  analytic: true,
   description:
     "Forwarding hop (NOC router, XBAR half, bridge, UCIe port): a serial worker pays first_flit_ns per packet, then the packet moves cut-through over the next links (bandwidth-shared, FIFO).",
   params: transitParams,
@@ -64,6 +65,7 @@ export const transitV1 = defineComponent({
 export const mCpuDmaV1 = defineComponent({
   kind: "m_cpu_dma",
   impl: "m_cpu_dma_v1",
+  analytic: true,
   description:
     "The cube manager's DMA engine: carries host <-> HBM copies between IO_CPU and the XBAR, a serial worker paying forward_ns per packet.",
   params: z.strictObject({
@@ -195,6 +197,7 @@ export class HbmCtrlV1 extends Component<z.output<typeof hbmParams>> {
 export const hbmCtrlV1 = defineComponent({
   kind: "hbm_ctrl",
   impl: "hbm_ctrl_v1",
+  analytic: true,
   description:
     "HBM stack controller: addresses interleave over channels then pseudo-channels; each PC has its own bus (pc_bw_gbs) and busy state, access latency overlapped with earlier transfers, data committed per flit.",
   params: hbmParams,
@@ -236,6 +239,7 @@ export class SramV1 extends Component<z.output<typeof sramParams>> {
 export const sramV1 = defineComponent({
   kind: "sram",
   impl: "sram_v1",
+  analytic: true,
   description:
     "Shared SRAM of a cube: one port of bw_gbs, latency_ns per access overlapped with earlier transfers.",
   params: sramParams,

@@ -124,6 +124,7 @@ function unexpected(component: Component, message: Message): KbError {
 export const ioCpuV1 = defineComponent({
   kind: "io_cpu",
   impl: "io_cpu_v1",
+  analytic: true,
   description:
     "SIP host interface: forwards host <-> cube and SIP <-> SIP packets (forward_ns each), fans launches out to M_CPUs (dispatch_ns each) with a global start barrier, aggregates completions.",
   params: ioCpuParams,
@@ -180,6 +181,7 @@ export class MCpuV1 extends Component<z.output<typeof mCpuParams>> {
 export const mCpuV1 = defineComponent({
   kind: "m_cpu",
   impl: "m_cpu_v1",
+  analytic: true,
   description:
     "Cube manager: fans a launch out to the cube's PE_CPUs over the NOC (dispatch_ns per PE) and reports to IO_CPU when every PE completed.",
   params: mCpuParams,

@@ -204,6 +204,7 @@ function isCommandList(program: PeProgram): program is readonly PeCommand[] {
 export const peCpuV1 = defineComponent({
   kind: "pe_cpu",
   impl: "pe_cpu_v1",
+  analytic: true,
   description:
     "PE control processor: runs a program (a command list, or a kernel through @kb/tl's KernelRunner) from the launch's global start time, issuing each command to PE_SCHEDULER after dispatch_ns and waiting for it unless async; cycles commands keep it busy at freq_ghz; services IPCQ send/recv over per-direction slot queues with credits.",
   params: peCpuParams,

@@ -51,6 +51,7 @@ export class PeGemmV1 extends MacArrayGemm<z.output<typeof gemmParams>> {
 export const peGemmV1 = defineComponent({
   kind: "pe_gemm",
   impl: "pe_gemm_v1",
+  analytic: true,
   description:
     "GEMM engine: an output-stationary mac_rows x mac_cols MAC array; a tile takes (ceil(m/rows) * ceil(n/cols) * k * dtype_cycles + overhead_cycles) / freq_ghz ns on the PE's shared compute slot. No fill, skew or drain: an optimistic bound (pe_gemm_v2 counts them).",
   params: gemmParams,

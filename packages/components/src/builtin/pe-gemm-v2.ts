@@ -119,6 +119,7 @@ export class PeGemmV2 extends MacArrayGemm<PeGemmV2Params> {
 export const peGemmV2 = defineComponent({
   kind: "pe_gemm",
   impl: "pe_gemm_v2",
+  analytic: true,
   description:
     "GEMM engine: a mac_rows x mac_cols systolic array, output, weight or input stationary (dataflow); per fold of the stationary dimensions a preload (ws, is: R cycles), the streamed dimension x dtype_cycles and R + C - 2 of fill and drain, folds back to back (SCALE-Sim's count) or overlapped (fold_overlap), + overhead_cycles, over freq_ghz, on the PE's shared compute slot.",
   params: peGemmV2Params,

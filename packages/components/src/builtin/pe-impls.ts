@@ -78,6 +78,7 @@ export class PeMathV1 extends Component<z.output<typeof mathParams>> {
 export const peMathV1 = defineComponent({
   kind: "pe_math",
   impl: "pe_math_v1",
+  analytic: true,
   description:
     "SIMD engine: ceil(elements / lanes) x cycles(op) (+ a log2 lane tree per row for reductions, twice for softmax) + overhead_cycles, over freq_ghz, on the PE's shared compute slot.",
   params: mathParams,

@@ -77,6 +77,7 @@ export class PeDmaV1 extends Component<z.output<typeof dmaParams>> {
 export const peDmaV1 = defineComponent({
   kind: "pe_dma",
   impl: "pe_dma_v1",
+  analytic: true,
   description:
     "PE DMA engine: read and write channels of capacity 1 each; per copy an MMU translation, setup_ns, then one packet per HBM pseudo-channel touched (requests and responses for reads) over the topology's routes.",
   params: dmaParams,
@@ -136,6 +137,7 @@ export class PeMmuV1 extends Component<z.output<typeof mmuParams>> {
 export const peMmuV1 = defineComponent({
   kind: "pe_mmu",
   impl: "pe_mmu_v1",
+  analytic: true,
   description:
     "PE MMU: translates DMA addresses through the machine's page table (identity until pages are mapped); per page touched hit_ns on a TLB hit, miss_ns on a miss (LRU TLB of tlb_entries).",
   params: mmuParams,
@@ -173,6 +175,7 @@ export class PeTcmV1 extends Component<z.output<typeof tcmParams>> {
 export const peTcmV1 = defineComponent({
   kind: "pe_tcm",
   impl: "pe_tcm_v1",
+  analytic: true,
   description: "PE scratchpad SRAM: requests served one at a time, each latency_ns + bytes / bw_gbs.",
   params: tcmParams,
   create: (context, params) => new PeTcmV1(context, params),
@@ -226,6 +229,7 @@ export class PeFetchStoreV1 extends Component<z.output<typeof fetchStoreParams>>
 export const peFetchStoreV1 = defineComponent({
   kind: "pe_fetch_store",
   impl: "pe_fetch_store_v1",
+  analytic: true,
   description:
     "PE fetch/store unit (ADR-0021 D5): a fetch lane (TCM -> register file before compute) and a store lane (register file -> TCM after), each overhead_ns plus a PE_TCM request.",
   params: fetchStoreParams,

@@ -199,6 +199,7 @@ function* feeder(scheduler: PeSchedulerV2): Generator<Event<any>, void, any> {
 export const peSchedulerV2 = defineComponent({
   kind: "pe_scheduler",
   impl: "pe_scheduler_v2",
+  analytic: true,
   description:
     "PE dispatcher (ADR-0021): builds per-tile plans (composite GEMM with K-tile accumulation in TCM and epilogues; composite MATH; simple commands as one stage), one FIFO feeder injects tiles as tile buffers free up, tokens chain engine to engine.",
   params: schedulerParams,
