@@ -2,13 +2,7 @@ import { definePlugin } from "@kb/components";
 import { systolicGemm } from "./systolic-gemm.js";
 
 export type { SystolicGemmParams } from "./systolic-gemm.js";
-export {
-  SystolicGemm,
-  systolicGemm,
-  systolicGemmCycles,
-  systolicGemmNs,
-  systolicGemmParams,
-} from "./systolic-gemm.js";
+export { systolicGemm, systolicGemmCycles, systolicGemmNs, systolicGemmParams } from "./systolic-gemm.js";
 
 /**
  * The plug-in: list `kb-plugin-systolic-gemm` in a topology's `plugins:` and write

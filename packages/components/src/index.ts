@@ -78,6 +78,18 @@ export type { CommandSource, PeProgram } from "./program.js";
 export type { RegisteredImpl } from "./registry.js";
 export { ComponentRegistry } from "./registry.js";
 export type {
+  GemmStage,
+  MathStage,
+  StageEngineArray,
+  StageEngineContext,
+  StageEngineDefinition,
+  StageEngineKind,
+  StageTiming,
+  TileWork,
+  TileWorkOf,
+} from "./stage-engine.js";
+export { defineStageEngine, gemmWork, mathWork, StageEngine } from "./stage-engine.js";
+export type {
   ChromeTrace,
   ChromeTraceEvent,
   RecordedTraceEvent,

@@ -230,6 +230,79 @@ export class TileToken extends Message {
     return `${this.stage.type} ${this.pipeline.id}/t${this.plan.tileId}`;
   }
 
+  // The work of the current stage, typed, for timing functions (`defineStageEngine`). Read-only
+  // views of `stage.params`: they change nothing and allocate nothing.
+
+  /** The tile's number within its command (0-based). */
+  get tileId(): number {
+    return this.plan.tileId;
+  }
+
+  /** The current stage's type: `"dma_read"`, `"fetch"`, `"gemm"`, `"math"`, `"store"` or `"dma_write"`. */
+  get stageType(): StageType {
+    return this.stage.type;
+  }
+
+  /**
+   * The current stage's operation: `"gemm"`; for a MATH stage its op (`"exp"`, `"sum"`, or ops
+   * joined by `+` for a fused epilogue, such as `"add+relu"`); else the stage type.
+   */
+  get op(): string {
+    const params = this.stage.params;
+    return params.type === "math" ? params.op : params.type;
+  }
+
+  /** A GEMM stage's `{ m, n, k, dtype }` (`C[m x n] += A[m x k] B[k x n]`, inputs of `dtype`), else null. */
+  get gemm(): Extract<StageParams, { readonly type: "gemm" }> | null {
+    const params = this.stage.params;
+    return params.type === "gemm" ? params : null;
+  }
+
+  /**
+   * A MATH stage's `{ op, elements, dtype, reduceLength }` (`reduceLength`: the reduced axis of a
+   * reduction or softmax, 0 for an elementwise op), else null.
+   */
+  get math(): Extract<StageParams, { readonly type: "math" }> | null {
+    const params = this.stage.params;
+    return params.type === "math" ? params : null;
+  }
+
+  /** The input dtype of a GEMM or MATH stage (`"f16"`, ...); null for the memory stages. */
+  get dtype(): string | null {
+    const params = this.stage.params;
+    return params.type === "gemm" || params.type === "math" ? params.dtype : null;
+  }
+
+  /** Elements computed: a MATH stage's `elements`, a GEMM's outputs `m x n`; 0 for the memory stages. */
+  get elements(): number {
+    const params = this.stage.params;
+    if (params.type === "math") return params.elements;
+    return params.type === "gemm" ? params.m * params.n : 0;
+  }
+
+  /**
+   * Bytes the current stage moves: a fetch or store its `bytes` (TCM <-> registers), a DMA stage
+   * the bytes of its copies (`rows x rowBytes` each); 0 for GEMM and MATH (registers only).
+   */
+  get bytes(): number {
+    const params = this.stage.params;
+    if (params.type === "fetch" || params.type === "store") return params.bytes;
+    if (params.type !== "dma_read" && params.type !== "dma_write") return 0;
+    let total = 0;
+    for (const copy of params.copies) total += copy.src.rows * copy.src.rowBytes;
+    return total;
+  }
+
+  /**
+   * Arithmetic operations, as the built-in engines count them in `stats.flops`: `2 m n k` for a
+   * GEMM, `elements x` the number of `+`-joined ops for a MATH stage; 0 for the memory stages.
+   */
+  get flops(): number {
+    const params = this.stage.params;
+    if (params.type === "gemm") return 2 * params.m * params.n * params.k;
+    return params.type === "math" ? params.elements * params.op.split("+").length : 0;
+  }
+
   override ops(): readonly OpSpec[] {
     return this.stage.ops;
   }
