@@ -15,8 +15,9 @@ import {
 } from "@kb/topology";
 import { loadTopologyGraphFile } from "@kb/topology/node";
 import type * as z from "zod";
+import { defaultRegistry } from "./builtin/index.js";
 import type { KbPlugin } from "./define.js";
-import { buildMachine, defaultRegistry, type Machine } from "./machine.js";
+import { buildMachine, type Machine } from "./machine.js";
 import { loadTopologyPlugins } from "./plugin-loader.js";
 import type { ComponentRegistry } from "./registry.js";
 import type { Tracer } from "./trace.js";
