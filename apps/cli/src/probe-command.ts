@@ -28,7 +28,8 @@ export function addProbeCommand(program: Command, io: CliIo, state: RunState): C
         "and the HBM access latency; for a GEMM, the PE_GEMM impl's own formula), the measured time " +
         "and their ratio, then the invariants: measured >= formula, uncontended within 1%, latency " +
         "monotonic in utilisation, D2H >= H2D, best placement < worst, each GEMM at its impl's " +
-        "formula. The 1% checks hold only impls that declare themselves analytic (the built-ins); " +
+        "formula. The 1% checks hold only impls that declare themselves analytic (the built-ins of " +
+        "docs/latency-model.md); " +
         "for a plug-in model they are reported as not checked, with the measured-to-formula ratio. " +
         "Exit code 1 when an invariant fails.",
     )
