@@ -25,7 +25,10 @@ export function addComponentsCommand(program: Command, io: CliIo): Command {
         "directory.",
     )
     .option("--topology <file>", "also load the plug-ins this topology lists in plugins:")
-    .option("--plugin <package...>", "also load these plug-in packages (npm names)")
+    .option(
+      "--plugin <package...>",
+      "also load these plug-ins: npm package names, or paths (./my-hbm, ./my-hbm.ts, a package directory) from the current directory",
+    )
     .option("--json", "print a JSON array of { kind, impl, source, description, params } instead")
     .action(async (options: { topology?: string; plugin?: string[]; json?: boolean }) => {
       const extra = options.plugin ?? [];

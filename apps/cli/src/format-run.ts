@@ -59,6 +59,7 @@ export function formatRunSummary(results: RunResults, extras: RunExtras): string
       ["MATH", rate("MATH", work.mathFlops, mathPerS, peak.mathFlopsPerS, "FLOP/s")],
       ["all FLOPs", formatSi(achieved.flopsPerS, "FLOP/s")],
       ["HBM", rate("HBM", work.hbmBytes, achieved.hbmBytesPerS, peak.hbmBytesPerS, "B/s")],
+      ...(achieved.hbmPortBalance == null ? [] : [["HBM PCs", portBalance(achieved.hbmPortBalance)]]),
       [
         "roofline time",
         results.rooflineNs > 0
@@ -210,4 +211,13 @@ function table(rows: readonly (readonly string[])[]): string[] {
   return rows.map((row) =>
     `  ${row.map((cell, index) => (index === row.length - 1 ? cell : cell.padEnd(widths[index] ?? 0))).join("  ")}`.trimEnd(),
   );
+}
+
+/** `busiest 1.08 x the mean per 10 us window (1.01 x over the run), 32 pseudo-channels of sip0.cube0.hbm`. */
+function portBalance(balance: NonNullable<RunResults["achieved"]["hbmPortBalance"]>): string {
+  const { maxOverMean, windowMaxOverMean, ports, stack } = balance;
+  return `busiest ${formatNumber(windowMaxOverMean, 3)} x the mean per 10 us window (${formatNumber(
+    maxOverMean,
+    3,
+  )} x over the run), ${ports} pseudo-channels of ${stack}`;
 }

@@ -107,7 +107,9 @@ export function formatTopology(topology: Topology, counts: TopologyCounts): stri
           hbm.pc_bw_gbs,
         )} GB/s = ${formatNumber(stackGbs)} GB/s, ${formatBytes(hbm.capacity_bytes)}, access ${formatNumber(
           hbm.access_latency_ns,
-        )} ns, interleave ${hbm.interleave_bytes} B, flit ${hbm.flit_bytes} B${formatParams(hbm.params)}`,
+        )} ns, ${
+          hbm.mapping === "interleave" ? `interleave ${hbm.interleave_bytes} B` : `mapping ${hbm.mapping}`
+        }, flit ${hbm.flit_bytes} B${hbm.preset === undefined ? "" : `, preset ${hbm.preset}`}${formatParams(hbm.params)}`,
       ],
       [
         "xbar (x 2)",

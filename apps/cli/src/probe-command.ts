@@ -41,7 +41,10 @@ export function addProbeCommand(program: Command, io: CliIo, state: RunState): C
       "--json",
       "print the report as JSON instead: { topology, bytes, requester, cases, sweep, gemm, invariants, pass }",
     )
-    .option("--plugin <package...>", "also load these plug-in packages (npm names)")
+    .option(
+      "--plugin <package...>",
+      "also load these plug-ins: npm package names, or paths (./my-hbm, ./my-hbm.ts, a package directory) from the current directory",
+    )
     .addHelpText(
       "after",
       "\nExamples:\n" +
@@ -102,6 +105,11 @@ export function formatProbe(report: ProbeReport, file: string): string {
   lines.push(
     `probe of topology ${report.topology} (${file}): ${formatBytes(report.bytes)} per transfer, each case on a fresh machine; DMA cases on ${report.requester}`,
   );
+  if (report.mappingReplaced !== undefined) {
+    lines.push(
+      `blocks placed with cube.hbm.mapping interleave instead of ${report.mappingReplaced}, so each per-PC case is one pseudo-channel (a mapping decides which PC holds an address, not how a PC is timed)`,
+    );
+  }
   lines.push("");
   lines.push(
     ...table(

@@ -59,7 +59,10 @@ export function addRunCommand(program: Command, io: CliIo, state: RunState): Com
       parseTraceFilter,
     )
     .option("--oplog <file>", "write the op log as JSONL (one op record per line)")
-    .option("--plugin <package...>", "also load these plug-in packages (npm names)")
+    .option(
+      "--plugin <package...>",
+      "also load these plug-ins: npm package names, or paths (./my-hbm, ./my-hbm.ts, a package directory) from the current directory",
+    )
     .option(
       "--verify",
       "run phase 2 after phase 1 (replay the op log with real arithmetic) and check the bench's outputs against its references; exit code 1 on FAIL",

@@ -1,6 +1,6 @@
 import type { Environment, Event } from "@kb/des";
 import { KbError } from "@kb/errors";
-import { decodeAddress, type TopologyEdge, type TopologyGraph } from "@kb/topology";
+import { decodeAddress, type HbmAddressMap, type TopologyEdge, type TopologyGraph } from "@kb/topology";
 import type { Component } from "./component.js";
 import { type MemoryBlock, Message, putInto } from "./message.js";
 
@@ -70,6 +70,12 @@ export class CompiledPath {
   ) {}
 }
 
+/** The ranges of one packet: its port's share of a block. @internal */
+export interface PortRanges {
+  readonly ranges: BlockRanges;
+  readonly port: number;
+}
+
 /** A set of packets whose completion someone waits for: a DMA stage, a host copy. */
 export class Transfer {
   /** Packets not yet accounted for. */
@@ -128,6 +134,8 @@ export class Packet extends Message {
   departNs = 0;
   /** Time the tail reaches the current stop (ns). */
   tailNs = 0;
+  /** For a read request or a write to a memory: the address ranges it touches there. @internal */
+  access: PortRanges | null = null;
 
   constructor(
     public path: CompiledPath,
@@ -239,19 +247,16 @@ export interface PcShare {
   bytes: number;
 }
 
-/** The HBM geometry of a topology. @internal */
-export interface HbmGeometry {
-  readonly channels: number;
-  readonly pseudoChannels: number;
-  readonly interleave: number;
-  readonly capacity: number;
-}
-
-/** Splits `block` (offsets within one HBM stack) into bytes per pseudo-channel lane (`h * Q + q`). @internal */
-export function splitByPseudoChannel(block: MemoryBlock, offset: number, hbm: HbmGeometry): PcShare[] {
-  const { channels, pseudoChannels, interleave } = hbm;
-  const lanes = channels * pseudoChannels;
-  const stripe = lanes * interleave;
+/**
+ * Splits `block` (offsets within one HBM stack) into bytes per pseudo-channel lane (`h * Q + q`)
+ * by the stack's address mapping. Whole aligned periods of the mapping (every lane holds the same
+ * bytes) are added at once, lanes in the order the period's first granules touch them; only the
+ * partial ends of a row are walked granule by granule. @internal
+ */
+export function splitByPseudoChannel(block: MemoryBlock, offset: number, map: HbmAddressMap): PcShare[] {
+  const lanes = map.lanes;
+  const granule = map.granuleBytes;
+  const period = map.periodBytes;
   const byLane: (PcShare | undefined)[] = new Array(lanes);
   const order: PcShare[] = [];
   const add = (lane: number, bytes: number): void => {
@@ -263,30 +268,91 @@ export function splitByPseudoChannel(block: MemoryBlock, offset: number, hbm: Hb
     }
     share.bytes += bytes;
   };
-  const laneOfUnit = (unit: number): number =>
-    (unit % channels) * pseudoChannels + (Math.floor(unit / channels) % pseudoChannels);
+  const perLane = period / lanes;
   const rows = block.rows;
   for (let row = 0; row < rows; row++) {
     let start = offset + row * (rows === 1 ? 0 : block.stride);
     let left = block.rowBytes;
-    // Whole stripes touch every lane equally; walk only the partial units.
     while (left > 0) {
-      const unit = Math.floor(start / interleave);
-      const inUnit = Math.min(left, (unit + 1) * interleave - start);
-      if (inUnit === interleave && start % stripe === 0 && left >= stripe) {
-        const stripes = Math.floor(left / stripe);
-        for (let u = 0; u < lanes; u++) add(laneOfUnit(unit + u), stripes * interleave);
-        start += stripes * stripe;
-        left -= stripes * stripe;
+      if (period > 0 && start % period === 0 && left >= period) {
+        // Whole periods touch every lane equally: add them in the first period's order.
+        const periods = Math.floor(left / period);
+        const seen = new Uint8Array(lanes);
+        for (let at = start; at < start + period; at += granule) {
+          const lane = map.lane(at);
+          if (seen[lane] === 0) {
+            seen[lane] = 1;
+            add(lane, periods * perLane);
+          }
+        }
+        start += periods * period;
+        left -= periods * period;
         continue;
       }
-      add(laneOfUnit(unit), inUnit);
-      start += inUnit;
-      left -= inUnit;
+      const inGranule = Math.min(left, (Math.floor(start / granule) + 1) * granule - start);
+      add(map.lane(start), inGranule);
+      start += inGranule;
+      left -= inGranule;
     }
   }
   return order;
 }
+
+/**
+ * A block's bytes on each port as address ranges, computed on first use for all ports in one
+ * walk (memory models that never look at addresses cost nothing). @internal
+ */
+export class BlockRanges {
+  private pieces: number[][] | null = null;
+
+  constructor(
+    private readonly block: MemoryBlock,
+    /** The block's first byte as an offset within its memory. */
+    private readonly offset: number,
+    /** The HBM mapping, or null for a single-port memory (SRAM). */
+    private readonly map: HbmAddressMap | null,
+  ) {}
+
+  /** The ranges on `port` as `[offset, bytes, offset, bytes, ...]`, contiguous pieces merged. */
+  of(port: number): readonly number[] {
+    if (this.pieces === null) this.pieces = this.walk();
+    return this.pieces[port] ?? EMPTY;
+  }
+
+  private walk(): number[][] {
+    const { block, offset, map } = this;
+    const pieces: number[][] = [];
+    const push = (port: number, at: number, bytes: number): void => {
+      let list = pieces[port];
+      if (list === undefined) {
+        list = [];
+        pieces[port] = list;
+      }
+      const n = list.length;
+      if (n > 0 && (list[n - 2] as number) + (list[n - 1] as number) === at)
+        list[n - 1] = (list[n - 1] as number) + bytes;
+      else list.push(at, bytes);
+    };
+    const granule = map === null ? 0 : map.granuleBytes;
+    for (let row = 0; row < block.rows; row++) {
+      let start = offset + row * (block.rows === 1 ? 0 : block.stride);
+      if (map === null) {
+        push(0, start, block.rowBytes);
+        continue;
+      }
+      let left = block.rowBytes;
+      while (left > 0) {
+        const inGranule = Math.min(left, (Math.floor(start / granule) + 1) * granule - start);
+        push(map.lane(start), start, inGranule);
+        start += inGranule;
+        left -= inGranule;
+      }
+    }
+    return pieces;
+  }
+}
+
+const EMPTY: readonly number[] = Object.freeze([]);
 
 /** Checks a block and returns its byte span (first byte to one past the last). @internal */
 export function blockSpan(block: MemoryBlock): number {
@@ -310,20 +376,16 @@ export class Fabric {
   private readonly links = new Map<TopologyEdge, Link>();
   private readonly paths = new Map<string, Map<string, CompiledPath>>();
   private readonly pcIds = new Map<number, readonly string[]>();
-  private readonly hbm: HbmGeometry;
+  private readonly map: HbmAddressMap;
+  private readonly hbmCapacity: number;
 
   constructor(
     private readonly graph: TopologyGraph,
     private readonly lookup: (id: string) => Component | undefined,
     private readonly env: Environment,
   ) {
-    const spec = graph.topology.cube.hbm;
-    this.hbm = {
-      channels: spec.channels,
-      pseudoChannels: spec.pseudo_channels,
-      interleave: spec.interleave_bytes,
-      capacity: spec.capacity_bytes,
-    };
+    this.map = graph.hbmAddressMap();
+    this.hbmCapacity = graph.topology.cube.hbm.capacity_bytes;
   }
 
   /** Every link used so far (links no packet crossed are not listed). */
@@ -425,7 +487,7 @@ export class Fabric {
         const channelId = node.parent as string;
         const h = Number(channelId.slice(channelId.lastIndexOf(".ch") + 3));
         const q = Number(id.slice(id.lastIndexOf(".pc") + 3));
-        lane = h * this.hbm.pseudoChannels + q;
+        lane = h * this.graph.topology.cube.hbm.pseudo_channels + q;
         component = this.lookup(`sip${node.sip}.cube${node.cube}.hbm`) ?? null;
       } else {
         component = this.lookup(id) ?? null;
@@ -454,7 +516,7 @@ export class Fabric {
    * block, or the cube's SRAM. Throws `MACHINE_INVALID_COMMAND` for a TCM address (TCM is local to
    * its PE), an address outside the topology or a block past the memory's end.
    */
-  private targets(block: MemoryBlock, what: string): { node: string; bytes: number }[] {
+  private targets(block: MemoryBlock, what: string): { node: string; bytes: number; ranges: PortRanges }[] {
     const address = decodeAddress(block.address);
     const topology = this.graph.topology;
     if (address.sip >= topology.system.sips || address.cube >= topology.sip.cubes) {
@@ -468,7 +530,8 @@ export class Fabric {
     if (address.space === "sram") {
       const capacity = topology.cube.sram.capacity_bytes;
       if (address.offset + span > capacity) throw pastEnd(what, block, "SRAM", capacity);
-      return [{ node: `${cubeId}.sram`, bytes: block.rows * block.rowBytes }];
+      const ranges = new BlockRanges(block, address.offset, null);
+      return [{ node: `${cubeId}.sram`, bytes: block.rows * block.rowBytes, ranges: { ranges, port: 0 } }];
     }
     if (address.space === "tcm") {
       throw new KbError(
@@ -476,7 +539,7 @@ export class Fabric {
         `${what}: address 0x${block.address.toString(16)} is in a PE's TCM; the fabric moves data between a requester and HBM or SRAM, and TCM is the local end of a PE_DMA copy.`,
       );
     }
-    if (address.offset + span > this.hbm.capacity) throw pastEnd(what, block, "HBM", this.hbm.capacity);
+    if (address.offset + span > this.hbmCapacity) throw pastEnd(what, block, "HBM", this.hbmCapacity);
     const cubeKey = address.sip * 64 + address.cube;
     let pcs = this.pcIds.get(cubeKey);
     if (pcs === undefined) {
@@ -484,10 +547,27 @@ export class Fabric {
       this.pcIds.set(cubeKey, pcs);
     }
     const ids = pcs;
-    return splitByPseudoChannel(block, address.offset, this.hbm).map((share) => ({
+    const ranges = new BlockRanges(block, address.offset, this.map);
+    return splitByPseudoChannel(block, address.offset, this.map).map((share) => ({
       node: ids[share.lane] as string,
       bytes: share.bytes,
+      ranges: { ranges, port: share.lane },
     }));
+  }
+
+  /**
+   * Splits `block`, at `offset` within its HBM stack, by pseudo-channel with the stack's address
+   * mapping, calling `each(port, bytes, ranges)` per port in first-touched order.
+   */
+  split(
+    block: MemoryBlock,
+    offset: number,
+    each: (port: number, bytes: number, ranges: PortRanges) => void,
+  ): void {
+    const ranges = new BlockRanges(block, offset, this.map);
+    for (const share of splitByPseudoChannel(block, offset, this.map)) {
+      each(share.lane, share.bytes, { ranges, port: share.lane });
+    }
   }
 
   /**
@@ -501,7 +581,9 @@ export class Fabric {
       const response = this.path(target.node, requester, "sink");
       transfer.expect();
       transfer.bytes += target.bytes;
-      this.launch(new Packet(request, 0, transfer, response, target.bytes, null));
+      const packet = new Packet(request, 0, transfer, response, target.bytes, null);
+      packet.access = target.ranges;
+      this.launch(packet);
     }
   }
 
@@ -511,7 +593,9 @@ export class Fabric {
       const path = this.path(requester, target.node, "memory");
       transfer.expect();
       transfer.bytes += target.bytes;
-      this.launch(new Packet(path, target.bytes, transfer, null, 0, null));
+      const packet = new Packet(path, target.bytes, transfer, null, 0, null);
+      packet.access = target.ranges;
+      this.launch(packet);
     }
   }
 

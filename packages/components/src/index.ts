@@ -1,7 +1,7 @@
 export { KbError } from "@kb/errors";
 // The TCM address helpers are facts of the memory map (@kb/topology); re-exported here as before.
 export { TCM_WINDOW_BYTES, tcmAddress, tcmLocation } from "@kb/topology";
-export { queueDepthParam, transitParams } from "./builtin/fabric-impls.js";
+export { hbmTopologyParams, queueDepthParam, transitParams } from "./builtin/fabric-impls.js";
 export { BUILTIN_COMPONENTS, defaultRegistry } from "./builtin/index.js";
 export { gemmParams, macArrayCycles, macArrayNs } from "./builtin/pe-gemm-v1.js";
 export type { GemmDataflow, GemmMapping, PeGemmV2Params } from "./builtin/pe-gemm-v2.js";
@@ -53,6 +53,16 @@ export type {
 export { buildMachine, ComponentParamsError, Machine, PageTable } from "./machine.js";
 export type { MathOpInfo } from "./math-ops.js";
 export { MATH_OPS } from "./math-ops.js";
+export type {
+  MemoryModel,
+  MemoryModelContext,
+  MemoryModelDefinition,
+  MemoryRequest,
+  MemoryTiming,
+} from "./memory.js";
+export { defineMemoryModel, MemoryComponent } from "./memory.js";
+export type { HarnessResult } from "./memory-harness.js";
+export { MemoryHarness } from "./memory-harness.js";
 export type {
   DmaCopy,
   MemoryBlock,

@@ -9,6 +9,7 @@ import { type Component, laneWorker } from "./component.js";
 import { CONTROL_BYTES, type SipLaunch } from "./control.js";
 import type { ComponentDefinition, KbPlugin } from "./define.js";
 import { Fabric, Transfer } from "./fabric.js";
+import { MemoryComponent } from "./memory.js";
 import type { MemoryBlock } from "./message.js";
 import { ControlMessage, type PeProgram, ProgramMessage } from "./program.js";
 import type { ComponentRegistry } from "./registry.js";
@@ -301,7 +302,27 @@ export class Machine {
    * never complete is (`run(event)` throws `DES_DEADLOCK` with the waiting processes).
    */
   run(until?: number | Event<unknown>): void {
-    this.env.run(until);
+    try {
+      this.env.run(until);
+    } catch (error) {
+      throw this.explainDeadlock(error);
+    }
+  }
+
+  /** A deadlock while a memory model holds unanswered requests: say which, and what to fix. */
+  private explainDeadlock(error: unknown): unknown {
+    if (!(error instanceof KbError) || error.code !== "DES_DEADLOCK") return error;
+    const holding = this.list.filter(
+      (component): component is MemoryComponent =>
+        component instanceof MemoryComponent && component.unanswered > 0,
+    );
+    if (holding.length === 0) return error;
+    const which = holding.map((memory) => `${memory.id} (${memory.impl}): ${memory.unanswered}`).join(", ");
+    return new KbError(
+      "DES_DEADLOCK",
+      `${error.detail} Memory models left requests unanswered: ${which}. A model whose service() returns undefined must call request.complete(timing) later (schedule it with context.env.timeout(ns).addCallback(...)).`,
+      { context: error.context, cause: error },
+    );
   }
 
   /** Statistics of every component, the links that carried traffic, and per-kind totals. */

@@ -207,12 +207,11 @@ export function spreadCase(
   const first = singlePcLayout(graph, local.pc, Math.min(bytes, spec.interleave_bytes));
   const layout: ProbeLayout = { address: first.address, rows: 1, rowBytes: bytes, stride: bytes };
   const pcs = graph.hbmPseudoChannelsOfCube(local.pc.sip as number, local.pc.cube as number);
-  const shares = splitByPseudoChannel(blockOf(layout), decodeAddress(layout.address).offset, {
-    channels: spec.channels,
-    pseudoChannels: spec.pseudo_channels,
-    interleave: spec.interleave_bytes,
-    capacity: spec.capacity_bytes,
-  });
+  const shares = splitByPseudoChannel(
+    blockOf(layout),
+    decodeAddress(layout.address).offset,
+    graph.hbmAddressMap(),
+  );
   let formulaNs = 0;
   const path = peSide(pe);
   for (const share of shares) {

@@ -1,5 +1,5 @@
 import { KbError } from "@kb/errors";
-import type { TopologyGraph } from "@kb/topology";
+import { expandTopology, type Topology, type TopologyGraph } from "@kb/topology";
 import { defaultRegistry } from "./builtin/index.js";
 import type { KbPlugin } from "./define.js";
 import { buildMachine, type Machine } from "./machine.js";
@@ -51,6 +51,12 @@ export interface ProbeReport {
   readonly invariants: readonly ProbeInvariant[];
   /** No invariant failed. */
   readonly pass: boolean;
+  /**
+   * The topology's `cube.hbm.mapping` when it is not `interleave`: the probe then places its
+   * blocks with `interleave` (so each per-PC case is one pseudo-channel); a mapping decides which
+   * PC holds an address, not how a PC is timed. Absent for `interleave`.
+   */
+  readonly mappingReplaced?: string;
 }
 
 /**
@@ -103,7 +109,12 @@ export interface ProbeReport {
  * transfer never completes (a broken impl), `MACHINE_INVALID_COMMAND` when `bytes` is not a
  * positive integer or does not fit the HBM stack, or sip0.cube0 has no PE.
  */
-export function runProbe(graph: TopologyGraph, options: ProbeOptions = {}): ProbeReport {
+export function runProbe(topologyGraph: TopologyGraph, options: ProbeOptions = {}): ProbeReport {
+  const mapping = topologyGraph.topology.cube.hbm.mapping;
+  const graph =
+    mapping === "interleave"
+      ? topologyGraph
+      : expandTopology(withMapping(topologyGraph.topology, "interleave"));
   const bytes = options.bytes ?? PROBE_BYTES;
   if (!Number.isInteger(bytes) || bytes < 1) {
     throw new KbError("MACHINE_INVALID_COMMAND", `probe: bytes must be an integer >= 1, got ${bytes}.`);
@@ -148,5 +159,10 @@ export function runProbe(graph: TopologyGraph, options: ProbeOptions = {}): Prob
     gemm,
     invariants,
     pass: invariants.every((invariant) => invariant.status !== "fail"),
+    ...(mapping === "interleave" ? {} : { mappingReplaced: mapping }),
   };
+}
+
+function withMapping(topology: Topology, mapping: string): Topology {
+  return { ...topology, cube: { ...topology.cube, hbm: { ...topology.cube.hbm, mapping } } };
 }

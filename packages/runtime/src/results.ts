@@ -1,4 +1,4 @@
-import { gemmTimingOf, type Machine } from "@kb/components";
+import { gemmTimingOf, type Machine, MemoryComponent } from "@kb/components";
 import type { VerifyReport } from "@kb/data-executor";
 import * as z from "zod";
 
@@ -76,6 +76,27 @@ export const RunResultsSchema = z.object({
         "How much of the MAC arrays did useful work while computing: sum of m n k over the GEMMs run / sum of cycles x R x C, the cycles each PE_GEMM impl charged by its own formula (GemmTiming); null when no PE_GEMM that states its timing ran; absent in results written before it was reported.",
       ),
     hbmFraction: z.number(),
+    hbmPortBalance: z
+      .object({
+        stack: z.string().describe("The HBM controller node with the least even load."),
+        ports: z.number().int(),
+        meanBusyNs: z.number(),
+        maxBusyNs: z.number(),
+        minBusyNs: z.number(),
+        maxOverMean: z
+          .number()
+          .describe("maxBusyNs / meanBusyNs over the whole run: 1 is a perfectly even load."),
+        windowMaxOverMean: z
+          .number()
+          .describe(
+            "The same within each 10 us window while the stack moved data: sum over windows of the busiest port's bus time / sum of the mean port's. 1 when every port carried the same share at the same time; up to the port count when one port worked alone.",
+          ),
+      })
+      .nullable()
+      .optional()
+      .describe(
+        "How evenly the HBM pseudo-channels carried the traffic (data-bus time per port, from memory models written with defineMemoryModel): the stack with the largest max/mean; null when no such stack moved data; absent in results written before it was reported.",
+      ),
   }),
   rooflineNs: z
     .number()
@@ -288,6 +309,41 @@ function gemmArrayUtilisation(machine: Machine): number | null {
   return slots > 0 ? macs / slots : null;
 }
 
+/** Data-bus time per pseudo-channel of the HBM stack whose load is least even (max / mean). */
+function hbmPortBalance(machine: Machine): NonNullable<RunResults["achieved"]["hbmPortBalance"]> | null {
+  let worst: NonNullable<RunResults["achieved"]["hbmPortBalance"]> | null = null;
+  for (const component of machine.components) {
+    if (!(component instanceof MemoryComponent) || component.kind !== "hbm_ctrl") continue;
+    const busy = [...component.portBusyNs];
+    const mean = busy.reduce((sum, value) => sum + value, 0) / busy.length;
+    if (!(mean > 0)) continue;
+    const maxBusyNs = Math.max(...busy);
+    let windowMax = 0;
+    let windowMean = 0;
+    for (const window of component.windowBusyNs) {
+      let max = 0;
+      let sum = 0;
+      for (const value of window) {
+        if (value > max) max = value;
+        sum += value;
+      }
+      windowMax += max;
+      windowMean += sum / window.length;
+    }
+    const balance = {
+      stack: component.id,
+      ports: busy.length,
+      meanBusyNs: mean,
+      maxBusyNs,
+      minBusyNs: Math.min(...busy),
+      maxOverMean: maxBusyNs / mean,
+      windowMaxOverMean: windowMean > 0 ? windowMax / windowMean : 1,
+    };
+    if (worst === null || balance.windowMaxOverMean > worst.windowMaxOverMean) worst = balance;
+  }
+  return worst;
+}
+
 /** @internal Builds the results object from a machine after a run. */
 export function collectResults(
   machine: Machine,
@@ -338,6 +394,7 @@ export function collectResults(
       gemmFraction: fraction(gemmFlops, work.peaks.gemm),
       gemmArrayUtilisation: gemmArrayUtilisation(machine),
       hbmFraction: fraction(hbmBytes, work.peaks.hbm),
+      hbmPortBalance: hbmPortBalance(machine),
     },
     rooflineNs: work.rooflineNs,
     byKind: stats.byKind.map((kind) => ({ ...kind })),

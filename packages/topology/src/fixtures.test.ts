@@ -15,7 +15,7 @@ const expected: Record<string, Expected> = {
   "bad-misspelt-key.yaml": {
     code: "TOPOLOGY_INVALID",
     issues: [
-      '__fixtures__/bad-misspelt-key.yaml:5:5: cube.hbm.chanels: unknown key "chanels"; did you mean "channels"? Allowed keys here: access_latency_ns, capacity_bytes, channels, flit_bytes, impl, interleave_bytes, kind, params, pc_bw_gbs, pseudo_channels.',
+      '__fixtures__/bad-misspelt-key.yaml:5:5: cube.hbm.chanels: unknown key "chanels"; did you mean "channels"? Allowed keys here: access_latency_ns, bank_groups, banks_per_group, burst_bytes, capacity_bytes, channels, flit_bytes, impl, interleave_bytes, kind, mapping, params, pc_bw_gbs, preset, pseudo_channels, row_bytes, sids.',
     ],
   },
   "bad-unknown-top-level-key.yaml": {

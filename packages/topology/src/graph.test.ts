@@ -355,6 +355,12 @@ describe("expandTopology on topologies/default.yaml (1 SIP x 2 cubes, NOC 2 x 4,
       interleave_bytes: 256,
       flit_bytes: 64,
       capacity_bytes: 16 * 2 ** 30,
+      mapping: "interleave",
+      sids: 1,
+      bank_groups: 4,
+      banks_per_group: 4,
+      row_bytes: 1024,
+      burst_bytes: 32,
     });
     expect(graph.node("sip0.cube0.hbm.ch2")).toMatchObject({
       kind: "hbm_channel",

@@ -1,7 +1,8 @@
 import { KbError } from "@kb/errors";
 import { idGlobToRegExp, isIdGlob } from "./glob.js";
+import { type HbmAddressMap, hbmAddressMap } from "./hbm-mapping.js";
 import { type Route, Router } from "./route.js";
-import { PE_COMPONENT_NAMES, type Topology } from "./schema.js";
+import { hbmOrganisationOf, PE_COMPONENT_NAMES, type Topology } from "./schema.js";
 import { closest } from "./yaml-validate.js";
 
 /**
@@ -197,7 +198,8 @@ class GraphBuilder {
  *     m_cpu_dma (bandwidth of `sip.io_link`, latency 0, length 0).
  *   - `.hbm` (kind hbm_ctrl, from `cube.hbm`; params: `cube.hbm.params`, then channels,
  *     pseudo_channels, pc_bw_gbs, access_latency_ns, interleave_bytes, flit_bytes,
- *     capacity_bytes); for h < H `.hbm.ch{h}` (kind hbm_channel, no impl, parent `.hbm`), each
+ *     capacity_bytes, mapping, preset when set, sids, bank_groups, banks_per_group, row_bytes,
+ *     burst_bytes); for h < H `.hbm.ch{h}` (kind hbm_channel, no impl, parent `.hbm`), each
  *     followed by its `.hbm.ch{h}.pc{q}` for q < Q (kind hbm_pc, no impl, params
  *     `{ bw_gbs: pc_bw_gbs, access_latency_ns }`); ch <-> pc (bandwidth pc_bw_gbs, latency 0).
  *   - `.xbar0`, `.xbar1` (from `cube.xbar`), `.bridge` (from `cube.bridge`), params with
@@ -276,6 +278,13 @@ export function expandTopology(topology: Topology): TopologyGraph {
     interleave_bytes: hbm.interleave_bytes,
     flit_bytes: hbm.flit_bytes,
     capacity_bytes: hbm.capacity_bytes,
+    mapping: hbm.mapping,
+    ...(hbm.preset === undefined ? {} : { preset: hbm.preset }),
+    sids: hbm.sids,
+    bank_groups: hbm.bank_groups,
+    banks_per_group: hbm.banks_per_group,
+    row_bytes: hbm.row_bytes,
+    burst_bytes: hbm.burst_bytes,
   });
   const pcParams = frozen({ bw_gbs: hbm.pc_bw_gbs, access_latency_ns: hbm.access_latency_ns });
   const xbarParams = frozen(cubeSpec.xbar.params, { first_flit_ns: cubeSpec.xbar.first_flit_ns });
@@ -681,6 +690,20 @@ export class TopologyGraph {
    */
   hbmPseudoChannelsOfCube(sip: number, cube: number): TopologyNode[] {
     return this.toNodes(this.cubeParts(sip, cube).pseudoChannels);
+  }
+
+  private addressMap: HbmAddressMap | undefined;
+
+  /**
+   * The address mapping of the cubes' HBM stacks (`cube.hbm.mapping` over its organisation): the
+   * one object the fabric splits blocks with and memory models locate banks and rows with.
+   */
+  hbmAddressMap(): HbmAddressMap {
+    if (this.addressMap === undefined) {
+      const hbm = this.topology.cube.hbm;
+      this.addressMap = hbmAddressMap(hbmOrganisationOf(hbm), hbm.mapping);
+    }
+    return this.addressMap;
   }
 
   /** The edges leaving a node, in expansion order. Throws `TOPOLOGY_UNKNOWN_NODE` for an unknown id. */

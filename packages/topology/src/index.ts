@@ -1,6 +1,8 @@
 export { idGlobToRegExp, isIdGlob } from "./glob.js";
 export type { TopologyEdge, TopologyNode } from "./graph.js";
 export { expandTopology, FORWARDING_KINDS, linkPatternPeers, TopologyGraph } from "./graph.js";
+export type { HbmAddressMap, HbmCoordinates, HbmOrganisation } from "./hbm-mapping.js";
+export { HBM_MAPPINGS, hbmAddressMap } from "./hbm-mapping.js";
 export { parseTopology, resolveTopology, topologyJsonSchema, topologyToYaml } from "./load.js";
 export type { DeviceAddress, MemorySpace } from "./memory-map.js";
 export {
@@ -19,6 +21,7 @@ export type { ComponentSpec, LinkSpec, Topology, TopologyInput } from "./schema.
 export {
   componentSchema,
   cubeSchema,
+  hbmOrganisationOf,
   hbmSchema,
   linkPatternSchema,
   linkSchema,

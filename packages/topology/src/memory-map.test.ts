@@ -117,18 +117,18 @@ describe("hbmLocation", () => {
 
   it("interleaves across channels first, then pseudo-channels", () => {
     const at = (offset: number) => hbmLocation(topology, offset);
-    expect(at(0)).toEqual({ channel: 0, pseudoChannel: 0, unit: 0 });
-    expect(at(255)).toEqual({ channel: 0, pseudoChannel: 0, unit: 0 });
-    expect(at(256)).toEqual({ channel: 1, pseudoChannel: 0, unit: 1 });
-    expect(at(7 * 256)).toEqual({ channel: 7, pseudoChannel: 0, unit: 7 });
+    expect(at(0)).toMatchObject({ channel: 0, pseudoChannel: 0, unit: 0 });
+    expect(at(255)).toMatchObject({ channel: 0, pseudoChannel: 0, unit: 0 });
+    expect(at(256)).toMatchObject({ channel: 1, pseudoChannel: 0, unit: 1 });
+    expect(at(7 * 256)).toMatchObject({ channel: 7, pseudoChannel: 0, unit: 7 });
     // unit 8 = one round of the 8 channels: pseudo-channel 1.
-    expect(at(2048)).toEqual({ channel: 0, pseudoChannel: 1, unit: 8 });
+    expect(at(2048)).toMatchObject({ channel: 0, pseudoChannel: 1, unit: 8 });
     // 2816 / 256 = unit 11: channel 11 mod 8 = 3, pseudo-channel floor(11 / 8) mod 2 = 1.
-    expect(at(2816)).toEqual({ channel: 3, pseudoChannel: 1, unit: 11 });
+    expect(at(2816)).toMatchObject({ channel: 3, pseudoChannel: 1, unit: 11 });
     // unit 16: both rounds done, back to ch0 pc0.
-    expect(at(4096)).toEqual({ channel: 0, pseudoChannel: 0, unit: 16 });
+    expect(at(4096)).toMatchObject({ channel: 0, pseudoChannel: 0, unit: 16 });
     // Last byte: unit (2^34 - 1) >> 8 = 2^26 - 1 = 67108863; mod 8 = 7; 8388607 mod 2 = 1.
-    expect(at(16 * 2 ** 30 - 1)).toEqual({ channel: 7, pseudoChannel: 1, unit: 67_108_863 });
+    expect(at(16 * 2 ** 30 - 1)).toMatchObject({ channel: 7, pseudoChannel: 1, unit: 67_108_863 });
   });
 
   it("follows the topology's channels, pseudo-channels and interleave", () => {
@@ -137,9 +137,25 @@ describe("hbmLocation", () => {
       cube: { hbm: { channels: 3, pseudo_channels: 4, interleave_bytes: 1024, capacity_bytes: 1 << 20 } },
     });
     // 10000 / 1024 = unit 9: channel 9 mod 3 = 0, pseudo-channel 3 mod 4 = 3.
-    expect(hbmLocation(custom, 10_000)).toEqual({ channel: 0, pseudoChannel: 3, unit: 9 });
+    expect(hbmLocation(custom, 10_000)).toMatchObject({ channel: 0, pseudoChannel: 3, unit: 9 });
     // unit 13: channel 1, pseudo-channel 4 mod 4 = 0.
-    expect(hbmLocation(custom, 13 * 1024)).toEqual({ channel: 1, pseudoChannel: 0, unit: 13 });
+    expect(hbmLocation(custom, 13 * 1024)).toMatchObject({ channel: 1, pseudoChannel: 0, unit: 13 });
+  });
+
+  it("follows cube.hbm.mapping: xor places a 8 KiB stride on every channel", () => {
+    const xor = resolveTopology({ name: "xor", cube: { hbm: { mapping: "xor" } } });
+    const channels = new Set([0, 1, 2, 3, 4, 5, 6, 7].map((i) => hbmLocation(xor, i * 8192).channel));
+    expect(channels.size).toBe(8);
+    expect(hbmLocation(xor, 0)).toEqual({
+      channel: 0,
+      pseudoChannel: 0,
+      sid: 0,
+      bankGroup: 0,
+      bank: 0,
+      row: 0,
+      column: 0,
+      unit: 0,
+    });
   });
 
   it("refuses offsets outside the stack (TOPOLOGY_BAD_ADDRESS)", () => {

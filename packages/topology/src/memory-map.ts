@@ -1,5 +1,6 @@
 import { KbError } from "@kb/errors";
-import type { Topology } from "./schema.js";
+import { type HbmCoordinates, hbmAddressMap } from "./hbm-mapping.js";
+import { hbmOrganisationOf, type Topology } from "./schema.js";
 
 /** The memories a device address can name: a cube's HBM stack, a PE's TCM, a cube's shared SRAM. */
 export type MemorySpace = "hbm" | "tcm" | "sram";
@@ -132,32 +133,24 @@ export function tcmLocation(
 }
 
 /**
- * Where a byte offset of a cube's HBM stack lives. The stack is interleaved in units of
- * `cube.hbm.interleave_bytes`, across channels first, then pseudo-channels:
- * `unit = floor(offset / interleave_bytes)`, `channel = unit mod channels`,
- * `pseudoChannel = floor(unit / channels) mod pseudo_channels`. With the default 8 channels x 2
- * PCs and 256 B: offset 0 -> ch0 pc0, 256 -> ch1 pc0, 2048 -> ch0 pc1, 4096 -> ch0 pc0.
+ * Where a byte offset of a cube's HBM stack lives, by the topology's address mapping
+ * (`cube.hbm.mapping`, see {@link hbmAddressMap}): channel, pseudo-channel, SID, bank group,
+ * bank, row and column, plus `unit = floor(offset / interleave_bytes)`. With the default
+ * `interleave` mapping over 8 channels x 2 PCs and 256 B: offset 0 -> ch0 pc0, 256 -> ch1 pc0,
+ * 2048 -> ch0 pc1, 4096 -> ch0 pc0.
  *
  * Throws `TOPOLOGY_BAD_ADDRESS` when `offset` is not an integer in [0, capacity_bytes).
  */
-export function hbmLocation(
-  topology: Topology,
-  offset: number,
-): { channel: number; pseudoChannel: number; unit: number } {
-  const {
-    channels,
-    pseudo_channels: pseudoChannels,
-    interleave_bytes: interleave,
-    capacity_bytes: capacity,
-  } = topology.cube.hbm;
+export function hbmLocation(topology: Topology, offset: number): HbmCoordinates & { unit: number } {
+  const { interleave_bytes: interleave, capacity_bytes: capacity } = topology.cube.hbm;
   if (typeof offset !== "number" || !Number.isInteger(offset) || offset < 0 || offset >= capacity) {
     throw new KbError(
       "TOPOLOGY_BAD_ADDRESS",
       `HBM offset must be an integer in [0, ${capacity}) (cube.hbm.capacity_bytes of topology "${topology.name}"), got ${String(offset)}.`,
     );
   }
-  const unit = Math.floor(offset / interleave);
-  return { channel: unit % channels, pseudoChannel: Math.floor(unit / channels) % pseudoChannels, unit };
+  const map = hbmAddressMap(hbmOrganisationOf(topology.cube.hbm), topology.cube.hbm.mapping);
+  return { ...map.locate(offset), unit: Math.floor(offset / interleave) };
 }
 
 function checkField(name: string, value: number, limit: number): void {

@@ -1,4 +1,6 @@
+import { isKbError } from "@kb/errors";
 import * as z from "zod";
+import { type HbmOrganisation, hbmAddressMap } from "./hbm-mapping.js";
 
 /**
  * The topology format, as a zod schema. Keys are snake_case with their unit in the name (`_gbs` =
@@ -146,6 +148,48 @@ export const hbmSchema = componentSchema("hbm_ctrl", "hbm_ctrl_v1").extend({
     .min(1)
     .default(16 * 2 ** 30)
     .describe("Capacity of the stack in bytes."),
+  mapping: z
+    .string()
+    .default("interleave")
+    .describe(
+      "Address mapping: interleave (units of interleave_bytes over channels, then pseudo-channels), xor (bank-group interleave with channel, pseudo-channel and bank bits XOR-folded with higher bits), mop4clxor (Ramulator's MOP4CLXOR), or a bit-order string MSB first such as RoBaBgSiPcCo4ChCo1. See docs/latency-model.md.",
+    ),
+  preset: z
+    .enum(["hbm2", "hbm2e", "hbm3", "hbm3e"])
+    .optional()
+    .describe("A JEDEC part whose timing a bank-aware controller (hbm_ctrl_v2) uses."),
+  sids: count("Stack IDs (ranks) per pseudo-channel.").default(1),
+  bank_groups: count("Bank groups per SID.").default(4),
+  banks_per_group: count("Banks per bank group.").default(4),
+  row_bytes: count("Row (page) size of a pseudo-channel's bank in bytes.").default(1024),
+  burst_bytes: count("Bytes of one column access (pseudo-channel width x burst length / 8).").default(32),
+});
+
+/** The organisation of a cube's HBM stack as the address mapping sees it. */
+export function hbmOrganisationOf(hbm: z.output<typeof hbmSchema>): HbmOrganisation {
+  return {
+    channels: hbm.channels,
+    pseudoChannels: hbm.pseudo_channels,
+    sids: hbm.sids,
+    bankGroups: hbm.bank_groups,
+    banksPerGroup: hbm.banks_per_group,
+    rowBytes: hbm.row_bytes,
+    burstBytes: hbm.burst_bytes,
+    interleaveBytes: hbm.interleave_bytes,
+  };
+}
+
+/** `hbmSchema` with its mapping checked against its organisation. */
+const checkedHbmSchema = hbmSchema.superRefine((hbm, context) => {
+  try {
+    hbmAddressMap(hbmOrganisationOf(hbm), hbm.mapping);
+  } catch (error) {
+    context.addIssue({
+      code: "custom",
+      path: ["mapping"],
+      message: isKbError(error) ? error.detail : String(error),
+    });
+  }
 });
 
 /** A cube: an HBM stack whose base die holds compute. */
@@ -161,7 +205,7 @@ export const cubeSchema = z
           .describe("Overhead in ns for traffic the M_CPU.DMA forwards (IO_CPU <-> HBM); assumption."),
       })
       .prefault({}),
-    hbm: hbmSchema.prefault({}),
+    hbm: checkedHbmSchema.prefault({}),
     xbar: transitSchema("xbar").prefault({}).describe("Each of the two XBAR halves."),
     bridge: transitSchema("bridge")
       .extend({ link: link(512, 1).describe("The bridge's link to each XBAR half.") })
@@ -252,7 +296,9 @@ export const topologySchema = z
     plugins: z
       .array(z.string().min(1))
       .default([])
-      .describe("npm packages whose component impls this topology may use."),
+      .describe(
+        "Plug-ins whose component impls this topology may use: npm package names, or paths (./my-hbm, ./my-hbm.ts, a package directory) relative to this file.",
+      ),
     wire_delay_ns_per_mm: z
       .number()
       .min(0)

@@ -1,11 +1,11 @@
 import type { Event } from "@kb/des";
 import { KbError } from "@kb/errors";
 import * as z from "zod";
-import { Component, type ComponentContext, type ComponentPeak } from "../component.js";
+import { Component, type ComponentContext } from "../component.js";
 import { defineComponent } from "../define.js";
 import { Packet } from "../fabric.js";
+import { defineMemoryModel, type MemoryModel, type MemoryRequest, type MemoryTiming } from "../memory.js";
 import type { Message } from "../message.js";
-import type { Tracer } from "../trace.js";
 
 /** `queue_depth`: every built-in's inbox capacity per lane. */
 export const queueDepthParam = (depth: number) =>
@@ -75,133 +75,69 @@ export const mCpuDmaV1 = defineComponent({
   create: (context, params) => new Transit(context, params, params.forward_ns),
 });
 
-/** The busy state of one memory port (an HBM pseudo-channel, an SRAM). @internal */
-export interface MemoryPort {
+/** The busy state of one memory port (an HBM pseudo-channel, an SRAM). */
+interface PortBus {
   /** Time until which the port's data bus is promised (ns). */
   busyUntil: number;
-  /** Bus ns charged. */
-  busyNs: number;
 }
 
 /**
- * Services a packet that reached a memory port: a read request streams `returnBytes` back from
- * `max(now + access, busyUntil)`; a write commits its last flit at `max(bus end, tail) + access`.
- * Bus time is per flit: `ceil(bytes / flit) x flit x nsPerByte`. @internal
+ * The analytic port timing of `hbm_ctrl_v1` and `sram_v1`: a read streams its bytes from
+ * `max(arrival + access, busyUntil)`; a write takes the bus from `max(arrival, busyUntil)` and
+ * commits at `max(bus end, tail) + access`. Bus time is per flit: `ceil(bytes / flit) x flit /
+ * bw`. The access latency overlaps earlier transfers.
  */
-export function serviceMemory(
-  now: number,
-  packet: Packet,
-  port: MemoryPort,
-  nsPerByte: number,
-  flitBytes: number,
-  accessNs: number,
-): number {
-  const bytes = packet.response !== null ? packet.returnBytes : packet.bytes;
-  const bus = Math.ceil(bytes / flitBytes) * flitBytes * nsPerByte;
-  if (packet.response !== null) {
-    const start = Math.max(now + accessNs, port.busyUntil);
-    port.busyUntil = start + bus;
-    port.busyNs += bus;
-    packet.becomeResponse(start, start + bus);
-  } else {
-    const start = Math.max(now, port.busyUntil);
-    port.busyUntil = start + bus;
-    port.busyNs += bus;
-    const committed = Math.max(start + bus, packet.tailNs) + accessNs;
-    (packet.transfer as NonNullable<Packet["transfer"]>).packetDone(committed);
-  }
-  return bytes;
+function analyticPorts(ports: number, bwGbs: number, flitBytes: number, accessNs: number): MemoryModel {
+  const buses: PortBus[] = Array.from({ length: ports }, () => ({ busyUntil: 0 }));
+  const nsPerByte = 1 / bwGbs;
+  return {
+    service(request: MemoryRequest): MemoryTiming {
+      const bus = buses[request.port] as PortBus;
+      const busNs = Math.ceil(request.bytes / flitBytes) * flitBytes * nsPerByte;
+      if (request.kind === "read") {
+        const startNs = Math.max(request.arrivalNs + accessNs, bus.busyUntil);
+        bus.busyUntil = startNs + busNs;
+        return { startNs, endNs: startNs + busNs, busyNs: busNs };
+      }
+      const startNs = Math.max(request.arrivalNs, bus.busyUntil);
+      bus.busyUntil = startNs + busNs;
+      return { startNs, endNs: Math.max(startNs + busNs, request.tailNs) + accessNs, busyNs: busNs };
+    },
+    peak: () => ({ bytesPerNs: ports * bwGbs }),
+  };
 }
 
-const hbmParams = z.strictObject({
+/**
+ * The params the topology gives every HBM controller node (`cube.hbm`): an HBM memory model's
+ * schema extends this (`hbmTopologyParams.extend({ ... })`) so its strict parse accepts them.
+ */
+export const hbmTopologyParams = z.strictObject({
   channels: z.number().int().min(1).describe("Channels (set by the topology's cube.hbm)."),
   pseudo_channels: z.number().int().min(1).describe("Pseudo-channels per channel."),
   pc_bw_gbs: z.number().positive().describe("Bandwidth of one pseudo-channel, GB/s."),
   access_latency_ns: z.number().min(0).describe("Access latency of a pseudo-channel, ns."),
-  interleave_bytes: z.number().int().min(1).describe("Address interleave granularity, bytes."),
+  interleave_bytes: z.number().int().min(1).describe("Address interleave unit (mapping: interleave), bytes."),
   flit_bytes: z.number().int().min(1).describe("Flit size: the bus commits a flit at a time."),
   capacity_bytes: z.number().int().min(1).describe("Stack capacity, bytes."),
+  mapping: z.string().default("interleave").describe("Address mapping (cube.hbm.mapping)."),
+  preset: z.enum(["hbm2", "hbm2e", "hbm3", "hbm3e"]).optional().describe("JEDEC part (cube.hbm.preset)."),
+  sids: z.number().int().min(1).default(1).describe("SIDs per pseudo-channel."),
+  bank_groups: z.number().int().min(1).default(4).describe("Bank groups per SID."),
+  banks_per_group: z.number().int().min(1).default(4).describe("Banks per bank group."),
+  row_bytes: z.number().int().min(1).default(1024).describe("Row (page) size, bytes."),
+  burst_bytes: z.number().int().min(1).default(32).describe("Bytes per column access."),
   queue_depth: queueDepthParam(64),
 });
 
-/** The window of the HBM bandwidth trace counter, ns. */
-const BANDWIDTH_WINDOW_NS = 1000;
-
-/** The HBM controller: one lane per pseudo-channel, each with its own bus state. @internal */
-export class HbmCtrlV1 extends Component<z.output<typeof hbmParams>> {
-  readonly ports: MemoryPort[];
-  private readonly nsPerByte: number;
-
-  constructor(context: ComponentContext, params: z.output<typeof hbmParams>) {
-    const lanes = params.channels * params.pseudo_channels;
-    super(context, params, { lanes, queueDepth: params.queue_depth, countProcessTime: false });
-    this.ports = Array.from({ length: lanes }, () => ({ busyUntil: 0, busyNs: 0 }));
-    this.nsPerByte = 1 / params.pc_bw_gbs;
-  }
-
-  override laneOf(message: Message): number {
-    return (message as Packet).here.lane;
-  }
-
-  /** Bus intervals each pseudo-channel carried data in lately, for the trace counter. */
-  private windows: { start: number; end: number }[][] | null = null;
-
-  /**
-   * Traces the pseudo-channel's bandwidth over the last {@link BANDWIDTH_WINDOW_NS} (GB/s): the
-   * bus time spent carrying data in the window (up to now; a reservation ahead of now counts when
-   * it happens) times `pc_bw_gbs`, so it never exceeds the bus.
-   */
-  private traceBandwidth(tracer: Tracer, lane: number, start: number, end: number): void {
-    if (this.windows === null) this.windows = this.ports.map(() => []);
-    const window = this.windows[lane] as { start: number; end: number }[];
-    const now = this.env.now;
-    if (end > start) window.push({ start, end });
-    const from = now - BANDWIDTH_WINDOW_NS;
-    while (window.length > 0 && (window[0] as { end: number }).end < from) window.shift();
-    let busy = 0;
-    for (const entry of window) busy += Math.max(0, Math.min(entry.end, now) - Math.max(entry.start, from));
-    tracer.counter?.(
-      "HBM GB/s",
-      now,
-      `${this.id}#${lane}`,
-      (busy / BANDWIDTH_WINDOW_NS) * this.params.pc_bw_gbs,
-    );
-  }
-
-  /** Every pseudo-channel's bus at once. */
-  override peak(): ComponentPeak {
-    return { bytesPerNs: this.ports.length * this.params.pc_bw_gbs };
-  }
-
-  process(message: Message, lane: number): null {
-    if (!(message instanceof Packet)) throw notAPacket(this, message);
-    const port = this.ports[lane] as MemoryPort;
-    const before = port.busyNs;
-    this.stats.bytes += serviceMemory(
-      this.env.now,
-      message,
-      port,
-      this.nsPerByte,
-      this.params.flit_bytes,
-      this.params.access_latency_ns,
-    );
-    this.stats.busyNs += port.busyNs - before;
-    const tracer = this.machine.tracer;
-    if (tracer?.counter !== undefined) {
-      this.traceBandwidth(tracer, lane, port.busyUntil - (port.busyNs - before), port.busyUntil);
-    }
-    return null;
-  }
-}
-
-export const hbmCtrlV1 = defineComponent({
+export const hbmCtrlV1 = defineMemoryModel({
   kind: "hbm_ctrl",
   impl: "hbm_ctrl_v1",
   analytic: true,
   description:
-    "HBM stack controller: addresses interleave over channels then pseudo-channels; each PC has its own bus (pc_bw_gbs) and busy state, access latency overlapped with earlier transfers, data committed per flit.",
-  params: hbmParams,
-  create: (context, params) => new HbmCtrlV1(context, params),
+    "HBM stack controller, analytic: each pseudo-channel has its own bus (pc_bw_gbs) and busy state, access latency overlapped with earlier transfers, data committed per flit; no banks or rows.",
+  params: hbmTopologyParams,
+  create: (context, params) =>
+    analyticPorts(context.ports, params.pc_bw_gbs, params.flit_bytes, params.access_latency_ns),
 });
 
 const sramParams = z.strictObject({
@@ -212,36 +148,12 @@ const sramParams = z.strictObject({
   queue_depth: queueDepthParam(16),
 });
 
-/** Shared SRAM: one port with a bus of `bw_gbs`. @internal */
-export class SramV1 extends Component<z.output<typeof sramParams>> {
-  readonly port: MemoryPort = { busyUntil: 0, busyNs: 0 };
-
-  constructor(context: ComponentContext, params: z.output<typeof sramParams>) {
-    super(context, params, { queueDepth: params.queue_depth, countProcessTime: false });
-  }
-
-  process(message: Message): null {
-    if (!(message instanceof Packet)) throw notAPacket(this, message);
-    const before = this.port.busyNs;
-    this.stats.bytes += serviceMemory(
-      this.env.now,
-      message,
-      this.port,
-      1 / this.params.bw_gbs,
-      this.params.flit_bytes,
-      this.params.latency_ns,
-    );
-    this.stats.busyNs += this.port.busyNs - before;
-    return null;
-  }
-}
-
-export const sramV1 = defineComponent({
+export const sramV1 = defineMemoryModel({
   kind: "sram",
   impl: "sram_v1",
   analytic: true,
   description:
     "Shared SRAM of a cube: one port of bw_gbs, latency_ns per access overlapped with earlier transfers.",
   params: sramParams,
-  create: (context, params) => new SramV1(context, params),
+  create: (_context, params) => analyticPorts(1, params.bw_gbs, params.flit_bytes, params.latency_ns),
 });

@@ -1,0 +1,103 @@
+import type { Event } from "@kb/des";
+import { KbError } from "@kb/errors";
+import type { TopologyGraph } from "@kb/topology";
+import { CompiledPath, Packet, Transfer } from "./fabric.js";
+import { buildMachine, type Machine, type MachineOptions } from "./machine.js";
+import { MemoryComponent } from "./memory.js";
+
+/** What {@link MemoryHarness.request} reports. */
+export interface HarnessResult {
+  /** When the request reached the memory, ns. */
+  readonly arrivalNs: number;
+  /** When its last data left the memory (a read) or it was committed (a write), ns. */
+  readonly doneNs: number;
+}
+
+/**
+ * Drives one memory model directly, without PEs or fabric: requests arrive at the memory as
+ * the fabric would deliver them (one per port a block touches, with its address ranges) and the
+ * harness reports when each is answered. For testing a memory model in isolation and for
+ * closed-loop memory benchmarks (`pnpm bench:hbm`).
+ *
+ * ```ts
+ * const harness = new MemoryHarness(graph);             // the graph's cube 0 HBM
+ * const read = harness.request("read", 0x1000, 64);     // stack offset, bytes
+ * harness.machine.run(read);
+ * read.value.doneNs - read.value.arrivalNs;              // the read's latency at the memory
+ * ```
+ *
+ * Throws `MACHINE_INVALID_COMMAND` for a block outside the stack or a memory node that is not an
+ * SDK memory model.
+ */
+export class MemoryHarness {
+  readonly machine: Machine;
+  readonly memory: MemoryComponent;
+  private readonly requestPaths: CompiledPath[];
+  private readonly responsePaths: CompiledPath[];
+
+  constructor(graph: TopologyGraph, options: MachineOptions & { readonly memory?: string } = {}) {
+    this.machine = buildMachine(graph, options);
+    const id = options.memory ?? "sip0.cube0.hbm";
+    const memory = this.machine.component(id);
+    if (!(memory instanceof MemoryComponent)) {
+      throw new KbError(
+        "MACHINE_INVALID_COMMAND",
+        `MemoryHarness: "${id}" is not a memory model (defineMemoryModel) of this machine.`,
+      );
+    }
+    this.memory = memory;
+    this.requestPaths = [];
+    this.responsePaths = [];
+    for (let port = 0; port < memory.ports; port++) {
+      const at = { component: memory, lane: port, overheadNs: 0, links: [], passOverheadNs: 0 };
+      const outside = { component: null, lane: 0, overheadNs: 0, links: [], passOverheadNs: 0 };
+      this.requestPaths.push(new CompiledPath("harness", id, [outside, at], "memory", 0, Infinity));
+      this.responsePaths.push(new CompiledPath(id, "harness", [at, outside], "sink", 0, Infinity));
+    }
+  }
+
+  /** The memory's address mapping (HBM), as the fabric and the model use it. */
+  get addressMap() {
+    return this.machine.graph.hbmAddressMap();
+  }
+
+  /**
+   * Whether `port` takes a request now without waiting: its inbox has room. (A model that is
+   * full holds its inbox, so the inbox then fills.)
+   */
+  accepts(port: number): boolean {
+    const lane = this.memory.lanes[port];
+    return lane !== undefined && lane.inbox.size < lane.inbox.capacity;
+  }
+
+  /**
+   * Sends a read or write of `bytes` at stack offset `offset` to the memory now, split by port
+   * as the fabric splits it; the event succeeds when every port answered.
+   */
+  request(kind: "read" | "write", offset: number, bytes: number): Event<HarnessResult> {
+    const machine = this.machine;
+    const env = machine.env;
+    const transfer = new Transfer(env);
+    machine.fabric.split(
+      { address: offset, rows: 1, rowBytes: bytes, stride: bytes },
+      offset,
+      (port, share, ranges) => {
+        transfer.expect();
+        transfer.bytes += share;
+        const path = this.requestPaths[port] as CompiledPath;
+        const packet =
+          kind === "read"
+            ? new Packet(path, 0, transfer, this.responsePaths[port] as CompiledPath, share, null)
+            : new Packet(path, share, transfer, null, 0, null);
+        packet.access = ranges;
+        packet.tailNs = env.now;
+        packet.forward(this.memory);
+      },
+    );
+    transfer.seal();
+    const arrivalNs = env.now;
+    const done = env.event<HarnessResult>();
+    transfer.done.addCallback(() => done.succeed({ arrivalNs, doneNs: transfer.doneAt }));
+    return done;
+  }
+}

@@ -1,0 +1,370 @@
+import type { Event } from "@kb/des";
+import { KbError } from "@kb/errors";
+import type { HbmAddressMap, TopologyNode } from "@kb/topology";
+import type * as z from "zod";
+import { Component, type ComponentContext, type ComponentPeak } from "./component.js";
+import { type ComponentDefinition, defineComponent } from "./define.js";
+import { Packet } from "./fabric.js";
+import type { Message } from "./message.js";
+import type { Tracer } from "./trace.js";
+
+/**
+ * What a memory model services: one packet's share of a block on one port (an HBM
+ * pseudo-channel, or the single port of an SRAM). Built by the framework from the fabric's
+ * packet; a model reads it and answers with a {@link MemoryTiming}.
+ */
+export interface MemoryRequest {
+  /** A read (data goes back to the requester) or a write (data is committed here). */
+  readonly kind: "read" | "write";
+  /** The port: HBM lane `channel x pseudo_channels + pseudo_channel`, 0 for a single-port memory. */
+  readonly port: number;
+  /** Simulated time the request's head arrived (the current time when `service` is called), ns. */
+  readonly arrivalNs: number;
+  /** Time the last byte of a write's data arrives (>= arrivalNs); `arrivalNs` for a read. */
+  readonly tailNs: number;
+  /** Bytes read or written on this port. */
+  readonly bytes: number;
+  /**
+   * The address ranges on this port, as `[offset, bytes, offset, bytes, ...]`: byte offsets
+   * within the memory (the HBM stack, the SRAM), contiguous pieces merged, in block order. Locate
+   * a byte's bank, row and column with {@link MemoryModelContext.addressMap}. Computed on first
+   * read, so a model that does not look costs nothing.
+   */
+  readonly ranges: readonly number[];
+  /** The requester's node id (a PE_DMA, an M_CPU.DMA, `host`). */
+  readonly requester: string;
+  /**
+   * Answers a request that {@link MemoryModel.service} left pending (returned `undefined`), at
+   * or after the current time. Each request is answered exactly once.
+   */
+  complete(timing: MemoryTiming): void;
+}
+
+/** When a memory finished with a request. */
+export interface MemoryTiming {
+  /**
+   * A read: when its first data leaves the port (the response's head); a write: when the port
+   * started taking its data. Not before the request's arrival.
+   */
+  readonly startNs: number;
+  /** A read: when its last data leaves the port (the response's tail); a write: when it is committed. */
+  readonly endNs: number;
+  /** Data-bus time the request occupied, ns, for statistics and the bandwidth counter (default `endNs - startNs`). */
+  readonly busyNs?: number;
+}
+
+/** A memory model instance: what {@link defineMemoryModel}'s `create` returns. */
+export interface MemoryModel {
+  /**
+   * Services a request at its arrival (the current simulated time). Return its timing, or
+   * `undefined` to answer later with `request.complete(timing)` (a controller that queues and
+   * reorders requests); schedule that with `context.env` (`env.timeout(ns).addCallback(...)`).
+   */
+  service(request: MemoryRequest): MemoryTiming | undefined;
+  /**
+   * Requests a port holds unanswered before it takes no more (a controller queue; default:
+   * unbounded). While a port is full, its inbox (`queue_depth`) fills and the fabric backs up.
+   */
+  readonly maxPending?: number;
+  /** The best rate of the whole memory (every port), for rooflines; default unknown. */
+  peak?(): ComponentPeak;
+}
+
+/** What a memory model is created with. */
+export interface MemoryModelContext extends ComponentContext {
+  /** Ports (HBM pseudo-channels, or 1). */
+  readonly ports: number;
+  /** The HBM stack's address mapping (bank, row and column of an offset); null for SRAM. */
+  readonly addressMap: HbmAddressMap | null;
+}
+
+/** A memory model's declaration, for {@link defineMemoryModel}. */
+export interface MemoryModelDefinition<S extends z.ZodType = z.ZodType> {
+  /** `"hbm_ctrl"` (an HBM stack: one port per pseudo-channel) or `"sram"` (one port). */
+  readonly kind: "hbm_ctrl" | "sram";
+  /** Implementation name, snake_case (`"hbm_closed_page"`). */
+  readonly impl: string;
+  /** What it models, in a sentence or two (shown by `kb components list`). */
+  readonly description: string;
+  /**
+   * The params schema. The topology passes an HBM node its geometry (`channels`,
+   * `pseudo_channels`, ...; see {@link hbmTopologyParams}) and an SRAM its `capacity_bytes`,
+   * `bw_gbs`, `latency_ns`, so an HBM model's schema extends `hbmTopologyParams`.
+   */
+  readonly params: S;
+  /** True when the uncontended timing is exactly a documented formula (`kb probe` then holds it to 1%). */
+  readonly analytic?: boolean;
+  /** Inbox capacity per port (the hardware queue in front of the model; default 64). */
+  readonly queueDepth?: (params: z.output<S>) => number;
+  /** Creates the model for one topology node. */
+  readonly create: (context: MemoryModelContext, params: z.output<S>) => MemoryModel;
+}
+
+/**
+ * Declares a memory model: one service function over typed requests. The framework does the
+ * rest: it turns fabric packets into {@link MemoryRequest}s (one per port a block touches, with
+ * its address ranges), sends a read's response from `startNs` to `endNs`, completes a write at
+ * `endNs`, keeps `stats` (ops, bytes, busy time), draws the `HBM GB/s` trace counter per port,
+ * holds a port's inbox while the model has `maxPending` requests unanswered, and reports a model
+ * that answers wrongly (a time before the arrival or now, twice) or never.
+ *
+ * ```ts
+ * export const fixedLatency = defineMemoryModel({
+ *   kind: "hbm_ctrl",
+ *   impl: "fixed_latency",
+ *   description: "Every request takes latency_ns plus its bytes at pc_bw_gbs; ports never queue.",
+ *   params: hbmTopologyParams.extend({ latency_ns: z.number().min(0).default(50) }),
+ *   create: (_context, params) => ({
+ *     service: (request) => {
+ *       const startNs = request.arrivalNs + params.latency_ns;
+ *       return { startNs, endNs: startNs + request.bytes / params.pc_bw_gbs };
+ *     },
+ *   }),
+ * });
+ * ```
+ */
+export function defineMemoryModel<S extends z.ZodType>(
+  definition: MemoryModelDefinition<S>,
+): ComponentDefinition<S> {
+  if (definition === null || typeof definition !== "object") {
+    throw new KbError("COMPONENT_INVALID_DEFINITION", "defineMemoryModel: expects an object.");
+  }
+  if (definition.kind !== "hbm_ctrl" && definition.kind !== "sram") {
+    throw new KbError(
+      "COMPONENT_INVALID_DEFINITION",
+      `defineMemoryModel(${JSON.stringify(definition.impl)}): kind must be "hbm_ctrl" or "sram", got ${JSON.stringify(definition.kind)}.`,
+    );
+  }
+  if (typeof definition.create !== "function") {
+    throw new KbError(
+      "COMPONENT_INVALID_DEFINITION",
+      `defineMemoryModel(${JSON.stringify(definition.impl)}): create(context, params) must be a function returning { service(request) }.`,
+    );
+  }
+  return defineComponent({
+    kind: definition.kind,
+    impl: definition.impl,
+    description: definition.description,
+    params: definition.params,
+    ...(definition.analytic === undefined ? {} : { analytic: definition.analytic }),
+    create: (context, params) => new MemoryComponent(context, params, definition),
+  } as ComponentDefinition<S>);
+}
+
+/** The window of the bandwidth trace counter, ns. */
+const BANDWIDTH_WINDOW_NS = 1000;
+
+/** The window of {@link MemoryComponent.windowBusyNs}, ns. */
+export const BALANCE_WINDOW_NS = 10_000;
+
+/** The number of ports of a memory node: HBM lanes from its geometry params, else 1. */
+function portsOf(node: TopologyNode, params: unknown): number {
+  if (node.kind !== "hbm_ctrl") return 1;
+  const p = params as { channels?: unknown; pseudo_channels?: unknown };
+  return Number(p.channels ?? 1) * Number(p.pseudo_channels ?? 1);
+}
+
+/**
+ * The framework's side of a memory model: a component with one lane per port that turns packets
+ * into requests and answers into responses and completions. Its `portBusyNs` holds each port's
+ * data-bus time (for per-pseudo-channel balance).
+ */
+export class MemoryComponent<P = unknown> extends Component<P> {
+  readonly model: MemoryModel;
+  readonly ports: number;
+  /** Requests answered later, per port. */
+  private readonly pending: Int32Array;
+  private readonly waiting: (Event<unknown> | null)[];
+  private readonly maxPending: number;
+  private busyWindows: { start: number; end: number }[][] | null = null;
+  /** Data-bus ns per port, for reports. */
+  readonly portBusyNs: Float64Array;
+  /**
+   * Data-bus ns per port in consecutive windows of {@link BALANCE_WINDOW_NS} simulated ns
+   * (`windowBusyNs[w][port]`): how evenly the ports shared the load while it ran.
+   */
+  readonly windowBusyNs: Float64Array[] = [];
+
+  constructor(context: ComponentContext, params: P, definition: MemoryModelDefinition) {
+    const ports = portsOf(context.node, params);
+    const depth =
+      definition.queueDepth?.(params as never) ??
+      Number((params as { queue_depth?: unknown }).queue_depth ?? 64);
+    super(context, params, { lanes: ports, queueDepth: depth, countProcessTime: false });
+    this.ports = ports;
+    this.pending = new Int32Array(ports);
+    this.waiting = new Array(ports).fill(null);
+    this.portBusyNs = new Float64Array(ports);
+    const addressMap = context.node.kind === "hbm_ctrl" ? context.machine.graph.hbmAddressMap() : null;
+    this.model = definition.create({ ...context, ports, addressMap }, params as never);
+    if (this.model === null || typeof this.model !== "object" || typeof this.model.service !== "function") {
+      throw new KbError(
+        "COMPONENT_INVALID_DEFINITION",
+        `memory model ${this.impl}: create() must return an object with service(request).`,
+        { context: { nodeId: this.id } },
+      );
+    }
+    this.maxPending = this.model.maxPending ?? Number.POSITIVE_INFINITY;
+  }
+
+  override laneOf(message: Message): number {
+    return (message as Packet).here.lane;
+  }
+
+  override peak(): ComponentPeak {
+    return this.model.peak?.() ?? {};
+  }
+
+  /** Requests the model has not answered yet (all ports). */
+  get unanswered(): number {
+    let total = 0;
+    for (const count of this.pending) total += count;
+    return total;
+  }
+
+  process(message: Message, lane: number): Event<unknown> | null {
+    if (!(message instanceof Packet)) {
+      throw new KbError(
+        "MACHINE_INVARIANT",
+        `${this.kind} ${this.impl} received "${message.label}", which is not a fabric packet.`,
+        { context: { nodeId: this.id, simTimeNs: this.env.now } },
+      );
+    }
+    const request = new PortRequest(this, message, lane);
+    const timing = this.model.service(request);
+    if (timing !== undefined) request.complete(timing);
+    else {
+      this.pending[lane] = (this.pending[lane] as number) + 1;
+      request.deferred = true;
+    }
+    request.inService = false;
+    if ((this.pending[lane] as number) < this.maxPending) return null;
+    // The port is full: take no more until the model answers one.
+    const wait = this.env.event<unknown>();
+    this.waiting[lane] = wait;
+    return wait;
+  }
+
+  /** @internal A request was answered. */
+  answered(request: PortRequest, timing: MemoryTiming): void {
+    const env = this.env;
+    const now = env.now;
+    const { startNs, endNs } = timing;
+    const where = () =>
+      `memory model ${this.impl} (${this.id} port ${request.port}) answered a ${request.kind} of ${request.bytes} B that arrived at ${request.arrivalNs} ns`;
+    if (!(startNs >= request.arrivalNs && startNs >= (request.deferred ? now : request.arrivalNs))) {
+      throw new KbError(
+        "MACHINE_INVARIANT",
+        `${where()} with startNs ${startNs}, before ${request.deferred ? `now (${now} ns)` : "its arrival"}; times must be >= the arrival and the current time.`,
+        { context: { nodeId: this.id, simTimeNs: now } },
+      );
+    }
+    if (!(endNs >= startNs) || !Number.isFinite(endNs)) {
+      throw new KbError(
+        "MACHINE_INVARIANT",
+        `${where()} with endNs ${endNs} before startNs ${startNs} (or not finite).`,
+        { context: { nodeId: this.id, simTimeNs: now } },
+      );
+    }
+    const packet = request.packet;
+    const busy = timing.busyNs ?? endNs - startNs;
+    this.stats.bytes += request.bytes;
+    this.stats.busyNs += busy;
+    this.portBusyNs[request.port] = (this.portBusyNs[request.port] as number) + busy;
+    this.addWindowBusy(request.port, startNs, startNs + busy);
+    const tracer = this.machine.tracer;
+    if (tracer?.counter !== undefined) this.traceBandwidth(tracer, request.port, startNs, startNs + busy);
+    if (request.kind === "read") {
+      packet.becomeResponse(startNs, endNs);
+      // Answered during service: the worker forwards it; answered later: forward now.
+      if (!request.inService) packet.forward(this);
+    } else {
+      (packet.transfer as NonNullable<Packet["transfer"]>).packetDone(endNs);
+    }
+    if (request.deferred) {
+      const lane = request.port;
+      this.pending[lane] = (this.pending[lane] as number) - 1;
+      const wait = this.waiting[lane];
+      if (wait !== null && wait !== undefined) {
+        this.waiting[lane] = null;
+        wait.succeed(undefined);
+      }
+    }
+  }
+
+  private addWindowBusy(port: number, start: number, end: number): void {
+    let at = start;
+    while (at < end) {
+      const index = Math.floor(at / BALANCE_WINDOW_NS);
+      const windowEnd = (index + 1) * BALANCE_WINDOW_NS;
+      const windows = this.windowBusyNs;
+      while (windows.length <= index) windows.push(new Float64Array(this.ports));
+      const window = windows[index] as Float64Array;
+      const until = Math.min(end, windowEnd);
+      window[port] = (window[port] as number) + (until - at);
+      at = until;
+    }
+  }
+
+  /**
+   * Traces the port's bandwidth over the last {@link BANDWIDTH_WINDOW_NS} (GB/s): the bus time
+   * spent carrying data in the window (up to now) divided by the window, times the port's bytes
+   * per bus ns.
+   */
+  private traceBandwidth(tracer: Tracer, port: number, start: number, end: number): void {
+    if (this.busyWindows === null) this.busyWindows = Array.from({ length: this.ports }, () => []);
+    const window = this.busyWindows[port] as { start: number; end: number }[];
+    const now = this.env.now;
+    if (end > start) window.push({ start, end });
+    const from = now - BANDWIDTH_WINDOW_NS;
+    while (window.length > 0 && (window[0] as { end: number }).end < from) window.shift();
+    let busy = 0;
+    for (const entry of window) busy += Math.max(0, Math.min(entry.end, now) - Math.max(entry.start, from));
+    const perPort = (this.peak().bytesPerNs ?? 0) / this.ports;
+    tracer.counter?.("HBM GB/s", now, `${this.id}#${port}`, (busy / BANDWIDTH_WINDOW_NS) * perPort);
+  }
+}
+
+/** A packet as a memory request. @internal */
+class PortRequest implements MemoryRequest {
+  readonly kind: "read" | "write";
+  readonly arrivalNs: number;
+  readonly tailNs: number;
+  readonly bytes: number;
+  readonly requester: string;
+  /** Whether `service` is still running (an answer then is forwarded by the worker). */
+  inService = true;
+  /** Whether the model left it pending. */
+  deferred = false;
+  private done = false;
+
+  constructor(
+    private readonly memory: MemoryComponent,
+    readonly packet: Packet,
+    readonly port: number,
+  ) {
+    const read = packet.response !== null;
+    this.kind = read ? "read" : "write";
+    this.arrivalNs = memory.env.now;
+    this.tailNs = read ? this.arrivalNs : Math.max(packet.tailNs, this.arrivalNs);
+    this.bytes = read ? packet.returnBytes : packet.bytes;
+    this.requester = packet.path.src;
+  }
+
+  get ranges(): readonly number[] {
+    const access = this.packet.access;
+    return access === null ? [] : access.ranges.of(access.port);
+  }
+
+  complete(timing: MemoryTiming): void {
+    if (this.done) {
+      throw new KbError(
+        "MACHINE_INVARIANT",
+        `memory model ${this.memory.impl} (${this.memory.id}) answered the same ${this.kind} request twice; complete() each request once.`,
+        { context: { nodeId: this.memory.id, simTimeNs: this.memory.env.now } },
+      );
+    }
+    this.done = true;
+    this.memory.answered(this, timing);
+  }
+}
