@@ -136,7 +136,7 @@ describe("kb topology validate: plug-ins, impls and params", () => {
     expect(run.code).toBe(1);
     expect(run.stdout).toBe("");
     expect(run.stderr).toBe(
-      `${file}:6:11: overrides[0].impl: unknown impl "slow-dma:slow_dma" for kind pe_dma (8 nodes, e.g. sip0.cube0.pe0.pe_dma); impls registered for kind pe_dma: pe_dma_v1 (built-in). plug-in slow-dma is not loaded: add "slow-dma" to the topology's plugins: list (or pass --plugin slow-dma).\n`,
+      `${file}:6:11: overrides[0].impl: unknown impl "slow-dma:slow_dma" for kind pe_dma (8 nodes, e.g. sip0.cube0.pe0.pe_dma); impls registered for kind pe_dma: pe_dma_v1 (built-in). plug-in slow-dma is not loaded: add it to the topology's plugins: list (or pass --plugin), as the package name "slow-dma" or the path of its folder or file (./slow-dma, ./slow-dma.ts).\n`,
     );
   });
 

@@ -1,4 +1,5 @@
 export { KbError } from "@kb/errors";
+export type { HbmAddressMap, HbmCoordinates } from "@kb/topology";
 // The TCM address helpers are facts of the memory map (@kb/topology); re-exported here as before.
 export { TCM_WINDOW_BYTES, tcmAddress, tcmLocation } from "@kb/topology";
 export { hbmTopologyParams, queueDepthParam, transitParams } from "./builtin/fabric-impls.js";

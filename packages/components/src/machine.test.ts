@@ -115,7 +115,7 @@ describe("impl resolution and params", () => {
     expect(() =>
       machineOf({ overrides: [{ match: "sip0.cube0.pe1.pe_gemm", impl: "@acme/kb-plugin-x:gemm" }] }),
     ).toThrow(
-      /plug-in @acme\/kb-plugin-x is not loaded: add "@acme\/kb-plugin-x" to the topology's plugins:/,
+      /plug-in @acme\/kb-plugin-x is not loaded: add it to the topology's plugins: list \(or pass --plugin\), as the package name "@acme\/kb-plugin-x"/,
     );
   });
 

@@ -241,7 +241,7 @@ describe("buildMachineFromFile", () => {
       'unknown impl "kb-plugin-fake:fast_gemm" for kind pe_gemm (node sip0.cube0.pe0.pe_gemm)',
     );
     expect(issue?.message).toContain(
-      'plug-in kb-plugin-fake is not loaded: add "kb-plugin-fake" to the topology\'s plugins: list (or pass --plugin kb-plugin-fake).',
+      'plug-in kb-plugin-fake is not loaded: add it to the topology\'s plugins: list (or pass --plugin), as the package name "kb-plugin-fake" or the path of its folder or file (./kb-plugin-fake, ./kb-plugin-fake.ts).',
     );
   });
 

@@ -81,7 +81,7 @@ export class ComponentRegistry {
     let hint: string;
     if (colon > 0 && !this.plugins.has(name.slice(0, colon))) {
       const pkg = name.slice(0, colon);
-      hint = `plug-in ${pkg} is not loaded: add "${pkg}" to the topology's plugins: list (or pass --plugin ${pkg}).`;
+      hint = `plug-in ${pkg} is not loaded: add it to the topology's plugins: list (or pass --plugin), as the package name "${pkg}" or the path of its folder or file (./${pkg}, ./${pkg}.ts).`;
     } else if (entries !== undefined) {
       hint = `"${name}" implements kind ${entries.map((entry) => entry.kind).join(", ")}, not ${node.kind}.`;
     } else {
