@@ -1,0 +1,297 @@
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { MemoryHarness } from "@kb/components";
+import { expandTopology, resolveTopology } from "@kb/topology";
+import { loadTopologyGraphFile } from "@kb/topology/node";
+import { afterAll, describe, expect, it, vi } from "vitest";
+import { topologyFile } from "../report.js";
+import { main } from "./cli.js";
+import { CONFIG_META, chooseImpl, configNames, isRegistered, loadConfig } from "./configs.js";
+import { figuresOf, runClosedLoop } from "./driver.js";
+import { parseTrace, type Trace } from "./trace.js";
+import { runWholeMachine } from "./whole-machine.js";
+
+/** A trace in the kb-fidelity-trace v1 format: `lines` per requester at `stride` bytes. */
+function traceText(options: {
+  pattern: string;
+  requesters: number;
+  window: number;
+  lines: number;
+  stride: number;
+  mix?: "read" | "rw21";
+}): string {
+  const { pattern, requesters, window, lines, stride } = options;
+  const mix = options.mix ?? "read";
+  const out = [
+    "# kb-fidelity-trace v1",
+    `# pattern=${pattern} mix=${mix} requesters=${requesters} window=${window} line_bytes=64 requests=${requesters * lines}`,
+  ];
+  for (let r = 0; r < requesters; r++) {
+    for (let i = 0; i < lines; i++) {
+      const op = mix === "rw21" && i % 3 === 2 ? "W" : "R";
+      out.push(`${r} 0x${(r * 2 ** 24 + i * stride).toString(16)} ${op}`);
+    }
+  }
+  return `${out.join("\n")}\n`;
+}
+
+/** A shipped configuration on hbm_ctrl_v1, as a harness. */
+function v1Harness(name: string): { harness: MemoryHarness; tckNs: number; peakGbs: number; access: number } {
+  const config = loadConfig(name);
+  const { topology } = chooseImpl(config.topology, { impl: "hbm_ctrl_v1" });
+  const hbm = topology.cube.hbm;
+  return {
+    harness: new MemoryHarness(expandTopology(topology)),
+    tckNs: config.meta.tckNs,
+    peakGbs: hbm.channels * hbm.pseudo_channels * hbm.pc_bw_gbs,
+    access: hbm.access_latency_ns,
+  };
+}
+
+describe("the figures (README: steady bandwidth, nearest-rank percentiles)", () => {
+  it("counts the requests completed in (t10, t90] over t90 - t10", () => {
+    // 10 requests, one every 2 ns from 2 to 20: t10 = 2 (1st), t90 = 18 (9th); 8 in (2, 18].
+    const completions = Float64Array.from({ length: 10 }, (_, i) => 2 * (i + 1));
+    const latencies = Float64Array.from([5, 1, 4, 2, 3]);
+    const f = figuresOf(completions, latencies, 64, 100);
+    expect(f.t10_ns).toBe(2);
+    expect(f.t90_ns).toBe(18);
+    expect(f.steady_gbs).toBeCloseTo((64 * 8) / 16, 12);
+    expect(f.whole_gbs).toBeCloseTo((64 * 10) / 20, 12);
+    expect(f.pct_peak).toBeCloseTo(32, 12);
+    expect(f.read_lat_mean_ns).toBe(3);
+    expect(f.read_lat_p50_ns).toBe(3);
+    expect(f.read_lat_p99_ns).toBe(5);
+    expect(f.sim_ns).toBe(20);
+  });
+});
+
+describe("the closed loop on hbm_ctrl_v1 (hand-computed)", () => {
+  it("idle-hit on hbm3: latency = access_latency_ns + 64 B at 25.6 GB/s, one line per 111 ticks", () => {
+    const { harness, tckNs, peakGbs, access } = v1Harness("hbm3");
+    const trace = parseTrace(
+      traceText({ pattern: "idle-hit", requesters: 1, window: 1, lines: 512, stride: 64 }),
+    );
+    const f = runClosedLoop(trace, harness, { tckNs, peakGbs });
+    // RoBaBgSiPcCo4ChCo1 keeps a line on one pseudo-channel: one 64 B request, 2.5 ns of bus.
+    const latency = access + 64 / 25.6;
+    expect(latency).toBe(34.375);
+    expect(f.read_lat_mean_ns).toBeCloseTo(latency, 9);
+    expect(f.read_lat_p50_ns).toBeCloseTo(latency, 9);
+    expect(f.read_lat_p99_ns).toBeCloseTo(latency, 9);
+    // The data returns at tick 110 after acceptance (34.375 / 0.3125); the slot is free the
+    // tick after: a line every 111 ticks.
+    expect(f.steady_gbs).toBeCloseTo(64 / (111 * tckNs), 9);
+    expect(f.sim_ns).toBeCloseTo(511 * 111 * tckNs + latency, 6);
+    expect(f.refusals).toBe(0);
+    expect(f.row_hit_rate).toBeNull();
+    // Skipping idle ticks: about three visits per line, not 111.
+    expect(f.ticks_visited).toBeLessThan(4 * 512);
+  });
+
+  it("idle-hit on hbm3-xor: the two 32 B halves on two pseudo-channels in parallel", () => {
+    const { harness, tckNs, peakGbs, access } = v1Harness("hbm3-xor");
+    const trace = parseTrace(
+      traceText({ pattern: "idle-hit", requesters: 1, window: 1, lines: 256, stride: 64 }),
+    );
+    const f = runClosedLoop(trace, harness, { tckNs, peakGbs });
+    expect(f.read_lat_mean_ns).toBeCloseTo(access + 32 / 25.6, 9);
+    expect(f.read_lat_p99_ns).toBeCloseTo(access + 32 / 25.6, 9);
+  });
+
+  it("a saturating seq on one pseudo-channel runs at the PC bus rate, with head-of-line refusals", () => {
+    const topology = resolveTopology({
+      name: "one-pc",
+      cube: {
+        hbm: {
+          impl: "hbm_ctrl_v1",
+          channels: 1,
+          pseudo_channels: 1,
+          pc_bw_gbs: 25.6,
+          access_latency_ns: 40,
+          flit_bytes: 64,
+          capacity_bytes: 2 ** 30,
+        },
+      },
+    });
+    const harness = new MemoryHarness(expandTopology(topology));
+    const trace = parseTrace(
+      traceText({ pattern: "seq", requesters: 1, window: 256, lines: 4096, stride: 64 }),
+    );
+    const f = runClosedLoop(trace, harness, { tckNs: 0.3125, peakGbs: 25.6 });
+    expect(f.steady_gbs).toBeCloseTo(25.6, 9);
+    expect(f.pct_peak).toBeCloseTo(100, 9);
+    expect(f.whole_gbs).toBeLessThan(25.6);
+    // 4096 lines at 2.5 ns each after the first access.
+    expect(f.sim_ns).toBeCloseTo(40 + 4096 * 2.5, 6);
+    // The inbox (64) fills within the first tick: the requester is refused, then waits.
+    expect(f.refusals).toBeGreaterThan(0);
+    expect(f.reads).toBe(4096);
+  });
+
+  it("writes are posted: they leave the window at acceptance and complete there", () => {
+    const { harness, tckNs, peakGbs, access } = v1Harness("hbm3");
+    const trace = parseTrace(
+      traceText({ pattern: "idle-hit", requesters: 1, window: 1, lines: 300, stride: 64, mix: "rw21" }),
+    );
+    const f = runClosedLoop(trace, harness, { tckNs, peakGbs });
+    expect(f.writes).toBe(100);
+    expect(f.reads).toBe(200);
+    expect(f.read_lat_mean_ns).toBeCloseTo(access + 2.5, 9);
+    // R at tick 222 g, R at 222 g + 111, then the write at 222 (g + 1) with the next group's
+    // first read in the same tick: the last request is the write at tick 22 200.
+    expect(f.sim_ns).toBeCloseTo(100 * 222 * tckNs, 9);
+    expect(f.steady_gbs).toBeCloseTo((3 * 64) / (222 * tckNs), 1);
+  });
+
+  it("round-robin requesters each keep their own window", () => {
+    const { harness, tckNs, peakGbs, access } = v1Harness("hbm3");
+    // Four requesters 16 MiB apart, window 2, lines on distinct channels: no queueing.
+    const trace = parseTrace(
+      traceText({ pattern: "streams", requesters: 4, window: 2, lines: 64, stride: 64 }),
+    );
+    const f = runClosedLoop(trace, harness, { tckNs, peakGbs });
+    expect(f.outstanding).toBe(8);
+    expect(f.requests).toBe(256);
+    expect(f.read_lat_mean_ns).toBeGreaterThanOrEqual(access + 2.5 - 1e-9);
+  });
+});
+
+describe("--whole-machine", () => {
+  it("runs a trace from PE DMAs through the fabric; the memory sees part of the latency", () => {
+    const { graph } = loadTopologyGraphFile(topologyFile("ref-cube.yaml"));
+    const trace = parseTrace(
+      traceText({ pattern: "tile", requesters: 4, window: 4, lines: 64, stride: 8192 }),
+    );
+    const f = runWholeMachine(trace, graph, { tckNs: 0.3125 });
+    expect(f.requesters).toHaveLength(4);
+    expect(new Set(f.requesters).size).toBe(4);
+    expect(f.reads).toBe(256);
+    const atPe = f.read_lat_mean_ns as number;
+    const atHbm = f.memory_lat_mean_ns as number;
+    expect(atHbm).toBeGreaterThanOrEqual(graph.topology.cube.hbm.access_latency_ns);
+    expect(atPe).toBeGreaterThan(atHbm);
+    expect(f.fabric_share).toBeCloseTo((atPe - atHbm) / atPe, 12);
+    expect(f.busiestComponent).not.toBeNull();
+  });
+});
+
+describe("the configurations", () => {
+  it("one per reference configuration, each a valid topology fragment", () => {
+    expect(configNames().slice(0, 6)).toEqual(Object.keys(CONFIG_META));
+    for (const name of configNames()) {
+      const config = loadConfig(name);
+      expect(config.topology.cube.hbm.impl).toBe("hbm_ctrl_v2");
+      const { topology } = chooseImpl(config.topology, { impl: "hbm_ctrl_v1" });
+      expect(() => new MemoryHarness(expandTopology(topology))).not.toThrow();
+    }
+  });
+
+  it.runIf(isRegistered("hbm_ctrl_v2"))("build with hbm_ctrl_v2 and their params as written", () => {
+    for (const name of configNames()) {
+      const choice = chooseImpl(loadConfig(name).topology);
+      expect(choice).toMatchObject({ impl: "hbm_ctrl_v2", note: null });
+      expect(() => new MemoryHarness(expandTopology(choice.topology))).not.toThrow();
+    }
+  });
+
+  it("map the address bits of hbm-reference.md", () => {
+    const mapOf = (name: string) => expandTopology(loadConfig(name).topology).hbmAddressMap();
+    const hbm3 = mapOf("hbm3");
+    expect(hbm3.locate(2 ** 14).pseudoChannel).toBe(1);
+    expect(hbm3.locate(2 ** 15).sid).toBe(1);
+    expect(hbm3.locate(3 * 2 ** 6).channel).toBe(3);
+    expect(hbm3.locate(2 ** 5).column).toBe(1);
+    expect(hbm3.locate(2 ** 20).row).toBe(1);
+    const xor = mapOf("hbm3-xor");
+    expect(xor.lane(0)).not.toBe(xor.lane(32)); // the halves of a line: two PCs of one channel
+    expect(xor.locate(2 ** 12).sid).toBe(1);
+    expect(xor.locate(2 ** 10).sid).toBe(1); // SID ^= A10
+    const hbm2 = mapOf("hbm2");
+    expect(hbm2.locate(2 ** 13).pseudoChannel).toBe(1);
+    expect(hbm2.locate(2 ** 18).row).toBe(1);
+    const ds3 = mapOf("dramsim3-hbm2");
+    expect(ds3.locate(2 ** 11).channel).toBe(1);
+    expect(ds3.locate(2 ** 6).column).toBe(1);
+    expect(ds3.locate(2 ** 14).bank).toBe(1);
+    expect(ds3.locate(2 ** 16).bankGroup).toBe(1);
+    expect(ds3.locate(2 ** 18).row).toBe(1);
+  });
+});
+
+describe("bench:hbm --trace", () => {
+  const dir = mkdtempSync(join(tmpdir(), "kb-bench-hbm-test-"));
+  afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+  it("runs any file of the format and writes reference.json's fields", async () => {
+    const file = join(dir, "mine.trace");
+    writeFileSync(
+      file,
+      traceText({ pattern: "mine", requesters: 2, window: 4, lines: 200, stride: 64, mix: "rw21" }),
+    );
+    const json = join(dir, "out.json");
+    const write = vi.spyOn(process.stdout, "write").mockImplementation(() => true);
+    let code: number;
+    try {
+      code = await main(["--trace", file, "--config", "hbm3", "--impl", "hbm_ctrl_v1", "--json", json]);
+    } finally {
+      write.mockRestore();
+    }
+    expect(code).toBe(0);
+    const rows = JSON.parse(readFileSync(json, "utf8")) as Record<string, unknown>[];
+    expect(rows).toHaveLength(1);
+    const row = rows[0] as Record<string, unknown>;
+    for (const field of [
+      "simulator",
+      "simulator_commit",
+      "config",
+      "pattern",
+      "mix",
+      "requests",
+      "reads",
+      "writes",
+      "outstanding",
+      "tck_ns",
+      "peak_gbs",
+      "steady_gbs",
+      "whole_gbs",
+      "pct_peak",
+      "read_lat_mean_ns",
+      "read_lat_p50_ns",
+      "read_lat_p99_ns",
+      "row_hit_rate",
+      "sim_ns",
+      "notes",
+    ]) {
+      expect(row).toHaveProperty(field);
+    }
+    expect(row).toMatchObject({
+      simulator: "kernbench",
+      config: "hbm3",
+      pattern: "mine",
+      mix: "rw21",
+      requests: 400,
+      writes: 132,
+      outstanding: 8,
+      impl: "hbm_ctrl_v1",
+      reference: null,
+    });
+  });
+
+  it("rejects a malformed trace with its line", () => {
+    expect(() => parseTrace("# kb-fidelity-trace v1\n# requesters=1 window=1\n0 0x40 X\n", "t")).toThrow(
+      /t:3/,
+    );
+    expect(() => parseTrace("# kb-fidelity-trace v1\n# requesters=1 window=1\n1 0x40 R\n", "t")).toThrow(
+      /t:3/,
+    );
+    expect(() => parseTrace("0 0x40 R\n", "t")).toThrow(/kb-fidelity trace/);
+    const trace: Trace = parseTrace(
+      "# kb-fidelity-trace v1\n# requesters=2 window=3\n1 0x40 R\n0 0x80 W\n1 0xc0 R\n",
+    );
+    expect(trace.addresses.map((list) => [...list])).toEqual([[0x80], [0x40, 0xc0]]);
+    expect(trace.reads).toBe(2);
+    expect(trace.lineBytes).toBe(64);
+  });
+});
