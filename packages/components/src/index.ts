@@ -3,6 +3,13 @@ export type { HbmAddressMap, HbmCoordinates } from "@kb/topology";
 // The TCM address helpers are facts of the memory map (@kb/topology); re-exported here as before.
 export { TCM_WINDOW_BYTES, tcmAddress, tcmLocation } from "@kb/topology";
 export { hbmTopologyParams, queueDepthParam, transitParams } from "./builtin/fabric-impls.js";
+export type { HbmPortStats } from "./builtin/hbm-v2/controller.js";
+export type { HbmCtrlV2Model } from "./builtin/hbm-v2/hbm-ctrl-v2.js";
+export { hbmCtrlV2 } from "./builtin/hbm-v2/hbm-ctrl-v2.js";
+export type { HbmCtrlV2Config, HbmCtrlV2Params } from "./builtin/hbm-v2/params.js";
+export { hbmCtrlV2Config, hbmCtrlV2Params } from "./builtin/hbm-v2/params.js";
+export type { HbmPreset, HbmPresetName, HbmTiming } from "./builtin/hbm-v2/presets.js";
+export { HBM_PRESETS } from "./builtin/hbm-v2/presets.js";
 export { BUILTIN_COMPONENTS, defaultRegistry } from "./builtin/index.js";
 export { gemmParams, macArrayCycles, macArrayNs } from "./builtin/pe-gemm-v1.js";
 export type { GemmDataflow, GemmMapping, PeGemmV2Params } from "./builtin/pe-gemm-v2.js";

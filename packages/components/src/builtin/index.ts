@@ -1,6 +1,7 @@
 import type { ComponentDefinition, KbPlugin } from "../define.js";
 import { ComponentRegistry } from "../registry.js";
 import { hbmCtrlV1, mCpuDmaV1, sramV1, transitV1 } from "./fabric-impls.js";
+import { hbmCtrlV2 } from "./hbm-v2/hbm-ctrl-v2.js";
 import { ioCpuV1, mCpuV1 } from "./host-impls.js";
 import { peCpuV1 } from "./pe-cpu.js";
 import { peGemmV1 } from "./pe-gemm-v1.js";
@@ -21,6 +22,7 @@ export const BUILTIN_COMPONENTS: readonly ComponentDefinition[] = Object.freeze(
   peMmuV1,
   peTcmV1,
   hbmCtrlV1,
+  hbmCtrlV2,
   transitV1,
   sramV1,
   mCpuV1,

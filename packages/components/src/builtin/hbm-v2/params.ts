@@ -1,0 +1,184 @@
+import * as z from "zod";
+import { hbmTopologyParams } from "../fabric-impls.js";
+import { HBM_PRESETS, type HbmPresetName, type HbmTiming } from "./presets.js";
+
+const ns = (description: string) =>
+  z.number().min(0).optional().describe(`${description} ns; default: the preset's.`);
+
+/** Timing overrides: param name -> key of {@link HbmTiming}. */
+export const TIMING_PARAMS = {
+  t_bl_ns: "tBL",
+  t_cl_ns: "tCL",
+  t_cwl_ns: "tCWL",
+  t_rcd_rd_ns: "tRCD_RD",
+  t_rcd_wr_ns: "tRCD_WR",
+  t_rp_ns: "tRP",
+  t_ras_ns: "tRAS",
+  t_rc_ns: "tRC",
+  t_wr_ns: "tWR",
+  t_rtp_ns: "tRTP",
+  t_ccd_s_ns: "tCCD_S",
+  t_ccd_l_ns: "tCCD_L",
+  t_ccd_r_ns: "tCCD_R",
+  t_rrd_s_ns: "tRRD_S",
+  t_rrd_l_ns: "tRRD_L",
+  t_faw_ns: "tFAW",
+  t_wtr_s_ns: "tWTR_S",
+  t_wtr_l_ns: "tWTR_L",
+  t_rtw_ns: "tRTW",
+  t_rfc_ns: "tRFC",
+  t_refi_ns: "tREFI",
+  t_rfc_pb_ns: "tRFCpb",
+  t_refi_pb_ns: "tREFIpb",
+  t_rrefd_ns: "tRREFD",
+  act_cmd_ns: "actCmd",
+  pre_cmd_ns: "preCmd",
+  col_cmd_ns: "colCmd",
+  frontend_ns: "frontend",
+} as const satisfies Record<string, keyof HbmTiming>;
+
+/** The params of `hbm_ctrl_v2`: the topology's HBM params plus the controller's knobs. */
+export const hbmCtrlV2Params = hbmTopologyParams.extend({
+  read_queue: z
+    .number()
+    .int()
+    .min(1)
+    .default(32)
+    .describe("Read queue entries per pseudo-channel, counted in bursts (Ramulator read_buffer_size)."),
+  write_queue: z
+    .number()
+    .int()
+    .min(1)
+    .default(32)
+    .describe("Write queue entries per pseudo-channel, counted in bursts (Ramulator write_buffer_size)."),
+  write_high: z
+    .number()
+    .min(0)
+    .max(1)
+    .default(0.8)
+    .describe("Write drain starts when the write queue is above this fraction full (or no read waits)."),
+  write_low: z
+    .number()
+    .min(0)
+    .max(1)
+    .default(0.2)
+    .describe("Write drain stops when the write queue is below this fraction full and a read waits."),
+  refresh: z
+    .enum(["all_bank", "per_bank", "none"])
+    .default("all_bank")
+    .describe(
+      "Refresh: all_bank (REFab every tREFI, every pseudo-channel at the same times k x tREFI, tRFC each), per_bank (REFpb one bank every tREFIpb, tRFCpb), none.",
+    ),
+  page_policy: z
+    .enum(["open", "closed"])
+    .default("open")
+    .describe(
+      "open: rows stay open until a conflict or refresh; closed: auto-precharge after each run of bursts.",
+    ),
+  max_pending: z
+    .number()
+    .int()
+    .min(1)
+    .optional()
+    .describe(
+      "Requests a pseudo-channel holds unanswered before its inbox stops (back-pressure); default (read_queue + write_queue) / 2, both queues full of 64 B lines.",
+    ),
+  decision_horizon_ns: z
+    .number()
+    .min(0)
+    .optional()
+    .describe(
+      "Commands due within this many ns of a wake-up are decided together (a command pipeline): a request arriving meanwhile cannot take a slot inside that window. Up to frontend_ns this changes nothing; larger is faster to simulate. Default 4 tCK.",
+    ),
+  predict_bytes: z
+    .number()
+    .int()
+    .min(0)
+    .default(2048)
+    .describe(
+      "A request of at least this many bytes on a pseudo-channel is answered when its first data leaves, with the end its remaining bursts reach if nothing else arrives (a prediction, which costs simulation time); a smaller one when its last burst issues, so its response's head leaves no earlier than that (its tail stays exact while bytes / the slowest link back <= tCL + tBL: 880 B at 64 GB/s).",
+    ),
+  ...(Object.fromEntries(
+    Object.entries({
+      t_bl_ns: "Burst length on the data bus tBL (one burst_bytes access),",
+      t_cl_ns: "CAS latency tCL (RD to data),",
+      t_cwl_ns: "CAS write latency tCWL (WR to data),",
+      t_rcd_rd_ns: "ACT to RD tRCD_RD,",
+      t_rcd_wr_ns: "ACT to WR tRCD_WR,",
+      t_rp_ns: "PRE to ACT tRP,",
+      t_ras_ns: "ACT to PRE tRAS,",
+      t_rc_ns: "ACT to ACT same bank tRC,",
+      t_wr_ns: "Write recovery tWR (end of write data to PRE),",
+      t_rtp_ns: "RD to PRE tRTP,",
+      t_ccd_s_ns: "Column to column, same SID tCCD_S,",
+      t_ccd_l_ns: "Column to column, same bank group tCCD_L,",
+      t_ccd_r_ns: "RD to RD across SIDs tCCD_R,",
+      t_rrd_s_ns: "ACT to ACT, other bank group tRRD_S,",
+      t_rrd_l_ns: "ACT to ACT, same bank group tRRD_L,",
+      t_faw_ns: "Four-activate window tFAW,",
+      t_wtr_s_ns: "Write data end to RD, other bank group tWTR_S,",
+      t_wtr_l_ns: "Write data end to RD, same bank group tWTR_L,",
+      t_rtw_ns: "RD to WR turnaround tRTW,",
+      t_rfc_ns: "All-bank refresh cycle tRFC,",
+      t_refi_ns: "All-bank refresh interval tREFI,",
+      t_rfc_pb_ns: "Per-bank refresh cycle tRFCpb,",
+      t_refi_pb_ns: "Per-bank refresh interval tREFIpb,",
+      t_rrefd_ns: "REFpb to REFpb / ACT of another bank tRREFD,",
+      act_cmd_ns:
+        "ACT length on the row command bus (constraints count from a command's last cycle, as Ramulator: ACT->RD/WR/PRE longer, PRE->ACT shorter by act - pre),",
+      pre_cmd_ns: "PRE/REF length on the row command bus,",
+      col_cmd_ns: "RD/WR length on the column command bus,",
+      frontend_ns:
+        "Fixed controller front-end latency (arrival to visible to the scheduler), calibrated to the reference's unloaded latency,",
+    }).map(([key, text]) => [key, ns(text)]),
+  ) as { [K in keyof typeof TIMING_PARAMS]: z.ZodOptional<z.ZodNumber> }),
+});
+
+export type HbmCtrlV2Params = z.output<typeof hbmCtrlV2Params>;
+
+/** Everything a port scheduler needs: the timing (ns), the organisation and the knobs. */
+export interface HbmCtrlV2Config {
+  readonly preset: HbmPresetName;
+  readonly timing: HbmTiming;
+  readonly sids: number;
+  readonly bankGroups: number;
+  readonly banksPerGroup: number;
+  readonly burstBytes: number;
+  readonly readQueue: number;
+  readonly writeQueue: number;
+  readonly writeHigh: number;
+  readonly writeLow: number;
+  readonly refresh: "all_bank" | "per_bank" | "none";
+  readonly closedPage: boolean;
+  readonly maxPending: number;
+  readonly predictBytes: number;
+  /** Commands due within this window of a wake-up are committed together, ns. */
+  readonly horizon: number;
+}
+
+/** Resolves the params: the preset's timing (hbm3 when the topology names none), then overrides. */
+export function hbmCtrlV2Config(params: HbmCtrlV2Params): HbmCtrlV2Config {
+  const preset = params.preset ?? "hbm3";
+  const timing: Record<string, number> = { ...HBM_PRESETS[preset].timing };
+  for (const [param, key] of Object.entries(TIMING_PARAMS)) {
+    const value = (params as Record<string, unknown>)[param];
+    if (typeof value === "number") timing[key] = value;
+  }
+  return {
+    preset,
+    timing: Object.freeze(timing) as unknown as HbmTiming,
+    sids: params.sids,
+    bankGroups: params.bank_groups,
+    banksPerGroup: params.banks_per_group,
+    burstBytes: params.burst_bytes,
+    readQueue: params.read_queue,
+    writeQueue: params.write_queue,
+    writeHigh: params.write_high,
+    writeLow: params.write_low,
+    refresh: params.refresh,
+    closedPage: params.page_policy === "closed",
+    maxPending: params.max_pending ?? Math.max(1, Math.ceil((params.read_queue + params.write_queue) / 2)),
+    predictBytes: params.predict_bytes,
+    horizon: params.decision_horizon_ns ?? 4 * (timing.tCK as number),
+  };
+}

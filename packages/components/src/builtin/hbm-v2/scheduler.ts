@@ -1,0 +1,378 @@
+import {
+  B_ACT,
+  B_ACTIVE,
+  B_PRE,
+  B_RD,
+  B_ROW,
+  B_WR,
+  BANK_STRIDE,
+  E_CLASS,
+  E_ISSUED,
+  E_STATE,
+  E_STRIDE,
+  EPS,
+  G_ACT,
+  G_RD,
+  G_WR,
+  P_ACT,
+  P_ACTIVE,
+  P_ACTS,
+  P_COLBUS,
+  P_FAW,
+  P_FAWI,
+  P_OPEN,
+  P_OVR,
+  P_OVW,
+  P_PREAB,
+  P_RD,
+  P_RD_BURSTS,
+  P_RD_HIT,
+  P_REF_BANK,
+  P_REF_NEXT,
+  P_REF_PENDING,
+  P_REFAB,
+  P_REFPB,
+  P_REFS,
+  P_ROWBUS,
+  P_RQ,
+  P_WQ,
+  P_WR,
+  P_WR_BURSTS,
+  P_WR_HIT,
+  R_FIRST,
+  R_LAST,
+  R_LEFT,
+  R_STRIDE,
+  READ,
+  S_RD,
+  S_WR,
+  SID_STRIDE,
+} from "./layout.js";
+import type { HbmCtrlV2Config } from "./params.js";
+import { DUE, PortScan, REF, ROW } from "./scan.js";
+
+const INF = Number.POSITIVE_INFINITY;
+
+/** Why {@link PortScheduler.run} stopped. */
+export const STOP_IDLE = 0; // nothing queued
+export const STOP_LIMIT = 1; // the next command is at or after `limit` (its time: `nextT`)
+export const STOP_TARGET = 2; // the target request issued its last burst
+
+/**
+ * The command scheduler of one pseudo-channel: FR-FCFS over the queue at command granularity,
+ * in time order, skipping the time between commands. Each step finds the earliest command any
+ * queued entry (a run of bursts of one request to one bank and row) or the refresh can issue;
+ * ties go to a refresh falling due, then column before row commands, then entries of started or
+ * answered requests (and entries that opened their row) before the others, then the oldest.
+ * While predicting, a run of bursts that nothing else can come between is issued in closed
+ * form, back to back at max(tCCD_L, tCCD_S, tBL).
+ */
+export class PortScheduler extends PortScan {
+  /** Time of the next command when `run` stopped at its limit. */
+  nextT = INF;
+  /** Requests whose first column command issued (not while predicting), `startedCount` of them. */
+  readonly started: number[] = [];
+  startedCount = 0;
+  /** Requests whose last burst issued (not while predicting), `finishedCount` of them. */
+  readonly finished: number[] = [];
+  finishedCount = 0;
+
+  // Derived timing (ns), with Ramulator's multi-cycle adjustment: a constraint from command p
+  // to command f counts from p's last cycle to f's last cycle: nominal + len(p) - len(f).
+  private readonly rcdRd: number;
+  private readonly rcdWr: number;
+  private readonly actToPre: number;
+  private readonly preToAct: number;
+  private readonly rdToPre: number;
+  private readonly wrToPre: number;
+  private readonly wrToRdS: number;
+  private readonly wrToRdL: number;
+  private readonly refToAct: number;
+  private readonly refpbToAct: number;
+  private readonly rrefdToAct: number;
+  private readonly actToRef: number;
+  private readonly period: number;
+
+  constructor(config: HbmCtrlV2Config) {
+    super(config);
+    const t = config.timing;
+    const act = t.actCmd;
+    const pre = t.preCmd;
+    const col = t.colCmd;
+    this.rcdRd = t.tRCD_RD + act - col;
+    this.rcdWr = t.tRCD_WR + act - col;
+    this.actToPre = t.tRAS + act - pre;
+    this.preToAct = t.tRP + pre - act;
+    this.rdToPre = t.tRTP + col - pre;
+    this.wrToPre = t.tCWL + t.tBL + t.tWR + col - pre;
+    this.wrToRdS = t.tCWL + t.tBL + t.tWTR_S;
+    this.wrToRdL = t.tCWL + t.tBL + t.tWTR_L;
+    this.refToAct = t.tRFC + pre - act;
+    this.refpbToAct = t.tRFCpb + pre - act;
+    this.rrefdToAct = t.tRREFD + pre - act;
+    this.actToRef = t.tRC + act - pre;
+    this.period = Math.max(t.tCCD_L, t.tCCD_S, t.tBL, col);
+  }
+
+  /**
+   * Issues commands in time order while they are due by `limit` (STOP_LIMIT, `nextT` = the
+   * next one's time), or, with `target` >= 0, until that request has issued its last burst
+   * (STOP_TARGET; a prediction: run with the journal on, then roll back).
+   */
+  run(limit: number, target: number): number {
+    const cfg = this.config;
+    const t = cfg.timing;
+    const sidBase = this.sidBase;
+    const p = this.portBase;
+    const nSids = this.nSids;
+    const period = this.period;
+    const predicting = target >= 0;
+    for (;;) {
+      const st = this.st;
+      const ed = this.ed;
+      const rd = this.rd;
+      if (!this.cached) {
+        // Nothing queued: idle, but refreshes still happen up to the limit.
+        if (this.empty) {
+          if (limit === INF) {
+            this.nextT = INF;
+            return STOP_IDLE;
+          }
+          this.skipIdleRefreshes(limit);
+        }
+        if (!this.scan()) {
+          this.nextT = INF;
+          return STOP_IDLE;
+        }
+      }
+      const bestT = this.cBestT;
+      const bestKind = this.cBestKind;
+      const bestE = this.cBestE;
+      const otherT = this.cOtherT;
+      if (bestT > limit + EPS) {
+        this.nextT = bestT;
+        return STOP_LIMIT;
+      }
+      this.cached = false;
+
+      if (bestKind === DUE) {
+        this.setS(p + P_REF_PENDING, 1);
+        this.blockVersion++;
+        continue;
+      }
+      if (bestKind === REF) {
+        this.refreshCommand(bestT);
+        continue;
+      }
+
+      const e = bestE;
+      const o = e * E_STRIDE;
+      const b = this.eB[e] as number;
+      const kind = this.eKind[e] as number;
+      const r = this.eReq[e] as number;
+      const ro = r * R_STRIDE;
+
+      if (bestKind === ROW) {
+        const g = this.eG[e] as number;
+        if ((st[b + B_ROW] as number) < 0) {
+          // ACT
+          const time = bestT;
+          const fawI = st[p + P_FAWI] as number;
+          this.setS(b + B_ROW, this.eRow[e] as number);
+          this.setS(b + B_ACT, time + t.tRC);
+          this.setS(b + B_RD, time + this.rcdRd);
+          this.setS(b + B_WR, time + this.rcdWr);
+          this.setS(b + B_PRE, time + this.actToPre);
+          this.setS(g + G_ACT, time + t.tRRD_L);
+          this.maxS(p + P_ACT, time + t.tRRD_S);
+          this.setS(p + P_FAW + fawI, time);
+          this.setS(p + P_FAWI, (fawI + 1) & 3);
+          this.setS(p + P_ROWBUS, time + t.actCmd);
+          this.maxS(p + P_PREAB, time + this.actToPre);
+          this.maxS(p + P_REFAB, time + this.actToRef);
+          this.addS(p + P_OPEN, 1);
+          this.addS(p + P_ACTS, 1);
+          if ((ed[o + E_STATE] as number) !== 1) {
+            this.addS(b + B_ACTIVE, 1);
+            this.addS(p + P_ACTIVE, 1);
+            this.setE(o + E_STATE, 1);
+            this.promote(e);
+            // Ramulator moves the activating request out of its queue: one burst's room.
+            if ((ed[o + E_ISSUED] as number) === 0) this.addS(p + (kind === READ ? P_RQ : P_WQ), -1);
+          }
+          this.classify(e, 2);
+          this.admit(time);
+        } else {
+          // PRE (row conflict)
+          this.closeBank(b, bestT);
+          this.setS(p + P_ROWBUS, bestT + t.preCmd);
+          this.classify(e, 3);
+        }
+        continue;
+      }
+
+      // Column command(s).
+      const issued = ed[o + E_ISSUED] as number;
+      const total = this.eBursts[e] as number;
+      let k = total - issued;
+      // The bursts of this run that nothing queued can come between (before any other
+      // candidate's earliest time) go back to back in closed form, even past the limit: a request
+      // arriving meanwhile queues behind them.
+      if (k > 1 && otherT < INF) {
+        k = Math.min(k, Math.max(1, Math.floor((otherT - EPS - bestT) / period) + 1));
+      }
+      // ... and up to the burst that frees enough room to admit a waiting entry of its kind.
+      // (An entry that activated its bank left one burst's room at the ACT.)
+      const preFreed = (ed[o + E_STATE] as number) === 1 && issued === 0 ? 1 : 0;
+      const ovHead = st[p + (kind === READ ? P_OVR : P_OVW)] as number;
+      const waiting = this.overflow[kind] as number[];
+      if (k > 1 && ovHead < waiting.length) {
+        const cap = kind === READ ? cfg.readQueue : cfg.writeQueue;
+        const need =
+          (this.eBursts[waiting[ovHead] as number] as number) -
+          (cap - (st[p + (kind === READ ? P_RQ : P_WQ)] as number));
+        const until = Math.max(1, need + preFreed);
+        if (until < k) k = until;
+      }
+      const first = bestT;
+      const last = first + (k - 1) * period;
+      const g = this.eG[e] as number;
+      const sid = this.eSid[e] as number;
+      if (kind === READ) {
+        this.maxS(b + B_PRE, last + this.rdToPre);
+        this.maxS(g + G_RD, last + t.tCCD_L);
+        for (let s = 0; s < nSids; s++) {
+          this.maxS(sidBase + s * SID_STRIDE + S_RD, last + (s === sid ? t.tCCD_S : t.tCCD_R));
+        }
+        this.maxS(p + P_RD, last + t.tBL);
+        this.maxS(p + P_WR, last + t.tRTW);
+        this.maxS(p + P_PREAB, last + this.rdToPre);
+        this.addS(p + P_RD_BURSTS, k);
+      } else {
+        this.maxS(b + B_PRE, last + this.wrToPre);
+        this.maxS(g + G_WR, last + t.tCCD_L);
+        this.maxS(g + G_RD, last + this.wrToRdL);
+        this.maxS(sidBase + sid * SID_STRIDE + S_WR, last + t.tCCD_S);
+        this.maxS(p + P_WR, last + t.tBL);
+        this.maxS(p + P_RD, last + this.wrToRdS);
+        this.maxS(p + P_PREAB, last + this.wrToPre);
+        this.addS(p + P_WR_BURSTS, k);
+      }
+      this.setS(p + P_COLBUS, last + t.colCmd);
+      this.classify(e, 1);
+      this.setE(o + E_ISSUED, issued + k);
+      this.addS(p + (kind === READ ? P_RQ : P_WQ), -(k - preFreed));
+      if ((rd[ro + R_FIRST] as number) < 0) {
+        this.setR(ro + R_FIRST, first);
+        if (!predicting) this.started[this.startedCount++] = r;
+      }
+      this.setR(ro + R_LAST, last);
+      const left = (rd[ro + R_LEFT] as number) - k;
+      this.setR(ro + R_LEFT, left);
+      if (left === 0 && !predicting) this.finished[this.finishedCount++] = r;
+      if (issued + k === total) {
+        // The run is done: off the queue; auto-precharge under the closed-page policy.
+        if ((ed[o + E_STATE] as number) === 1) {
+          this.addS(b + B_ACTIVE, -1);
+          this.addS(p + P_ACTIVE, -1);
+          this.blockVersion++; // a PRE of this bank may be unblocked
+        }
+        this.setE(o + E_STATE, 2);
+        this.unlink(e);
+        if (cfg.closedPage && (st[b + B_ACTIVE] as number) === 0) this.closeBank(b, st[b + B_PRE] as number);
+      }
+      this.admit(last);
+      if (predicting && (this.rd[target * R_STRIDE + R_LEFT] as number) === 0) {
+        this.nextT = last;
+        return STOP_TARGET;
+      }
+    }
+  }
+
+  /** Counts an entry's row-buffer outcome at its first command. */
+  private classify(e: number, outcome: number): void {
+    const o = e * E_STRIDE + E_CLASS;
+    if ((this.ed[o] as number) !== 0) return;
+    this.setE(o, outcome);
+    const base = this.portBase + ((this.eKind[e] as number) === READ ? P_RD_HIT : P_WR_HIT);
+    this.addS(base + outcome - 1, 1);
+  }
+
+  /** Closes bank `b` (state offset) with a precharge at `time`. */
+  private closeBank(b: number, time: number): void {
+    const p = this.portBase;
+    if (this.closedBank < 0) this.closedBank = b;
+    else if (this.closedBank !== b) this.closedAll = true;
+    this.setS(b + B_ROW, -1);
+    this.maxS(b + B_ACT, time + this.preToAct);
+    this.maxS(p + P_REFAB, time + this.config.timing.tRP);
+    this.addS(p + P_OPEN, -1);
+  }
+
+  /** Issues the pending refresh's next command at `time`. */
+  private refreshCommand(time: number): void {
+    const st = this.st;
+    const p = this.portBase;
+    const t = this.config.timing;
+    if (this.config.refresh === "all_bank") {
+      if ((st[p + P_OPEN] as number) > 0) {
+        // PREab
+        for (let bank = 0; bank < this.nBanks; bank++) {
+          const b = this.bankBase + bank * BANK_STRIDE;
+          if ((st[b + B_ROW] as number) >= 0) this.closeBank(b, time);
+        }
+        this.setS(p + P_ROWBUS, time + t.preCmd);
+        return;
+      }
+      // REFab
+      for (let bank = 0; bank < this.nBanks; bank++) {
+        this.maxS(this.bankBase + bank * BANK_STRIDE + B_ACT, time + this.refToAct);
+      }
+      this.setS(p + P_ROWBUS, time + t.preCmd);
+      this.setS(p + P_REF_PENDING, 0);
+      this.blockVersion++;
+      this.setS(p + P_REF_NEXT, (st[p + P_REF_NEXT] as number) + t.tREFI);
+      this.addS(p + P_REFS, 1);
+      return;
+    }
+    const bank = st[p + P_REF_BANK] as number;
+    const b = this.bankBase + bank * BANK_STRIDE;
+    this.setS(p + P_ROWBUS, time + t.preCmd);
+    if ((st[b + B_ROW] as number) >= 0) {
+      this.closeBank(b, time); // PREpb
+      return;
+    }
+    // REFpb
+    this.maxS(b + B_ACT, time + this.refpbToAct);
+    this.maxS(p + P_ACT, time + this.rrefdToAct);
+    this.setS(p + P_REFPB, time + t.tRREFD);
+    this.setS(p + P_REF_PENDING, 0);
+    this.blockVersion++;
+    this.setS(p + P_REF_NEXT, (st[p + P_REF_NEXT] as number) + t.tREFIpb);
+    this.setS(p + P_REF_BANK, (bank + 1) % this.nBanks);
+    this.addS(p + P_REFS, 1);
+  }
+
+  /**
+   * With nothing queued and every bank closed, refreshes change nothing but their count and the
+   * banks' next ACT: skip whole intervals up to `limit`, keeping the last ones.
+   */
+  private skipIdleRefreshes(limit: number): void {
+    const st = this.st;
+    const p = this.portBase;
+    if ((st[p + P_OPEN] as number) > 0 || (st[p + P_REF_PENDING] as number) === 1) return;
+    const t = this.config.timing;
+    const interval = this.config.refresh === "all_bank" ? t.tREFI : t.tREFIpb;
+    const next = st[p + P_REF_NEXT] as number;
+    if (!(next < INF)) return;
+    // Keep enough refreshes before the limit for their tRFC windows (and a full bank cycle).
+    const keep = this.config.refresh === "all_bank" ? 2 : this.nBanks + 2;
+    const skip = Math.floor((limit - next) / interval) - keep;
+    if (skip <= 0) return;
+    this.setS(p + P_REF_NEXT, next + skip * interval);
+    this.addS(p + P_REFS, skip);
+    if (this.config.refresh === "per_bank") {
+      this.setS(p + P_REF_BANK, ((st[p + P_REF_BANK] as number) + skip) % this.nBanks);
+    }
+  }
+}
