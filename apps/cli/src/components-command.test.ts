@@ -63,7 +63,7 @@ describe("kb components list", () => {
     const run = await kb("components", "list");
     expect(run.code).toBe(0);
     expect(run.stderr).toBe("");
-    expect(run.stdout).toMatch(/^15 built-in impl\(s\)\. /);
+    expect(run.stdout).toMatch(/^16 built-in impl\(s\)\. /);
     expect(run.stdout).toContain(
       [
         "pe_gemm",
@@ -75,6 +75,10 @@ describe("kb components list", () => {
       ["    freq_ghz         number > 0, default 1", "                     Clock, GHz."].join("\n"),
     );
     expect(run.stdout).toContain("  pe_gemm_v2 (built-in)\n");
+    // Both HBM controllers, the analytic one and the bank-aware one, with their params.
+    expect(run.stdout).toContain("  hbm_ctrl_v1 (built-in)");
+    expect(run.stdout).toContain("  hbm_ctrl_v2 (built-in)");
+    expect(run.stdout).toMatch(/hbm_ctrl_v2[\s\S]*page_policy/);
     expect(run.stdout).toContain('    dataflow         "os" | "ws" | "is", default "os"\n');
     expect(run.stdout).toContain("    fold_overlap     boolean, default false\n");
     // The transit impl serves four kinds: described once, referred to under the others.
@@ -152,7 +156,7 @@ describe("kb components list", () => {
       },
     ]);
     const human = await kb("components", "list", "--topology", topology);
-    expect(human.stdout).toMatch(/^15 built-in impl\(s\); plug-ins: kb-plugin-demo\. /);
+    expect(human.stdout).toMatch(/^16 built-in impl\(s\); plug-ins: kb-plugin-demo\. /);
     expect(human.stdout).toContain(
       [
         "  kb-plugin-demo:demo_gemm (kb-plugin-demo)",
