@@ -1,4 +1,4 @@
-import type { Environment, Event } from "@kb/des";
+import type { Environment } from "@kb/des";
 import type { HbmAddressMap, HbmCoordinates } from "@kb/topology";
 import type { MemoryRequest } from "../../memory.js";
 import {
@@ -22,6 +22,7 @@ import {
 } from "./layout.js";
 import type { HbmCtrlV2Config } from "./params.js";
 import { PortScheduler, STOP_TARGET } from "./scheduler.js";
+import type { Sleeper, WakeHub } from "./wake-hub.js";
 
 const INF = Number.POSITIVE_INFINITY;
 
@@ -62,12 +63,10 @@ export interface HbmPortStats {
  * if nothing else arrives (a prediction: the scheduler runs ahead with its journal on and takes
  * that back). Its timing is then fixed; its remaining bursts keep priority over unstarted work.
  */
-export class HbmPort {
+export class HbmPort implements Sleeper {
   readonly sched: PortScheduler;
   /** Requests answered with a prediction (for `stats`). */
   private predictions = 0;
-  private timerAt = INF;
-  private wantAt = INF;
   /** Started, unanswered requests in start order (their answer deadlines are in the same order). */
   private waiting: number[] = [];
   private waitingHead = 0;
@@ -80,7 +79,6 @@ export class HbmPort {
     row: 0,
     column: 0,
   };
-  private readonly onTimer = (): void => this.timer();
   private readonly runOf: Int32Array;
   private readonly touched: Int32Array;
 
@@ -88,7 +86,9 @@ export class HbmPort {
     readonly config: HbmCtrlV2Config,
     private readonly env: Environment,
     private readonly map: HbmAddressMap | null,
-    private readonly cache: LocateCache = new LocateCache(),
+    private readonly hub: WakeHub,
+    private readonly port: number,
+    private readonly cache: LocateCache,
   ) {
     this.sched = new PortScheduler(config);
     this.runOf = new Int32Array(this.sched.nBanks).fill(-1);
@@ -272,24 +272,13 @@ export class HbmPort {
     request.complete({ startNs, endNs, busyNs: (s.rBursts[r] as number) * t.tBL });
   }
 
-  /** Wakes at `at` (one live timer: an earlier one re-arms itself for `at`). */
-  private wake(at: number, now: number): void {
-    this.wantAt = at;
-    if (at === INF || (this.timerAt <= at + EPS && this.timerAt >= now)) return;
-    const delay = Math.max(0, at - now);
-    this.timerAt = now + delay;
-    (this.env.timeout(delay) as Event<unknown>).addCallback(this.onTimer);
+  /** Wakes at `at` (through the stack's hub: one DES timer for all ports). */
+  private wake(at: number, _now: number): void {
+    this.hub.wake(this.port, at);
   }
 
-  private timer(): void {
-    const now = this.env.now;
-    if (now !== this.timerAt) return; // superseded by an earlier timer
-    this.timerAt = INF;
-    if (this.wantAt === INF) return;
-    if (now < this.wantAt - EPS) {
-      this.wake(this.wantAt, now);
-      return;
-    }
+  /** The hub's call: the time asked for has come. */
+  wakeUp(now: number): void {
     this.advance(now);
   }
 }

@@ -1,6 +1,7 @@
 import { defineMemoryModel, type MemoryModel } from "../../memory.js";
 import { type HbmPort, type HbmPortStats, LocateCache, HbmPort as Port } from "./controller.js";
 import { type HbmCtrlV2Config, hbmCtrlV2Config, hbmCtrlV2Params } from "./params.js";
+import { WakeHub } from "./wake-hub.js";
 
 /** What `hbm_ctrl_v2`'s `create` returns: a memory model plus its ports, for benches and tests. */
 export interface HbmCtrlV2Model extends MemoryModel {
@@ -26,8 +27,10 @@ export const hbmCtrlV2 = defineMemoryModel({
     const config = hbmCtrlV2Config(params);
     const ports: HbmPort[] = [];
     const cache = new LocateCache();
-    for (let i = 0; i < context.ports; i++)
-      ports.push(new Port(config, context.env, context.addressMap, cache));
+    const hub = new WakeHub(context.env, ports, context.ports);
+    for (let i = 0; i < context.ports; i++) {
+      ports.push(new Port(config, context.env, context.addressMap, hub, i, cache));
+    }
     const portOf = (port: number): HbmPort => {
       const found = ports[port];
       if (found === undefined)
