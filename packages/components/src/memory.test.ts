@@ -156,3 +156,26 @@ describe("a model that never answers", () => {
     );
   });
 });
+
+describe("a model that answers inside service() and returns undefined", () => {
+  it("is not counted as pending (the port keeps taking requests)", () => {
+    const inline = defineMemoryModel({
+      kind: "hbm_ctrl",
+      impl: "inline",
+      description: "Test model: completes during service, returns nothing.",
+      params: hbmTopologyParams,
+      create: () => ({
+        maxPending: 1,
+        service(request: MemoryRequest) {
+          request.complete({ startNs: request.arrivalNs + 5, endNs: request.arrivalNs + 5 });
+          return undefined;
+        },
+      }),
+    });
+    const harness = harnessWith(inline, { interleave_bytes: 256 });
+    const reads = [0, 4096, 8192].map((offset) => harness.request("read", offset, 64));
+    harness.machine.run();
+    expect(reads.map((read) => read.value.doneNs)).toEqual([5, 5, 5]);
+    expect(harness.memory.unanswered).toBe(0);
+  });
+});

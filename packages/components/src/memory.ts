@@ -233,7 +233,7 @@ export class MemoryComponent<P = unknown> extends Component<P> {
     const request = new PortRequest(this, message, lane);
     const timing = this.model.service(request);
     if (timing !== undefined) request.complete(timing);
-    else {
+    else if (!request.answered) {
       this.pending[lane] = (this.pending[lane] as number) + 1;
       request.deferred = true;
     }
@@ -337,6 +337,11 @@ class PortRequest implements MemoryRequest {
   /** Whether the model left it pending. */
   deferred = false;
   private done = false;
+
+  /** Whether the model has answered (during `service` or later). */
+  get answered(): boolean {
+    return this.done;
+  }
 
   constructor(
     private readonly memory: MemoryComponent,
