@@ -18,12 +18,12 @@ import type * as z from "zod";
 import { defaultRegistry } from "./builtin/index.js";
 import type { KbPlugin } from "./define.js";
 import { buildMachine, type Machine } from "./machine.js";
-import { loadTopologyPlugins } from "./plugin-loader.js";
+import { loadTopologyPlugins } from "./node/plugin-loader.js";
 import type { ComponentRegistry } from "./registry.js";
 import type { Tracer } from "./trace.js";
 
-export type { ImportSourceOptions, LoadPluginsOptions } from "./plugin-loader.js";
-export { importSourceFile, isPluginPath, loadPlugins, loadTopologyPlugins } from "./plugin-loader.js";
+export type { ImportSourceOptions, LoadPluginsOptions } from "./node/plugin-loader.js";
+export { importSourceFile, isPluginPath, loadPlugins, loadTopologyPlugins } from "./node/plugin-loader.js";
 
 // ---------------------------------------------------------------------------------------------
 // Checking a topology's components, building a machine from a file

@@ -4,8 +4,9 @@
  */
 import type { Event } from "@kb/des";
 import { decodeAddress, type TopologyGraph, type TopologyNode, tcmAddress } from "@kb/topology";
+import { splitByPseudoChannel } from "./block-split.js";
 import type { GemmCommand } from "./commands.js";
-import { splitByPseudoChannel, Transfer } from "./fabric.js";
+import { Transfer } from "./fabric.js";
 import { gemmTimingOf } from "./gemm-timing.js";
 import type { Machine } from "./machine.js";
 import {

@@ -1,6 +1,7 @@
 import { isKbError, type KbError } from "@kb/errors";
 import { describe, expect, it } from "vitest";
-import { expandTopology, linkPatternPeers, type TopologyGraph } from "./graph.js";
+import { expandTopology, linkPatternPeers } from "./expand.js";
+import type { TopologyGraph } from "./graph.js";
 import { resolveTopology } from "./load.js";
 import { loadTopologyFile } from "./node.js";
 import type { TopologyInput } from "./schema.js";

@@ -1,6 +1,7 @@
+export { expandTopology, linkPatternPeers } from "./expand.js";
 export { idGlobToRegExp, isIdGlob } from "./glob.js";
 export type { TopologyEdge, TopologyNode } from "./graph.js";
-export { expandTopology, FORWARDING_KINDS, linkPatternPeers, TopologyGraph } from "./graph.js";
+export { FORWARDING_KINDS, TopologyGraph } from "./graph.js";
 export type { HbmAddressMap, HbmCoordinates, HbmOrganisation } from "./hbm-mapping.js";
 export { HBM_MAPPINGS, hbmAddressMap } from "./hbm-mapping.js";
 export { parseTopology, resolveTopology, topologyJsonSchema, topologyToYaml } from "./load.js";

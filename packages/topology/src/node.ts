@@ -1,6 +1,7 @@
 import { readFileSync } from "node:fs";
 import { isKbError, KbError } from "@kb/errors";
-import { expandTopology, type TopologyGraph } from "./graph.js";
+import { expandTopology } from "./expand.js";
+import type { TopologyGraph } from "./graph.js";
 import { parseTopology } from "./load.js";
 import type { Topology } from "./schema.js";
 import { locateYamlPath, YamlValidationError } from "./yaml-validate.js";

@@ -1,6 +1,7 @@
 import { isKbError, type KbError } from "@kb/errors";
 import { describe, expect, it } from "vitest";
-import { expandTopology, FORWARDING_KINDS, type TopologyGraph } from "./graph.js";
+import { expandTopology } from "./expand.js";
+import { FORWARDING_KINDS, type TopologyGraph } from "./graph.js";
 import { resolveTopology } from "./load.js";
 import { loadTopologyFile } from "./node.js";
 import { idealTransferNs, Router } from "./route.js";

@@ -4,8 +4,8 @@ import { fileURLToPath, pathToFileURL } from "node:url";
 import { isKbError, KbError } from "@kb/errors";
 import { type Topology, yamlLocator } from "@kb/topology";
 import * as zod from "zod";
-import { checkPlugin, type KbPlugin } from "./define.js";
-import * as components from "./index.js";
+import { checkPlugin, type KbPlugin } from "../define.js";
+import * as components from "../index.js";
 
 // ---------------------------------------------------------------------------------------------
 // Importing JavaScript and TypeScript sources (plug-ins given by path, `kb run`'s bench files)
