@@ -11,13 +11,27 @@ import type { Message } from "../message.js";
 export const queueDepthParam = (depth: number) =>
   z.number().int().min(1).default(depth).describe("Inbox capacity per lane: the hardware queue depth.");
 
+/**
+ * `queue_depth` of a forwarding hop: accepted so topologies that set it keep parsing, but a hop
+ * serves packets on arrival (an unbounded FIFO), so it bounds nothing.
+ */
+const hopQueueDepthParam = () =>
+  z
+    .number()
+    .int()
+    .min(1)
+    .default(8)
+    .describe(
+      "Not used: the hop serves packets on arrival as an unbounded FIFO (docs/latency-model.md section 4); accepted for older topologies.",
+    );
+
 const nonNegative = (description: string, value: number) =>
   z.number().min(0).default(value).describe(description);
 
 /** Params of a forwarding component (the topology adds `first_flit_ns`). */
 export const transitParams = z.strictObject({
   first_flit_ns: nonNegative("Per-hop overhead of a packet's first flit, in ns (set by the topology).", 1),
-  queue_depth: queueDepthParam(8),
+  queue_depth: hopQueueDepthParam(),
 });
 
 /** @internal */
@@ -30,22 +44,59 @@ export function notAPacket(component: Component, message: Message): KbError {
 }
 
 /**
- * A forwarding component: one serial worker that spends `overheadNs` on each packet's first flit
- * and forwards it along its path. @internal
+ * A forwarding component: a FIFO server that spends `overheadNs` on each packet's first flit and
+ * forwards it along its path.
+ *
+ * It serves a packet **on arrival**, without a worker: the packet's delivery event (at its head's
+ * arrival) is the only engine event of the hop. Service starts at `max(arrival, freeAt)` and
+ * ends `overheadNs` later, when the head leaves; the links after the hop are charged then, in
+ * the same call. That is exactly what a serial worker would do: packets arrive in time order,
+ * each waits for the ones before it, and the links leaving this node carry only packets this
+ * hop forwarded, in the order it forwarded them, so charging them at arrival changes no start
+ * time (docs/latency-model.md section 4). @internal
  */
 export class Transit extends Component<{ queue_depth: number }> {
+  /** Time until which the worker is promised to packets that arrived earlier, ns. */
+  private freeAt = 0;
+  private readonly track: string;
+
   constructor(
     context: ComponentContext,
     params: { queue_depth: number },
     private readonly overheadNs: number,
   ) {
     super(context, params, { queueDepth: params.queue_depth });
+    this.track = this.id;
+  }
+
+  /** Serves `message` (a packet) at once and forwards it; never waits for room. */
+  override enqueue(message: Message): null {
+    if (!(message instanceof Packet)) throw notAPacket(this, message);
+    const env = this.env;
+    const now = env.now;
+    const start = this.freeAt > now ? this.freeAt : now;
+    const end = start + this.overheadNs;
+    this.freeAt = end;
+    const stats = this.stats;
+    stats.busyNs += this.overheadNs;
+    stats.ops++;
+    stats.bytes += message.bytes;
+    const tracer = this.machine.tracer;
+    if (tracer !== null) {
+      // Packets ahead of this one when it arrived, drawn where its service starts (one track, in time order).
+      const ahead = this.overheadNs > 0 ? Math.ceil((start - now) / this.overheadNs) : 0;
+      tracer.counter?.("queue depth", start, this.track, ahead);
+      tracer.record("engine_start", start, this.track, message.label);
+      tracer.record("engine_complete", end, this.track, message.label);
+    }
+    message.departNs = end;
+    message.forward(this);
+    return null;
   }
 
   process(message: Message): Event<unknown> | null {
-    if (!(message instanceof Packet)) throw notAPacket(this, message);
-    this.stats.bytes += message.bytes;
-    return this.overheadNs > 0 ? this.env.timeout(this.overheadNs) : null;
+    // Packets never reach the worker (enqueue serves them); anything put into the inbox directly is a mistake.
+    throw notAPacket(this, message);
   }
 }
 
@@ -56,7 +107,7 @@ export const transitV1 = defineComponent({
   impl: "transit_v1",
   analytic: true,
   description:
-    "Forwarding hop (NOC router, XBAR half, bridge, UCIe port): a serial worker pays first_flit_ns per packet, then the packet moves cut-through over the next links (bandwidth-shared, FIFO).",
+    "Forwarding hop (NOC router, XBAR half, bridge, UCIe port): a FIFO server pays first_flit_ns per packet on arrival, then the packet moves cut-through over the next links (bandwidth-shared, FIFO).",
   params: transitParams,
   create: (context, params) => new Transit(context, params, params.first_flit_ns),
 });
@@ -67,10 +118,10 @@ export const mCpuDmaV1 = defineComponent({
   impl: "m_cpu_dma_v1",
   analytic: true,
   description:
-    "The cube manager's DMA engine: carries host <-> HBM copies between IO_CPU and the XBAR, a serial worker paying forward_ns per packet.",
+    "The cube manager's DMA engine: carries host <-> HBM copies between IO_CPU and the XBAR, a FIFO server paying forward_ns per packet.",
   params: z.strictObject({
     forward_ns: nonNegative("Overhead per forwarded packet in ns (set by the topology).", 20),
-    queue_depth: queueDepthParam(8),
+    queue_depth: hopQueueDepthParam(),
   }),
   create: (context, params) => new Transit(context, params, params.forward_ns),
 });
