@@ -263,7 +263,8 @@ export function blockSpan(block: MemoryBlock): number {
 export class Fabric {
   private readonly links = new Map<TopologyEdge, Link>();
   private readonly paths = new Map<string, Map<string, CompiledPath>>();
-  private readonly pcIds = new Map<number, readonly string[]>();
+  private readonly portPathsByRequester = new Map<string, Map<number, PortPaths>>();
+  private readonly splits = new Map<string, Split>();
   private readonly map: HbmAddressMap;
   private readonly hbmCapacity: number;
 
@@ -400,11 +401,11 @@ export class Fabric {
   }
 
   /**
-   * Where a device address lives, as the node a route goes to: the HBM pseudo-channel lanes of a
-   * block, or the cube's SRAM. Throws `MACHINE_INVALID_COMMAND` for a TCM address (TCM is local to
-   * its PE), an address outside the topology or a block past the memory's end.
+   * Where a block lives and how its bytes split over the memory's ports, checked. Throws
+   * `MACHINE_INVALID_COMMAND` for a TCM address (TCM is local to its PE), an address outside the
+   * topology or a block past the memory's end.
    */
-  private targets(block: MemoryBlock, what: string): { node: string; bytes: number; ranges: PortRanges }[] {
+  private locate(block: MemoryBlock, what: string): Located {
     const address = decodeAddress(block.address);
     const topology = this.graph.topology;
     if (address.sip >= topology.system.sips || address.cube >= topology.sip.cubes) {
@@ -413,13 +414,17 @@ export class Fabric {
         `${what}: address 0x${block.address.toString(16)} names sip ${address.sip} cube ${address.cube}, but topology "${topology.name}" has ${topology.system.sips} SIP(s) x ${topology.sip.cubes} cube(s).`,
       );
     }
-    const cubeId = `sip${address.sip}.cube${address.cube}`;
     const span = blockSpan(block);
+    const cubeKey = address.sip * topology.sip.cubes + address.cube;
     if (address.space === "sram") {
       const capacity = topology.cube.sram.capacity_bytes;
       if (address.offset + span > capacity) throw pastEnd(what, block, "SRAM", capacity);
-      const ranges = new BlockRanges(block, address.offset, null);
-      return [{ node: `${cubeId}.sram`, bytes: block.rows * block.rowBytes, ranges: { ranges, port: 0 } }];
+      return {
+        cubeKey,
+        sram: true,
+        split: { lanes: SINGLE_LANE, bytes: [block.rows * block.rowBytes] },
+        ranges: new BlockRanges(block, address.offset, null),
+      };
     }
     if (address.space === "tcm") {
       throw new KbError(
@@ -428,19 +433,57 @@ export class Fabric {
       );
     }
     if (address.offset + span > this.hbmCapacity) throw pastEnd(what, block, "HBM", this.hbmCapacity);
-    const cubeKey = address.sip * 64 + address.cube;
-    let pcs = this.pcIds.get(cubeKey);
-    if (pcs === undefined) {
-      pcs = this.graph.hbmPseudoChannelsOfCube(address.sip, address.cube).map((node) => node.id);
-      this.pcIds.set(cubeKey, pcs);
+    return {
+      cubeKey,
+      sram: false,
+      split: this.splitOf(block, address.offset),
+      ranges: new BlockRanges(block, address.offset, this.map),
+    };
+  }
+
+  /**
+   * The bytes per pseudo-channel of a block at `offset` in its stack, cached by geometry (kernels
+   * read the same tiles again and again; the cache is cleared when it holds 4096 blocks).
+   */
+  private splitOf(block: MemoryBlock, offset: number): Split {
+    const key = `${offset}:${block.rows}:${block.rowBytes}:${block.rows <= 1 ? 0 : block.stride}`;
+    let split = this.splits.get(key);
+    if (split === undefined) {
+      const shares = splitByPseudoChannel(block, offset, this.map);
+      split = { lanes: shares.map((share) => share.lane), bytes: shares.map((share) => share.bytes) };
+      if (this.splits.size >= SPLIT_CACHE_SIZE) this.splits.clear();
+      this.splits.set(key, split);
     }
-    const ids = pcs;
-    const ranges = new BlockRanges(block, address.offset, this.map);
-    return splitByPseudoChannel(block, address.offset, this.map).map((share) => ({
-      node: ids[share.lane] as string,
-      bytes: share.bytes,
-      ranges: { ranges, port: share.lane },
-    }));
+    return split;
+  }
+
+  /** The compiled paths between `requester` and the ports of one cube's memory (HBM lanes or SRAM). */
+  private portPaths(requester: string, located: Located): PortPaths {
+    let byCube = this.portPathsByRequester.get(requester);
+    if (byCube === undefined) {
+      byCube = new Map();
+      this.portPathsByRequester.set(requester, byCube);
+    }
+    const key = located.sram ? -1 - located.cubeKey : located.cubeKey;
+    let paths = byCube.get(key);
+    if (paths === undefined) {
+      const cubes = this.graph.topology.sip.cubes;
+      const [sip, cube] = [Math.floor(located.cubeKey / cubes), located.cubeKey % cubes];
+      const ids = located.sram
+        ? [`sip${sip}.cube${cube}.sram`]
+        : this.graph.hbmPseudoChannelsOfCube(sip, cube).map((node) => node.id);
+      paths = { ids, toMemory: new Array(ids.length), fromMemory: new Array(ids.length) };
+      byCube.set(key, paths);
+    }
+    return paths;
+  }
+
+  /** Compiles and keeps the path to (`memory`) or from (`sink`) one port of `paths`. */
+  private portPath(requester: string, paths: PortPaths, port: number, end: "memory" | "sink"): CompiledPath {
+    const node = paths.ids[port] as string;
+    const path = end === "memory" ? this.path(requester, node, end) : this.path(node, requester, end);
+    (end === "memory" ? paths.toMemory : paths.fromMemory)[port] = path;
+    return path;
   }
 
   /**
@@ -464,25 +507,35 @@ export class Fabric {
    * Adds to `transfer`; the caller seals it.
    */
   read(requester: string, block: MemoryBlock, transfer: Transfer, what = "read"): void {
-    for (const target of this.targets(block, what)) {
-      const request = this.path(requester, target.node, "memory");
-      const response = this.path(target.node, requester, "sink");
+    const located = this.locate(block, what);
+    const paths = this.portPaths(requester, located);
+    const { lanes, bytes } = located.split;
+    for (let i = 0; i < lanes.length; i++) {
+      const port = lanes[i] as number;
+      const share = bytes[i] as number;
+      const request = paths.toMemory[port] ?? this.portPath(requester, paths, port, "memory");
+      const response = paths.fromMemory[port] ?? this.portPath(requester, paths, port, "sink");
       transfer.expect();
-      transfer.bytes += target.bytes;
-      const packet = new Packet(request, 0, transfer, response, target.bytes, null);
-      packet.access = target.ranges;
+      transfer.bytes += share;
+      const packet = new Packet(request, 0, transfer, response, share, null);
+      packet.access = { ranges: located.ranges, port: located.sram ? 0 : port };
       this.launch(packet);
     }
   }
 
   /** Writes `block` (HBM or SRAM) from `requester`: one packet per pseudo-channel touched. */
   write(requester: string, block: MemoryBlock, transfer: Transfer, what = "write"): void {
-    for (const target of this.targets(block, what)) {
-      const path = this.path(requester, target.node, "memory");
+    const located = this.locate(block, what);
+    const paths = this.portPaths(requester, located);
+    const { lanes, bytes } = located.split;
+    for (let i = 0; i < lanes.length; i++) {
+      const port = lanes[i] as number;
+      const share = bytes[i] as number;
+      const path = paths.toMemory[port] ?? this.portPath(requester, paths, port, "memory");
       transfer.expect();
-      transfer.bytes += target.bytes;
-      const packet = new Packet(path, target.bytes, transfer, null, 0, null);
-      packet.access = target.ranges;
+      transfer.bytes += share;
+      const packet = new Packet(path, share, transfer, null, 0, null);
+      packet.access = { ranges: located.ranges, port: located.sram ? 0 : port };
       this.launch(packet);
     }
   }
@@ -509,6 +562,34 @@ export class Fabric {
   }
 
   private readonly envHolder = { env: this.env } as Component;
+}
+
+/** Blocks whose split {@link Fabric} keeps. */
+const SPLIT_CACHE_SIZE = 4096;
+
+/** The ports a block touches (lanes in first-touched order) and its bytes on each. */
+interface Split {
+  readonly lanes: readonly number[];
+  readonly bytes: readonly number[];
+}
+
+const SINGLE_LANE: readonly number[] = [0];
+
+/** A checked block: its cube, whether it is SRAM, its split and its address ranges. */
+interface Located {
+  /** `sip * cubes + cube`. */
+  readonly cubeKey: number;
+  readonly sram: boolean;
+  readonly split: Split;
+  readonly ranges: BlockRanges;
+}
+
+/** Paths between one requester and the ports of one memory, compiled on first use. */
+interface PortPaths {
+  /** The node id of each port (HBM pseudo-channels by lane, or the SRAM). */
+  readonly ids: readonly string[];
+  readonly toMemory: (CompiledPath | undefined)[];
+  readonly fromMemory: (CompiledPath | undefined)[];
 }
 
 function pastEnd(what: string, block: MemoryBlock, memory: string, capacity: number): KbError {

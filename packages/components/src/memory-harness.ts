@@ -62,12 +62,11 @@ export class MemoryHarness {
   }
 
   /**
-   * Whether `port` takes a request now without waiting: its inbox has room. (A model that is
-   * full holds its inbox, so the inbox then fills.)
+   * Whether `port` takes a request now without waiting: fewer than its `queue_depth` requests
+   * wait for it. (A model that holds `maxPending` unanswered requests makes the next ones wait.)
    */
   accepts(port: number): boolean {
-    const lane = this.memory.lanes[port];
-    return lane !== undefined && lane.inbox.size < lane.inbox.capacity;
+    return this.memory.accepts(port);
   }
 
   /**

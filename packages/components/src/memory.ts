@@ -2,7 +2,7 @@ import type { Event } from "@kb/des";
 import { KbError } from "@kb/errors";
 import type { HbmAddressMap, TopologyNode } from "@kb/topology";
 import type * as z from "zod";
-import { Component, type ComponentContext, type ComponentPeak } from "./component.js";
+import { Component, type ComponentContext, type ComponentPeak, type Lane } from "./component.js";
 import { type ComponentDefinition, defineComponent } from "./define.js";
 import { Packet } from "./fabric.js";
 import type { Message } from "./message.js";
@@ -63,7 +63,7 @@ export interface MemoryModel {
   service(request: MemoryRequest): MemoryTiming | undefined;
   /**
    * Requests a port holds unanswered before it takes no more (a controller queue; default:
-   * unbounded). While a port is full, its inbox (`queue_depth`) fills and the fabric backs up.
+   * unbounded). While a port is full, the requests that reach it wait in its FIFO, in arrival order.
    */
   readonly maxPending?: number;
   /** The best rate of the whole memory (every port), for rooflines; default unknown. */
@@ -105,7 +105,7 @@ export interface MemoryModelDefinition<S extends z.ZodType = z.ZodType> {
  * rest: it turns fabric packets into {@link MemoryRequest}s (one per port a block touches, with
  * its address ranges), sends a read's response from `startNs` to `endNs`, completes a write at
  * `endNs`, keeps `stats` (ops, bytes, busy time), draws the `HBM GB/s` trace counter per port,
- * holds a port's inbox while the model has `maxPending` requests unanswered, and reports a model
+ * makes a port's requests wait (FIFO) while the model has `maxPending` requests unanswered, and reports a model
  * that answers wrongly (a time before the arrival or now, twice) or never.
  *
  * ```ts
@@ -174,7 +174,9 @@ export class MemoryComponent<P = unknown> extends Component<P> {
   readonly ports: number;
   /** Requests answered later, per port. */
   private readonly pending: Int32Array;
-  private readonly waiting: (Event<unknown> | null)[];
+  /** Requests that arrived while their port was full, oldest first, per port. */
+  private readonly backlog: Packet[][];
+  private readonly drainScheduled: Uint8Array;
   private readonly maxPending: number;
   private busyWindows: { start: number; end: number }[][] | null = null;
   /** Data-bus ns per port, for reports. */
@@ -193,7 +195,8 @@ export class MemoryComponent<P = unknown> extends Component<P> {
     super(context, params, { lanes: ports, queueDepth: depth, countProcessTime: false });
     this.ports = ports;
     this.pending = new Int32Array(ports);
-    this.waiting = new Array(ports).fill(null);
+    this.backlog = Array.from({ length: ports }, () => []);
+    this.drainScheduled = new Uint8Array(ports);
     this.portBusyNs = new Float64Array(ports);
     const addressMap = context.node.kind === "hbm_ctrl" ? context.machine.graph.hbmAddressMap() : null;
     this.model = definition.create({ ...context, ports, addressMap }, params as never);
@@ -222,27 +225,80 @@ export class MemoryComponent<P = unknown> extends Component<P> {
     return total;
   }
 
-  process(message: Message, lane: number): Event<unknown> | null {
-    if (!(message instanceof Packet)) {
-      throw new KbError(
-        "MACHINE_INVARIANT",
-        `${this.kind} ${this.impl} received "${message.label}", which is not a fabric packet.`,
-        { context: { nodeId: this.id, simTimeNs: this.env.now } },
-      );
+  /**
+   * Serves a packet on arrival: at once when its port has no backlog and room for another
+   * unanswered request, else after the requests that arrived before it (the port's FIFO, drained
+   * as the model answers). No worker is involved, so a request costs no engine event of its own.
+   */
+  override enqueue(message: Message): null {
+    if (!(message instanceof Packet)) throw this.notAPacket(message);
+    const port = message.here.lane;
+    const queue = this.backlog[port] as Packet[];
+    if (queue.length > 0 || (this.pending[port] as number) >= this.maxPending) {
+      if (queue.length >= (this.lanes[port] as Lane).inbox.capacity) this.stats.queueFullStalls++;
+      queue.push(message);
+      return null;
     }
-    const request = new PortRequest(this, message, lane);
+    this.serve(message, port);
+    return null;
+  }
+
+  /**
+   * Whether `port` takes a request now without waiting behind others: fewer than `queue_depth`
+   * requests wait for it (a model that holds `maxPending` unanswered requests makes them wait).
+   */
+  accepts(port: number): boolean {
+    const queue = this.backlog[port];
+    const lane = this.lanes[port];
+    return queue !== undefined && lane !== undefined && queue.length < lane.inbox.capacity;
+  }
+
+  /** Requests waiting for their port (all ports), not yet given to the model. */
+  override get queued(): number {
+    let total = 0;
+    for (const queue of this.backlog) total += queue.length;
+    return total;
+  }
+
+  process(message: Message): Event<unknown> | null {
+    // Packets never reach the worker (enqueue serves them); anything put into an inbox directly is a mistake.
+    throw this.notAPacket(message);
+  }
+
+  private notAPacket(message: Message): KbError {
+    return new KbError(
+      "MACHINE_INVARIANT",
+      `${this.kind} ${this.impl} received "${message.label}", which is not a fabric packet.`,
+      { context: { nodeId: this.id, simTimeNs: this.env.now } },
+    );
+  }
+
+  /** Gives one packet to the model now. */
+  private serve(packet: Packet, port: number): void {
+    const now = this.env.now;
+    this.stats.ops++;
+    const tracer = this.machine.tracer;
+    const track = `${this.id}#${port}`;
+    if (tracer !== null) {
+      tracer.record("engine_start", now, track, packet.label);
+      tracer.counter?.("queue depth", now, track, (this.backlog[port] as Packet[]).length);
+    }
+    const request = new PortRequest(this, packet, port);
     const timing = this.model.service(request);
     if (timing !== undefined) request.complete(timing);
     else if (!request.answered) {
-      this.pending[lane] = (this.pending[lane] as number) + 1;
+      this.pending[port] = (this.pending[port] as number) + 1;
       request.deferred = true;
     }
-    request.inService = false;
-    if ((this.pending[lane] as number) < this.maxPending) return null;
-    // The port is full: take no more until the model answers one.
-    const wait = this.env.event<unknown>();
-    this.waiting[lane] = wait;
-    return wait;
+    if (tracer !== null) tracer.record("engine_complete", now, track, packet.label);
+  }
+
+  /** Serves the requests waiting for `port` while it has room (after the model answered one). */
+  private drain(port: number): void {
+    const queue = this.backlog[port] as Packet[];
+    while (queue.length > 0 && (this.pending[port] as number) < this.maxPending) {
+      this.serve(queue.shift() as Packet, port);
+    }
   }
 
   /** @internal A request was answered. */
@@ -276,21 +332,27 @@ export class MemoryComponent<P = unknown> extends Component<P> {
     if (tracer?.counter !== undefined) this.traceBandwidth(tracer, request.port, startNs, startNs + busy);
     if (request.kind === "read") {
       packet.becomeResponse(startNs, endNs);
-      // Answered during service: the worker forwards it; answered later: forward now.
-      if (!request.inService) packet.forward(this);
+      packet.forward(this);
     } else {
       (packet.transfer as NonNullable<Packet["transfer"]>).packetDone(endNs);
     }
     if (request.deferred) {
-      const lane = request.port;
-      this.pending[lane] = (this.pending[lane] as number) - 1;
-      const wait = this.waiting[lane];
-      if (wait !== null && wait !== undefined) {
-        this.waiting[lane] = null;
-        wait.succeed(undefined);
+      const port = request.port;
+      this.pending[port] = (this.pending[port] as number) - 1;
+      // Requests that waited for room go to the model in an event of their own, never inside
+      // the model's own call (a model may answer one request while servicing another).
+      if ((this.backlog[port] as Packet[]).length > 0 && !this.drainScheduled[port]) {
+        this.drainScheduled[port] = 1;
+        env.timeout(0, port).addCallback(this.drainEvent);
       }
     }
   }
+
+  private readonly drainEvent = (event: Event<number>): void => {
+    const port = event.value;
+    this.drainScheduled[port] = 0;
+    this.drain(port);
+  };
 
   private addWindowBusy(port: number, start: number, end: number): void {
     let at = start;
@@ -332,8 +394,6 @@ class PortRequest implements MemoryRequest {
   readonly tailNs: number;
   readonly bytes: number;
   readonly requester: string;
-  /** Whether `service` is still running (an answer then is forwarded by the worker). */
-  inService = true;
   /** Whether the model left it pending. */
   deferred = false;
   private done = false;
