@@ -80,6 +80,8 @@ export default defineBench({
       return Q && K && V && O ? { Q, K, V, O } : null;
     });
     await sim.launch(attentionKernel, { grid, args: [args, p.block, scale], name: "attention" });
-    return { check: rowChecks("O", parts, Os, () => attention(q, k, v, scale, dtype)) };
+    return {
+      check: rowChecks("O", parts, Os, (context) => attention(q, k, v, scale, dtype, context?.progress)),
+    };
   },
 });

@@ -75,6 +75,6 @@ export default defineBench({
       return A && B && C ? { A, B, C } : null;
     });
     await sim.launch(gemmKernel, { grid, args: [args, p.tile ?? null], name: "gemm" });
-    return { check: rowChecks("C", parts, Cs, () => matmul(a, b, dtype)) };
+    return { check: rowChecks("C", parts, Cs, (context) => matmul(a, b, dtype, context?.progress)) };
   },
 });

@@ -1,4 +1,4 @@
-import type { BenchCheck, DeviceTensor, Grid, Simulator } from "@kb/runtime";
+import type { BenchCheck, DeviceTensor, Grid, ReferenceContext, Simulator } from "@kb/runtime";
 import { type Dtype, Tensor } from "@kb/tensor";
 import type { TL } from "@kb/tl";
 import { type Span, splitEven } from "./split.js";
@@ -107,32 +107,33 @@ export function emptyRows(
 
 /**
  * The checks of an output split over cubes: one per cube with rows, named `NAME.sipS.cubeC`, each
- * comparing that cube's tensor with its rows of `reference` (computed once, on first use). Together
- * they cover every element of the output.
+ * comparing that cube's tensor with its rows of `reference` (computed once, on first use, with
+ * that check's context: its progress is the first check's). Together they cover every element of
+ * the output.
  */
 export function rowChecks(
   name: string,
   parts: readonly CubePart[],
   actuals: readonly (DeviceTensor | null)[],
-  reference: () => Tensor,
+  reference: (context?: ReferenceContext) => Tensor,
 ): Record<string, BenchCheck> {
   const whole = once(reference);
   const checks: Record<string, BenchCheck> = {};
   parts.forEach((part, i) => {
     const actual = actuals[i];
     if (actual === null || actual === undefined) return;
-    checks[partName(name, part)] = { actual, reference: () => sliceRows(whole(), part.rows) };
+    checks[partName(name, part)] = { actual, reference: (context) => sliceRows(whole(context), part.rows) };
   });
   return checks;
 }
 
-/** `f` evaluated on the first call only. */
-export function once<T>(f: () => T): () => T {
+/** `f` evaluated on the first call only (with that call's arguments). */
+export function once<A extends unknown[], T>(f: (...args: A) => T): (...args: A) => T {
   let done = false;
   let value: T;
-  return () => {
+  return (...args: A) => {
     if (!done) {
-      value = f();
+      value = f(...args);
       done = true;
     }
     return value;

@@ -1,21 +1,29 @@
 /**
  * Host reference implementations of the workload benches: what the kernels' outputs are checked
- * against. They are computed on the host by a separate, plain implementation on @stdlib/ndarray
- * containers, never by the simulator's or the phase-2 executor's code path.
+ * against. They are computed on the host by a separate implementation of their own (TypeScript,
+ * and WebAssembly for the innermost loops of the matrix products) on @stdlib/ndarray containers,
+ * never by the simulator's or the phase-2 executor's code path.
  *
  * Numerics: the inputs' exact values in double precision, each result rounded once to the output
  * dtype (`Tensor.fromArray` rounds to nearest, ties to even); only `attention` also rounds where
- * the attention kernel does (see there).
+ * the attention kernel does (see there). Sums run in index order (a matrix product's element is
+ * `a[i, 0] * b[0, j] + a[i, 1] * b[1, j] + ...` from 0), whatever the blocking.
  *
  * Containers: every input is copied into a row-major float64 ndarray (`@stdlib/ndarray-base-ctor`,
  * strides from `@stdlib/ndarray-base-shape2strides`) and every result is built in one, so shapes,
  * strides and offsets come from stdlib rather than from index arithmetic of our own. Elementwise
  * work goes through stdlib's loops (`@stdlib/ndarray-base-binary` for `add`,
- * `@stdlib/ndarray-base-map` for `exp`). The reductions and contractions (matmul, row sums,
- * softmax, attention) walk the ndarrays' `data` buffers with the ndarrays' own strides and offsets
- * in plain loops: stdlib has no matmul among its individual ndarray packages, and its per-element
- * `get(i, j)` calls would make the 1024^3 matmul reference several times slower than the ~1.4 s of
- * a plain loop (this way it costs about the same). `get` is used where it is off the hot path.
+ * `@stdlib/ndarray-base-map` for `exp`). The reductions (row sums, softmax) walk the ndarrays'
+ * `data` buffers with the ndarrays' own strides and offsets in plain loops; the matrix products
+ * (`matmul`, both of `attention`'s) go through `blocked-matmul.ts`, a cache- and register-blocked
+ * f64 kernel over the same buffers, strides and offsets: stdlib has no matmul among its individual
+ * ndarray packages, and the plain `i-p-j` loop this replaced ran at about 0.7 GMAC/s (minutes for
+ * the 4096^3 reference; the kernel runs it in seconds, see benches/README.md). `get` is used where
+ * it is off the hot path.
+ *
+ * Progress: `matmul` and `attention` take an optional `onProgress(fraction)`, called with
+ * nondecreasing fractions of the work done, the last one 1 (pass a bench check's
+ * `context?.progress`, see `ReferenceContext` of @kb/runtime). They stay synchronous.
  *
  * The @stdlib/ndarray-base-* packages are used rather than @stdlib/ndarray-ctor,
  * @stdlib/ndarray-zeros or @stdlib/ndarray-base-unary: those depend on
@@ -29,36 +37,19 @@ import ndarray from "@stdlib/ndarray-base-ctor";
 import map from "@stdlib/ndarray-base-map";
 import shape2strides from "@stdlib/ndarray-base-shape2strides";
 import type { float64ndarray } from "@stdlib/types/ndarray";
+import { type MatrixView, multiplyRows, packColumns, ROW_BLOCK } from "./blocked-matmul.js";
 
-/** `C = A @ B` for `A` `[M, K]` and `B` `[K, N]`, accumulated in f64, rounded once to `dtype`. */
-export function matmul(a: Tensor, b: Tensor, dtype: Dtype): Tensor {
+/**
+ * `C = A @ B` for `A` `[M, K]` and `B` `[K, N]`, accumulated in f64, rounded once to `dtype`.
+ * `onProgress(fraction)` is called as row blocks of C are done (nondecreasing, ending at 1).
+ */
+export function matmul(a: Tensor, b: Tensor, dtype: Dtype, onProgress?: (fraction: number) => void): Tensor {
   const [m, k] = dims2(a, "matmul A");
   const [k2, n] = dims2(b, "matmul B");
   if (k !== k2) throw new RangeError(`matmul: inner dimensions differ (${k} and ${k2}).`);
-  const av = fromTensor(a);
-  const bv = fromTensor(b);
   const out = zeros([m, n]);
-  const [a0, a1] = strides2(av);
-  const [b0, b1] = strides2(bv);
-  const [c0, c1] = strides2(out);
-  // Buffers and offsets read once: the ndarrays' accessors stay out of the inner loops.
-  const [ad, bd, cd] = [av.data, bv.data, out.data];
-  const [aOffset, bOffset, cOffset] = [av.offset, bv.offset, out.offset];
-  // i-p-j order: the innermost loop runs along rows of B and C.
-  for (let i = 0; i < m; i++) {
-    const cRow = cOffset + i * c0;
-    for (let p = 0; p < k; p++) {
-      const x = ad[aOffset + i * a0 + p * a1]!;
-      if (x === 0) continue;
-      let ib = bOffset + p * b0;
-      let ic = cRow;
-      for (let j = 0; j < n; j++) {
-        cd[ic] = cd[ic]! + x * bd[ib]!;
-        ib += b1;
-        ic += c1;
-      }
-    }
-  }
+  multiplyRows(view(fromTensor(a)), 0, m, packColumns(view(fromTensor(b)), k, n), view(out), onProgress);
+  onProgress?.(1);
   return toTensor(out, dtype);
 }
 
@@ -109,64 +100,63 @@ export function softmax(x: Tensor, dtype: Dtype): Tensor {
  * `O = softmax(Q K^T * scale) V` for `Q` `[Sq, D]`, `K` and `V` `[S, D]`, rounded where the
  * attention kernel rounds: the scores and their scaled values are f32 (PE_GEMM's accumulator and
  * PE_MATH in f32), the probabilities f32 then cast to `dtype` for the second GEMM, whose f64 sum
- * is rounded once to `dtype`.
+ * is rounded once to `dtype`. Blocks of `ROW_BLOCK` query rows at a time (a block's scores,
+ * `[ROW_BLOCK, S]` f64, are all it holds besides the inputs and O); `onProgress(fraction)` as
+ * for {@link matmul}.
  */
-export function attention(q: Tensor, k: Tensor, v: Tensor, scale: number, dtype: Dtype): Tensor {
+export function attention(
+  q: Tensor,
+  k: Tensor,
+  v: Tensor,
+  scale: number,
+  dtype: Dtype,
+  onProgress?: (fraction: number) => void,
+): Tensor {
   const [sq, d] = dims2(q, "attention Q");
   const [s, dk] = dims2(k, "attention K");
   const [sv, dv] = dims2(v, "attention V");
   if (dk !== d || sv !== s) {
     throw new RangeError(`attention: Q [${sq}, ${d}], K [${s}, ${dk}] and V [${sv}, ${dv}] do not fit.`);
   }
-  const qv = fromTensor(q);
+  const qView = view(fromTensor(q));
   const kv = fromTensor(k);
-  const vv = fromTensor(v);
-  const scores = zeros([s]); // one row of scores, then of probabilities
-  const out = zeros([sq, dv]);
-  const [q0, q1] = strides2(qv);
   const [k0, k1] = strides2(kv);
-  const [v0, v1] = strides2(vv);
-  const [o0, o1] = strides2(out);
-  // Buffers and offsets read once: the ndarrays' accessors stay out of the inner loops.
-  const [qd, kd, vd, sd, od] = [qv.data, kv.data, vv.data, scores.data, out.data];
-  const [qOffset, kOffset, vOffset, sOffset, oOffset] = [
-    qv.offset,
-    kv.offset,
-    vv.offset,
-    scores.offset,
-    out.offset,
-  ];
-  const sStride = scores.strides[0]!;
+  // K^T [D, S]: K's buffer with its strides swapped.
+  const kT = packColumns({ data: kv.data, offset: kv.offset, rowStride: k1, colStride: k0 }, d, s);
+  const vPacked = packColumns(view(fromTensor(v)), s, dv);
+  const out = zeros([sq, dv]);
+  const outView = view(out);
+  const scores = zeros([Math.min(ROW_BLOCK, sq), s]); // a block's scores, then its probabilities
+  const scoresView = view(scores);
+  const sd = scores.data;
+  const [s0, s1] = strides2(scores);
   const scaleF32 = Math.fround(scale);
-  for (let i = 0; i < sq; i++) {
-    for (let j = 0; j < s; j++) {
-      let dot = 0;
-      let iq = qOffset + i * q0;
-      let ik = kOffset + j * k0;
-      for (let p = 0; p < d; p++) {
-        dot += qd[iq]! * kd[ik]!;
-        iq += q1;
-        ik += k1;
-      }
-      sd[sOffset + j * sStride] = Math.fround(Math.fround(dot) * scaleF32);
-    }
-    softmaxRow(sd, sOffset, sStride, s);
-    for (let j = 0; j < s; j++) {
-      const at = sOffset + j * sStride;
-      sd[at] = roundToDtype(Math.fround(sd[at]!), dtype);
-    }
-    for (let c = 0; c < dv; c++) {
-      let sum = 0;
-      let is = sOffset;
-      let iv = vOffset + c * v1;
+  // Each row of a block costs D * S multiply-adds for its scores and S * Dv for its output.
+  const scoreShare = d + dv === 0 ? 1 : d / (d + dv);
+  for (let i0 = 0; i0 < sq; i0 += ROW_BLOCK) {
+    const rows = Math.min(ROW_BLOCK, sq - i0);
+    const report =
+      onProgress === undefined
+        ? undefined
+        : (share: number, offset: number) => (fraction: number) =>
+            onProgress((i0 + rows * (offset + share * fraction)) / sq);
+    sd.fill(0);
+    multiplyRows(rowsFrom(qView, i0), 0, rows, kT, scoresView, report?.(scoreShare, 0));
+    for (let r = 0; r < rows; r++) {
+      const row = scores.offset + r * s0;
       for (let j = 0; j < s; j++) {
-        sum += sd[is]! * vd[iv]!;
-        is += sStride;
-        iv += v0;
+        const at = row + j * s1;
+        sd[at] = Math.fround(Math.fround(sd[at]!) * scaleF32);
       }
-      od[oOffset + i * o0 + c * o1] = sum;
+      softmaxRow(sd, row, s1, s);
+      for (let j = 0; j < s; j++) {
+        const at = row + j * s1;
+        sd[at] = roundToDtype(Math.fround(sd[at]!), dtype);
+      }
     }
+    multiplyRows(scoresView, 0, rows, vPacked, rowsFrom(outView, i0), report?.(1 - scoreShare, scoreShare));
   }
+  onProgress?.(1);
   return toTensor(out, dtype);
 }
 
@@ -207,6 +197,17 @@ function softmaxRow(data: Float64Array, offset: number, stride: number, length: 
     sum += e;
   }
   for (let i = offset; i !== end; i += stride) data[i] = data[i]! / sum;
+}
+
+/** A 2-D ndarray as the matrix kernel's view of its buffer. */
+function view(x: float64ndarray): MatrixView {
+  const [rowStride, colStride] = strides2(x);
+  return { data: x.data, offset: x.offset, rowStride, colStride };
+}
+
+/** `x` from its row `row` on (row `row` of `x` is row 0 of the result). */
+function rowsFrom(x: MatrixView, row: number): MatrixView {
+  return { ...x, offset: x.offset + row * x.rowStride };
 }
 
 function plus(x: number, y: number): number {

@@ -172,7 +172,8 @@ function formatPercent(fraction: number): string {
   return `${(fraction * 100).toFixed(1)}%`;
 }
 
-function formatWallMs(ms: number): string {
+/** A wall time: `714 ms`, `12.34 s`. */
+export function formatWallMs(ms: number): string {
   return ms < 1000 ? `${ms.toFixed(0)} ms` : `${(ms / 1000).toFixed(2)} s`;
 }
 

@@ -1,6 +1,6 @@
 import type * as components from "@kb/components";
-import type { Simulator } from "@kb/runtime";
-import { formatNs, formatSi, groupDigits } from "./format-run.js";
+import type { ReferenceProgress, Simulator } from "@kb/runtime";
+import { formatNs, formatSi, formatWallMs, groupDigits } from "./format-run.js";
 import type { CliOutput } from "./run-cli.js";
 
 // The progress line of `kb run` on a terminal's stderr.
@@ -52,6 +52,17 @@ export class ProgressTracer implements components.Tracer {
     const rate = seconds > 0 ? `, ${formatSi(events / seconds, "events/s")}` : "";
     this.line.show(`${this.name}: running, t = ${formatNs(tNs)}, ${groupDigits(events)} events${rate}`);
   }
+}
+
+/**
+ * The progress line of a host reference (`kb run --verify`): `gemm: reference C.sip0.cube0 (1 of
+ * 2), 37%, ETA 12.40 s`; the check's position only when there are several, the ETA once known.
+ */
+export function referenceProgressText(bench: string, progress: ReferenceProgress): string {
+  const position = progress.count > 1 ? ` (${progress.index + 1} of ${progress.count})` : "";
+  const percent = `${Math.floor(progress.fraction * 100)}%`;
+  const eta = progress.etaMs === null || progress.done ? "" : `, ETA ${formatWallMs(progress.etaMs)}`;
+  return `${bench}: reference ${progress.check}${position}, ${percent}${eta}`;
 }
 
 /** One line on a terminal's stderr, rewritten in place (`\r`) and cleared at the end. */

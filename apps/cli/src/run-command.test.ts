@@ -308,6 +308,20 @@ describe("kb run: progress", () => {
     expect(lines(tty.stdout)).toEqual(lines(piped.stdout));
   });
 
+  it("with --verify, shows each reference's progress on the line; the summary times references apart", async () => {
+    const tty = await runKb(["run", copyBench, "--topology", defaultYaml, "--verify"], {
+      isTTY: true,
+      columns: 100,
+    });
+    expect(tty.code).toBe(0);
+    const clearLine = "\r\x1b[K";
+    expect(tty.stderr).toContain(`${clearLine}copy: phase 2, replaying 2 ops`);
+    // The copy bench's reference reports nothing itself: its start and its end are shown.
+    expect(tty.stderr).toContain(`${clearLine}copy: reference dst, 0%${clearLine}copy: reference dst, 100%`);
+    expect(tty.stderr.endsWith(clearLine)).toBe(true);
+    expect(tty.stdout).toMatch(/; references computed in \d+ ms, compared in \d+ ms\)\n/);
+  });
+
   it("never with --json, even on a terminal", async () => {
     const json = await runKb(["run", copyBench, "--json"], { isTTY: true, columns: 100 });
     expect(json.code).toBe(0);

@@ -7,9 +7,16 @@ import * as runtime from "@kb/runtime";
 import { parseBenchParams, type RunResults, Simulator } from "@kb/runtime";
 import { type Command, InvalidArgumentError } from "commander";
 import { findUp, loadBench, locateBench, runUserCode } from "./bench-files.js";
-import { formatReport, formatRunSummary, groupDigits, type RunExtras, type RunOutput } from "./format-run.js";
+import {
+  formatReport,
+  formatRunSummary,
+  formatWallMs,
+  groupDigits,
+  type RunExtras,
+  type RunOutput,
+} from "./format-run.js";
 import { chromeTraceChunks, PendingFile } from "./pending-file.js";
-import { ProgressLine, ProgressTracer } from "./progress-line.js";
+import { ProgressLine, ProgressTracer, referenceProgressText } from "./progress-line.js";
 import type { CliIo, RunState } from "./run-cli.js";
 
 /** Options of `kb run` as commander parses them. */
@@ -132,6 +139,7 @@ async function runBench(benchArg: string, options: RunOptions, io: CliIo): Promi
   let phaseCheck: runtime.PhaseCheck | null = null;
   let phase2WallMs = 0;
   let checkWallMs = 0;
+  let referenceWallMs = 0;
   let outcome: runtime.BenchOutcome | undefined;
   let extras: Omit<RunExtras, "outputs">;
   try {
@@ -201,7 +209,13 @@ async function runBench(benchArg: string, options: RunOptions, io: CliIo): Promi
       if (options.verify === true) {
         progress?.show(`${bench.name}: computing the references and comparing`);
         const checkStart = performance.now();
-        report = await runtime.verifyOutcome(outcome, phase2.store, {
+        // Each reference reports its progress (shown at most ten times a second) and, when it
+        // returns, its wall time.
+        const watched = runtime.withReferenceProgress(outcome, (reference) => {
+          if (reference.done) referenceWallMs += reference.elapsedMs;
+          progress?.show(referenceProgressText(bench.name, reference));
+        });
+        report = await runtime.verifyOutcome(watched, phase2.store, {
           firstNonFinite: phase2.executor.firstNonFinite,
         });
         checkWallMs = performance.now() - checkStart;
@@ -233,7 +247,7 @@ async function runBench(benchArg: string, options: RunOptions, io: CliIo): Promi
   if (results.report !== undefined) io.stdout.write(`\n${formatReport(results.report)}`);
   if (report !== null) {
     io.stdout.write(
-      `\nverification (phase 2: ${groupDigits(memorySink?.records.length ?? 0)} ops replayed in ${formatWallMs(phase2WallMs)}; references computed and compared in ${formatWallMs(checkWallMs)})\n`,
+      `\nverification (phase 2: ${groupDigits(memorySink?.records.length ?? 0)} ops replayed in ${formatWallMs(phase2WallMs)}; references computed in ${formatWallMs(referenceWallMs)}, compared in ${formatWallMs(checkWallMs - referenceWallMs)})\n`,
     );
     io.stdout.write(formatVerifyTable(report));
   }
@@ -257,8 +271,4 @@ function teeSink(first: oplog.OpLogSink, second: oplog.OpLogSink): oplog.OpLogSi
       second.abort?.();
     },
   };
-}
-
-function formatWallMs(ms: number): string {
-  return ms >= 1000 ? `${(ms / 1000).toFixed(2)} s` : `${ms.toFixed(0)} ms`;
 }

@@ -2,14 +2,19 @@ import { KbError } from "@kb/errors";
 import type { Tensor } from "@kb/tensor";
 import type * as z from "zod";
 import type { DeviceTensor } from "./device-tensor.js";
+import type { ReferenceContext } from "./reference-progress.js";
 import type { Simulator } from "./simulator.js";
 
 /** An output of a bench and how to compute what it should hold. */
 export interface BenchCheck {
   /** The device tensor the kernel wrote. */
   readonly actual: DeviceTensor;
-  /** The expected values, computed on the host by a separate plain implementation. */
-  readonly reference: () => Tensor | Promise<Tensor>;
+  /**
+   * The expected values, computed on the host by a separate plain implementation. It may report
+   * how far it got through `context?.progress(fraction)` (`kb run --verify` shows it with an
+   * ETA); `context` is absent when nobody listens (see {@link withReferenceProgress}).
+   */
+  readonly reference: (context?: ReferenceContext) => Tensor | Promise<Tensor>;
 }
 
 /** What a bench's `run` returns: the outputs `--verify` checks. */

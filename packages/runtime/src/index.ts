@@ -16,6 +16,12 @@ export type {
 export { FreeListAllocator } from "./memory/free-list.js";
 export type { Phase2Result, VerifyOutcomeOptions } from "./phase2.js";
 export { replay, verifyOutcome } from "./phase2.js";
+export type {
+  ReferenceContext,
+  ReferenceProgress,
+  ReferenceProgressOptions,
+} from "./reference-progress.js";
+export { withReferenceProgress } from "./reference-progress.js";
 export type { LaunchRecord, RunResults } from "./results.js";
 export { RunResultsSchema, verificationJson } from "./results.js";
 export type { HostWrite, KernelInstance, LaunchOptions, SimulatorOptions } from "./simulator.js";
