@@ -50,6 +50,36 @@ describe("fabric timing (hand-computed against the topology's formula)", () => {
     expect(machine.env.now).toBeLessThan(41.03 + 80 + 256 + 20);
   });
 
+  it("a 1 KiB read over the 4 PCs behind xbar0 travels as one bundle each way (hand-computed)", () => {
+    // default.yaml, interleave 256: granules go ch0.pc0, ch1.pc0, ..., so 1 KiB at 0 is 256 B on
+    // pc0 of channels 0-3, all behind xbar0.
+    const machine = machineOf("default");
+    const transfer = new Transfer(machine.env);
+    machine.fabric.read("sip0.cube0.pe0.pe_dma", block(hbm(0), 1024), transfer);
+    transfer.seal();
+    machine.run(transfer.done);
+    // Request bundle: pe_dma -> xbar0 0.02, xbar0 1 ns once for all 4, xbar0 -> ch 0.01: every PC
+    // at 1.03, data from 41.03, 256 B = 10 ns of bus (to 51.03). Fan-in, each over its channel's
+    // 64 GB/s link (4 ns): head 41.04, tail 51.04. xbar0 once: 41.04 -> 42.04 (tail 52.04);
+    // xbar0 -> pe_dma carries 1024 B at 128 GB/s: 42.04 + 8 = 50.04 < 52.04, + 0.02 of wire.
+    expect(machine.env.now).toBeCloseTo(52.06, 9);
+    const xbar = machine.component("sip0.cube0.xbar0");
+    expect(xbar?.stats.ops).toBe(2); // one request bundle, one response bundle
+  });
+
+  it("a 1 KiB write over the 4 PCs behind xbar0 commits with the bundle's tail (hand-computed)", () => {
+    const machine = machineOf("default");
+    const transfer = new Transfer(machine.env);
+    machine.fabric.write("sip0.cube0.pe0.pe_dma", block(hbm(0), 1024), transfer);
+    transfer.seal();
+    machine.run(transfer.done);
+    // pe_dma -> xbar0 carries 1024 B at 128 GB/s: head 0.02, tail 8 + 0.02; xbar0 1 ns (head
+    // 1.02, tail 9.02); each PC's 256 B over its channel link (4 ns): head 1.03, tail 9.03; the
+    // bus takes 10 ns from the head (to 11.03, after the tail); committed at 11.03 + 40.
+    expect(machine.env.now).toBeCloseTo(51.03, 9);
+    expect(machine.component("sip0.cube0.xbar0")?.stats.ops).toBe(1);
+  });
+
   it("two concurrent transfers on one link take twice as long as one", () => {
     const one = machineOf("default");
     one.run(one.hostWrite(hbm(0), 1 << 20));

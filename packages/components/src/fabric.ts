@@ -100,8 +100,13 @@ export class Transfer {
 
   /** @internal A packet finished at `t` (>= now). */
   packetDone(t: number): void {
+    this.packetsDone(t, 1);
+  }
+
+  /** @internal `count` packets (a bundle's) finished at `t` (>= now). */
+  packetsDone(t: number, count: number): void {
     if (t > this.doneAt) this.doneAt = t;
-    this.remaining--;
+    this.remaining -= count;
     if (this.remaining === 0 && this.sealed) this.finish();
   }
 
@@ -123,10 +128,47 @@ function succeedTransfer(event: Event<Transfer>): void {
   transfer.done.succeed(transfer);
 }
 
+/** Head and tail times a crossing computed (module state: no allocation per hop). */
+let crossedHead = 0;
+let crossedTail = 0;
+
+/**
+ * Moves `bytes` from a stop to `stop` over its links (section 2 of docs/latency-model.md): the
+ * head may leave at `head`, the tail reached the previous stop at `tailIn` and pays `overheadNs`
+ * there. Charges the links and leaves the arrival head and tail in `crossedHead` / `crossedTail`.
+ */
+function cross(stop: Stop, overheadNs: number, head: number, tailIn: number, bytes: number): void {
+  let tail = tailIn + overheadNs;
+  if (tail < head) tail = head;
+  const links = stop.links;
+  for (let i = 0; i < links.length; i++) {
+    const link = links[i] as Link;
+    const start = Math.max(head, link.freeAt);
+    const cost = bytes * link.nsPerByte;
+    const end = start + cost;
+    if (bytes > 0) {
+      link.freeAt = end;
+      link.busyNs += cost;
+      link.bytes += bytes;
+    }
+    link.packets++;
+    if (end > tail) tail = end;
+    head = start + link.latencyNs;
+    tail += link.latencyNs;
+  }
+  crossedHead = head + stop.passOverheadNs;
+  crossedTail = tail + stop.passOverheadNs;
+}
+
 /**
  * A unit of fabric traffic: a read request (no payload; the memory answers with a response of
  * `returnBytes`), a write or response carrying `bytes`, or a control message carrying a payload
  * message. Moves stop to stop with cut-through timing (see {@link Fabric}).
+ *
+ * A **bundle** carries the packets of one block to (or from) several ports of one memory whose
+ * paths share every stop but the memory's end: it crosses the shared stops as one packet of their
+ * bytes (one hop overhead, one link charge per hop), fans out to its ports on the last hop and
+ * fans in on the first hop of the responses (docs/latency-model.md section 2).
  */
 export class Packet extends Message {
   /** Index of the stop the packet is at (0 = its source). */
@@ -135,8 +177,14 @@ export class Packet extends Message {
   departNs = 0;
   /** Time the tail reaches the current stop (ns). */
   tailNs = 0;
-  /** For a read request or a write to a memory: the address ranges it touches there. @internal */
-  access: PortRanges | null = null;
+  /** For a read request or a write to a memory: its block's address ranges (the memory reads its port's). @internal */
+  ranges: BlockRanges | null = null;
+  /** For a bundle: the one-port packets it carries (null for a plain packet). @internal */
+  parts: Packet[] | null = null;
+  /** For a part of a request bundle: the bundle, so the memory can bundle the responses. @internal */
+  bundle: Packet | null = null;
+  /** A response bundle at its memory: its parts still have their own first links to cross. */
+  private fanIn = false;
 
   constructor(
     public path: CompiledPath,
@@ -153,8 +201,29 @@ export class Packet extends Message {
     super();
   }
 
+  /**
+   * A bundle of `parts`: plain packets of one transfer whose paths are alike but for the memory's
+   * end. Requests and writes (at their source) carry `bytes` (0 for requests) and the responses'
+   * `returnBytes`; responses (`fanIn`, at their memory) carry the sum of their bytes. @internal
+   */
+  static bundle(parts: Packet[], bytes: number, returnBytes: number, fanIn: boolean): Packet {
+    const first = parts[0] as Packet;
+    const bundle = new Packet(
+      first.path,
+      bytes,
+      first.transfer,
+      fanIn ? null : first.response,
+      returnBytes,
+      null,
+    );
+    bundle.parts = parts;
+    bundle.fanIn = fanIn;
+    return bundle;
+  }
+
   get label(): string {
-    return this.response !== null ? `read req ${this.returnBytes}B` : `${this.bytes}B`;
+    const size = this.response !== null ? `read req ${this.returnBytes}B` : `${this.bytes}B`;
+    return this.parts === null ? size : `${size} x${this.parts.length}`;
   }
 
   /** The component that services the packet at its current stop. */
@@ -176,38 +245,36 @@ export class Packet extends Message {
     const next = this.stop + 1;
     if (next >= stops.length) return null; // serviced by its last stop (a memory)
     const env = from.env;
-    const here = stops[this.stop] as Stop;
     const now = env.now;
-    let head = Math.max(this.departNs, now);
-    let tail = this.tailNs + here.overheadNs;
-    if (tail < head) tail = head;
-    const stop = stops[next] as Stop;
-    const bytes = this.bytes;
-    const links = stop.links;
-    for (let i = 0; i < links.length; i++) {
-      const link = links[i] as Link;
-      const start = Math.max(head, link.freeAt);
-      const cost = bytes * link.nsPerByte;
-      const end = start + cost;
-      if (bytes > 0) {
-        link.freeAt = end;
-        link.busyNs += cost;
-        link.bytes += bytes;
+    const parts = this.parts;
+    if (parts !== null) {
+      if (this.fanIn) {
+        this.fanIn = false;
+        this.gather(parts, now);
+      } else if (next === stops.length - 1 && this.path.end === "memory") {
+        return this.scatter(parts, env);
+      } else {
+        cross(
+          stops[next] as Stop,
+          this.here.overheadNs,
+          Math.max(this.departNs, now),
+          this.tailNs,
+          this.bytes,
+        );
       }
-      link.packets++;
-      if (end > tail) tail = end;
-      head = start + link.latencyNs;
-      tail += link.latencyNs;
+    } else {
+      cross(stops[next] as Stop, this.here.overheadNs, Math.max(this.departNs, now), this.tailNs, this.bytes);
     }
-    head += stop.passOverheadNs;
-    tail += stop.passOverheadNs;
+    const head = crossedHead;
+    const tail = crossedTail;
+    const stop = stops[next] as Stop;
     this.stop = next;
     this.departNs = 0;
     this.tailNs = tail;
     if (next === stops.length - 1) {
       const end = this.path.end;
       if (end === "sink") {
-        (this.transfer as Transfer).packetDone(tail);
+        (this.transfer as Transfer).packetsDone(tail, parts === null ? 1 : parts.length);
         return null;
       }
       if (end === "deliver") {
@@ -216,6 +283,80 @@ export class Packet extends Message {
       }
     }
     return deliverAt(env, head, stop.component as Component, this);
+  }
+
+  /**
+   * Fan-in: a response bundle leaves its memory; each part crosses its own first links (its
+   * channel's), and the bundle goes on from the first shared stop with the earliest head and the
+   * latest tail of its parts.
+   */
+  private gather(parts: Packet[], now: number): void {
+    let head = Number.POSITIVE_INFINITY;
+    let tail = 0;
+    for (let i = 0; i < parts.length; i++) {
+      const part = parts[i] as Packet;
+      cross(part.path.stops[1] as Stop, 0, Math.max(part.departNs, now), part.tailNs, part.bytes);
+      if (crossedHead < head) head = crossedHead;
+      if (crossedTail > tail) tail = crossedTail;
+    }
+    crossedHead = head;
+    crossedTail = tail;
+  }
+
+  /**
+   * Fan-out: a request or write bundle takes its last hop; each part crosses its own last links
+   * with the bundle's head and tail, and the parts that arrive together reach the memory in one
+   * batch.
+   */
+  private scatter(parts: Packet[], env: Environment): null {
+    const here = this.here;
+    const head = Math.max(this.departNs, env.now);
+    const last = this.stop + 1;
+    let batch: Packet[] = [];
+    let batchHead = 0;
+    for (let i = 0; i < parts.length; i++) {
+      const part = parts[i] as Packet;
+      cross(part.path.stops[last] as Stop, here.overheadNs, head, this.tailNs, part.bytes);
+      part.stop = last;
+      part.departNs = 0;
+      part.tailNs = crossedTail;
+      if (batch.length > 0 && crossedHead !== batchHead) {
+        deliverAt(
+          env,
+          batchHead,
+          (this.path.stops[last] as Stop).component as Component,
+          new PacketBatch(batch),
+        );
+        batch = [];
+      }
+      batchHead = crossedHead;
+      batch.push(part);
+    }
+    deliverAt(env, batchHead, (this.path.stops[last] as Stop).component as Component, new PacketBatch(batch));
+    return null;
+  }
+}
+
+/**
+ * A memory that takes the parts of a bundle as one {@link PacketBatch} in `enqueue` (every
+ * `defineMemoryModel` memory). @internal
+ */
+export interface BatchTarget {
+  readonly acceptsBatches: true;
+}
+
+/** Packets of one bundle that reach their memory together (see {@link BatchTarget}). @internal */
+export class PacketBatch extends Message {
+  constructor(readonly packets: Packet[]) {
+    super();
+  }
+
+  get label(): string {
+    return `${this.packets.length} requests`;
+  }
+
+  forward(): null {
+    return null;
   }
 }
 
@@ -472,7 +613,13 @@ export class Fabric {
       const ids = located.sram
         ? [`sip${sip}.cube${cube}.sram`]
         : this.graph.hbmPseudoChannelsOfCube(sip, cube).map((node) => node.id);
-      paths = { ids, toMemory: new Array(ids.length), fromMemory: new Array(ids.length) };
+      paths = {
+        ids,
+        toMemory: new Array(ids.length),
+        fromMemory: new Array(ids.length),
+        groupOf: [new Array(ids.length), new Array(ids.length)],
+        groupIds: new Map(),
+      };
       byCube.set(key, paths);
     }
     return paths;
@@ -510,6 +657,7 @@ export class Fabric {
     const located = this.locate(block, what);
     const paths = this.portPaths(requester, located);
     const { lanes, bytes } = located.split;
+    const parts: Packet[] = [];
     for (let i = 0; i < lanes.length; i++) {
       const port = lanes[i] as number;
       const share = bytes[i] as number;
@@ -518,9 +666,10 @@ export class Fabric {
       transfer.expect();
       transfer.bytes += share;
       const packet = new Packet(request, 0, transfer, response, share, null);
-      packet.access = { ranges: located.ranges, port: located.sram ? 0 : port };
-      this.launch(packet);
+      packet.ranges = located.ranges;
+      parts.push(packet);
     }
+    this.launchGrouped(paths, lanes, parts, true);
   }
 
   /** Writes `block` (HBM or SRAM) from `requester`: one packet per pseudo-channel touched. */
@@ -528,6 +677,7 @@ export class Fabric {
     const located = this.locate(block, what);
     const paths = this.portPaths(requester, located);
     const { lanes, bytes } = located.split;
+    const parts: Packet[] = [];
     for (let i = 0; i < lanes.length; i++) {
       const port = lanes[i] as number;
       const share = bytes[i] as number;
@@ -535,9 +685,87 @@ export class Fabric {
       transfer.expect();
       transfer.bytes += share;
       const packet = new Packet(path, share, transfer, null, 0, null);
-      packet.access = { ranges: located.ranges, port: located.sram ? 0 : port };
-      this.launch(packet);
+      packet.ranges = located.ranges;
+      parts.push(packet);
     }
+    this.launchGrouped(paths, lanes, parts, false);
+  }
+
+  /**
+   * Launches the one-port packets of a block: those whose paths share every stop but the
+   * memory's end (and, for reads, whose responses do too) travel as one bundle; a packet alone
+   * in its group travels as itself. Groups leave in the order of their first packet.
+   */
+  private launchGrouped(paths: PortPaths, ports: readonly number[], parts: Packet[], read: boolean): void {
+    if (parts.length === 1) {
+      this.launch(parts[0] as Packet);
+      return;
+    }
+    // Groups by number, in the order of their first packet (groups are few: the memory's sides).
+    const byGroup: Packet[][] = [];
+    const order: Packet[][] = [];
+    for (let i = 0; i < parts.length; i++) {
+      const part = parts[i] as Packet;
+      const port = ports[i] as number;
+      const group = paths.groupOf[read ? 1 : 0][port] ?? this.groupOf(paths, port, read);
+      if (group < 0) {
+        order.push([part]);
+        continue;
+      }
+      let members = byGroup[group];
+      if (members === undefined) {
+        members = [];
+        byGroup[group] = members;
+        order.push(members);
+      }
+      members.push(part);
+    }
+    for (const members of order) {
+      if (members.length === 1) {
+        this.launch(members[0] as Packet);
+        continue;
+      }
+      let bytes = 0;
+      let returnBytes = 0;
+      for (const part of members) {
+        bytes += part.bytes;
+        returnBytes += part.returnBytes;
+      }
+      const bundle = Packet.bundle(members, bytes, returnBytes, false);
+      for (const part of members) part.bundle = bundle;
+      this.launch(bundle);
+    }
+  }
+
+  /**
+   * The bundle group of a port's packets: ports whose request paths have the same stops and links
+   * up to the memory's last hop (and whose response paths the same from the first shared stop)
+   * share a group; -1 when the memory does not take batches.
+   */
+  private groupOf(paths: PortPaths, port: number, read: boolean): number {
+    const request = paths.toMemory[port] as CompiledPath;
+    const last = request.stops[request.stops.length - 1] as Stop;
+    const groups = paths.groupOf[read ? 1 : 0];
+    if ((last.component as Partial<BatchTarget> | null)?.acceptsBatches !== true) {
+      groups[port] = -1;
+      return -1;
+    }
+    const key = (stops: readonly Stop[]) =>
+      stops
+        .map((stop) => `${stop.component?.id ?? ""}<${stop.links.map((link) => link.edge.src).join(",")}`)
+        .join(">");
+    let text = key(request.stops.slice(0, -1));
+    if (read) {
+      const response = paths.fromMemory[port] as CompiledPath;
+      text += `|${key(response.stops.slice(2))}|${(response.stops[1] as Stop).component?.id ?? ""}`;
+    }
+    let group = paths.groupIds.get(text);
+    if (group === undefined) {
+      group = paths.groupIds.size;
+      paths.groupIds.set(text, group);
+    }
+    groups[port] = group;
+    return group;
   }
 
   /** Sends a control message from node `src` to the component `dst` through the fabric. */
@@ -590,6 +818,9 @@ interface PortPaths {
   readonly ids: readonly string[];
   readonly toMemory: (CompiledPath | undefined)[];
   readonly fromMemory: (CompiledPath | undefined)[];
+  /** The bundle group of each port's writes and reads (-1: never bundled), see `Fabric.groupOf`. */
+  readonly groupOf: readonly [(number | undefined)[], (number | undefined)[]];
+  readonly groupIds: Map<string, number>;
 }
 
 function pastEnd(what: string, block: MemoryBlock, memory: string, capacity: number): KbError {

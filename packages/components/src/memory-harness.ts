@@ -88,7 +88,7 @@ export class MemoryHarness {
           kind === "read"
             ? new Packet(path, 0, transfer, this.responsePaths[port] as CompiledPath, share, null)
             : new Packet(path, share, transfer, null, 0, null);
-        packet.access = ranges;
+        packet.ranges = ranges.ranges;
         packet.tailNs = env.now;
         packet.forward(this.memory);
       },

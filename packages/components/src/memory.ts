@@ -4,7 +4,7 @@ import type { HbmAddressMap, TopologyNode } from "@kb/topology";
 import type * as z from "zod";
 import { Component, type ComponentContext, type ComponentPeak, type Lane } from "./component.js";
 import { type ComponentDefinition, defineComponent } from "./define.js";
-import { Packet } from "./fabric.js";
+import { type BatchTarget, Packet, PacketBatch } from "./fabric.js";
 import type { Message } from "./message.js";
 import type { Tracer } from "./trace.js";
 
@@ -169,11 +169,16 @@ function portsOf(node: TopologyNode, params: unknown): number {
  * into requests and answers into responses and completions. Its `portBusyNs` holds each port's
  * data-bus time (for per-pseudo-channel balance).
  */
-export class MemoryComponent<P = unknown> extends Component<P> {
+export class MemoryComponent<P = unknown> extends Component<P> implements BatchTarget {
+  /** @internal The fabric may deliver the parts of a bundle as one batch. */
+  readonly acceptsBatches = true;
   readonly model: MemoryModel;
   readonly ports: number;
   /** Requests answered later, per port. */
   private readonly pending: Int32Array;
+  /** Responses of the batch being served, answered at once (they leave as one bundle). */
+  private collecting: Packet[] | null = null;
+  private collectingFor: Packet | null = null;
   /** Requests that arrived while their port was full, oldest first, per port. */
   private readonly backlog: Packet[][];
   private readonly drainScheduled: Uint8Array;
@@ -231,6 +236,10 @@ export class MemoryComponent<P = unknown> extends Component<P> {
    * as the model answers). No worker is involved, so a request costs no engine event of its own.
    */
   override enqueue(message: Message): null {
+    if (message instanceof PacketBatch) {
+      this.enqueueBatch(message.packets);
+      return null;
+    }
     if (!(message instanceof Packet)) throw this.notAPacket(message);
     const port = message.here.lane;
     const queue = this.backlog[port] as Packet[];
@@ -241,6 +250,29 @@ export class MemoryComponent<P = unknown> extends Component<P> {
     }
     this.serve(message, port);
     return null;
+  }
+
+  /**
+   * The parts of a bundle, arrived together: each is served as if alone, and the reads answered
+   * at once leave as one response bundle (docs/latency-model.md section 2).
+   */
+  private enqueueBatch(packets: Packet[]): void {
+    const collected: Packet[] = [];
+    const outer = this.collecting;
+    this.collecting = collected;
+    this.collectingFor = (packets[0] as Packet).bundle;
+    try {
+      for (const packet of packets) this.enqueue(packet);
+    } finally {
+      this.collecting = outer;
+      this.collectingFor = null;
+    }
+    if (collected.length === 1) (collected[0] as Packet).forward(this);
+    else if (collected.length > 1) {
+      let bytes = 0;
+      for (const packet of collected) bytes += packet.bytes;
+      Packet.bundle(collected, bytes, 0, true).forward(this);
+    }
   }
 
   /**
@@ -306,19 +338,17 @@ export class MemoryComponent<P = unknown> extends Component<P> {
     const env = this.env;
     const now = env.now;
     const { startNs, endNs } = timing;
-    const where = () =>
-      `memory model ${this.impl} (${this.id} port ${request.port}) answered a ${request.kind} of ${request.bytes} B that arrived at ${request.arrivalNs} ns`;
     if (!(startNs >= request.arrivalNs && startNs >= (request.deferred ? now : request.arrivalNs))) {
       throw new KbError(
         "MACHINE_INVARIANT",
-        `${where()} with startNs ${startNs}, before ${request.deferred ? `now (${now} ns)` : "its arrival"}; times must be >= the arrival and the current time.`,
+        `${this.answerWhere(request)} with startNs ${startNs}, before ${request.deferred ? `now (${now} ns)` : "its arrival"}; times must be >= the arrival and the current time.`,
         { context: { nodeId: this.id, simTimeNs: now } },
       );
     }
     if (!(endNs >= startNs) || !Number.isFinite(endNs)) {
       throw new KbError(
         "MACHINE_INVARIANT",
-        `${where()} with endNs ${endNs} before startNs ${startNs} (or not finite).`,
+        `${this.answerWhere(request)} with endNs ${endNs} before startNs ${startNs} (or not finite).`,
         { context: { nodeId: this.id, simTimeNs: now } },
       );
     }
@@ -332,7 +362,10 @@ export class MemoryComponent<P = unknown> extends Component<P> {
     if (tracer?.counter !== undefined) this.traceBandwidth(tracer, request.port, startNs, startNs + busy);
     if (request.kind === "read") {
       packet.becomeResponse(startNs, endNs);
-      packet.forward(this);
+      // A part of the bundle being served joins its response bundle; anything else leaves now.
+      if (this.collecting !== null && packet.bundle !== null && packet.bundle === this.collectingFor) {
+        this.collecting.push(packet);
+      } else packet.forward(this);
     } else {
       (packet.transfer as NonNullable<Packet["transfer"]>).packetDone(endNs);
     }
@@ -346,6 +379,10 @@ export class MemoryComponent<P = unknown> extends Component<P> {
         env.timeout(0, port).addCallback(this.drainEvent);
       }
     }
+  }
+
+  private answerWhere(request: PortRequest): string {
+    return `memory model ${this.impl} (${this.id} port ${request.port}) answered a ${request.kind} of ${request.bytes} B that arrived at ${request.arrivalNs} ns`;
   }
 
   private readonly drainEvent = (event: Event<number>): void => {
@@ -417,8 +454,8 @@ class PortRequest implements MemoryRequest {
   }
 
   get ranges(): readonly number[] {
-    const access = this.packet.access;
-    return access === null ? [] : access.ranges.of(access.port);
+    const ranges = this.packet.ranges;
+    return ranges === null ? [] : ranges.of(this.port);
   }
 
   complete(timing: MemoryTiming): void {

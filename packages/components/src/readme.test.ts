@@ -33,7 +33,7 @@ it("README example: a composite GEMM on one PE of default.yaml", () => {
   const gemm = stats.byKind.find((kind) => kind.kind === "pe_gemm");
   const trace = tracer.toChromeTrace();
   console.log(machine.env.now, ops.records.length, gemm?.ops, gemm?.busyNs, trace.traceEvents.length);
-  expect(machine.env.now).toBeCloseTo(17677.11, 2);
+  expect(machine.env.now).toBeCloseTo(17645.11, 2);
   expect(ops.records).toHaveLength(32);
   expect(gemm?.ops).toBe(8);
   expect(gemm?.busyNs).toBe(8 * 2056);
