@@ -2,8 +2,9 @@
  * The control traffic of a launch (DESIGN §2), shared by `Machine.launch` and the host-side and
  * PE_CPU impls: the size of a control message on the fabric and what a SIP's IO_CPU receives.
  */
-import type { Transfer } from "./fabric.js";
+
 import type { PeProgram } from "./program.js";
+import type { Transfer } from "./transfer.js";
 
 /** Bytes of a launch or completion descriptor on the fabric. */
 export const CONTROL_BYTES = 64;

@@ -1,7 +1,7 @@
 import { encodeAddress, idealTransferNs } from "@kb/topology";
 import { describe, expect, it } from "vitest";
-import { Transfer } from "./fabric.js";
 import { machineOf } from "./test-support.js";
+import { Transfer } from "./transfer.js";
 
 const hbm = (offset: number, cube = 0) => encodeAddress({ sip: 0, cube, space: "hbm", offset });
 const block = (address: number, bytes: number) => ({ address, rows: 1, rowBytes: bytes, stride: bytes });

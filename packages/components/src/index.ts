@@ -43,8 +43,7 @@ export type {
 export { Component } from "./component.js";
 export type { ComponentDefinition, KbPlugin, PluginMeta } from "./define.js";
 export { defineComponent, definePlugin } from "./define.js";
-export type { PathEnd } from "./fabric.js";
-export { CompiledPath, Fabric, Link, Packet, Transfer } from "./fabric.js";
+export { Fabric } from "./fabric.js";
 export type { GemmTiming } from "./gemm-timing.js";
 export { gemmTimingOf } from "./gemm-timing.js";
 export type { IpcqConfig, IpcqDataHooks, IpcqDirection, IpcqPayload } from "./ipcq.js";
@@ -81,6 +80,8 @@ export type {
   TilePlan,
 } from "./message.js";
 export { Message, PipelineContext, ServiceRequest, TileToken } from "./message.js";
+export type { PathEnd } from "./packet.js";
+export { CompiledPath, Link, Packet } from "./packet.js";
 export type {
   ProbeCase,
   ProbeGemmCase,
@@ -116,3 +117,4 @@ export type {
   Tracer,
 } from "./trace.js";
 export { globMatcher, TraceRecorder } from "./trace.js";
+export { Transfer } from "./transfer.js";

@@ -1,8 +1,8 @@
 import { type Event, Store } from "@kb/des";
 import { KbError } from "@kb/errors";
 import { tcmAddress } from "@kb/topology";
-import { Transfer } from "./fabric.js";
 import type { Machine } from "./machine.js";
+import { Transfer } from "./transfer.js";
 
 /**
  * The directions of a PE's inter-PE communication queues (ADR-0046 D3.10): its neighbours in the

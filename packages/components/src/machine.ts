@@ -8,12 +8,13 @@ import { defaultRegistry } from "./builtin/index.js";
 import { type Component, laneWorker } from "./component.js";
 import { CONTROL_BYTES, type SipLaunch } from "./control.js";
 import type { ComponentDefinition, KbPlugin } from "./define.js";
-import { Fabric, Transfer } from "./fabric.js";
+import { Fabric } from "./fabric.js";
 import { MemoryComponent } from "./memory.js";
 import type { MemoryBlock } from "./message.js";
 import { ControlMessage, type PeProgram, ProgramMessage } from "./program.js";
 import type { ComponentRegistry } from "./registry.js";
 import type { Tracer } from "./trace.js";
+import { Transfer } from "./transfer.js";
 
 // Where these used to live, for the modules that still import them from here (node.ts and tests);
 // their homes are @kb/topology (the TCM address helpers) and builtin/index.ts (defaultRegistry).

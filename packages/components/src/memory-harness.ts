@@ -1,9 +1,10 @@
 import type { Event } from "@kb/des";
 import { KbError } from "@kb/errors";
 import type { TopologyGraph } from "@kb/topology";
-import { CompiledPath, Packet, Transfer } from "./fabric.js";
 import { buildMachine, type Machine, type MachineOptions } from "./machine.js";
 import { MemoryComponent } from "./memory.js";
+import { CompiledPath, Packet } from "./packet.js";
+import { Transfer } from "./transfer.js";
 
 /** What {@link MemoryHarness.request} reports. */
 export interface HarnessResult {

@@ -4,8 +4,8 @@ import type { HbmAddressMap, TopologyNode } from "@kb/topology";
 import type * as z from "zod";
 import { Component, type ComponentContext, type ComponentPeak, type Lane } from "./component.js";
 import { type ComponentDefinition, defineComponent } from "./define.js";
-import { type BatchTarget, Packet, PacketBatch } from "./fabric.js";
 import type { Message } from "./message.js";
+import { type BatchTarget, Packet, PacketBatch } from "./packet.js";
 import type { Tracer } from "./trace.js";
 
 /**

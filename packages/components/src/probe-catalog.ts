@@ -6,7 +6,6 @@ import type { Event } from "@kb/des";
 import { decodeAddress, type TopologyGraph, type TopologyNode, tcmAddress } from "@kb/topology";
 import { splitByPseudoChannel } from "./block-split.js";
 import type { GemmCommand } from "./commands.js";
-import { Transfer } from "./fabric.js";
 import { gemmTimingOf } from "./gemm-timing.js";
 import type { Machine } from "./machine.js";
 import {
@@ -28,6 +27,7 @@ import type {
   ProbeSweepPoint,
 } from "./probe-types.js";
 import type { ComponentRegistry } from "./registry.js";
+import { Transfer } from "./transfer.js";
 
 // ---------------------------------------------------------------------------------------------
 // Which impls time a case

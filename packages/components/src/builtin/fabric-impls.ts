@@ -3,9 +3,9 @@ import { KbError } from "@kb/errors";
 import * as z from "zod";
 import { Component, type ComponentContext } from "../component.js";
 import { defineComponent } from "../define.js";
-import { Packet } from "../fabric.js";
 import { defineMemoryModel, type MemoryModel, type MemoryRequest, type MemoryTiming } from "../memory.js";
 import type { Message } from "../message.js";
+import { Packet } from "../packet.js";
 
 /** `queue_depth`: every built-in's inbox capacity per lane. */
 export const queueDepthParam = (depth: number) =>

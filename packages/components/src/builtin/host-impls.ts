@@ -4,9 +4,10 @@ import * as z from "zod";
 import { Component, type ComponentContext, type StageWork } from "../component.js";
 import { CONTROL_BYTES, type SipLaunch } from "../control.js";
 import { defineComponent } from "../define.js";
-import { Packet, type Transfer } from "../fabric.js";
 import type { Message } from "../message.js";
+import { Packet } from "../packet.js";
 import { ControlMessage, type PeProgram, ProgramMessage } from "../program.js";
+import type { Transfer } from "../transfer.js";
 import { queueDepthParam } from "./fabric-impls.js";
 
 interface CubeLaunch {

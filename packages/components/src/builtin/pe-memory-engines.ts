@@ -2,8 +2,8 @@ import type { Event } from "@kb/des";
 import * as z from "zod";
 import { Component, type ComponentContext, type StageWork } from "../component.js";
 import { defineComponent } from "../define.js";
-import { Transfer } from "../fabric.js";
 import { type DmaCopy, type Message, ServiceRequest, TileToken } from "../message.js";
+import { Transfer } from "../transfer.js";
 import { queueDepthParam } from "./fabric-impls.js";
 import { ns, peOf, wrongMessage } from "./pe-support.js";
 
