@@ -310,8 +310,8 @@ export class MemoryComponent<P = unknown> extends Component<P> implements BatchT
     const now = this.env.now;
     this.stats.ops++;
     const tracer = this.machine.tracer;
-    const track = `${this.id}#${port}`;
     if (tracer !== null) {
+      const track = `${this.id}#${port}`;
       tracer.record("engine_start", now, track, packet.label);
       tracer.counter?.("queue depth", now, track, (this.backlog[port] as Packet[]).length);
     }
@@ -322,7 +322,7 @@ export class MemoryComponent<P = unknown> extends Component<P> implements BatchT
       this.pending[port] = (this.pending[port] as number) + 1;
       request.deferred = true;
     }
-    if (tracer !== null) tracer.record("engine_complete", now, track, packet.label);
+    if (tracer !== null) tracer.record("engine_complete", now, `${this.id}#${port}`, packet.label);
   }
 
   /** Serves the requests waiting for `port` while it has room (after the model answered one). */
