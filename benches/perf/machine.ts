@@ -22,6 +22,7 @@ import { buildMachine, type CompositeGemmCommand, gemmTimingOf, type Machine } f
 import { OpLogger, type OpLogSink } from "@kb/oplog";
 import { encodeAddress, type TopologyGraph } from "@kb/topology";
 import { loadTopologyGraphFile } from "@kb/topology/node";
+import { pipeline } from "./des/workloads.js";
 import { failUsage, median, parseSuiteOptions, printTable, topologyFile, writeJson } from "./report.js";
 
 const CASES = ["1pe", "256pe", "oplog"] as const;
@@ -46,7 +47,8 @@ and prints simulated time, DES events and speed:
 
 Each run is checked (the command completed, one GEMM per token, DMA and fetch/store counts,
 op-record counts, simulated time >= the GEMM tiles back to back, same result every run); a
-failed check exits with code 1.`;
+failed check exits with code 1. Last, the bare engine runs bench:des's pipeline workload in the
+same process, and the machine's tokens/s are printed relative to its tokens/s.`;
 
 /** Composite GEMM tile edge (the pe_scheduler_v2 default) and the command geometry in tiles. */
 const TILE = 128;
@@ -74,6 +76,8 @@ interface BenchResult {
   simEnd: number;
   events: number;
   opRecords: number | null;
+  /** Tokens/s of the bare engine (bench:des pipeline) measured in the same process. */
+  engineTokensPerS?: number;
   /** Machine construction (not part of wallMedianS), ms. */
   buildMedianMs: number;
   wallMedianS: number;
@@ -412,7 +416,29 @@ function main(): void {
       `\nop-log hooks (${oplogTokens} tokens, same simulation): an OpLogger with a discarding sink costs ${overhead.medians.toFixed(1)}% wall time (ratio of medians; median of per-round ratios ${overhead.paired.toFixed(1)}%)\n`,
     );
   }
+  // The bare engine in the same process: bench:des's pipeline workload (its defaults), the yardstick
+  // of issue 14's target (machine tokens/s over engine tokens/s).
+  const engine = measureEngine(runs);
+  process.stdout.write(
+    `\nbare engine (bench:des pipeline, ${pipeline.defaults.T} tokens, median of ${runs}): ${formatRate(engine)} tokens/s; machine tokens/s relative to it: ${results
+      .filter((result) => result.bench === "1pe" || result.bench === "256pe")
+      .map((result) => `${result.bench} ${(result.tokensPerS / engine).toFixed(4)}`)
+      .join(", ")}\n`,
+  );
+  for (const result of results) result.engineTokensPerS = engine;
   if (parsed.json !== undefined) writeJson(parsed.json, results);
+}
+
+/** Tokens/s of bench:des's pipeline workload on its defaults: one warm-up, median of `runs`. */
+function measureEngine(runs: number): number {
+  pipeline.run(pipeline.defaults);
+  const walls: number[] = [];
+  for (let run = 0; run < runs; run++) {
+    const start = process.hrtime.bigint();
+    pipeline.run(pipeline.defaults);
+    walls.push(Number(process.hrtime.bigint() - start) / 1e9);
+  }
+  return (pipeline.defaults.T as number) / median(walls);
 }
 
 main();
