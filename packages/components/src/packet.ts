@@ -77,14 +77,16 @@ export interface PortRanges {
   readonly port: number;
 }
 
-/** Head and tail times a crossing computed (module state: no allocation per hop). */
-let crossedHead = 0;
-let crossedTail = 0;
+/**
+ * Head (`[0]`) and tail (`[1]`) times the last {@link cross} computed: a typed array, so storing
+ * a double allocates nothing (a module-level `let` would box every value it is given).
+ */
+const crossed = new Float64Array(2);
 
 /**
  * Moves `bytes` from a stop to `stop` over its links (section 2 of docs/latency-model.md): the
  * head may leave at `head`, the tail reached the previous stop at `tailIn` and pays `overheadNs`
- * there. Charges the links and leaves the arrival head and tail in `crossedHead` / `crossedTail`.
+ * there. Charges the links and leaves the arrival head and tail in `crossed`.
  */
 function cross(stop: Stop, overheadNs: number, head: number, tailIn: number, bytes: number): void {
   let tail = tailIn + overheadNs;
@@ -105,8 +107,8 @@ function cross(stop: Stop, overheadNs: number, head: number, tailIn: number, byt
     head = start + link.latencyNs;
     tail += link.latencyNs;
   }
-  crossedHead = head + stop.passOverheadNs;
-  crossedTail = tail + stop.passOverheadNs;
+  crossed[0] = head + stop.passOverheadNs;
+  crossed[1] = tail + stop.passOverheadNs;
 }
 
 /**
@@ -214,8 +216,8 @@ export class Packet extends Message {
     } else {
       cross(stops[next] as Stop, this.here.overheadNs, Math.max(this.departNs, now), this.tailNs, this.bytes);
     }
-    const head = crossedHead;
-    const tail = crossedTail;
+    const head = crossed[0] as number;
+    const tail = crossed[1] as number;
     const stop = stops[next] as Stop;
     this.stop = next;
     this.departNs = 0;
@@ -245,11 +247,11 @@ export class Packet extends Message {
     for (let i = 0; i < parts.length; i++) {
       const part = parts[i] as Packet;
       cross(part.path.stops[1] as Stop, 0, Math.max(part.departNs, now), part.tailNs, part.bytes);
-      if (crossedHead < head) head = crossedHead;
-      if (crossedTail > tail) tail = crossedTail;
+      if ((crossed[0] as number) < head) head = crossed[0] as number;
+      if ((crossed[1] as number) > tail) tail = crossed[1] as number;
     }
-    crossedHead = head;
-    crossedTail = tail;
+    crossed[0] = head;
+    crossed[1] = tail;
   }
 
   /**
@@ -268,8 +270,8 @@ export class Packet extends Message {
       cross(part.path.stops[last] as Stop, here.overheadNs, head, this.tailNs, part.bytes);
       part.stop = last;
       part.departNs = 0;
-      part.tailNs = crossedTail;
-      if (batch.length > 0 && crossedHead !== batchHead) {
+      part.tailNs = crossed[1] as number;
+      if (batch.length > 0 && crossed[0] !== batchHead) {
         deliverAt(
           env,
           batchHead,
@@ -278,7 +280,7 @@ export class Packet extends Message {
         );
         batch = [];
       }
-      batchHead = crossedHead;
+      batchHead = crossed[0] as number;
       batch.push(part);
     }
     deliverAt(env, batchHead, (this.path.stops[last] as Stop).component as Component, new PacketBatch(batch));
