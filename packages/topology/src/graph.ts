@@ -1,6 +1,7 @@
 import { KbError } from "@kb/errors";
 import { type HbmAddressMap, hbmAddressMap } from "./hbm-mapping.js";
-import { type Route, Router } from "./route.js";
+import { RegionRouter } from "./region-router.js";
+import type { Route } from "./route.js";
 import { hbmOrganisationOf, type Topology } from "./schema.js";
 import { closest } from "./yaml-validate.js";
 
@@ -124,7 +125,7 @@ export class TopologyGraph {
   private readonly kinds = new Map<string, number[]>();
   private childLists: Map<number, number[]> | null = null;
   private readonly outEdgeLists: (readonly TopologyEdge[] | undefined)[];
-  private readonly router: Router;
+  private readonly router: RegionRouter;
 
   /** @internal Use {@link expandTopology}. */
   constructor(topology: Topology, parts: GraphParts) {
@@ -160,7 +161,7 @@ export class TopologyGraph {
     });
     const kindSize = new Int32Array(nodeCount);
     for (const list of this.kinds.values()) for (const number of list) kindSize[number] = list.length;
-    this.router = new Router({
+    this.router = new RegionRouter({
       ids: parts.nodes.map((node) => node.id),
       edges: parts.edges,
       edgeSrc: parts.edgeSrc,
@@ -168,6 +169,7 @@ export class TopologyGraph {
       firstFlitNs,
       forwards,
       kindSize,
+      region: routingRegions(parts.nodes, topology.sip.cubes),
     });
   }
 
@@ -256,8 +258,12 @@ export class TopologyGraph {
    * ns grid so 0.1 + 0.2 ties with 0.3), then fewest hops, then the smallest sequence of node ids
    * (compared element by element, in JavaScript string order). The result is cached: the same pair returns the same object,
    * shared by every caller, so treat it (and its arrays) as read-only.
-   * One search serves every route from its source (or to its destination), so routing all pairs
-   * of two node sets costs one search per node of the smaller set.
+   *
+   * The search is local: it runs over the cubes (and the nodes outside cubes) that some best
+   * path between the two ends' cubes passes, found once per pair of cubes on a small graph of
+   * the cubes' border nodes (M_CPU, M_CPU.DMA, UCIe ports) and the IO_CPUs; inside that, one
+   * search serves every route from its source (or to its destination). So a route within a cube
+   * costs the same in a 16-PE and an 8192-PE system.
    *
    * Throws `TOPOLOGY_UNKNOWN_NODE` for an unknown id and `TOPOLOGY_NO_ROUTE` when no path exists.
    */
@@ -291,4 +297,24 @@ export class TopologyGraph {
   private toNodes(numbers: readonly number[]): TopologyNode[] {
     return numbers.map((number) => this.nodes[number] as TopologyNode);
   }
+}
+
+/**
+ * The routing regions: one per cube (every node of `sip{s}.cube{c}`, the cube itself included,
+ * is region `s * cubesPerSip + c`), and one of its own for every node outside a cube (host,
+ * SIPs, IO_CPUs), numbered after the cubes in node order. @internal
+ */
+export function routingRegions(nodes: readonly TopologyNode[], cubesPerSip: number): Int32Array {
+  const region = new Int32Array(nodes.length);
+  let cubeRegions = 0;
+  for (const node of nodes) {
+    if (node.sip !== null && node.cube !== null) {
+      cubeRegions = Math.max(cubeRegions, node.sip * cubesPerSip + node.cube + 1);
+    }
+  }
+  let next = cubeRegions;
+  nodes.forEach((node, number) => {
+    region[number] = node.sip !== null && node.cube !== null ? node.sip * cubesPerSip + node.cube : next++;
+  });
+  return region;
 }

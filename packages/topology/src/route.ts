@@ -1,5 +1,6 @@
 import { KbError } from "@kb/errors";
 import type { TopologyEdge } from "./graph.js";
+import type { RegionRouter } from "./region-router.js";
 
 /**
  * A path through the topology graph from `src` to `dst`, the best one by the order of
@@ -47,6 +48,36 @@ export function idealTransferNs(route: Route, bytes: number): number {
   return route.latencyNs + bytes / route.minBwGbs;
 }
 
+/** The route of a node to itself: no links, latency 0, unlimited bandwidth. @internal */
+export function selfRoute(id: string): Route {
+  return { src: id, dst: id, hops: [id], links: [], latencyNs: 0, minBwGbs: Number.POSITIVE_INFINITY };
+}
+
+/**
+ * The `TOPOLOGY_NO_ROUTE` error for `src` -> `dst` (node numbers into `ids`): it blames the end
+ * without links (`hasOut`: `src` has outgoing edges, `hasIn`: `dst` has incoming edges), else the
+ * link patterns. @internal
+ */
+export function noRouteError(
+  ids: readonly string[],
+  src: number,
+  dst: number,
+  hasOut: boolean,
+  hasIn: boolean,
+): KbError {
+  let why = "Check the link patterns that join SIPs and cubes (system.sip_link.pattern, sip.ucie.pattern).";
+  if (!hasOut) {
+    why = `"${ids[src]}" has no outgoing links: containers (sip, cube, pe) and the HBM controller are not on any path; route from a component.`;
+  } else if (!hasIn) {
+    why = `"${ids[dst]}" has no incoming links: containers (sip, cube, pe) and the HBM controller are not on any path; route to a component (an HBM channel or pseudo-channel for HBM).`;
+  }
+  return new KbError(
+    "TOPOLOGY_NO_ROUTE",
+    `no path leads from "${ids[src]}" to "${ids[dst]}" over the directed links. ${why}`,
+    { context: { nodeId: ids[src] as string } },
+  );
+}
+
 /**
  * Latencies are compared in integer units of 1e-9 ns: each link latency and per-hop overhead
  * (`first_flit_ns` or `forward_ns`) is rounded once to this grid, so sums are exact integers (below 2^53, that is for paths
@@ -54,7 +85,7 @@ export function idealTransferNs(route: Route, bytes: number): number {
  * is a true total order. That is what makes the best path the same whichever end the search
  * starts from (see {@link Router}).
  */
-const LATENCY_UNITS_PER_NS = 1e9;
+export const LATENCY_UNITS_PER_NS = 1e9;
 
 /**
  * Trees of best paths kept at once, in Int32 entries (one per node per tree): 2^25 entries are
@@ -83,15 +114,17 @@ export interface RoutingInput {
   readonly direction?: "auto" | "forward" | "backward";
 }
 
-/** Queue entries are `hops * NODE_LIMIT + node`: exact below 2^52 with up to 2^26 nodes and hops. */
-const NODE_LIMIT = 2 ** 26;
+/** Queue entries are `hops * NODE_LIMIT + node`: exact below 2^52 with up to 2^26 nodes and hops. @internal */
+export const NODE_LIMIT = 2 ** 26;
 
 const UNSEEN = 0;
 const QUEUED = 1;
 const SETTLED = 2;
 
 /**
- * Best paths with caching, by Dijkstra's algorithm over the directed edges.
+ * Best paths with caching, by Dijkstra's algorithm over the directed edges of the graph it is
+ * given. TopologyGraph routes with a {@link RegionRouter}, which runs Routers over small parts of
+ * the graph; a Router over the whole graph is the reference its tests compare with.
  *
  * **Order.** Paths from `src` to `dst` are ordered by (latency, number of hops, the sequence of
  * node ids compared element by element with JavaScript string order); the route is the least
@@ -166,6 +199,11 @@ export class Router {
     return this.outList.subarray(this.outStart[node] as number, this.outStart[node + 1] as number);
   }
 
+  /** Whether a kept search tree serves `src` -> `dst` (a route then costs no search). @internal */
+  hasTree(src: number, dst: number): boolean {
+    return this.trees.has(src * 2) || this.trees.has(dst * 2 + 1);
+  }
+
   /** The best route from node `src` to node `dst`; throws `TOPOLOGY_NO_ROUTE` when there is none. */
   route(src: number, dst: number): Route {
     let bySource = this.routes[src];
@@ -180,12 +218,14 @@ export class Router {
     return route;
   }
 
-  private findRoute(src: number, dst: number): Route {
+  /**
+   * The best route from node `src` to node `dst`, not kept (a new object every call; the search
+   * trees are kept as for {@link route}): for callers that cache routes themselves. Throws as
+   * {@link route}. @internal
+   */
+  findRoute(src: number, dst: number): Route {
     const ids = this.input.ids;
-    if (src === dst) {
-      const id = ids[src] as string;
-      return { src: id, dst: id, hops: [id], links: [], latencyNs: 0, minBwGbs: Number.POSITIVE_INFINITY };
-    }
+    if (src === dst) return selfRoute(ids[src] as string);
     let tree = this.trees.get(src * 2);
     let backward = false;
     if (tree === undefined) {
@@ -230,17 +270,12 @@ export class Router {
   }
 
   private noRoute(src: number, dst: number): KbError {
-    const ids = this.input.ids;
-    let why = "Check the link patterns that join SIPs and cubes (system.sip_link.pattern, sip.ucie.pattern).";
-    if (this.outStart[src] === this.outStart[src + 1]) {
-      why = `"${ids[src]}" has no outgoing links: containers (sip, cube, pe) and the HBM controller are not on any path; route from a component.`;
-    } else if (this.inStart[dst] === this.inStart[dst + 1]) {
-      why = `"${ids[dst]}" has no incoming links: containers (sip, cube, pe) and the HBM controller are not on any path; route to a component (an HBM channel or pseudo-channel for HBM).`;
-    }
-    return new KbError(
-      "TOPOLOGY_NO_ROUTE",
-      `no path leads from "${ids[src]}" to "${ids[dst]}" over the directed links. ${why}`,
-      { context: { nodeId: ids[src] as string } },
+    return noRouteError(
+      this.input.ids,
+      src,
+      dst,
+      this.outStart[src] !== this.outStart[src + 1],
+      this.inStart[dst] !== this.inStart[dst + 1],
     );
   }
 
@@ -475,8 +510,11 @@ class SearchQueue {
   }
 }
 
-/** Groups edge numbers by node (`ends[e]` is the node of edge e), keeping insertion order. */
-function groupEdges(nodeCount: number, ends: Int32Array): [Int32Array, Int32Array] {
+/**
+ * Groups edge numbers by node (`ends[e]` is the node of edge e), keeping insertion order: the
+ * edges of node n are `list[start[n]]` to `list[start[n + 1] - 1]`. @internal
+ */
+export function groupEdges(nodeCount: number, ends: Int32Array): [Int32Array, Int32Array] {
   const start = new Int32Array(nodeCount + 1);
   for (let e = 0; e < ends.length; e++) {
     const slot = (ends[e] as number) + 1;
@@ -509,7 +547,8 @@ function rankIds(ids: readonly string[]): Int32Array {
 
 /**
  * A route read off a search tree: `latencyNs` and `minBwGbs` at once, `hops` and `links` built on
- * first read (then kept). Enumerable like a plain object once read.
+ * each read (not kept: a large machine holds a route per PE and memory port, and reads each
+ * route's lists once, to compile it).
  * @internal
  */
 class TreeRoute implements Route {
@@ -517,7 +556,6 @@ class TreeRoute implements Route {
   readonly dst: string;
   readonly latencyNs: number;
   readonly minBwGbs: number;
-  private built: { hops: string[]; links: TopologyEdge[] } | null = null;
 
   constructor(
     private readonly input: RoutingInput,
@@ -536,11 +574,17 @@ class TreeRoute implements Route {
   }
 
   get hops(): readonly string[] {
-    return this.build().hops;
+    const { ids, edgeDst } = this.input;
+    const path = this.edgePath();
+    const hops = new Array<string>(path.length + 1);
+    hops[0] = this.src;
+    for (let i = 0; i < path.length; i++) hops[i + 1] = ids[edgeDst[path[i] as number] as number] as string;
+    return hops;
   }
 
   get links(): readonly TopologyEdge[] {
-    return this.build().links;
+    const edges = this.input.edges;
+    return Array.from(this.edgePath(), (edge) => edges[edge] as TopologyEdge);
   }
 
   /** A plain object with every field (what `JSON.stringify` and test equality see). */
@@ -555,22 +599,17 @@ class TreeRoute implements Route {
     };
   }
 
-  private build(): { hops: string[]; links: TopologyEdge[] } {
-    if (this.built !== null) return this.built;
-    const { ids, edges, edgeSrc, edgeDst } = this.input;
+  /** The edge numbers of the route, from src to dst. */
+  private edgePath(): Int32Array {
+    const { edgeSrc, edgeDst } = this.input;
     const { tree, backward, linkCount } = this;
-    const links = new Array<TopologyEdge>(linkCount);
-    const hops = new Array<string>(linkCount + 1);
-    hops[0] = this.src;
+    const path = new Int32Array(linkCount);
     let node = backward ? this.srcNumber : this.dstNumber;
     for (let step = 0; step < linkCount; step++) {
-      const edgeNumber = tree[node] as number;
-      const index = backward ? step : linkCount - 1 - step;
-      links[index] = edges[edgeNumber] as TopologyEdge;
-      hops[index + 1] = ids[edgeDst[edgeNumber] as number] as string;
-      node = (backward ? edgeDst[edgeNumber] : edgeSrc[edgeNumber]) as number;
+      const edge = tree[node] as number;
+      path[backward ? step : linkCount - 1 - step] = edge;
+      node = (backward ? edgeDst[edge] : edgeSrc[edge]) as number;
     }
-    this.built = { hops, links };
-    return this.built;
+    return path;
   }
 }
