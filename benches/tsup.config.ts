@@ -10,6 +10,7 @@ export default kbTsupConfig({
     "perf/executor": "perf/executor.ts",
     "perf/ccl": "perf/ccl.ts",
     "perf/pe-gemm": "perf/pe-gemm/run.ts",
+    "perf/scale": "perf/scale.ts",
   },
   platform: "node",
   dts: false,
