@@ -181,7 +181,7 @@ describe("MemoryStore", () => {
     expect(store.read(0, 1)).toEqual(new Uint8Array([0]));
   });
 
-  it("matches a byte-by-byte model over random writes, fills and copies", () => {
+  it("matches a byte-by-byte model over random writes, fills, copies and discards", () => {
     // a flat array over a 4-page window as the reference; deterministic LCG, no Math.random
     const window = 4 * PAGE;
     const base = 3 * PAGE;
@@ -195,8 +195,12 @@ describe("MemoryStore", () => {
     for (let step = 0; step < 300; step++) {
       const length = next(PAGE + 100);
       const offset = next(window - length + 1);
-      const kind = next(3);
-      if (kind === 0) {
+      const kind = next(4);
+      if (kind === 3) {
+        // Pages dropped here are handed out again, zeroed, by later writes.
+        store.discard(base + offset, length);
+        model.fill(0, offset, offset + length);
+      } else if (kind === 0) {
         const data = pattern(length, step);
         store.write(base + offset, data);
         model.set(data, offset);
@@ -249,5 +253,58 @@ describe("touched", () => {
     expect(store.touched(2 ** 40, 2 ** 30)).toBe(false); // more pages than exist: scans the pages held
     expect(store.touched(0, 2 ** 40)).toBe(true);
     expect(store.touched(70_000, 0)).toBe(false);
+  });
+});
+
+describe("discard", () => {
+  it("hands dropped pages out again zeroed, over more than a block of pages", () => {
+    const store = new MemoryStore();
+    const big = pattern(40 * 2 ** 20, 5); // 640 pages: more than one 32 MiB block
+    store.write(0, big);
+    store.discard(0, big.length);
+    expect(store.pageCount).toBe(0);
+    store.write(2 ** 30 + 3, new Uint8Array([1]));
+    store.write(2 * PAGE + 1, new Uint8Array([2]));
+    expect(store.read(2 ** 30, 6)).toEqual(new Uint8Array([0, 0, 0, 1, 0, 0]));
+    expect(store.read(2 * PAGE, PAGE)).toEqual(new Uint8Array(PAGE).fill(2, 1, 2));
+    store.write(0, big);
+    expectBytes(store.read(0, big.length), big);
+    // One page dropped among held ones is the next page handed out, zeroed.
+    const small = new MemoryStore();
+    small.write(0, pattern(3 * PAGE, 9));
+    small.discard(PAGE, PAGE);
+    small.write(10 * PAGE + 5, new Uint8Array([7]));
+    expect(small.read(10 * PAGE, PAGE)).toEqual(new Uint8Array(PAGE).fill(7, 5, 6));
+    expectBytes(small.read(0, PAGE), pattern(PAGE, 9));
+    expectBytes(small.read(2 * PAGE, PAGE), pattern(3 * PAGE, 9).subarray(2 * PAGE));
+    expect(small.pageCount).toBe(3);
+  });
+
+  it("forgets a range: it reads as zeros, whole pages are dropped, bytes around it stay", () => {
+    const store = new MemoryStore();
+    store.write(PAGE - 4, pattern(3 * PAGE + 8, 1)); // pages 0..4
+    expect(store.pageCount).toBe(5);
+    const written = store.bytesWritten;
+    store.discard(PAGE - 2, 3 * PAGE + 4); // from 2 bytes before page 1 to 2 bytes into page 4
+    expect(store.pageCount).toBe(2); // pages 1..3 dropped; pages 0 and 4 zeroed in part
+    expect(store.bytesWritten).toBe(written);
+    const data = pattern(3 * PAGE + 8, 1);
+    expect(store.read(PAGE - 4, 4)).toEqual(new Uint8Array([data[0]!, data[1]!, 0, 0]));
+    expect(store.touched(PAGE, 3 * PAGE)).toBe(false);
+    expect(store.read(4 * PAGE, 4)).toEqual(new Uint8Array([0, 0, data.at(-2)!, data.at(-1)!]));
+    // The memory can be written again afterwards.
+    store.write(2 * PAGE, new Uint8Array([9]));
+    expect(store.read(2 * PAGE, 2)).toEqual(new Uint8Array([9, 0]));
+  });
+
+  it("walks the pages it holds when the range spans more than that, and checks the range", () => {
+    const store = new MemoryStore();
+    store.write(3 * PAGE, new Uint8Array([1]));
+    store.write(2 ** 40, new Uint8Array([2]));
+    store.discard(0, 2 ** 40); // 2^24 pages in range, 2 held
+    expect(store.pageCount).toBe(1);
+    expect(store.read(2 ** 40, 1)).toEqual(new Uint8Array([2]));
+    store.discard(5, 0);
+    expect(thrown(() => store.discard(2 ** 53 - 1, 2)).code).toBe("MEMORY_ACCESS");
   });
 });

@@ -6,6 +6,79 @@ export const MEMORY_STORE_PAGE_BYTES = 65536;
 
 const PAGE_BYTES = MEMORY_STORE_PAGE_BYTES;
 const ADDRESS_LIMIT = 2 ** 53;
+/**
+ * Pages per slab at most: 512 x 64 KiB = 32 MiB, the size from which the C allocator (glibc's
+ * largest mmap threshold) maps a block of its own and gives it back to the system when it is
+ * freed. Slabs start at 16 pages and double with what the store holds.
+ */
+const MAX_SLAB_PAGES = 512;
+const MIN_SLAB_PAGES = 16;
+
+/** One block of pages. */
+interface Slab {
+  readonly buffer: ArrayBuffer;
+  readonly capacity: number;
+  /** Pages handed out fresh so far (the rest of the block is untouched: no memory yet). */
+  next: number;
+  /** Pages in use. */
+  used: number;
+  /** Pages given back, handed out again (zeroed) before fresh ones. */
+  readonly free: Uint8Array[];
+}
+
+/**
+ * Where a store's pages come from: blocks (slabs) of up to 512 pages, each page a view into its
+ * slab. A page given back is reused; a slab whose pages are all given back is dropped, so its
+ * memory returns to the system once collected. Pages of their own (a 64 KiB array each) would stay
+ * with the C allocator after they are freed: a store that held a gigabyte once would keep the
+ * process a gigabyte larger.
+ */
+class PageSlabs {
+  private readonly slabs = new Map<ArrayBufferLike, Slab>();
+  /** Slabs with pages given back, in the order they got them. */
+  private readonly partial = new Set<Slab>();
+  private current: Slab | null = null;
+  private capacity = 0;
+
+  /** A zeroed page. */
+  take(): Uint8Array {
+    const reused = this.partial.values().next();
+    if (reused.done !== true) {
+      const slab = reused.value;
+      const page = slab.free.pop() as Uint8Array;
+      if (slab.free.length === 0) this.partial.delete(slab);
+      slab.used++;
+      return page.fill(0);
+    }
+    let slab = this.current;
+    if (slab === null || slab.next === slab.capacity) {
+      const capacity = Math.min(MAX_SLAB_PAGES, Math.max(MIN_SLAB_PAGES, this.capacity));
+      slab = { buffer: new ArrayBuffer(capacity * PAGE_BYTES), capacity, next: 0, used: 0, free: [] };
+      this.slabs.set(slab.buffer, slab);
+      this.capacity += capacity;
+      this.current = slab;
+    }
+    const page = new Uint8Array(slab.buffer, slab.next * PAGE_BYTES, PAGE_BYTES);
+    slab.next++;
+    slab.used++;
+    return page;
+  }
+
+  /** Takes a page back (the store no longer holds it). */
+  give(page: Uint8Array): void {
+    const slab = this.slabs.get(page.buffer) as Slab;
+    slab.used--;
+    if (slab.used > 0) {
+      slab.free.push(page);
+      this.partial.add(slab);
+      return;
+    }
+    this.slabs.delete(slab.buffer);
+    this.partial.delete(slab);
+    this.capacity -= slab.capacity;
+    if (this.current === slab) this.current = null;
+  }
+}
 
 /**
  * The data of device memory during phase 2 (ADR-0020 D7): byte-addressable, sparse, keyed by
@@ -13,7 +86,9 @@ const ADDRESS_LIMIT = 2 ** 53;
  * argument).
  *
  * Bytes live in 64 KiB pages created on the first write that touches them; bytes never written
- * read as 0. Every range is copied page slice by page slice with `Uint8Array.set`, so large
+ * read as 0. Pages are carved out of blocks of up to 32 MiB, and a block none of whose pages is
+ * held any more is released ({@link discard}), so the process's memory follows what the store
+ * holds now rather than the most it ever held. Every range is copied page slice by page slice with `Uint8Array.set`, so large
  * contiguous reads and writes cost one `memcpy` per page.
  *
  * Semantics are byte-granular: a later write wins byte by byte, whatever the earlier write's size.
@@ -28,6 +103,7 @@ const ADDRESS_LIMIT = 2 ** 53;
  */
 export class MemoryStore {
   private readonly pages = new Map<number, Uint8Array>();
+  private slabs = new PageSlabs();
   private written = 0;
 
   /** Bytes stored so far by `write`, `writeTyped`, `fill` and `copy` (destination bytes), since the last `clear`. */
@@ -185,7 +261,30 @@ export class MemoryStore {
     return false;
   }
 
-  /** Forgets every byte (all memory reads as 0 again) and resets `bytesWritten`. */
+  /**
+   * Forgets the bytes of `[address, address + length)`: they read as 0 again, and the pages the
+   * range covers whole are dropped, so their memory can be reclaimed (a page it covers in part is
+   * zeroed there). `bytesWritten` does not change. The runtime calls it for a freed device tensor
+   * in both phases, which keeps a store's size proportional to what is live.
+   *
+   * Costs O(pages in the range), or O(pages held) when the range spans more pages than the store
+   * holds. Throws `MEMORY_ACCESS` for a bad range, as every method does.
+   */
+  discard(address: number, length: number): void {
+    checkRange("discard", address, length);
+    if (length === 0 || this.pages.size === 0) return;
+    const end = address + length;
+    const first = (address - (address % PAGE_BYTES)) / PAGE_BYTES;
+    const last = (end - 1 - ((end - 1) % PAGE_BYTES)) / PAGE_BYTES;
+    if (last - first + 1 > this.pages.size) {
+      for (const index of [...this.pages.keys()]) {
+        if (index >= first && index <= last) this.discardInPage(index, address, end);
+      }
+      return;
+    }
+    for (let index = first; index <= last; index++) this.discardInPage(index, address, end);
+  }
+
   /**
    * Writes a host tensor at `address` (its bytes; the address must be aligned to its element
    * size). Byte semantics: it overwrites exactly `tensor.nbytes` bytes, whatever was there.
@@ -206,8 +305,10 @@ export class MemoryStore {
     return new Tensor(shape, dtype, bytes);
   }
 
+  /** Forgets every byte (all memory reads as 0 again) and resets `bytesWritten`. */
   clear(): void {
     this.pages.clear();
+    this.slabs = new PageSlabs();
     this.written = 0;
   }
 
@@ -216,10 +317,25 @@ export class MemoryStore {
     const index = (address - (address % PAGE_BYTES)) / PAGE_BYTES;
     let page = this.pages.get(index);
     if (page === undefined) {
-      page = new Uint8Array(PAGE_BYTES);
+      page = this.slabs.take();
       this.pages.set(index, page);
     }
     return page;
+  }
+
+  /** The part of {@link discard} in page `index`: drops the page when the range covers it whole. */
+  private discardInPage(index: number, start: number, end: number): void {
+    const page = this.pages.get(index);
+    if (page === undefined) return;
+    const pageStart = index * PAGE_BYTES;
+    const from = Math.max(start, pageStart) - pageStart;
+    const to = Math.min(end, pageStart + PAGE_BYTES) - pageStart;
+    if (from === 0 && to === PAGE_BYTES) {
+      this.pages.delete(index);
+      this.slabs.give(page);
+    } else {
+      page.fill(0, from, to);
+    }
   }
 
   /** Copies a range that crosses no page boundary on either side. */
