@@ -6,6 +6,11 @@ import { OpLogJsonlParser, opRecordToJson, parseOpLogJsonl } from "./jsonl.js";
 import type { OpLogSink } from "./logger.js";
 import type { OpRecord } from "./schema.js";
 
+export type { SpillFileOptions } from "./node/spill-file.js";
+export { SpillFile } from "./node/spill-file.js";
+export type { SpillSinkOptions } from "./node/spill-sink.js";
+export { SpillSink } from "./node/spill-sink.js";
+
 /** Options of {@link JsonlSink}. */
 export interface JsonlSinkOptions {
   /** Buffered characters (about bytes) before a write to the file. Default 1 MiB (1 048 576). */
