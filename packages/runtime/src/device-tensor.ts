@@ -15,8 +15,9 @@ export interface Placement {
  * argument and address its elements with {@link at} (`tl.load(A.at(row, 0), [rows, K], A.dtype,
  * { stride: A.shape[1] })`).
  *
- * **Gotchas**: after `sim.free(t)` the tensor is {@link freed}; `copyToDevice`, `fromDevice`,
- * `free` and `launch` refuse it, naming where it was freed ({@link freedAt}).
+ * **Gotchas**: after `sim.free(t)` the tensor is {@link freed} and its bytes are gone in both
+ * phases; `copyToDevice`, `fromDevice`, `free`, `launch` and `verifyOutcome` (a bench's checked
+ * output) refuse it, naming where it was freed ({@link freedAt}).
  */
 export class DeviceTensor {
   readonly shape: readonly number[];

@@ -24,5 +24,11 @@ export type {
 export { withReferenceProgress } from "./reference-progress.js";
 export type { LaunchRecord, RunResults } from "./results.js";
 export { RunResultsSchema, verificationJson } from "./results.js";
-export type { HostWrite, KernelInstance, LaunchOptions, SimulatorOptions } from "./simulator.js";
+export type {
+  FreeOptions,
+  HostWrite,
+  KernelInstance,
+  LaunchOptions,
+  SimulatorOptions,
+} from "./simulator.js";
 export { Simulator } from "./simulator.js";

@@ -1,4 +1,4 @@
-import type { MemoryStore } from "@kb/data-executor";
+import { MEMORY_STORE_PAGE_BYTES, type MemoryStore } from "@kb/data-executor";
 import type { KernelMemory, LoadObservation } from "@kb/tl";
 import { decodeAddress } from "@kb/topology";
 import type { DeviceMemory } from "./memory/device-memory.js";
@@ -14,6 +14,30 @@ export interface KernelMemoryParts {
   readonly pending: PendingRanges;
   /** Where `observeLoad` keeps each completed load; null for a memory without `observeLoad`. */
   readonly observations: LoadObservation[] | null;
+}
+
+const PAGE = MEMORY_STORE_PAGE_BYTES;
+
+/**
+ * Drops the store's pages of HBM and SRAM that `[address, address + length)` (just marked
+ * pending) made wholly pending: phase 1 never reads pending bytes (a load of them gives a pending
+ * tile), so holding them only costs memory. A tensor a kernel overwrote with computed values (an
+ * all-reduce's buffers) then costs phase 1 nothing. TCM keeps its pages: it is small, and its
+ * scratch is rewritten all the time.
+ */
+function dropUnknownPages(store: MemoryStore, pending: PendingRanges, address: number, length: number): void {
+  if (length <= 0) return;
+  const interval = pending.intervalAt(address);
+  if (interval === null || interval[1] - interval[0] < PAGE) return;
+  if (decodeAddress(address).space === "tcm") return;
+  const start = Math.max(roundUp(interval[0]), address - (address % PAGE));
+  const end = Math.min(interval[1] - (interval[1] % PAGE), roundUp(address + length));
+  if (end > start) store.discard(start, end - start);
+}
+
+function roundUp(address: number): number {
+  const remainder = address % PAGE;
+  return remainder === 0 ? address : address + (PAGE - remainder);
 }
 
 /**
@@ -34,7 +58,10 @@ export function createKernelMemory(parts: KernelMemoryParts): KernelMemory {
       store.write(address, bytes);
       pending.clear(address, address + bytes.length);
     },
-    markPending: (address, length) => pending.add(address, address + length),
+    markPending: (address, length) => {
+      pending.add(address, address + length);
+      dropUnknownPages(store, pending, address, length);
+    },
     isPending: (address, length) => pending.overlaps(address, address + length),
   };
   if (observations === null) return memory;

@@ -167,8 +167,8 @@ describe("the host API refuses bad use at the call", () => {
     const sim = await Simulator.fromTopology({ name: "t" });
     const host = sim.random([16], "f32", { seed: 1 });
     const A = await sim.toDevice(host, { name: "A" });
-    const writes = sim.hostWrites.length;
     sim.free(A); // freed A
+    const writes = sim.hostWrites.length;
     expect(A.freed).toBe(true);
     expect(A.freedAt).toMatch(lineOf("freed A"));
     const copy = await failure(sim.copyToDevice(host, A));

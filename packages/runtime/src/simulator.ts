@@ -7,13 +7,11 @@ import {
   type Machine,
   type PeCommand,
   TCM_WINDOW_BYTES,
-  type Tracer,
   tcmAddress,
 } from "@kb/components";
 import { MemoryStore } from "@kb/data-executor";
 import type { Event } from "@kb/des";
 import { KbError } from "@kb/errors";
-import type { OpLogger } from "@kb/oplog";
 import { type Dtype, Tensor, type TensorRandomOptions } from "@kb/tensor";
 import {
   type Kernel,
@@ -23,7 +21,6 @@ import {
   KernelRegistry,
   KernelRunner,
   type LoadObservation,
-  type TLOptions,
 } from "@kb/tl";
 import { expandTopology, resolveTopology, TopologyGraph, type TopologyInput } from "@kb/topology";
 import { callerLocation } from "./caller-location.js";
@@ -32,70 +29,13 @@ import { type Grid, type GridSpec, gridPlacements, isGrid, resolveGrid } from ".
 import { refuseDoubleFree, refuseFreed, refuseFreedArgs, tensorBytes } from "./host-checks.js";
 import { createKernelMemory } from "./kernel-memory.js";
 import { DeviceMemory } from "./memory/device-memory.js";
+import { type HostWrite, HostWriteLog } from "./memory/host-writes.js";
 import { PendingRanges } from "./memory/pending-ranges.js";
 import { collectResults, type LaunchRecord, type RunResults, snapshotWork, workSince } from "./results.js";
+import type { FreeOptions, KernelInstance, LaunchOptions, SimulatorOptions } from "./simulator-options.js";
 
-/** Options of {@link Simulator.fromTopology}. */
-export interface SimulatorOptions {
-  /**
-   * Plug-ins: loaded `KbPlugin` objects, or package names (imported from the working directory
-   * when the topology is a file; a topology file's own `plugins:` are always loaded).
-   */
-  readonly plugins?: readonly (KbPlugin | string)[];
-  /** Records the op log (phase 2 replays it). */
-  readonly opLogger?: OpLogger | null;
-  /** Records trace events (Chrome trace JSON). */
-  readonly tracer?: Tracer | null;
-  /** HBM page size of device allocations (default 2 MiB). */
-  readonly pageBytes?: number;
-  /** TCM scratch per PE for a kernel's loaded tiles and compute outputs (default: 2 MiB, or what fits). */
-  readonly scratchBytes?: number;
-  /** PE_CPU cycles per tl call that emits a command (ADR-0046 D6; default 0). */
-  readonly dispatchCycles?: number;
-  /**
-   * Keeps every `tl.load` observation, in order, in {@link Simulator.loadObservations}, for
-   * `comparePhases` (`kb run --check-phases`) to compare with what phase 2 computes for the same
-   * op. Default false: the kernels' memory has no `observeLoad` then, so it costs nothing.
-   *
-   * **Gotchas**: memory grows with every load: each observation holds a copy of the tile the
-   * kernel received (`rows * rowBytes` bytes) for the simulator's lifetime, so a run that loads
-   * 10 GB in total keeps 10 GB. Run it on a size whose loads fit in host memory.
-   */
-  readonly checkPhases?: boolean;
-}
-
-/** Options of {@link Simulator.launch}. */
-export interface LaunchOptions<Args extends readonly unknown[]> {
-  /** Where to run (default: every PE of the topology). */
-  readonly grid?: Grid | GridSpec;
-  /** The kernel's arguments after `tl`. */
-  readonly args: Args;
-  /** Name in the kernel registry, traces and errors (default: the function's name). */
-  readonly name?: string;
-  /**
-   * Called once the launch completed, for every kernel instance, with the commands it issued in
-   * runner mode and the options that give the same `tl` in command-list mode (`commandList(kernel,
-   * args, instance.options)` of @kb/tl issues the same commands for a kernel that does not branch
-   * on loaded data). Off by default: recording keeps every command of the launch.
-   */
-  readonly onInstance?: (instance: KernelInstance) => void;
-}
-
-/** One kernel instance of a launch (see `LaunchOptions.onInstance`). */
-export interface KernelInstance {
-  /** What the instance's `tl` was made with (placement, scratch, dispatch cycles), memory aside. */
-  readonly options: Omit<TLOptions, "memory">;
-  /** The commands it issued, in order. */
-  readonly commands: readonly PeCommand[];
-}
-
-/** Host data written to the device: phase 2 starts from these (ADR-0020 D7, host injection). */
-export interface HostWrite {
-  readonly address: number;
-  readonly bytes: Uint8Array;
-  /** Simulated time of the write (phase 2 applies it before the ops that started later). */
-  readonly atNs: number;
-}
+export type { HostWrite } from "./memory/host-writes.js";
+export type { FreeOptions, KernelInstance, LaunchOptions, SimulatorOptions } from "./simulator-options.js";
 
 /**
  * The host side of a simulation (DESIGN §6): device memory and tensors, timed host <-> device
@@ -112,8 +52,12 @@ export class Simulator {
   readonly device: DeviceMemory;
   /** Kernels launched so far by name (last launch wins). */
   readonly kernels = new KernelRegistry();
-  /** Host writes in order (the initial data of phase 2). */
-  readonly hostWrites: HostWrite[] = [];
+  /**
+   * Host writes in order (the initial data of phase 2): copies to the device, and the zeros of
+   * freed and reused memory (`zeroBytes`). Beyond `SimulatorOptions.hostWriteMemoryBytes` their
+   * bytes are in a temporary file, read back by `bytes`.
+   */
+  readonly hostWrites: HostWrite[];
   /**
    * Every `tl.load` the kernels completed, in order, with a copy of the bytes each received;
    * filled only with `SimulatorOptions.checkPhases` (empty otherwise). `comparePhases` checks
@@ -127,6 +71,7 @@ export class Simulator {
    */
   private readonly pending = new PendingRanges();
   private readonly checkPhases: boolean;
+  private readonly hostLog: HostWriteLog;
   private readonly host: KernelHost;
   private readonly launches: LaunchRecord[] = [];
   private readonly scratchBytes: number | undefined;
@@ -177,6 +122,8 @@ export class Simulator {
     this.scratchBytes = options.scratchBytes;
     this.dispatchCycles = options.dispatchCycles ?? 0;
     this.checkPhases = options.checkPhases ?? false;
+    this.hostLog = new HostWriteLog(options.hostWriteMemoryBytes ?? 256 * 2 ** 20);
+    this.hostWrites = this.hostLog.entries;
     const topology = machine.graph.topology;
     const pe0 = "sip0.cube0.pe0";
     const tcm = machine.has(`${pe0}.pe_tcm`)
@@ -257,13 +204,16 @@ export class Simulator {
         ? this.device.allocSram(Math.max(1, bytes), place, name, tensor)
         : this.device.allocHbm(Math.max(1, bytes), place, name, tensor);
     if (where.name === undefined) this.tensors++;
-    // Memory a freed tensor used holds its old bytes: zero it in both phases (a host write, so
-    // phase 2 starts this tensor from zeros too). Memory never written reads as zeros already.
-    if (bytes > 0 && this.memory.touched(address, bytes)) {
-      const zeros = new Uint8Array(bytes);
-      this.memory.write(address, zeros);
+    // Memory used before may hold old bytes: zero it in both phases (a host write of zeros, so
+    // phase 2 starts this tensor from zeros too). `free` forgets a tensor's bytes in both phases
+    // already; memory never written reads as zeros.
+    if (
+      bytes > 0 &&
+      (this.memory.touched(address, bytes) || this.pending.overlaps(address, address + bytes))
+    ) {
+      this.memory.discard(address, bytes);
       this.pending.clear(address, address + bytes);
-      this.hostWrites.push({ address, bytes: zeros, atNs: this.now });
+      this.hostLog.zero(address, bytes, this.now);
     }
     return new DeviceTensor(address, shape, dtype, name);
   }
@@ -298,16 +248,17 @@ export class Simulator {
         `copyToDevice: host ${tensor} does not match ${device.describe()}; shapes and dtypes must agree.`,
       );
     }
-    const bytes = tensor.bytes.slice();
-    this.memory.write(device.address, bytes);
-    this.pending.clear(device.address, device.address + bytes.length);
-    this.hostWrites.push({ address: device.address, bytes, atNs: this.now });
+    this.memory.write(device.address, tensor.bytes);
+    this.pending.clear(device.address, device.address + tensor.nbytes);
+    const spilling = this.hostLog.write(device.address, tensor.bytes, this.now);
+    if (spilling !== null) await spilling;
     await this.drive(this.machine.hostWrite(device.address, device.nbytes));
   }
 
   /**
    * Copies a device tensor to the host (timed). In phase 1 the bytes are what loads, stores and
-   * host copies moved; results of compute ops are written only when phase 2 replays them.
+   * host copies moved; results of compute ops are written only when phase 2 replays them (phase 1
+   * holds no bytes where it does not know them: such bytes read as stale values or zeros).
    *
    * Throws `MEMORY_ACCESS` when `device` was freed, naming where.
    */
@@ -321,16 +272,22 @@ export class Simulator {
   /**
    * Frees a device tensor and remembers where: the caller's `file:line:col` (the first stack
    * frame outside the `@kb` packages), which later errors about the tensor name (`copyToDevice`,
-   * `fromDevice`, `free`, `launch` args, and a kernel's access to its memory).
+   * `fromDevice`, `free`, `launch` args, `verifyOutcome`, and a kernel's access to its memory).
+   *
+   * Its bytes are released in both phases: phase 1 drops them now, and phase 2 (which replays the
+   * run later) drops them at this point of the replay (a host write of zeros, `zeroBytes`), so
+   * memory in both scales with the tensors alive rather than with all ever allocated. With
+   * `{ reuse: false }` its addresses are not allocated again (see {@link FreeOptions}).
    *
    * Throws `MEMORY_ALLOCATION` for a second free (naming where the first was) or a tensor this
    * simulator did not allocate.
    */
-  free(device: DeviceTensor): void {
+  free(device: DeviceTensor, options: FreeOptions = {}): void {
     refuseDoubleFree(device);
     const at = callerLocation();
-    this.device.free(device.address, at ?? undefined);
+    this.device.free(device.address, at ?? undefined, options);
     device.markFreed(at);
+    this.forget(device.address, device.nbytes);
   }
 
   // ---------------------------------------------------------------------------------------------
@@ -360,7 +317,7 @@ export class Simulator {
     const grid = isGrid(options.grid) ? options.grid : this.grid(options.grid ?? {});
     const placements = gridPlacements(grid);
     const memory = this.kernelMemory();
-    const scratch: number[] = [];
+    const scratch: { address: number; bytes: number }[] = [];
     const runners: KernelRunner[] = [];
     const instances: KernelInstance[] = [];
     try {
@@ -371,7 +328,7 @@ export class Simulator {
           { sip: placement.sip, cube: placement.cube, pe: placement.peIndex },
           `${name} scratch`,
         );
-        scratch.push(address);
+        scratch.push({ address, bytes });
         const offset = address - tcmAddress(placement.sip, placement.cube, placement.peIndex, 0);
         const tlOptions = {
           kernel: name,
@@ -408,7 +365,11 @@ export class Simulator {
       for (const instance of instances) options.onInstance?.(instance);
       return record;
     } finally {
-      for (const address of scratch) this.device.free(address);
+      // The scratch is free again: its bytes go in both phases, as a freed tensor's do.
+      for (const { address, bytes } of scratch) {
+        this.device.free(address);
+        this.forget(address, bytes);
+      }
     }
   }
 
@@ -418,6 +379,14 @@ export class Simulator {
   }
 
   // ---------------------------------------------------------------------------------------------
+
+  /** Forgets the bytes of a freed range in both phases: now in phase 1, at this time in phase 2. */
+  private forget(address: number, bytes: number): void {
+    if (bytes <= 0) return;
+    this.memory.discard(address, bytes);
+    this.pending.clear(address, address + bytes);
+    this.hostLog.zero(address, bytes, this.now);
+  }
 
   private usable(): void {
     if (this.failed !== null) {

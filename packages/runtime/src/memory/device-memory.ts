@@ -154,12 +154,13 @@ export class DeviceMemory {
   /**
    * Frees the allocation starting at device address `address`. `freedAt` (`file:line:col`) is
    * where the caller freed it; a later double free or access to the freed memory names it.
+   * `{ reuse: false }` keeps its bytes from being allocated again (see `FreeListAllocator.free`).
    *
    * Throws `MEMORY_ALLOCATION` when the address belongs to no allocator of this device (a cube or
    * PE that does not exist, a TCM reserved region, beyond a memory's capacity) or is not the start
    * of a live allocation.
    */
-  free(address: number, freedAt?: string): void {
+  free(address: number, freedAt?: string, options: { readonly reuse?: boolean } = {}): void {
     const entry = this.locate(address, "MEMORY_ALLOCATION", "cannot free");
     const existing = this.allocators.get(entry.key);
     if (existing === undefined) {
@@ -168,7 +169,7 @@ export class DeviceMemory {
         `${entry.name}: cannot free ${formatAddress(address)}: it was never allocated (nothing has been allocated in ${entry.name}). Free only addresses an alloc method returned.`,
       );
     }
-    existing.allocator.free(address, freedAt);
+    existing.allocator.free(address, freedAt, options);
   }
 
   /**

@@ -40,6 +40,18 @@ describe("FreeListAllocator", () => {
     expect(allocator.alloc(16)).toBe(0x1080); // after the third allocation
   });
 
+  it("frees without reuse: later allocations land where they would have, the freed one is still named", () => {
+    const allocator = make();
+    const a = allocator.alloc(32, "A");
+    allocator.free(a, "sweep.ts:7:3", { reuse: false });
+    expect(allocator.alloc(16)).toBe(0x1020); // not 0x1000: A's bytes are not handed out again
+    expect(allocator.stats()).toEqual({ used: 48, free: 976, largestFree: 976, allocations: 1 });
+    expect(thrown(() => allocator.checkAccess(a, 4, "tl.load")).message).toContain(
+      '"A" (32 bytes), which was freed at sweep.ts:7:3',
+    );
+    expect(thrown(() => allocator.free(a)).message).toContain("already freed at sweep.ts:7:3 (double free)");
+  });
+
   it("aligns starts to absolute multiples of the alignment when the base is not aligned", () => {
     const allocator = new FreeListAllocator({ name: "odd", base: 100, size: 1000, alignment: 64 });
     expect(allocator.alloc(1)).toBe(128);

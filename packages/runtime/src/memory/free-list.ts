@@ -45,7 +45,10 @@ export interface Allocation {
 
 /** What {@link FreeListAllocator.stats} reports; all in bytes except `allocations`. */
 export interface AllocatorStats {
-  /** Bytes occupied by live allocations (their `reservedBytes`). */
+  /**
+   * Bytes occupied (`reservedBytes`) by live allocations, and by freed ones whose bytes are not
+   * reused (`free(address, at, { reuse: false })`).
+   */
   readonly used: number;
   /** Bytes not occupied: `size - used`. */
   readonly free: number;
@@ -185,17 +188,23 @@ export class FreeListAllocator {
    * `freedAt` (a `file:line:col`) is where the caller freed it: a later double free or access to
    * this memory names it.
    *
+   * With `{ reuse: false }` the allocation ends the same way (accesses and a second free are
+   * refused, naming `freedAt`) but its bytes are not handed out again: they stay in `used`, so
+   * later allocations land where they would have had it lived.
+   *
    * Throws `MEMORY_ALLOCATION` when `address` is not the start of a live allocation, saying
    * whether it was already freed (and where, when known), lies inside another allocation, or was
    * never allocated here.
    */
-  free(address: number, freedAt?: string): void {
+  free(address: number, freedAt?: string, options: { readonly reuse?: boolean } = {}): void {
     const index = upperBound(this.allocations, address) - 1;
     const allocation = index >= 0 ? this.allocations[index] : undefined;
     if (allocation !== undefined && allocation.start === address) {
       this.allocations.splice(index, 1);
-      this.usedBytes -= allocation.reservedBytes;
-      this.releaseBlock(address, address + allocation.reservedBytes);
+      if (options.reuse !== false) {
+        this.usedBytes -= allocation.reservedBytes;
+        this.releaseBlock(address, address + allocation.reservedBytes);
+      }
       this.freedStarts.splice(lowerBoundNumber(this.freedStarts, address), 0, address);
       this.freedRecords.set(address, { allocation, freedAt });
       if (this.freedRecords.size > FREED_RECORDS) {

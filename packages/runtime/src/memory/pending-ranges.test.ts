@@ -115,4 +115,17 @@ describe("PendingRanges", () => {
     // [8k, 8k + 4) lies in a pending [16j, 16j + 8) exactly when k is even.
     expect(hits).toBe(100_000);
   });
+
+  it("intervalAt gives the merged interval holding an address, null outside", () => {
+    const set = new PendingRanges();
+    set.add(10, 20);
+    set.add(20, 30); // touches: one interval [10, 30)
+    set.add(40, 50);
+    expect(set.intervalAt(10)).toEqual([10, 30]);
+    expect(set.intervalAt(29)).toEqual([10, 30]);
+    expect(set.intervalAt(30)).toBeNull();
+    expect(set.intervalAt(9)).toBeNull();
+    expect(set.intervalAt(45)).toEqual([40, 50]);
+    expect(new PendingRanges().intervalAt(0)).toBeNull();
+  });
 });

@@ -79,6 +79,16 @@ export class PendingRanges {
     return index < this.starts.length && (this.starts[index] as number) < end;
   }
 
+  /**
+   * The interval holding `address`, as `[start, end)` of the merged set, or null when `address`
+   * is not in it. O(log n).
+   */
+  intervalAt(address: number): [number, number] | null {
+    const index = this.firstEndingAfter(address);
+    const start = this.starts[index];
+    return start !== undefined && start <= address ? [start, this.ends[index] as number] : null;
+  }
+
   /** Empties the set. */
   reset(): void {
     this.starts.length = 0;

@@ -1,0 +1,81 @@
+import type { KbPlugin, PeCommand, Tracer } from "@kb/components";
+import type { OpLogger } from "@kb/oplog";
+import type { TLOptions } from "@kb/tl";
+import type { Grid, GridSpec } from "./grid.js";
+
+// The options of the Simulator's methods (simulator.ts).
+
+/** Options of `Simulator.fromTopology`. */
+export interface SimulatorOptions {
+  /**
+   * Plug-ins: loaded `KbPlugin` objects, or package names (imported from the working directory
+   * when the topology is a file; a topology file's own `plugins:` are always loaded).
+   */
+  readonly plugins?: readonly (KbPlugin | string)[];
+  /** Records the op log (phase 2 replays it). */
+  readonly opLogger?: OpLogger | null;
+  /** Records trace events (Chrome trace JSON). */
+  readonly tracer?: Tracer | null;
+  /** HBM page size of device allocations (default 2 MiB). */
+  readonly pageBytes?: number;
+  /** TCM scratch per PE for a kernel's loaded tiles and compute outputs (default: 2 MiB, or what fits). */
+  readonly scratchBytes?: number;
+  /** PE_CPU cycles per tl call that emits a command (ADR-0046 D6; default 0). */
+  readonly dispatchCycles?: number;
+  /**
+   * Keeps every `tl.load` observation, in order, in `Simulator.loadObservations`, for
+   * `comparePhases` (`kb run --check-phases`) to compare with what phase 2 computes for the same
+   * op. Default false: the kernels' memory has no `observeLoad` then, so it costs nothing.
+   *
+   * **Gotchas**: memory grows with every load: each observation holds a copy of the tile the
+   * kernel received (`rows * rowBytes` bytes) for the simulator's lifetime, so a run that loads
+   * 10 GB in total keeps 10 GB. Run it on a size whose loads fit in host memory.
+   */
+  readonly checkPhases?: boolean;
+  /**
+   * Bytes of host writes (`Simulator.hostWrites`, phase 2's initial data) kept in memory. Past
+   * it, on Node, they all go to a temporary file (`SpillFile` of `@kb/oplog/node`, which nothing
+   * outlives: removed from its directory at once on Linux and macOS, else when the process exits),
+   * those held so far and every later one, so a sweep that copies gigabytes of inputs in costs
+   * disk rather than memory; phase 2 reads each back when it applies it. Default 256 MiB;
+   * `Infinity` keeps every write in memory (as does any platform without Node).
+   */
+  readonly hostWriteMemoryBytes?: number;
+}
+
+/** Options of `Simulator.free`. */
+export interface FreeOptions {
+  /**
+   * Whether later allocations may take the tensor's addresses (default true). `false` keeps them
+   * taken, so the tensors a sweep allocates after the free land where they would have had it
+   * lived: where a tensor lies decides which HBM pseudo-channels serve it, so this keeps the
+   * simulated times of a run that frees what it no longer needs equal to those of one that never
+   * freed. The bytes are released in both phases either way.
+   */
+  readonly reuse?: boolean;
+}
+
+/** Options of `Simulator.launch`. */
+export interface LaunchOptions<Args extends readonly unknown[]> {
+  /** Where to run (default: every PE of the topology). */
+  readonly grid?: Grid | GridSpec;
+  /** The kernel's arguments after `tl`. */
+  readonly args: Args;
+  /** Name in the kernel registry, traces and errors (default: the function's name). */
+  readonly name?: string;
+  /**
+   * Called once the launch completed, for every kernel instance, with the commands it issued in
+   * runner mode and the options that give the same `tl` in command-list mode (`commandList(kernel,
+   * args, instance.options)` of @kb/tl issues the same commands for a kernel that does not branch
+   * on loaded data). Off by default: recording keeps every command of the launch.
+   */
+  readonly onInstance?: (instance: KernelInstance) => void;
+}
+
+/** One kernel instance of a launch (see `LaunchOptions.onInstance`). */
+export interface KernelInstance {
+  /** What the instance's `tl` was made with (placement, scratch, dispatch cycles), memory aside. */
+  readonly options: Omit<TLOptions, "memory">;
+  /** The commands it issued, in order. */
+  readonly commands: readonly PeCommand[];
+}
