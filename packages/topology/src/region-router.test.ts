@@ -41,7 +41,7 @@ function describeRoute(find: () => Route): string {
 }
 
 /** Routes every pair in a corridor, however many regions its ends see and however large it is. */
-const CORRIDORS_ONLY = { regionsPerEnd: Number.POSITIVE_INFINITY, corridorShare: Number.POSITIVE_INFINITY };
+const CORRIDORS_ONLY = { endShare: Number.POSITIVE_INFINITY, corridorShare: Number.POSITIVE_INFINITY };
 
 /**
  * Routes `pairs` with the whole graph's exhaustive Router (the reference), a RegionRouter that
@@ -230,7 +230,7 @@ describe("RegionRouter on random directed graphs", () => {
       const input = randomInput(seed, 80, 8);
       const reference = new Router({ ...input, direction: "forward" });
       const regional = new RegionRouter({ ...input, wholeGraph: CORRIDORS_ONLY });
-      const mixed = new RegionRouter({ ...input, wholeGraph: { regionsPerEnd: 3, corridorShare: 0.3 } });
+      const mixed = new RegionRouter({ ...input, wholeGraph: { endShare: 0.5, corridorShare: 0.3 } });
       const differences: string[] = [];
       let routed = 0;
       for (let src = 0; src < 80; src++) {
@@ -272,7 +272,7 @@ describe("RegionRouter searches locally", () => {
     }
   });
 
-  it("searches the whole graph only for ends routed with many regions: once from the host for all its routes, never for a PE's routes in its own cube", () => {
+  it("searches the whole graph only for ends that meet many cubes: once from the host for all its routes, never for a PE's routes in its cube or an IO_CPU's to its SIP's cubes", () => {
     const file = topologyPath("ref-4sip.yaml");
     const base = parseTopology(readFileSync(file, "utf8"), file);
     const graph = expandTopology({ ...base, system: { ...base.system, sips: 8 } });
@@ -292,6 +292,12 @@ describe("RegionRouter searches locally", () => {
     expect(router.wholeGraphSearches).toBe(0);
     // Two searches per PE_DMA (to its cube's PCs, and from them), in its cube's corridor.
     expect(router.searches).toBe(2 * 512);
+    for (const cube of graph.byKind("cube")) {
+      const ioCpu = number.get(`sip${cube.sip}.io_cpu`) as number;
+      router.route(ioCpu, number.get(`${cube.id}.m_cpu`) as number);
+      router.route(number.get(`${cube.id}.m_cpu`) as number, ioCpu);
+    }
+    expect(router.wholeGraphSearches).toBe(0);
     for (const pc of pcs) router.route(number.get("host") as number, number.get(pc.id) as number);
     expect(router.wholeGraphSearches).toBe(1);
   });

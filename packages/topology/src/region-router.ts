@@ -24,17 +24,18 @@ export interface RegionRoutingInput extends RoutingInput {
    */
   readonly wholeGraph?: {
     /**
-     * An end that has been routed to or from this many other regions has its routes searched in
-     * the whole graph, where one search tree serves them all (default 4).
+     * An end whose routes so far used corridors of more nodes in all than this share of the graph
+     * has its later routes searched in the whole graph, where one search tree serves them all
+     * (default 1/4).
      */
-    readonly regionsPerEnd: number;
-    /** A corridor of more than this fraction of the nodes is not used (default 1/8). */
+    readonly endShare: number;
+    /** A corridor of more than this share of the nodes is not used (default 1/8). */
     readonly corridorShare: number;
   };
 }
 
 /** Default of `RegionRoutingInput.wholeGraph`. */
-const WHOLE_GRAPH = { regionsPerEnd: 4, corridorShare: 1 / 8 } as const;
+const WHOLE_GRAPH = { endShare: 1 / 4, corridorShare: 1 / 8 } as const;
 
 /**
  * A search over the quotient graph: entries `(latency, hops * NODE_LIMIT + node)` in a binary
@@ -160,6 +161,8 @@ interface Corridor {
   readonly router: Router;
   /** First local node number of each region of the corridor. */
   readonly base: Map<number, number>;
+  /** Its number of nodes. */
+  readonly nodes: number;
 }
 
 /**
@@ -191,12 +194,13 @@ interface Corridor {
  * pair of regions is what still grows with the system: it settles the boundary nodes nearer to
  * its root than the farthest target, from whichever end has fewer links to other regions.
  *
- * **Whole graph.** Searching corridors pays off while each end meets few regions. An end that has
- * been routed with `wholeGraph.regionsPerEnd` regions (the host, an IO_CPU, routing all pairs of
- * two kinds), or a pair whose corridor is a large share of the graph, is routed by a Router over
- * the whole graph, whose kept trees then serve every later route from or to their roots: one
- * search for all the host's routes, and for all pairs of two kinds one search per node of the
- * smaller kind, as before regions.
+ * **Whole graph.** Searching corridors pays off while each end meets few regions. An end whose
+ * corridors add up to a quarter of the graph (`wholeGraph.endShare`: the host, which meets every
+ * cube; routing all pairs of two kinds), or a pair whose corridor is a large share of the graph,
+ * is routed by a Router over the whole graph, whose kept trees then serve every later route
+ * from or to their roots: one search for all the host's routes, and for all pairs of two kinds
+ * one search per node of the smaller kind, as before regions. An IO_CPU's routes to the cubes of
+ * its SIP, or a PE's to its cube, stay in corridors.
  * @internal
  */
 export class RegionRouter {
@@ -235,8 +239,9 @@ export class RegionRouter {
   /** The Router over the whole graph, made on first use. */
   private whole: Router | null = null;
   private readonly wholeGraph: NonNullable<RegionRoutingInput["wholeGraph"]>;
-  /** For each node routed so far, the other ends' regions (up to `wholeGraph.regionsPerEnd`). */
-  private readonly peerRegions: (number[] | undefined)[];
+  /** For each node routed so far, the corridors its routes used, and their nodes in all. */
+  private readonly endCorridors: (Corridor[] | undefined)[];
+  private readonly endNodes: Float64Array;
   private readonly corridorByRegions = new Map<string, Corridor>();
   private readonly routes: (Map<number, Route> | undefined)[];
 
@@ -250,7 +255,8 @@ export class RegionRouter {
       throw new Error(`RegionRouter: ${input.region.length} regions for ${nodeCount} nodes`);
     this.region = input.region;
     this.routes = new Array<Map<number, Route> | undefined>(nodeCount);
-    this.peerRegions = new Array<number[] | undefined>(nodeCount);
+    this.endCorridors = new Array<Corridor[] | undefined>(nodeCount);
+    this.endNodes = new Float64Array(nodeCount);
     this.wholeGraph = input.wholeGraph ?? WHOLE_GRAPH;
     this.edgeLatency = new Float64Array(edgeCount);
     for (let e = 0; e < edgeCount; e++) {
@@ -334,11 +340,7 @@ export class RegionRouter {
    */
   corridorNodes(src: number, dst: number): number {
     if (src === dst) return 0;
-    const corridor = this.corridor(this.region[src] as number, this.region[dst] as number);
-    let nodes = 0;
-    for (const r of corridor.base.keys())
-      nodes += (this.regionStart[r + 1] as number) - (this.regionStart[r] as number);
-    return nodes;
+    return this.corridor(this.region[src] as number, this.region[dst] as number).nodes;
   }
 
   /** The best route from node `src` to node `dst`; throws `TOPOLOGY_NO_ROUTE` when there is none. */
@@ -383,32 +385,34 @@ export class RegionRouter {
 
   /**
    * Whether `src` -> `dst` is searched in the whole graph: when a kept whole-graph tree serves it,
-   * when either end has been routed with `wholeGraph.regionsPerEnd` other regions (routing all
-   * pairs of two kinds: one whole-graph search per node of the smaller kind, as a Router does),
-   * or when the corridor is a large share of the graph.
+   * when its corridor is a large share of the graph, or when either end's corridors add up to more
+   * than `wholeGraph.endShare` of the graph (routing all pairs of two kinds: one whole-graph
+   * search per node of the smaller kind, as a Router does).
    */
   private inWholeGraph(src: number, dst: number, from: number, to: number): boolean {
     if (this.whole?.hasTree(src, dst) === true) return true;
-    const limit = this.wholeGraph.regionsPerEnd;
-    const peersOfSrc = this.notePeer(src, to);
-    const peersOfDst = this.notePeer(dst, from);
-    if (peersOfSrc >= limit || peersOfDst >= limit) return true;
-    let nodes = 0;
-    for (const r of this.corridor(from, to).base.keys()) {
-      nodes += (this.regionStart[r + 1] as number) - (this.regionStart[r] as number);
-    }
-    return nodes > this.wholeGraph.corridorShare * this.input.ids.length;
+    const corridor = this.corridor(from, to);
+    const nodes = this.input.ids.length;
+    if (corridor.nodes > this.wholeGraph.corridorShare * nodes) return true;
+    const limit = this.wholeGraph.endShare * nodes;
+    // Both ends are noted (no short cut): each end's count is what its own later routes see.
+    const srcNodes = this.noteCorridor(src, corridor);
+    const dstNodes = this.noteCorridor(dst, corridor);
+    return srcNodes > limit || dstNodes > limit;
   }
 
-  /** Records that `node` was routed with region `other`; returns how many regions it has been routed with. */
-  private notePeer(node: number, other: number): number {
-    let peers = this.peerRegions[node];
-    if (peers === undefined) {
-      peers = [];
-      this.peerRegions[node] = peers;
+  /** Records that a route of `node` used `corridor`; returns the nodes of its corridors in all. */
+  private noteCorridor(node: number, corridor: Corridor): number {
+    let used = this.endCorridors[node];
+    if (used === undefined) {
+      used = [];
+      this.endCorridors[node] = used;
     }
-    if (peers.length < this.wholeGraph.regionsPerEnd && !peers.includes(other)) peers.push(other);
-    return peers.length;
+    if (!used.includes(corridor)) {
+      used.push(corridor);
+      this.endNodes[node] = (this.endNodes[node] as number) + corridor.nodes;
+    }
+    return this.endNodes[node] as number;
   }
 
   private wholeRouter(): Router {
@@ -698,6 +702,6 @@ export class RegionRouter {
       kindSize: localKindSize,
       ...(direction === undefined ? {} : { direction }),
     });
-    return { router, base };
+    return { router, base, nodes: nodeCount };
   }
 }
