@@ -122,7 +122,14 @@ export class Simulator {
     this.scratchBytes = options.scratchBytes;
     this.dispatchCycles = options.dispatchCycles ?? 0;
     this.checkPhases = options.checkPhases ?? false;
-    this.hostLog = new HostWriteLog(options.hostWriteMemoryBytes ?? 256 * 2 ** 20);
+    const hostWriteMemoryBytes = options.hostWriteMemoryBytes ?? 256 * 2 ** 20;
+    if (!(hostWriteMemoryBytes >= 0)) {
+      throw new KbError(
+        "RUNTIME_INVALID",
+        `hostWriteMemoryBytes must be a number of bytes >= 0 (Infinity keeps every host write in memory), got ${String(hostWriteMemoryBytes)}.`,
+      );
+    }
+    this.hostLog = new HostWriteLog(hostWriteMemoryBytes);
     this.hostWrites = this.hostLog.entries;
     const topology = machine.graph.topology;
     const pe0 = "sip0.cube0.pe0";

@@ -136,6 +136,12 @@ describe("host writes and the op log on disk", () => {
     expect(results[1]).toEqual(results[0]);
   });
 
+  it("refuses a hostWriteMemoryBytes that is not a number of bytes", async () => {
+    const error = await failure(Simulator.fromTopology({ name: "bad" }, { hostWriteMemoryBytes: -1 }));
+    expect(error.code).toBe("RUNTIME_INVALID");
+    expect(error.message).toContain("hostWriteMemoryBytes must be a number of bytes >= 0");
+  });
+
   it("an op log streamed to a temporary file replays to the same bytes as one kept in memory", async () => {
     const memory = new MemorySink();
     const spilled = new SpillSink({ memoryRecords: 0, chunkRecords: 3 });
