@@ -74,7 +74,7 @@ export class Transit extends Component<{ queue_depth: number }> {
     if (!(message instanceof Packet)) throw notAPacket(this, message);
     const env = this.env;
     const now = env.now;
-    const start = this.freeAt > now ? this.freeAt : now;
+    const start = Math.max(this.freeAt, now);
     const end = start + this.overheadNs;
     this.freeAt = end;
     const stats = this.stats;
