@@ -17,6 +17,17 @@ describe("DeviceMemory", () => {
   };
   const page = 2 * MIB;
 
+  it("usedBytes answers one memory's use, as stats() does, and 0 where nothing was allocated", () => {
+    const memory = new DeviceMemory(layout);
+    memory.allocHbm(3 * MIB, { sip: 1, cube: 2 });
+    // HBM is allocated in whole 2 MiB pages: 3 MiB takes two.
+    expect(memory.usedBytes("hbm", 1, 2)).toBe(2 * page);
+    expect(memory.usedBytes("hbm", 0, 0)).toBe(0);
+    expect(memory.usedBytes("tcm", 1, 2, 3)).toBe(0);
+    const entry = memory.stats().find((stats) => stats.name === "sip1.cube2.hbm");
+    expect(entry?.used).toBe(memory.usedBytes("hbm", 1, 2));
+  });
+
   it("allocates HBM in whole 2 MiB pages", () => {
     const memory = new DeviceMemory(layout);
     const base = encodeAddress({ sip: 1, cube: 2, space: "hbm", offset: 0 });

@@ -232,6 +232,15 @@ export class DeviceMemory {
     return info;
   }
 
+  /**
+   * Bytes allocated now in one memory: a cube's `hbm` or `sram` (`pe` omitted) or a PE's `tcm`;
+   * 0 where nothing was ever allocated. One lookup, unlike {@link stats}.
+   */
+  usedBytes(space: MemorySpace, sip: number, cube: number, pe: number | null = null): number {
+    const entry = this.allocators.get(windowKey(space, sip, cube, pe ?? 0));
+    return entry === undefined ? 0 : entry.allocator.stats().used;
+  }
+
   /** The statistics of every allocator created so far, lowest base address first. */
   stats(): DeviceMemoryAllocatorStats[] {
     return [...this.allocators.values()]
