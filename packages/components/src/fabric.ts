@@ -286,41 +286,43 @@ export class Fabric {
    * Adds to `transfer`; the caller seals it.
    */
   read(requester: string, block: MemoryBlock, transfer: Transfer, what = "read"): void {
+    this.move("read", requester, block, transfer, what);
+  }
+
+  /** Writes `block` (HBM or SRAM) from `requester`: one packet per pseudo-channel touched. */
+  write(requester: string, block: MemoryBlock, transfer: Transfer, what = "write"): void {
+    this.move("write", requester, block, transfer, what);
+  }
+
+  /** One packet per port `block` touches (a 0-byte request answered with the bytes, or the bytes), launched grouped. */
+  private move(
+    kind: "read" | "write",
+    requester: string,
+    block: MemoryBlock,
+    transfer: Transfer,
+    what: string,
+  ): void {
     const located = this.locate(block, what);
     const paths = this.portPaths(requester, located);
     const { lanes, bytes } = located.split;
+    const read = kind === "read";
     const parts: Packet[] = [];
     for (let i = 0; i < lanes.length; i++) {
       const port = lanes[i] as number;
       const share = bytes[i] as number;
       const request = paths.toMemory[port] ?? this.portPath(requester, paths, port, "memory");
-      const response = paths.fromMemory[port] ?? this.portPath(requester, paths, port, "sink");
+      const response = read
+        ? (paths.fromMemory[port] ?? this.portPath(requester, paths, port, "sink"))
+        : null;
       transfer.expect();
       transfer.bytes += share;
-      const packet = new Packet(request, 0, transfer, response, share, null);
+      const packet = read
+        ? new Packet(request, 0, transfer, response, share, null)
+        : new Packet(request, share, transfer, null, 0, null);
       packet.ranges = located.ranges;
       parts.push(packet);
     }
-    this.launchGrouped(paths, lanes, parts, true);
-  }
-
-  /** Writes `block` (HBM or SRAM) from `requester`: one packet per pseudo-channel touched. */
-  write(requester: string, block: MemoryBlock, transfer: Transfer, what = "write"): void {
-    const located = this.locate(block, what);
-    const paths = this.portPaths(requester, located);
-    const { lanes, bytes } = located.split;
-    const parts: Packet[] = [];
-    for (let i = 0; i < lanes.length; i++) {
-      const port = lanes[i] as number;
-      const share = bytes[i] as number;
-      const path = paths.toMemory[port] ?? this.portPath(requester, paths, port, "memory");
-      transfer.expect();
-      transfer.bytes += share;
-      const packet = new Packet(path, share, transfer, null, 0, null);
-      packet.ranges = located.ranges;
-      parts.push(packet);
-    }
-    this.launchGrouped(paths, lanes, parts, false);
+    this.launchGrouped(paths, lanes, parts, read);
   }
 
   /**

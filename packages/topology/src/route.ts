@@ -1,6 +1,8 @@
 import { KbError } from "@kb/errors";
 import type { TopologyEdge } from "./graph.js";
 import type { RegionRouter } from "./region-router.js";
+import { LATENCY_UNITS_PER_NS, routingArrays } from "./routing-arrays.js";
+import { NODE_LIMIT, SearchQueue } from "./search-queue.js";
 
 /**
  * A path through the topology graph from `src` to `dst`, the best one by the order of
@@ -79,15 +81,6 @@ export function noRouteError(
 }
 
 /**
- * Latencies are compared in integer units of 1e-9 ns: each link latency and per-hop overhead
- * (`first_flit_ns` or `forward_ns`) is rounded once to this grid, so sums are exact integers (below 2^53, that is for paths
- * shorter than about 9 ms), sums such as 0.1 + 0.2 tie exactly with 0.3, and the order of paths
- * is a true total order. That is what makes the best path the same whichever end the search
- * starts from (see {@link Router}).
- */
-export const LATENCY_UNITS_PER_NS = 1e9;
-
-/**
  * Trees of best paths kept at once, in Int32 entries (one per node per tree): 2^25 entries are
  * 128 MiB. The oldest trees are dropped first; a dropped tree is recomputed on demand, with the
  * same result.
@@ -113,9 +106,6 @@ export interface RoutingInput {
   /** Which searches to run on a cache miss (tests): by kind sizes (the default), or always one way. */
   readonly direction?: "auto" | "forward" | "backward";
 }
-
-/** Queue entries are `hops * NODE_LIMIT + node`: exact below 2^52 with up to 2^26 nodes and hops. @internal */
-export const NODE_LIMIT = 2 ** 26;
 
 const UNSEEN = 0;
 const QUEUED = 1;
@@ -182,16 +172,14 @@ export class Router {
       throw new Error(`Router: ${nodeCount} nodes is more than the ${NODE_LIMIT} it can order`);
     this.nodeCount = nodeCount;
     this.routes = new Array<Map<number, Route> | undefined>(nodeCount);
-    this.edgeLatency = new Float64Array(edgeCount);
-    for (let e = 0; e < edgeCount; e++) {
-      this.edgeLatency[e] = Math.round((input.edges[e] as TopologyEdge).latencyNs * LATENCY_UNITS_PER_NS);
-    }
-    this.nodeFirstFlit = new Float64Array(nodeCount);
-    for (let n = 0; n < nodeCount; n++) {
-      this.nodeFirstFlit[n] = Math.round((input.firstFlitNs[n] as number) * LATENCY_UNITS_PER_NS);
-    }
-    [this.outStart, this.outList] = groupEdges(nodeCount, input.edgeSrc);
-    [this.inStart, this.inList] = groupEdges(nodeCount, input.edgeDst);
+    ({
+      edgeLatency: this.edgeLatency,
+      nodeFirstFlit: this.nodeFirstFlit,
+      outStart: this.outStart,
+      outList: this.outList,
+      inStart: this.inStart,
+      inList: this.inList,
+    } = routingArrays(input));
   }
 
   /** Edge numbers leaving node `node`, in insertion order. */
@@ -396,139 +384,6 @@ export class Router {
     }
     return (rank[lastX] as number) < (rank[lastY] as number);
   }
-}
-
-/**
- * The priority queue of a search: entries `hops * NODE_LIMIT + node` ordered by latency, then
- * hops (then node number). Paths in a topology share few distinct latencies (the 43235-node
- * 64-cube bench has 53 per search), so the queue keeps one bucket per latency, a min-heap of the
- * latencies, and serves a bucket in order of hops: its entries are sorted when it becomes
- * current, merged with those pushed at the current latency while it is served (over links of 0
- * ns from nodes without first-flit overhead), which arrive in nondecreasing hops. An entry whose
- * node has since improved stays in its bucket and is skipped by the search.
- */
-class SearchQueue {
-  /** Latency of the bucket being served (-1 before the first pop). */
-  latency = -1;
-  private readonly buckets = new Map<number, number[]>();
-  private readonly latencies: number[] = [];
-  private readonly pool: number[][] = [];
-  private current = new Float64Array(1024);
-  private currentHead = 0;
-  private currentTail = 0;
-  private readonly sameLatency: number[] = [];
-  private sameLatencyHead = 0;
-
-  push(node: number, latency: number, hops: number): void {
-    const entry = hops * NODE_LIMIT + node;
-    if (latency === this.latency) {
-      this.sameLatency.push(entry);
-      return;
-    }
-    let bucket = this.buckets.get(latency);
-    if (bucket === undefined) {
-      bucket = this.pool.pop() ?? [];
-      this.buckets.set(latency, bucket);
-      this.pushLatency(latency);
-    }
-    bucket.push(entry);
-  }
-
-  /** The least entry, or -1 when the queue is empty (which resets it for the next search). */
-  pop(): number {
-    for (;;) {
-      const fromBucket =
-        this.currentHead < this.currentTail
-          ? (this.current[this.currentHead] as number)
-          : Number.POSITIVE_INFINITY;
-      const fromSame =
-        this.sameLatencyHead < this.sameLatency.length
-          ? (this.sameLatency[this.sameLatencyHead] as number)
-          : Number.POSITIVE_INFINITY;
-      if (fromBucket <= fromSame) {
-        if (fromBucket !== Number.POSITIVE_INFINITY) {
-          this.currentHead++;
-          return fromBucket;
-        }
-      } else {
-        this.sameLatencyHead++;
-        return fromSame;
-      }
-      this.sameLatency.length = 0;
-      this.sameLatencyHead = 0;
-      if (this.latencies.length === 0) {
-        this.latency = -1;
-        return -1;
-      }
-      const latency = this.popLatency();
-      const bucket = this.buckets.get(latency) as number[];
-      this.buckets.delete(latency);
-      if (this.current.length < bucket.length) this.current = new Float64Array(bucket.length * 2);
-      this.current.set(bucket);
-      this.current.subarray(0, bucket.length).sort();
-      this.currentHead = 0;
-      this.currentTail = bucket.length;
-      bucket.length = 0;
-      this.pool.push(bucket);
-      this.latency = latency;
-    }
-  }
-
-  private pushLatency(latency: number): void {
-    const heap = this.latencies;
-    let position = heap.length;
-    heap.push(latency);
-    while (position > 0) {
-      const parent = (position - 1) >> 1;
-      const above = heap[parent] as number;
-      if (above <= latency) break;
-      heap[position] = above;
-      position = parent;
-    }
-    heap[position] = latency;
-  }
-
-  private popLatency(): number {
-    const heap = this.latencies;
-    const top = heap[0] as number;
-    const last = heap.pop() as number;
-    const size = heap.length;
-    if (size > 0) {
-      let position = 0;
-      for (;;) {
-        let child = 2 * position + 1;
-        if (child >= size) break;
-        if (child + 1 < size && (heap[child + 1] as number) < (heap[child] as number)) child++;
-        const below = heap[child] as number;
-        if (below >= last) break;
-        heap[position] = below;
-        position = child;
-      }
-      heap[position] = last;
-    }
-    return top;
-  }
-}
-
-/**
- * Groups edge numbers by node (`ends[e]` is the node of edge e), keeping insertion order: the
- * edges of node n are `list[start[n]]` to `list[start[n + 1] - 1]`. @internal
- */
-export function groupEdges(nodeCount: number, ends: Int32Array): [Int32Array, Int32Array] {
-  const start = new Int32Array(nodeCount + 1);
-  for (let e = 0; e < ends.length; e++) {
-    const slot = (ends[e] as number) + 1;
-    start[slot] = (start[slot] as number) + 1;
-  }
-  for (let n = 0; n < nodeCount; n++) start[n + 1] = (start[n + 1] as number) + (start[n] as number);
-  const fill = start.slice(0, nodeCount);
-  const list = new Int32Array(ends.length);
-  for (let e = 0; e < ends.length; e++) {
-    const node = ends[e] as number;
-    list[fill[node] as number] = e;
-    fill[node] = (fill[node] as number) + 1;
-  }
-  return [start, list];
 }
 
 /** The position of each id in string order. */
