@@ -78,6 +78,12 @@ export class KernelHost {
 export interface KernelRunnerOptions extends TLOptions {
   /** Records every command the kernel issues (to compare with command-list mode). */
   readonly record?: PeCommand[];
+  /**
+   * Refuses `tl.send` / `tl.recv` (and every other IPCQ command) with this reason: the call fails
+   * with `TL_INVALID_CALL` at its line in the kernel. Set by launches whose programs do not own
+   * their PE's queues (`@kb/runtime`'s logical grids); absent, IPCQ commands run.
+   */
+  readonly ipcqRefusal?: string;
 }
 
 type RunnerState = "new" | "running" | "done";
@@ -104,6 +110,7 @@ export class KernelRunner implements CommandSource {
   private ended = false;
   private failure: KbError | null = null;
   private readonly record: PeCommand[] | null;
+  private readonly ipcqRefusal: string | null;
 
   constructor(
     private readonly host: KernelHost,
@@ -113,6 +120,7 @@ export class KernelRunner implements CommandSource {
   ) {
     this.name = options.kernel;
     this.record = options.record ?? null;
+    this.ipcqRefusal = options.ipcqRefusal ?? null;
     const sink: CommandSink = {
       runner: true,
       now: () => host.env.now,
@@ -169,6 +177,12 @@ export class KernelRunner implements CommandSource {
     }
     if (this.state === "done") {
       throw this.tl._error("KERNEL_FAILED", `issued ${command.kind} after the kernel returned.`);
+    }
+    if (this.ipcqRefusal !== null && (command.kind === "ipcq_send" || command.kind === "ipcq_recv")) {
+      throw this.tl._error(
+        "TL_INVALID_CALL",
+        `an IPCQ ${command.kind === "ipcq_send" ? "send" : "receive"} is refused here: ${this.ipcqRefusal}`,
+      );
     }
     this.record?.push(command);
     const index = this.issued++;
