@@ -9,12 +9,12 @@ export interface GridSpec {
   readonly pes?: number | readonly number[];
 }
 
-/** A resolved grid: the PEs of a launch and each one's program ids. */
+/** A resolved grid: the PEs of a launch (and, in a persistent launch, each one's program ids). */
 export interface Grid {
   readonly sips: readonly number[];
   readonly cubes: readonly number[];
   readonly pes: readonly number[];
-  /** Kernel instances: sips x cubes x pes. */
+  /** PEs: sips x cubes x pes (the programs of a persistent launch). */
   readonly size: number;
 }
 
@@ -53,8 +53,10 @@ export function isGrid(grid: Grid | GridSpec | undefined): grid is Grid {
 }
 
 /**
- * The placement of every kernel instance of `grid`, SIP-major then cube then PE; each one's
- * program ids are its position in the grid, PE first (`[pe, cube, sip]`).
+ * The placement of every PE of `grid`, SIP-major then cube then PE; each one's program ids are
+ * its position in the grid, PE first (`[pe, cube, sip]`): the programs of a persistent launch. A
+ * logical launch (`LaunchOptions.programs`) gives its programs these PEs with logical ids instead
+ * (`programPlacement` of program-grid.ts).
  */
 export function gridPlacements(grid: Grid): KernelPlacement[] {
   const placements: KernelPlacement[] = [];

@@ -57,17 +57,42 @@ export interface FreeOptions {
 
 /** Options of `Simulator.launch`. */
 export interface LaunchOptions<Args extends readonly unknown[]> {
-  /** Where to run (default: every PE of the topology). */
+  /** The PEs to run on (default: every PE of the topology). */
   readonly grid?: Grid | GridSpec;
+  /**
+   * A logical launch grid, Triton's `grid`: `[nx]`, `[nx, ny]` or `[nx, ny, nz]` programs (each
+   * an integer >= 1). Default: none, a persistent launch.
+   *
+   * - **Persistent** (no `programs`): one program per PE of `grid`; `tl.programId(axis)` is the
+   *   PE's position in the grid (axis 0 PE within its cube, 1 cube, 2 SIP) and
+   *   `tl.numPrograms(axis)` the grid's size on that axis.
+   * - **Logical** (`programs`): nx x ny x nz programs; `tl.programId(axis)` /
+   *   `tl.numPrograms(axis)` are the program's logical ids and the grid's size, as in Triton.
+   *   The block scheduler takes programs in linear order (x fastest, then y, then z): program i
+   *   goes to the grid's PE i (placement order: SIP, then cube, then PE) in the first round, then
+   *   each PE takes the next program when its previous one ended (its async commands included).
+   *   A further program costs its PE_CPU `dispatch_ns x freq_ghz + dispatchCycles` cycles
+   *   (docs/latency-model.md section 6). PEs beyond the program count are left out of the
+   *   launch. Programs share their PE's TCM scratch, one after another, and may not use
+   *   `tl.send` / `tl.recv` (`TL_INVALID_CALL`).
+   *
+   * **When to use**: a kernel written the Triton way (`pid = tl.programId(0)`, one block per
+   * program, `programs: [Math.ceil(n / BLOCK)]`), whatever the number of PEs. Keep the persistent
+   * launch for kernels that split work over the PEs themselves or talk over IPCQ.
+   *
+   * Throws `RUNTIME_INVALID` (at `launch`) for anything else than 1 to 3 integers >= 1.
+   */
+  readonly programs?: readonly number[];
   /** The kernel's arguments after `tl`. */
   readonly args: Args;
   /** Name in the kernel registry, traces and errors (default: the function's name). */
   readonly name?: string;
   /**
-   * Called once the launch completed, for every kernel instance, with the commands it issued in
-   * runner mode and the options that give the same `tl` in command-list mode (`commandList(kernel,
-   * args, instance.options)` of @kb/tl issues the same commands for a kernel that does not branch
-   * on loaded data). Off by default: recording keeps every command of the launch.
+   * Called once the launch completed, for every kernel instance (every program, in linear order,
+   * on a logical grid), with the commands it issued in runner mode and the options that give the
+   * same `tl` in command-list mode (`commandList(kernel, args, instance.options)` of @kb/tl issues
+   * the same commands for a kernel that does not branch on loaded data). Off by default:
+   * recording keeps every command of the launch.
    */
   readonly onInstance?: (instance: KernelInstance) => void;
 }

@@ -1,5 +1,6 @@
 import {
   buildMachine,
+  type CommandSource,
   defaultRegistry,
   IpcqNetwork,
   ipcqRegionBytes,
@@ -31,6 +32,7 @@ import { createKernelMemory } from "./kernel-memory.js";
 import { DeviceMemory } from "./memory/device-memory.js";
 import { type HostWrite, HostWriteLog } from "./memory/host-writes.js";
 import { PendingRanges } from "./memory/pending-ranges.js";
+import { programCount, programQueues, resolveProgramGrid } from "./program-grid.js";
 import { collectResults, type LaunchRecord, type RunResults, snapshotWork, workSince } from "./results.js";
 import type { FreeOptions, KernelInstance, LaunchOptions, SimulatorOptions } from "./simulator-options.js";
 
@@ -306,12 +308,18 @@ export class Simulator {
   }
 
   /**
-   * Launches `kernel` on every PE of the grid through IO_CPU -> M_CPU -> PE_CPU with the global
-   * start barrier, and runs the machine until the launch completes. Each instance gets its own
-   * `tl` (program ids from its grid position) and TCM scratch.
+   * Launches `kernel` on the PEs of the grid through IO_CPU -> M_CPU -> PE_CPU with the global
+   * start barrier, and runs the machine until the launch completes. Each program gets its own `tl`
+   * and the TCM scratch its PE took for the launch.
    *
-   * Throws `MEMORY_ACCESS` before anything runs when a device tensor among `args` (or in an array
-   * or plain object among them) was freed, naming the argument and where it was freed.
+   * Persistent (the default): one program per PE, whose program ids are the PE's grid position.
+   * Logical (`programs: [nx, ny?, nz?]`, Triton's grid): nx x ny x nz programs with logical ids,
+   * dispatched onto the grid's PEs by the block scheduler of program-grid.ts; a program may not
+   * use `tl.send` / `tl.recv` (docs/latency-model.md section 6).
+   *
+   * Throws `RUNTIME_INVALID` for a `programs` that is not 1 to 3 integers >= 1, and
+   * `MEMORY_ACCESS` before anything runs when a device tensor among `args` (or in an array or
+   * plain object among them) was freed, naming the argument and where it was freed.
    */
   async launch<Args extends readonly unknown[]>(
     kernel: Kernel<Args>,
@@ -319,14 +327,35 @@ export class Simulator {
   ): Promise<LaunchRecord> {
     this.usable();
     const name = options.name ?? (kernel.name || "kernel");
+    const programs =
+      options.programs === undefined ? null : resolveProgramGrid(name, options.programs, this.now);
     refuseFreedArgs(name, options.args);
     this.kernels.define(name, kernel as Kernel);
     const grid = isGrid(options.grid) ? options.grid : this.grid(options.grid ?? {});
-    const placements = gridPlacements(grid);
+    const all = gridPlacements(grid);
+    // PEs without a first program stay out of the launch.
+    const placements = programs === null ? all : all.slice(0, Math.min(all.length, programCount(programs)));
     const memory = this.kernelMemory();
-    const scratch: { address: number; bytes: number }[] = [];
-    const runners: KernelRunner[] = [];
+    const scratch: { address: number; bytes: number; offset: number }[] = [];
     const instances: KernelInstance[] = [];
+    /** The runner of a program (instance `slot` of `onInstance`) on the PE of `placements[pe]`. */
+    const runner = (slot: number, placement: KernelPlacement, pe: number, ipcqRefusal?: string) => {
+      const { offset, bytes } = scratch[pe] as { offset: number; bytes: number };
+      const tlOptions = {
+        kernel: name,
+        placement,
+        scratch: { offset, bytes },
+        dispatchCycles: this.dispatchCycles,
+      };
+      const commands: PeCommand[] | null = options.onInstance === undefined ? null : [];
+      if (commands !== null) instances[slot] = { options: tlOptions, commands };
+      return new KernelRunner(this.host, kernel as Kernel, options.args, {
+        ...tlOptions,
+        memory,
+        ...(commands !== null ? { record: commands } : {}),
+        ...(ipcqRefusal !== undefined ? { ipcqRefusal } : {}),
+      });
+    };
     try {
       for (const placement of placements) {
         const bytes = this.scratchFor(placement);
@@ -335,29 +364,25 @@ export class Simulator {
           { sip: placement.sip, cube: placement.cube, pe: placement.peIndex },
           `${name} scratch`,
         );
-        scratch.push({ address, bytes });
         const offset = address - tcmAddress(placement.sip, placement.cube, placement.peIndex, 0);
-        const tlOptions = {
-          kernel: name,
-          placement,
-          scratch: { offset, bytes },
-          dispatchCycles: this.dispatchCycles,
-        };
-        const commands: PeCommand[] | null = options.onInstance === undefined ? null : [];
-        if (commands !== null) instances.push({ options: tlOptions, commands });
-        runners.push(
-          new KernelRunner(this.host, kernel as Kernel, options.args, {
-            ...tlOptions,
-            memory,
-            ...(commands !== null ? { record: commands } : {}),
-          }),
-        );
+        scratch.push({ address, bytes, offset });
       }
+      const sources: CommandSource[] =
+        programs === null
+          ? placements.map((placement, index) => runner(index, placement, index))
+          : programQueues({
+              machine: this.machine,
+              kernel: name,
+              grid: programs,
+              placements,
+              dispatchCycles: this.dispatchCycles,
+              start: runner,
+            });
       const startNs = this.now;
       const before = snapshotWork(this.machine);
       const done = this.machine.launch({
         pes: placements.map((placement) => placement.pe),
-        program: (_pe, index) => runners[index] as KernelRunner,
+        program: (_pe, index) => sources[index] as CommandSource,
         name,
       });
       await this.drive(done);
