@@ -2,7 +2,7 @@ import { join } from "node:path";
 import * as components from "@kb/components";
 import { formatVerifyTable, type VerifyReport } from "@kb/data-executor";
 import * as oplog from "@kb/oplog";
-import { JsonlSink } from "@kb/oplog/node";
+import { JsonlSink, SpillSink } from "@kb/oplog/node";
 import * as runtime from "@kb/runtime";
 import { parseBenchParams, type RunResults, Simulator } from "@kb/runtime";
 import { type Command, InvalidArgumentError } from "commander";
@@ -134,7 +134,7 @@ async function runBench(benchArg: string, options: RunOptions, io: CliIo): Promi
   const traceFile = options.trace === undefined ? null : new PendingFile(options.trace, "trace");
   let logger: oplog.OpLogger | null = null;
   let results: RunResults;
-  let memorySink: oplog.MemorySink | null = null;
+  let phase2Log: Phase2Log | null = null;
   let report: VerifyReport | null = null;
   let phaseCheck: runtime.PhaseCheck | null = null;
   let phase2WallMs = 0;
@@ -144,10 +144,12 @@ async function runBench(benchArg: string, options: RunOptions, io: CliIo): Promi
   let extras: Omit<RunExtras, "outputs">;
   try {
     const checkPhases = options.checkPhases === true;
-    memorySink = options.verify === true || checkPhases ? new oplog.MemorySink() : null;
+    phase2Log = options.verify === true || checkPhases ? phase2LogFor(checkPhases) : null;
     const fileSink = options.oplog === undefined ? null : new JsonlSink(options.oplog);
     const sink =
-      memorySink !== null && fileSink !== null ? teeSink(memorySink, fileSink) : (memorySink ?? fileSink);
+      phase2Log !== null && fileSink !== null
+        ? teeSink(phase2Log.sink, fileSink)
+        : (phase2Log?.sink ?? fileSink);
     logger = sink === null ? null : new oplog.OpLogger(sink);
     const recorder = traceFile === null ? null : new components.TraceRecorder();
     progress?.show(`${bench.name}: building the machine of ${topologyFile}`);
@@ -172,12 +174,12 @@ async function runBench(benchArg: string, options: RunOptions, io: CliIo): Promi
       results = { ...results, report: { title, columns: [...columns], rows: rows.map((row) => [...row]) } };
     }
     await logger?.close();
-    if (memorySink !== null) {
-      progress?.show(`${bench.name}: phase 2, replaying ${groupDigits(memorySink.records.length)} ops`);
+    if (phase2Log !== null) {
+      const total = phase2Log.count();
+      progress?.show(`${bench.name}: phase 2, replaying ${groupDigits(total)} ops`);
       const phase2Start = performance.now();
       // One thread: measured with `pnpm bench:executor --part phase2`, a GemmPool of 2 made the
       // replay of gemm 2048^3 slower (2.4 s against 1.9 s); GEMMs are a small share of it.
-      const total = memorySink.records.length;
       let shownMs = 0;
       const onProgress =
         progress === null
@@ -194,10 +196,9 @@ async function runBench(benchArg: string, options: RunOptions, io: CliIo): Promi
             };
       // One replay serves --verify and --check-phases: the comparer reads each observed load's
       // bytes as its dma_read runs, the verification reads the outputs from the store at the end.
-      const comparer = checkPhases
-        ? new runtime.PhaseComparer(sim.loadObservations, memorySink.records)
-        : null;
-      const phase2 = runtime.replay(sim.hostWrites, memorySink.records, {
+      const comparer =
+        phase2Log.kept !== null ? new runtime.PhaseComparer(sim.loadObservations, phase2Log.kept) : null;
+      const phase2 = runtime.replay(sim.hostWrites, phase2Log.records(), {
         onProgress,
         onExecuted: comparer?.onExecuted ?? null,
       });
@@ -229,6 +230,7 @@ async function runBench(benchArg: string, options: RunOptions, io: CliIo): Promi
     traceFile?.discard();
     throw error;
   } finally {
+    phase2Log?.dispose();
     progress?.clear();
   }
 
@@ -247,12 +249,49 @@ async function runBench(benchArg: string, options: RunOptions, io: CliIo): Promi
   if (results.report !== undefined) io.stdout.write(`\n${formatReport(results.report)}`);
   if (report !== null) {
     io.stdout.write(
-      `\nverification (phase 2: ${groupDigits(memorySink?.records.length ?? 0)} ops replayed in ${formatWallMs(phase2WallMs)}; references computed in ${formatWallMs(referenceWallMs)}, compared in ${formatWallMs(checkWallMs - referenceWallMs)})\n`,
+      `\nverification (phase 2: ${groupDigits(phase2Log?.count() ?? 0)} ops replayed in ${formatWallMs(phase2WallMs)}; references computed in ${formatWallMs(referenceWallMs)}, compared in ${formatWallMs(checkWallMs - referenceWallMs)})\n`,
     );
     io.stdout.write(formatVerifyTable(report));
   }
   if (phaseCheck !== null) io.stdout.write(`\n${runtime.formatPhaseCheck(phaseCheck)}`);
   return passed;
+}
+
+/** The op log phase 2 replays in this process, and how it is kept. */
+interface Phase2Log {
+  readonly sink: oplog.OpLogSink;
+  /** Every record in memory (--check-phases matches loads by record id), else null. */
+  readonly kept: readonly oplog.OpRecord[] | null;
+  count(): number;
+  /** The records in id order, once the logger is closed. */
+  records(): Iterable<oplog.OpRecord>;
+  dispose(): void;
+}
+
+/**
+ * `--check-phases` keeps the records in memory (its comparer indexes them by id); `--verify` alone
+ * streams them to a temporary file past 131 072 records (`SpillSink`), so a long run's log costs
+ * disk, not memory, and the replay holds one chunk at a time.
+ */
+function phase2LogFor(checkPhases: boolean): Phase2Log {
+  if (checkPhases) {
+    const sink = new oplog.MemorySink();
+    return {
+      sink,
+      kept: sink.records,
+      count: () => sink.records.length,
+      records: () => sink.records,
+      dispose: () => {},
+    };
+  }
+  const sink = new SpillSink();
+  return {
+    sink,
+    kept: null,
+    count: () => sink.recordCount,
+    records: () => sink.records(),
+    dispose: () => sink.dispose(),
+  };
 }
 
 /** An op-log sink writing to two sinks (phase 2 in memory and the --oplog file). */

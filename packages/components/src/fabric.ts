@@ -38,6 +38,13 @@ export class Fabric {
   private readonly paths = new Map<string, Map<string, CompiledPath>>();
   private readonly portPathsByRequester = new Map<string, Map<number, PortPaths>>();
   private readonly splits = new Map<string, Split>();
+  /**
+   * Every distinct stop of the compiled paths, by value: the paths from one requester to the 32
+   * pseudo-channels of a stack differ only in their last stop, and paths from many requesters
+   * share the stops near a memory (8192 PEs compile ~560 k paths).
+   */
+  private readonly stops = new Map<string, Stop>();
+  private readonly linkNumbers = new Map<Link, number>();
   private readonly map: HbmAddressMap;
   private readonly hbmCapacity: number;
 
@@ -61,8 +68,27 @@ export class Fabric {
     if (link === undefined) {
       link = new Link(edge);
       this.links.set(edge, link);
+      this.linkNumbers.set(link, this.linkNumbers.size);
     }
     return link;
+  }
+
+  /** The stop of these values, shared by every path that has it (stops are never changed). */
+  private stop(
+    component: Component | null,
+    lane: number,
+    overheadNs: number,
+    links: Link[],
+    passOverheadNs: number,
+  ): Stop {
+    let key = `${component?.id ?? ""}|${lane}|${overheadNs}|${passOverheadNs}`;
+    for (const link of links) key += `|${this.linkNumbers.get(link)}`;
+    let stop = this.stops.get(key);
+    if (stop === undefined) {
+      stop = { component, lane, overheadNs, links, passOverheadNs };
+      this.stops.set(key, stop);
+    }
+    return stop;
   }
 
   /**
@@ -105,9 +131,9 @@ export class Fabric {
     };
     const first = viaNoc(src, dst);
     const last = first === null ? viaNoc(dst, src) : null;
-    if (first === null && last === null) return graph.route(src, dst);
-    const a = first !== null ? graph.route(src, first) : graph.route(src, last as string);
-    const b = first !== null ? graph.route(first, dst) : graph.route(last as string, dst);
+    if (first === null && last === null) return graph.route(src, dst, UNKEPT);
+    const a = first !== null ? graph.route(src, first, UNKEPT) : graph.route(src, last as string, UNKEPT);
+    const b = first !== null ? graph.route(first, dst, UNKEPT) : graph.route(last as string, dst, UNKEPT);
     const middle = graph.node(first ?? (last as string));
     const overhead = Number(middle.params.first_flit_ns ?? 0);
     return {
@@ -122,15 +148,7 @@ export class Fabric {
     const route = this.routeOf(src, dst);
     const hops = route.hops;
     const routeLinks = route.links;
-    const stops: Stop[] = [
-      {
-        component: this.lookup(src) ?? null,
-        lane: 0,
-        overheadNs: 0,
-        links: [],
-        passOverheadNs: 0,
-      },
-    ];
+    const stops: Stop[] = [this.stop(this.lookup(src) ?? null, 0, 0, [], 0)];
     let links: Link[] = [];
     let pass = 0;
     for (let i = 1; i < hops.length; i++) {
@@ -166,7 +184,7 @@ export class Fabric {
         );
       }
       const overhead = last ? 0 : Number(node.params.first_flit_ns ?? node.params.forward_ns ?? 0);
-      stops.push({ component, lane, overheadNs: overhead, links, passOverheadNs: pass });
+      stops.push(this.stop(component, lane, overhead, links, pass));
       links = [];
       pass = 0;
     }
@@ -425,6 +443,9 @@ export class Fabric {
 
   private readonly envHolder = { env: this.env } as Component;
 }
+
+/** Routes the fabric compiles are not cached by the graph: the compiled paths are. */
+const UNKEPT = { keep: false } as const;
 
 /** Blocks whose split {@link Fabric} keeps. */
 const SPLIT_CACHE_SIZE = 4096;

@@ -11,7 +11,7 @@ export {
   toFloat32,
 } from "./gemm/index.js";
 export { applyMath } from "./math.js";
-export { MEMORY_STORE_PAGE_BYTES, MemoryStore } from "./memory-store.js";
+export { MEMORY_STORE_PAGE_BYTES, MemoryStore, type MemoryStoreOptions } from "./memory-store.js";
 export type {
   Mismatch,
   NonFiniteCounts,

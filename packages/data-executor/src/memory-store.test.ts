@@ -32,6 +32,29 @@ function pattern(length: number, first = 0): Uint8Array {
 describe("MemoryStore", () => {
   it("uses 64 KiB pages", () => {
     expect(PAGE).toBe(65536);
+    expect(new MemoryStore().pageBytes).toBe(65536);
+  });
+
+  it("takes a smaller page size: a 24 KiB write holds two 16 KiB pages, not one of 64 KiB", () => {
+    const store = new MemoryStore({ pageBytes: 16384 });
+    const data = pattern(24 * 1024, 5);
+    store.write(3 * PAGE, data); // 16 KiB pages 12 and 13 (the second holds 8 KiB)
+    expect(store.pageCount).toBe(2);
+    expect(store.read(3 * PAGE, data.length)).toEqual(data);
+    store.copy(3 * PAGE, 7 * PAGE + 16000, data.length); // crosses 16 KiB boundaries at other offsets
+    expect(store.read(7 * PAGE + 16000, data.length)).toEqual(data);
+    store.discard(3 * PAGE, 16384); // page 12 only
+    expect(store.read(3 * PAGE, 16384)).toEqual(new Uint8Array(16384));
+    expect(store.read(3 * PAGE + 16384, 8192)).toEqual(data.subarray(16384));
+  });
+
+  it("refuses a page size that is not a power of two from 4 KiB to 64 KiB", () => {
+    for (const pageBytes of [2048, 12288, 131072, 4096.5]) {
+      expect(() => new MemoryStore({ pageBytes })).toThrow(
+        /pageBytes must be a power of two from 4096 to 65536/,
+      );
+    }
+    expect(new MemoryStore({ pageBytes: 4096 }).pageBytes).toBe(4096);
   });
 
   it("reads never-written memory as zeros without creating pages", () => {

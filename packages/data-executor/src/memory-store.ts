@@ -1,18 +1,27 @@
 import { KbError } from "@kb/errors";
 import { DTYPE_BYTES, type Dtype, Tensor } from "@kb/tensor";
 
-/** Bytes per page of a {@link MemoryStore}: 64 KiB. */
+/** Bytes per page of a {@link MemoryStore} by default: 64 KiB. */
 export const MEMORY_STORE_PAGE_BYTES = 65536;
 
-const PAGE_BYTES = MEMORY_STORE_PAGE_BYTES;
+/** Options of a {@link MemoryStore}. */
+export interface MemoryStoreOptions {
+  /**
+   * Bytes per page: a power of two from 4 KiB to 64 KiB (default {@link MEMORY_STORE_PAGE_BYTES}).
+   * Smaller pages hold less of a sparsely written memory (a few KiB of scratch in each of thousands
+   * of TCMs); larger ones copy big ranges with fewer page lookups.
+   */
+  readonly pageBytes?: number;
+}
+
 const ADDRESS_LIMIT = 2 ** 53;
 /**
- * Pages per slab at most: 512 x 64 KiB = 32 MiB, the size from which the C allocator (glibc's
- * largest mmap threshold) maps a block of its own and gives it back to the system when it is
- * freed. Slabs start at 16 pages and double with what the store holds.
+ * Bytes per slab at most: 32 MiB, the size from which the C allocator (glibc's largest mmap
+ * threshold) maps a block of its own and gives it back to the system when it is freed. Slabs start
+ * at 1 MiB and double with what the store holds.
  */
-const MAX_SLAB_PAGES = 512;
-const MIN_SLAB_PAGES = 16;
+const MAX_SLAB_BYTES = 32 * 2 ** 20;
+const MIN_SLAB_BYTES = 2 ** 20;
 
 /** One block of pages. */
 interface Slab {
@@ -40,6 +49,8 @@ class PageSlabs {
   private current: Slab | null = null;
   private capacity = 0;
 
+  constructor(private readonly pageBytes: number) {}
+
   /** A zeroed page. */
   take(): Uint8Array {
     const reused = this.partial.values().next();
@@ -52,13 +63,14 @@ class PageSlabs {
     }
     let slab = this.current;
     if (slab === null || slab.next === slab.capacity) {
-      const capacity = Math.min(MAX_SLAB_PAGES, Math.max(MIN_SLAB_PAGES, this.capacity));
-      slab = { buffer: new ArrayBuffer(capacity * PAGE_BYTES), capacity, next: 0, used: 0, free: [] };
+      const pages = this.pageBytes;
+      const capacity = Math.min(MAX_SLAB_BYTES / pages, Math.max(MIN_SLAB_BYTES / pages, this.capacity));
+      slab = { buffer: new ArrayBuffer(capacity * pages), capacity, next: 0, used: 0, free: [] };
       this.slabs.set(slab.buffer, slab);
       this.capacity += capacity;
       this.current = slab;
     }
-    const page = new Uint8Array(slab.buffer, slab.next * PAGE_BYTES, PAGE_BYTES);
+    const page = new Uint8Array(slab.buffer, slab.next * this.pageBytes, this.pageBytes);
     slab.next++;
     slab.used++;
     return page;
@@ -85,7 +97,7 @@ class PageSlabs {
  * encoded device address (the memory space is part of the address, so there is no `space`
  * argument).
  *
- * Bytes live in 64 KiB pages created on the first write that touches them; bytes never written
+ * Bytes live in pages (64 KiB unless {@link MemoryStoreOptions.pageBytes} says otherwise) created on the first write that touches them; bytes never written
  * read as 0. Pages are carved out of blocks of up to 32 MiB, and a block none of whose pages is
  * held any more is released ({@link discard}), so the process's memory follows what the store
  * holds now rather than the most it ever held. Every range is copied page slice by page slice with `Uint8Array.set`, so large
@@ -102,8 +114,30 @@ class PageSlabs {
  * length that is not an integer >= 0, or a range that runs past 2^53.
  */
 export class MemoryStore {
+  /** Bytes per page (see {@link MemoryStoreOptions.pageBytes}). */
+  readonly pageBytes: number;
   private readonly pages = new Map<number, Uint8Array>();
-  private slabs = new PageSlabs();
+  private slabs: PageSlabs;
+
+  /** Throws `MEMORY_ALLOCATION` for a page size that is not a power of two from 4 KiB to 64 KiB. */
+  constructor(options: MemoryStoreOptions = {}) {
+    const pageBytes = options.pageBytes ?? MEMORY_STORE_PAGE_BYTES;
+    if (
+      !(
+        Number.isInteger(pageBytes) &&
+        pageBytes >= 4096 &&
+        pageBytes <= 65536 &&
+        (pageBytes & (pageBytes - 1)) === 0
+      )
+    ) {
+      throw new KbError(
+        "MEMORY_ALLOCATION",
+        `MemoryStore: pageBytes must be a power of two from 4096 to 65536, got ${String(pageBytes)}.`,
+      );
+    }
+    this.pageBytes = pageBytes;
+    this.slabs = new PageSlabs(pageBytes);
+  }
   private written = 0;
 
   /** Bytes stored so far by `write`, `writeTyped`, `fill` and `copy` (destination bytes), since the last `clear`. */
@@ -111,7 +145,7 @@ export class MemoryStore {
     return this.written;
   }
 
-  /** Pages currently held (each {@link MEMORY_STORE_PAGE_BYTES} bytes). */
+  /** Pages currently held (each {@link pageBytes} bytes). */
   get pageCount(): number {
     return this.pages.size;
   }
@@ -123,8 +157,8 @@ export class MemoryStore {
     let position = 0;
     while (position < length) {
       const at = address + position;
-      const offset = at % PAGE_BYTES;
-      const chunk = Math.min(PAGE_BYTES - offset, length - position);
+      const offset = at % this.pageBytes;
+      const chunk = Math.min(this.pageBytes - offset, length - position);
       this.pageFor(at).set(bytes.subarray(position, position + chunk), offset);
       position += chunk;
     }
@@ -144,9 +178,9 @@ export class MemoryStore {
     let position = 0;
     while (position < length) {
       const at = address + position;
-      const offset = at % PAGE_BYTES;
-      const chunk = Math.min(PAGE_BYTES - offset, length - position);
-      const page = this.pages.get((at - offset) / PAGE_BYTES);
+      const offset = at % this.pageBytes;
+      const chunk = Math.min(this.pageBytes - offset, length - position);
+      const page = this.pages.get((at - offset) / this.pageBytes);
       if (page === undefined) target.fill(0, position, position + chunk);
       else target.set(page.subarray(offset, offset + chunk), position);
       position += chunk;
@@ -166,9 +200,9 @@ export class MemoryStore {
     let position = 0;
     while (position < length) {
       const at = address + position;
-      const offset = at % PAGE_BYTES;
-      const chunk = Math.min(PAGE_BYTES - offset, length - position);
-      const index = (at - offset) / PAGE_BYTES;
+      const offset = at % this.pageBytes;
+      const chunk = Math.min(this.pageBytes - offset, length - position);
+      const index = (at - offset) / this.pageBytes;
       // zeros need no page: a missing page already reads as zeros
       const page = value === 0 ? this.pages.get(index) : this.pageFor(at);
       page?.fill(value, offset, offset + chunk);
@@ -195,8 +229,8 @@ export class MemoryStore {
       let position = 0;
       while (position < length) {
         const chunk = Math.min(
-          PAGE_BYTES - ((source + position) % PAGE_BYTES),
-          PAGE_BYTES - ((destination + position) % PAGE_BYTES),
+          this.pageBytes - ((source + position) % this.pageBytes),
+          this.pageBytes - ((destination + position) % this.pageBytes),
           length - position,
         );
         this.copyChunk(source + position, destination + position, chunk);
@@ -208,8 +242,8 @@ export class MemoryStore {
         const sourceEnd = source + remaining;
         const destinationEnd = destination + remaining;
         const chunk = Math.min(
-          sourceEnd % PAGE_BYTES || PAGE_BYTES,
-          destinationEnd % PAGE_BYTES || PAGE_BYTES,
+          sourceEnd % this.pageBytes || this.pageBytes,
+          destinationEnd % this.pageBytes || this.pageBytes,
           remaining,
         );
         this.copyChunk(sourceEnd - chunk, destinationEnd - chunk, chunk);
@@ -251,8 +285,8 @@ export class MemoryStore {
   touched(address: number, length: number): boolean {
     checkRange("touched", address, length);
     if (length === 0) return false;
-    const first = (address - (address % PAGE_BYTES)) / PAGE_BYTES;
-    const last = (address + length - 1 - ((address + length - 1) % PAGE_BYTES)) / PAGE_BYTES;
+    const first = (address - (address % this.pageBytes)) / this.pageBytes;
+    const last = (address + length - 1 - ((address + length - 1) % this.pageBytes)) / this.pageBytes;
     if (last - first + 1 > this.pages.size) {
       for (const index of this.pages.keys()) if (index >= first && index <= last) return true;
       return false;
@@ -274,8 +308,8 @@ export class MemoryStore {
     checkRange("discard", address, length);
     if (length === 0 || this.pages.size === 0) return;
     const end = address + length;
-    const first = (address - (address % PAGE_BYTES)) / PAGE_BYTES;
-    const last = (end - 1 - ((end - 1) % PAGE_BYTES)) / PAGE_BYTES;
+    const first = (address - (address % this.pageBytes)) / this.pageBytes;
+    const last = (end - 1 - ((end - 1) % this.pageBytes)) / this.pageBytes;
     if (last - first + 1 > this.pages.size) {
       for (const index of [...this.pages.keys()]) {
         if (index >= first && index <= last) this.discardInPage(index, address, end);
@@ -308,13 +342,13 @@ export class MemoryStore {
   /** Forgets every byte (all memory reads as 0 again) and resets `bytesWritten`. */
   clear(): void {
     this.pages.clear();
-    this.slabs = new PageSlabs();
+    this.slabs = new PageSlabs(this.pageBytes);
     this.written = 0;
   }
 
   /** The page holding `address`, created (zero-filled) if missing. */
   private pageFor(address: number): Uint8Array {
-    const index = (address - (address % PAGE_BYTES)) / PAGE_BYTES;
+    const index = (address - (address % this.pageBytes)) / this.pageBytes;
     let page = this.pages.get(index);
     if (page === undefined) {
       page = this.slabs.take();
@@ -327,10 +361,10 @@ export class MemoryStore {
   private discardInPage(index: number, start: number, end: number): void {
     const page = this.pages.get(index);
     if (page === undefined) return;
-    const pageStart = index * PAGE_BYTES;
+    const pageStart = index * this.pageBytes;
     const from = Math.max(start, pageStart) - pageStart;
-    const to = Math.min(end, pageStart + PAGE_BYTES) - pageStart;
-    if (from === 0 && to === PAGE_BYTES) {
+    const to = Math.min(end, pageStart + this.pageBytes) - pageStart;
+    if (from === 0 && to === this.pageBytes) {
       this.pages.delete(index);
       this.slabs.give(page);
     } else {
@@ -340,12 +374,12 @@ export class MemoryStore {
 
   /** Copies a range that crosses no page boundary on either side. */
   private copyChunk(source: number, destination: number, length: number): void {
-    const sourceOffset = source % PAGE_BYTES;
-    const destinationOffset = destination % PAGE_BYTES;
-    const sourcePage = this.pages.get((source - sourceOffset) / PAGE_BYTES);
+    const sourceOffset = source % this.pageBytes;
+    const destinationOffset = destination % this.pageBytes;
+    const sourcePage = this.pages.get((source - sourceOffset) / this.pageBytes);
     if (sourcePage === undefined) {
       this.pages
-        .get((destination - destinationOffset) / PAGE_BYTES)
+        .get((destination - destinationOffset) / this.pageBytes)
         ?.fill(0, destinationOffset, destinationOffset + length);
       return;
     }

@@ -1,4 +1,4 @@
-import { MEMORY_STORE_PAGE_BYTES, type MemoryStore } from "@kb/data-executor";
+import type { MemoryStore } from "@kb/data-executor";
 import type { KernelMemory, LoadObservation } from "@kb/tl";
 import { decodeAddress } from "@kb/topology";
 import type { DeviceMemory } from "./memory/device-memory.js";
@@ -16,8 +16,6 @@ export interface KernelMemoryParts {
   readonly observations: LoadObservation[] | null;
 }
 
-const PAGE = MEMORY_STORE_PAGE_BYTES;
-
 /**
  * Drops the store's pages of HBM and SRAM that `[address, address + length)` (just marked
  * pending) made wholly pending: phase 1 never reads pending bytes (a load of them gives a pending
@@ -27,17 +25,18 @@ const PAGE = MEMORY_STORE_PAGE_BYTES;
  */
 function dropUnknownPages(store: MemoryStore, pending: PendingRanges, address: number, length: number): void {
   if (length <= 0) return;
+  const page = store.pageBytes;
   const interval = pending.intervalAt(address);
-  if (interval === null || interval[1] - interval[0] < PAGE) return;
+  if (interval === null || interval[1] - interval[0] < page) return;
   if (decodeAddress(address).space === "tcm") return;
-  const start = Math.max(roundUp(interval[0]), address - (address % PAGE));
-  const end = Math.min(interval[1] - (interval[1] % PAGE), roundUp(address + length));
+  const start = Math.max(roundUp(interval[0], page), address - (address % page));
+  const end = Math.min(interval[1] - (interval[1] % page), roundUp(address + length, page));
   if (end > start) store.discard(start, end - start);
 }
 
-function roundUp(address: number): number {
-  const remainder = address % PAGE;
-  return remainder === 0 ? address : address + (PAGE - remainder);
+function roundUp(address: number, page: number): number {
+  const remainder = address % page;
+  return remainder === 0 ? address : address + (page - remainder);
 }
 
 /**

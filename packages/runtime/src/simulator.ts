@@ -48,8 +48,12 @@ export type { FreeOptions, KernelInstance, LaunchOptions, SimulatorOptions } fro
 export class Simulator {
   readonly machine: Machine;
   readonly topologyName: string;
-  /** Byte-addressable device memory (real bytes of loads, stores and host copies). */
-  readonly memory = new MemoryStore();
+  /**
+   * Byte-addressable device memory (real bytes of loads, stores and host copies), in 16 KiB pages:
+   * a kernel's scratch is a few KiB in each of thousands of TCMs (64 KiB pages made 512 MiB of the
+   * 8192-PE `bench:scale` run's memory).
+   */
+  readonly memory = new MemoryStore({ pageBytes: 16384 });
   /** Allocators of HBM, SRAM and TCM. */
   readonly device: DeviceMemory;
   /** Kernels launched so far by name (last launch wins). */

@@ -265,10 +265,16 @@ export class TopologyGraph {
    * search serves every route from its source (or to its destination). So a route within a cube
    * costs the same in a 16-PE and an 8192-PE system.
    *
+   * With `{ keep: false }` the route is not cached (a new object each call, the search work is
+   * still shared): for callers that keep what they derive from routes themselves, such as a
+   * machine's fabric, so a system of thousands of PEs does not hold every route twice.
+   *
    * Throws `TOPOLOGY_UNKNOWN_NODE` for an unknown id and `TOPOLOGY_NO_ROUTE` when no path exists.
    */
-  route(src: string, dst: string): Route {
-    return this.router.route(this.numberOf(src), this.numberOf(dst));
+  route(src: string, dst: string, options: { readonly keep?: boolean } = {}): Route {
+    const from = this.numberOf(src);
+    const to = this.numberOf(dst);
+    return options.keep === false ? this.router.findRoute(from, to) : this.router.route(from, to);
   }
 
   private numberOf(id: string): number {

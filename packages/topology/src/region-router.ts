@@ -1,7 +1,7 @@
 import type { TopologyEdge } from "./graph.js";
-import { PairHeap, SearchScratch, type Shortcuts, shortcutsOf } from "./region-search.js";
+import { SearchScratch, type Shortcuts, shortcutsOf } from "./region-search.js";
 import { noRouteError, type Route, Router, type RoutingInput, selfRoute } from "./route.js";
-import { groupEdges, LATENCY_UNITS_PER_NS, routingArrays } from "./routing-arrays.js";
+import { groupEdges, routingArrays } from "./routing-arrays.js";
 import { NODE_LIMIT } from "./search-queue.js";
 
 /** What the region router needs: the router's input plus a region number for every node. @internal */
@@ -225,6 +225,16 @@ export class RegionRouter {
     }
     const cached = bySource.get(dst);
     if (cached !== undefined) return cached;
+    const route = this.findRoute(src, dst);
+    bySource.set(dst, route);
+    return route;
+  }
+
+  /**
+   * The best route from `src` to `dst`, not kept (a new object every call; corridors and search
+   * trees are kept as for {@link route}): for callers that cache what they make of routes.
+   */
+  findRoute(src: number, dst: number): Route {
     let route: Route;
     if (src === dst) {
       route = selfRoute(this.input.ids[src] as string);
@@ -252,7 +262,6 @@ export class RegionRouter {
         );
       }
     }
-    bySource.set(dst, route);
     return route;
   }
 

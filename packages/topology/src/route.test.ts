@@ -381,6 +381,17 @@ describe("route on topologies/default.yaml", () => {
     expect(graph.route("sip0.cube0.pe3.pe_dma", "sip0.cube1.hbm.ch6")).toBe(first);
   });
 
+  it("with { keep: false } gives the same route as a new object, and does not cache it", () => {
+    const graph = loadDefault();
+    const unkept = graph.route("sip0.cube0.pe3.pe_dma", "sip0.cube1.hbm.ch6", { keep: false });
+    const again = graph.route("sip0.cube0.pe3.pe_dma", "sip0.cube1.hbm.ch6", { keep: false });
+    const kept = graph.route("sip0.cube0.pe3.pe_dma", "sip0.cube1.hbm.ch6");
+    expect(again).not.toBe(unkept);
+    expect(kept).not.toBe(unkept);
+    expect(JSON.parse(JSON.stringify(unkept))).toEqual(JSON.parse(JSON.stringify(kept)));
+    expect(graph.route("sip0.cube0.pe3.pe_dma", "sip0.cube1.hbm.ch6")).toBe(kept);
+  });
+
   it("routes a node to itself with no links", () => {
     const route = loadDefault().route("sip0.cube0.sram", "sip0.cube0.sram");
     expect(route).toEqual({

@@ -9,7 +9,8 @@ import { failure } from "../test-support.js";
 // Memory that scales with what is live: freed tensors, bytes phase 1 does not know, host writes
 // and the op log of a long run.
 
-const PAGE = 65536;
+/** Bytes per page of `Simulator.memory` (16 KiB). */
+const PAGE = 16384;
 
 /** Each PE copies `rows` rows of `src` to `dst` through its TCM. */
 async function copyRows(tl: TL, src: DeviceTensor, dst: DeviceTensor, rows: number) {
