@@ -16,6 +16,16 @@ export const seedParam = z
   .default(1)
   .describe("Seed of the random inputs; the same seed gives the same inputs and results.");
 
+/** `n`, the elements of a vector bench's tensors (default 2^22); `what` names the tensors. */
+export function elementsParam(what: string) {
+  return z
+    .number()
+    .int()
+    .positive()
+    .default(1 << 22)
+    .describe(`Elements of ${what}.`);
+}
+
 const count = (what: string) =>
   z
     .number()
