@@ -141,34 +141,33 @@ describe("logical launch grids (programs: [nx, ny?, nz?])", () => {
     expect(span(two)).toBeCloseTo(span(one) + 2 + d, 9);
   });
 
-  it("a logical-grid vector add replays in phase 2 to x + y (one BLOCK per program, partial last block)", async () => {
+  it("a 2-D logical grid (blocks x rows) of adds replays in phase 2 to x + y, partial last blocks included", async () => {
     const BLOCK = 128;
-    async function addKernel(tl: TL, x: DeviceTensor, y: DeviceTensor, out: DeviceTensor, n: number) {
-      const start = tl.programId(0) * BLOCK;
-      const count = Math.min(BLOCK, n - start);
-      const xs = await tl.load(x.at(start), [count], "f32");
-      const ys = await tl.load(y.at(start), [count], "f32");
-      await tl.store(out.at(start), await tl.add(xs, ys));
+    async function addRows(tl: TL, x: DeviceTensor, y: DeviceTensor, out: DeviceTensor) {
+      const [row, start] = [tl.programId(1), tl.programId(0) * BLOCK];
+      const count = Math.min(BLOCK, (x.shape[1] as number) - start);
+      const sum = await tl.add(
+        await tl.load(x.at(row, start), [count], "f32"),
+        await tl.load(y.at(row, start), [count], "f32"),
+      );
+      await tl.store(out.at(row, start), sum);
     }
     const sink = new MemorySink();
     const sim = await Simulator.fromTopology(defaultYaml, { opLogger: new OpLogger(sink) });
-    const n = 1000;
-    const x = sim.random([n], "f32", { seed: 1 });
-    const y = sim.random([n], "f32", { seed: 2 });
+    const [rows, cols] = [6, 1000];
+    const x = sim.random([rows, cols], "f32", { seed: 1 });
+    const y = sim.random([rows, cols], "f32", { seed: 2 });
     const [X, Y] = [await sim.toDevice(x), await sim.toDevice(y)];
-    const out = sim.empty([n], "f32", { name: "out" });
-    const programs = Math.ceil(n / BLOCK);
-    const record = await sim.launch(addKernel, {
-      grid: { pes: 3, cubes: 1 },
-      programs: [programs],
-      args: [X, Y, out, n],
-    });
+    const out = sim.empty([rows, cols], "f32", { name: "out" });
+    const programs = [Math.ceil(cols / BLOCK), rows]; // [8, 6]: 48 programs on 3 PEs
+    const record = await sim.launch(addRows, { grid: { pes: 3, cubes: 1 }, programs, args: [X, Y, out] });
     expect(record.pes).toBe(3);
     const phase2 = replay(sim.hostWrites, sink.records);
-    expect(phase2.stats.byName).toMatchObject({ dma_read: 2 * programs, dma_write: programs });
+    expect(phase2.stats.byName).toMatchObject({ dma_read: 2 * 48, dma_write: 48 });
+    const [xs, ys] = [x.toFloat64Array(), y.toFloat64Array()];
     const sum = Tensor.fromArray(
-      Array.from({ length: n }, (_, i) => x.get(i) + y.get(i)),
-      [n],
+      xs.map((value, i) => value + (ys[i] as number)),
+      [rows, cols],
       "f32",
     );
     const report = await verifyOutcome(

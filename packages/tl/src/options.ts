@@ -6,7 +6,12 @@ import type { KernelMemory } from "./kernel-memory.js";
 // What a kernel instance is told (placement), how its context is made, and the options of the tl
 // calls: the types of the kernel API's surface, apart from the calls themselves (context.ts).
 
-/** Where a kernel instance runs and what it is told about the grid. */
+/**
+ * Where a kernel instance (a program) runs and what it is told about the grid. In a persistent
+ * launch (one program per PE) the program ids are the PE's grid position; in a logical launch
+ * (`@kb/runtime`'s `programs: [nx, ny, nz]`, Triton's grid) they are the program's own, and
+ * `pe` / `sip` / `cube` / `peIndex` name the PE the block scheduler gave it.
+ */
 export interface KernelPlacement {
   /** PE id, `sip0.cube1.pe3`. */
   readonly pe: string;
@@ -14,9 +19,12 @@ export interface KernelPlacement {
   readonly cube: number;
   /** PE index within its cube. */
   readonly peIndex: number;
-  /** `programId(axis)` for axis 0 (PE within the grid's cube), 1 (cube), 2 (SIP). */
+  /**
+   * `programId(axis)`. Persistent: axis 0 the PE within the grid's cube, 1 the cube, 2 the SIP.
+   * Logical: the program's x, y, z (x fastest in the launch's linear order).
+   */
   readonly programId: readonly [number, number, number];
-  /** `numPrograms(axis)`: PEs per cube, cubes per SIP, SIPs of the grid. */
+  /** `numPrograms(axis)`. Persistent: PEs per cube, cubes per SIP, SIPs of the grid. Logical: nx, ny, nz. */
   readonly numPrograms: readonly [number, number, number];
 }
 
