@@ -88,7 +88,7 @@ export interface ProgramQueueOptions {
   readonly startCycles: number;
   /** A runner for linear program `index` on this PE. */
   readonly start: (index: number) => KernelRunner;
-  /** Names a program in errors (`program [3, 0, 0] of 10 x 1 x 1`). */
+  /** Names a program in errors (`program [3, 0, 0] of [10, 1, 1]`). */
   readonly describe: (index: number) => string;
 }
 
@@ -98,9 +98,10 @@ const DRAIN: PeCommand = { kind: "wait" };
 /**
  * One PE's program of a logical launch, as its PE_CPU runs it (a `CommandSource`): the runner
  * of its first program; when that kernel returns, a `wait` for its outstanding async commands
- * (its stores and DMAs end before the next program reuses the PE's TCM scratch); then it takes
- * the next program from the {@link BlockScheduler}, charges `startCycles` and runs that program's
- * runner; the PE's program ends when the scheduler has none left.
+ * (a composite's tiles: a program ends when its work has, and the next reuses the PE's TCM
+ * scratch); then it takes the next program from the {@link BlockScheduler}, charges
+ * `startCycles` and runs that program's runner; the PE's program ends when the scheduler has
+ * none left.
  *
  * Errors of a program's kernel are rethrown with the program named.
  */
