@@ -1,4 +1,8 @@
 export { KbError } from "@kb/errors";
+// The math op table lives in @kb/oplog (the op log's contract between the phases); re-exported
+// here, where PE commands name its ops.
+export type { MathOpInfo, MathOpName, MathShape, PublicMathOpName } from "@kb/oplog";
+export { MATH_OPS, MATH_SHAPES, mathOutputShape, PUBLIC_MATH_OPS, SCALAR_OPS } from "@kb/oplog";
 export type { HbmAddressMap, HbmCoordinates } from "@kb/topology";
 // The TCM address helpers are facts of the memory map (@kb/topology); re-exported here as before.
 export { TCM_WINDOW_BYTES, tcmAddress, tcmLocation } from "@kb/topology";
@@ -58,8 +62,6 @@ export type {
   ParamsIssue,
 } from "./machine.js";
 export { buildMachine, ComponentParamsError, Machine, PageTable } from "./machine.js";
-export type { MathOpInfo } from "./math-ops.js";
-export { MATH_OPS } from "./math-ops.js";
 export type {
   MemoryModel,
   MemoryModelContext,

@@ -1,4 +1,5 @@
 import { KbError } from "@kb/errors";
+import { MATH_OPS, MATH_SHAPES, mathOutputShape } from "@kb/oplog";
 import { decodeAddress, tcmLocation } from "@kb/topology";
 import type {
   CompositeGemmCommand,
@@ -11,7 +12,6 @@ import type {
 } from "./commands.js";
 import { DTYPE_BYTES } from "./commands.js";
 import type { Component } from "./component.js";
-import { MATH_OPS, SCALAR_OPS } from "./math-ops.js";
 import type { DmaCopy, MemoryBlock, OpSpec, Stage, StageParams, StageType, TilePlan } from "./message.js";
 
 /** The engines of one PE, by stage type. @internal */
@@ -275,12 +275,13 @@ function mathInfo(where: string, op: string, operands: number, scalars: number) 
   if (info === undefined) {
     throw invalid(where, `unknown math op "${op}"; known ops: ${Object.keys(MATH_OPS).join(", ")}.`);
   }
-  const withScalar = SCALAR_OPS.has(op) && operands === info.arity - 1 && scalars >= 1;
+  const withScalar = info.scalar && operands === info.arity - 1 && scalars >= 1;
   if (operands !== info.arity && !withScalar) {
     throw invalid(where, `math op "${op}" takes ${info.arity} tensor operand(s), got ${operands}.`);
   }
-  if (op === "clamp" && scalars !== 2) throw invalid(where, "clamp needs scalars [lo, hi].");
-  if ((op === "fill" || op === "iota") && scalars !== 1) throw invalid(where, `${op} needs scalars [value].`);
+  if (info.params.length > 0 && scalars !== info.params.length) {
+    throw invalid(where, `${op} needs scalars [${info.params.join(", ")}].`);
+  }
   return info;
 }
 
@@ -318,13 +319,12 @@ function mathFeed(id: string, where: string, command: MathCommand, engines: PeEn
   for (const [i, address] of command.inputs.entries()) ownTcm(where, engines, address, `inputs[${i}]`);
   ownTcm(where, engines, command.out, "out");
   const rank = command.shape.length;
-  const axis = info.shape === "elementwise" ? null : (command.axis ?? rank - 1);
+  const axis = MATH_SHAPES[info.shape].axis ? (command.axis ?? rank - 1) : null;
   if (axis !== null && (axis < -rank || axis >= rank))
     throw invalid(where, `axis ${axis} is out of range for rank ${rank}.`);
   const realAxis = axis === null ? null : axis < 0 ? axis + rank : axis;
   const elements = command.shape.reduce((a, b) => a * b, 1);
-  const outShape =
-    info.shape === "reduce" ? command.shape.map((size, i) => (i === realAxis ? 1 : size)) : command.shape;
+  const outShape = mathOutputShape(info, command.shape, realAxis);
   const reduceLength = realAxis === null ? 0 : (command.shape[realAxis] as number);
   const op = mathOp(
     command.op,
@@ -520,7 +520,7 @@ function compositeMathFeed(
     }
   }
   const inputs = command.inputs.length;
-  const outCols = info.shape === "reduce" ? 1 : cols;
+  const outCols = mathOutputShape(info, [rows, cols], 1)[1] as number;
   const rowBytes = (inputs * cols + outCols) * s;
   const fit = Math.max(1, Math.floor(defaults.mathTileBytes / rowBytes));
   const tr = Math.min(rows, positiveInt(where, "tileRows", command.tileRows ?? fit));
@@ -540,7 +540,7 @@ function compositeMathFeed(
         src: block(address + index * tr * cols * s, r, cols * s, cols * s),
         dst: block(buffers[i] as number, r, cols * s, cols * s),
       }));
-      const axis = info.shape === "elementwise" ? null : 1;
+      const axis = MATH_SHAPES[info.shape].axis ? 1 : null;
       return {
         tileId: index,
         stages: [

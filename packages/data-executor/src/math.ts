@@ -1,34 +1,12 @@
 import { KbError } from "@kb/errors";
+import { type ElementFn, type LineMathOp, MATH_OPS, mathOutputShape } from "@kb/oplog";
 import { type Dtype, formatShape, shapeSize, Tensor } from "@kb/tensor";
 
-type Unary = (x: number) => number;
-type Binary = (x: number, y: number) => number;
-
-const UNARY: Readonly<Record<string, Unary>> = {
-  exp: Math.exp,
-  log: Math.log,
-  sqrt: Math.sqrt,
-  abs: Math.abs,
-  sigmoid: (x) => 1 / (1 + Math.exp(-x)),
-  cos: Math.cos,
-  sin: Math.sin,
-  relu: (x) => Math.max(x, 0),
-  cast: (x) => x,
-};
-
-const BINARY: Readonly<Record<string, Binary>> = {
-  add: (x, y) => x + y,
-  sub: (x, y) => x - y,
-  mul: (x, y) => x * y,
-  div: (x, y) => x / y,
-  maximum: (x, y) => (x >= y || Number.isNaN(x) ? x : y),
-  minimum: (x, y) => (x <= y || Number.isNaN(x) ? x : y),
-};
-
 /**
- * One math op of the tl surface on host tensors: computed in double precision, rounded once to
- * `dtype`. Reductions (`sum`, `max`, `min`) reduce `axis` to 1; `softmax` is expanded to max,
- * subtract, exp, sum and divide along `axis`; `fill` / `iota` take no input.
+ * One math op of the tl surface on host tensors: computed in double precision by the op table's
+ * evaluation (`MATH_OPS` of @kb/oplog), rounded once to `dtype`. Reductions (`sum`, `max`, `min`)
+ * reduce `axis` to 1; `softmax` is max, subtract, exp, sum and divide along `axis`; `fill` /
+ * `iota` take no input. Throws `OPLOG_INVALID` for an unknown op or operands that do not fit it.
  */
 export function applyMath(
   op: string,
@@ -38,61 +16,30 @@ export function applyMath(
   axis: number | null,
   scalars: readonly number[],
 ): Tensor {
+  const info = MATH_OPS[op];
+  if (info === undefined) throw new KbError("OPLOG_INVALID", `unknown math op "${op}".`);
   const size = shapeSize(shapeOut);
   const values = new Float64Array(size);
   const x = inputs.map((input) => input.toFloat64Array());
-  const need = (count: number) => {
-    if (x.length !== count) {
-      throw new KbError("OPLOG_INVALID", `math op "${op}" needs ${count} input(s), got ${x.length}.`);
+  const withScalar = info.scalar && x.length === info.arity - 1;
+  if (x.length !== info.arity && !withScalar) {
+    throw new KbError("OPLOG_INVALID", `math op "${op}" needs ${info.arity} input(s), got ${x.length}.`);
+  }
+  if (info.shape === "elementwise") {
+    // The element function's arguments: the inputs, then the scalars it takes.
+    const needed = (withScalar ? 1 : 0) + info.params.length;
+    if (scalars.length < needed) {
+      throw new KbError(
+        "OPLOG_INVALID",
+        withScalar
+          ? `math op "${op}" has ${x.length === 1 ? "one input" : `${x.length} inputs`} and no scalar.`
+          : `math op "${op}" needs scalars [${info.params.join(", ")}], got ${scalars.length}.`,
+      );
     }
-  };
-  const first = x[0] as Float64Array;
-  const unary = UNARY[op];
-  const binary = BINARY[op];
-  if (op === "fill" || op === "iota") {
-    need(0);
-    const start = scalars[0] ?? 0;
-    for (let i = 0; i < size; i++) values[i] = op === "fill" ? start : start + i;
-  } else if (unary !== undefined) {
-    need(1);
-    sameSize(op, first, size);
-    for (let i = 0; i < size; i++) values[i] = unary(first[i] as number);
-  } else if (binary !== undefined) {
-    if (x.length === 1) {
-      const scalar = scalars[0];
-      if (scalar === undefined)
-        throw new KbError("OPLOG_INVALID", `math op "${op}" has one input and no scalar.`);
-      sameSize(op, first, size);
-      for (let i = 0; i < size; i++) values[i] = binary(first[i] as number, scalar);
-    } else {
-      need(2);
-      const second = x[1] as Float64Array;
-      sameSize(op, first, size);
-      sameSize(op, second, size);
-      for (let i = 0; i < size; i++) values[i] = binary(first[i] as number, second[i] as number);
-    }
-  } else if (op === "fma" || op === "where") {
-    need(3);
-    const [a, b, c] = x as [Float64Array, Float64Array, Float64Array];
     for (const input of x) sameSize(op, input, size);
-    for (let i = 0; i < size; i++) {
-      values[i] =
-        op === "fma"
-          ? (a[i] as number) * (b[i] as number) + (c[i] as number)
-          : a[i] !== 0
-            ? (b[i] as number)
-            : (c[i] as number);
-    }
-  } else if (op === "clamp") {
-    need(1);
-    const [lo, hi] = scalars as [number, number];
-    sameSize(op, first, size);
-    for (let i = 0; i < size; i++) values[i] = Math.min(Math.max(first[i] as number, lo), hi);
-  } else if (op === "sum" || op === "max" || op === "min" || op === "softmax") {
-    need(1);
-    rowwise(op, inputs[0] as Tensor, first, values, axis);
+    elementwise(info.element, [...x, ...scalars.slice(0, needed)], values);
   } else {
-    throw new KbError("OPLOG_INVALID", `unknown math op "${op}".`);
+    line(op, info, inputs[0] as Tensor, x[0] as Float64Array, values, axis);
   }
   return Tensor.fromArray(values, shapeOut, dtype);
 }
@@ -106,8 +53,23 @@ function sameSize(op: string, values: Float64Array, size: number): void {
   }
 }
 
-/** Reductions and softmax along `axis`: out[o, i] over x[o, l, i]. */
-function rowwise(op: string, input: Tensor, x: Float64Array, out: Float64Array, axis: number | null): void {
+/** `out[i] = element(a[i], b[i], c[i], i)`, where an argument is an input's elements or a scalar. */
+function elementwise(element: ElementFn, args: readonly (Float64Array | number)[], out: Float64Array): void {
+  const [a = 0, b = 0, c = 0] = args;
+  const at = (arg: Float64Array | number, i: number): number =>
+    typeof arg === "number" ? arg : (arg[i] as number);
+  for (let i = 0; i < out.length; i++) out[i] = element(at(a, i), at(b, i), at(c, i), i);
+}
+
+/** A reduce or row op along `axis`: each line x[o, :, i] through the op into out[o, :, i]. */
+function line(
+  op: string,
+  info: LineMathOp,
+  input: Tensor,
+  x: Float64Array,
+  out: Float64Array,
+  axis: number | null,
+): void {
   const shape = input.shape;
   const rank = shape.length;
   const a = axis === null ? rank - 1 : axis < 0 ? axis + rank : axis;
@@ -118,29 +80,13 @@ function rowwise(op: string, input: Tensor, x: Float64Array, out: Float64Array, 
     );
   }
   const length = shape[a] as number;
+  // The output's length along the axis: 1 for a reduction, `length` for a row op.
+  const outLength = mathOutputShape(info, shape, a)[a] as number;
   const inner = shape.slice(a + 1).reduce((p, s) => p * s, 1);
   const outer = shape.slice(0, a).reduce((p, s) => p * s, 1);
   for (let o = 0; o < outer; o++) {
     for (let i = 0; i < inner; i++) {
-      const base = o * length * inner + i;
-      if (op === "softmax") {
-        let max = Number.NEGATIVE_INFINITY;
-        for (let l = 0; l < length; l++) max = Math.max(max, x[base + l * inner] as number);
-        let sum = 0;
-        for (let l = 0; l < length; l++) {
-          const e = Math.exp((x[base + l * inner] as number) - max);
-          out[base + l * inner] = e;
-          sum += e;
-        }
-        for (let l = 0; l < length; l++) out[base + l * inner] = (out[base + l * inner] as number) / sum;
-        continue;
-      }
-      let acc = op === "sum" ? 0 : op === "max" ? Number.NEGATIVE_INFINITY : Number.POSITIVE_INFINITY;
-      for (let l = 0; l < length; l++) {
-        const v = x[base + l * inner] as number;
-        acc = op === "sum" ? acc + v : op === "max" ? Math.max(acc, v) : Math.min(acc, v);
-      }
-      out[o * inner + i] = acc;
+      info.line(x, o * length * inner + i, out, o * outLength * inner + i, length, inner);
     }
   }
 }

@@ -2,6 +2,19 @@ export { OpLogJsonlParser, opRecordToJson, parseOpLogJsonl } from "./jsonl.js";
 export type { OpLoggerOptions, OpLogSink } from "./logger.js";
 export { MemorySink, OpLogger } from "./logger.js";
 export type {
+  ElementFn,
+  ElementwiseMathOp,
+  LineFn,
+  LineMathOp,
+  MathDtypeRule,
+  MathOpInfo,
+  MathOpName,
+  MathShape,
+  MathShapeRule,
+  PublicMathOpName,
+} from "./math-ops.js";
+export { MATH_OPS, MATH_SHAPES, mathOutputShape, PUBLIC_MATH_OPS, SCALAR_OPS } from "./math-ops.js";
+export type {
   Dtype,
   EpilogueStep,
   FloatText,

@@ -4,6 +4,8 @@
 // that does not fit is taken modulo what fits, or dropped, so a shrunk choice list is still a
 // program.
 
+import type { BinaryOp, UnaryOp } from "./reference/index.js";
+
 /** Element types. */
 export type Dtype = "f32" | "f16" | "bf16" | "i8" | "i32";
 
@@ -57,10 +59,9 @@ export interface OutputTensor {
   readonly rowsPerBlock: "block" | 1;
 }
 
-export type UnaryOp = "exp" | "log" | "sqrt" | "abs" | "sigmoid" | "cos" | "sin" | "relu";
-export type BinaryOp = "add" | "sub" | "mul" | "div" | "maximum" | "minimum";
-export const UNARY_OPS: readonly UnaryOp[] = ["exp", "log", "sqrt", "abs", "sigmoid", "cos", "sin", "relu"];
-export const BINARY_OPS: readonly BinaryOp[] = ["add", "sub", "mul", "div", "maximum", "minimum"];
+// Random kernels use the elementwise ops the independent evaluator knows, in its order (a new op
+// of the op table is fuzzed once reference/elementwise.ts evaluates it).
+export { BINARY_OPS, type BinaryOp, UNARY_OPS, type UnaryOp } from "./reference/index.js";
 
 /** One epilogue step of a composite GEMM. */
 export interface EpilogueStep {

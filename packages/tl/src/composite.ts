@@ -3,6 +3,9 @@ import {
   type CompositeMathCommand,
   type EpilogueOp,
   MATH_OPS,
+  type MathOpInfo,
+  mathOutputShape,
+  PUBLIC_MATH_OPS,
 } from "@kb/components";
 import { DTYPE_BYTES, type Dtype, formatShape } from "@kb/tensor";
 import { checkAccess, hex, type MemoryScope, mistypedTensorAt, type TypedTensor } from "./device-access.js";
@@ -13,13 +16,10 @@ import type { ErrorSource } from "./validate.js";
 // The commands of `tl.composite` (ADR-0046 D3.3): a tiled GEMM or math pipeline that streams its
 // operands from device memory, with the checks the PE scheduler would otherwise fail later.
 
-/** Elementwise ops an epilogue may apply. */
-const EPILOGUE_OPS = new Set(
-  Object.entries(MATH_OPS)
-    .filter(([name, info]) => info.shape === "elementwise" && name !== "fill" && name !== "iota")
-    .map(([name]) => name),
+/** Elementwise ops an epilogue may name (those it cannot apply are refused with a reason). */
+const EPILOGUE_OPS: ReadonlySet<string> = new Set(
+  PUBLIC_MATH_OPS.filter((name) => MATH_OPS[name]?.shape === "elementwise"),
 );
-const SCALAR_BINARY = new Set(["add", "sub", "mul", "div", "maximum", "minimum"]);
 
 /** A composite's command and the bytes it writes at its output (pending in phase 1: it computes). */
 export interface CompositeBuild {
@@ -112,16 +112,14 @@ function mathCommand(
 ): CompositeBuild {
   const mathOp = options.mathOp;
   const info = mathOp === undefined ? undefined : MATH_OPS[mathOp];
-  if (mathOp === undefined || info === undefined || mathOp === "fill" || mathOp === "iota") {
+  if (mathOp === undefined || info === undefined || info.internal) {
     throw tl._error(
       "TL_INVALID_CALL",
-      `tl.composite("math") needs mathOp, one of ${Object.keys(MATH_OPS)
-        .filter((name) => name !== "fill" && name !== "iota")
-        .join(", ")}; got ${JSON.stringify(mathOp)}.`,
+      `tl.composite("math") needs mathOp, one of ${PUBLIC_MATH_OPS.join(", ")}; got ${JSON.stringify(mathOp)}.`,
     );
   }
   const inputs = b === null || b === undefined ? [a] : [a, b];
-  checkMathOperands(tl, mathOp, info.arity, inputs.length, options.scalars ?? []);
+  checkMathOperands(tl, mathOp, info, inputs.length, options.scalars ?? []);
   for (const input of inputs) {
     if (formatShape(input.shape) !== formatShape(a.shape) || input.dtype !== a.dtype) {
       throw tl._error(
@@ -136,7 +134,7 @@ function mathCommand(
   addresses.forEach((address, i) => {
     checkStreamed(tl, `input ${i}`, address, a.size, a.dtype, refFix);
   });
-  const outCols = info.shape === "reduce" ? 1 : cols;
+  const outCols = mathOutputShape(info, [rows, cols], 1)[1] as number;
   checkStreamed(
     tl,
     "output",
@@ -223,11 +221,12 @@ function epilogueOps(tl: ErrorSource, steps: readonly EpilogueSpec[]): EpilogueO
         `tl.composite epilogue[${i}]: unknown op ${JSON.stringify(op)}; elementwise ops: ${[...EPILOGUE_OPS].join(", ")}.`,
       );
     }
-    const info = MATH_OPS[op] as (typeof MATH_OPS)[string];
-    if (info.arity === 2 && !(SCALAR_BINARY.has(op) && typeof step.scalar === "number")) {
+    // A step applies to the accumulator alone, or with `scalar` as its second operand.
+    const info = MATH_OPS[op] as MathOpInfo;
+    if (info.arity === 2 && !(info.scalar && typeof step.scalar === "number")) {
       throw tl._error("TL_INVALID_CALL", `tl.composite epilogue[${i}] (${op}): a binary op needs "scalar".`);
     }
-    if (info.arity > 2 || op === "clamp") {
+    if (info.arity > 2 || info.params.length > 0) {
       throw tl._error(
         "TL_INVALID_CALL",
         `tl.composite epilogue[${i}] (${op}): not available as an epilogue step.`,
@@ -251,19 +250,22 @@ function epilogueOps(tl: ErrorSource, steps: readonly EpilogueSpec[]): EpilogueO
 function checkMathOperands(
   tl: ErrorSource,
   op: string,
-  arity: number,
+  info: MathOpInfo,
   tensors: number,
   scalars: readonly number[],
 ): void {
   const fail = (why: string) => {
     throw tl._error("TL_INVALID_CALL", `tl.composite("math", { mathOp: "${op}" }): ${why}`);
   };
+  const { arity, params } = info;
   if (scalars.some((value) => typeof value !== "number")) fail("scalars must be numbers.");
-  if (arity === 3) fail("takes three tensors and cannot run as a composite; use tl.load and the tl call.");
-  if (op === "clamp" && (tensors !== 1 || scalars.length !== 2)) {
-    fail(`needs one input and scalars [lo, hi], got ${tensors} input(s) and ${scalars.length} scalar(s).`);
+  if (arity > 2) fail("takes three tensors and cannot run as a composite; use tl.load and the tl call.");
+  if (params.length > 0 && (tensors !== arity || scalars.length !== params.length)) {
+    fail(
+      `needs one input and scalars [${params.join(", ")}], got ${tensors} input(s) and ${scalars.length} scalar(s).`,
+    );
   }
-  if (arity === 2 && !(tensors === 2 || (tensors === 1 && scalars.length >= 1))) {
+  if (arity === 2 && !(tensors === 2 || (info.scalar && tensors === 1 && scalars.length >= 1))) {
     fail(`needs b or a scalar (scalars: [value]), got ${tensors} input(s) and ${scalars.length} scalar(s).`);
   }
   if (arity === 1 && tensors !== 1) fail(`takes one input, got ${tensors}.`);

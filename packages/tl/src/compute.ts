@@ -1,4 +1,4 @@
-import { MATH_OPS } from "@kb/components";
+import { MATH_OPS, type MathOpInfo, mathOutputShape } from "@kb/components";
 import { type Dtype, isFloatDtype } from "@kb/tensor";
 import type { CallScope } from "./call-scope.js";
 import type { TensorHandle } from "./handles.js";
@@ -6,17 +6,15 @@ import type { DotOptions } from "./options.js";
 import { checkDot, checkMathInputs, mathAxis } from "./validate.js";
 import { isZeros } from "./values.js";
 
-// The bodies of the calls that compute in TCM (context.ts documents them): `tl.dot` on PE_GEMM
-// and the math ops on PE_MATH. Their results are pending in phase 1.
+// The bodies of the calls that compute in TCM (compute-calls.ts and math-calls.ts declare them):
+// `tl.dot` on PE_GEMM and the math ops on PE_MATH. Their results are pending in phase 1.
 
 /** Options of one PE_MATH command (the public calls' options plus what the call itself fixes). */
 export interface MathCallOptions {
-  /** Output dtype (default: the inputs'). */
-  dtype?: Dtype;
+  /** The target dtype of an op that takes one (`cast`). */
+  target?: Dtype;
   /** Axis of a row or reduce op (default: the last). */
   axis?: number;
-  /** Dtype the inputs are read as, when it differs from the output's (`cast`). */
-  inputDtype?: Dtype;
   out?: TensorHandle | undefined;
 }
 
@@ -68,7 +66,11 @@ export async function runDot(
   return out;
 }
 
-/** The math op `op` of `inputs` (and `scalars`) as one PE_MATH command. */
+/**
+ * The math op `op` of `inputs` (and `scalars`) as one PE_MATH command; its output shape and
+ * dtype follow the op's entry in the op table. An input dtype other than the output's (a cast)
+ * goes in the command's `inputDtype`.
+ */
 export async function runMath(
   scope: CallScope,
   op: string,
@@ -76,15 +78,15 @@ export async function runMath(
   scalars: readonly number[],
   options: MathCallOptions,
 ): Promise<TensorHandle> {
-  const { dtype, inputDtype } = options;
+  const info = MATH_OPS[op] as MathOpInfo;
   checkMathInputs(scope.tl, op, inputs);
   const first = inputs[0] as TensorHandle;
-  const outDtype = dtype ?? first.dtype;
+  const outDtype = info.dtype(
+    inputs.map((input) => input.dtype),
+    options.target,
+  );
   const axis = mathAxis(scope.tl, op, first.shape, options.axis);
-  const outShape =
-    MATH_OPS[op]?.shape === "reduce"
-      ? first.shape.map((size, i) => (i === axis ? 1 : size))
-      : [...first.shape];
+  const outShape = mathOutputShape(info, first.shape, axis ?? null);
   const tcm: TensorHandle[] = [];
   for (const input of inputs) tcm.push(await scope.inTcm(op, input));
   const out =
@@ -101,7 +103,7 @@ export async function runMath(
     dtype: outDtype,
     ...(axis !== undefined ? { axis } : {}),
     ...(scalars.length > 0 ? { scalars: [...scalars] } : {}),
-    ...(inputDtype !== undefined && inputDtype !== outDtype ? { inputDtype } : {}),
+    ...(first.dtype !== outDtype ? { inputDtype: first.dtype } : {}),
   });
   scope.tl.memory?.markPending?.(out.address, out.nbytes);
   return out;

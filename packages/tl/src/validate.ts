@@ -1,4 +1,4 @@
-import { MATH_OPS } from "@kb/components";
+import { MATH_OPS, MATH_SHAPES } from "@kb/components";
 import type { KbError, KbErrorCode } from "@kb/errors";
 import { type Dtype, formatShape, isDtype, isFloatDtype, shapeSize } from "@kb/tensor";
 import { TensorHandle } from "./handles.js";
@@ -202,8 +202,8 @@ export function checkDot(tl: ErrorSource, a: TensorHandle, b: TensorHandle, opti
 }
 
 /**
- * Checks the inputs of the math op `op`: this kernel's handles of one shape (no broadcasting) and,
- * except for `where` and `cast`, one dtype.
+ * Checks the inputs of the math op `op`: this kernel's handles of one shape (no broadcasting) and
+ * one dtype (`tl.where` refuses a cond of another dtype before, with its own message).
  */
 export function checkMathInputs(tl: ErrorSource, op: string, inputs: readonly TensorHandle[]): void {
   for (const input of inputs) checkOwned(tl, op, input);
@@ -215,7 +215,7 @@ export function checkMathInputs(tl: ErrorSource, op: string, inputs: readonly Te
         `tl.${op}: operand shapes differ: ${inputs.map((h) => formatShape(h.shape)).join(", ")} (no broadcasting; reshape or use a scalar).`,
       );
     }
-    if (op !== "where" && op !== "cast" && input.dtype !== first.dtype) {
+    if (input.dtype !== first.dtype) {
       throw tl._error(
         "TL_INVALID_CALL",
         `tl.${op}: operand dtypes differ: ${inputs.map((h) => h.dtype).join(", ")}; cast first.`,
@@ -235,7 +235,7 @@ export function mathAxis(
   axis: number | undefined,
 ): number | undefined {
   const info = MATH_OPS[op];
-  if (info === undefined || info.shape === "elementwise") return undefined;
+  if (info === undefined || !MATH_SHAPES[info.shape].axis) return undefined;
   const rank = shape.length;
   const a = axis ?? -1;
   if (!Number.isInteger(a) || a < -rank || a >= rank) {

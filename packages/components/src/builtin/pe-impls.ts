@@ -1,8 +1,8 @@
 import type { Resource } from "@kb/des";
+import { MATH_OPS } from "@kb/oplog";
 import * as z from "zod";
 import { Component, type ComponentContext, type ComponentPeak, type StageWork } from "../component.js";
 import { defineComponent } from "../define.js";
-import { MATH_OPS } from "../math-ops.js";
 import { type Message, TileToken } from "../message.js";
 import { queueDepthParam } from "./fabric-impls.js";
 import { compute, computeSlotOf, wrongMessage } from "./pe-support.js";
@@ -26,8 +26,9 @@ const mathParams = z.strictObject({
 
 /**
  * PE_MATH timing: `ceil(elements / lanes) * cycles(op)` plus, for reductions, a lane tree of
- * `ceil(log2(min(length, lanes)))` cycles per output row (twice for softmax: max and sum), plus
- * `overhead_cycles`; divided by `freq_ghz`. Ops joined with "+" (epilogues) add up.
+ * `ceil(log2(min(length, lanes)))` cycles per output row, `treePasses` times (the op table's: twice
+ * for softmax, max and sum), plus `overhead_cycles`; divided by `freq_ghz`. `cycles(op)` is the
+ * `op_cycles` param, else the op table's default. Ops joined with "+" (epilogues) add up.
  */
 export function simdNs(
   params: z.output<typeof mathParams>,
@@ -38,12 +39,14 @@ export function simdNs(
   const vectors = Math.ceil(elements / params.lanes);
   let cycles = params.overhead_cycles;
   for (const name of op.split("+")) {
-    const perVector = params.op_cycles[name] ?? MATH_OPS[name]?.cycles ?? 1;
+    const info = MATH_OPS[name];
+    const perVector = params.op_cycles[name] ?? info?.cycles ?? 1;
     cycles += vectors * perVector;
-    if (reduceLength > 0 && (MATH_OPS[name]?.shape === "reduce" || name === "softmax")) {
+    const passes = info?.treePasses ?? 0;
+    if (reduceLength > 0 && passes > 0) {
       const rows = Math.ceil(elements / reduceLength);
       const tree = Math.ceil(Math.log2(Math.max(2, Math.min(reduceLength, params.lanes))));
-      cycles += rows * tree * (name === "softmax" ? 2 : 1);
+      cycles += rows * tree * passes;
     }
   }
   return cycles / params.freq_ghz;

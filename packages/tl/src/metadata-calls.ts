@@ -1,0 +1,184 @@
+import { DTYPE_BYTES, type Dtype, shapeSize, Tensor } from "@kb/tensor";
+import type { TLContext } from "./context.js";
+import type { TensorHandle } from "./handles.js";
+import type { Pointer } from "./options.js";
+import { checkAxis, checkDtype, checkOwned, checkShape, checkView, pointerAddress } from "./validate.js";
+import { swapLast, transpose } from "./values.js";
+
+// The index and metadata calls of `tl` (synchronous, no command): the kernel instance's place in
+// the grid, handles on device memory, TCM constants and buffers, views, and the scratch marks.
+
+/** The index and metadata calls of `tl` (installed on `TLContext` by context.ts). */
+export interface MetadataCalls {
+  /** Axis 0: the PE's index in its cube's part of the grid; 1: the cube's; 2: the SIP's. */
+  programId(axis?: number): number;
+
+  /** Axis 0: PEs per cube in the grid; 1: cubes per SIP; 2: SIPs. */
+  numPrograms(axis?: number): number;
+
+  /** Ceiling division (Triton's `tl.cdiv`); `b` must be nonzero and both finite. */
+  cdiv(a: number, b: number): number;
+
+  /** A handle on device memory without moving bytes (e.g. an operand a composite streams). */
+  ref(ptr: Pointer, shape: readonly number[], dtype?: Dtype): TensorHandle;
+
+  /** A TCM tensor of zeros (written to TCM the first time a command reads it). */
+  zeros(shape: readonly number[], dtype?: Dtype): TensorHandle;
+
+  /**
+   * TCM scratch of `shape` without defined values, to write into (`{ out }` of loads and math
+   * ops, `dstAddr` of a receive, through `tl.view`): a buffer that costs no fill. Its `data`
+   * throws until something wrote it.
+   */
+  empty(shape: readonly number[], dtype?: Dtype): TensorHandle;
+
+  /**
+   * A TCM tensor filled with `value` rounded to `dtype` (written to TCM the first time a command
+   * reads it). `op` names the call in messages (`zeros` passes its own name).
+   */
+  full(shape: readonly number[], value: number, dtype?: Dtype, op?: string): TensorHandle;
+
+  /** `[start, end)` as a 1-D TCM tensor (written to TCM the first time a command reads it). */
+  arange(start: number, end: number, dtype?: Dtype): TensorHandle;
+
+  /**
+   * Elements `[start, start + size(shape))` of the contiguous TCM tensor `x`, as a tensor of
+   * `shape`: the same bytes, no command (a tail tile, one piece of a buffer a kernel streams
+   * through). Writing through the view (the `out` of a load or math op) changes `x` and vice versa;
+   * a view of a constant (`tl.zeros`) writes the whole constant to TCM first. Buffers meant to be
+   * written piece by piece are `tl.empty`.
+   */
+  view(x: TensorHandle, start: number, shape: readonly number[]): TensorHandle;
+
+  /** The last two dimensions swapped; same bytes (a GEMM reads it transposed). */
+  trans(x: TensorHandle): TensorHandle;
+
+  /** A mark of the scratch allocator: `scratchRelease(mark)` frees everything allocated after it. */
+  scratchMark(): number;
+
+  /**
+   * Frees the scratch allocated after `mark` (from `scratchMark`), so a loop over tiles can reuse
+   * TCM. Handles allocated after the mark become unusable: passing one to a later call is an error.
+   */
+  scratchRelease(mark: number): void;
+
+  /** Bytes of scratch in use and available. */
+  readonly scratchUsage: { readonly used: number; readonly bytes: number };
+}
+
+export const metadataCalls: MetadataCalls & ThisType<TLContext> = {
+  programId(axis = 0) {
+    return this.placement.programId[checkAxis(this, axis, "programId")];
+  },
+
+  numPrograms(axis = 0) {
+    return this.placement.numPrograms[checkAxis(this, axis, "numPrograms")];
+  },
+
+  cdiv(a, b) {
+    if (!Number.isFinite(a) || !Number.isFinite(b) || b === 0) {
+      throw this._error("TL_INVALID_CALL", `tl.cdiv(${a}, ${b}): needs finite numbers and b != 0.`);
+    }
+    return Math.ceil(a / b);
+  },
+
+  ref(ptr, shape, dtype = "f16") {
+    checkShape(this, "ref", shape);
+    checkDtype(this, "ref", dtype);
+    return this._scope.handle({
+      op: "ref",
+      origin: "ref",
+      shape,
+      dtype,
+      space: "hbm",
+      address: pointerAddress(this, ptr, "ref"),
+    });
+  },
+
+  zeros(shape, dtype = "f16") {
+    return this.full(shape, 0, dtype, "zeros");
+  },
+
+  empty(shape, dtype = "f16") {
+    checkShape(this, "empty", shape);
+    checkDtype(this, "empty", dtype);
+    const handle = this._scope.scratchHandle("empty", "compute", shape, dtype);
+    this.memory?.markPending?.(handle.address, handle.nbytes);
+    return handle;
+  },
+
+  full(shape, value, dtype = "f16", op = "full") {
+    checkShape(this, op, shape);
+    checkDtype(this, op, dtype);
+    const handle = this._scope.scratchHandle(op, "constant", shape, dtype);
+    handle._data = Tensor.full(shape, value, dtype);
+    return handle;
+  },
+
+  arange(start, end, dtype = "i32") {
+    if (!Number.isInteger(start) || !Number.isInteger(end) || end <= start) {
+      throw this._error("TL_INVALID_CALL", `tl.arange(${start}, ${end}): needs integers with end > start.`);
+    }
+    const handle = this._scope.scratchHandle("arange", "constant", [end - start], dtype);
+    handle._data = Tensor.fromArray(
+      Array.from({ length: end - start }, (_, i) => start + i),
+      [end - start],
+      dtype,
+    );
+    return handle;
+  },
+
+  view(x, start, shape) {
+    checkView(this, x, start, shape);
+    const bytes = DTYPE_BYTES[x.dtype];
+    const handle = this._scope.handle({
+      op: "view",
+      origin: x.origin,
+      shape,
+      dtype: x.dtype,
+      space: "tcm",
+      address: x.address + start * bytes,
+      scratchOffset: x.scratchOffset,
+    });
+    if (x._data !== null) {
+      const end = start + shapeSize(shape);
+      handle._data = new Tensor(shape, x.dtype, x._data.bytes.slice(start * bytes, end * bytes));
+    }
+    // A constant is written to TCM as a whole (its root) the first time any part is read or written.
+    handle._root = x._root ?? x;
+    return handle;
+  },
+
+  trans(x) {
+    checkOwned(this, "trans", x);
+    if (x.shape.length < 2) {
+      throw this._error("TL_INVALID_CALL", `tl.trans(${x.describe()}): needs at least 2 dimensions.`);
+    }
+    const handle = this._scope.handle({
+      op: "trans",
+      origin: x.origin,
+      shape: swapLast(x.shape),
+      dtype: x.dtype,
+      space: x.space,
+      address: x.address,
+      source: x.source,
+      sourceStride: x.sourceStride,
+      transposed: !x.transposed,
+    });
+    if (x._data !== null) handle._data = transpose(x._data);
+    handle._materialised = x._materialised;
+    return handle;
+  },
+
+  scratchMark() {
+    return this._scope.scratch.cursor;
+  },
+
+  scratchRelease(mark) {
+    this._scope.scratch.release(this, mark);
+  },
+
+  get scratchUsage() {
+    return { used: this._scope.scratch.cursor, bytes: this._scope.scratch.bytes };
+  },
+};
