@@ -4,7 +4,7 @@ import { CallScope } from "./call-scope.js";
 import { CallSite } from "./call-site.js";
 import { type ComputeCalls, computeCalls } from "./compute-calls.js";
 import { type ControlCalls, controlCalls } from "./control-calls.js";
-import { type CompletionHandle, type RecvFuture, TensorHandle } from "./handles.js";
+import { type CompletionHandle, type LoadFuture, type RecvFuture, TensorHandle } from "./handles.js";
 import { type IpcqCalls, ipcqCalls } from "./ipcq-calls.js";
 import type { KernelMemory } from "./kernel-memory.js";
 import { type MathCalls, mathCalls } from "./math-calls.js";
@@ -35,7 +35,7 @@ export interface TLContext
  * return a promise and must be awaited before the next call.
  *
  * The calls live in one module per family: metadata-calls.ts (programId, numPrograms, cdiv, ref,
- * zeros, empty, full, arange, view, trans, scratch marks), movement-calls.ts (load, store),
+ * zeros, empty, full, arange, view, trans, scratch marks), movement-calls.ts (load, loadAsync, store),
  * compute-calls.ts (dot, composite), math-calls.ts (the math ops, made from the op table of
  * @kb/oplog), ipcq-calls.ts (send, recv, recvNoConsume, recvAsync) and control-calls.ts (wait,
  * cycles). This class holds the kernel instance's state and the call tracking every call that
@@ -51,8 +51,8 @@ export class TLContext {
   readonly memory: KernelMemory | null;
   /** @internal The command sink, the handles and the scratch the calls share (call-scope.ts). */
   readonly _scope: CallScope;
-  /** @internal Async commands (composites, async receives) not waited for yet. */
-  readonly _outstanding = new Set<CompletionHandle | RecvFuture>();
+  /** @internal Async commands (composites, async receives, async loads) not waited for yet. */
+  readonly _outstanding = new Set<CompletionHandle | RecvFuture | LoadFuture>();
   private nextCompletion = 0;
   /** The tl call that has been made and has not completed yet (at most one: calls are awaited). */
   private inFlight: CallSite | null = null;
@@ -138,7 +138,7 @@ export class TLContext {
     if (earlier !== null) {
       const error = this._error(
         "KERNEL_FAILED",
-        `${earlier.describe()} was still in flight when ${site.describe()} was issued: await every tl call before making the next one (\`await tl.${earlier.call}(...)\`); for work that overlaps, use the async forms (tl.composite, tl.recvAsync) and tl.wait.`,
+        `${earlier.describe()} was still in flight when ${site.describe()} was issued: await every tl call before making the next one (\`await tl.${earlier.call}(...)\`); for work that overlaps, use the async forms (tl.composite, tl.recvAsync, tl.loadAsync) and tl.wait.`,
         undefined,
         site,
       );

@@ -1,7 +1,8 @@
 import { KbError } from "@kb/errors";
-import { DTYPE_BYTES, type Dtype, formatShape, shapeSize } from "@kb/tensor";
+import { DTYPE_BYTES, type Dtype, formatShape, isDtype, shapeSize } from "@kb/tensor";
 import { decodeAddress } from "@kb/topology";
 import { blockPending, type DeviceTensorInfo, type KernelMemory, type MemoryBlock } from "./kernel-memory.js";
+import type { Pointer } from "./options.js";
 import type { ErrorSource } from "./validate.js";
 
 // How tl calls reach device memory: the geometry of a load's or store's block, checks against
@@ -84,6 +85,22 @@ export function mistypedTensorAt(
     toString: () =>
       `${tensor.name} (${tensor.dtype}${tensor.shape !== null ? ` ${formatShape(tensor.shape)}` : ""})`,
   };
+}
+
+/**
+ * A typed pointer (an object with `address` and a `dtype`, such as a runtime `DeviceTensor`)
+ * whose element type is not `dtype`, else null. Checked in both modes, before the memory's own
+ * check; raw addresses (numbers) carry no type and are left to {@link mistypedTensorAt}.
+ */
+export function mistypedPointer(
+  ptr: Pointer,
+  dtype: Dtype,
+): { readonly dtype: Dtype; toString(): string } | null {
+  if (typeof ptr !== "object" || ptr === null || !isDtype(ptr.dtype) || ptr.dtype === dtype) return null;
+  const declared = ptr.dtype;
+  const name =
+    typeof ptr.describe === "function" ? ptr.describe() : `the ${declared} pointer at ${hex(ptr.address)}`;
+  return { dtype: declared, toString: () => name };
 }
 
 /** A KbError of the memory located at the kernel instance; other errors as they are. */

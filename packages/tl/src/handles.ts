@@ -122,6 +122,9 @@ export class TensorHandle {
         `${this.describe()} from tl.${this.op} was released by tl.scratchRelease; its TCM may hold other data now.`,
       );
     }
+    const loading = this._inFlightLoad();
+    if (loading !== null)
+      throw this.tl._error("TL_INVALID_CALL", loading._usedTooEarly(`${this.describe()}.data`));
     const values = this.tl._valuesOf(this);
     if (values !== null) return values;
     const what = `${this.describe()} from tl.${this.op}`;
@@ -138,6 +141,18 @@ export class TensorHandle {
                 ? `${what} carries a payload the sender had not computed in phase 1 (a pending compute result); its values exist only in phase 2.`
                 : `${what} holds bytes a compute result wrote in phase 1 (a tl.store of a pending tile, a composite's output, or a math op into this buffer); its values exist only in phase 2, so a kernel cannot branch on them. Branch on data the host wrote, or split the work into two launches and read the first one's results on the host after phase 2.`;
     throw this.tl._error("TL_PENDING_HANDLE", detail);
+  }
+
+  /**
+   * @internal The `tl.loadAsync` still in flight (not waited for) whose destination overlaps this
+   * handle's bytes, or null. The PE does not order a command after a DMA that writes the TCM it
+   * reads or writes, so such a handle may not be used before `tl.wait`.
+   */
+  _inFlightLoad(): LoadFuture | null {
+    for (const pending of this.tl._outstanding) {
+      if (pending instanceof LoadFuture && pending._overlaps(this.address, this.nbytes)) return pending;
+    }
+    return null;
   }
 
   /** `handle #3 (f16 [64, 64] in tcm)`. */
@@ -207,6 +222,70 @@ export class RecvFuture {
 
   toString(): string {
     return `RecvFuture(#${this.id})`;
+  }
+}
+
+/**
+ * What `tl.loadAsync` returns: the load is issued, its PE_DMA copy runs while the kernel issues
+ * other commands, and `await tl.wait(future)` (once) waits for the copy and gives the loaded
+ * handle. Until then no command may read or write the destination's TCM bytes (the PE does not
+ * order commands after a DMA into TCM): a handle on them is refused with `TL_INVALID_CALL`.
+ */
+export class LoadFuture {
+  /** @internal `loading` until waited for, `landed` once complete, `taken` once `tl.wait` gave the handle. */
+  _state: "loading" | "landed" | "taken" = "loading";
+
+  /** @internal */
+  constructor(
+    readonly id: number,
+    /** @internal Position of the async DMA in the kernel's program. */
+    readonly commandIndex: number,
+    /** @internal The handle the load lands in (given out by `tl.wait`). */
+    readonly _handle: TensorHandle,
+    /** @internal Lands the copy's bytes in phase 1 (runner mode) once it completed. */
+    private readonly landBytes: () => void,
+    /** @internal The `file:line:col` of the `tl.loadAsync` call, or null. */
+    readonly _site: string | null,
+    /** @internal */
+    readonly tl: TLContext,
+  ) {}
+
+  /**
+   * @internal The copy completed (a `wait` covered it): its bytes land in TCM. Throws
+   * `TL_INVALID_CALL` when the destination's scratch was released while the copy was in flight.
+   */
+  _land(): void {
+    if (this._state !== "loading") return;
+    this._state = "landed";
+    if (this._handle._released) {
+      throw this.tl._error(
+        "TL_INVALID_CALL",
+        `tl.wait: the TCM destination of ${this}${this._site !== null ? ` (${this._site})` : ""} was released by tl.scratchRelease while the load was in flight, so other data may be there now. Wait for the load before releasing its scratch (tl.scratchRelease after tl.wait).`,
+      );
+    }
+    this.landBytes();
+  }
+
+  /** @internal The loaded handle, once: `tl.wait` gives it out. */
+  _take(): TensorHandle {
+    this._state = "taken";
+    return this._handle;
+  }
+
+  /** @internal True when `[address, address + bytes)` overlaps the destination. */
+  _overlaps(address: number, bytes: number): boolean {
+    const dst = this._handle.address;
+    return address < dst + this._handle.nbytes && dst < address + bytes;
+  }
+
+  /** @internal Why `what` may not be used yet, and what to do. */
+  _usedTooEarly(what: string): string {
+    const at = this._site !== null ? ` (${this._site})` : "";
+    return `${what} overlaps the TCM destination of ${this}${at}, still in flight: wait for the load first (\`const x = await tl.wait(future)\`). The PE does not order a command after a DMA that writes the bytes it reads or writes.`;
+  }
+
+  toString(): string {
+    return `LoadFuture(#${this.id} ${this._handle.dtype} ${formatShape(this._handle.shape)})`;
   }
 }
 

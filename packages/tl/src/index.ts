@@ -2,8 +2,9 @@ export { commandList } from "./command-list.js";
 /** The kernel API's name in kernels: `async function k(tl: TL, ...)`. */
 export type { TLContext as TL } from "./context.js";
 export { TLContext } from "./context.js";
+export type { Waitable } from "./control-calls.js";
 export type { HandleOrigin, HandleSpace } from "./handles.js";
-export { CompletionHandle, RecvFuture, TensorHandle } from "./handles.js";
+export { CompletionHandle, LoadFuture, RecvFuture, TensorHandle } from "./handles.js";
 export type { DeviceTensorInfo, KernelMemory, LoadObservation } from "./kernel-memory.js";
 export type {
   BlockOptions,

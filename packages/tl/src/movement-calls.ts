@@ -1,7 +1,7 @@
 import type { Dtype } from "@kb/tensor";
 import type { TLContext } from "./context.js";
-import type { TensorHandle } from "./handles.js";
-import { runLoad, runStore } from "./movement.js";
+import { LoadFuture, type TensorHandle } from "./handles.js";
+import { runLoad, runLoadAsync, runStore, siteOf } from "./movement.js";
 import type { BlockOptions, LoadOptions, Pointer } from "./options.js";
 
 // The data-movement calls of `tl`: PE_DMA copies between HBM/SRAM and the PE's TCM. Their work is
@@ -16,9 +16,26 @@ export interface MovementCalls {
   load(ptr: Pointer, shape: readonly number[], dtype?: Dtype, options?: LoadOptions): Promise<TensorHandle>;
 
   /**
+   * `tl.load` without waiting for the copy (pipelined loads): resolves once the DMA is issued,
+   * with a {@link LoadFuture}; the copy runs in simulated time while the kernel issues other
+   * commands (dots, more loads), and `await tl.wait(future)` waits for it and gives the handle
+   * (with its `data` in runner mode). Until then the destination's TCM bytes may not be used
+   * (`TL_INVALID_CALL`: the PE does not order a command after a DMA that writes what it reads).
+   * `tl.wait()` without an argument completes it too (then `tl.wait(future)` gives the handle at
+   * once); the kernel's end waits for a load never waited for.
+   */
+  loadAsync(
+    ptr: Pointer,
+    shape: readonly number[],
+    dtype?: Dtype,
+    options?: LoadOptions,
+  ): Promise<LoadFuture>;
+
+  /**
    * Stores `value` (a TCM handle) at `ptr` through PE_DMA. Visible at issue time in runner mode
    * when the handle has data; a pending compute result only binds the destination (its values
-   * arrive in phase 2).
+   * arrive in phase 2). A typed destination (a device tensor, or the tensor allocated at the
+   * address in runner mode) of another element type is refused: `tl.cast` the value first.
    */
   store(ptr: Pointer, value: TensorHandle, options?: BlockOptions): Promise<void>;
 }
@@ -26,6 +43,15 @@ export interface MovementCalls {
 export const movementCalls: MovementCalls & ThisType<TLContext> = {
   load(ptr, shape, dtype = "f16", options = {}) {
     return this._call("load", (site) => runLoad(this._scope, site, ptr, shape, dtype, options));
+  },
+
+  loadAsync(ptr, shape, dtype = "f16", options = {}) {
+    return this._call("loadAsync", async (site) => {
+      const { index, handle, land } = await runLoadAsync(this._scope, site, ptr, shape, dtype, options);
+      const future = new LoadFuture(this._completionId(), index, handle, land, siteOf(site), this);
+      this._outstanding.add(future);
+      return future;
+    });
   },
 
   store(ptr, value, options = {}) {

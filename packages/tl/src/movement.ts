@@ -1,3 +1,4 @@
+import type { DmaCommand } from "@kb/components";
 import { DTYPE_BYTES, type Dtype } from "@kb/tensor";
 import type { CallScope, LoadSource } from "./call-scope.js";
 import { type CallSite, formatLocation } from "./call-site.js";
@@ -7,6 +8,7 @@ import {
   checkDeviceSide,
   hex,
   landLoad,
+  mistypedPointer,
   mistypedTensorAt,
   writeBlock,
 } from "./device-access.js";
@@ -16,24 +18,37 @@ import type { BlockOptions, LoadOptions, Pointer } from "./options.js";
 import { checkDtype, checkOwned, checkShape, pointerAddress } from "./validate.js";
 import { valuesOf } from "./values.js";
 
-// The bodies of `tl.load` and `tl.store` (context.ts documents the calls): PE_DMA copies between
+// The bodies of `tl.load`, `tl.loadAsync` and `tl.store` (context.ts documents the calls): PE_DMA copies between
 // HBM/SRAM and the PE's TCM, and in runner mode the bytes they move in phase 1.
 
-/** `tl.load(ptr, shape, dtype, options)`, made at `site`. */
-export async function runLoad(
+/** A load checked and given its destination, ready to issue (see {@link prepareLoad}). */
+interface PreparedLoad {
+  readonly handle: TensorHandle;
+  readonly command: DmaCommand;
+  /** Lands the completed copy's bytes in TCM (runner mode) and reports them to the memory. */
+  readonly land: () => void;
+}
+
+/**
+ * Checks `tl.${call}(ptr, shape, dtype, options)` made at `site` and picks the TCM destination
+ * (fresh scratch or `options.out`); returns the DMA to issue and how to land its bytes once the
+ * copy completed (ADR-0020 D3: a load reads its data when the copy completes).
+ */
+async function prepareLoad(
   scope: CallScope,
+  call: string,
   site: CallSite,
   ptr: Pointer,
   shape: readonly number[],
   dtype: Dtype,
   options: LoadOptions,
-): Promise<TensorHandle> {
+): Promise<PreparedLoad> {
   const tl = scope.tl;
-  checkShape(tl, "load", shape);
-  checkDtype(tl, "load", dtype);
-  const src = pointerAddress(tl, ptr, "load");
-  const block = blockOf(tl, "load", shape, dtype, options.stride);
-  checkDeviceSide(tl, "load", src);
+  checkShape(tl, call, shape);
+  checkDtype(tl, call, dtype);
+  const src = pointerAddress(tl, ptr, call);
+  const block = blockOf(tl, call, shape, dtype, options.stride);
+  checkDeviceSide(tl, call, src);
   const cols = shape[shape.length - 1] as number;
   const from: LoadSource = {
     address: src,
@@ -41,19 +56,18 @@ export async function runLoad(
   };
   const handle =
     options.out === undefined
-      ? scope.scratchHandle("load", "load", shape, dtype, from)
-      : await scope.into("load", options.out, "load", shape, dtype, from);
-  const t = mistypedTensorAt(tl.memory, src, dtype);
+      ? scope.scratchHandle(call, "load", shape, dtype, from)
+      : await scope.into(call, options.out, "load", shape, dtype, from);
+  const t = mistypedPointer(ptr, dtype) ?? mistypedTensorAt(tl.memory, src, dtype);
   if (t !== null) {
     throw tl._error(
       "TL_INVALID_CALL",
-      `tl.load of ${dtype} elements from ${t}: the bytes would be read as ${dtype}. Load as ${t.dtype} (its element type) and tl.cast the tile if you need ${dtype}.`,
+      `tl.${call} of ${dtype} elements from ${t}: the bytes would be read as ${dtype}. Load as ${t.dtype} (its element type) and tl.cast the tile if you need ${dtype}.`,
     );
   }
   const memory = tl.memory;
-  if (memory !== null) checkBlockAccess(tl, memory, src, block, `tl.load at ${hex(src)}`);
-  await scope.dispatch();
-  await scope.issue({
+  if (memory !== null) checkBlockAccess(tl, memory, src, block, `tl.${call} at ${hex(src)}`);
+  const command: DmaCommand = {
     kind: "dma",
     src,
     dst: handle.address,
@@ -61,14 +75,15 @@ export async function runLoad(
     rows: block.rows,
     srcStride: block.stride,
     dstStride: block.rowBytes,
-  });
-  // Data is read when the copy completes (ADR-0020 D3), then lands in TCM.
-  const bytes = memory === null ? null : landLoad(tl, memory, src, block, handle.address);
-  if (memory !== null && bytes !== null) {
+  };
+  const land = () => {
+    if (memory === null) return;
+    const bytes = landLoad(tl, memory, src, block, handle.address);
+    if (bytes === null) return;
     memory.observeLoad?.({
       kernel: tl.kernel,
       pe: tl.placement.pe,
-      site: site.location ? formatLocation(site.location) : null,
+      site: siteOf(site),
       src,
       dst: handle.address,
       rows: block.rows,
@@ -77,8 +92,49 @@ export async function runLoad(
       bytes,
       atNs: scope.sink.now() ?? 0,
     });
-  }
+  };
+  return { handle, command, land };
+}
+
+/** `file:line:col` of a call, or null. */
+export function siteOf(site: CallSite): string | null {
+  return site.location ? formatLocation(site.location) : null;
+}
+
+/** `tl.load(ptr, shape, dtype, options)`, made at `site`: issues the copy and waits for it. */
+export async function runLoad(
+  scope: CallScope,
+  site: CallSite,
+  ptr: Pointer,
+  shape: readonly number[],
+  dtype: Dtype,
+  options: LoadOptions,
+): Promise<TensorHandle> {
+  const { handle, command, land } = await prepareLoad(scope, "load", site, ptr, shape, dtype, options);
+  await scope.dispatch();
+  await scope.issue(command);
+  land();
   return handle;
+}
+
+/**
+ * `tl.loadAsync(ptr, shape, dtype, options)`, made at `site`: issues the copy as an async DMA
+ * and returns once the PE_CPU handed it to the scheduler, with its program position, the handle
+ * it lands in and how to land its bytes (when a `wait` covered it).
+ */
+export async function runLoadAsync(
+  scope: CallScope,
+  site: CallSite,
+  ptr: Pointer,
+  shape: readonly number[],
+  dtype: Dtype,
+  options: LoadOptions,
+): Promise<{ index: number; handle: TensorHandle; land: () => void }> {
+  const { handle, command, land } = await prepareLoad(scope, "loadAsync", site, ptr, shape, dtype, options);
+  await scope.dispatch();
+  const issued = scope.sink.issue({ ...command, async: true });
+  await issued.done;
+  return { index: issued.index, handle, land };
 }
 
 /** `tl.store(ptr, value, options)`. */
@@ -94,7 +150,7 @@ export async function runStore(
   checkDeviceSide(tl, "store", dst);
   const source = await scope.inTcm("store", value);
   const block = blockOf(tl, "store", value.shape, value.dtype, options.stride);
-  const t = mistypedTensorAt(tl.memory, dst, value.dtype);
+  const t = mistypedPointer(ptr, value.dtype) ?? mistypedTensorAt(tl.memory, dst, value.dtype);
   if (t !== null) {
     throw tl._error(
       "TL_INVALID_CALL",

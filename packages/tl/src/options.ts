@@ -60,7 +60,7 @@ export interface BlockOptions {
   readonly stride?: number;
 }
 
-/** Options of `tl.load`: a block, and where in TCM it lands. */
+/** Options of `tl.load` and `tl.loadAsync`: a block, and where in TCM it lands. */
 export interface LoadOptions extends BlockOptions {
   /**
    * Land the block in this TCM handle (same shape and dtype, from this kernel) instead of fresh
@@ -121,5 +121,10 @@ export interface RecvOptions {
   readonly dstAddr?: number;
 }
 
-/** A device address, or anything with an `address` (a runtime `DeviceTensor`). */
-export type Pointer = number | { readonly address: number };
+/**
+ * A device address, or anything with an `address` (a runtime `DeviceTensor`). A pointer with a
+ * `dtype` is typed: a load or store of another element type through it is refused (cast first).
+ */
+export type Pointer =
+  | number
+  | { readonly address: number; readonly dtype?: Dtype | undefined; describe?(): string };

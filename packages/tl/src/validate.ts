@@ -83,6 +83,9 @@ export function checkOwned(tl: ErrorSource, call: string, handle: TensorHandle):
       `tl.${call}: ${handle.describe()} from tl.${handle.op} was released by tl.scratchRelease; its TCM may hold other data now.`,
     );
   }
+  const loading = handle._inFlightLoad();
+  if (loading !== null)
+    throw tl._error("TL_INVALID_CALL", loading._usedTooEarly(`tl.${call}: ${handle.describe()}`));
 }
 
 /**
