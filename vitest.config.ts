@@ -9,7 +9,7 @@ const root = fileURLToPath(new URL(".", import.meta.url));
 const projectDirs = ["packages", "apps", "examples"].flatMap((group) =>
   existsSync(`${root}${group}`)
     ? readdirSync(`${root}${group}`)
-        .filter((name) => existsSync(`${root}${group}/${name}/src`))
+        .filter((name) => ["src", "test"].some((dir) => existsSync(`${root}${group}/${name}/${dir}`)))
         .map((name) => `${group}/${name}`)
     : [],
 );

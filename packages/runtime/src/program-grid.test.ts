@@ -141,6 +141,31 @@ describe("logical launch grids (programs: [nx, ny?, nz?])", () => {
     expect(span(two)).toBeCloseTo(span(one) + 2 + d, 9);
   });
 
+  it("tl.wait(handle) in a program after a PE's first waits for that program's own command", async () => {
+    // Each program waits for its composite by position; the PE_CPU counts positions over all the
+    // programs it ran (and their drains and start cycles), the kernel from its own first command.
+    async function relu(tl: TL, x: DeviceTensor, out: DeviceTensor) {
+      const handle = await tl.composite("math", tl.ref(x, [64, 64], "f32"), null, {
+        outPtr: out,
+        mathOp: "relu",
+      });
+      await tl.wait(handle);
+      await tl.wait(await tl.loadAsync(x, [64, 64], "f32"));
+    }
+    const sim = await Simulator.fromTopology(defaultYaml);
+    const X = await sim.toDevice(sim.random([64, 64], "f32", { seed: 1 }));
+    const out = sim.empty([64, 64], "f32");
+    const grid = { cubes: [0], pes: [0] };
+    await sim.launch(relu, { grid, args: [X, out] }); // warms PE0's TLB: the later runs are alike
+    const one = await sim.launch(relu, { grid, programs: [1], args: [X, out] });
+    const three = await sim.launch(relu, { grid, programs: [3], args: [X, out] });
+    // Three programs one after another, each as long as the one of a 1-program launch (D, see
+    // the test above), 2 ns of start cost before the second and the third.
+    const span = (launch: { startNs: number; endNs: number }) => launch.endNs - launch.startNs;
+    const d = span(one) - 18.565 - 3.565;
+    expect(span(three)).toBeCloseTo(span(one) + 2 * (2 + d), 9);
+  });
+
   it("a 2-D logical grid (blocks x rows) of adds replays in phase 2 to x + y, partial last blocks included", async () => {
     const BLOCK = 128;
     async function addRows(tl: TL, x: DeviceTensor, y: DeviceTensor, out: DeviceTensor) {

@@ -109,6 +109,10 @@ export class ProgramQueue implements CommandSource {
   readonly name: string;
   private runner: KernelRunner | null;
   private index: number;
+  /** Commands handed to the PE_CPU so far: its program positions count all programs' commands. */
+  private issued = 0;
+  /** The PE_CPU's position of the current program's first command (a kernel counts from 0). */
+  private base = 0;
 
   constructor(private readonly options: ProgramQueueOptions) {
     this.index = options.first;
@@ -122,7 +126,9 @@ export class ProgramQueue implements CommandSource {
       if (index === null) return null;
       this.index = index;
       this.runner = this.options.start(index);
-      if (this.options.startCycles > 0) return { kind: "cycles", cycles: this.options.startCycles };
+      this.base = this.issued + (this.options.startCycles > 0 ? 1 : 0);
+      if (this.options.startCycles > 0)
+        return this.count({ kind: "cycles", cycles: this.options.startCycles });
     }
     let answer: PeCommand | null | Event<PeCommand | null>;
     try {
@@ -130,8 +136,8 @@ export class ProgramQueue implements CommandSource {
     } catch (error) {
       throw this.located(error);
     }
-    if (answer === null) return this.ended();
-    if (!(answer instanceof Event)) return answer;
+    if (answer === null) return this.count(this.ended());
+    if (!(answer instanceof Event)) return this.count(answer);
     // The kernel decides in a microtask; it may return (null), which this PE answers with the
     // drain instead, so the PE_CPU waits on an event of ours.
     const relayed = this.options.env.event<PeCommand | null>();
@@ -139,9 +145,20 @@ export class ProgramQueue implements CommandSource {
       if (!event.ok) {
         event.defused = true;
         relayed.fail(this.located(event.value));
-      } else relayed.succeed(event.value === null ? this.ended() : (event.value as PeCommand));
+      } else relayed.succeed(this.count(event.value === null ? this.ended() : (event.value as PeCommand)));
     });
     return relayed;
+  }
+
+  /**
+   * Counts a command handed to the PE_CPU; a `wait` for positions of the current program's own
+   * commands (`tl.wait(handle)` of a composite or an async load) is moved to the PE_CPU's.
+   */
+  private count(command: PeCommand): PeCommand {
+    this.issued++;
+    if (command.kind !== "wait" || command.commands === undefined || this.base === 0) return command;
+    const base = this.base;
+    return { kind: "wait", commands: command.commands.map((position) => position + base) };
   }
 
   private ended(): PeCommand {
