@@ -32,7 +32,10 @@ export function addTopologyCommand(program: Command, io: CliIo, state: RunState)
         "plug-ins (the file's plugins: plus --plugin) load, every node's impl is registered and its " +
         "params pass the impl's schema (no machine is built). Prints `OK FILE: NAME: counts` for " +
         "each valid file, and every problem of an invalid one at its place, as " +
-        "`file:line:col: path: message`, on stderr. Exits with 1 if any file fails.",
+        "`file:line:col: path: message`, on stderr. The topology's structural limits (SIPs, cubes " +
+        "and PEs within the device address, HBM and SRAM sizes, TCM vs the scheduler's reserved " +
+        "TCM) are checked too, as `kb run` does. Valid but suspicious choices are printed as " +
+        "`warning: file:line:col: path: message` lines and do not fail. Exits with 1 if any file fails.",
     )
     .argument("<file...>", "topology YAML files")
     .option(
@@ -53,6 +56,7 @@ export function addTopologyCommand(program: Command, io: CliIo, state: RunState)
           const checked = await checkTopologyComponents(file, { plugins: options.plugin ?? [] });
           name = checked.topology.name;
           counts = graphCounts(checked.topology, checked.graph);
+          for (const warning of checked.warnings) io.stderr.write(`warning: ${formatIssue(warning)}\n`);
         } catch (error) {
           const issues = locatedIssuesOf(error);
           if (issues !== undefined) {

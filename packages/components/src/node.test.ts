@@ -2,9 +2,9 @@ import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { isKbError, type KbError } from "@kb/errors";
-import { encodeAddress, type LocatedIssue } from "@kb/topology";
+import { encodeAddress, formatIssue, type LocatedIssue } from "@kb/topology";
 import { afterAll, describe, expect, it } from "vitest";
-import { buildMachineFromFile, loadPlugins } from "./node.js";
+import { buildMachineFromFile, checkTopologyComponents, loadPlugins } from "./node.js";
 import { topologyPath } from "./test-support.js";
 
 const root = mkdtempSync(join(tmpdir(), "kb-components-node-"));
@@ -335,6 +335,54 @@ describe("buildMachineFromFile", () => {
       "6:28 cube.hbm.params.queue_depth: Too small: expected number to be >=1 (impl hbm_ctrl_v1; node sip0.cube0.hbm).",
       "9:25 overrides[0].params.setup_ns: Too small: expected number to be >=0 (impl pe_dma_v1; 7 nodes, e.g. sip0.cube0.pe0.pe_dma).",
       '13:7 overrides[1].params.setupns: unknown param "setupns" of impl pe_dma_v1 (node sip0.cube0.pe2.pe_dma); did you mean "setup_ns"? Params of pe_dma_v1: queue_depth, setup_ns.',
+    ]);
+  });
+});
+
+describe("checkTopologyComponents", () => {
+  it("a TCM that cannot hold the scheduler's reserved TCM and the IPCQ slots is located at the param the file sets", async () => {
+    const file = topologyFile([
+      ...HEADER,
+      "pe_template:",
+      "  components:",
+      "    pe_tcm:",
+      "      params: { capacity_bytes: 1048576 }",
+    ]);
+    const error = await failure(checkTopologyComponents(file));
+    expect(error.code).toBe("COMPONENT_INVALID_PARAMS");
+    expect(issuesOf(error).map(formatIssue)).toEqual([
+      `${file}:7:33: pe_template.components.pe_tcm.params.capacity_bytes: the PE's TCM (pe_tcm capacity_bytes 1048576) minus its IPCQ slots (524288: pe_cpu ipcq_slots x ipcq_slot_bytes per direction) leaves 524288 bytes, less than the scheduler's reserved TCM (pe_scheduler reserved_tcm_bytes 1048576) (8 nodes, e.g. sip0.cube0.pe0). Raise pe_tcm capacity_bytes to at least 1572864, or lower reserved_tcm_bytes to at most 524288 (or use fewer or smaller IPCQ slots).`,
+    ]);
+  });
+
+  it("a reserved TCM raised by an override is located at the override; a TCM beyond its address window at capacity_bytes", async () => {
+    const reserved = topologyFile([
+      ...HEADER,
+      "overrides:",
+      "  - match: sip0.cube0.pe3.pe_scheduler",
+      "    params: { reserved_tcm_bytes: 8388608 }",
+    ]);
+    const first = issuesOf(await failure(checkTopologyComponents(reserved)));
+    expect(first.map((issue) => `${issue.line}:${issue.col} ${issue.path}`)).toEqual([
+      "6:35 overrides[0].params.reserved_tcm_bytes",
+    ]);
+    expect(first[0]?.message).toContain("(node sip0.cube0.pe3)");
+    const window = topologyFile([
+      ...HEADER,
+      "pe_template:",
+      "  components:",
+      "    pe_tcm: { params: { capacity_bytes: 536870912 } }",
+    ]);
+    expect(issuesOf(await failure(checkTopologyComponents(window)))[0]?.message).toMatch(
+      /^pe_tcm capacity_bytes 536870912 is more than a PE's TCM window in the device address \(268435456 bytes, 256 MiB\) \(8 nodes, e\.g\. sip0\.cube0\.pe0\)\. Set it to 268435456 or less\.$/,
+    );
+  });
+
+  it("returns the topology's warnings, located", async () => {
+    const file = topologyFile([...HEADER, "  ucie: { pattern: all_to_all, bw_gbs: 256 }"]);
+    const { warnings } = await checkTopologyComponents(file);
+    expect(warnings.map(formatIssue)).toEqual([
+      `${file}:4:20: sip.ucie.pattern: pattern all_to_all links cubes, but sip.cubes is 1, so no sip.ucie link is built. Remove sip.ucie, or raise sip.cubes.`,
     ]);
   });
 });

@@ -12,6 +12,7 @@ import {
   TopologyGraph,
 } from "./graph.js";
 import { PE_COMPONENT_NAMES, type Topology } from "./schema.js";
+import { assertTopologyLimits } from "./topology-limits.js";
 import { closest } from "./yaml-validate.js";
 
 const NO_PARAMS: Params = Object.freeze({});
@@ -151,10 +152,12 @@ class GraphBuilder {
  * two cubes of one port each) expands to 1 + 2 + 2 x 113 = 229 nodes and 2 + 2 x 264 + 2 = 532
  * edges.
  *
- * Throws `TOPOLOGY_INVALID` when an override matches no node (with a "did you mean") or leaves a
+ * Throws `TOPOLOGY_INVALID` when the topology breaks a structural limit (`topologyLimitIssues`;
+ * checked first, so nothing is allocated for absurd sizes), when an override matches no node (with a "did you mean") or leaves a
  * `first_flit_ns` or `forward_ns` that is not a number of ns >= 0.
  */
 export function expandTopology(topology: Topology): TopologyGraph {
+  assertTopologyLimits(topology);
   const builder = new GraphBuilder();
   const wireDelay = topology.wire_delay_ns_per_mm;
   const shape = (link: LinkLike): EdgeShape => ({

@@ -137,6 +137,37 @@ const expected: Record<string, Expected> = {
       '__fixtures__/bad-several-problems.yaml:15:12: overrides[0].match: length must be >= 1, got the string "".',
     ],
   },
+  "bad-unclosed-quote.yaml": {
+    code: "TOPOLOGY_YAML_SYNTAX",
+    issues: [
+      '__fixtures__/bad-unclosed-quote.yaml:2:14: <yaml>: unclosed " quote: the string that opens here runs to the end of the file. Close it with " (write \\" for a quote inside it).',
+    ],
+  },
+  "bad-two-documents.yaml": {
+    code: "TOPOLOGY_YAML_SYNTAX",
+    issues: [
+      '__fixtures__/bad-two-documents.yaml:3:1: <yaml>: topology files hold one YAML document; found a second at line 3. Remove this "---" and what follows it, or move the second topology to a file of its own.',
+    ],
+  },
+  "bad-million-cubes.yaml": {
+    code: "TOPOLOGY_INVALID",
+    issues: [
+      "__fixtures__/bad-million-cubes.yaml:3:15: sip.cubes: 1000000 cubes per SIP do not fit the device address: its cube field is 6 bits, so a SIP has at most 64 cubes. Set sip.cubes to 64 or fewer.",
+    ],
+  },
+  "bad-huge-noc.yaml": {
+    code: "TOPOLOGY_INVALID",
+    issues: [
+      "__fixtures__/bad-huge-noc.yaml:3:8: cube.noc: rows x cols = 1000 x 1000 = 1000000 PEs per cube do not fit the device address: each PE has a 256 MiB TCM window in its cube's 40-bit offset, so a cube has at most 4096 PEs. Make rows x cols at most 4096 (64 x 64, for example).",
+    ],
+  },
+  "bad-address-limits.yaml": {
+    code: "TOPOLOGY_INVALID",
+    issues: [
+      "__fixtures__/bad-address-limits.yaml:3:9: system.sips: 64 SIPs do not fit the device address: its SIP field is 5 bits, so a device has at most 32 SIPs. Set system.sips to 32 or fewer.",
+      "__fixtures__/bad-address-limits.yaml:6:21: cube.hbm.capacity_bytes: 2199023255552 bytes do not fit the device address: offsets within a cube's HBM stack are 40 bits, so it holds at most 1099511627776 bytes (1 TiB). Set cube.hbm.capacity_bytes to 1099511627776 or less.",
+    ],
+  },
 };
 
 function validationErrorOf(name: string): YamlValidationError {

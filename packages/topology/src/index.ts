@@ -1,3 +1,4 @@
+export { ADDRESS_LAYOUT, TCM_WINDOW_BYTES } from "./address-layout.js";
 export { expandTopology, linkPatternPeers } from "./expand.js";
 export { idGlobToRegExp, isIdGlob } from "./glob.js";
 export type { TopologyEdge, TopologyNode } from "./graph.js";
@@ -7,12 +8,10 @@ export { HBM_MAPPINGS, hbmAddressMap } from "./hbm-mapping.js";
 export { parseTopology, resolveTopology, topologyJsonSchema, topologyToYaml } from "./load.js";
 export type { DeviceAddress, MemorySpace } from "./memory-map.js";
 export {
-  ADDRESS_LAYOUT,
   decodeAddress,
   encodeAddress,
   hbmLocation,
   MEMORY_SPACES,
-  TCM_WINDOW_BYTES,
   tcmAddress,
   tcmLocation,
 } from "./memory-map.js";
@@ -32,6 +31,14 @@ export {
   sipSchema,
   topologySchema,
 } from "./schema.js";
+export type { TopologyFinding } from "./topology-limits.js";
+export {
+  assertTopologyLimits,
+  expandedNodeBound,
+  TOPOLOGY_LIMITS,
+  topologyLimitIssues,
+} from "./topology-limits.js";
+export { topologyWarnings } from "./topology-warnings.js";
 export type { LocatedIssue, YamlPlace, YamlValidationCode } from "./yaml-validate.js";
 export {
   closest,

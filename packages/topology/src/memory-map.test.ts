@@ -1,14 +1,13 @@
 import { isKbError, type KbError } from "@kb/errors";
 import { describe, expect, it } from "vitest";
+import { ADDRESS_LAYOUT, TCM_WINDOW_BYTES } from "./address-layout.js";
 import { resolveTopology } from "./load.js";
 import {
-  ADDRESS_LAYOUT,
   type DeviceAddress,
   decodeAddress,
   encodeAddress,
   hbmLocation,
   type MemorySpace,
-  TCM_WINDOW_BYTES,
   tcmAddress,
   tcmLocation,
 } from "./memory-map.js";

@@ -1,4 +1,5 @@
 import { KbError } from "@kb/errors";
+import { ADDRESS_LAYOUT, TCM_WINDOW_BYTES } from "./address-layout.js";
 import { type HbmCoordinates, hbmAddressMap } from "./hbm-mapping.js";
 import { hbmOrganisationOf, type Topology } from "./schema.js";
 
@@ -16,21 +17,6 @@ export interface DeviceAddress {
   /** Byte offset within that memory, 0..2^40 - 1. */
   readonly offset: number;
 }
-
-/**
- * The device address layout, low bit first: `offset` bits [0, 40), `space` bits [40, 42)
- * (hbm = 0, tcm = 1, sram = 2; 3 is not a space), `cube` bits [42, 48), `sip` bits [48, 53).
- * 53 bits in all, so every address is an exact JavaScript number (at most 2^53 - 1).
- */
-export const ADDRESS_LAYOUT = Object.freeze({
-  offsetBits: 40,
-  spaceShift: 40,
-  spaceBits: 2,
-  cubeShift: 42,
-  cubeBits: 6,
-  sipShift: 48,
-  sipBits: 5,
-});
 
 /** The spaces by their code in the address (`MEMORY_SPACES[code]`). */
 export const MEMORY_SPACES: readonly MemorySpace[] = Object.freeze(["hbm", "tcm", "sram"] as const);
@@ -95,12 +81,6 @@ export function decodeAddress(address: number): DeviceAddress {
   }
   return { sip, cube, space, offset };
 }
-
-/**
- * Each PE's window in its cube's TCM address space: 256 MiB (so up to 4096 PEs per cube). PE `p`'s
- * TCM byte `x` is TCM offset `p * TCM_WINDOW_BYTES + x` of its cube.
- */
-export const TCM_WINDOW_BYTES = 2 ** 28;
 
 /**
  * The device address of byte `offset` of the TCM of PE `pe` of cube `cube` of SIP `sip`: TCM

@@ -4,7 +4,8 @@ import { expandTopology } from "./expand.js";
 import type { TopologyGraph } from "./graph.js";
 import { parseTopology } from "./load.js";
 import type { Topology } from "./schema.js";
-import { locateYamlPath, YamlValidationError } from "./yaml-validate.js";
+import { topologyWarnings } from "./topology-warnings.js";
+import { type LocatedIssue, locateYamlPath, YamlValidationError, yamlLocator } from "./yaml-validate.js";
 
 /**
  * Reads and validates a topology file (Node only: the rest of the package runs anywhere).
@@ -14,16 +15,30 @@ export function loadTopologyFile(path: string): Topology {
   return parseTopology(readTopologyText(path), path);
 }
 
+/** What {@link loadTopologyGraphFile} returns. */
+export interface TopologyGraphFile {
+  /** The validated topology (defaults filled in). */
+  readonly topology: Topology;
+  /** Its expanded graph. */
+  readonly graph: TopologyGraph;
+  /** Valid but suspicious choices (see `topologyWarnings`), located like errors. */
+  readonly warnings: readonly LocatedIssue[];
+}
+
 /**
- * Reads, validates and expands a topology file. Problems found during expansion that belong to a
- * place in the file (an override that matches no node) are reported like validation errors, as
- * `file:line:col: overrides[i].match: message` (a `YamlValidationError`).
+ * Reads, validates and expands a topology file. The structural limits (`topologyLimitIssues`)
+ * are part of validation, so a topology too big for the device address or for memory fails
+ * before anything is expanded. Problems found during expansion that belong to a place in the
+ * file (an override that matches no node) are reported like validation errors, as
+ * `file:line:col: overrides[i].match: message` (a `YamlValidationError`). Warnings
+ * (`topologyWarnings`) come back located, as `file:line:col: path: message`.
  */
-export function loadTopologyGraphFile(path: string): { topology: Topology; graph: TopologyGraph } {
+export function loadTopologyGraphFile(path: string): TopologyGraphFile {
   const text = readTopologyText(path);
   const topology = parseTopology(text, path);
   try {
-    return { topology, graph: expandTopology(topology) };
+    const graph = expandTopology(topology);
+    return { topology, graph, warnings: locatedWarnings(topology, text, path) };
   } catch (error) {
     const match = isKbError(error, "TOPOLOGY_INVALID")
       ? /^overrides\[(\d+)\]\.match: (.*)$/s.exec(error.detail)
@@ -41,6 +56,15 @@ export function loadTopologyGraphFile(path: string): { topology: Topology; graph
       },
     ]);
   }
+}
+
+function locatedWarnings(topology: Topology, text: string, file: string): LocatedIssue[] {
+  const locate = yamlLocator(text);
+  const written = (path: readonly (string | number)[]) => locate(path).found === path.length;
+  return topologyWarnings(topology, written).map(({ path, message }) => {
+    const { line, col } = locate(path);
+    return { file, line, col, path: path.join("."), message };
+  });
 }
 
 function readTopologyText(path: string): string {

@@ -1,6 +1,7 @@
 import { isKbError } from "@kb/errors";
 import * as z from "zod";
 import { type HbmOrganisation, hbmAddressMap } from "./hbm-mapping.js";
+import { topologyLimitIssues } from "./topology-limits.js";
 
 /**
  * The topology format, as a zod schema. Keys are snake_case with their unit in the name (`_gbs` =
@@ -318,6 +319,12 @@ export const topologySchema = z
     cube: cubeSchema.prefault({}),
     pe_template: peTemplateSchema.prefault({}),
     overrides: z.array(overrideSchema).default([]),
+  })
+  // The structural limits (device address fields, graph size), before anything is expanded.
+  .superRefine((topology, context) => {
+    for (const { path, message } of topologyLimitIssues(topology)) {
+      context.addIssue({ code: "custom", path: [...path], message, input: undefined });
+    }
   })
   .describe("A kernbench-ts accelerator topology.");
 

@@ -1,6 +1,7 @@
 import { KbError } from "@kb/errors";
 import { isMap, isPair, isScalar, isSeq, LineCounter, type Node, parseDocument, type YAMLMap } from "yaml";
 import type * as z from "zod";
+import { yamlSyntaxIssues } from "./yaml-syntax.js";
 
 /** One problem found in a YAML file, with where it is. */
 export interface LocatedIssue {
@@ -56,7 +57,8 @@ export function formatIssue(issue: LocatedIssue): string {
  * `file:line:col`. Returns the schema's output (defaults filled in).
  *
  * Throws {@link YamlValidationError} with code `TOPOLOGY_YAML_SYNTAX` when the text is not valid
- * YAML (duplicate keys included), and `TOPOLOGY_INVALID` when it does not match the schema:
+ * YAML (duplicate keys, an unclosed quote at its opening quote, a second document included; see
+ * `yamlSyntaxIssues`), and `TOPOLOGY_INVALID` when it does not match the schema:
  * unknown keys (with a "did you mean" suggestion), missing keys, wrong types, values out of range
  * or not among the allowed ones.
  */
@@ -64,24 +66,20 @@ export function validateYaml<S extends z.ZodType>(schema: S, text: string, file:
   const lineCounter = new LineCounter();
   const document = parseDocument(text, { lineCounter, prettyErrors: false, uniqueKeys: true });
   if (document.errors.length > 0) {
-    const issues = document.errors.map((error): LocatedIssue => {
-      const position = lineCounter.linePos(error.pos[0]);
-      let message = error.message.split("\n")[0] ?? error.message;
-      if (error.code === "DUPLICATE_KEY") {
-        const key = /^[^:\n]*/.exec(text.slice(error.pos[0]))?.[0]?.trim() ?? "";
-        message = `duplicate key "${key}": each key may appear only once in a mapping`;
-      }
-      return {
-        file,
-        line: position.line,
-        col: position.col,
-        path: "<yaml>",
-        message: `${message.replace(/\.$/, "")}.`,
-      };
-    });
+    const issues = yamlSyntaxIssues(document, text, lineCounter, file);
     throw new YamlValidationError("TOPOLOGY_YAML_SYNTAX", file, sortIssues(issues));
   }
-  const result = schema.safeParse(document.toJS(), { reportInput: true });
+  let value: unknown;
+  try {
+    value = document.toJS();
+  } catch (error) {
+    // Aliases that expand too far (the `yaml` library's maxAliasCount), and the like.
+    const message = (error as Error).message.replace(/\.$/, "");
+    throw new YamlValidationError("TOPOLOGY_YAML_SYNTAX", file, [
+      { file, line: 1, col: 1, path: "<yaml>", message: `${message}; write the values out instead.` },
+    ]);
+  }
+  const result = schema.safeParse(value, { reportInput: true });
   if (result.success) return result.data;
   const locate = (offset: number | undefined) => lineCounter.linePos(offset ?? 0);
   const issues: LocatedIssue[] = [];
