@@ -62,6 +62,10 @@ const structural = fc.oneof(
     value: fc.oneof(fc.constantFrom(...NUMBERS), fc.integer()),
   }),
   fc.record({ op: fc.constant("value" as const), value: fc.constantFrom(...OTHER_VALUES) }),
+  fc.record({
+    op: fc.constant("impl" as const),
+    value: fc.constantFrom("pe_gemm_v9", "pe_math_v1", "hbm_ctrl_v2", "@acme/kb-plugin-x:fast"),
+  }),
   fc.record({ op: fc.constant("delete" as const) }),
   fc.record({ op: fc.constant("misspell" as const), at: fc.nat() }),
   fc.record({
@@ -82,13 +86,15 @@ const textual = fc.oneof(
 );
 
 function mutate(value: Json, target: number, change: Mutation): void {
-  const paths = pathsOf(value);
+  // An impl change picks among the `impl:` keys (else few mutants would reach impl resolution).
+  const paths = pathsOf(value).filter((path) => change.op !== "impl" || path[path.length - 1] === "impl");
   const path = paths[target % paths.length] as Path;
   const parent = parentOf(value, path);
   const key = path[path.length - 1] as string | number;
   switch (change.op) {
     case "number":
     case "value":
+    case "impl":
       parent[key] = change.value as Json;
       return;
     case "delete":
