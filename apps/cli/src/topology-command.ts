@@ -1,6 +1,12 @@
 import { checkTopologyComponents } from "@kb/components/node";
 import { isKbError } from "@kb/errors";
-import { formatIssue, type Topology, type TopologyGraph, topologyToYaml } from "@kb/topology";
+import {
+  formatIssue,
+  type LocatedIssue,
+  type Topology,
+  type TopologyGraph,
+  topologyToYaml,
+} from "@kb/topology";
 import { loadTopologyFile, loadTopologyGraphFile } from "@kb/topology/node";
 import { type Command, Option } from "commander";
 import {
@@ -52,11 +58,12 @@ export function addTopologyCommand(program: Command, io: CliIo, state: RunState)
       for (const file of files) {
         let counts: TopologyCounts;
         let name: string;
+        let warnings: readonly LocatedIssue[];
         try {
           const checked = await checkTopologyComponents(file, { plugins: options.plugin ?? [] });
           name = checked.topology.name;
           counts = graphCounts(checked.topology, checked.graph);
-          for (const warning of checked.warnings) io.stderr.write(`warning: ${formatIssue(warning)}\n`);
+          warnings = checked.warnings;
         } catch (error) {
           const issues = locatedIssuesOf(error);
           if (issues !== undefined) {
@@ -70,6 +77,7 @@ export function addTopologyCommand(program: Command, io: CliIo, state: RunState)
           continue;
         }
         io.stdout.write(`OK ${file}: ${name}: ${formatCounts(counts)}\n`);
+        for (const warning of warnings) io.stderr.write(`warning: ${formatIssue(warning)}\n`);
       }
     });
 
