@@ -120,31 +120,43 @@ describe("logical launch grids (programs: [nx, ny?, nz?])", () => {
     expect(alone.endNs).toBe(record.endNs);
   });
 
+  /**
+   * `kernel(tl, X, out)` launched on PE0 alone (after a persistent launch that warms its TLB, so
+   * the later runs are alike) with `programs` programs; returns each launch's span, ns, and D,
+   * what one program adds: PE0 alone, the launch reaches it after 1 + 10 + 0.55 + 5 + 1.015 + 1 =
+   * 18.565 and its completion the host after 2.015 + 0.55 + 1 = 3.565.
+   */
+  async function onPe0(
+    kernel: (tl: TL, x: DeviceTensor, out: DeviceTensor) => Promise<void>,
+    programs: number,
+  ) {
+    const sim = await Simulator.fromTopology(defaultYaml);
+    const X = await sim.toDevice(sim.random([64, 64], "f32", { seed: 1 }));
+    const out = sim.empty([64, 64], "f32");
+    const grid = { cubes: [0], pes: [0] };
+    await sim.launch(kernel, { grid, args: [X, out] });
+    const span = (launch: { startNs: number; endNs: number }) => launch.endNs - launch.startNs;
+    const one = span(await sim.launch(kernel, { grid, programs: [1], args: [X, out] }));
+    const many = span(await sim.launch(kernel, { grid, programs: [programs], args: [X, out] }));
+    return { one, many, d: one - 18.565 - 3.565 };
+  }
+
   it("a further program on a PE waits for its predecessor's async commands, then pays the start cost", async () => {
     // A composite math command is async: the kernel returns while its tiles still run.
     async function relu(tl: TL, x: DeviceTensor, out: DeviceTensor) {
       await tl.composite("math", tl.ref(x, [64, 64], "f32"), null, { outPtr: out, mathOp: "relu" });
     }
-    const sim = await Simulator.fromTopology(defaultYaml);
-    const X = await sim.toDevice(sim.random([64, 64], "f32", { seed: 1 }));
-    const out = sim.empty([64, 64], "f32");
-    const grid = { cubes: [0], pes: [0] };
-    await sim.launch(relu, { grid, args: [X, out] }); // warms PE0's TLB: the later runs are alike
-    const one = await sim.launch(relu, { grid, programs: [1], args: [X, out] });
-    const two = await sim.launch(relu, { grid, programs: [2], args: [X, out] });
-    // PE0 alone: the launch reaches it after 1 + 10 + 0.55 + 5 + 1.015 + 1 = 18.565 and its
-    // completion the host after 2.015 + 0.55 + 1 = 3.565, so one program runs for D:
-    const span = (launch: { startNs: number; endNs: number }) => launch.endNs - launch.startNs;
-    const d = span(one) - 18.565 - 3.565;
+    const { one, many, d } = await onPe0(relu, 2);
     expect(d).toBeGreaterThan(100);
     // Two programs: D, the start cost (2 ns), D again, with no overlap of the two composites.
-    expect(span(two)).toBeCloseTo(span(one) + 2 + d, 9);
+    expect(many).toBeCloseTo(one + 2 + d, 9);
   });
 
   it("tl.wait(handle) in a program after a PE's first waits for that program's own command", async () => {
-    // Each program waits for its composite by position; the PE_CPU counts positions over all the
-    // programs it ran (and their drains and start cycles), the kernel from its own first command.
-    async function relu(tl: TL, x: DeviceTensor, out: DeviceTensor) {
+    // Each program waits for its composite and an async load by position; the PE_CPU counts
+    // positions over all the programs it ran (their drains and start cycles too), a kernel from
+    // its own first command.
+    async function reluThenLoad(tl: TL, x: DeviceTensor, out: DeviceTensor) {
       const handle = await tl.composite("math", tl.ref(x, [64, 64], "f32"), null, {
         outPtr: out,
         mathOp: "relu",
@@ -152,18 +164,9 @@ describe("logical launch grids (programs: [nx, ny?, nz?])", () => {
       await tl.wait(handle);
       await tl.wait(await tl.loadAsync(x, [64, 64], "f32"));
     }
-    const sim = await Simulator.fromTopology(defaultYaml);
-    const X = await sim.toDevice(sim.random([64, 64], "f32", { seed: 1 }));
-    const out = sim.empty([64, 64], "f32");
-    const grid = { cubes: [0], pes: [0] };
-    await sim.launch(relu, { grid, args: [X, out] }); // warms PE0's TLB: the later runs are alike
-    const one = await sim.launch(relu, { grid, programs: [1], args: [X, out] });
-    const three = await sim.launch(relu, { grid, programs: [3], args: [X, out] });
-    // Three programs one after another, each as long as the one of a 1-program launch (D, see
-    // the test above), 2 ns of start cost before the second and the third.
-    const span = (launch: { startNs: number; endNs: number }) => launch.endNs - launch.startNs;
-    const d = span(one) - 18.565 - 3.565;
-    expect(span(three)).toBeCloseTo(span(one) + 2 * (2 + d), 9);
+    const { one, many, d } = await onPe0(reluThenLoad, 3);
+    // Three programs one after another, each D long, 2 ns of start cost before the second and third.
+    expect(many).toBeCloseTo(one + 2 * (2 + d), 9);
   });
 
   it("a 2-D logical grid (blocks x rows) of adds replays in phase 2 to x + y, partial last blocks included", async () => {

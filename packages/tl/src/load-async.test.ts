@@ -1,22 +1,17 @@
-import { tcmAddress } from "@kb/components";
 import { Tensor } from "@kb/tensor";
-import { encodeAddress } from "@kb/topology";
 import { describe, expect, it } from "vitest";
-import { commandList } from "./command-list.js";
 import type { TLContext } from "./context.js";
 import type { LoadFuture, TensorHandle } from "./handles.js";
 import type { LoadObservation } from "./kernel-memory.js";
-import { failure, machineOf, placementOf, runKernel, TestMemory } from "./test-support.js";
-
-const hbm = (offset: number) => encodeAddress({ sip: 0, cube: 0, space: "hbm", offset });
-/** Scratch of the test kernels: PE0's TCM from 1 MiB. */
-const scratch = (offset: number) => tcmAddress(0, 0, 0, 2 ** 20 + offset);
-const list = (kernel: (tl: TLContext) => Promise<void>) =>
-  commandList(kernel, [], {
-    kernel: "k",
-    placement: placementOf(),
-    scratch: { offset: 2 ** 20, bytes: 2 ** 20 },
-  });
+import {
+  failure,
+  hbmAt as hbm,
+  listCommands as list,
+  machineOf,
+  runKernel,
+  scratchAt as scratch,
+  TestMemory,
+} from "./test-support.js";
 
 /** Memory holding 1 .. 4 (f32) at HBM 0 and 5 .. 8 at HBM 4096; records the loads observed. */
 class Values extends TestMemory {

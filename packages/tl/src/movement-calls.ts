@@ -1,7 +1,7 @@
 import type { Dtype } from "@kb/tensor";
 import type { TLContext } from "./context.js";
 import { LoadFuture, type TensorHandle } from "./handles.js";
-import { runLoad, runLoadAsync, runStore, siteOf } from "./movement.js";
+import { prepareLoad, runStore, siteOf } from "./movement.js";
 import type { BlockOptions, LoadOptions, Pointer } from "./options.js";
 
 // The data-movement calls of `tl`: PE_DMA copies between HBM/SRAM and the PE's TCM. Their work is
@@ -42,13 +42,31 @@ export interface MovementCalls {
 
 export const movementCalls: MovementCalls & ThisType<TLContext> = {
   load(ptr, shape, dtype = "f16", options = {}) {
-    return this._call("load", (site) => runLoad(this._scope, site, ptr, shape, dtype, options));
+    return this._call("load", async (site) => {
+      const load = await prepareLoad(this._scope, "load", site, ptr, shape, dtype, options);
+      await this._scope.dispatch();
+      await this._scope.issue(load.command);
+      load.land();
+      return load.handle;
+    });
   },
 
   loadAsync(ptr, shape, dtype = "f16", options = {}) {
     return this._call("loadAsync", async (site) => {
-      const { index, handle, land } = await runLoadAsync(this._scope, site, ptr, shape, dtype, options);
-      const future = new LoadFuture(this._completionId(), index, handle, land, siteOf(site), this);
+      const scope = this._scope;
+      const load = await prepareLoad(scope, "loadAsync", site, ptr, shape, dtype, options);
+      await scope.dispatch();
+      // Done once the PE_CPU handed the copy to the scheduler; `tl.wait` waits for its position.
+      const issued = scope.sink.issue({ ...load.command, async: true });
+      await issued.done;
+      const future = new LoadFuture(
+        this._completionId(),
+        issued.index,
+        load.handle,
+        load.land,
+        siteOf(site),
+        this,
+      );
       this._outstanding.add(future);
       return future;
     });

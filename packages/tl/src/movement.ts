@@ -22,7 +22,7 @@ import { valuesOf } from "./values.js";
 // HBM/SRAM and the PE's TCM, and in runner mode the bytes they move in phase 1.
 
 /** A load checked and given its destination, ready to issue (see {@link prepareLoad}). */
-interface PreparedLoad {
+export interface PreparedLoad {
   readonly handle: TensorHandle;
   readonly command: DmaCommand;
   /** Lands the completed copy's bytes in TCM (runner mode) and reports them to the memory. */
@@ -32,9 +32,10 @@ interface PreparedLoad {
 /**
  * Checks `tl.${call}(ptr, shape, dtype, options)` made at `site` and picks the TCM destination
  * (fresh scratch or `options.out`); returns the DMA to issue and how to land its bytes once the
- * copy completed (ADR-0020 D3: a load reads its data when the copy completes).
+ * copy completed (ADR-0020 D3: a load reads its data when the copy completes). `tl.load` issues
+ * it and waits; `tl.loadAsync` issues it async and lands it when `tl.wait` covers it.
  */
-async function prepareLoad(
+export async function prepareLoad(
   scope: CallScope,
   call: string,
   site: CallSite,
@@ -99,42 +100,6 @@ async function prepareLoad(
 /** `file:line:col` of a call, or null. */
 export function siteOf(site: CallSite): string | null {
   return site.location ? formatLocation(site.location) : null;
-}
-
-/** `tl.load(ptr, shape, dtype, options)`, made at `site`: issues the copy and waits for it. */
-export async function runLoad(
-  scope: CallScope,
-  site: CallSite,
-  ptr: Pointer,
-  shape: readonly number[],
-  dtype: Dtype,
-  options: LoadOptions,
-): Promise<TensorHandle> {
-  const { handle, command, land } = await prepareLoad(scope, "load", site, ptr, shape, dtype, options);
-  await scope.dispatch();
-  await scope.issue(command);
-  land();
-  return handle;
-}
-
-/**
- * `tl.loadAsync(ptr, shape, dtype, options)`, made at `site`: issues the copy as an async DMA
- * and returns once the PE_CPU handed it to the scheduler, with its program position, the handle
- * it lands in and how to land its bytes (when a `wait` covered it).
- */
-export async function runLoadAsync(
-  scope: CallScope,
-  site: CallSite,
-  ptr: Pointer,
-  shape: readonly number[],
-  dtype: Dtype,
-  options: LoadOptions,
-): Promise<{ index: number; handle: TensorHandle; land: () => void }> {
-  const { handle, command, land } = await prepareLoad(scope, "loadAsync", site, ptr, shape, dtype, options);
-  await scope.dispatch();
-  const issued = scope.sink.issue({ ...command, async: true });
-  await issued.done;
-  return { index: issued.index, handle, land };
 }
 
 /** `tl.store(ptr, value, options)`. */

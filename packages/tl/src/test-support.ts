@@ -1,6 +1,7 @@
-import { buildMachine, type Machine, type PeCommand } from "@kb/components";
+import { buildMachine, type Machine, type PeCommand, tcmAddress } from "@kb/components";
 import { isKbError, type KbError } from "@kb/errors";
-import { expandTopology, resolveTopology, type TopologyInput } from "@kb/topology";
+import { encodeAddress, expandTopology, resolveTopology, type TopologyInput } from "@kb/topology";
+import { commandList } from "./command-list.js";
 import type { KernelMemory } from "./kernel-memory.js";
 import type { KernelPlacement } from "./options.js";
 import { type Kernel, KernelHost, KernelRunner } from "./runner.js";
@@ -40,6 +41,26 @@ export function placementOf(pe = 0, cube = 0): KernelPlacement {
     programId: [pe, cube, 0],
     numPrograms: [8, 2, 1],
   };
+}
+
+/** `offset` bytes into the HBM of sip0.cube0. */
+export function hbmAt(offset: number): number {
+  return encodeAddress({ sip: 0, cube: 0, space: "hbm", offset });
+}
+
+/** `offset` bytes into the scratch of {@link listCommands}' kernels: PE0's TCM from 1 MiB. */
+export function scratchAt(offset: number): number {
+  return tcmAddress(0, 0, 0, 2 ** 20 + offset);
+}
+
+/** The commands `kernel` issues in command-list mode, as kernel `k` on sip0.cube0.pe0. */
+export function listCommands(kernel: Kernel, dispatchCycles = 0): Promise<PeCommand[]> {
+  return commandList(kernel, [], {
+    kernel: "k",
+    placement: placementOf(),
+    scratch: { offset: 2 ** 20, bytes: 2 ** 20 },
+    dispatchCycles,
+  });
 }
 
 /** A machine of a topology object (the schema's defaults: 1 SIP, 1 cube of 8 PEs). */
