@@ -3,7 +3,7 @@
  * addresses (`encodeAddress`); TCM addresses are in the issuing PE's own TCM window (see
  * `tcmAddress`). Matrices are row-major and contiguous unless a stride is given.
  */
-export type Dtype = "f32" | "f16" | "bf16" | "i8" | "i32";
+export type Dtype = "f32" | "f16" | "bf16" | "i8" | "i32" | "i1";
 
 /** Bytes per element of each dtype. */
 export const DTYPE_BYTES: Readonly<Record<Dtype, number>> = Object.freeze({
@@ -12,6 +12,7 @@ export const DTYPE_BYTES: Readonly<Record<Dtype, number>> = Object.freeze({
   bf16: 2,
   i8: 1,
   i32: 4,
+  i1: 1,
 });
 
 /** Fields every command may carry. */
@@ -68,8 +69,13 @@ export interface MathCommand extends CommandBase {
   readonly op: string;
   /** TCM addresses of the operands (1 for unary ops and reductions, 2 for binary, 3 for fma/where/clamp). */
   readonly inputs: readonly number[];
-  /** Shape of each operand (all the same shape here). */
+  /**
+   * Shape of the operands; for an elementwise op, the output shape their shapes broadcast to
+   * (PE_MATH counts these elements).
+   */
   readonly shape: readonly number[];
+  /** Shape of each operand of an elementwise op, when one differs from `shape` (broadcasting). */
+  readonly inputShapes?: readonly (readonly number[])[];
   readonly out: number;
   readonly dtype: Dtype;
   /** Reduction axis (sum, max, min, softmax); default the last. */
@@ -78,6 +84,10 @@ export interface MathCommand extends CommandBase {
   readonly scalars?: readonly number[];
   /** Dtype of the inputs when it differs from `dtype` (`cast`). */
   readonly inputDtype?: Dtype;
+  /** Dtype of each input, when they differ (`where` with an `i1` cond); overrides `inputDtype`. */
+  readonly inputDtypes?: readonly Dtype[];
+  /** The operand `scalars[0]` stands for, when not the last (`tl.sub(0, x)`: 0). */
+  readonly scalarIndex?: number;
 }
 
 /** An epilogue op of a composite GEMM, applied in the accumulation dtype. */

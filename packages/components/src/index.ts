@@ -2,7 +2,15 @@ export { KbError } from "@kb/errors";
 // The math op table lives in @kb/oplog (the op log's contract between the phases); re-exported
 // here, where PE commands name its ops.
 export type { MathOpInfo, MathOpName, MathShape, PublicMathOpName } from "@kb/oplog";
-export { MATH_OPS, MATH_SHAPES, mathOutputShape, PUBLIC_MATH_OPS, SCALAR_OPS } from "@kb/oplog";
+export {
+  broadcastShapes,
+  evaluateMath,
+  MATH_OPS,
+  MATH_SHAPES,
+  mathOutputShape,
+  PUBLIC_MATH_OPS,
+  SCALAR_OPS,
+} from "@kb/oplog";
 export type { HbmAddressMap, HbmCoordinates } from "@kb/topology";
 // The TCM address helpers are facts of the memory map (@kb/topology); re-exported here as before.
 export { TCM_WINDOW_BYTES, tcmAddress, tcmLocation } from "@kb/topology";

@@ -1,5 +1,5 @@
 import { KbError } from "@kb/errors";
-import { MATH_OPS, MATH_SHAPES, mathOutputShape } from "@kb/oplog";
+import { broadcastShapes, MATH_OPS, MATH_SHAPES, mathOutputShape } from "@kb/oplog";
 import { decodeAddress, tcmLocation } from "@kb/topology";
 import type {
   CompositeGemmCommand,
@@ -295,11 +295,12 @@ function mathOp(
   axis: number | null,
   scalars: readonly number[] | undefined,
   inputDtype?: Dtype,
+  operands: MathOperands = {},
 ): OpSpec {
   const params: Record<string, unknown> = {
     op,
     input_addrs: [...inputs],
-    input_shapes: inputs.map(() => [...inputShape]),
+    input_shapes: inputs.map((_, i) => [...(operands.inputShapes?.[i] ?? inputShape)]),
     dst_addr: out,
     shape_out: [...outShape],
     dtype,
@@ -308,7 +309,46 @@ function mathOp(
   };
   if (scalars !== undefined && scalars.length > 0) params.scalars = [...scalars];
   if (inputDtype !== undefined && inputDtype !== dtype) params.input_dtype = inputDtype;
+  if (operands.inputDtypes !== undefined) params.input_dtypes = [...operands.inputDtypes];
+  if (operands.scalarIndex !== undefined) params.scalar_index = operands.scalarIndex;
   return { kind: "math", name: op, params };
+}
+
+/** What a math command says of its operands beyond one shape and one dtype (broadcasting, `where`'s i1 cond, a scalar first). */
+type MathOperands = Pick<MathCommand, "inputShapes" | "inputDtypes" | "scalarIndex">;
+
+/**
+ * Checks the per-operand fields of a math command: `inputShapes` (elementwise ops only) broadcast
+ * to `shape`, `inputDtypes` name a dtype per operand, `scalarIndex` is an operand the scalar may
+ * stand for.
+ */
+function checkOperands(where: string, command: MathCommand, elementwise: boolean, withScalar: boolean): void {
+  const { inputShapes, inputDtypes, scalarIndex } = command;
+  if (inputShapes !== undefined) {
+    if (!elementwise || inputShapes.length !== command.inputs.length)
+      throw invalid(where, "inputShapes needs an elementwise op and one shape per input.");
+    const joint = broadcastShapes([...inputShapes, command.shape]);
+    if (joint === null || joint.join() !== command.shape.join()) {
+      throw invalid(
+        where,
+        `inputShapes ${inputShapes.map((shape) => `[${shape.join(", ")}]`).join(", ")} do not broadcast to shape [${command.shape.join(", ")}].`,
+      );
+    }
+  }
+  if (inputDtypes !== undefined) {
+    if (inputDtypes.length !== command.inputs.length)
+      throw invalid(where, "inputDtypes needs one dtype per input.");
+    for (const [i, dtype] of inputDtypes.entries()) dtypeBytes(where, `inputDtypes[${i}]`, dtype);
+  }
+  if (
+    scalarIndex !== undefined &&
+    !(withScalar && Number.isInteger(scalarIndex) && scalarIndex >= 0 && scalarIndex <= command.inputs.length)
+  ) {
+    throw invalid(
+      where,
+      `scalarIndex ${scalarIndex} must name an operand the op's scalar stands for (0 to ${command.inputs.length}).`,
+    );
+  }
 }
 
 function mathFeed(id: string, where: string, command: MathCommand, engines: PeEngines): Feed {
@@ -323,8 +363,14 @@ function mathFeed(id: string, where: string, command: MathCommand, engines: PeEn
   if (axis !== null && (axis < -rank || axis >= rank))
     throw invalid(where, `axis ${axis} is out of range for rank ${rank}.`);
   const realAxis = axis === null ? null : axis < 0 ? axis + rank : axis;
+  const withScalar = info.scalar && command.inputs.length === info.arity - 1;
+  checkOperands(where, command, info.shape === "elementwise", withScalar);
+  const other = command.scalars?.[0] ?? -1;
+  if (info.shape === "swap" && !(Number.isInteger(other) && other >= 0 && other < rank))
+    throw invalid(where, `${command.op}'s dim1 ${other} is out of range for rank ${rank}.`);
+  // Elementwise: the output's elements (the operands broadcast to `shape`).
   const elements = command.shape.reduce((a, b) => a * b, 1);
-  const outShape = mathOutputShape(info, command.shape, realAxis);
+  const outShape = mathOutputShape(info, command.shape, realAxis, command.scalars);
   const reduceLength = realAxis === null ? 0 : (command.shape[realAxis] as number);
   const op = mathOp(
     command.op,
@@ -336,6 +382,7 @@ function mathFeed(id: string, where: string, command: MathCommand, engines: PeEn
     realAxis,
     command.scalars,
     command.inputDtype,
+    command,
   );
   if (command.inputDtype !== undefined) dtypeBytes(where, "inputDtype", command.inputDtype);
   const params: StageParams = { type: "math", op: command.op, elements, dtype: command.dtype, reduceLength };

@@ -283,9 +283,9 @@ export class DataExecutor {
 
   private math(record: MathOpRecord): void {
     const p = record.params;
-    const inputDtype: Dtype = p.input_dtype ?? p.dtype;
     const inputs = p.input_addrs.map((address, i) => {
       const shape = p.input_shapes[i] ?? p.shape_out;
+      const inputDtype: Dtype = p.input_dtypes?.[i] ?? p.input_dtype ?? p.dtype;
       const bytes = this.store.readTyped(
         address,
         shapeSize(shape) * DTYPE_BYTES[inputDtype],
@@ -293,7 +293,7 @@ export class DataExecutor {
       );
       return new Tensor(shape, inputDtype, bytes);
     });
-    const out = applyMath(p.op, inputs, p.shape_out, p.dtype, p.axis, p.scalars ?? []);
+    const out = applyMath(p.op, inputs, p.shape_out, p.dtype, p.axis, p.scalars ?? [], p.scalar_index);
     this.store.writeTyped(p.dst_addr, out.bytes, DTYPE_BYTES[p.dtype]);
     this.snapshot(record, p.dst_addr, out.nbytes);
     if (this.origin === null) {
@@ -510,10 +510,10 @@ function accessesOf(record: OpRecord): Access {
     }
     case "math": {
       const p = record.params;
-      const size = DTYPE_BYTES[p.input_dtype ?? p.dtype];
+      const size = (i: number) => DTYPE_BYTES[p.input_dtypes?.[i] ?? p.input_dtype ?? p.dtype];
       return {
         reads: p.input_addrs.map((address, i) =>
-          range(address, shapeSize(p.input_shapes[i] ?? p.shape_out) * size),
+          range(address, shapeSize(p.input_shapes[i] ?? p.shape_out) * size(i)),
         ),
         writes: [range(p.dst_addr, shapeSize(p.shape_out) * DTYPE_BYTES[p.dtype])],
       };

@@ -6,6 +6,8 @@ import { applyMath } from "./math.js";
 
 const f32 = (values: readonly number[], shape: readonly number[] = [values.length]) =>
   Tensor.fromArray([...values], shape, "f32");
+const bool = (values: readonly number[]) => Tensor.fromArray([...values], [values.length], "i1");
+const i32 = (values: readonly number[]) => Tensor.fromArray([...values], [values.length], "i32");
 const values = (tensor: Tensor) => [...tensor.toFloat64Array()];
 
 /** One phase-2 case of an op: its operands and the hand-computed result. */
@@ -49,6 +51,85 @@ const CASES: Readonly<Record<string, Case>> = {
   min: { inputs: [f32([1, 5, 3, 4, 2, 6], [2, 3])], shapeOut: [2, 1], axis: -1, expected: [1, 2] },
   // Along axis 0 of [[0, 5], [0, 5]]: each column is two equal values, 1/2 each.
   softmax: { inputs: [f32([0, 5, 0, 5], [2, 2])], shapeOut: [2, 2], axis: 0, expected: [0.5, 0.5, 0.5, 0.5] },
+  // Comparisons of x = [1, -2, 3, -4] and y = [2, 8, -1, 0.5] (or a scalar): 0 or 1 in i1.
+  lt: { inputs: [x, y], shapeOut: [4], dtype: "i1", expected: [1, 1, 0, 1] },
+  le: { inputs: [x], scalars: [-2], shapeOut: [4], dtype: "i1", expected: [0, 1, 0, 1] },
+  gt: { inputs: [x, y], shapeOut: [4], dtype: "i1", expected: [0, 0, 1, 0] },
+  ge: { inputs: [x], scalars: [1], shapeOut: [4], dtype: "i1", expected: [1, 0, 1, 0] },
+  // NaN == NaN is false; 0 == -0 is true.
+  eq: {
+    inputs: [f32([1, Number.NaN, 0]), f32([1, Number.NaN, -0])],
+    shapeOut: [3],
+    dtype: "i1",
+    expected: [1, 0, 1],
+  },
+  ne: {
+    inputs: [f32([1, Number.NaN, 0]), f32([1, Number.NaN, -0])],
+    shapeOut: [3],
+    dtype: "i1",
+    expected: [0, 1, 0],
+  },
+  and: {
+    inputs: [bool([1, 1, 0, 0]), bool([1, 0, 1, 0])],
+    shapeOut: [4],
+    dtype: "i1",
+    expected: [1, 0, 0, 0],
+  },
+  or: {
+    inputs: [bool([1, 1, 0, 0]), bool([1, 0, 1, 0])],
+    shapeOut: [4],
+    dtype: "i1",
+    expected: [1, 1, 1, 0],
+  },
+  // 12 ^ 10 = 0b1100 ^ 0b1010 = 0b0110; 5 ^ -1 = ~5 = -6.
+  xor: { inputs: [i32([12, 5]), i32([10, -1])], shapeOut: [2], dtype: "i32", expected: [6, -6] },
+  not: { inputs: [bool([1, 0])], shapeOut: [2], dtype: "i1", expected: [0, 1] },
+  pow: { inputs: [f32([2, 9, 1])], scalars: [3], shapeOut: [3], expected: [8, 729, 1] },
+  rsqrt: { inputs: [f32([4, 0.25])], shapeOut: [2], expected: [0.5, 2] },
+  exp2: { inputs: [f32([3, -1])], shapeOut: [2], expected: [8, 0.5] },
+  log2: { inputs: [f32([8, 0.5])], shapeOut: [2], expected: [3, -1] },
+  tanh: { inputs: [f32([0, Number.POSITIVE_INFINITY])], shapeOut: [2], expected: [0, 1] },
+  erf: {
+    inputs: [f32([0, Number.POSITIVE_INFINITY, Number.NEGATIVE_INFINITY])],
+    shapeOut: [3],
+    expected: [0, 1, -1],
+  },
+  // gelu(2) = 2 * Phi(2) = 1 + erf(sqrt 2) = 1.9544997361036416, rounded to f32.
+  gelu: { inputs: [f32([0, 2])], shapeOut: [2], expected: [0, Math.fround(1.9544997361036416)] },
+  // silu(1) = 1 / (1 + e^-1) = 0.7310585786300049, rounded to f32.
+  silu: { inputs: [f32([0, 1])], shapeOut: [2], expected: [0, Math.fround(0.7310585786300049)] },
+  // Rows [1, 5, 5] and [2, NaN, 7]: the first of the tied 5s; the NaN.
+  argmax: {
+    inputs: [f32([1, 5, 5, 2, Number.NaN, 7], [2, 3])],
+    shapeOut: [2, 1],
+    axis: 1,
+    dtype: "i32",
+    expected: [1, 1],
+  },
+  argmin: {
+    inputs: [f32([1, 5, 1, 2, Number.NaN, -7], [2, 3])],
+    shapeOut: [2, 1],
+    axis: 1,
+    dtype: "i32",
+    expected: [0, 1],
+  },
+  // Along axis 0 of [[1, 2, 3], [4, 5, 6]]: the second row is [1 + 4, 2 + 5, 3 + 6].
+  cumsum: {
+    inputs: [f32([1, 2, 3, 4, 5, 6], [2, 3])],
+    shapeOut: [2, 3],
+    axis: 0,
+    expected: [1, 2, 3, 5, 7, 9],
+  },
+  // [[1], [2]] broadcast to [2, 3].
+  copy: { inputs: [f32([1, 2], [2, 1])], shapeOut: [2, 3], expected: [1, 1, 1, 2, 2, 2] },
+  // Axes 0 and 2 of [2, 1, 3] (values 0..5) swapped: out[k, 0, i] = in[i, 0, k].
+  transpose: {
+    inputs: [f32([0, 1, 2, 3, 4, 5], [2, 1, 3])],
+    scalars: [2],
+    shapeOut: [3, 1, 2],
+    axis: 0,
+    expected: [0, 3, 1, 4, 2, 5],
+  },
 };
 
 describe("applyMath: every op of the table in phase 2", () => {
@@ -65,6 +146,37 @@ describe("applyMath: every op of the table in phase 2", () => {
       expect(values(out)).toEqual(c.expected);
     });
   }
+
+  it("broadcasts operands to the output shape (numpy's rules)", () => {
+    // [[1], [2]] + [10, 20, 30]: a column against a row.
+    const column = f32([1, 2], [2, 1]);
+    const row = f32([10, 20, 30]);
+    expect(values(applyMath("add", [column, row], [2, 3], "f32", null, []))).toEqual([
+      11, 21, 31, 12, 22, 32,
+    ]);
+    // fma of [2, 3], [3] and [2, 1]: x * y + z with y a row and z a column.
+    const fma = applyMath(
+      "fma",
+      [f32([1, 2, 3, 4, 5, 6], [2, 3]), f32([2, 0, 1]), column],
+      [2, 3],
+      "f32",
+      null,
+      [],
+    );
+    expect(values(fma)).toEqual([3, 1, 4, 10, 2, 8]);
+  });
+
+  it("puts a scalar at its operand's place: 1 / x and 0 - x", () => {
+    expect(values(applyMath("div", [f32([2, 4])], [2], "f32", null, [1], 0))).toEqual([0.5, 0.25]);
+    expect(values(applyMath("sub", [f32([2, -4])], [2], "f32", null, [0], 0))).toEqual([-2, 4]);
+    expect(values(applyMath("sub", [f32([2, -4])], [2], "f32", null, [0]))).toEqual([2, -4]);
+  });
+
+  it("where takes an i1 cond with values of another dtype, broadcast", () => {
+    const cond = bool([1, 0, 1]);
+    const out = applyMath("where", [cond, f32([1, 2, 3]), f32([-1], [1])], [3], "f32", null, []);
+    expect(values(out)).toEqual([1, -1, 3]);
+  });
 
   it("rounds once to the output dtype: 1 + 2^-11 in f16 is 1 (a tie, to even)", () => {
     const one = Tensor.fromArray([1], [1], "f16");
@@ -99,7 +211,10 @@ describe("applyMath: operands that do not fit the op", () => {
       'math op "clamp" needs scalars [lo, hi], got 1.',
     );
     expect(code(() => applyMath("exp", [x], [2], "f32", null, []))[1]).toContain(
-      'math op "exp": an input has 4 elements, the output 2.',
+      'math op "exp": an input of shape [4] does not broadcast to the output\'s [2].',
+    );
+    expect(code(() => applyMath("sub", [x], [4], "f32", null, [1], 2))[1]).toContain(
+      'math op "sub": scalar_index 2 is not an operand of 2.',
     );
     expect(code(() => applyMath("sum", [x], [1], "f32", 1, []))[1]).toContain(
       'math op "sum": axis 1 is out of range for [4].',

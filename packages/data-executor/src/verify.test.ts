@@ -22,6 +22,7 @@ describe("verify", () => {
       bf16: { rtol: 1e-2, atol: 1e-2 },
       i8: { rtol: 0, atol: 0 },
       i32: { rtol: 0, atol: 0 },
+      i1: { rtol: 0, atol: 0 },
     });
   });
 

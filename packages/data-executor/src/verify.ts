@@ -15,7 +15,7 @@ export interface Tolerance {
 
 /**
  * The default tolerance of each dtype (ADR-0020 D11): `np.allclose` with rtol = atol = 1e-5 for
- * f32, 1e-3 for f16 and 1e-2 for bf16; `np.array_equal` (exact) for the integer dtypes.
+ * f32, 1e-3 for f16 and 1e-2 for bf16; `np.array_equal` (exact) for the integer dtypes and `i1`.
  */
 export const TOLERANCES: Readonly<Record<Dtype, Tolerance>> = Object.freeze({
   f32: Object.freeze({ rtol: 1e-5, atol: 1e-5 }),
@@ -23,6 +23,7 @@ export const TOLERANCES: Readonly<Record<Dtype, Tolerance>> = Object.freeze({
   bf16: Object.freeze({ rtol: 1e-2, atol: 1e-2 }),
   i8: Object.freeze({ rtol: 0, atol: 0 }),
   i32: Object.freeze({ rtol: 0, atol: 0 }),
+  i1: Object.freeze({ rtol: 0, atol: 0 }),
 });
 
 /** One element of an output that is not close to its reference. */
@@ -427,7 +428,7 @@ function layoutProblem(output: Tensor, reference: Tensor): string | undefined {
 }
 
 /** A tensor's elements as stored: binary32 values, integers, or 16-bit float patterns. */
-type ElementView = Float32Array | Uint16Array | Int8Array | Int32Array;
+type ElementView = Float32Array | Uint16Array | Int8Array | Int32Array | Uint8Array;
 
 function elementView(tensor: Tensor): ElementView {
   const { buffer, byteOffset } = tensor.bytes; // aligned for the dtype (Tensor guarantees it)
@@ -441,6 +442,8 @@ function elementView(tensor: Tensor): ElementView {
       return new Int8Array(buffer, byteOffset, tensor.size);
     case "i32":
       return new Int32Array(buffer, byteOffset, tensor.size);
+    case "i1":
+      return new Uint8Array(buffer, byteOffset, tensor.size);
   }
 }
 

@@ -1,6 +1,8 @@
 export { OpLogJsonlParser, opRecordToJson, parseOpLogJsonl } from "./jsonl.js";
 export type { OpLoggerOptions, OpLogSink } from "./logger.js";
 export { MemorySink, OpLogger } from "./logger.js";
+export type { MathOperand, MathScalars } from "./math-eval.js";
+export { broadcastShapes, evaluateMath } from "./math-eval.js";
 export type {
   ElementFn,
   ElementwiseMathOp,
@@ -12,6 +14,7 @@ export type {
   MathShape,
   MathShapeRule,
   PublicMathOpName,
+  SwapMathOp,
 } from "./math-ops.js";
 export { MATH_OPS, MATH_SHAPES, mathOutputShape, PUBLIC_MATH_OPS, SCALAR_OPS } from "./math-ops.js";
 export type {

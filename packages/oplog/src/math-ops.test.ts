@@ -10,6 +10,8 @@ import {
 import type { Dtype } from "./schema.js";
 
 const entries = Object.entries(MATH_OPS) as [string, MathOpInfo][];
+const BOOLEAN_OPS = new Set(["lt", "le", "gt", "ge", "eq", "ne", "not"]);
+const INDEX_OPS = new Set(["argmax", "argmin"]);
 
 /** The element function of an elementwise op (fails the test for a line op). */
 function element(op: string) {
@@ -21,21 +23,26 @@ function element(op: string) {
 /** The op's line function over `values` (stride 1); returns what it wrote. */
 function line(op: string, values: readonly number[]): number[] {
   const info = MATH_OPS[op];
-  if (info === undefined || info.shape === "elementwise") throw new Error(`${op} is not a line op`);
+  if (info === undefined || (info.shape !== "reduce" && info.shape !== "row"))
+    throw new Error(`${op} is not a line op`);
   const out = new Float64Array(values.length).fill(Number.NaN);
   info.line(Float64Array.from(values), 0, out, 0, values.length, 1);
   return info.shape === "reduce" ? [out[0] as number] : [...out];
 }
 
 describe("the math op table", () => {
-  it("lists the 24 ops of the tl surface, fill and iota internal", () => {
-    const names =
-      "add sub mul div maximum minimum fma where clamp exp log sqrt abs sigmoid cos sin relu cast";
-    const internal = "fill iota";
-    const reductions = "sum max min softmax";
-    expect(Object.keys(MATH_OPS)).toEqual(`${names} ${internal} ${reductions}`.split(" "));
-    expect(PUBLIC_MATH_OPS).toEqual(Object.keys(MATH_OPS).filter((op) => op !== "fill" && op !== "iota"));
-    expect([...SCALAR_OPS]).toEqual(["add", "sub", "mul", "div", "maximum", "minimum"]);
+  it("lists the 48 ops of the tl surface, fill, iota, copy and transpose internal", () => {
+    const binary = "add sub mul div maximum minimum fma where";
+    const logic = "lt le gt ge eq ne and or xor not pow";
+    const unary = "clamp exp log sqrt rsqrt exp2 log2 abs sigmoid cos sin relu tanh erf gelu silu cast";
+    const internal = "fill iota copy transpose";
+    const reductions = "sum max min argmax argmin softmax cumsum";
+    expect(Object.keys(MATH_OPS)).toEqual(`${binary} ${logic} ${unary} ${internal} ${reductions}`.split(" "));
+    const internals = new Set(internal.split(" "));
+    expect(PUBLIC_MATH_OPS).toEqual(Object.keys(MATH_OPS).filter((op) => !internals.has(op)));
+    expect([...SCALAR_OPS]).toEqual(
+      "add sub mul div maximum minimum lt le gt ge eq ne and or xor pow".split(" "),
+    );
   });
 
   it("gives every op an evaluation, a timing, a shape rule and a dtype rule", () => {
@@ -46,14 +53,30 @@ describe("the math op table", () => {
         expect(typeof info.element, where).toBe("function");
         // The element function takes at most three operands and scalars.
         expect(info.arity + info.params.length, where).toBeLessThanOrEqual(3);
+      } else if (info.shape === "swap") {
+        expect(info.params, where).toEqual(["dim1"]); // moves elements: evaluated by evaluateMath
       } else {
         expect(typeof info.line, where).toBe("function");
         expect(info.treePasses, where).toBeGreaterThan(0);
       }
       expect(info.cycles, where).toBeGreaterThan(0);
-      const inputs = Array.from({ length: info.arity }, (): Dtype => "bf16");
-      expect(info.dtype(inputs, info.target ? "i8" : undefined), where).toBe(info.target ? "i8" : "bf16");
+      const input: Dtype = info.inputDtypes?.[0] ?? "bf16";
+      const inputs = Array.from({ length: info.arity }, () => input);
+      const expected = info.target ? "i8" : BOOLEAN_OPS.has(op) ? "i1" : INDEX_OPS.has(op) ? "i32" : input;
+      expect(info.dtype(inputs, info.target ? "i8" : undefined), where).toBe(expected);
     }
+  });
+
+  it("takes booleans and integers only in the logic ops", () => {
+    const restricted = entries
+      .filter(([, info]) => info.inputDtypes !== null)
+      .map(([op, info]) => [op, info.inputDtypes]);
+    expect(restricted).toEqual([
+      ["and", ["i1", "i8", "i32"]],
+      ["or", ["i1", "i8", "i32"]],
+      ["xor", ["i1", "i8", "i32"]],
+      ["not", ["i1"]],
+    ]);
   });
 
   it("does not answer prototype names", () => {
@@ -72,9 +95,27 @@ describe("the math op table", () => {
       cos: 6,
       sum: 1,
       softmax: 11,
+      // An ALU op is 1, one special-function op 4, a short polynomial 6; compositions add up.
+      lt: 1,
+      and: 1,
+      not: 1,
+      rsqrt: 4,
+      exp2: 4,
+      log2: 4,
+      tanh: 6,
+      erf: 6,
+      gelu: 8, // erf 6 + a multiply-add and a multiply 2
+      silu: 7, // sigmoid 6 + a multiply 1
+      pow: 9, // log2 4 + multiply 1 + exp2 4
+      argmax: 2, // compare 1 + index select 1
+      cumsum: 1,
+      copy: 1,
+      transpose: 1,
     });
     expect(MATH_OPS.sum?.treePasses).toBe(1);
     expect(MATH_OPS.softmax?.treePasses).toBe(2);
+    expect(MATH_OPS.argmin?.treePasses).toBe(1);
+    expect(MATH_OPS.cumsum?.treePasses).toBe(2); // up-sweep and down-sweep
   });
 });
 
@@ -84,11 +125,15 @@ describe("shape and dtype rules", () => {
     expect(mathOutputShape(MATH_OPS.max as MathOpInfo, [2, 3], 0)).toEqual([1, 3]);
     expect(mathOutputShape(MATH_OPS.softmax as MathOpInfo, [2, 3], 1)).toEqual([2, 3]);
     expect(mathOutputShape(MATH_OPS.exp as MathOpInfo, [5], null)).toEqual([5]);
-    expect([MATH_SHAPES.elementwise.axis, MATH_SHAPES.reduce.axis, MATH_SHAPES.row.axis]).toEqual([
-      false,
-      true,
-      true,
-    ]);
+    expect(mathOutputShape(MATH_OPS.cumsum as MathOpInfo, [2, 3], 0)).toEqual([2, 3]);
+    expect(mathOutputShape(MATH_OPS.argmax as MathOpInfo, [2, 3], 1)).toEqual([2, 1]);
+    expect(mathOutputShape(MATH_OPS.transpose as MathOpInfo, [2, 3, 4], 0, [2])).toEqual([4, 3, 2]);
+    expect([
+      MATH_SHAPES.elementwise.axis,
+      MATH_SHAPES.reduce.axis,
+      MATH_SHAPES.row.axis,
+      MATH_SHAPES.swap.axis,
+    ]).toEqual([false, true, true, true]);
   });
 
   it("where has its values' dtype, cast its target, add its inputs'", () => {
@@ -96,6 +141,9 @@ describe("shape and dtype rules", () => {
     expect(MATH_OPS.cast?.dtype(["f32"], "i8")).toBe("i8");
     expect(MATH_OPS.add?.dtype(["i32", "i32"], undefined)).toBe("i32");
     expect(MATH_OPS.fill?.dtype([], "bf16")).toBe("bf16");
+    expect(MATH_OPS.lt?.dtype(["f16", "f16"], undefined)).toBe("i1");
+    expect(MATH_OPS.where?.dtype(["i1", "bf16", "bf16"], undefined)).toBe("bf16");
+    expect(MATH_OPS.argmax?.dtype(["f32"], undefined)).toBe("i32");
   });
 });
 
@@ -121,6 +169,75 @@ describe("evaluation in f64", () => {
     expect(Object.is(at("relu", -0), 0)).toBe(true);
     expect(at("cast", 1.75)).toBe(1.75);
     expect([at("fill", 7, 0, 0, 5), at("iota", 3, 0, 0, 2)]).toEqual([7, 5]);
+  });
+
+  it("comparisons, logic and pow, hand-computed", () => {
+    const at = (op: string, a = 0, b = 0) => element(op)(a, b, 0, 0);
+    expect(["lt", "le", "gt", "ge", "eq", "ne"].map((op) => at(op, 1, 2))).toEqual([1, 1, 0, 0, 0, 1]);
+    expect(["lt", "le", "gt", "ge", "eq", "ne"].map((op) => at(op, 2, 2))).toEqual([0, 1, 0, 1, 1, 0]);
+    // IEEE: NaN compares false, except ne.
+    expect(["lt", "le", "gt", "ge", "eq", "ne"].map((op) => at(op, Number.NaN, 2))).toEqual([
+      0, 0, 0, 0, 0, 1,
+    ]);
+    expect([at("and", 1, 0), at("or", 1, 0), at("xor", 1, 1), at("not", 0), at("not", 1)]).toEqual([
+      0, 1, 0, 1, 0,
+    ]);
+    expect([at("and", 12, 10), at("or", 12, 10), at("xor", 12, 10)]).toEqual([8, 14, 6]); // 1100 vs 1010
+    expect([at("pow", 2, 10), at("pow", 4, 0.5), at("pow", -2, 3), at("pow", 2, -1)]).toEqual([
+      1024, 2, -8, 0.5,
+    ]);
+    // C's pow where JavaScript's ** differs: 1^NaN = 1, (-1)^Inf = 1; NaN^0 = 1 in both.
+    expect([
+      at("pow", 1, Number.NaN),
+      at("pow", -1, Number.POSITIVE_INFINITY),
+      at("pow", Number.NaN, 0),
+    ]).toEqual([1, 1, 1]);
+    expect(at("pow", -8, 1 / 3)).toBeNaN();
+  });
+
+  it("the new unary ops, hand-computed", () => {
+    const at = (op: string, a = 0) => element(op)(a, 0, 0, 0);
+    expect([
+      at("rsqrt", 4),
+      at("rsqrt", 0),
+      at("exp2", 10),
+      at("exp2", -2),
+      at("log2", 1024),
+      at("log2", 0.125),
+    ]).toEqual([0.5, Number.POSITIVE_INFINITY, 1024, 0.25, 10, -3]);
+    expect([at("tanh", 0), at("tanh", Number.POSITIVE_INFINITY), at("tanh", -40)]).toEqual([0, 1, -1]);
+    expect(Object.is(at("erf", -0), -0)).toBe(true);
+    // Reference values: Python's math.erf.
+    const erfs: [number, number][] = [
+      [0.5, 0.5204998778130465],
+      [1, 0.8427007929497149],
+      [2, 0.9953222650189527],
+      [2.5, 0.999593047982555],
+      [3, 0.9999779095030014],
+      [4, 0.9999999845827421],
+    ];
+    for (const [x, erf] of erfs) {
+      expect(Math.abs(at("erf", x) - erf), `erf(${x})`).toBeLessThan(1e-13);
+      expect(Math.abs(at("erf", -x) + erf), `erf(${-x})`).toBeLessThan(1e-13);
+    }
+    expect([at("erf", 7), at("erf", Number.NEGATIVE_INFINITY)]).toEqual([1, -1]);
+    expect(at("erf", Number.NaN)).toBeNaN();
+    // gelu(x) = x Phi(x) = x (1 + erf(x / sqrt 2)) / 2: gelu(1) = (1 + 0.6826894921370859) / 2.
+    expect(at("gelu", 1)).toBeCloseTo(0.8413447460685429, 14);
+    expect(at("gelu", -1)).toBeCloseTo(-0.15865525393145707, 14);
+    expect(at("gelu", 0)).toBe(0);
+    // silu(x) = x / (1 + e^-x): silu(2) = 2 / (1 + 0.1353352832366127).
+    expect(at("silu", 2)).toBeCloseTo(1.7615941559557646, 14);
+    expect(at("silu", 0)).toBe(0);
+  });
+
+  it("argmax, argmin and cumsum over a line, hand-computed", () => {
+    expect(line("argmax", [3, 7, 7, 1])).toEqual([1]); // the first of the tied 7s
+    expect(line("argmin", [3, 1, 7, 1])).toEqual([1]);
+    expect(line("argmax", [3, Number.NaN, 9, Number.NaN])).toEqual([1]); // the first NaN wins
+    expect(line("argmin", [Number.NaN, -9])).toEqual([0]);
+    expect(line("argmax", [Number.NEGATIVE_INFINITY, Number.NEGATIVE_INFINITY])).toEqual([0]);
+    expect(line("cumsum", [1, 2, 3.5, -6.5])).toEqual([1, 3, 6.5, 0]);
   });
 
   it("reductions and softmax over a line, hand-computed", () => {

@@ -1,4 +1,7 @@
+import { argLine, cumsumLine, erf, gelu, type LineFn, pow, silu, softmaxLine } from "./math-functions.js";
 import type { Dtype } from "./schema.js";
+
+export type { LineFn } from "./math-functions.js";
 
 // The math ops of the kernel language, defined once. A `math` op record names one of them
 // (`params.op`), so the table is part of the op log's contract between the two phases: phase 1
@@ -8,20 +11,22 @@ import type { Dtype } from "./schema.js";
 
 /**
  * How an op's output shape follows from the shape it works on (`MATH_SHAPES`): `elementwise`
- * keeps it, `reduce` makes the axis 1, `row` reads whole lines along the axis and keeps the shape
- * (softmax).
+ * keeps it (the operands' broadcast shape, numpy's rules), `reduce` makes the axis 1, `row` reads
+ * whole lines along the axis and keeps the shape (softmax, cumsum), `swap` exchanges the axis and
+ * the dimension its first param names (a transpose that moves bytes).
  */
-export type MathShape = "elementwise" | "reduce" | "row";
+export type MathShape = "elementwise" | "reduce" | "row" | "swap";
 
 /** A shape rule: whether the op works along an axis, and its output shape. */
 export interface MathShapeRule {
   /** The op takes an `axis` (default the last); the record's `axis` is null otherwise. */
   readonly axis: boolean;
   /**
-   * The output shape for an op over `shape` (the command's `shape`: its inputs') along `axis`
-   * (a non-negative axis, or null when `axis` is false).
+   * The output shape for an op over `shape` (the command's `shape`: the broadcast shape of an
+   * elementwise op's operands, the input's otherwise) along `axis` (a non-negative axis, or null
+   * when `axis` is false), with the op's immediate `params` (`swap`: the other dimension).
    */
-  readonly output: (shape: readonly number[], axis: number | null) => number[];
+  readonly output: (shape: readonly number[], axis: number | null, params: readonly number[]) => number[];
 }
 
 /** The shape rules by {@link MathShape}. */
@@ -29,6 +34,13 @@ export const MATH_SHAPES: Readonly<Record<MathShape, MathShapeRule>> = Object.fr
   elementwise: { axis: false, output: (shape) => [...shape] },
   reduce: { axis: true, output: (shape, axis) => shape.map((size, i) => (i === axis ? 1 : size)) },
   row: { axis: true, output: (shape) => [...shape] },
+  swap: {
+    axis: true,
+    output: (shape, axis, [other = axis ?? 0]) =>
+      shape.map((size, i) =>
+        i === axis ? (shape[other] as number) : i === other ? (shape[axis ?? 0] as number) : size,
+      ),
+  },
 });
 
 /**
@@ -38,32 +50,22 @@ export const MATH_SHAPES: Readonly<Record<MathShape, MathShapeRule>> = Object.fr
 export type MathDtypeRule = (inputs: readonly Dtype[], target: Dtype | undefined) => Dtype;
 
 /**
- * An elementwise op on f64 values: its tensor operands' elements first, then its scalars (a
- * scalar that replaces the last operand, then its `params`), in order; `index` is the element's
- * flat index (`iota`). Missing arguments are 0. Phase 2 rounds the result once to the output
- * dtype.
+ * An elementwise op on f64 values: its operands' elements in order (a scalar standing in for one
+ * of them at its place), then its `params`; `index` is the element's flat index (`iota`). Missing
+ * arguments are 0. Phase 2 rounds the result once to the output dtype.
  */
 export type ElementFn = (a: number, b: number, c: number, index: number) => number;
-
-/**
- * A reduce or row op on one line of `length` f64 values along its axis: reads
- * `x[xBase + l * stride]` for l in [0, length) and writes `out[outBase + l * stride]` (a reduction
- * writes `out[outBase]` only). Phase 2 rounds each written value once to the output dtype.
- */
-export type LineFn = (
-  x: Float64Array,
-  xBase: number,
-  out: Float64Array,
-  outBase: number,
-  length: number,
-  stride: number,
-) => void;
 
 interface MathOpBase {
   /** Tensor operands (scalars not counted). */
   readonly arity: number;
-  /** A scalar (a number in the record's `scalars`) may replace the last tensor operand. */
+  /**
+   * A scalar (the first number of the record's `scalars`) may replace one tensor operand: the
+   * last, or the one at the record's `scalar_index` (`tl.sub(0, x)`).
+   */
   readonly scalar: boolean;
+  /** The dtypes the tensor operands may have (all of them when null). */
+  readonly inputDtypes: readonly Dtype[] | null;
   /** Names of the immediate scalars the op always takes after its operands (`clamp`: lo, hi). */
   readonly params: readonly string[];
   /** The op takes a target dtype (`cast`; `fill` / `iota`: the constant's dtype). */
@@ -86,12 +88,17 @@ export interface ElementwiseMathOp extends MathOpBase {
 
 /** An op along an axis: `line` evaluates one line. */
 export interface LineMathOp extends MathOpBase {
-  readonly shape: Exclude<MathShape, "elementwise">;
+  readonly shape: "reduce" | "row";
   readonly line: LineFn;
 }
 
+/** A transpose of two axes (the axis and `params[0]`): every element moves, none changes. */
+export interface SwapMathOp extends MathOpBase {
+  readonly shape: "swap";
+}
+
 /** How a math op behaves: operands, shape and dtype rules, PE_MATH cost, phase-2 evaluation. */
-export type MathOpInfo = ElementwiseMathOp | LineMathOp;
+export type MathOpInfo = ElementwiseMathOp | LineMathOp | SwapMathOp;
 
 const sameAsInput: MathDtypeRule = (inputs) => inputs[0] as Dtype;
 const asTarget: MathDtypeRule = (inputs, target) => target ?? (inputs[0] as Dtype);
@@ -99,6 +106,7 @@ const asTarget: MathDtypeRule = (inputs, target) => target ?? (inputs[0] as Dtyp
 const BASE = {
   arity: 1,
   scalar: false,
+  inputDtypes: null,
   params: [],
   target: false,
   dtype: sameAsInput,
@@ -106,7 +114,9 @@ const BASE = {
 } as const;
 
 /** What sets an elementwise op apart from a unary one of the input's dtype. */
-type ElementwiseOptions = Partial<Pick<MathOpBase, "arity" | "scalar" | "params" | "target" | "dtype">>;
+type ElementwiseOptions = Partial<
+  Pick<MathOpBase, "arity" | "scalar" | "inputDtypes" | "params" | "target" | "dtype">
+>;
 
 /** An elementwise op a kernel calls (unary unless `options` say otherwise). */
 function elementwise(
@@ -117,10 +127,19 @@ function elementwise(
   return { ...BASE, ...options, shape: "elementwise", cycles, element, internal: false };
 }
 
-/** Two operands; the second may be a scalar. */
+/** Two operands; either may be a scalar. */
 const BINARY = { arity: 2, scalar: true } as const;
 
-/** A PE_MATH constant writer (no operand, one scalar, the constant's dtype), not a kernel call. */
+/** The booleans: what comparisons produce. */
+const toBool: MathDtypeRule = () => "i1";
+
+/** A comparison: two operands (either may be a scalar) of one dtype, an `i1` result; NaN compares false but in `ne`. */
+const COMPARISON = { ...BINARY, dtype: toBool } as const;
+
+/** A bitwise op of booleans and integers (logical on `i1`'s 0 and 1). */
+const BITWISE = { ...BINARY, inputDtypes: ["i1", "i8", "i32"] } as const;
+
+/** A PE_MATH writer of a tensor that reads no operand (one scalar, the constant's dtype), not a kernel call. */
 function constant(element: ElementFn): ElementwiseMathOp & { readonly internal: true } {
   const options = { arity: 0, params: ["value"], target: true, dtype: asTarget } as const;
   return { ...BASE, ...options, shape: "elementwise", cycles: 1, element, internal: true };
@@ -139,20 +158,22 @@ function reduction(
   return { ...BASE, shape: "reduce", cycles: 1, treePasses: 1, line, internal: false };
 }
 
-/** softmax of one line in f64: max, exp of the differences, their sum, division. */
-const softmaxLine: LineFn = (x, xBase, out, outBase, length, stride) => {
-  let max = Number.NEGATIVE_INFINITY;
-  for (let l = 0; l < length; l++) max = Math.max(max, x[xBase + l * stride] as number);
-  let sum = 0;
-  for (let l = 0; l < length; l++) {
-    const e = Math.exp((x[xBase + l * stride] as number) - max);
-    out[outBase + l * stride] = e;
-    sum += e;
-  }
-  for (let l = 0; l < length; l++) out[outBase + l * stride] = (out[outBase + l * stride] as number) / sum;
-};
+/**
+ * The index (i32) of a line's extreme value along the axis: one compare and one index select per
+ * vector (2 cycles), and a lane tree that carries (value, index) pairs (1 pass).
+ */
+function argReduction(
+  better: (value: number, best: number) => boolean,
+): LineMathOp & { readonly internal: false } {
+  const line = argLine(better);
+  return { ...BASE, shape: "reduce", dtype: () => "i32", cycles: 2, treePasses: 1, line, internal: false };
+}
 
-// The table. Order matters only for listings (error messages, `PUBLIC_MATH_OPS`).
+// The table. Order matters only for listings (error messages, `PUBLIC_MATH_OPS`). PE_MATH cycles
+// per vector: 1 for an ALU op (add, compare, select, bitwise), 4 for one special-function-unit op
+// (div, exp, exp2, log, log2, sqrt, rsqrt), 6 for a short polynomial or two SFU ops (sigmoid,
+// cos, sin, tanh, erf), and compositions add up (gelu = erf + 2 ALU ops, silu = sigmoid + a mul,
+// pow = log2 + mul + exp2). docs/latency-model.md lists them.
 const TABLE = {
   add: elementwise(1, (a, b) => a + b, BINARY),
   sub: elementwise(1, (a, b) => a - b, BINARY),
@@ -163,35 +184,68 @@ const TABLE = {
   minimum: elementwise(1, (a, b) => (a <= b || Number.isNaN(a) ? a : b), BINARY),
   // The f64 product is rounded before the add (no fused multiply-add).
   fma: elementwise(1, (a, b, c) => a * b + c, { arity: 3 }),
-  // NaN counts as true; the output has the values' dtype.
+  // cond is i1 (or, as before i1 existed, of the values' dtype: nonzero and NaN count as true);
+  // the output has the values' dtype.
   where: elementwise(1, (cond, a, b) => (cond !== 0 ? a : b), {
     arity: 3,
     dtype: (inputs) => inputs[1] as Dtype,
   }),
+  // IEEE comparisons: a NaN on either side is false, but for ne.
+  lt: elementwise(1, (a, b) => (a < b ? 1 : 0), COMPARISON),
+  le: elementwise(1, (a, b) => (a <= b ? 1 : 0), COMPARISON),
+  gt: elementwise(1, (a, b) => (a > b ? 1 : 0), COMPARISON),
+  ge: elementwise(1, (a, b) => (a >= b ? 1 : 0), COMPARISON),
+  eq: elementwise(1, (a, b) => (a === b ? 1 : 0), COMPARISON),
+  ne: elementwise(1, (a, b) => (a !== b ? 1 : 0), COMPARISON),
+  and: elementwise(1, (a, b) => a & b, BITWISE),
+  or: elementwise(1, (a, b) => a | b, BITWISE),
+  xor: elementwise(1, (a, b) => a ^ b, BITWISE),
+  // Logical not of a boolean.
+  not: elementwise(1, (a) => (a === 0 ? 1 : 0), { inputDtypes: ["i1"] }),
+  // C's pow (1 ** NaN is 1): log2, a multiply and exp2.
+  pow: elementwise(9, pow, BINARY),
   clamp: elementwise(2, (x, lo, hi) => Math.min(Math.max(x, lo), hi), { params: ["lo", "hi"] }),
   exp: elementwise(4, Math.exp),
   log: elementwise(4, Math.log),
   sqrt: elementwise(4, Math.sqrt),
+  rsqrt: elementwise(4, (x) => 1 / Math.sqrt(x)),
+  exp2: elementwise(4, (x) => 2 ** x),
+  log2: elementwise(4, Math.log2),
   abs: elementwise(1, Math.abs),
   sigmoid: elementwise(6, (x) => 1 / (1 + Math.exp(-x))),
   cos: elementwise(6, Math.cos),
   sin: elementwise(6, Math.sin),
   relu: elementwise(1, (x) => Math.max(x, 0)),
+  tanh: elementwise(6, Math.tanh),
+  erf: elementwise(6, erf),
+  // The exact (erf) form, PyTorch's default (approximate="none").
+  gelu: elementwise(8, gelu),
+  silu: elementwise(7, silu),
   // The value itself: phase 2's one rounding to the target dtype is the conversion.
   cast: elementwise(1, (x) => x, { target: true, dtype: asTarget }),
   fill: constant((value) => value),
   iota: constant((start, _b, _c, index) => start + index),
+  // The operand as is, broadcast to the output shape (`tl.broadcastTo`); not a kernel call.
+  copy: { ...BASE, shape: "elementwise", cycles: 1, element: (x) => x, internal: true },
+  // The operand with its axis and dimension `params[0]` exchanged (`tl.trans` of two axes that
+  // are not the last two); not a kernel call.
+  transpose: { ...BASE, shape: "swap", params: ["dim1"], cycles: 1, internal: true },
   sum: reduction(0, (acc, value) => acc + value),
   max: reduction(Number.NEGATIVE_INFINITY, Math.max),
   min: reduction(Number.POSITIVE_INFINITY, Math.min),
+  argmax: argReduction((value, best) => value > best),
+  argmin: argReduction((value, best) => value < best),
   // One op: max, subtract, exp, sum and divide along the axis.
   softmax: { ...BASE, shape: "row", cycles: 11, treePasses: 2, line: softmaxLine, internal: false },
+  // Inclusive prefix sums along the axis: an add per vector (carrying the previous vector's total)
+  // and a work-efficient scan over the lanes (up-sweep and down-sweep: 2 tree passes).
+  cumsum: { ...BASE, shape: "row", cycles: 1, treePasses: 2, line: cumsumLine, internal: false },
 } satisfies Record<string, MathOpInfo>;
 
 /** The name of a math op of the table. */
 export type MathOpName = keyof typeof TABLE;
 
-/** The name of a math op a kernel calls (`tl.exp`, ...): every op but the internal `fill` / `iota`. */
+/** The name of a math op a kernel calls (`tl.exp`, ...): every op but the internal ones (`fill`, `iota`, `copy`, `transpose`). */
 export type PublicMathOpName = {
   [K in MathOpName]: (typeof TABLE)[K] extends { readonly internal: true } ? never : K;
 }[MathOpName];
@@ -199,28 +253,37 @@ export type PublicMathOpName = {
 /**
  * The math ops of the tl surface (ADR-0046) that PE_MATH executes, by name, in table order.
  * softmax is one op; `fill` writes `scalars[0]` to every element and `iota` `scalars[0] + i` to
- * element i (`tl.zeros` / `tl.full` / `tl.arange` materialised in TCM); `cast` converts
+ * element i (`tl.zeros` / `tl.full` / `tl.arange` materialised in TCM); `copy` writes its operand
+ * broadcast (`tl.broadcastTo`), `transpose` swaps two axes (`tl.trans`); `cast` converts
  * `inputDtype` to `dtype`. The object has no prototype, so any string indexes it safely.
  */
 export const MATH_OPS: Readonly<Record<string, MathOpInfo>> = Object.freeze(
   Object.assign(Object.create(null) as Record<string, MathOpInfo>, TABLE),
 );
 
-/** Names of the ops a kernel calls, in table order (every op but `fill` and `iota`). */
+/** Names of the ops a kernel calls, in table order (every op but the internal ones). */
 export const PUBLIC_MATH_OPS: readonly PublicMathOpName[] = Object.freeze(
   Object.entries(TABLE)
     .filter(([, info]) => !info.internal)
     .map(([name]) => name as PublicMathOpName),
 );
 
-/** Ops that may take a scalar instead of their last tensor operand (in epilogues and `scalars`). */
+/** Ops that may take a scalar instead of one tensor operand (in epilogues and `scalars`: the last one). */
 export const SCALAR_OPS: ReadonlySet<string> = new Set(
   Object.entries(TABLE)
     .filter(([, info]) => info.scalar)
     .map(([name]) => name),
 );
 
-/** The output shape of `info` over `shape` along `axis` (non-negative, or null without an axis). */
-export function mathOutputShape(info: MathOpInfo, shape: readonly number[], axis: number | null): number[] {
-  return MATH_SHAPES[info.shape].output(shape, axis);
+/**
+ * The output shape of `info` over `shape` along `axis` (non-negative, or null without an axis),
+ * with its immediate `params` (a `swap` op's other dimension).
+ */
+export function mathOutputShape(
+  info: MathOpInfo,
+  shape: readonly number[],
+  axis: number | null,
+  params: readonly number[] = [],
+): number[] {
+  return MATH_SHAPES[info.shape].output(shape, axis, params);
 }

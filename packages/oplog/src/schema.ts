@@ -8,7 +8,7 @@ import * as z from "zod";
  */
 
 /** The element types of tensors in op params. */
-export const dtypeSchema = z.enum(["f32", "f16", "bf16", "i8", "i32"]);
+export const dtypeSchema = z.enum(["f32", "f16", "bf16", "i8", "i32", "i1"]);
 
 /** A memory an address lives in: HBM, a PE's TCM, or the cube SRAM. */
 export const memorySpaceSchema = z.enum(["hbm", "tcm", "sram"]);
@@ -172,6 +172,18 @@ export const mathParamsSchema = z.strictObject({
   input_dtype: dtypeSchema
     .exactOptional()
     .describe("Extension: dtype of the inputs when it differs from `dtype` (a cast)."),
+  input_dtypes: z
+    .array(dtypeSchema)
+    .exactOptional()
+    .describe("Extension: dtype of each input, when they differ (where's i1 cond); overrides input_dtype."),
+  scalar_index: z
+    .number()
+    .int()
+    .nonnegative()
+    .exactOptional()
+    .describe(
+      "Extension: the operand scalars[0] stands for when it is not the last (tl.sub(0, x)); default the last.",
+    ),
 });
 
 const simTime = z.number().nonnegative().describe("Simulated time in ns.");
@@ -208,7 +220,7 @@ export const opRecordSchema = z.discriminatedUnion("op_kind", [
   mathOpRecordSchema,
 ]);
 
-/** An element type: `"f32" | "f16" | "bf16" | "i8" | "i32"`. */
+/** An element type: `"f32" | "f16" | "bf16" | "i8" | "i32" | "i1"` (i1: a boolean, one byte). */
 export type Dtype = z.infer<typeof dtypeSchema>;
 /** A memory: `"hbm" | "tcm" | "sram"` (the same names as `@kb/topology`'s `MemorySpace`). */
 export type MemorySpace = z.infer<typeof memorySpaceSchema>;
@@ -293,7 +305,10 @@ export interface MathParams {
   op: string;
   /** Byte addresses of the tensor operands. */
   input_addrs: number[];
-  /** Shapes of the tensor operands, one per address. */
+  /**
+   * Shapes of the tensor operands, one per address; an elementwise op's broadcast to `shape_out`
+   * (numpy's rules) where they differ from it.
+   */
   input_shapes: number[][];
   /** Byte address of the output. */
   dst_addr: number;
@@ -313,6 +328,13 @@ export interface MathParams {
   scalars?: number[];
   /** Extension: dtype of the inputs when it differs from `dtype` (a cast). */
   input_dtype?: Dtype;
+  /** Extension: dtype of each input when they differ (`where` with an `i1` cond); overrides `input_dtype`. */
+  input_dtypes?: Dtype[];
+  /**
+   * Extension: the operand `scalars[0]` stands for when it is not the last (`tl.sub(0, x)`);
+   * absent: the last.
+   */
+  scalar_index?: number;
 }
 
 /** The params type of each op kind. */

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { bf16BitsToF32, f16BitsToF32, f32ToBf16Bits, f32ToF16Bits, roundToDtype } from "./index.js";
+import { bf16BitsToF32, f16BitsToF32, f32ToBf16Bits, f32ToF16Bits, roundToDtype, Tensor } from "./index.js";
 
 const hex = (bits: number): string => `0x${bits.toString(16).padStart(4, "0")}`;
 
@@ -185,9 +185,23 @@ describe("roundToDtype", () => {
     expect(roundToDtype(Number.NaN, "i32")).toBe(0);
   });
 
+  it("stores i1 as x != 0: 0 for ±0, 1 for anything else, NaN included", () => {
+    expect(
+      [0, -0, 1, -2, 0.25, Number.NaN, Number.NEGATIVE_INFINITY].map((x) => roundToDtype(x, "i1")),
+    ).toEqual([0, 0, 1, 1, 1, 1, 1]);
+    const mask = Tensor.fromArray([0, 3, -0.5, 0], [4], "i1");
+    expect([...mask.bytes]).toEqual([0, 1, 1, 0]); // one byte per element
+    expect([...mask.toFloat64Array()]).toEqual([0, 1, 1, 0]);
+    mask.setFlat(0, Number.NaN);
+    expect(mask.getFlat(0)).toBe(1);
+    expect(
+      [...Tensor.random([64], "i1", { seed: 3 }).toFloat64Array()].every((v) => v === 0 || v === 1),
+    ).toBe(true);
+  });
+
   it("rejects an unknown dtype", () => {
     expect(() => roundToDtype(1, "f64" as never)).toThrow(
-      '[TENSOR_INVALID] expected a dtype (f32, f16, bf16, i8, i32), got "f64".',
+      '[TENSOR_INVALID] expected a dtype (f32, f16, bf16, i8, i32, i1), got "f64".',
     );
   });
 });

@@ -133,10 +133,16 @@ export function roundToInteger(x: number, min: number, max: number): number {
   return (rounded - x === 0.5 && (rounded & 1) !== 0 ? rounded - 1 : rounded) + 0; // + 0 turns -0 into 0
 }
 
+/** `x` as an `i1` element: 0 for ±0, 1 otherwise (NaN included: NaN != 0). */
+export function toBool(x: number): number {
+  return x === 0 ? 0 : 1;
+}
+
 /** The smallest and largest value of each integer dtype. */
 export const INTEGER_RANGE = Object.freeze({
   i8: Object.freeze([-128, 127] as const),
   i32: Object.freeze([-2147483648, 2147483647] as const),
+  i1: Object.freeze([0, 1] as const),
 });
 
 /**
@@ -148,6 +154,8 @@ export const INTEGER_RANGE = Object.freeze({
  * - `i8`, `i32`: rounded half to even (2.5 → 2, 3.5 → 4, -2.5 → -2), then saturated to the
  *   type's range (300 → 127 in i8, -Inf → -2147483648 in i32); NaN stores 0. This is not what
  *   a JS `Int8Array` does (truncation modulo 2^8).
+ * - `i1`: 0 for ±0, 1 for anything else (NaN included): `x != 0`, Triton's and PyTorch's
+ *   conversion to bool.
  *
  * Throws `TENSOR_INVALID` for an unknown dtype.
  */
@@ -163,6 +171,8 @@ export function roundToDtype(x: number, dtype: Dtype): number {
       return roundToInteger(x, -128, 127);
     case "i32":
       return roundToInteger(x, -2147483648, 2147483647);
+    case "i1":
+      return toBool(x);
     default:
       throw unknownDtype(dtype);
   }

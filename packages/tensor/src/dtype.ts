@@ -1,12 +1,13 @@
 /**
  * An element type of a host tensor: IEEE binary32 (`f32`), IEEE binary16 (`f16`), bfloat16
- * (`bf16`, the top half of a binary32), and two's-complement signed integers (`i8`, `i32`).
+ * (`bf16`, the top half of a binary32), two's-complement signed integers (`i8`, `i32`), and
+ * booleans (`i1`: one byte per element holding 0 or 1, what comparisons produce and masks are).
  * The same names as the op log's and the kernels' dtypes.
  */
-export type Dtype = "f32" | "f16" | "bf16" | "i8" | "i32";
+export type Dtype = "f32" | "f16" | "bf16" | "i8" | "i32" | "i1";
 
 /** Every {@link Dtype}, floats first. */
-export const DTYPES: readonly Dtype[] = Object.freeze(["f32", "f16", "bf16", "i8", "i32"] as const);
+export const DTYPES: readonly Dtype[] = Object.freeze(["f32", "f16", "bf16", "i8", "i32", "i1"] as const);
 
 /** Bytes per element of each {@link Dtype}. */
 export const DTYPE_BYTES: Readonly<Record<Dtype, number>> = Object.freeze({
@@ -15,11 +16,19 @@ export const DTYPE_BYTES: Readonly<Record<Dtype, number>> = Object.freeze({
   bf16: 2,
   i8: 1,
   i32: 4,
+  i1: 1,
 });
 
 /** True when `value` is one of the {@link DTYPES} names. */
 export function isDtype(value: unknown): value is Dtype {
-  return value === "f32" || value === "f16" || value === "bf16" || value === "i8" || value === "i32";
+  return (
+    value === "f32" ||
+    value === "f16" ||
+    value === "bf16" ||
+    value === "i8" ||
+    value === "i32" ||
+    value === "i1"
+  );
 }
 
 /** True for the floating-point dtypes `f32`, `f16` and `bf16`. */

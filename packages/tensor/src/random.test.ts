@@ -31,7 +31,7 @@ describe("Xoshiro128StarStar", () => {
 
 describe("Tensor.random", () => {
   it("is deterministic: the same seed gives the same bytes, another seed other bytes", () => {
-    for (const dtype of ["f32", "f16", "bf16", "i8", "i32"] as const) {
+    for (const dtype of ["f32", "f16", "bf16", "i8", "i32", "i1"] as const) {
       const a = Tensor.random([16, 16], dtype, { seed: 42 });
       expect(a.equals(Tensor.random([16, 16], dtype, { seed: 42 }))).toBe(true);
       expect(a.equals(Tensor.random([16, 16], dtype, { seed: 43 }))).toBe(false);

@@ -8,6 +8,7 @@ import {
   INTEGER_RANGE,
   LITTLE_ENDIAN,
   roundToInteger,
+  toBool,
   unknownDtype,
 } from "./convert.js";
 import { DTYPE_BYTES, type Dtype, isDtype, isFloatDtype } from "./dtype.js";
@@ -18,14 +19,14 @@ import { describeShape, formatShape, rowMajorStrides, shapeProblem } from "./sha
 export interface TensorRandomOptions {
   /** The generator's seed, an integer in [0, 2^32). Default 0. */
   readonly seed?: number;
-  /** Smallest value. Default -1 for float dtypes, -8 for integer dtypes. */
+  /** Smallest value. Default -1 for float dtypes, -8 for integer dtypes, 0 for `i1`. */
   readonly low?: number;
-  /** Largest value (floats: the upper end of the interval; integers: included). Default 1 for floats, 8 for integers. */
+  /** Largest value (floats: the upper end of the interval; integers: included). Default 1 for floats, 8 for integers, 1 for `i1`. */
   readonly high?: number;
 }
 
 /** The typed-array view a tensor reads and writes its elements through (f16 and bf16 as raw bits). */
-type Elements = Float32Array | Uint16Array | Int8Array | Int32Array;
+type Elements = Float32Array | Uint16Array | Int8Array | Int32Array | Uint8Array;
 
 /**
  * A host tensor: a dense, row-major (C order), contiguous array of `dtype` elements stored
@@ -171,8 +172,9 @@ export class Tensor {
       );
     }
     const float = isFloatDtype(dtype);
-    const low = options.low ?? (float ? -1 : -8);
-    const high = options.high ?? (float ? 1 : 8);
+    const bool = dtype === "i1";
+    const low = options.low ?? (float ? -1 : bool ? 0 : -8);
+    const high = options.high ?? (float ? 1 : bool ? 1 : 8);
     const where = `Tensor.random(${dtype} ${formatShape(shape)})`;
     if (!Number.isFinite(low) || !Number.isFinite(high) || !(low <= high) || !Number.isFinite(high - low)) {
       throw new KbError(
@@ -193,7 +195,7 @@ export class Tensor {
       }
       return tensor;
     }
-    const [min, max] = INTEGER_RANGE[dtype as "i8" | "i32"];
+    const [min, max] = INTEGER_RANGE[dtype as "i8" | "i32" | "i1"];
     if (!Number.isInteger(low) || !Number.isInteger(high) || low < min || high > max) {
       throw new KbError(
         "TENSOR_INVALID",
@@ -420,6 +422,9 @@ export class Tensor {
       case "i32":
         raw = roundToInteger(value, -2147483648, 2147483647);
         break;
+      case "i1":
+        raw = toBool(value);
+        break;
     }
     if (fill) this.elements.fill(raw);
     else this.elements[offset] = raw;
@@ -444,6 +449,9 @@ export class Tensor {
       case "i32":
         for (let i = 0; i < size; i++) elements[i] = roundToInteger(values[i]!, -2147483648, 2147483647);
         break;
+      case "i1":
+        for (let i = 0; i < size; i++) elements[i] = toBool(values[i]!);
+        break;
     }
   }
 }
@@ -465,6 +473,8 @@ function elementsOf(dtype: Dtype, bytes: Uint8Array, size: number): Elements {
       return new Int8Array(bytes.buffer, bytes.byteOffset, size);
     case "i32":
       return new Int32Array(bytes.buffer, bytes.byteOffset, size);
+    case "i1":
+      return new Uint8Array(bytes.buffer, bytes.byteOffset, size);
   }
 }
 

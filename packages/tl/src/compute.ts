@@ -1,13 +1,14 @@
 import { MATH_OPS, type MathOpInfo, mathOutputShape } from "@kb/components";
-import { type Dtype, isFloatDtype } from "@kb/tensor";
+import { type Dtype, formatShape, isFloatDtype } from "@kb/tensor";
 import type { CallScope } from "./call-scope.js";
 import type { TensorHandle } from "./handles.js";
 import type { DotOptions } from "./options.js";
 import { checkDot, checkMathInputs, mathAxis } from "./validate.js";
-import { isZeros } from "./values.js";
+import { isZeros, knownMathResult, noteKnownResult } from "./values.js";
 
 // The bodies of the calls that compute in TCM (compute-calls.ts and math-calls.ts declare them):
-// `tl.dot` on PE_GEMM and the math ops on PE_MATH. Their results are pending in phase 1.
+// `tl.dot` on PE_GEMM and the math ops on PE_MATH. Their results are pending in phase 1, except a
+// math op's whose operands phase 1 knows from constants (values.ts, `knownMathResult`).
 
 /** Options of one PE_MATH command (the public calls' options plus what the call itself fixes). */
 export interface MathCallOptions {
@@ -15,6 +16,10 @@ export interface MathCallOptions {
   target?: Dtype;
   /** Axis of a row or reduce op (default: the last). */
   axis?: number;
+  /** The operand the scalar stands for, when not the last (`tl.sub(0, x)`: 0). */
+  scalarIndex?: number;
+  /** The shape to broadcast the operands to when larger than their own joint shape (`tl.broadcastTo`; checked by the caller). */
+  broadcastTo?: readonly number[];
   out?: TensorHandle | undefined;
 }
 
@@ -68,8 +73,11 @@ export async function runDot(
 
 /**
  * The math op `op` of `inputs` (and `scalars`) as one PE_MATH command; its output shape and
- * dtype follow the op's entry in the op table. An input dtype other than the output's (a cast)
- * goes in the command's `inputDtype`.
+ * dtype follow the op's entry in the op table, elementwise operands broadcast to their joint
+ * shape (the command's `shape`, with `inputShapes` when one differs). An input dtype other than
+ * the output's (a cast, a comparison) goes in the command's `inputDtype`, operands of different
+ * dtypes (`where`'s i1 cond) in `inputDtypes`. When phase 1 knows every operand from constants
+ * the result is computed now too (same evaluation and rounding as phase 2) and is not pending.
  */
 export async function runMath(
   scope: CallScope,
@@ -79,14 +87,25 @@ export async function runMath(
   options: MathCallOptions,
 ): Promise<TensorHandle> {
   const info = MATH_OPS[op] as MathOpInfo;
-  checkMathInputs(scope.tl, op, inputs);
+  const joint = checkMathInputs(scope.tl, op, inputs);
+  const shape = options.broadcastTo !== undefined ? [...options.broadcastTo] : joint;
   const first = inputs[0] as TensorHandle;
-  const outDtype = info.dtype(
-    inputs.map((input) => input.dtype),
-    options.target,
+  const dtypes = inputs.map((input) => input.dtype);
+  const outDtype = info.dtype(dtypes, options.target);
+  const axis = mathAxis(scope.tl, op, shape, options.axis);
+  const outShape = mathOutputShape(info, shape, axis ?? null, scalars);
+  const broadcast = inputs.some((input) => formatShape(input.shape) !== formatShape(shape));
+  const mixed = dtypes.some((dtype) => dtype !== first.dtype);
+  const known = knownMathResult(
+    scope.tl,
+    op,
+    inputs,
+    outShape,
+    outDtype,
+    axis ?? null,
+    scalars,
+    options.scalarIndex,
   );
-  const axis = mathAxis(scope.tl, op, first.shape, options.axis);
-  const outShape = mathOutputShape(info, first.shape, axis ?? null);
   const tcm: TensorHandle[] = [];
   for (const input of inputs) tcm.push(await scope.inTcm(op, input));
   const out =
@@ -98,13 +117,17 @@ export async function runMath(
     kind: "math",
     op,
     inputs: tcm.map((h) => h.address),
-    shape: [...first.shape],
+    shape,
+    ...(broadcast ? { inputShapes: inputs.map((input) => [...input.shape]) } : {}),
     out: out.address,
     dtype: outDtype,
     ...(axis !== undefined ? { axis } : {}),
     ...(scalars.length > 0 ? { scalars: [...scalars] } : {}),
-    ...(first.dtype !== outDtype ? { inputDtype: first.dtype } : {}),
+    ...(!mixed && first.dtype !== outDtype ? { inputDtype: first.dtype } : {}),
+    ...(mixed ? { inputDtypes: dtypes } : {}),
+    ...(options.scalarIndex !== undefined ? { scalarIndex: options.scalarIndex } : {}),
   });
-  scope.tl.memory?.markPending?.(out.address, out.nbytes);
+  if (known === null) scope.tl.memory?.markPending?.(out.address, out.nbytes);
+  else noteKnownResult(scope.tl, out, known);
   return out;
 }

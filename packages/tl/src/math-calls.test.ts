@@ -1,4 +1,5 @@
 import { MATH_OPS, type MathCommand, type MathOpInfo, PUBLIC_MATH_OPS, tcmAddress } from "@kb/components";
+import { DTYPE_BYTES } from "@kb/tensor";
 import { encodeAddress } from "@kb/topology";
 import { describe, expect, it } from "vitest";
 import { commandList } from "./command-list.js";
@@ -10,6 +11,7 @@ import { ipcqCalls } from "./ipcq-calls.js";
 import { MATH_CALLS_TYPED, mathCalls } from "./math-calls.js";
 import { metadataCalls } from "./metadata-calls.js";
 import { movementCalls } from "./movement-calls.js";
+import { SCRATCH_ALIGN } from "./scratch.js";
 import { failure, machineOf, placementOf, runKernel } from "./test-support.js";
 
 const hbm = (offset: number) => encodeAddress({ sip: 0, cube: 0, space: "hbm", offset });
@@ -25,14 +27,14 @@ const list = (kernel: (tl: TLContext) => Promise<void>) =>
 const FAMILIES = { metadataCalls, movementCalls, computeCalls, mathCalls, ipcqCalls, controlCalls };
 
 describe("the calls of tl, by family", () => {
-  it("has a method for every public op of the table and none for fill / iota", () => {
+  it("has a method for every public op of the table and none for the internal ops", () => {
     expect(MATH_CALLS_TYPED).toBe(true);
     expect(Object.keys(mathCalls)).toEqual([...PUBLIC_MATH_OPS]);
     for (const op of PUBLIC_MATH_OPS) {
       expect(typeof (TLContext.prototype as unknown as Record<string, unknown>)[op], op).toBe("function");
     }
-    expect("fill" in TLContext.prototype).toBe(false);
-    expect("iota" in TLContext.prototype).toBe(false);
+    for (const internal of ["fill", "iota", "copy", "transpose"])
+      expect(internal in TLContext.prototype).toBe(false);
   });
 
   it("installs each family's calls as methods of the class: not enumerable, no name twice", () => {
@@ -63,13 +65,17 @@ describe("a math call takes its arguments in the order of the op's entry", () =>
 
   for (const op of PUBLIC_MATH_OPS) {
     const info = MATH_OPS[op] as MathOpInfo;
+    // f32 operands, or the first dtype the op takes (i1 for the logic ops: 8 B, a 16 B slot each).
+    const dtype = info.inputDtypes?.[0] ?? "f32";
+    const slot = Math.ceil((8 * DTYPE_BYTES[dtype]) / SCRATCH_ALIGN) * SCRATCH_ALIGN;
+    const outDtype = info.dtype([dtype, dtype, dtype].slice(0, info.arity), info.target ? "f16" : undefined);
     for (const scalarLast of info.scalar ? [false, true] : [false]) {
       it(`${op}${scalarLast ? " with a scalar" : ""}`, async () => {
         const commands = await list(async (tl) => {
           const tensors = [
-            await tl.load(hbm(0), [2, 4], "f32"),
-            await tl.load(hbm(64), [2, 4], "f32"),
-            await tl.load(hbm(128), [2, 4], "f32"),
+            await tl.load(hbm(0), [2, 4], dtype),
+            await tl.load(hbm(64), [2, 4], dtype),
+            await tl.load(hbm(128), [2, 4], dtype),
           ];
           const call = (tl as unknown as Record<string, (...args: unknown[]) => Promise<TensorHandle>>)[op];
           await call?.apply(tl, argumentsOf(info, tensors, scalarLast));
@@ -79,13 +85,13 @@ describe("a math call takes its arguments in the order of the op's entry", () =>
         const expected: MathCommand = {
           kind: "math",
           op,
-          inputs: [scratch(0), scratch(32), scratch(64)].slice(0, tensors),
+          inputs: [scratch(0), scratch(slot), scratch(2 * slot)].slice(0, tensors),
           shape: [2, 4],
-          out: scratch(96),
-          dtype: info.target ? "f16" : "f32",
+          out: scratch(3 * slot),
+          dtype: outDtype,
           ...(info.shape === "elementwise" ? {} : { axis: 0 }),
           ...(scalars.length > 0 ? { scalars } : {}),
-          ...(info.target ? { inputDtype: "f32" } : {}),
+          ...(outDtype !== dtype ? { inputDtype: dtype } : {}),
         };
         expect(commands.slice(3)).toEqual([expected]);
       });
@@ -117,7 +123,7 @@ describe("math calls refuse bad arguments", () => {
       expect.stringContaining("tl.add: scalar must be finite, got Infinity."),
       expect.stringContaining("tl.clamp: needs lo <= hi, got 1 and 0."),
       expect.stringContaining(
-        'tl.where: cond, a and b must share a dtype, got i32, f32, f32; cast cond first (tl.cast(cond, "f32")).',
+        "tl.where: cond must be i1 (a comparison's result) or of the values' dtype, and a and b must share a dtype; got i32, f32, f32.",
       ),
       expect.stringContaining('tl.cast: unknown dtype "f64"'),
     ]);

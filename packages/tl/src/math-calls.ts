@@ -14,28 +14,57 @@ import { checkDtype } from "./validate.js";
 
 // The math calls of `tl` (blocking, one PE_MATH command each), made from the op table
 // (`MATH_OPS` of @kb/oplog): a method per public op, whose arguments follow the op's entry in
-// order: its tensor operands (the last one may be a number where the op takes a scalar), its
-// `params` (clamp's lo, hi), its target dtype (cast), its axis (reduce and row ops, default -1),
-// then `{ out }`. A new op needs its table entry and its typing line below.
+// order: its tensor operands (one of them may be a number where the op takes a scalar: `tl.div(1,
+// x)`), its `params` (clamp's lo, hi), its target dtype (cast), its axis (reduce and row ops,
+// default -1), then `{ out }`. Elementwise operands broadcast (numpy's rules). A new op needs its
+// table entry and its typing line below.
+
+/** A tensor operand, or a finite number where the op takes a scalar. */
+type Operand = TensorHandle | number;
 
 /** The math calls of `tl` (installed on `TLContext` by context.ts), in the op table's order. */
 export interface MathCalls {
-  /** `a + b` elementwise; `b` a tensor of `a`'s shape and dtype, or a finite number. */
-  add(a: TensorHandle, b: TensorHandle | number, options?: MathOptions): Promise<TensorHandle>;
-  /** `a - b` elementwise; `b` a tensor or a finite number. */
-  sub(a: TensorHandle, b: TensorHandle | number, options?: MathOptions): Promise<TensorHandle>;
-  /** `a * b` elementwise; `b` a tensor or a finite number. */
-  mul(a: TensorHandle, b: TensorHandle | number, options?: MathOptions): Promise<TensorHandle>;
-  /** `a / b` elementwise; `b` a tensor or a finite number. */
-  div(a: TensorHandle, b: TensorHandle | number, options?: MathOptions): Promise<TensorHandle>;
+  /** `a + b` elementwise (broadcast); either side a tensor of one dtype with the other, or a finite number. */
+  add(a: Operand, b: Operand, options?: MathOptions): Promise<TensorHandle>;
+  /** `a - b` elementwise; either side a tensor or a finite number (`tl.sub(0, x)`). */
+  sub(a: Operand, b: Operand, options?: MathOptions): Promise<TensorHandle>;
+  /** `a * b` elementwise; either side a tensor or a finite number. */
+  mul(a: Operand, b: Operand, options?: MathOptions): Promise<TensorHandle>;
+  /** `a / b` elementwise; either side a tensor or a finite number (`tl.div(1, x)`). */
+  div(a: Operand, b: Operand, options?: MathOptions): Promise<TensorHandle>;
   /** The larger of `a` and `b` (a NaN on either side gives NaN; `a` on a tie). */
-  maximum(a: TensorHandle, b: TensorHandle | number, options?: MathOptions): Promise<TensorHandle>;
+  maximum(a: Operand, b: Operand, options?: MathOptions): Promise<TensorHandle>;
   /** The smaller of `a` and `b` (a NaN on either side gives NaN; `a` on a tie). */
-  minimum(a: TensorHandle, b: TensorHandle | number, options?: MathOptions): Promise<TensorHandle>;
-  /** `a * b + c`. */
+  minimum(a: Operand, b: Operand, options?: MathOptions): Promise<TensorHandle>;
+  /** `a * b + c` (broadcast). */
   fma(a: TensorHandle, b: TensorHandle, c: TensorHandle, options?: MathOptions): Promise<TensorHandle>;
-  /** `cond ? a : b` elementwise (cond nonzero; NaN counts as true); all three share a dtype. */
+  /**
+   * `cond ? a : b` elementwise (broadcast): cond an `i1` mask, or (as before i1 existed) a tensor
+   * of the values' dtype, nonzero and NaN counting as true; `a` and `b` share a dtype.
+   */
   where(cond: TensorHandle, a: TensorHandle, b: TensorHandle, options?: MathOptions): Promise<TensorHandle>;
+  /** `a < b` elementwise as `i1` (a NaN on either side: 0); either side may be a number. */
+  lt(a: Operand, b: Operand, options?: MathOptions): Promise<TensorHandle>;
+  /** `a <= b` as `i1`. */
+  le(a: Operand, b: Operand, options?: MathOptions): Promise<TensorHandle>;
+  /** `a > b` as `i1`. */
+  gt(a: Operand, b: Operand, options?: MathOptions): Promise<TensorHandle>;
+  /** `a >= b` as `i1`. */
+  ge(a: Operand, b: Operand, options?: MathOptions): Promise<TensorHandle>;
+  /** `a == b` as `i1` (NaN == NaN is 0). */
+  eq(a: Operand, b: Operand, options?: MathOptions): Promise<TensorHandle>;
+  /** `a != b` as `i1` (NaN != anything is 1). */
+  ne(a: Operand, b: Operand, options?: MathOptions): Promise<TensorHandle>;
+  /** Logical and of `i1` masks; bitwise and of `i8` / `i32`. */
+  and(a: Operand, b: Operand, options?: MathOptions): Promise<TensorHandle>;
+  /** Logical or of `i1` masks; bitwise or of `i8` / `i32`. */
+  or(a: Operand, b: Operand, options?: MathOptions): Promise<TensorHandle>;
+  /** Logical xor of `i1` masks; bitwise xor of `i8` / `i32`. */
+  xor(a: Operand, b: Operand, options?: MathOptions): Promise<TensorHandle>;
+  /** Logical not of an `i1` mask. */
+  not(x: TensorHandle, options?: MathOptions): Promise<TensorHandle>;
+  /** `a ** b` elementwise with C's rules (`pow(1, NaN)` is 1); either side may be a number. */
+  pow(a: Operand, b: Operand, options?: MathOptions): Promise<TensorHandle>;
   /** `x` clamped to `[lo, hi]` (`lo <= hi`). */
   clamp(x: TensorHandle, lo: number, hi: number, options?: MathOptions): Promise<TensorHandle>;
   /** `e^x` elementwise. */
@@ -44,6 +73,12 @@ export interface MathCalls {
   log(x: TensorHandle, options?: MathOptions): Promise<TensorHandle>;
   /** The square root elementwise. */
   sqrt(x: TensorHandle, options?: MathOptions): Promise<TensorHandle>;
+  /** `1 / sqrt(x)` elementwise. */
+  rsqrt(x: TensorHandle, options?: MathOptions): Promise<TensorHandle>;
+  /** `2^x` elementwise. */
+  exp2(x: TensorHandle, options?: MathOptions): Promise<TensorHandle>;
+  /** The base-2 logarithm elementwise. */
+  log2(x: TensorHandle, options?: MathOptions): Promise<TensorHandle>;
   /** `|x|` elementwise. */
   abs(x: TensorHandle, options?: MathOptions): Promise<TensorHandle>;
   /** `1 / (1 + e^-x)` elementwise. */
@@ -54,6 +89,14 @@ export interface MathCalls {
   sin(x: TensorHandle, options?: MathOptions): Promise<TensorHandle>;
   /** `max(x, 0)` elementwise. */
   relu(x: TensorHandle, options?: MathOptions): Promise<TensorHandle>;
+  /** The hyperbolic tangent elementwise. */
+  tanh(x: TensorHandle, options?: MathOptions): Promise<TensorHandle>;
+  /** The error function elementwise. */
+  erf(x: TensorHandle, options?: MathOptions): Promise<TensorHandle>;
+  /** GELU, exact (erf) form as PyTorch's default: `x / 2 * (1 + erf(x / sqrt 2))`. */
+  gelu(x: TensorHandle, options?: MathOptions): Promise<TensorHandle>;
+  /** SiLU (swish): `x * sigmoid(x)`. */
+  silu(x: TensorHandle, options?: MathOptions): Promise<TensorHandle>;
   /** `x` converted to `dtype` (Triton's `x.to(dtype)`), rounding to nearest even. */
   cast(x: TensorHandle, dtype: Dtype, options?: MathOptions): Promise<TensorHandle>;
   /** Sum along `axis` (default the last; that dimension becomes 1). */
@@ -62,8 +105,14 @@ export interface MathCalls {
   max(x: TensorHandle, axis?: number, options?: MathOptions): Promise<TensorHandle>;
   /** Minimum along `axis` (default the last; that dimension becomes 1). */
   min(x: TensorHandle, axis?: number, options?: MathOptions): Promise<TensorHandle>;
+  /** The `i32` index of the maximum along `axis` (that dimension becomes 1): the first on ties, the first NaN if any. */
+  argmax(x: TensorHandle, axis?: number, options?: MathOptions): Promise<TensorHandle>;
+  /** The `i32` index of the minimum along `axis`: the first on ties, the first NaN if any. */
+  argmin(x: TensorHandle, axis?: number, options?: MathOptions): Promise<TensorHandle>;
   /** Softmax along `axis` (default the last) as one PE_MATH op (phase 2: max, sub, exp, sum, div). */
   softmax(x: TensorHandle, axis?: number, options?: MathOptions): Promise<TensorHandle>;
+  /** Inclusive prefix sums along `axis` (default the last), same shape (summed in f64, rounded once). */
+  cumsum(x: TensorHandle, axis?: number, options?: MathOptions): Promise<TensorHandle>;
 }
 
 /**
@@ -90,11 +139,10 @@ const CALL_CHECKS: Partial<
   },
   where(tl, inputs) {
     const [cond, a, b] = inputs as [TensorHandle, TensorHandle, TensorHandle];
-    if (cond.dtype !== a.dtype || b.dtype !== a.dtype) {
-      // One math command carries one input dtype: phase 2 would read cond with a's dtype.
+    if ((cond.dtype !== "i1" && cond.dtype !== a.dtype) || b.dtype !== a.dtype) {
       throw tl._error(
         "TL_INVALID_CALL",
-        `tl.where: cond, a and b must share a dtype, got ${cond.dtype}, ${a.dtype}, ${b.dtype}; cast cond first (tl.cast(cond, "${a.dtype}")).`,
+        `tl.where: cond must be i1 (a comparison's result) or of the values' dtype, and a and b must share a dtype; got ${cond.dtype}, ${a.dtype}, ${b.dtype}. Compare to make a mask (tl.ne(cond, 0)) or cast.`,
       );
     }
   },
@@ -107,12 +155,19 @@ function mathCall(op: PublicMathOpName, info: MathOpInfo) {
     let next = 0;
     const inputs: TensorHandle[] = [];
     const scalars: number[] = [];
+    let scalarIndex: number | undefined;
     for (let i = 0; i < info.arity; i++) {
       const arg = args[next++];
-      if (typeof arg === "number" && info.scalar && i === info.arity - 1) {
+      if (typeof arg === "number" && info.scalar) {
         if (!Number.isFinite(arg))
           throw this._error("TL_INVALID_CALL", `tl.${op}: scalar must be finite, got ${arg}.`);
+        if (scalars.length > 0)
+          throw this._error(
+            "TL_INVALID_CALL",
+            `tl.${op}: one operand may be a number, not both; make one a tensor (tl.full).`,
+          );
         scalars.push(arg);
+        if (i !== info.arity - 1) scalarIndex = i;
       } else {
         inputs.push(arg as TensorHandle);
       }
@@ -127,6 +182,7 @@ function mathCall(op: PublicMathOpName, info: MathOpInfo) {
       runMath(this._scope, op, inputs, scalars, {
         ...(target !== undefined ? { target } : {}),
         ...(axis !== undefined ? { axis } : {}),
+        ...(scalarIndex !== undefined ? { scalarIndex } : {}),
         out,
       }),
     );

@@ -1,9 +1,10 @@
-import { DTYPE_BYTES, type Dtype, shapeSize, Tensor } from "@kb/tensor";
+import { DTYPE_BYTES, type Dtype, formatShape, shapeSize, Tensor } from "@kb/tensor";
 import type { TLContext } from "./context.js";
 import type { TensorHandle } from "./handles.js";
 import type { Pointer } from "./options.js";
+import { aliasOf, axisOf, resolveShape, swapKeepsBytes, swapped } from "./shapes.js";
 import { checkAxis, checkDtype, checkOwned, checkShape, checkView, pointerAddress } from "./validate.js";
-import { swapLast, transpose } from "./values.js";
+import { deriveKnown, swapLast, transpose } from "./values.js";
 
 // The index and metadata calls of `tl` (synchronous, no command): the kernel instance's place in
 // the grid, handles on device memory, TCM constants and buffers, views, and the scratch marks.
@@ -50,8 +51,25 @@ export interface MetadataCalls {
    */
   view(x: TensorHandle, start: number, shape: readonly number[]): TensorHandle;
 
-  /** The last two dimensions swapped; same bytes (a GEMM reads it transposed). */
-  trans(x: TensorHandle): TensorHandle;
+  /** `tl.full(shape, value, dtype)` under Triton's name (a constant, written to TCM when first read). */
+  splat(value: number, shape: readonly number[], dtype?: Dtype): TensorHandle;
+
+  /**
+   * The same elements in another shape of the same size (one dimension may be -1: inferred); no
+   * command. `x` must be contiguous: a plain TCM tensor (not transposed or strided) or a ref.
+   */
+  reshape(x: TensorHandle, shape: readonly number[]): TensorHandle;
+
+  /** `x` with a dimension of 1 inserted at `axis` (in [-rank - 1, rank]); a reshape, no command. */
+  expandDims(x: TensorHandle, axis: number): TensorHandle;
+
+  /**
+   * Dimensions `dim0` and `dim1` swapped (default the last two), without moving bytes: the last
+   * two give a transposed view (a GEMM reads it transposed; other commands refuse it), other axes
+   * only when no byte moves (a size-1 dimension swapped across size-1 dimensions: a reshape).
+   * Any other swap throws `TL_INVALID_CALL`: use `await tl.swapAxes(x, dim0, dim1)`, a PE_MATH copy.
+   */
+  trans(x: TensorHandle, dim0?: number, dim1?: number): TensorHandle;
 
   /** A mark of the scratch allocator: `scratchRelease(mark)` frees everything allocated after it. */
   scratchMark(): number;
@@ -146,13 +164,40 @@ export const metadataCalls: MetadataCalls & ThisType<TLContext> = {
     }
     // A constant is written to TCM as a whole (its root) the first time any part is read or written.
     handle._root = x._root ?? x;
+    deriveKnown(x, handle);
     return handle;
   },
 
-  trans(x) {
+  splat(value, shape, dtype = "f16") {
+    return this.full(shape, value, dtype, "splat");
+  },
+
+  reshape(x, shape) {
+    checkOwned(this, "reshape", x);
+    return aliasOf(this._scope, "reshape", x, resolveShape(this, "reshape", x, shape));
+  },
+
+  expandDims(x, axis) {
+    checkOwned(this, "expandDims", x);
+    const at = axisOf(this, "expandDims", axis, x.shape.length + 1);
+    return aliasOf(this._scope, "expandDims", x, [...x.shape.slice(0, at), 1, ...x.shape.slice(at)]);
+  },
+
+  trans(x, dim0 = -2, dim1 = -1) {
     checkOwned(this, "trans", x);
-    if (x.shape.length < 2) {
+    const rank = x.shape.length;
+    if (rank < 2) {
       throw this._error("TL_INVALID_CALL", `tl.trans(${x.describe()}): needs at least 2 dimensions.`);
+    }
+    const a = axisOf(this, "trans", dim0, rank);
+    const b = axisOf(this, "trans", dim1, rank);
+    const lastTwo = Math.min(a, b) === rank - 2 && Math.max(a, b) === rank - 1;
+    if (!lastTwo) {
+      if (swapKeepsBytes(x.shape, a, b)) return aliasOf(this._scope, "trans", x, swapped(x.shape, a, b));
+      throw this._error(
+        "TL_INVALID_CALL",
+        `tl.trans(${x.describe()}, ${dim0}, ${dim1}): swapping dimensions ${a} and ${b} of ${formatShape(x.shape)} moves bytes, and tl.trans never does; use await tl.swapAxes(x, ${dim0}, ${dim1}) (a PE_MATH copy).`,
+      );
     }
     const handle = this._scope.handle({
       op: "trans",
@@ -167,6 +212,7 @@ export const metadataCalls: MetadataCalls & ThisType<TLContext> = {
     });
     if (x._data !== null) handle._data = transpose(x._data);
     handle._materialised = x._materialised;
+    deriveKnown(x, handle);
     return handle;
   },
 

@@ -1,4 +1,4 @@
-import { MATH_OPS, MATH_SHAPES } from "@kb/components";
+import { broadcastShapes, MATH_OPS, MATH_SHAPES } from "@kb/components";
 import type { KbError, KbErrorCode } from "@kb/errors";
 import { type Dtype, formatShape, isDtype, isFloatDtype, shapeSize } from "@kb/tensor";
 import { TensorHandle } from "./handles.js";
@@ -43,7 +43,7 @@ export function checkDtype(tl: ErrorSource, call: string, dtype: Dtype): void {
   if (!isDtype(dtype)) {
     throw tl._error(
       "TL_INVALID_CALL",
-      `tl.${call}: unknown dtype ${JSON.stringify(dtype)}; use f32, f16, bf16, i8 or i32.`,
+      `tl.${call}: unknown dtype ${JSON.stringify(dtype)}; use f32, f16, bf16, i8, i32 or i1.`,
     );
   }
 }
@@ -171,6 +171,12 @@ export function checkDot(tl: ErrorSource, a: TensorHandle, b: TensorHandle, opti
       `tl.dot: operand dtypes differ: ${a.dtype} and ${b.dtype}; cast one first.`,
     );
   }
+  if (a.dtype === "i1") {
+    throw tl._error(
+      "TL_INVALID_CALL",
+      "tl.dot: PE_GEMM has no i1 (boolean) operands; cast them to i8 first.",
+    );
+  }
   const acc = options.acc;
   const defaultOut: Dtype = isFloatDtype(a.dtype) ? "f32" : "i32";
   const outDtype = options.outDtype ?? acc?.dtype ?? defaultOut;
@@ -205,26 +211,37 @@ export function checkDot(tl: ErrorSource, a: TensorHandle, b: TensorHandle, opti
 }
 
 /**
- * Checks the inputs of the math op `op`: this kernel's handles of one shape (no broadcasting) and
- * one dtype (`tl.where` refuses a cond of another dtype before, with its own message).
+ * Checks the inputs of the math op `op` and returns the shape the op works on: this kernel's
+ * handles of one dtype (`tl.where`'s i1 cond checked before, with its own message) the op accepts,
+ * whose shapes broadcast (numpy's rules) for an elementwise op (their broadcast shape) or are the
+ * one input's.
  */
-export function checkMathInputs(tl: ErrorSource, op: string, inputs: readonly TensorHandle[]): void {
+export function checkMathInputs(tl: ErrorSource, op: string, inputs: readonly TensorHandle[]): number[] {
   for (const input of inputs) checkOwned(tl, op, input);
-  const first = inputs[0] as TensorHandle;
-  for (const input of inputs) {
-    if (formatShape(input.shape) !== formatShape(first.shape)) {
-      throw tl._error(
-        "TL_INVALID_CALL",
-        `tl.${op}: operand shapes differ: ${inputs.map((h) => formatShape(h.shape)).join(", ")} (no broadcasting; reshape or use a scalar).`,
-      );
-    }
-    if (input.dtype !== first.dtype) {
-      throw tl._error(
-        "TL_INVALID_CALL",
-        `tl.${op}: operand dtypes differ: ${inputs.map((h) => h.dtype).join(", ")}; cast first.`,
-      );
-    }
+  const info = MATH_OPS[op];
+  const values = op === "where" ? inputs.slice(1) : inputs;
+  const first = values[0] as TensorHandle;
+  if (values.some((input) => input.dtype !== first.dtype)) {
+    throw tl._error(
+      "TL_INVALID_CALL",
+      `tl.${op}: operand dtypes differ: ${inputs.map((h) => h.dtype).join(", ")}; cast first.`,
+    );
   }
+  const accepted = info?.inputDtypes ?? null;
+  if (accepted !== null && !accepted.includes(first.dtype)) {
+    throw tl._error(
+      "TL_INVALID_CALL",
+      `tl.${op}: takes ${accepted.join(", ")} operands, got ${first.dtype}; compare to make a mask (tl.ne(x, 0)) or cast.`,
+    );
+  }
+  const shape = broadcastShapes(inputs.map((input) => input.shape));
+  if (shape === null) {
+    throw tl._error(
+      "TL_INVALID_CALL",
+      `tl.${op}: operand shapes ${inputs.map((h) => formatShape(h.shape)).join(" and ")} do not broadcast (numpy's rules: sizes aligned at the last dimension must be equal or 1); tl.reshape or tl.expandDims one of them.`,
+    );
+  }
+  return shape;
 }
 
 /**

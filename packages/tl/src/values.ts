@@ -1,23 +1,83 @@
-import { DTYPE_BYTES, Tensor } from "@kb/tensor";
-import { type MemoryScope, readMemory } from "./device-access.js";
+import { evaluateMath } from "@kb/components";
+import { DTYPE_BYTES, type Dtype, Tensor } from "@kb/tensor";
+import { type MemoryScope, readMemory, writeMemory } from "./device-access.js";
 import type { TensorHandle } from "./handles.js";
 import { pendingIn } from "./kernel-memory.js";
 
 // What phase 1 knows of a handle's values (its `data`), and the transposes of them.
+//
+// Known math results: a math op whose operands all derive from constants (`tl.arange`,
+// `tl.full`, `tl.zeros`, and math results of those, through views) is computed in phase 1 too,
+// by the op table's evaluation and phase 2's rounding (`evaluateMath`, `Tensor.fromArray`), so an
+// index vector or a mask built from `tl.arange` and program ids has values a kernel (and a masked
+// load) can use. The PE_MATH command is issued and timed all the same. Results of loaded data stay
+// pending: phase 1 does not redo a kernel's data work.
+
+/** Math results phase 1 computed (and views and reshapes of them). */
+const knownResults = new WeakSet<TensorHandle>();
+
+/** True when `handle` derives from constants only: a constant, a known math result, or a view of one. */
+function fromConstants(handle: TensorHandle): boolean {
+  const root = handle._root ?? handle;
+  return root.origin === "constant" || knownResults.has(handle) || knownResults.has(root);
+}
+
+/** Marks `derived` (a view, reshape or transpose of `source`) known when `source` is a known result. */
+export function deriveKnown(source: TensorHandle, derived: TensorHandle): void {
+  if (knownResults.has(source) || (source._root !== null && knownResults.has(source._root)))
+    knownResults.add(derived);
+}
+
+/**
+ * The result of the math op `op` when phase 1 knows every operand from constants (see above),
+ * evaluated as phase 2 does; null otherwise (the result is pending).
+ */
+export function knownMathResult(
+  tl: MemoryScope,
+  op: string,
+  inputs: readonly TensorHandle[],
+  shapeOut: readonly number[],
+  dtype: Dtype,
+  axis: number | null,
+  scalars: readonly number[],
+  scalarIndex: number | undefined,
+): Tensor | null {
+  const operands = [];
+  for (const input of inputs) {
+    const values = fromConstants(input) ? valuesOf(tl, input) : null;
+    if (values === null) return null;
+    operands.push({ values: values.toFloat64Array(), shape: values.shape });
+  }
+  return Tensor.fromArray(
+    evaluateMath(op, operands, shapeOut, axis, { scalars, scalarIndex }),
+    shapeOut,
+    dtype,
+  );
+}
+
+/** Records that `out` holds `values`, computed in phase 1: its TCM bytes in runner mode, its data. */
+export function noteKnownResult(tl: MemoryScope, out: TensorHandle, values: Tensor): void {
+  knownResults.add(out);
+  out._data = values;
+  const memory = tl.memory;
+  if (memory !== null)
+    writeMemory(tl, memory, out.address, values.bytes, `tl.${out.op} in TCM (known in phase 1)`);
+}
 
 /**
  * The values of `handle` as phase 1 knows them now, or null when it does not: a constant's before
  * it is written to TCM, else (runner mode) the bytes at its TCM address unless a compute result
  * wrote them (pending). Views read their bytes as they are now, so a write through another view
- * of the same tensor is seen.
+ * of the same tensor is seen. Without a memory (command-list mode), only constants and known math
+ * results have values.
  */
 export function valuesOf(tl: MemoryScope, handle: TensorHandle): Tensor | null {
   if (handle.space !== "tcm") return null;
   const root = handle._root ?? handle;
   if (root.origin === "constant" && !root._materialised && !handle._materialised) return handle._data;
   const memory = tl.memory;
-  if (memory === null) return handle.origin === "constant" ? handle._data : null;
-  if (memory.isPending === undefined && handle.origin === "compute") return null;
+  if (memory === null || (memory.isPending === undefined && handle.origin === "compute"))
+    return handle.origin === "constant" || knownResults.has(handle) ? handle._data : null;
   if (pendingIn(memory, handle.address, handle.nbytes)) return null;
   const bytes = readMemory(tl, memory, handle.address, handle.nbytes, `${handle.describe()}.data`);
   if (!handle.transposed) return new Tensor(handle.shape, handle.dtype, bytes);
