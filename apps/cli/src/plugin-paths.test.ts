@@ -153,7 +153,7 @@ describe("kb topology validate: plug-ins, impls and params", () => {
     const run = await kb("topology", "validate", file);
     expect(run.code).toBe(1);
     expect(run.stderr).toBe(
-      `${file}:8:25: overrides[0].params.setup_ns: Too small: expected number to be >=0 (impl slow-dma:slow_dma; 8 nodes, e.g. sip0.cube0.pe0.pe_dma).\n` +
+      `${file}:8:25: overrides[0].params.setup_ns: value must be >= 0, got number -5 (impl slow-dma:slow_dma; 8 nodes, e.g. sip0.cube0.pe0.pe_dma).\n` +
         `${file}:11:26: pe_template.components.pe_gemm.params.mac_rowz: unknown param "mac_rowz" of impl pe_gemm_v1 (8 nodes, e.g. sip0.cube0.pe0.pe_gemm); did you mean "mac_rows"? Params of pe_gemm_v1: dtype_cycles, freq_ghz, mac_cols, mac_rows, overhead_cycles, queue_depth.\n`,
     );
   });

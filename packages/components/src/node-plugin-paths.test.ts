@@ -308,7 +308,7 @@ describe("checkTopologyComponents", () => {
         col: 21,
         path: "overrides[0].params.size",
         message:
-          "Too small: expected number to be >=1 (impl big:big_gemm; 8 nodes, e.g. sip0.cube0.pe0.pe_gemm).",
+          "value must be >= 1, got number 0 (impl big:big_gemm; 8 nodes, e.g. sip0.cube0.pe0.pe_gemm).",
       },
       {
         file,

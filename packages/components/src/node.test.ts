@@ -300,7 +300,7 @@ describe("buildMachineFromFile", () => {
         col: 19,
         path: "pe_template.components.pe_gemm.params.freq_ghz",
         message:
-          "Invalid input: expected number, received string (impl pe_gemm_v1; 8 nodes, e.g. sip0.cube0.pe0.pe_gemm).",
+          'expected a number, got the string "fast" (impl pe_gemm_v1; 8 nodes, e.g. sip0.cube0.pe0.pe_gemm).',
       },
       {
         file,
@@ -332,8 +332,8 @@ describe("buildMachineFromFile", () => {
     expect(
       issuesOf(error).map((issue) => `${issue.line}:${issue.col} ${issue.path}: ${issue.message}`),
     ).toEqual([
-      "6:28 cube.hbm.params.queue_depth: Too small: expected number to be >=1 (impl hbm_ctrl_v1; node sip0.cube0.hbm).",
-      "9:25 overrides[0].params.setup_ns: Too small: expected number to be >=0 (impl pe_dma_v1; 7 nodes, e.g. sip0.cube0.pe0.pe_dma).",
+      "6:28 cube.hbm.params.queue_depth: value must be >= 1, got number 0 (impl hbm_ctrl_v1; node sip0.cube0.hbm).",
+      "9:25 overrides[0].params.setup_ns: value must be >= 0, got number -1 (impl pe_dma_v1; 7 nodes, e.g. sip0.cube0.pe0.pe_dma).",
       '13:7 overrides[1].params.setupns: unknown param "setupns" of impl pe_dma_v1 (node sip0.cube0.pe2.pe_dma); did you mean "setup_ns"? Params of pe_dma_v1: queue_depth, setup_ns.',
     ]);
   });

@@ -42,6 +42,7 @@ export { topologyWarnings } from "./topology-warnings.js";
 export type { LocatedIssue, YamlPlace, YamlValidationCode } from "./yaml-validate.js";
 export {
   closest,
+  describeSchemaIssue,
   formatIssue,
   locateYamlPath,
   validateYaml,

@@ -99,6 +99,17 @@ export function validateYaml<S extends z.ZodType>(schema: S, text: string, file:
   throw new YamlValidationError("TOPOLOGY_INVALID", file, sortIssues(issues));
 }
 
+/**
+ * A zod issue of `schema` in the words of a YAML file ("value must be >= 1, got number 0.",
+ * "expected a whole number, got the string \"x\".", "missing required key ..."), as
+ * {@link validateYaml} words it; for issues found outside a file, such as a component's params.
+ */
+export function describeSchemaIssue(issue: z.core.$ZodIssue, schema: z.ZodType): string {
+  return describeIssue(issue, schema)
+    .map((described) => described.message)
+    .join(" ");
+}
+
 interface DescribedIssue {
   readonly path: readonly PropertyKey[];
   /** For key-level problems (unknown or missing key): the key, located in the map at `path`. */

@@ -2,6 +2,7 @@ import { readFileSync } from "node:fs";
 import { isKbError } from "@kb/errors";
 import {
   closest,
+  describeSchemaIssue,
   idGlobToRegExp,
   isIdGlob,
   type LocatedIssue,
@@ -255,7 +256,7 @@ function paramsIssues(
   for (const node of graph.nodes) {
     if (node.impl === null) continue;
     const schema = registry.resolve(node).params as z.ZodType;
-    const parsed = schema.safeParse(node.params);
+    const parsed = schema.safeParse(node.params, { reportInput: true });
     if (parsed.success) continue;
     for (const issue of parsed.error.issues) {
       const path = issue.path as (string | number)[];
@@ -271,11 +272,11 @@ function paramsIssues(
         }
         continue;
       }
-      // As buildMachine words them (ComponentParamsError).
+      // In the file's words, as the topology's own schema errors are.
       const described =
         issue.code === "unrecognized_keys"
           ? `unknown key(s) ${issue.keys.map((key) => `"${key}"`).join(", ")}`
-          : issue.message;
+          : describeSchemaIssue(issue, schema);
       const text = described.endsWith(".") ? described.slice(0, -1) : described;
       groups.add(places.param(node, path), `${text} (impl ${node.impl}; ${NODES}).`, node.id);
     }
