@@ -1,35 +1,33 @@
-import { closeSync, openSync, renameSync, rmSync, writeSync } from "node:fs";
+import { closeSync, openSync, rmSync, writeSync } from "node:fs";
 import type * as components from "@kb/components";
 import { KbError } from "@kb/errors";
 
-// The output files of `kb run` (--trace), written completely or not at all.
+// The trace file of `kb run`, streamed into a temporary file of RunOutputs.
 
 /**
- * A file written completely or not at all: `<path>.tmp-<pid>` is created at once (so a bad
- * directory fails before the run), filled and renamed to `path` by {@link commit}, or removed by
- * {@link discard}.
+ * A file streamed in chunks: created at once at `path` (a temporary file of {@link RunOutputs},
+ * so a bad directory fails before the run), filled and closed by {@link write}, or removed by
+ * {@link discard}. Renaming it into place is the caller's.
  */
 export class PendingFile {
   readonly path: string;
-  private readonly tempPath: string;
   private fd: number | null;
 
   constructor(path: string, what: string) {
     this.path = path;
-    this.tempPath = `${path}.tmp-${process.pid}`;
     try {
-      this.fd = openSync(this.tempPath, "w");
+      this.fd = openSync(path, "w");
     } catch (error) {
       throw new KbError(
         "CLI_USAGE",
-        `cannot create the ${what} file ${this.tempPath}: ${(error as Error).message}. Check that the directory exists and is writable.`,
+        `cannot create the ${what} file ${path}: ${(error as Error).message}. Check that the directory exists and is writable.`,
         { context: { file: path }, cause: error },
       );
     }
   }
 
-  /** Writes the chunks, closes the file and renames it to {@link path}. */
-  commit(chunks: Iterable<string>): void {
+  /** Writes the chunks and closes the file (removed again when a write fails). */
+  write(chunks: Iterable<string>): void {
     const fd = this.fd;
     if (fd === null) return;
     try {
@@ -44,10 +42,9 @@ export class PendingFile {
     }
     this.fd = null;
     closeSync(fd);
-    renameSync(this.tempPath, this.path);
   }
 
-  /** Closes and removes the temporary file; `path` is left untouched. */
+  /** Closes and removes the file. */
   discard(): void {
     if (this.fd === null) return;
     const fd = this.fd;
@@ -55,7 +52,7 @@ export class PendingFile {
     try {
       closeSync(fd);
     } finally {
-      rmSync(this.tempPath, { force: true });
+      rmSync(this.path, { force: true });
     }
   }
 }

@@ -282,7 +282,7 @@ describe("kb run: output files", () => {
     const failed = await run(copyBench, "--trace", join(scratch, "no-dir", "t.json"));
     expect(failed.code).toBe(1);
     expect(failed.stderr).toMatch(
-      /^\[CLI_USAGE\] .*cannot create the trace file .*Check that the directory exists/,
+      /^\[CLI_USAGE\] .*--trace .*the directory .*no-dir does not exist; create it first/,
     );
     expect(existsSync(join(scratch, "no-dir"))).toBe(false);
   });

@@ -1,3 +1,4 @@
+import { existsSync } from "node:fs";
 import { join } from "node:path";
 import * as components from "@kb/components";
 import { formatVerifyTable, type VerifyReport } from "@kb/data-executor";
@@ -18,6 +19,7 @@ import {
 import { chromeTraceChunks, PendingFile } from "./pending-file.js";
 import { ProgressLine, ProgressTracer, referenceProgressText } from "./progress-line.js";
 import type { CliIo, RunState } from "./run-cli.js";
+import { RunOutputs } from "./run-outputs.js";
 
 /** Options of `kb run` as commander parses them. */
 interface RunOptions {
@@ -30,6 +32,9 @@ interface RunOptions {
   verify?: boolean;
   checkPhases?: boolean;
   traceFilter?: components.TraceFilter;
+  maxEvents?: number;
+  maxSimTime?: number;
+  timeout?: number;
 }
 
 /** Adds `kb run BENCH` to the program. */
@@ -67,6 +72,17 @@ export function addRunCommand(program: Command, io: CliIo, state: RunState): Com
     )
     .option("--oplog <file>", "write the op log as JSONL (one op record per line)")
     .option(
+      "--max-events <n>",
+      `stop the run after N DES events (default ${groupDigits(runtime.DEFAULT_MAX_EVENTS)}; catches a kernel that never ends)`,
+      positiveNumber("--max-events"),
+    )
+    .option(
+      "--max-sim-time <ns>",
+      "stop the run when the simulated time reaches NS nanoseconds",
+      positiveNumber("--max-sim-time"),
+    )
+    .option("--timeout <seconds>", "stop the run after SECONDS of wall time", positiveNumber("--timeout"))
+    .option(
       "--plugin <package...>",
       "also load these plug-ins: npm package names, or paths (./my-hbm, ./my-hbm.ts, a package directory) from the current directory",
     )
@@ -91,6 +107,17 @@ export function addRunCommand(program: Command, io: CliIo, state: RunState): Com
       const passed = await runBench(benchArg, options, io);
       if (!passed) state.exitCode = 1;
     });
+}
+
+/** A parser of a number > 0 (`1e9`, `2_000_000`) for the option `name`. */
+function positiveNumber(name: string): (value: string) => number {
+  return (value) => {
+    const number = Number(value.replaceAll("_", ""));
+    if (!(number > 0) || value.trim() === "") {
+      throw new InvalidArgumentError(`${name} needs a number > 0, such as 1e9; got "${value}".`);
+    }
+    return number;
+  };
 }
 
 /** `GLOB[@FROM-TO]` of --trace-filter (FROM or TO may be empty: open-ended). */
@@ -129,9 +156,21 @@ async function runBench(benchArg: string, options: RunOptions, io: CliIo): Promi
     options.topology ?? findUp(join("topologies", "default.yaml"), cwd) ?? "topologies/default.yaml";
 
   const progress = io.stderr.isTTY === true && options.json !== true ? new ProgressLine(io.stderr) : null;
-  // Files are opened before the run (a bad directory fails now, not after it) and complete only
-  // when it succeeded: nothing half-written is left behind.
-  const traceFile = options.trace === undefined ? null : new PendingFile(options.trace, "trace");
+  // Outputs are checked before the run (a directory, an input, a name given twice fail now, not
+  // after it), written to temporary files and renamed together when the run succeeded: a failed
+  // or interrupted run leaves none of them.
+  const files = RunOutputs.plan(
+    [
+      ...(options.trace !== undefined ? [{ option: "--trace", path: options.trace }] : []),
+      ...(options.oplog !== undefined ? [{ option: "--oplog", path: options.oplog }] : []),
+    ],
+    [benchFile, topologyFile, ...(options.plugin ?? []).filter((plugin) => existsSync(plugin))],
+    cwd,
+  );
+  const stopHandlingSignals = files.outputs.length > 0 ? files.onSignals(io.stderr) : null;
+  const traceOutput = files.get("--trace");
+  const oplogOutput = files.get("--oplog");
+  const traceFile = traceOutput === undefined ? null : new PendingFile(traceOutput.temp, "trace");
   let logger: oplog.OpLogger | null = null;
   let results: RunResults;
   let phase2Log: Phase2Log | null = null;
@@ -145,7 +184,7 @@ async function runBench(benchArg: string, options: RunOptions, io: CliIo): Promi
   try {
     const checkPhases = options.checkPhases === true;
     phase2Log = options.verify === true || checkPhases ? phase2LogFor(checkPhases) : null;
-    const fileSink = options.oplog === undefined ? null : new JsonlSink(options.oplog);
+    const fileSink = oplogOutput === undefined ? null : new JsonlSink(oplogOutput.temp);
     const sink =
       phase2Log !== null && fileSink !== null
         ? teeSink(phase2Log.sink, fileSink)
@@ -162,6 +201,11 @@ async function runBench(benchArg: string, options: RunOptions, io: CliIo): Promi
       opLogger: logger,
       tracer: progressTracer ?? recorder,
       checkPhases,
+      limits: {
+        ...(options.maxEvents !== undefined ? { maxEvents: options.maxEvents } : {}),
+        ...(options.maxSimTime !== undefined ? { maxSimTimeNs: options.maxSimTime } : {}),
+        ...(options.timeout !== undefined ? { timeoutMs: options.timeout * 1000 } : {}),
+      },
     });
     progressTracer?.start(sim);
     const runStart = performance.now();
@@ -224,12 +268,15 @@ async function runBench(benchArg: string, options: RunOptions, io: CliIo): Promi
       }
     }
     if (traceFile !== null && recorder !== null)
-      traceFile.commit(chromeTraceChunks(recorder, options.traceFilter));
+      traceFile.write(chromeTraceChunks(recorder, options.traceFilter));
+    files.commit();
   } catch (error) {
     logger?.abort();
     traceFile?.discard();
+    files.discard();
     throw error;
   } finally {
+    stopHandlingSignals?.();
     phase2Log?.dispose();
     progress?.clear();
   }

@@ -608,3 +608,41 @@ describe("pause()", () => {
     expect(env.run(until)).toBe(42);
   });
 });
+
+describe("Environment run slices", () => {
+  /** A process that times out every 10 ns forever. */
+  function ticking(env: Environment): void {
+    env.process(
+      (function* () {
+        for (;;) yield env.timeout(10);
+      })(),
+    );
+  }
+
+  it("run(until, { maxEvents }) returns after that many events, and a later run continues", () => {
+    const env = new Environment();
+    ticking(env);
+    expect(env.run(1000, { maxEvents: 5 })).toBeUndefined();
+    expect(env.processedEventCount).toBe(5);
+    const at = env.now;
+    env.run(1000, { maxEvents: 5 });
+    expect(env.processedEventCount).toBe(10);
+    expect(env.now).toBeGreaterThanOrEqual(at);
+  });
+
+  it("run(until, { stopAfterNs }) stops before the first event later than that time, adding none", () => {
+    const env = new Environment();
+    ticking(env);
+    env.run(1000, { stopAfterNs: 35 });
+    expect(env.now).toBe(30); // the timeouts at 10, 20, 30; the next one (40) is left scheduled
+    expect(env.peek()).toBe(40);
+  });
+
+  it("refuses maxEvents < 1", () => {
+    const env = new Environment();
+    expect(() => env.run(10, { maxEvents: 0 })).toThrow(
+      "run(until, { maxEvents }) needs maxEvents >= 1, got 0.",
+    );
+    expect(env.isRunning).toBe(false);
+  });
+});

@@ -48,6 +48,18 @@ export interface EnvironmentOptions {
  * env.run();
  * ```
  */
+/** Options of {@link Environment.run}. */
+export interface RunOptions {
+  /** Return after processing this many events (>= 1), as after `pause()`; the run can be continued. */
+  readonly maxEvents?: number;
+  /**
+   * Return (as after `pause()`) before processing an event later than this simulated time (ns);
+   * `now` stays at the last event processed. For drivers that stop a run at a time limit without
+   * scheduling an event of their own.
+   */
+  readonly stopAfterNs?: number;
+}
+
 export class Environment {
   /** @internal */ _now: number;
   /** @internal */ _active: Process | null = null;
@@ -173,9 +185,25 @@ export class Environment {
    *   failed). If the schedule runs empty first, throws `DES_DEADLOCK` with the waiting processes.
    *
    * A failed event that nobody handled stops the run with its error.
+   *
+   * With `options.maxEvents`, the run also returns (as after {@link pause}: `undefined`, the
+   * schedule untouched) once it has processed that many events, so a driver can look at the
+   * clock or let the event loop run between slices of a long simulation and then continue; with
+   * `options.stopAfterNs`, before it would process an event later than that time.
    */
-  run(until?: number | Event): unknown {
+  run(until?: number | Event, options?: RunOptions): unknown {
     this.assertNotRunning("run");
+    let budget = options?.maxEvents ?? Number.POSITIVE_INFINITY;
+    const stopAfterNs = options?.stopAfterNs ?? Number.POSITIVE_INFINITY;
+    if (!(budget >= 1)) {
+      throw new KbError(
+        "DES_INVALID_ARGUMENT",
+        `run(until, { maxEvents }) needs maxEvents >= 1, got ${String(budget)}.`,
+        {
+          context: this._context(),
+        },
+      );
+    }
     let untilEvent: Event | null = null;
     if (until !== undefined) {
       if (until instanceof Event) {
@@ -210,8 +238,15 @@ export class Environment {
     this.stopRequested = false;
     this.stopError = null;
     this.running = true;
+    // Slice checks only when asked for: the plain loop stays as tight as it was.
+    const sliced = budget < Number.POSITIVE_INFINITY || stopAfterNs < Number.POSITIVE_INFINITY;
     try {
       for (;;) {
+        if (
+          sliced &&
+          (budget-- <= 0 || (this.peek() > stopAfterNs && this.peek() < Number.POSITIVE_INFINITY))
+        )
+          return undefined;
         const event = this.next();
         if (event === null) break;
         this.fire(event);

@@ -1,5 +1,5 @@
 export { AllOf, AnyOf, Condition, ConditionValue } from "./condition.js";
-export type { BlockedProcess, EnvironmentOptions } from "./environment.js";
+export type { BlockedProcess, EnvironmentOptions, RunOptions } from "./environment.js";
 export { Environment } from "./environment.js";
 export type { EventCallback, Timeout } from "./event.js";
 export { Event, NORMAL, URGENT } from "./event.js";

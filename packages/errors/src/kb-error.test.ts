@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { formatContext, isKbError, KbError } from "./index.js";
+import { formatContext, formatSimTime, isKbError, KbError } from "./index.js";
 
 describe("KbError", () => {
   it("prefixes the message with the code and every known location field", () => {
@@ -32,5 +32,19 @@ describe("KbError", () => {
     expect(isKbError(error, "DES_STORE_CLOSED")).toBe(true);
     expect(isKbError(error, "DES_DEADLOCK")).toBe(false);
     expect(isKbError(new Error("x"))).toBe(false);
+  });
+});
+
+describe("formatSimTime", () => {
+  it("prints simulated ns to at most 3 decimals, without float noise", () => {
+    expect(formatSimTime(2048.9049999999997)).toBe("2048.905");
+    expect(formatSimTime(0.1 + 0.2)).toBe("0.3");
+    expect(formatSimTime(1234)).toBe("1234");
+    expect(formatSimTime(-0)).toBe("0");
+    expect(formatSimTime(Number.POSITIVE_INFINITY)).toBe("Infinity");
+  });
+
+  it("is how error contexts print the simulated time", () => {
+    expect(formatContext({ simTimeNs: 2048.9049999999997 })).toBe("at t=2048.905 ns");
   });
 });

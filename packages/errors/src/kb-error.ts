@@ -70,7 +70,9 @@ export type KbErrorCode =
   /** A kernel that threw, misused the runner (two commands in flight, awaiting something that is not tl), or is not registered. */
   | "KERNEL_FAILED"
   /** A bench definition, bench parameter or simulator call that is wrong (unknown bench, bad --param, bad grid). */
-  | "RUNTIME_INVALID";
+  | "RUNTIME_INVALID"
+  /** A run stopped by one of its limits (DES events, simulated time, wall time): a kernel that never ends, or a limit set too low. */
+  | "RUN_LIMIT";
 
 /**
  * Where an error happened. Every field is optional; a message names all that are known so a user
@@ -135,6 +137,16 @@ export class KbError extends Error {
 }
 
 /**
+ * A simulated time in ns as messages print it: rounded to 3 decimals (picoseconds), without the
+ * float noise of sums (`2048.9049999999997` prints `2048.905`), `-0` as `0`.
+ */
+export function formatSimTime(ns: number): string {
+  if (!Number.isFinite(ns)) return String(ns);
+  const rounded = Math.round(ns * 1000) / 1000;
+  return String(rounded === 0 ? 0 : rounded);
+}
+
+/**
  * Formats a context as a short location: `file:line:col node ... kernel ... pe ... process "p" at t=12 ns`.
  * Returns an empty string for an empty context.
  */
@@ -152,7 +164,7 @@ export function formatContext(context: KbErrorContext): string {
   if (context.kernel !== undefined) parts.push(`kernel ${context.kernel}`);
   if (context.pe !== undefined) parts.push(`on ${context.pe}`);
   if (context.process !== undefined) parts.push(`process "${context.process}"`);
-  if (context.simTimeNs !== undefined) parts.push(`at t=${context.simTimeNs} ns`);
+  if (context.simTimeNs !== undefined) parts.push(`at t=${formatSimTime(context.simTimeNs)} ns`);
   return parts.join(" ");
 }
 

@@ -1,4 +1,5 @@
 import type { ExecutorOptions, MemoryStore } from "@kb/data-executor";
+import { formatSimTime } from "@kb/errors";
 import type { MemoryOpRecord, OpRecord } from "@kb/oplog";
 import type { LoadObservation } from "@kb/tl";
 import { formatAddress } from "./memory/format.js";
@@ -257,8 +258,8 @@ export function formatPhaseCheck(check: PhaseCheck): string {
         ? ` ${check.differing} of ${check.compared} loads compared differ; this is the first in replay order.`
         : ` It is the only one of ${check.compared} ${plural(check.compared, "load")} compared that differs.`;
     lines.push(
-      `phases differ at op ${difference.opId} (${difference.opName} on ${difference.componentId}, t=${ns(difference.tStartNs)} ns): ` +
-        `the tl.load${where} of kernel ${difference.kernel} on ${difference.pe} (${formatAddress(difference.src)} -> TCM ${formatAddress(difference.dst)}, completed at t=${ns(difference.loadedAtNs)} ns) ` +
+      `phases differ at op ${difference.opId} (${difference.opName} on ${difference.componentId}, t=${formatSimTime(difference.tStartNs)} ns): ` +
+        `the tl.load${where} of kernel ${difference.kernel} on ${difference.pe} (${formatAddress(difference.src)} -> TCM ${formatAddress(difference.dst)}, completed at t=${formatSimTime(difference.loadedAtNs)} ns) ` +
         `received ${bytesText(difference.phase1)} at byte ${difference.byteOffset} of its tile in phase 1, ` +
         `but phase 2 copied ${bytesText(difference.phase2)}.${others}`,
       "  The bytes changed while the load was in flight: most likely another PE writes them at the same time, a race. " +
@@ -276,11 +277,6 @@ export function formatPhaseCheck(check: PhaseCheck): string {
 
 function plural(count: number, word: string): string {
   return count === 1 ? word : `${word}s`;
-}
-
-/** Simulated ns to at most 3 decimals (picoseconds), without float noise: `1496.755`. */
-function ns(value: number): string {
-  return String(Number(value.toFixed(3)));
 }
 
 /** `[3f 80 00 00]`, or `[]` past the end of the tile. */

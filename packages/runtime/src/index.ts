@@ -24,6 +24,8 @@ export type {
 export { withReferenceProgress } from "./reference-progress.js";
 export type { LaunchRecord, RunResults } from "./results.js";
 export { RunResultsSchema, verificationJson } from "./results.js";
+export type { RunLimits } from "./run-limits.js";
+export { DEFAULT_MAX_EVENTS } from "./run-limits.js";
 export type {
   FreeOptions,
   HostWrite,

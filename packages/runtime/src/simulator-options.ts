@@ -2,6 +2,7 @@ import type { KbPlugin, PeCommand, Tracer } from "@kb/components";
 import type { OpLogger } from "@kb/oplog";
 import type { TLOptions } from "@kb/tl";
 import type { Grid, GridSpec } from "./grid.js";
+import type { RunLimits } from "./run-limits.js";
 
 // The options of the Simulator's methods (simulator.ts).
 
@@ -41,6 +42,12 @@ export interface SimulatorOptions {
    * `Infinity` keeps every write in memory (as does any platform without Node).
    */
   readonly hostWriteMemoryBytes?: number;
+  /**
+   * Bounds on the run (DES events, simulated time, wall time; see {@link RunLimits}): reaching one
+   * stops the run with `RUN_LIMIT`, naming each kernel still running and the tl call it waits on.
+   * Default: 500 million events (`DEFAULT_MAX_EVENTS`), no other limit.
+   */
+  readonly limits?: RunLimits;
 }
 
 /** Options of `Simulator.free`. */

@@ -22,6 +22,7 @@ import {
   KernelRegistry,
   KernelRunner,
   type LoadObservation,
+  type RunSlices,
 } from "@kb/tl";
 import { expandTopology, resolveTopology, TopologyGraph, type TopologyInput } from "@kb/topology";
 import { callerLocation } from "./caller-location.js";
@@ -34,6 +35,7 @@ import { type HostWrite, HostWriteLog } from "./memory/host-writes.js";
 import { PendingRanges } from "./memory/pending-ranges.js";
 import { programCount, programQueues, resolveProgramGrid } from "./program-grid.js";
 import { collectResults, type LaunchRecord, type RunResults, snapshotWork, workSince } from "./results.js";
+import { checkRunLimits, limitSlices } from "./run-limits.js";
 import type { FreeOptions, KernelInstance, LaunchOptions, SimulatorOptions } from "./simulator-options.js";
 
 export type { HostWrite } from "./memory/host-writes.js";
@@ -79,6 +81,8 @@ export class Simulator {
   private readonly checkPhases: boolean;
   private readonly hostLog: HostWriteLog;
   private readonly host: KernelHost;
+  /** How `drive` slices the run: the limits' checks and the event loop's turns between slices. */
+  private readonly slices: RunSlices;
   private readonly launches: LaunchRecord[] = [];
   private readonly scratchBytes: number | undefined;
   private readonly dispatchCycles: number;
@@ -136,6 +140,8 @@ export class Simulator {
       );
     }
     this.hostLog = new HostWriteLog(hostWriteMemoryBytes);
+    checkRunLimits(options.limits ?? {});
+    this.slices = limitSlices(this.host, options.limits ?? {}, () => performance.now());
     this.hostWrites = this.hostLog.entries;
     const topology = machine.graph.topology;
     const pe0 = "sip0.cube0.pe0";
@@ -440,7 +446,7 @@ export class Simulator {
    */
   private async drive(event: Event<unknown>): Promise<void> {
     try {
-      await this.host.run(event);
+      await this.host.run(event, this.slices);
     } catch (error) {
       this.failed = error;
       throw error;

@@ -101,6 +101,11 @@ export class TLContext {
     return valuesOf(this, handle);
   }
 
+  /** @internal The tl call made and not completed yet (what the kernel waits on), or null. */
+  _callInFlight(): CallSite | null {
+    return this.inFlight;
+  }
+
   /**
    * @internal Why the kernel must fail although its function returned: a tl call that failed
    * (awaited or not), or one still in flight (never awaited). Null when it ended cleanly.

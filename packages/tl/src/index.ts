@@ -20,5 +20,5 @@ export type {
 } from "./options.js";
 export { KernelRegistry } from "./registry.js";
 export type { Kernel, KernelRunnerOptions } from "./runner.js";
-export { KernelHost, KernelRunner } from "./runner.js";
+export { KernelHost, KernelRunner, type RunSlices } from "./runner.js";
 export { SCRATCH_ALIGN } from "./scratch.js";

@@ -1,8 +1,23 @@
 import type { CommandSource, PeCommand } from "@kb/components";
 import type { Environment, Event } from "@kb/des";
-import { KbError } from "@kb/errors";
+import { formatSimTime, KbError } from "@kb/errors";
 import { TLContext } from "./context.js";
 import type { CommandSink, TLOptions } from "./options.js";
+
+/** How {@link KernelHost.run} cuts a long run into slices. */
+export interface RunSlices {
+  /** Events per slice (>= 1). */
+  readonly events: number;
+  /**
+   * The engine also stops before an event later than this simulated time (ns), and `between`
+   * is called at once: a time limit that stops the run at its last event within the limit.
+   */
+  readonly stopAfterNs?: number;
+  /** The engine also stops once it has processed this many events in all (`between` is called at once). */
+  readonly eventLimit?: number;
+  /** Called between slices: may throw (a limit tripped) or await the event loop (signals, timers). */
+  readonly between: () => Promise<void>;
+}
 
 /** A kernel: a plain `async` function of its `tl` and the launch's arguments. */
 export type Kernel<Args extends readonly unknown[] = any[]> = (tl: TLContext, ...args: Args) => Promise<void>;
@@ -21,21 +36,51 @@ export class KernelHost {
   held = 0;
   /** Kernel instances started so far. */
   started = 0;
+  /** The kernel instances started that have not returned or thrown yet, in start order. */
+  readonly active = new Set<KernelRunner>();
 
   constructor(readonly env: Environment) {}
 
   /**
    * Runs the simulation until `until` is processed, letting held kernels continue in between.
+   * With `slices`, the engine also stops every `slices.events` events and awaits
+   * `slices.between()` (which may check limits and throw, or let the event loop run) before it
+   * goes on; the simulation is the same with or without.
+   *
    * Throws what the simulation throws (a kernel's error, `DES_DEADLOCK` with the waiting
-   * processes when nothing can complete `until`).
+   * processes when nothing can complete `until`) and what `between` throws.
    */
-  async run<T>(until: Event<T>): Promise<T> {
+  async run<T>(until: Event<T>, slices?: RunSlices): Promise<T> {
+    const env = this.env;
+    // Kernels pause the engine at every command they post: a slice spans many env.run calls.
+    let sliceStart = env.processedEventCount;
     for (;;) {
       await this.settle();
-      this.env.run(until);
+      if (slices === undefined) {
+        env.run(until);
+      } else {
+        env.run(until, {
+          maxEvents: Math.max(
+            1,
+            Math.min(
+              slices.events - (env.processedEventCount - sliceStart),
+              (slices.eventLimit ?? Number.POSITIVE_INFINITY) - env.processedEventCount,
+            ),
+          ),
+          ...(slices.stopAfterNs !== undefined ? { stopAfterNs: slices.stopAfterNs } : {}),
+        });
+      }
       if (until.processed) {
         if (!until.ok) throw until.value;
         return until.value as T;
+      }
+      const atLimit =
+        slices !== undefined &&
+        ((slices.stopAfterNs !== undefined && env.peek() > slices.stopAfterNs) ||
+          env.processedEventCount >= (slices.eventLimit ?? Number.POSITIVE_INFINITY));
+      if (slices !== undefined && (atLimit || env.processedEventCount - sliceStart >= slices.events)) {
+        sliceStart = env.processedEventCount;
+        await slices.between();
       }
     }
   }
@@ -111,6 +156,8 @@ export class KernelRunner implements CommandSource {
   private failure: KbError | null = null;
   private readonly record: PeCommand[] | null;
   private readonly ipcqRefusal: string | null;
+  /** Simulated time the kernel posted its last command. */
+  private postedAtNs = 0;
 
   constructor(
     private readonly host: KernelHost,
@@ -134,6 +181,7 @@ export class KernelRunner implements CommandSource {
     if (this.state === "new") {
       this.state = "running";
       this.host.started++;
+      this.host.active.add(this);
       this.host.held++;
       let promise: Promise<void>;
       try {
@@ -185,6 +233,7 @@ export class KernelRunner implements CommandSource {
       );
     }
     this.record?.push(command);
+    this.postedAtNs = this.host.env.now;
     const index = this.issued++;
     const done = new Promise<void>((resolve) => {
       this.inFlight = resolve;
@@ -200,6 +249,19 @@ export class KernelRunner implements CommandSource {
     return { index, done };
   }
 
+  /**
+   * What the kernel is at, for reports of a run stopped early: `sip0.cube0.pe1: kernel k,
+   * tl.recv at k.ts:12:5 (since t=120 ns)`, or `... between tl calls` while it computes on the host.
+   */
+  describeWait(): string {
+    const site = this.tl._callInFlight();
+    const at =
+      site === null
+        ? "between tl calls"
+        : `${site.describe()} (since t=${formatSimTime(this.postedAtNs)} ns)`;
+    return `${this.tl.placement.pe}: kernel ${this.name}, ${at}`;
+  }
+
   private onReturn(): void {
     // A kernel that returned with a tl call failed or still in flight (a missing await) fails:
     // its results would be incomplete, and the error must not surface as an unhandled rejection.
@@ -210,6 +272,7 @@ export class KernelRunner implements CommandSource {
     }
     this.state = "done";
     this.ended = true;
+    this.host.active.delete(this);
     this.host._posted();
     this.finish(null);
   }
@@ -217,6 +280,7 @@ export class KernelRunner implements CommandSource {
   private onThrow(error: unknown): void {
     this.state = "done";
     this.ended = true;
+    this.host.active.delete(this);
     this.host._posted();
     this.failure =
       error instanceof KbError && error.context.kernel !== undefined

@@ -1,0 +1,118 @@
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { pathToFileURL } from "node:url";
+import { Environment } from "@kb/des";
+import type { KbError } from "@kb/errors";
+import { KernelHost, type TL } from "@kb/tl";
+import { readmeExample } from "@kb/tooling/readme-example";
+import { describe, expect, it } from "vitest";
+import { DEFAULT_MAX_EVENTS, Simulator } from "./index.js";
+import { limitSlices } from "./run-limits.js";
+
+// Run limits: a run that reaches one stops with RUN_LIMIT naming the kernels still running; a run
+// within them is the same as without them.
+
+const spin = async (tl: TL) => {
+  for (;;) await tl.cycles(1);
+};
+
+async function stopped(limits: NonNullable<Parameters<typeof Simulator.fromTopology>[1]>["limits"]) {
+  const sim = await Simulator.fromTopology({ name: "demo" }, { limits });
+  const error = (await sim.launch(spin, { grid: { pes: 2 }, args: [] }).catch((e: unknown) => e)) as KbError;
+  return { sim, error };
+}
+
+describe("run limits", () => {
+  it("maxEvents stops at exactly that many events and names every kernel still running", async () => {
+    const { sim, error } = await stopped({ maxEvents: 250_000 });
+    expect(error.code).toBe("RUN_LIMIT");
+    expect(sim.machine.env.processedEventCount).toBe(250_000);
+    expect(error.detail).toMatch(
+      /^the run reached its limit of 250,000 DES events \(--max-events\) after 250,000 events; 2 kernel\(s\) still running:\n {2}sip0\.cube0\.pe0: kernel spin, tl\.cycles at .*run-limits\.test\.ts:17:\d+ \(since t=[\d.]+ ns\)\n {2}sip0\.cube0\.pe1: kernel spin, tl\.cycles/,
+    );
+    expect(error.context.simTimeNs).toBe(sim.now);
+  });
+
+  it("maxSimTimeNs stops at the last event within the limit, without an event of its own", async () => {
+    const { sim, error } = await stopped({ maxSimTimeNs: 5000 });
+    expect(error.code).toBe("RUN_LIMIT");
+    expect(error.detail).toContain("the run reached its limit of 5000 ns of simulated time (--max-sim-time)");
+    expect(sim.now).toBeLessThanOrEqual(5000);
+    expect(sim.machine.env.peek()).toBeGreaterThan(5000);
+  });
+
+  it("timeoutMs stops at the first check after the wall time passed (a clock the test turns)", async () => {
+    const env = new Environment();
+    const host = new KernelHost(env);
+    let nowMs = 0;
+    const slices = limitSlices(host, { timeoutMs: 1000 }, () => nowMs);
+    await slices.between(); // 0 ms: within the limit
+    nowMs = 999;
+    await slices.between();
+    nowMs = 1000;
+    await expect(slices.between()).rejects.toThrow(
+      "the run reached its limit of 1 s of wall time (--timeout) after 0 events; no kernel was running",
+    );
+  });
+
+  it("limits that are not reached change nothing: same time and events as without them", async () => {
+    const copy = async (tl: TL) => {
+      for (let i = 0; i < 50; i++) await tl.cycles(3);
+    };
+    const run = async (limits?: { maxEvents: number; maxSimTimeNs: number; timeoutMs: number }) => {
+      const sim = await Simulator.fromTopology({ name: "demo" }, limits ? { limits } : {});
+      await sim.launch(copy, { grid: { pes: 4 }, args: [] });
+      return [sim.now, sim.machine.env.processedEventCount];
+    };
+    expect(await run({ maxEvents: 1e9, maxSimTimeNs: 1e12, timeoutMs: 3.6e6 })).toEqual(await run());
+  });
+
+  it("refuses a limit that is not a number > 0, and caps events at 500 million by default", async () => {
+    await expect(Simulator.fromTopology({ name: "demo" }, { limits: { maxEvents: 0 } })).rejects.toThrow(
+      "limits.maxEvents must be a number > 0 (Infinity for no limit), got 0.",
+    );
+    expect(DEFAULT_MAX_EVENTS).toBe(500_000_000);
+  });
+});
+
+describe("README run limits example", () => {
+  it("stops a kernel that never ends at the time limit", async () => {
+    const printed: unknown[][] = [];
+    const console = { log: (...values: unknown[]) => printed.push(values) };
+    // README example start
+
+    const sim = await Simulator.fromTopology({ name: "demo" }, { limits: { maxSimTimeNs: 5000 } });
+    const spin = async (tl: TL) => {
+      for (;;) await tl.cycles(1); // a loop that never ends
+    };
+    const failure = await sim.launch(spin, { grid: { pes: 1 }, args: [] }).catch((error: KbError) => error);
+    console.log(failure.message.split("\n")[0]);
+    // [RUN_LIMIT] at t=4999.565 ns: the run reached its limit of 5000 ns of simulated time (--max-sim-time) after 10,090 events; 1 kernel(s) still running:
+    console.log(failure.detail.split("\n")[1]);
+    //   sip0.cube0.pe0: kernel spin, tl.cycles at README.md:5:23 (since t=4999.565 ns)
+
+    // README example end
+    expect(printed[0]).toEqual([
+      "[RUN_LIMIT] at t=4999.565 ns: the run reached its limit of 5000 ns of simulated time (--max-sim-time) after 10,090 events; 1 kernel(s) still running:",
+    ]);
+    expect(printed[1]?.[0]).toMatch(
+      /^ {2}sip0\.cube0\.pe0: kernel spin, tl\.cycles at .*:\d+:\d+ \(since t=4999\.565 ns\)$/,
+    );
+  });
+
+  it("is the code of the README's Run limits section", () => {
+    const readme = readFileSync(new URL("../README.md", import.meta.url), "utf8");
+    const section = readme.slice(readme.indexOf("## Run limits"));
+    const dir = mkdtempSync(join(tmpdir(), "kb-readme-"));
+    try {
+      const file = join(dir, "README.md");
+      writeFileSync(file, section);
+      const { readme: block, test } = readmeExample(pathToFileURL(file), import.meta.url);
+      expect(block).toContain("maxSimTimeNs");
+      expect(test.replace(/^import .*\n\n?/gm, "")).toBe(block.replace(/^import .*\n\n?/gm, ""));
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+});

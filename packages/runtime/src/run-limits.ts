@@ -1,0 +1,110 @@
+import { formatSimTime, KbError } from "@kb/errors";
+import type { KernelHost, RunSlices } from "@kb/tl";
+
+/**
+ * Bounds on a simulation, checked between slices of {@link SLICE_EVENTS} events: a run that
+ * reaches one stops with `RUN_LIMIT`, naming the limit and, for each kernel still running, its PE,
+ * the tl call it waits on and since when. Within the limits a run is the same with or without
+ * them (the checks add no simulation events).
+ */
+export interface RunLimits {
+  /**
+   * DES events of the whole simulation (`env.processedEventCount`). Default
+   * {@link DEFAULT_MAX_EVENTS}; `Infinity` for none.
+   */
+  readonly maxEvents?: number;
+  /** Simulated time, ns. Default none. */
+  readonly maxSimTimeNs?: number;
+  /** Wall-clock time from the simulator's creation, ms. Default none. */
+  readonly timeoutMs?: number;
+}
+
+/**
+ * The default event cap: 500 million DES events, ten times the largest bench of the repository
+ * (`bench:machine`'s 256-PE case, 47 million), about 5-15 minutes of simulation on a laptop. A
+ * kernel that never ends (`while (true) await tl.cycles(1)`) stops here rather than running
+ * forever.
+ */
+export const DEFAULT_MAX_EVENTS = 500_000_000;
+
+/** Events between two checks of the limits. */
+export const SLICE_EVENTS = 200_000;
+
+/** Wall time after which the run lets the event loop turn (signals, timers), ms. */
+const YIELD_EVERY_MS = 50;
+
+/** How each limit is named in messages: the `kb run` option that sets it. */
+const OPTION = { maxEvents: "--max-events", maxSimTimeNs: "--max-sim-time", timeoutMs: "--timeout" } as const;
+
+/**
+ * Throws `RUNTIME_INVALID` for a limit that is not a number > 0 (`Infinity` allowed).
+ * @internal
+ */
+export function checkRunLimits(limits: RunLimits): void {
+  for (const key of Object.keys(OPTION) as (keyof RunLimits)[]) {
+    const value = limits[key];
+    if (value !== undefined && !(typeof value === "number" && value > 0)) {
+      throw new KbError(
+        "RUNTIME_INVALID",
+        `limits.${key} must be a number > 0 (Infinity for no limit), got ${String(value)}.`,
+      );
+    }
+  }
+}
+
+/**
+ * The slices a simulator drives its kernel host with: between slices, checks `limits` against the
+ * host's engine and `clock` (ms), and lets the event loop turn every 50 ms of wall time so a
+ * signal handler (SIGINT) or a timer can run during a long simulation.
+ * @internal
+ */
+export function limitSlices(host: KernelHost, limits: RunLimits, clock: () => number): RunSlices {
+  const startMs = clock();
+  let yieldedMs = startMs;
+  const maxEvents = limits.maxEvents ?? DEFAULT_MAX_EVENTS;
+  const maxSimTimeNs = limits.maxSimTimeNs ?? Number.POSITIVE_INFINITY;
+  const timeoutMs = limits.timeoutMs ?? Number.POSITIVE_INFINITY;
+  return {
+    events: SLICE_EVENTS,
+    ...(Number.isFinite(maxSimTimeNs) ? { stopAfterNs: maxSimTimeNs } : {}),
+    ...(Number.isFinite(maxEvents) ? { eventLimit: maxEvents } : {}),
+    between: async () => {
+      const env = host.env;
+      const nowMs = clock();
+      if (env.processedEventCount >= maxEvents) {
+        throw limitError(host, "maxEvents", `${groupDigits(maxEvents)} DES events`);
+      }
+      if (env.peek() > maxSimTimeNs && env.peek() < Number.POSITIVE_INFINITY) {
+        throw limitError(host, "maxSimTimeNs", `${formatSimTime(maxSimTimeNs)} ns of simulated time`);
+      }
+      if (nowMs - startMs >= timeoutMs) {
+        throw limitError(host, "timeoutMs", `${formatSimTime(timeoutMs / 1000)} s of wall time`);
+      }
+      if (nowMs - yieldedMs >= YIELD_EVERY_MS) {
+        yieldedMs = nowMs;
+        await new Promise<void>((resolve) => setTimeout(resolve, 0));
+      }
+    },
+  };
+}
+
+function limitError(host: KernelHost, limit: keyof typeof OPTION, what: string): KbError {
+  const env = host.env;
+  const kernels = [...host.active];
+  const shown = kernels.slice(0, 16).map((runner) => `  ${runner.describeWait()}`);
+  if (kernels.length > shown.length) shown.push(`  ... and ${kernels.length - shown.length} more`);
+  const running =
+    kernels.length === 0
+      ? "no kernel was running (the time went to host copies or the machine's own traffic)."
+      : `${kernels.length} kernel(s) still running:\n${shown.join("\n")}`;
+  return new KbError(
+    "RUN_LIMIT",
+    `the run reached its limit of ${what} (${OPTION[limit]}) after ${groupDigits(env.processedEventCount)} events; ${running}\n` +
+      `A kernel that loops forever never ends: check its loop bounds. If the run is just long, raise the limit (${OPTION[limit]}).`,
+    { context: { simTimeNs: env.now } },
+  );
+}
+
+function groupDigits(value: number): string {
+  return Number.isFinite(value) ? Math.round(value).toLocaleString("en-US") : String(value);
+}
