@@ -20,6 +20,8 @@ projectDirs.push("benches");
 export default defineConfig({
   resolve: {
     alias: [
+      // The page's modules the CLI shares (wire types, number formats) live in apps/web.
+      { find: /^@kb\/web-ui\/([a-z-]+)$/, replacement: `${root}apps/web/src/$1.ts` },
       { find: /^@kb\/([a-z-]+)$/, replacement: `${root}packages/$1/src/index.ts` },
       { find: /^@kb\/([a-z-]+)\/([a-z-]+)$/, replacement: `${root}packages/$1/src/$2.ts` },
     ],

@@ -1,4 +1,9 @@
 import type { RunResults } from "@kb/runtime";
+import { formatNs, formatNumber, formatPercent, formatSi } from "@kb/web-ui/format";
+
+// Number formats are the page's (apps/web/src/format.ts, bundled in): `kb run` and `kb web` print
+// every time and rate the same way.
+export { formatNs, formatSi };
 
 /** What `kb run` knows about a run besides its results: wall times and the bench's outputs. */
 export interface RunExtras {
@@ -135,27 +140,6 @@ function rate(what: string, work: number, perS: number, peakPerS: number, unit: 
   return `${formatSi(perS, unit)} of ${formatSi(peakPerS, unit)} peak (${formatPercent(perS / peakPerS)})`;
 }
 
-/** Simulated time in the unit that fits: `850 ns`, `12.35 µs`, `3.2 ms`, `1.5 s` (4 significant digits). */
-export function formatNs(ns: number): string {
-  const size = Math.abs(ns);
-  if (size < 1e3) return `${formatNumber(ns, 4)} ns`;
-  if (size < 1e6) return `${formatNumber(ns / 1e3, 4)} µs`;
-  if (size < 1e9) return `${formatNumber(ns / 1e6, 4)} ms`;
-  return `${formatNumber(ns / 1e9, 4)} s`;
-}
-
-/** A rate with an SI prefix: `819.2 GB/s`, `4.096 TFLOP/s`, `12.3 kevents/s` (4 significant digits). */
-export function formatSi(value: number, unit: string): string {
-  const prefixes = ["", "k", "M", "G", "T", "P", "E"];
-  let scaled = value;
-  let index = 0;
-  while (Math.abs(scaled) >= 1000 && index < prefixes.length - 1) {
-    scaled /= 1000;
-    index++;
-  }
-  return `${formatNumber(scaled, 4)} ${prefixes[index]}${unit}`;
-}
-
 /** Bytes: `512 B`, then binary units with 4 significant digits (`24 KiB`, `1.5 MiB`). */
 export function formatByteCount(bytes: number): string {
   const units = ["B", "KiB", "MiB", "GiB", "TiB"];
@@ -168,21 +152,9 @@ export function formatByteCount(bytes: number): string {
   return `${unit === 0 ? String(value) : formatNumber(value, 4)} ${units[unit]}`;
 }
 
-function formatPercent(fraction: number): string {
-  return `${(fraction * 100).toFixed(1)}%`;
-}
-
 /** A wall time: `714 ms`, `12.34 s`. */
 export function formatWallMs(ms: number): string {
   return ms < 1000 ? `${ms.toFixed(0)} ms` : `${(ms / 1000).toFixed(2)} s`;
-}
-
-/** `digits` significant digits, no float noise and no exponent: 12.35, 819.2, 1024. */
-function formatNumber(value: number, digits: number): string {
-  if (value === 0 || !Number.isFinite(value)) return String(value);
-  const magnitude = Math.floor(Math.log10(Math.abs(value)));
-  const decimals = Math.max(0, digits - 1 - magnitude);
-  return String(Number(value.toFixed(decimals)));
 }
 
 /** `1234567` as `1,234,567` (the same on every machine, unlike toLocaleString). */

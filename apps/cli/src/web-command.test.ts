@@ -5,17 +5,14 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { RunResultsSchema } from "@kb/runtime";
+import type { WebData } from "@kb/web-ui/api";
 import { Command } from "commander";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { kb } from "./test-support.js";
-import {
-  addWebCommand,
-  loadWebData,
-  startWebServer,
-  timelineOfTrace,
-  type WebData,
-  type WebServer,
-} from "./web-command.js";
+import { addWebCommand } from "./web-command.js";
+import { loadWebData } from "./web-data.js";
+import { startWebServer, type WebServer } from "./web-server.js";
+import { timelineOfTrace } from "./web-timeline.js";
 
 const repo = (path: string) => fileURLToPath(new URL(`../../../${path}`, import.meta.url));
 const defaultYaml = repo("topologies/default.yaml");

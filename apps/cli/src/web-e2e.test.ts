@@ -6,7 +6,8 @@ import { Command } from "commander";
 import { type Browser, chromium } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { kb } from "./test-support.js";
-import { addWebCommand, type WebServer } from "./web-command.js";
+import { addWebCommand } from "./web-command.js";
+import type { WebServer } from "./web-server.js";
 
 // End to end: `kb run` writes results and a trace, `kb web` serves them, Debian's Chromium
 // (driven by playwright-core, which downloads no browser of its own) renders the page, and the

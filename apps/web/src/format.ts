@@ -1,4 +1,5 @@
-// Number formats of the page; the same rules as `kb run`'s summary (apps/cli/src/format-run.ts).
+// Number formats of the page and of `kb run`'s summary (apps/cli/src/format-run.ts imports them
+// as `@kb/web-ui/format`): one definition of how times and rates print.
 
 /** Simulated time in the unit that fits: `850 ns`, `12.35 µs`, `3.2 ms`, `1.5 s`. */
 export function formatNs(ns: number): string {

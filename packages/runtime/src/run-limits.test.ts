@@ -7,7 +7,7 @@ import type { KbError } from "@kb/errors";
 import { KernelHost, type TL } from "@kb/tl";
 import { readmeExample } from "@kb/tooling/readme-example";
 import { describe, expect, it } from "vitest";
-import { DEFAULT_MAX_EVENTS, Simulator } from "./index.js";
+import { DEFAULT_MAX_EVENTS, type RunLimits, Simulator } from "./index.js";
 import { limitSlices } from "./run-limits.js";
 
 // Run limits: a run that reaches one stops with RUN_LIMIT naming the kernels still running; a run
@@ -17,7 +17,7 @@ const spin = async (tl: TL) => {
   for (;;) await tl.cycles(1);
 };
 
-async function stopped(limits: NonNullable<Parameters<typeof Simulator.fromTopology>[1]>["limits"]) {
+async function stopped(limits: RunLimits) {
   const sim = await Simulator.fromTopology({ name: "demo" }, { limits });
   const error = (await sim.launch(spin, { grid: { pes: 2 }, args: [] }).catch((e: unknown) => e)) as KbError;
   return { sim, error };
@@ -86,7 +86,9 @@ describe("README run limits example", () => {
     const spin = async (tl: TL) => {
       for (;;) await tl.cycles(1); // a loop that never ends
     };
-    const failure = await sim.launch(spin, { grid: { pes: 1 }, args: [] }).catch((error: KbError) => error);
+    const failure = (await sim
+      .launch(spin, { grid: { pes: 1 }, args: [] })
+      .catch((error: unknown) => error)) as KbError;
     console.log(failure.message.split("\n")[0]);
     // [RUN_LIMIT] at t=4999.565 ns: the run reached its limit of 5000 ns of simulated time (--max-sim-time) after 10,090 events; 1 kernel(s) still running:
     console.log(failure.detail.split("\n")[1]);

@@ -1,0 +1,206 @@
+import { existsSync } from "node:fs";
+import { readFile } from "node:fs/promises";
+import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
+import { isIP } from "node:net";
+import { dirname, extname, join, resolve, sep } from "node:path";
+import { fileURLToPath } from "node:url";
+import { KbError } from "@kb/errors";
+import type { WebData } from "@kb/web-ui/api";
+
+// The HTTP server of `kb web`: the built page and /api/data, on a loopback address.
+
+/** The default port of `kb web`. */
+export const DEFAULT_WEB_PORT = 8080;
+
+/** The directory of this file: `src/` when run from sources, `dist/` when built. */
+const CLI_DIR = dirname(fileURLToPath(import.meta.url));
+
+/**
+ * Where the built page is: `dist/web` beside a built kb (the CLI's build copies it there), else
+ * `apps/web/dist` of the repository kb runs from. Throws a `KbError` saying how to build it.
+ */
+export function findPageDir(): string {
+  const candidates = [join(CLI_DIR, "web"), resolve(CLI_DIR, "..", "..", "web", "dist")];
+  const found = candidates.find((dir) => existsSync(join(dir, "index.html")));
+  if (found !== undefined) return found;
+  throw new KbError(
+    "CLI_USAGE",
+    `the page of kb web is not built (looked for index.html in ${candidates.join(" and ")}). In a clone of the repository run: npx -y pnpm@10 build`,
+  );
+}
+
+/** Options of {@link startWebServer}. */
+export interface WebServerOptions {
+  /** What `/api/data` answers. */
+  readonly data: WebData;
+  /** The directory of the built page (`index.html` and its assets). */
+  readonly pageDir: string;
+  /** Address to bind (default `127.0.0.1`). */
+  readonly host?: string;
+  /** Port (default {@link DEFAULT_WEB_PORT}; 0 picks a free one). */
+  readonly port?: number;
+}
+
+/** A running `kb web` server. */
+export interface WebServer {
+  /** The page's address, such as `http://127.0.0.1:8080/`. */
+  readonly url: string;
+  /** The address bound. */
+  readonly host: string;
+  /** The port bound (the one picked when 0 was asked for). */
+  readonly port: number;
+  /** Stops listening, ends open connections and resolves when the server is closed. */
+  close(): Promise<void>;
+}
+
+const CONTENT_TYPES: Readonly<Record<string, string>> = {
+  ".html": "text/html; charset=utf-8",
+  ".js": "text/javascript; charset=utf-8",
+  ".css": "text/css; charset=utf-8",
+  ".map": "application/json; charset=utf-8",
+  ".json": "application/json; charset=utf-8",
+  ".svg": "image/svg+xml",
+  ".png": "image/png",
+  ".ico": "image/x-icon",
+};
+
+/** The page may load only what this server serves. */
+const SECURITY_HEADERS = {
+  "X-Content-Type-Options": "nosniff",
+  "Content-Security-Policy":
+    "default-src 'self'; script-src 'self'; style-src 'self' 'unsafe-inline'; img-src 'self' data: blob:; connect-src 'self'",
+  "Referrer-Policy": "no-referrer",
+};
+
+/**
+ * Serves the page from `pageDir` and the data at `GET /api/data` on `host:port` (node:http).
+ * Only GET and HEAD are answered (405 otherwise); a path outside `pageDir` is a 404 like any
+ * missing file. Bound to a loopback address, it answers only requests whose Host is a loopback
+ * name (403 otherwise), so another web site cannot read the results through DNS rebinding.
+ *
+ * Throws a `KbError` when the port is taken or the address cannot be bound.
+ */
+export async function startWebServer(options: WebServerOptions): Promise<WebServer> {
+  const host = options.host ?? "127.0.0.1";
+  const requestedPort = options.port ?? DEFAULT_WEB_PORT;
+  const pageDir = resolve(options.pageDir);
+  const body = Buffer.from(JSON.stringify(options.data), "utf8");
+  const loopbackOnly = isLoopback(host);
+
+  const server = createServer((request, response) => {
+    handle(request, response, { pageDir, body, loopbackOnly }).catch((error: unknown) => {
+      send(response, 500, `internal error: ${(error as Error).message}\n`);
+    });
+  });
+  await new Promise<void>((resolvePromise, reject) => {
+    server.once("error", (error: NodeJS.ErrnoException) => {
+      const fix =
+        error.code === "EADDRINUSE"
+          ? `port ${requestedPort} is in use: pass --port N, or --port 0 for any free port`
+          : `cannot listen on ${host}:${requestedPort} (${error.code ?? error.message}): pass another --host or --port`;
+      reject(new KbError("CLI_USAGE", `kb web: ${fix}.`, { cause: error }));
+    });
+    server.listen(requestedPort, host, () => resolvePromise());
+  });
+  const address = server.address();
+  const port = typeof address === "object" && address !== null ? address.port : requestedPort;
+  const shownHost = host === "0.0.0.0" || host === "::" ? "127.0.0.1" : host;
+  const url = `http://${isIP(shownHost) === 6 ? `[${shownHost}]` : shownHost}:${port}/`;
+  let closing: Promise<void> | null = null;
+  return {
+    url,
+    host,
+    port,
+    close() {
+      closing ??= new Promise<void>((resolvePromise) => {
+        server.close(() => resolvePromise());
+        server.closeAllConnections();
+      });
+      return closing;
+    },
+  };
+}
+
+interface HandlerState {
+  readonly pageDir: string;
+  readonly body: Buffer;
+  readonly loopbackOnly: boolean;
+}
+
+async function handle(
+  request: IncomingMessage,
+  response: ServerResponse,
+  state: HandlerState,
+): Promise<void> {
+  if (request.method !== "GET" && request.method !== "HEAD") {
+    send(response, 405, "only GET and HEAD\n", { Allow: "GET, HEAD" });
+    return;
+  }
+  if (state.loopbackOnly && !isLoopbackHostHeader(request.headers.host)) {
+    send(response, 403, "kb web answers only requests to localhost\n");
+    return;
+  }
+  let pathname: string;
+  try {
+    pathname = decodeURIComponent(new URL(request.url ?? "/", "http://localhost").pathname);
+  } catch {
+    send(response, 400, "bad request path\n");
+    return;
+  }
+  if (pathname === "/api/data") {
+    send(response, 200, state.body, { "Content-Type": "application/json; charset=utf-8" }, request);
+    return;
+  }
+  const file = pageFile(state.pageDir, pathname === "/" ? "/index.html" : pathname);
+  let content: Buffer | null = null;
+  if (file !== null) {
+    try {
+      content = await readFile(file);
+    } catch {
+      content = null;
+    }
+  }
+  if (file === null || content === null) {
+    send(response, 404, `not found: ${pathname}\n`);
+    return;
+  }
+  const type = CONTENT_TYPES[extname(file)] ?? "application/octet-stream";
+  send(response, 200, content, { "Content-Type": type }, request);
+}
+
+/** The file of `pathname` under `root`, or null when it would leave `root` (`..`, `\`, NUL). */
+function pageFile(root: string, pathname: string): string | null {
+  if (pathname.includes("\0") || pathname.includes("\\")) return null;
+  const file = resolve(root, `.${pathname}`);
+  return file.startsWith(`${root}${sep}`) ? file : null;
+}
+
+function send(
+  response: ServerResponse,
+  status: number,
+  body: string | Buffer,
+  headers: Record<string, string> = {},
+  request?: IncomingMessage,
+): void {
+  const bytes = typeof body === "string" ? Buffer.from(body, "utf8") : body;
+  response.writeHead(status, {
+    "Content-Type": "text/plain; charset=utf-8",
+    "Content-Length": String(bytes.length),
+    "Cache-Control": "no-store",
+    ...SECURITY_HEADERS,
+    ...headers,
+  });
+  response.end(request?.method === "HEAD" ? undefined : bytes);
+}
+
+/** True for a loopback host name or address (`localhost`, `127.0.0.1`, `::1`). */
+export function isLoopback(host: string): boolean {
+  return host === "localhost" || host === "::1" || /^127\.\d+\.\d+\.\d+$/.test(host);
+}
+
+/** Whether a Host header names this machine's loopback (`localhost`, `127.x.x.x`, `[::1]`, with a port). */
+function isLoopbackHostHeader(header: string | undefined): boolean {
+  if (header === undefined) return false;
+  const name = header.startsWith("[") ? header.slice(1, header.indexOf("]")) : header.replace(/:\d+$/, "");
+  return isLoopback(name.toLowerCase());
+}
