@@ -322,6 +322,22 @@ describe("verify", () => {
 });
 
 describe("formatVerifyTable", () => {
+  it("explains a relative error above rtol next to PASS: the element's expected value is near 0", () => {
+    // Element 1: expected 0.0005, actual 0.001: |a - e| = 0.0005 <= atol 0.001 + rtol 0.001 x
+    // 0.0005, so it matches, with a relative error of 0.0005 / 0.0005 = 1.
+    const reference = Tensor.fromArray([1, 0.0005], [2], "f32");
+    const output = Tensor.fromArray([1, 0.001], [2], "f32");
+    const report = verify(
+      { out: output },
+      { out: reference },
+      { tolerances: { f32: { rtol: 0.001, atol: 0.001 } } },
+    );
+    expect(report.pass).toBe(true);
+    expect(formatVerifyTable(report)).toContain(
+      "out: max rel err 1 is above rtol 0.001, yet every element matches: it comes from elements whose expected value is near 0, where |actual - expected| <= atol + rtol x |expected| is held by atol (0.001).\nPASS: 1 of 1 output matches\n",
+    );
+  });
+
   it("lays out one aligned row per output and a final PASS/FAIL line", () => {
     const reference = Tensor.fromArray([0, 0, 0, 0, 0, 0, 0.5, 0, 0, 0, 0, 0], [3, 4], "f16");
     const output = reference.clone();

@@ -1,4 +1,4 @@
-import { KbError } from "@kb/errors";
+import { formatSimTime, KbError } from "@kb/errors";
 import { bf16BitsToF32, type Dtype, f16BitsToF32, formatShape, Tensor } from "@kb/tensor";
 import type { NonFiniteOrigin } from "./executor.js";
 
@@ -273,12 +273,21 @@ export function formatVerifyTable(report: VerifyReport): string {
     lines.push(
       origin === null
         ? "first non-finite value: no math or GEMM op produced one; it came from the host's data (copies only move values)"
-        : `first non-finite value: op ${origin.id} (${origin.opName} on ${origin.componentId} at t=${origin.tStartNs} ns), ${formatValue(origin.value)} at element ${origin.index} of its output${
+        : `first non-finite value: op ${origin.id} (${origin.opName} on ${origin.componentId} at t=${formatSimTime(origin.tStartNs)} ns), ${formatValue(origin.value)} at element ${origin.index} of its output${
             origin.inputNonFinite
               ? ", passed on from its input: the host's data held it (no earlier op produced one)"
               : ""
           }`,
     );
+  }
+  // A large relative error next to PASS looks wrong: say where it comes from.
+  for (const check of report.outputs) {
+    const { rtol, atol } = check.tolerance;
+    if (check.pass && check.problem === undefined && check.maxRelError > rtol && rtol > 0) {
+      lines.push(
+        `${check.name}: max rel err ${formatError(check.maxRelError)} is above rtol ${rtol}, yet every element matches: it comes from elements whose expected value is near 0, where |actual - expected| <= atol + rtol x |expected| is held by atol (${atol}).`,
+      );
+    }
   }
   const failed = failedChecks.map((check) => check.name);
   const total = report.outputs.length;
