@@ -1,4 +1,5 @@
 import { KbError, type KbErrorContext } from "@kb/errors";
+import { formatBlocked, formatBlockedByKind } from "./blocked-report.js";
 import { AllOf, AnyOf } from "./condition.js";
 import {
   type CallbackSlot,
@@ -182,7 +183,8 @@ export class Environment {
    * - `run(t)` runs until simulated time `t` (> now); events at `t` itself stay scheduled, and
    *   `now` is `t` afterwards.
    * - `run(event)` runs until `event` is processed and returns its value (throws its error if it
-   *   failed). If the schedule runs empty first, throws `DES_DEADLOCK` with the waiting processes.
+   *   failed). If the schedule runs empty first, throws `DES_DEADLOCK` with the waiting processes
+   *   (grouped by kind, alike waits counted: see blocked-report.ts).
    *
    * A failed event that nobody handled stops the run with its error.
    *
@@ -273,7 +275,7 @@ export class Environment {
         `run(until=${untilEvent.describe()}) ran out of events before it was triggered; ${
           blocked.length === 0
             ? "no process is waiting."
-            : `${blocked.length} process(es) wait forever:\n${formatBlocked(blocked)}`
+            : `${blocked.length} process(es) wait forever (by kind; processes of one kind that wait alike are counted, not listed):\n${formatBlockedByKind(blocked)}`
         }`,
         { context: { simTimeNs: this._now } },
       );
@@ -434,8 +436,4 @@ export class Environment {
       this.stopError = { error: event._value };
     }
   };
-}
-
-function formatBlocked(blocked: readonly BlockedProcess[]): string {
-  return blocked.map((entry) => `  - process "${entry.name}" waits on ${entry.description}`).join("\n");
 }

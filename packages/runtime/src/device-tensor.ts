@@ -31,6 +31,12 @@ export class DeviceTensor {
     readonly dtype: Dtype,
     /** A name for messages (`A`, `out`). */
     readonly name: string,
+    /**
+     * Where it was allocated: `file:line:col` of the code that called `sim.empty` / `sim.toDevice`
+     * (the first stack frame outside the `@kb` packages), or null when unknown. Host errors about
+     * the tensor (a double free, a use after free) name it.
+     */
+    readonly allocatedAt: string | null = null,
   ) {
     this.shape = Object.freeze([...shape]);
     const { sip, cube, space } = decodeAddress(address);
@@ -96,6 +102,12 @@ export class DeviceTensor {
   /** `A (f16 [128, 64] at 0x...)`. */
   describe(): string {
     return `${this.name} (${this.dtype} ${formatShape(this.shape)} at 0x${this.address.toString(16)})`;
+  }
+
+  /** {@link describe} with where it was allocated: `A (f16 [128, 64] at 0x..., allocated at bench.ts:8:19)`. */
+  describeOrigin(): string {
+    const at = this.allocatedAt === null ? "" : `, allocated at ${this.allocatedAt}`;
+    return `${this.name} (${this.dtype} ${formatShape(this.shape)} at 0x${this.address.toString(16)}${at})`;
   }
 
   toString(): string {

@@ -1,6 +1,8 @@
 import { KbError } from "@kb/errors";
 import { DTYPE_BYTES, type Dtype, formatShape, isDtype } from "@kb/tensor";
 import { DeviceTensor } from "./device-tensor.js";
+import type { DeviceMemory } from "./memory/device-memory.js";
+import type { FreeOptions } from "./simulator-options.js";
 
 /**
  * The bytes of a `dtype` tensor of `shape`, computed without building it. Throws
@@ -48,7 +50,7 @@ export function refuseFreed(call: string, tensor: DeviceTensor, verb: string, in
   if (!tensor.freed) return;
   throw new KbError(
     "MEMORY_ACCESS",
-    `${call}: device tensor ${tensor.describe()} was ${freedWhere(tensor)}; a freed tensor cannot be ${verb}. ${instead}, and free tensors only after their last use.`,
+    `${call}: device tensor ${tensor.describeOrigin()} was ${freedWhere(tensor)}; a freed tensor cannot be ${verb}. ${instead}, and free tensors only after their last use.`,
   );
 }
 
@@ -57,7 +59,7 @@ export function refuseDoubleFree(tensor: DeviceTensor): void {
   if (!tensor.freed) return;
   throw new KbError(
     "MEMORY_ALLOCATION",
-    `free: device tensor ${tensor.describe()} was already ${freedWhere(tensor)} (double free). Free each tensor once, after its last use.`,
+    `free: device tensor ${tensor.describeOrigin()} was already ${freedWhere(tensor)} (double free). Free each tensor once, after its last use.`,
   );
 }
 
@@ -70,9 +72,32 @@ export function refuseFreedArgs(kernel: string, args: readonly unknown[]): void 
   if (freedArg === null) return;
   throw new KbError(
     "MEMORY_ACCESS",
-    `launch: ${freedArg.path} is device tensor ${freedArg.tensor.describe()}, which was ${freedWhere(freedArg.tensor)}. A kernel cannot use a freed tensor: free it after the last launch that uses it, or pass a live one.`,
+    `launch: ${freedArg.path} is device tensor ${freedArg.tensor.describeOrigin()}, which was ${freedWhere(freedArg.tensor)}. A kernel cannot use a freed tensor: free it after the last launch that uses it, or pass a live one.`,
     { context: { kernel } },
   );
+}
+
+/**
+ * Frees `tensor`'s memory in `device`, recording `freedAt`. Throws `MEMORY_ALLOCATION` naming the
+ * tensor and where it was allocated when its address is not a live allocation of `device` (a
+ * tensor of another simulator, or one made by hand), with the allocator's reason.
+ */
+export function freeOrExplain(
+  device: DeviceMemory,
+  tensor: DeviceTensor,
+  freedAt: string | null,
+  options: FreeOptions,
+): void {
+  try {
+    device.free(tensor.address, freedAt ?? undefined, options);
+  } catch (error) {
+    if (!(error instanceof KbError)) throw error;
+    throw new KbError(
+      error.code,
+      `free: device tensor ${tensor.describeOrigin()} is not a live allocation of this simulator: free only tensors its sim.empty or sim.toDevice made, once each. The allocator says: ${error.detail}`,
+      { context: error.context, cause: error },
+    );
+  }
 }
 
 /** `freed at bench.ts:12:3`, or `freed (where is unknown)`. */

@@ -137,7 +137,7 @@ export async function verifyOutcome(
     if (actual.freed) {
       throw new KbError(
         "MEMORY_ACCESS",
-        `verify: check "${name}": its output ${actual.describe()} was freed${actual.freedAt === null ? "" : ` at ${actual.freedAt}`}, so its bytes are gone from phase 2's memory too. A bench must keep the outputs it returns in check alive (free the other tensors).`,
+        `verify: check "${name}": its output ${actual.describeOrigin()} was freed${actual.freedAt === null ? "" : ` at ${actual.freedAt}`}, so its bytes are gone from phase 2's memory too. A bench must keep the outputs it returns in check alive (free the other tensors).`,
       );
     }
     const reference = await check.reference();

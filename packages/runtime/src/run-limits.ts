@@ -1,5 +1,6 @@
 import { formatSimTime, KbError } from "@kb/errors";
 import type { KernelHost, RunSlices } from "@kb/tl";
+import { kernelWaitLines } from "./stalled-kernels.js";
 
 /**
  * Bounds on a simulation, checked between slices of {@link SLICE_EVENTS} events: a run that
@@ -90,13 +91,10 @@ export function limitSlices(host: KernelHost, limits: RunLimits, clock: () => nu
 
 function limitError(host: KernelHost, limit: keyof typeof OPTION, what: string): KbError {
   const env = host.env;
-  const kernels = [...host.active];
-  const shown = kernels.slice(0, 16).map((runner) => `  ${runner.describeWait()}`);
-  if (kernels.length > shown.length) shown.push(`  ... and ${kernels.length - shown.length} more`);
   const running =
-    kernels.length === 0
+    host.active.size === 0
       ? "no kernel was running (the time went to host copies or the machine's own traffic)."
-      : `${kernels.length} kernel(s) still running:\n${shown.join("\n")}`;
+      : `${host.active.size} kernel(s) still running:\n${kernelWaitLines(host).join("\n")}`;
   return new KbError(
     "RUN_LIMIT",
     `the run reached its limit of ${what} (${OPTION[limit]}) after ${groupDigits(env.processedEventCount)} events; ${running}\n` +

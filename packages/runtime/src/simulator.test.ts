@@ -163,45 +163,63 @@ describe("the host API refuses bad use at the call", () => {
     expect(sim.device.stats()).toEqual([]);
   });
 
-  it("copyToDevice and fromDevice of a freed tensor fail at that call, naming the tensor and where it was freed", async () => {
+  it("copyToDevice and fromDevice of a freed tensor fail at that call, naming the tensor, where it was allocated and freed", async () => {
     const sim = await Simulator.fromTopology({ name: "t" });
     const host = sim.random([16], "f32", { seed: 1 });
-    const A = await sim.toDevice(host, { name: "A" });
+    const A = await sim.toDevice(host, { name: "A" }); // A allocated
     sim.free(A); // freed A
     const writes = sim.hostWrites.length;
     expect(A.freed).toBe(true);
     expect(A.freedAt).toMatch(lineOf("freed A"));
     const copy = await failure(sim.copyToDevice(host, A));
     expect(copy.code).toBe("MEMORY_ACCESS");
-    expect(copy.message).toContain("copyToDevice: device tensor A (f32 [16] at 0x0) was freed at");
+    expect(copy.message).toContain("copyToDevice: device tensor A (f32 [16] at 0x0, allocated at ");
+    expect(copy.message).toMatch(lineOf("A allocated"));
     expect(copy.message).toMatch(lineOf("freed A"));
     expect(sim.hostWrites).toHaveLength(writes); // nothing was written
     const read = await failure(sim.fromDevice(A));
     expect(read.code).toBe("MEMORY_ACCESS");
+    expect(read.message).toContain("fromDevice: device tensor A (f32 [16] at 0x0, allocated at ");
+    expect(read.message).toMatch(lineOf("A allocated"));
     expect(read.message).toMatch(lineOf("freed A"));
     // Refused calls do not stop the simulator.
     expect(await sim.fromDevice(await sim.toDevice(host))).toBeDefined();
   });
 
-  it("a second free names where the first one was, even after the memory was allocated again", async () => {
+  it("a second free names the tensor, where it was allocated and first freed, even after reuse", async () => {
     const sim = await Simulator.fromTopology({ name: "t" });
-    const t = sim.empty([4], "f16", { name: "t" });
+    const t = sim.empty([4], "f16", { name: "t" }); // t allocated
     sim.free(t); // first free of t
     const again = sim.empty([4], "f16", { name: "again" });
     expect(again.address).toBe(t.address);
     const error = thrown(() => sim.free(t));
     expect(error.code).toBe("MEMORY_ALLOCATION");
-    expect(error.message).toContain("free: device tensor t (f16 [4] at 0x0) was already freed at");
+    expect(error.message).toContain("free: device tensor t (f16 [4] at 0x0, allocated at ");
+    expect(error.message).toMatch(lineOf("t allocated"));
+    expect(error.message).toContain(") was already freed at");
     expect(error.message).toMatch(lineOf("first free of t"));
     expect(error.message).toContain("double free");
     // The tensor now at that address is untouched.
     expect(sim.device.allocationAt(again.address)?.what).toBe("again");
   });
 
+  it("a free of a tensor this simulator did not allocate names it (shape and dtype) and where it was allocated", async () => {
+    const other = await Simulator.fromTopology({ name: "t" });
+    const sim = await Simulator.fromTopology({ name: "t" });
+    const B = other.empty([2, 3], "bf16"); // B of another simulator
+    const error = thrown(() => sim.free(B));
+    expect(error.code).toBe("MEMORY_ALLOCATION");
+    expect(error.message).toContain("free: device tensor t0 (bf16 [2, 3] at 0x0, allocated at ");
+    expect(error.message).toMatch(lineOf("B of another simulator"));
+    expect(error.message).toContain("is not a live allocation of this simulator");
+    expect(error.message).toContain("cannot free 0x0: it was never allocated");
+    expect(B.freed).toBe(false);
+  });
+
   it("launch refuses a freed tensor among its args, also inside an array or object, before running", async () => {
     const sim = await Simulator.fromTopology({ name: "t" });
     const X = sim.empty([16, 16], "f32", { name: "X" });
-    const Y = sim.empty([16, 16], "f32", { name: "Y" });
+    const Y = sim.empty([16, 16], "f32", { name: "Y" }); // Y allocated
     sim.free(Y); // freed Y
     const before = sim.now;
     const grid = { pes: 1 };
@@ -215,6 +233,7 @@ describe("the host API refuses bad use at the call", () => {
       const error = await failure(sim.launch(copy, { grid, args }));
       expect(error.code).toBe("MEMORY_ACCESS");
       expect(error.message).toContain(`kernel copy: launch: ${where} is device tensor Y (f32 [16, 16] at`);
+      expect(error.message).toMatch(lineOf("Y allocated"));
       expect(error.message).toMatch(lineOf("freed Y"));
     }
     expect(sim.now).toBe(before);

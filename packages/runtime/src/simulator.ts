@@ -7,7 +7,6 @@ import {
   type KbPlugin,
   type Machine,
   type PeCommand,
-  TCM_WINDOW_BYTES,
   tcmAddress,
 } from "@kb/components";
 import { MemoryStore } from "@kb/data-executor";
@@ -28,8 +27,9 @@ import { expandTopology, resolveTopology, TopologyGraph, type TopologyInput } fr
 import { callerLocation } from "./caller-location.js";
 import { DeviceTensor, type Placement } from "./device-tensor.js";
 import { type Grid, type GridSpec, gridPlacements, isGrid, resolveGrid } from "./grid.js";
-import { refuseDoubleFree, refuseFreed, refuseFreedArgs, tensorBytes } from "./host-checks.js";
+import { freeOrExplain, refuseDoubleFree, refuseFreed, refuseFreedArgs, tensorBytes } from "./host-checks.js";
 import { createKernelMemory } from "./kernel-memory.js";
+import { defaultScratchBytes } from "./launch-scratch.js";
 import { DeviceMemory } from "./memory/device-memory.js";
 import { type HostWrite, HostWriteLog } from "./memory/host-writes.js";
 import { PendingRanges } from "./memory/pending-ranges.js";
@@ -37,6 +37,7 @@ import { programCount, programQueues, resolveProgramGrid } from "./program-grid.
 import { collectResults, type LaunchRecord, type RunResults, snapshotWork, workSince } from "./results.js";
 import { checkRunLimits, limitSlices } from "./run-limits.js";
 import type { FreeOptions, KernelInstance, LaunchOptions, SimulatorOptions } from "./simulator-options.js";
+import { explainDeadlock } from "./stalled-kernels.js";
 
 export type { HostWrite } from "./memory/host-writes.js";
 export type { FreeOptions, KernelInstance, LaunchOptions, SimulatorOptions } from "./simulator-options.js";
@@ -234,7 +235,7 @@ export class Simulator {
       this.pending.clear(address, address + bytes);
       this.hostLog.zero(address, bytes, this.now);
     }
-    return new DeviceTensor(address, shape, dtype, name);
+    return new DeviceTensor(address, shape, dtype, name, callerLocation());
   }
 
   /**
@@ -264,7 +265,7 @@ export class Simulator {
     if (tensor.nbytes !== device.nbytes || tensor.dtype !== device.dtype) {
       throw new KbError(
         "RUNTIME_INVALID",
-        `copyToDevice: host ${tensor} does not match ${device.describe()}; shapes and dtypes must agree.`,
+        `copyToDevice: host ${tensor} does not match ${device.describeOrigin()}; shapes and dtypes must agree.`,
       );
     }
     this.memory.write(device.address, tensor.bytes);
@@ -299,12 +300,12 @@ export class Simulator {
    * `{ reuse: false }` its addresses are not allocated again (see {@link FreeOptions}).
    *
    * Throws `MEMORY_ALLOCATION` for a second free (naming where the first was) or a tensor this
-   * simulator did not allocate.
+   * simulator did not allocate, naming the tensor and where it was allocated.
    */
   free(device: DeviceTensor, options: FreeOptions = {}): void {
     refuseDoubleFree(device);
     const at = callerLocation();
-    this.device.free(device.address, at ?? undefined, options);
+    freeOrExplain(this.device, device, at, options);
     device.markFreed(at);
     this.forget(device.address, device.nbytes);
   }
@@ -368,7 +369,7 @@ export class Simulator {
     };
     try {
       for (const placement of placements) {
-        const bytes = this.scratchFor(placement);
+        const bytes = this.scratchBytes ?? defaultScratchBytes(this.device, placement);
         const address = this.device.allocTcm(
           bytes,
           { sip: placement.sip, cube: placement.cube, pe: placement.peIndex },
@@ -442,14 +443,15 @@ export class Simulator {
 
   /**
    * Runs the machine until `event` is processed (kernels interleaving). Progress: pass a tracer
-   * (`SimulatorOptions.tracer`) and watch its events; nothing here adds simulation events.
+   * (`SimulatorOptions.tracer`) and watch its events; nothing here adds simulation events. A
+   * deadlock with kernels running throws `DES_DEADLOCK` leading with them (stalled-kernels.ts).
    */
   private async drive(event: Event<unknown>): Promise<void> {
     try {
       await this.host.run(event, this.slices);
     } catch (error) {
-      this.failed = error;
-      throw error;
+      this.failed = explainDeadlock(this.host, error);
+      throw this.failed;
     }
   }
 
@@ -478,22 +480,5 @@ export class Simulator {
       pending: this.pending,
       observations: this.checkPhases ? this.loadObservations : null,
     });
-  }
-
-  private scratchFor(placement: KernelPlacement): number {
-    if (this.scratchBytes !== undefined) return this.scratchBytes;
-    const { tcmBytesPerPe, tcmReservedBytes } = this.device.layout;
-    return Math.max(
-      0,
-      Math.min(
-        2 * 2 ** 20,
-        Math.min(tcmBytesPerPe, TCM_WINDOW_BYTES) - tcmReservedBytes - this.tcmUsed(placement),
-      ),
-    );
-  }
-
-  private tcmUsed(placement: KernelPlacement): number {
-    // One lookup per PE placed (stats() of every allocator made launches of 8192 PEs quadratic).
-    return this.device.usedBytes("tcm", placement.sip, placement.cube, placement.peIndex);
   }
 }

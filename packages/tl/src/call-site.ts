@@ -10,6 +10,8 @@
  */
 export class CallSite {
   private parsed: SourceLocation | null | undefined;
+  /** The call's key arguments as source text (`"west"`), set by {@link withArguments}; null if none. */
+  private shownArguments: string | null = null;
 
   constructor(
     /** The tl method: `load`, `store`, `exp`, ... */
@@ -28,10 +30,23 @@ export class CallSite {
     return this.parsed;
   }
 
-  /** `tl.load at my-kernel.ts:12:5`, or `tl.load` when the location is unknown. */
+  /**
+   * Records the arguments that tell this call from others of its kind (a direction, a handle),
+   * as they read in source (`"west"`), for {@link describe}. Returns this site.
+   */
+  withArguments(text: string): this {
+    this.shownArguments = text;
+    return this;
+  }
+
+  /**
+   * `tl.load at my-kernel.ts:12:5`, `tl.recv("west") at k.ts:8:11` when the call's key arguments
+   * were recorded, or without ` at ...` when the location is unknown.
+   */
   describe(): string {
     const location = this.location;
-    return location === null ? `tl.${this.call}` : `tl.${this.call} at ${formatLocation(location)}`;
+    const call = this.shownArguments === null ? `tl.${this.call}` : `tl.${this.call}(${this.shownArguments})`;
+    return location === null ? call : `${call} at ${formatLocation(location)}`;
   }
 }
 

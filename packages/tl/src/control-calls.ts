@@ -24,7 +24,8 @@ export interface ControlCalls {
 }
 
 function wait(this: TLContext, handle?: Waitable): Promise<TensorHandle | undefined> {
-  return this._call("wait", async () => {
+  return this._call("wait", async (site) => {
+    if (handle !== undefined) site.withArguments(String(handle));
     const scope = this._scope;
     if (handle === undefined) {
       await scope.dispatch();

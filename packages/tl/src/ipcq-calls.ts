@@ -33,25 +33,31 @@ export interface IpcqCalls {
 
 export const ipcqCalls: IpcqCalls & ThisType<TLContext> = {
   send(direction, src) {
-    return this._call("send", () => runSend(this._scope, direction, src));
+    return this._call("send", (site) => {
+      site.withArguments(JSON.stringify(direction));
+      return runSend(this._scope, direction, src);
+    });
   },
 
   recv(direction, options) {
-    return this._call("recv", async () => {
+    return this._call("recv", async (site) => {
+      site.withArguments(JSON.stringify(direction));
       const { finish } = await runReceive(this._scope, "recv", direction, options, true, false);
       return finish();
     });
   },
 
   recvNoConsume(direction, options) {
-    return this._call("recvNoConsume", async () => {
+    return this._call("recvNoConsume", async (site) => {
+      site.withArguments(JSON.stringify(direction));
       const { finish } = await runReceive(this._scope, "recvNoConsume", direction, options, false, false);
       return finish();
     });
   },
 
   recvAsync(direction, options) {
-    return this._call("recvAsync", async () => {
+    return this._call("recvAsync", async (site) => {
+      site.withArguments(JSON.stringify(direction));
       const { index, finish } = await runReceive(this._scope, "recvAsync", direction, options, true, true);
       const future = new RecvFuture(this._completionId(), index, finish, this);
       this._outstanding.add(future);

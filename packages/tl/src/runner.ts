@@ -250,8 +250,10 @@ export class KernelRunner implements CommandSource {
   }
 
   /**
-   * What the kernel is at, for reports of a run stopped early: `sip0.cube0.pe1: kernel k,
-   * tl.recv at k.ts:12:5 (since t=120 ns)`, or `... between tl calls` while it computes on the host.
+   * What the kernel is at, for reports of a run stopped early or deadlocked: `sip0.cube0.pe1:
+   * kernel k, tl.recv("west") at k.ts:12:5 (since t=120 ns)` (the pending call with its key
+   * arguments: the direction of a send or receive, the handle of a wait), or `... between tl
+   * calls` while it computes on the host.
    */
   describeWait(): string {
     const site = this.tl._callInFlight();
