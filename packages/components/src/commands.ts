@@ -40,6 +40,24 @@ export interface DmaCommand extends CommandBase {
   /** Bytes between row starts at the source / destination (default `bytes`: contiguous). */
   readonly srcStride?: number;
   readonly dstStride?: number;
+  /** A masked copy (`tl.load` / `tl.store` with a mask): only the mask's runs move. */
+  readonly mask?: DmaMask;
+}
+
+/**
+ * The masked-on parts of a DMA block (Triton's `mask`): `runs` are `[offset, bytes, offset, bytes,
+ * ...]` within the packed tile (row after row, `rows * bytes`), in increasing order, not
+ * overlapping, none crossing a row's end when `rows` > 1. Only the runs' bytes move; the PE_DMA
+ * moves them as the strided pieces {@link maskPieces} groups them into, one descriptor each.
+ */
+export interface DmaMask {
+  readonly runs: readonly number[];
+  /**
+   * A load's value of masked-off elements (`other`), as one element's bytes (little-endian): the
+   * masked-off bytes of the TCM tile are this pattern repeated. Absent for a store (nothing is
+   * written where the mask is off).
+   */
+  readonly fill?: readonly number[];
 }
 
 /** A GEMM on TCM operands (a simple command: one PE_GEMM stage). out = a (m x k) @ b (k x n). */

@@ -34,6 +34,7 @@ export type {
   CyclesCommand,
   DelayCommand,
   DmaCommand,
+  DmaMask,
   Dtype,
   EpilogueOp,
   GemmCommand,
@@ -55,6 +56,7 @@ export type {
 export { Component } from "./component.js";
 export type { ComponentDefinition, KbPlugin, PluginMeta } from "./define.js";
 export { defineComponent, definePlugin } from "./define.js";
+export { type MaskPiece, maskPieces, maskRunsProblem } from "./dma-mask.js";
 export { Fabric } from "./fabric.js";
 export type { GemmTiming } from "./gemm-timing.js";
 export { gemmTimingOf } from "./gemm-timing.js";

@@ -5,6 +5,7 @@ import type {
   CompositeGemmCommand,
   CompositeMathCommand,
   DmaCommand,
+  DmaMask,
   Dtype,
   GemmCommand,
   MathCommand,
@@ -12,6 +13,7 @@ import type {
 } from "./commands.js";
 import { DTYPE_BYTES } from "./commands.js";
 import type { Component } from "./component.js";
+import { maskPieces, maskRunsProblem } from "./dma-mask.js";
 import type { DmaCopy, MemoryBlock, OpSpec, Stage, StageParams, StageType, TilePlan } from "./message.js";
 
 /** The engines of one PE, by stage type. @internal */
@@ -108,7 +110,7 @@ function block(address: number, rows: number, rowBytes: number, stride: number):
   return { address, rows, rowBytes, stride: rows === 1 ? rowBytes : stride };
 }
 
-function memoryOp(name: "dma_read" | "dma_write", copy: DmaCopy): OpSpec {
+function memoryOp(name: "dma_read" | "dma_write", copy: DmaCopy, mask?: DmaMask): OpSpec {
   const { src, dst } = copy;
   const params: Record<string, unknown> = {
     src_addr: src.address,
@@ -122,6 +124,10 @@ function memoryOp(name: "dma_read" | "dma_write", copy: DmaCopy): OpSpec {
     params.src_stride = src.stride;
     params.dst_stride = dst.stride;
   }
+  if (mask !== undefined) {
+    params.mask_runs = mask.runs;
+    if (mask.fill !== undefined) params.mask_fill = mask.fill;
+  }
   return { kind: "memory", name, params };
 }
 
@@ -134,13 +140,13 @@ function stage(
   return { type, component, params, ops };
 }
 
-function dmaStage(type: "dma_read" | "dma_write", engines: PeEngines, copies: readonly DmaCopy[]): Stage {
-  return stage(
-    type,
-    engines.dma,
-    { type, copies },
-    copies.map((copy) => memoryOp(type, copy)),
-  );
+function dmaStage(
+  type: "dma_read" | "dma_write",
+  engines: PeEngines,
+  copies: readonly DmaCopy[],
+  ops: readonly OpSpec[] = copies.map((copy) => memoryOp(type, copy)),
+): Stage {
+  return stage(type, engines.dma, { type, copies }, ops);
 }
 
 /** Checks that a TCM address belongs to this PE. */
@@ -198,7 +204,19 @@ function dmaFeed(id: string, where: string, command: DmaCommand, engines: PeEngi
     dst: block(command.dst, rows, bytes, dstStride),
   };
   const type = dstTcm ? "dma_read" : "dma_write";
-  return singleFeed(id, (index) => ({ tileId: index, stages: [dmaStage(type, engines, [copy])] }));
+  const mask = command.mask;
+  if (mask === undefined)
+    return singleFeed(id, (index) => ({ tileId: index, stages: [dmaStage(type, engines, [copy])] }));
+  // A masked copy: the PE_DMA moves the runs' pieces (one descriptor each); the op log keeps one
+  // record of the whole tile with its runs, so phase 2 copies the same bytes.
+  const problem = maskRunsProblem(mask.runs, rows, bytes);
+  if (problem !== null) throw invalid(where, problem);
+  const pieces = maskPieces(mask.runs, bytes, copy.src.stride, copy.dst.stride).map((piece) => ({
+    src: block(command.src + piece.srcOffset, piece.rows, piece.bytes, piece.srcStride),
+    dst: block(command.dst + piece.dstOffset, piece.rows, piece.bytes, piece.dstStride),
+  }));
+  const ops = [memoryOp(type, copy, mask)];
+  return singleFeed(id, (index) => ({ tileId: index, stages: [dmaStage(type, engines, pieces, ops)] }));
 }
 
 function gemmOp(

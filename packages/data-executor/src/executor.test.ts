@@ -105,6 +105,23 @@ describe("DataExecutor", () => {
     expect(get(store, 1024, [4])).toEqual([1, 2, 5, 6]);
   });
 
+  it("a masked copy moves only its runs; a load's masked-off bytes get mask_fill (other)", () => {
+    const store = new MemoryStore();
+    put(store, 0, [1, 2, 3, 4, 5, 6, 7, 8], [8]);
+    // A 2 x 3 f32 tile from a row stride of 16 B: columns 0-1 of row 0 and column 1 of row 1 on;
+    // the rest of the packed tile is -1 (f32 0xbf800000, little-endian).
+    const fill = [0x00, 0x00, 0x80, 0xbf];
+    const runs = [0, 8, 16, 4];
+    new DataExecutor(store).run([
+      copy(0, 1024, 24, { rows: 2, src_stride: 16, dst_stride: 12, mask_runs: runs, mask_fill: fill }),
+    ]);
+    expect(get(store, 1024, [6])).toEqual([1, 2, -1, -1, 6, -1]);
+    // A masked store (no fill) leaves the destination's masked-off bytes as they were.
+    put(store, 2048, [9, 9, 9, 9], [4]);
+    new DataExecutor(store).run([copy(1024, 2048, 16, { mask_runs: [4, 8] })]);
+    expect(get(store, 2048, [4])).toEqual([9, 2, -1, 9]);
+  });
+
   it("GEMM: [[1,2],[3,4]] @ [[5,6],[7,8]] = [[19,22],[43,50]]; accumulate adds; transposed B reads B^T", () => {
     const store = new MemoryStore();
     put(store, 0, [1, 2, 3, 4], [2, 2]);

@@ -269,7 +269,10 @@ export class DataExecutor {
     }
     const srcStride = record.params.src_stride ?? rowBytes;
     const dstStride = record.params.dst_stride ?? rowBytes;
-    if (rows === 1 || (srcStride === rowBytes && dstStride === rowBytes)) {
+    const runs = record.params.mask_runs;
+    if (runs !== undefined) {
+      this.maskedCopy(record, runs, rows, rowBytes, srcStride, dstStride);
+    } else if (rows === 1 || (srcStride === rowBytes && dstStride === rowBytes)) {
       this.store.copy(src_addr, dst_addr, nbytes);
     } else {
       for (let r = 0; r < rows; r++)
@@ -278,6 +281,36 @@ export class DataExecutor {
     if (this.debug) {
       const span = (rows - 1) * dstStride + rowBytes;
       this.snapshot(record, dst_addr, span);
+    }
+  }
+
+  /**
+   * A masked copy: the destination tile's rows get `mask_fill` repeated (a load's `other`), then
+   * only the runs are copied (row `r`, byte `c` of the tile is at `r * stride + c` on each side).
+   */
+  private maskedCopy(
+    record: MemoryOpRecord,
+    runs: readonly number[],
+    rows: number,
+    rowBytes: number,
+    srcStride: number,
+    dstStride: number,
+  ): void {
+    const { src_addr, dst_addr, mask_fill } = record.params;
+    if (mask_fill !== undefined && mask_fill.length > 0) {
+      const row = new Uint8Array(rowBytes);
+      for (let i = 0; i < rowBytes; i++) row[i] = mask_fill[i % mask_fill.length] as number;
+      for (let r = 0; r < rows; r++) this.store.write(dst_addr + r * dstStride, row);
+    }
+    for (let i = 0; i + 1 < runs.length; i += 2) {
+      const offset = runs[i] as number;
+      const row = Math.floor(offset / rowBytes);
+      const column = offset % rowBytes;
+      this.store.copy(
+        src_addr + row * srcStride + column,
+        dst_addr + row * dstStride + column,
+        runs[i + 1] as number,
+      );
     }
   }
 

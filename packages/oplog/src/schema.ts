@@ -109,6 +109,18 @@ export const memoryParamsSchema = z.strictObject({
     .nonnegative()
     .exactOptional()
     .describe("Extension: bytes between destination rows."),
+  mask_runs: z
+    .array(z.number().int().nonnegative())
+    .exactOptional()
+    .describe(
+      "Extension (masked copies, tl.load/tl.store with a mask): [offset, bytes, ...] runs within the packed tile (row after row); only they are copied, none crosses a row's end.",
+    ),
+  mask_fill: z
+    .array(z.number().int().min(0).max(255))
+    .exactOptional()
+    .describe(
+      "Extension (masked loads): one element's bytes (little-endian); the destination's bytes outside mask_runs are this pattern repeated (Triton's other).",
+    ),
 });
 
 /** One epilogue step of a GEMM (an extension: ADR-0020 leaves fused ops open). */
@@ -247,6 +259,13 @@ export interface MemoryParams {
   src_stride?: number;
   /** Extension: bytes between destination row starts. */
   dst_stride?: number;
+  /**
+   * Extension (masked copies): `[offset, bytes, ...]` runs within the packed tile (row `r`, byte
+   * `c` at `r * stride + c` on each side); only they are copied. `nbytes` stays the whole tile's.
+   */
+  mask_runs?: number[];
+  /** Extension (masked loads): one element's bytes; the rest of the destination tile repeats them. */
+  mask_fill?: number[];
 }
 
 /**

@@ -16,6 +16,7 @@ export type {
   MathOptions,
   Pointer,
   RecvOptions,
+  StoreOptions,
   TLOptions,
 } from "./options.js";
 export { KernelRegistry } from "./registry.js";

@@ -2,7 +2,7 @@ import type { Dtype } from "@kb/tensor";
 import type { TLContext } from "./context.js";
 import { LoadFuture, type TensorHandle } from "./handles.js";
 import { prepareLoad, runStore, siteOf } from "./movement.js";
-import type { BlockOptions, LoadOptions, Pointer } from "./options.js";
+import type { LoadOptions, Pointer, StoreOptions } from "./options.js";
 
 // The data-movement calls of `tl`: PE_DMA copies between HBM/SRAM and the PE's TCM. Their work is
 // in movement.ts.
@@ -11,7 +11,8 @@ import type { BlockOptions, LoadOptions, Pointer } from "./options.js";
 export interface MovementCalls {
   /**
    * Loads `shape` elements at `ptr` (HBM or SRAM) into TCM through PE_DMA. In runner mode the
-   * handle's `data` holds the real values, read when the copy completes.
+   * handle's `data` holds the real values, read when the copy completes. With `mask` (an `i1`
+   * tile known in phase 1), only masked-on elements are read and moved; the others hold `other`.
    */
   load(ptr: Pointer, shape: readonly number[], dtype?: Dtype, options?: LoadOptions): Promise<TensorHandle>;
 
@@ -35,9 +36,10 @@ export interface MovementCalls {
    * Stores `value` (a TCM handle) at `ptr` through PE_DMA. Visible at issue time in runner mode
    * when the handle has data; a pending compute result only binds the destination (its values
    * arrive in phase 2). A typed destination (a device tensor, or the tensor allocated at the
-   * address in runner mode) of another element type is refused: `tl.cast` the value first.
+   * address in runner mode) of another element type is refused: `tl.cast` the value first. With
+   * `mask`, only masked-on elements are written (and only their bytes move).
    */
-  store(ptr: Pointer, value: TensorHandle, options?: BlockOptions): Promise<void>;
+  store(ptr: Pointer, value: TensorHandle, options?: StoreOptions): Promise<void>;
 }
 
 export const movementCalls: MovementCalls & ThisType<TLContext> = {

@@ -14,7 +14,8 @@ import {
 } from "./device-access.js";
 import type { TensorHandle } from "./handles.js";
 import { markBlockPending } from "./kernel-memory.js";
-import type { BlockOptions, LoadOptions, Pointer } from "./options.js";
+import { checkMaskedAccess, landMaskedLoad, maskedBlock, storeMasked } from "./masks.js";
+import type { LoadOptions, Pointer, StoreOptions } from "./options.js";
 import { checkDtype, checkOwned, checkShape, pointerAddress } from "./validate.js";
 import { valuesOf } from "./values.js";
 
@@ -66,8 +67,13 @@ export async function prepareLoad(
       `tl.${call} of ${dtype} elements from ${t}: the bytes would be read as ${dtype}. Load as ${t.dtype} (its element type) and tl.cast the tile if you need ${dtype}.`,
     );
   }
+  const masked = maskedBlock(tl, call, options.mask, options.other, shape, dtype, block);
   const memory = tl.memory;
-  if (memory !== null) checkBlockAccess(tl, memory, src, block, `tl.${call} at ${hex(src)}`);
+  if (memory !== null) {
+    const what = `tl.${call} at ${hex(src)}`;
+    if (masked === null) checkBlockAccess(tl, memory, src, block, what);
+    else checkMaskedAccess(tl, memory, src, masked, what);
+  }
   const command: DmaCommand = {
     kind: "dma",
     src,
@@ -76,10 +82,14 @@ export async function prepareLoad(
     rows: block.rows,
     srcStride: block.stride,
     dstStride: block.rowBytes,
+    ...(masked === null ? {} : { mask: masked.mask }),
   };
   const land = () => {
     if (memory === null) return;
-    const bytes = landLoad(tl, memory, src, block, handle.address);
+    const bytes =
+      masked === null
+        ? landLoad(tl, memory, src, block, handle.address)
+        : landMaskedLoad(tl, memory, src, masked, handle.address);
     if (bytes === null) return;
     memory.observeLoad?.({
       kernel: tl.kernel,
@@ -107,7 +117,7 @@ export async function runStore(
   scope: CallScope,
   ptr: Pointer,
   value: TensorHandle,
-  options: BlockOptions,
+  options: StoreOptions,
 ): Promise<void> {
   const tl = scope.tl;
   checkOwned(tl, "store", value);
@@ -122,15 +132,21 @@ export async function runStore(
       `tl.store of ${value.describe()} from tl.${value.op} into ${t}: the tile's ${value.dtype} bytes (${DTYPE_BYTES[value.dtype]} per element) would be written into ${t.dtype} elements (${DTYPE_BYTES[t.dtype]} bytes each). Convert it first: await tl.store(ptr, await tl.cast(x, "${t.dtype}")).`,
     );
   }
+  const masked = maskedBlock(tl, "store", options.mask, null, value.shape, value.dtype, block);
   const memory = tl.memory;
   if (memory !== null) {
     const what = `tl.store at ${hex(dst)}`;
-    checkBlockAccess(tl, memory, dst, block, what);
     // Known bytes are visible at issue (ADR-0020 D3); a pending tile makes the destination
     // pending, so no later load in phase 1 reads what was there before.
     const values = valuesOf(tl, source);
-    if (values !== null) writeBlock(tl, memory, dst, block, values.bytes, what);
-    else markBlockPending(memory, dst, block);
+    if (masked !== null) {
+      checkMaskedAccess(tl, memory, dst, masked, what);
+      storeMasked(tl, memory, dst, masked, values === null ? null : values.bytes, what);
+    } else {
+      checkBlockAccess(tl, memory, dst, block, what);
+      if (values !== null) writeBlock(tl, memory, dst, block, values.bytes, what);
+      else markBlockPending(memory, dst, block);
+    }
   }
   await scope.dispatch();
   await scope.issue({
@@ -141,5 +157,6 @@ export async function runStore(
     rows: block.rows,
     srcStride: block.rowBytes,
     dstStride: block.stride,
+    ...(masked === null ? {} : { mask: masked.mask }),
   });
 }

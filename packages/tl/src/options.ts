@@ -60,8 +60,21 @@ export interface BlockOptions {
   readonly stride?: number;
 }
 
-/** Options of `tl.load` and `tl.loadAsync`: a block, and where in TCM it lands. */
-export interface LoadOptions extends BlockOptions {
+/** Options of `tl.store`: a block, and which of its elements are written. */
+export interface StoreOptions extends BlockOptions {
+  /**
+   * Triton's `mask`: an `i1` tile broadcastable to the value's shape; only elements where it is 1
+   * are written (the DMA moves only their bytes), and addresses where it is 0 are not checked
+   * against allocations (a ragged tail's pointers may run past the tensor). Its values must be
+   * known in phase 1: computed from `tl.arange`, `tl.full`, program ids and scalars.
+   */
+  readonly mask?: TensorHandle;
+}
+
+/** Options of `tl.load` and `tl.loadAsync`: a block, which of its elements move, and where in TCM it lands. */
+export interface LoadOptions extends StoreOptions {
+  /** The value of masked-off elements in the loaded tile (Triton's `other`; default 0). Needs `mask`. */
+  readonly other?: number;
   /**
    * Land the block in this TCM handle (same shape and dtype, from this kernel) instead of fresh
    * scratch: a kernel that streams through a fixed buffer allocates it once. The returned handle

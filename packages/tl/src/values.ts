@@ -44,7 +44,7 @@ export function knownMathResult(
 ): Tensor | null {
   const operands = [];
   for (const input of inputs) {
-    const values = fromConstants(input) ? valuesOf(tl, input) : null;
+    const values = constantValuesOf(tl, input);
     if (values === null) return null;
     operands.push({ values: values.toFloat64Array(), shape: values.shape });
   }
@@ -53,6 +53,14 @@ export function knownMathResult(
     shapeOut,
     dtype,
   );
+}
+
+/**
+ * The values of `handle` when it derives from constants only (see above), so that both phases
+ * and command-list mode know them; null otherwise (a loaded tile, a result of loaded data).
+ */
+export function constantValuesOf(tl: MemoryScope, handle: TensorHandle): Tensor | null {
+  return fromConstants(handle) ? valuesOf(tl, handle) : null;
 }
 
 /** Records that `out` holds `values`, computed in phase 1: its TCM bytes in runner mode, its data. */

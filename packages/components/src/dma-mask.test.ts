@@ -1,0 +1,141 @@
+import { MemorySink, OpLogger } from "@kb/oplog";
+import { encodeAddress } from "@kb/topology";
+import { describe, expect, it } from "vitest";
+import type { DmaCommand } from "./commands.js";
+import { maskPieces, maskRunsProblem } from "./dma-mask.js";
+import { machineOf } from "./test-support.js";
+
+const hbm = (offset: number) => encodeAddress({ sip: 0, cube: 0, space: "hbm", offset });
+const tcm = encodeAddress({ sip: 0, cube: 0, space: "tcm", offset: 0 });
+const F32_ZERO = [0, 0, 0, 0];
+
+/** Runs `command` alone on PE 0 of default.yaml: the time it took, PE_DMA bytes, the op records. */
+function run(command: DmaCommand) {
+  const sink = new MemorySink();
+  const logger = new OpLogger(sink, { validate: true });
+  const machine = machineOf("default", { opLogger: logger });
+  machine.run(machine.submit("sip0.cube0.pe0", [command]));
+  logger.close();
+  const dma = machine.stats().components.find((c) => c.id === "sip0.cube0.pe0.pe_dma");
+  return { ns: machine.env.now, bytes: dma?.bytes, records: sink.records };
+}
+
+describe("maskPieces", () => {
+  it("a 1-D tail is one shorter block", () => {
+    expect(maskPieces([0, 4000], 4096, 4096, 4096)).toEqual([
+      { srcOffset: 0, dstOffset: 0, rows: 1, bytes: 4000, srcStride: 4000, dstStride: 4000 },
+    ]);
+  });
+
+  it("a column mask over a strided 2-D tile is one block of shorter rows", () => {
+    // 4 rows of 64 f32 (256 B) 1024 B apart in HBM, packed in TCM; columns < 32 on.
+    const runs = [0, 128, 256, 128, 512, 128, 768, 128];
+    expect(maskPieces(runs, 256, 1024, 256)).toEqual([
+      { srcOffset: 0, dstOffset: 0, rows: 4, bytes: 128, srcStride: 1024, dstStride: 256 },
+    ]);
+  });
+
+  it("a row mask is one block of fewer rows; uneven runs are pieces of their own", () => {
+    expect(maskPieces([0, 256, 256, 256], 256, 1024, 256)).toEqual([
+      { srcOffset: 0, dstOffset: 0, rows: 2, bytes: 256, srcStride: 1024, dstStride: 256 },
+    ]);
+    // Rows 0 and 1 have 8 bytes on at the start, row 2 has 16: spacing breaks after row 1.
+    expect(maskPieces([0, 8, 256, 8, 512, 16], 256, 1024, 256)).toEqual([
+      { srcOffset: 0, dstOffset: 0, rows: 2, bytes: 8, srcStride: 1024, dstStride: 256 },
+      { srcOffset: 2048, dstOffset: 512, rows: 1, bytes: 16, srcStride: 16, dstStride: 16 },
+    ]);
+  });
+
+  it("maskRunsProblem names runs that overlap or cross a row's end", () => {
+    expect(maskRunsProblem([0, 128, 256, 128], 2, 256)).toBeNull();
+    expect(maskRunsProblem([0, 128, 100, 8], 2, 256)).toMatch(/after the previous run's end \(128\)/);
+    expect(maskRunsProblem([200, 100], 2, 256)).toMatch(/past its row's end \(byte 256\)/);
+    expect(maskRunsProblem([0], 1, 256)).toMatch(/pairs/);
+  });
+});
+
+describe("masked DMA commands", () => {
+  it("a 1-D load of 256 of 512 f32 moves 1024 B, timed as those bytes alone (hand-computed)", () => {
+    const masked = run({
+      kind: "dma",
+      src: hbm(0),
+      dst: tcm,
+      bytes: 2048,
+      mask: { runs: [0, 1024], fill: F32_ZERO },
+    });
+    // default.yaml: PE_CPU dispatch_ns 2, then one PE_MMU translation of the piece (first touch of
+    // its 2 MiB page: TLB miss 50 ns), setup_ns 0, then the fabric read of 1024 B at HBM offset 0:
+    // 52.06 ns as fabric.test.ts works out (4 PCs behind xbar0, request 1.03 + access 40 + 256 B
+    // per PC = 10 ns of bus, xbar0 once, 1024 B at 128 GB/s to the PE_DMA, + wire).
+    // 2 + 50 + 52.06 = 104.06 ns.
+    expect(masked.ns).toBeCloseTo(104.06, 9);
+    expect(masked.bytes).toBe(1024);
+    // The unmasked 2048 B copy moves (and takes) more.
+    const whole = run({ kind: "dma", src: hbm(0), dst: tcm, bytes: 2048 });
+    expect(whole.bytes).toBe(2048);
+    expect(whole.ns).toBeGreaterThan(masked.ns);
+  });
+
+  it("1000 of 1024 f32 on: the same time as an unmasked copy of 4000 B", () => {
+    const masked = run({
+      kind: "dma",
+      src: hbm(0),
+      dst: tcm,
+      bytes: 4096,
+      mask: { runs: [0, 4000], fill: F32_ZERO },
+    });
+    const plain = run({ kind: "dma", src: hbm(0), dst: tcm, bytes: 4000 });
+    expect(masked.bytes).toBe(4000);
+    expect(masked.ns).toBe(plain.ns);
+  });
+
+  it("a mask off everywhere moves nothing: only the PE_CPU's 2 ns dispatch", () => {
+    const none = run({ kind: "dma", src: hbm(0), dst: tcm, bytes: 4096, mask: { runs: [], fill: F32_ZERO } });
+    expect(none.ns).toBe(2);
+    expect(none.bytes).toBe(0);
+    expect(none.records).toHaveLength(1);
+  });
+
+  it("a column-masked 2-D store moves the shorter rows; one op record keeps the tile and its runs", () => {
+    const runs = [0, 128, 256, 128, 512, 128, 768, 128];
+    const masked = run({
+      kind: "dma",
+      src: tcm,
+      dst: hbm(0),
+      bytes: 256,
+      rows: 4,
+      srcStride: 256,
+      dstStride: 1024,
+      mask: { runs },
+    });
+    expect(masked.bytes).toBe(512);
+    expect(masked.records).toHaveLength(1);
+    expect(masked.records[0]?.params).toEqual({
+      src_addr: tcm,
+      dst_addr: hbm(0),
+      nbytes: 1024,
+      src_space: "tcm",
+      dst_space: "hbm",
+      rows: 4,
+      src_stride: 256,
+      dst_stride: 1024,
+      mask_runs: runs,
+    });
+  });
+
+  it("refuses runs that cross a row's end (MACHINE_INVALID_COMMAND naming the PE)", () => {
+    const machine = machineOf("default");
+    const done = machine.submit("sip0.cube0.pe0", [
+      {
+        kind: "dma",
+        src: hbm(0),
+        dst: tcm,
+        bytes: 256,
+        rows: 2,
+        srcStride: 1024,
+        mask: { runs: [200, 100] },
+      },
+    ]);
+    expect(() => machine.run(done)).toThrow(/sip0\.cube0\.pe0 command .*\(dma\): mask run 0 \[200, 100\]/);
+  });
+});
