@@ -54,15 +54,20 @@ describe("maskPieces", () => {
   });
 });
 
+/** A 1-D f32 load of `bytes` from HBM offset 0 into TCM, masked to `runs` when given. */
+function load(bytes: number, runs?: number[]) {
+  return run({
+    kind: "dma",
+    src: hbm(0),
+    dst: tcm,
+    bytes,
+    ...(runs === undefined ? {} : { mask: { runs, fill: F32_ZERO } }),
+  });
+}
+
 describe("masked DMA commands", () => {
   it("a 1-D load of 256 of 512 f32 moves 1024 B, timed as those bytes alone (hand-computed)", () => {
-    const masked = run({
-      kind: "dma",
-      src: hbm(0),
-      dst: tcm,
-      bytes: 2048,
-      mask: { runs: [0, 1024], fill: F32_ZERO },
-    });
+    const masked = load(2048, [0, 1024]);
     // default.yaml: PE_CPU dispatch_ns 2, then one PE_MMU translation of the piece (first touch of
     // its 2 MiB page: TLB miss 50 ns), setup_ns 0, then the fabric read of 1024 B at HBM offset 0:
     // 52.06 ns as fabric.test.ts works out (4 PCs behind xbar0, request 1.03 + access 40 + 256 B
@@ -71,26 +76,20 @@ describe("masked DMA commands", () => {
     expect(masked.ns).toBeCloseTo(104.06, 9);
     expect(masked.bytes).toBe(1024);
     // The unmasked 2048 B copy moves (and takes) more.
-    const whole = run({ kind: "dma", src: hbm(0), dst: tcm, bytes: 2048 });
+    const whole = load(2048);
     expect(whole.bytes).toBe(2048);
     expect(whole.ns).toBeGreaterThan(masked.ns);
   });
 
   it("1000 of 1024 f32 on: the same time as an unmasked copy of 4000 B", () => {
-    const masked = run({
-      kind: "dma",
-      src: hbm(0),
-      dst: tcm,
-      bytes: 4096,
-      mask: { runs: [0, 4000], fill: F32_ZERO },
-    });
-    const plain = run({ kind: "dma", src: hbm(0), dst: tcm, bytes: 4000 });
+    const masked = load(4096, [0, 4000]);
+    const plain = load(4000);
     expect(masked.bytes).toBe(4000);
     expect(masked.ns).toBe(plain.ns);
   });
 
   it("a mask off everywhere moves nothing: only the PE_CPU's 2 ns dispatch", () => {
-    const none = run({ kind: "dma", src: hbm(0), dst: tcm, bytes: 4096, mask: { runs: [], fill: F32_ZERO } });
+    const none = load(4096, []);
     expect(none.ns).toBe(2);
     expect(none.bytes).toBe(0);
     expect(none.records).toHaveLength(1);
