@@ -124,6 +124,26 @@ describe("masked loads and stores", () => {
     expect(check).toMatchObject({ observed: 3, compared: 3, differing: 0 });
   });
 
+  it("tl.loadAsync takes a mask and other too; tl.wait lands the masked tile", async () => {
+    const { sim, sink } = await simulator();
+    const x = await sim.toDevice(sim.fromArray([1, 2, 3, 4, 5, 6], [6], "f32"), { name: "x" });
+    const seen: number[][] = [];
+    await sim.launch(
+      async (tl: TL, x: DeviceTensor) => {
+        const mask = await tl.lt(await tl.add(tl.arange(0, 4), 4), 6); // elements 4, 5 of 6
+        const future = await tl.loadAsync(x.at(4), [4], "f32", { mask, other: 9 });
+        seen.push(values((await tl.wait(future)).data));
+      },
+      { grid: { pes: 1 }, args: [x] },
+    );
+    expect(seen).toEqual([[5, 6, 9, 9]]);
+    expect(comparePhases(sim.loadObservations, sim.hostWrites, sink.records)).toMatchObject({
+      observed: 1,
+      compared: 1,
+      differing: 0,
+    });
+  });
+
   it("a masked-on element past the allocation is still MEMORY_ACCESS", async () => {
     const { sim } = await simulator();
     const x = sim.empty([N], "f32", { name: "x" });
