@@ -1,0 +1,37 @@
+import { fileURLToPath } from "node:url";
+import { MemorySink, OpLogger } from "@kb/oplog";
+import { type Bench, PhaseComparer, replay, Simulator, verifyOutcome } from "@kb/runtime";
+
+/** A topology of the repository's topologies/ by name ("default", "ref-cube"). */
+export const topology = (name: string) =>
+  fileURLToPath(new URL(`../../../topologies/${name}.yaml`, import.meta.url));
+
+/**
+ * A tutorial's bench through the runtime API: phase 1 with an op log and the loads kept, then
+ * phase 2 once, checking the outputs against the host references and every observed load against
+ * phase 2's copy; with the bytes the PE_DMAs moved and the launch's span.
+ */
+export async function runTutorial(bench: Bench, params: Record<string, unknown>, topologyName = "default") {
+  const sink = new MemorySink();
+  const sim = await Simulator.fromTopology(topology(topologyName), {
+    opLogger: new OpLogger(sink),
+    checkPhases: true,
+  });
+  const parsed = bench.params.parse(params);
+  const outcome = await bench.run(sim, parsed as never);
+  const comparer = new PhaseComparer(sim.loadObservations, sink.records);
+  const phase2 = replay(sim.hostWrites, sink.records, { onExecuted: comparer.onExecuted });
+  const report = await verifyOutcome(outcome ?? undefined, phase2.store);
+  const dmaBytes = sim.machine
+    .stats()
+    .components.filter((c) => c.kind === "pe_dma")
+    .reduce((sum, c) => sum + c.bytes, 0);
+  const launch = sim.results(bench.name, parsed as Record<string, unknown>).launches[0];
+  return {
+    report,
+    outputs: report.outputs.map((output) => [output.name, output.pass, output.mismatches]),
+    phases: comparer.result(),
+    dmaBytes,
+    launchNs: launch === undefined ? Number.NaN : launch.endNs - launch.startNs,
+  };
+}
