@@ -31,7 +31,7 @@
  * dependency at a git branch instead of the registry, so they do not install from the npm registry
  * alone.
  */
-import { type Dtype, roundToDtype, Tensor } from "@kb/tensor";
+import { DTYPE_BYTES, type Dtype, roundToDtype, Tensor } from "@kb/tensor";
 import binary from "@stdlib/ndarray-base-binary";
 import ndarray from "@stdlib/ndarray-base-ctor";
 import map from "@stdlib/ndarray-base-map";
@@ -102,7 +102,7 @@ export function softmax(x: Tensor, dtype: Dtype): Tensor {
  * PE_MATH in f32), the probabilities f32 then cast to `dtype` for the second GEMM, whose f64 sum
  * is rounded once to `dtype`. Blocks of `ROW_BLOCK` query rows at a time (a block's scores,
  * `[ROW_BLOCK, S]` f64, are all it holds besides the inputs and O); `onProgress(fraction)` as
- * for {@link matmul}.
+ * for {@link matmul}. `causal`: query row `i` sees keys `0..i` only (the others' scores are -Inf).
  */
 export function attention(
   q: Tensor,
@@ -111,6 +111,7 @@ export function attention(
   scale: number,
   dtype: Dtype,
   onProgress?: (fraction: number) => void,
+  causal = false,
 ): Tensor {
   const [sq, d] = dims2(q, "attention Q");
   const [s, dk] = dims2(k, "attention K");
@@ -148,6 +149,8 @@ export function attention(
         const at = row + j * s1;
         sd[at] = Math.fround(Math.fround(sd[at]!) * scaleF32);
       }
+      // Causal: query row i sees keys 0..i (Q and K rows aligned at 0).
+      if (causal) for (let j = i0 + r + 1; j < s; j++) sd[row + j * s1] = Number.NEGATIVE_INFINITY;
       softmaxRow(sd, row, s1, s);
       for (let j = 0; j < s; j++) {
         const at = row + j * s1;
@@ -158,6 +161,32 @@ export function attention(
   }
   onProgress?.(1);
   return toTensor(out, dtype);
+}
+
+/**
+ * Attention of every head of `q`, `k`, `v` `[Z, H, S, D]` (Triton's fused-attention
+ * layout): per head, {@link attention} of its `[S, D]` slices with query row `i` seeing keys
+ * `0..i` only (`causal`) or every key, the result `[Z, H, S, D]` rounded as `attention` rounds.
+ * A masked-off score is -Inf before the softmax, so its probability is 0.
+ */
+export function attentionHeads(
+  q: Tensor,
+  k: Tensor,
+  v: Tensor,
+  scale: number,
+  causal: boolean,
+  dtype: Dtype,
+): Tensor {
+  const [z, h, s, d] = q.shape as [number, number, number, number];
+  const bytes = s * d * DTYPE_BYTES[dtype];
+  const out = new Uint8Array(z * h * bytes);
+  const head = (t: Tensor, i: number) =>
+    new Tensor([s, d], t.dtype, t.bytes.slice(i * bytes, (i + 1) * bytes));
+  for (let i = 0; i < z * h; i++) {
+    const o = attention(head(q, i), head(k, i), head(v, i), scale, dtype, undefined, causal);
+    out.set(o.bytes, i * bytes);
+  }
+  return new Tensor([z, h, s, d], dtype, out);
 }
 
 /**
