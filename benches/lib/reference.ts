@@ -97,6 +97,52 @@ export function softmax(x: Tensor, dtype: Dtype): Tensor {
 }
 
 /**
+ * Layer norm of each row of `x` `[rows, cols]` with weight `w` and bias `b` (`[cols]`), in f64:
+ * `mean` and `var` (the mean of `(x - mean)^2`, biased) of the row in index order,
+ * `rstd = 1 / sqrt(var + eps)`, `y = (x - mean) * rstd * w + b`. `y` is rounded once to `dtype`;
+ * `mean` and `rstd` (`[rows]`) once to f32.
+ */
+export function layerNorm(
+  x: Tensor,
+  w: Tensor,
+  b: Tensor,
+  eps: number,
+  dtype: Dtype,
+): { y: Tensor; mean: Tensor; rstd: Tensor } {
+  const [rows, cols] = dims2(x, "layerNorm");
+  if (w.size !== cols || b.size !== cols) {
+    throw new RangeError(`layerNorm: w ${w} and b ${b} do not fit ${cols} columns.`);
+  }
+  const out = fromTensor(x); // a copy, made over in place
+  const [x0, x1] = strides2(out);
+  const wd = w.toFloat64Array();
+  const bd = b.toFloat64Array();
+  const means = new Float64Array(rows);
+  const rstds = new Float64Array(rows);
+  const xd = out.data;
+  for (let r = 0; r < rows; r++) {
+    const row = out.offset + r * x0;
+    let sum = 0;
+    for (let c = 0; c < cols; c++) sum += xd[row + c * x1]!;
+    const mean = sum / cols;
+    let squares = 0;
+    for (let c = 0; c < cols; c++) squares += (xd[row + c * x1]! - mean) ** 2;
+    const rstd = 1 / Math.sqrt(squares / cols + eps);
+    for (let c = 0; c < cols; c++) {
+      const at = row + c * x1;
+      xd[at] = (xd[at]! - mean) * rstd * wd[c]! + bd[c]!;
+    }
+    means[r] = mean;
+    rstds[r] = rstd;
+  }
+  return {
+    y: toTensor(out, dtype),
+    mean: Tensor.fromArray(means, [rows], "f32"),
+    rstd: Tensor.fromArray(rstds, [rows], "f32"),
+  };
+}
+
+/**
  * `O = softmax(Q K^T * scale) V` for `Q` `[Sq, D]`, `K` and `V` `[S, D]`, rounded where the
  * attention kernel rounds: the scores and their scaled values are f32 (PE_GEMM's accumulator and
  * PE_MATH in f32), the probabilities f32 then cast to `dtype` for the second GEMM, whose f64 sum
