@@ -2,7 +2,7 @@ import { type DeviceTensor, defineBench } from "@kb/runtime";
 import type { Dtype } from "@kb/tensor";
 import type { TL } from "@kb/tl";
 import * as z from "zod";
-import { dtypeParam, elementsParam, gridOf, gridParams, seedParam } from "./lib/params.js";
+import { commonParams, elementsParam, firstCube, gridOf } from "./lib/params.js";
 import { add } from "./lib/reference.js";
 
 /**
@@ -33,14 +33,12 @@ export default defineBench({
   params: z.object({
     n: elementsParam("x, y and out"),
     block: z.number().int().positive().default(8192).describe("Elements per program (Triton's BLOCK_SIZE)."),
-    dtype: dtypeParam,
-    seed: seedParam,
-    ...gridParams,
+    ...commonParams,
   }),
   async run(sim, p) {
     const dtype: Dtype = p.dtype;
     const grid = gridOf(sim, p);
-    const where = { sip: grid.sips[0] as number, cube: grid.cubes[0] as number };
+    const where = firstCube(grid);
     const x = sim.random([p.n], dtype, { seed: p.seed });
     const y = sim.random([p.n], dtype, { seed: p.seed + 1 });
     const X = await sim.toDevice(x, { ...where, name: "x" });

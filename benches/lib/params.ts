@@ -41,6 +41,9 @@ export const gridParams = {
   pes: count("PEs of each cube"),
 };
 
+/** The params every single-dtype bench has: `dtype`, `seed` and the grid limits. */
+export const commonParams = { dtype: dtypeParam, seed: seedParam, ...gridParams };
+
 /** The grid params after parsing. */
 export interface GridParams {
   readonly sips?: number | undefined;
@@ -55,6 +58,11 @@ export function gridOf(sim: Simulator, params: GridParams): Grid {
   if (params.cubes !== undefined) spec.cubes = params.cubes;
   if (params.pes !== undefined) spec.pes = params.pes;
   return sim.grid(spec);
+}
+
+/** The grid's first cube: where a bench whose tensors live in one cube's HBM puts them. */
+export function firstCube(grid: Grid): { readonly sip: number; readonly cube: number } {
+  return { sip: grid.sips[0] as number, cube: grid.cubes[0] as number };
 }
 
 /**

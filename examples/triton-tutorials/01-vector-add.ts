@@ -2,7 +2,7 @@ import { type DeviceTensor, defineBench } from "@kb/runtime";
 import type { Dtype } from "@kb/tensor";
 import type { TL } from "@kb/tl";
 import * as z from "zod";
-import { dtypeParam, gridOf, gridParams, seedParam } from "../../benches/lib/params.js";
+import { commonParams, firstCube, gridOf } from "../../benches/lib/params.js";
 import { add } from "../../benches/lib/reference.js";
 
 // Triton's tutorial 01 (vector addition), written with @kb/tl: one program per BLOCK_SIZE
@@ -47,14 +47,12 @@ export default defineBench({
       .default(98432)
       .describe("Elements of x, y and output (Triton's tutorial: 98432, not a multiple of the block)."),
     BLOCK_SIZE: z.number().int().positive().default(1024).describe("Elements per program."),
-    dtype: dtypeParam,
-    seed: seedParam,
-    ...gridParams,
+    ...commonParams,
   }),
   async run(sim, p) {
     const dtype: Dtype = p.dtype;
     const grid = gridOf(sim, p);
-    const where = { sip: grid.sips[0] as number, cube: grid.cubes[0] as number };
+    const where = firstCube(grid);
     const x = sim.random([p.n_elements], dtype, { seed: p.seed });
     const y = sim.random([p.n_elements], dtype, { seed: p.seed + 1 });
     const X = await sim.toDevice(x, { ...where, name: "x" });

@@ -2,7 +2,7 @@ import { type DeviceTensor, defineBench } from "@kb/runtime";
 import type { Dtype } from "@kb/tensor";
 import type { TL } from "@kb/tl";
 import * as z from "zod";
-import { dtypeParam, gridOf, gridParams, seedParam } from "../../benches/lib/params.js";
+import { commonParams, firstCube, gridOf } from "../../benches/lib/params.js";
 import { softmax } from "../../benches/lib/reference.js";
 
 // Triton's tutorial 02 (fused softmax), written with @kb/tl: one program per row, the row loaded
@@ -61,14 +61,12 @@ export default defineBench({
       .positive()
       .default(781)
       .describe("Columns of x and y, the softmax axis (Triton's tutorial: 781, not a power of two)."),
-    dtype: dtypeParam,
-    seed: seedParam,
-    ...gridParams,
+    ...commonParams,
   }),
   async run(sim, p) {
     const dtype: Dtype = p.dtype;
     const grid = gridOf(sim, p);
-    const where = { sip: grid.sips[0] as number, cube: grid.cubes[0] as number };
+    const where = firstCube(grid);
     const x = sim.random([p.n_rows, p.n_cols], dtype, { seed: p.seed, low: -4, high: 4 });
     const X = await sim.toDevice(x, { ...where, name: "x" });
     const y = sim.empty([p.n_rows, p.n_cols], dtype, { ...where, name: "y" });

@@ -2,7 +2,7 @@ import { type DeviceTensor, defineBench } from "@kb/runtime";
 import type { Dtype } from "@kb/tensor";
 import type { LoadFuture, TensorHandle, TL } from "@kb/tl";
 import * as z from "zod";
-import { dtypeParam, gemmInputRange, gridOf, gridParams, seedParam } from "../../benches/lib/params.js";
+import { commonParams, firstCube, gemmInputRange, gridOf } from "../../benches/lib/params.js";
 import { matmul } from "../../benches/lib/reference.js";
 
 // Triton's tutorial 03 (matrix multiplication), written with @kb/tl: one program per output
@@ -113,14 +113,12 @@ export default defineBench({
       .describe(
         "K steps loaded or in flight at once: 1 loads each step when needed, 2 double-buffers, 3 triple-buffers.",
       ),
-    dtype: dtypeParam,
-    seed: seedParam,
-    ...gridParams,
+    ...commonParams,
   }),
   async run(sim, p) {
     const dtype: Dtype = p.dtype;
     const grid = gridOf(sim, p);
-    const where = { sip: grid.sips[0] as number, cube: grid.cubes[0] as number };
+    const where = firstCube(grid);
     const range = gemmInputRange(p.K);
     const a = sim.random([p.M, p.K], dtype, { seed: p.seed, low: -range, high: range });
     const b = sim.random([p.K, p.N], dtype, { seed: p.seed + 1, low: -range, high: range });

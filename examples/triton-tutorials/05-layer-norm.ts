@@ -2,7 +2,7 @@ import { type DeviceTensor, defineBench } from "@kb/runtime";
 import type { Dtype } from "@kb/tensor";
 import type { TensorHandle, TL } from "@kb/tl";
 import * as z from "zod";
-import { dtypeParam, gridOf, gridParams, seedParam } from "../../benches/lib/params.js";
+import { commonParams, firstCube, gridOf } from "../../benches/lib/params.js";
 import { layerNorm } from "../../benches/lib/reference.js";
 import { nextPowerOf2 } from "./02-fused-softmax.js";
 
@@ -111,14 +111,12 @@ export default defineBench({
       .optional()
       .describe("Columns per block (default Triton's: min(64 KB of elements, next_power_of_2(N)))."),
     eps: z.number().positive().default(1e-5).describe("Added to the variance before the rsqrt."),
-    dtype: dtypeParam,
-    seed: seedParam,
-    ...gridParams,
+    ...commonParams,
   }),
   async run(sim, p) {
     const dtype: Dtype = p.dtype;
     const grid = gridOf(sim, p);
-    const where = { sip: grid.sips[0] as number, cube: grid.cubes[0] as number };
+    const where = firstCube(grid);
     // As the tutorial's test: x = -2.3 + 0.5 * randn, w and b random; uniform inputs here.
     const x = sim.random([p.M, p.N], dtype, { seed: p.seed, low: -3.2, high: -1.4 });
     const w = sim.random([p.N], dtype, { seed: p.seed + 1, low: 0, high: 2 });

@@ -2,7 +2,7 @@ import { type DeviceTensor, defineBench } from "@kb/runtime";
 import type { Dtype } from "@kb/tensor";
 import type { TL } from "@kb/tl";
 import * as z from "zod";
-import { dtypeParam, gridOf, gridParams, seedParam } from "../../benches/lib/params.js";
+import { commonParams, firstCube, gridOf } from "../../benches/lib/params.js";
 import { attentionHeads } from "../../benches/lib/reference.js";
 
 // Triton's tutorial 06 (fused attention, forward), written with @kb/tl the way Triton's _attn_fwd
@@ -106,9 +106,7 @@ export default defineBench({
     BLOCK_N: z.number().int().positive().default(64).describe("Keys and values per step of the K loop."),
     causal: z.boolean().default(true).describe("Row i attends to keys 0..i only."),
     sm_scale: z.number().positive().optional().describe("Score scale (default 1 / sqrt(HEAD_DIM))."),
-    dtype: dtypeParam,
-    seed: seedParam,
-    ...gridParams,
+    ...commonParams,
   }),
   async run(sim, p) {
     if (p.N_CTX % p.BLOCK_M !== 0 || p.BLOCK_M % p.BLOCK_N !== 0) {
@@ -119,7 +117,7 @@ export default defineBench({
     const dtype: Dtype = p.dtype;
     const sm_scale = p.sm_scale ?? 1 / Math.sqrt(p.HEAD_DIM);
     const grid = gridOf(sim, p);
-    const where = { sip: grid.sips[0] as number, cube: grid.cubes[0] as number };
+    const where = firstCube(grid);
     const shape = [p.Z, p.H, p.N_CTX, p.HEAD_DIM];
     const q = sim.random(shape, dtype, { seed: p.seed });
     const k = sim.random(shape, dtype, { seed: p.seed + 1 });

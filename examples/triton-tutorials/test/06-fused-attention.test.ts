@@ -1,32 +1,10 @@
-import { fileURLToPath } from "node:url";
-import { MemorySink, OpLogger } from "@kb/oplog";
-import { PhaseComparer, replay, Simulator, verifyOutcome } from "@kb/runtime";
 import { describe, expect, test } from "vitest";
 import attention from "../06-fused-attention.js";
+import { runTutorial } from "./run-tutorial.js";
 
-const topology = (name: string) =>
-  fileURLToPath(new URL(`../../../topologies/${name}.yaml`, import.meta.url));
-
-/**
- * The tutorial through the runtime API: phase 1 with an op log and the loads kept, then phase 2
- * once, checking Out against the host reference and every observed load against phase 2's copy;
- * and the PE_GEMM ops (the dots) of the run.
- */
-async function run(params: Record<string, unknown>, topologyName = "default") {
-  const sink = new MemorySink();
-  const sim = await Simulator.fromTopology(topology(topologyName), {
-    opLogger: new OpLogger(sink),
-    checkPhases: true,
-  });
-  const parsed = attention.params.parse(params);
-  const outcome = await attention.run(sim, parsed as never);
-  const comparer = new PhaseComparer(sim.loadObservations, sink.records);
-  const phase2 = replay(sim.hostWrites, sink.records, { onExecuted: comparer.onExecuted });
-  const report = await verifyOutcome(outcome ?? undefined, phase2.store);
-  const results = sim.results(attention.name, parsed);
-  const dots = results.byKind.find((kind) => kind.kind === "pe_gemm")?.ops ?? Number.NaN;
-  return { report, phases: comparer.result(), dots };
-}
+/** The tutorial through the runtime API, phase 2 and the load comparison included (run-tutorial.ts). */
+const run = (params: Record<string, unknown>, topologyName = "default") =>
+  runTutorial(attention, params, topologyName);
 
 // 2 heads of 256 x 32, blocks of 64 query rows and 32 keys: 4 x 2 = 8 programs, a K loop of
 // 8 steps (non-causal) or 2 (m + 1) steps for query block m (causal), each step a load of K and

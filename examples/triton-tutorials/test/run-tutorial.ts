@@ -9,7 +9,8 @@ export const topology = (name: string) =>
 /**
  * A tutorial's bench through the runtime API: phase 1 with an op log and the loads kept, then
  * phase 2 once, checking the outputs against the host references and every observed load against
- * phase 2's copy; with the bytes the PE_DMAs moved and the launch's span.
+ * phase 2's copy; with the bytes the PE_DMAs moved, the PE_GEMM ops (the dots) and the first
+ * launch's span.
  */
 export async function runTutorial(bench: Bench, params: Record<string, unknown>, topologyName = "default") {
   const sink = new MemorySink();
@@ -26,12 +27,14 @@ export async function runTutorial(bench: Bench, params: Record<string, unknown>,
     .stats()
     .components.filter((c) => c.kind === "pe_dma")
     .reduce((sum, c) => sum + c.bytes, 0);
-  const launch = sim.results(bench.name, parsed as Record<string, unknown>).launches[0];
+  const results = sim.results(bench.name, parsed as Record<string, unknown>);
+  const launch = results.launches[0];
   return {
     report,
     outputs: report.outputs.map((output) => [output.name, output.pass, output.mismatches]),
     phases: comparer.result(),
     dmaBytes,
+    dots: results.byKind.find((kind) => kind.kind === "pe_gemm")?.ops ?? Number.NaN,
     launchNs: launch === undefined ? Number.NaN : launch.endNs - launch.startNs,
   };
 }
