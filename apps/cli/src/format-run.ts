@@ -1,5 +1,6 @@
 import type { RunResults } from "@kb/runtime";
 import { formatNs, formatNumber, formatPercent, formatSi } from "@kb/web-ui/format";
+import { formatGemmPeaks, formatLaunches } from "./format-launches.js";
 
 // Number formats are the page's (apps/web/src/format.ts, bundled in): `kb run` and `kb web` print
 // every time and rate the same way.
@@ -25,7 +26,8 @@ export interface RunOutput {
 
 /**
  * The human summary of `kb run`: bench, topology and params; simulated time, events and the
- * event rate; throughput against the peaks and the roofline time; utilisation by component kind;
+ * event rate; each launch over its kernel window (rates, bytes per level, rooflines) and the host
+ * copies apart; the whole run's throughput against the peaks and its roofline time; utilisation by component kind;
  * the ten busiest components; the outputs the bench returned. Everything but the wall times
  * depends on the results only.
  */
@@ -43,23 +45,25 @@ export function formatRunSummary(results: RunResults, extras: RunExtras): string
         "events",
         `${groupDigits(results.events)} in ${formatWallMs(extras.runWallMs)} wall (${formatSi(eventsPerS, "events/s")}; machine built in ${formatWallMs(extras.buildWallMs)})`,
       ],
-      ...results.launches.map((launch, index) => [
-        index === 0 ? "launches" : "",
-        `${launch.name} on ${launch.pes} PE(s): ${formatNs(launch.startNs)} -> ${formatNs(launch.endNs)} (${formatNs(launch.endNs - launch.startNs)})`,
-      ]),
-      ...(results.launches.length === 0 ? [["launches", "(none)"]] : []),
     ]),
   );
   lines.push("");
 
-  // Throughput: what the run achieved against the peaks of the hardware it used.
+  // The headline: each launch over its own kernel window, host copies apart.
+  lines.push("launches (each over its kernel window, against the peaks of the hardware it used)");
+  lines.push(...table(formatLaunches(results, formatByteCount)));
+  lines.push("");
+
+  // The whole run, host copies included: what the run achieved against the peaks it used.
   const { work, peak, achieved } = results;
   const mathPerS = simNs > 0 ? (work.mathFlops / simNs) * 1e9 : 0;
   const gemmPerS = simNs > 0 ? (work.gemmFlops / simNs) * 1e9 : 0;
-  lines.push("throughput (against the peaks of the engines and HBM stacks the run used)");
+  const gemmPeaks = formatGemmPeaks(peak.gemmFlopsPerSByDtype);
+  lines.push("whole run (simulated time, host copies included; against the peaks the run used)");
   lines.push(
     ...table([
-      ["GEMM", rate("GEMM", work.gemmFlops, gemmPerS, peak.gemmFlopsPerS, "FLOP/s")],
+      ...(gemmPeaks === "" ? [] : [["GEMM peak", gemmPeaks]]),
+      ["GEMM", rate("GEMM", work.gemmFlops, gemmPerS, peak.gemmFlopsPerS, "FLOP/s", " (best dtype)")],
       ...(work.gemmFlops > 0 ? [["GEMM array", arrayUtilisation(achieved.gemmArrayUtilisation)]] : []),
       ["MATH", rate("MATH", work.mathFlops, mathPerS, peak.mathFlopsPerS, "FLOP/s")],
       ["all FLOPs", formatSi(achieved.flopsPerS, "FLOP/s")],
@@ -68,7 +72,7 @@ export function formatRunSummary(results: RunResults, extras: RunExtras): string
       [
         "roofline time",
         results.rooflineNs > 0
-          ? `${formatNs(results.rooflineNs)} (the run took ${formatNumber(simNs / results.rooflineNs, 3)} x that)`
+          ? `${formatNs(results.rooflineNs)} (the whole run took ${formatNumber(simNs / results.rooflineNs, 3)} x that)`
           : "0 ns (no GEMM, MATH or HBM work)",
       ],
     ]),
@@ -134,10 +138,10 @@ function arrayUtilisation(fraction: number | null | undefined): string {
   return `${formatPercent(fraction)} utilised while computing (m n k / (cycles x R x C), the impls' own cycles)`;
 }
 
-function rate(what: string, work: number, perS: number, peakPerS: number, unit: string): string {
+function rate(what: string, work: number, perS: number, peakPerS: number, unit: string, which = ""): string {
   if (work === 0) return `none (no ${what} work)`;
   if (peakPerS <= 0) return formatSi(perS, unit);
-  return `${formatSi(perS, unit)} of ${formatSi(peakPerS, unit)} peak (${formatPercent(perS / peakPerS)})`;
+  return `${formatSi(perS, unit)} of ${formatSi(peakPerS, unit)} peak${which} (${formatPercent(perS / peakPerS)})`;
 }
 
 /** Bytes: `512 B`, then binary units with 4 significant digits (`24 KiB`, `1.5 MiB`). */

@@ -75,7 +75,23 @@ describe("kb run: the summary", () => {
     expect(out).toContain(`  simulated time  ${formatNs(results.simTimeNs)}\n`);
     expect(out).toMatch(/simulated time {2}\d+(\.\d+)? (ns|µs)\n/);
     expect(out).toMatch(/\n {2}events {10}\d[\d,]* in \d+ ms wall \([\d.]+ k?events\/s; machine built in/);
-    expect(out).toContain("  launches        copy on 1 PE(s): ");
+    // The launch over its kernel window, the host copies on their own line, then the whole run.
+    const launch = results.launches[0];
+    expect(launch).toBeDefined();
+    expect(out).toContain(
+      `launches (each over its kernel window, against the peaks of the hardware it used)\n  copy           1 PE(s), ${formatNs(launch?.startNs ?? 0)} -> `,
+    );
+    expect(out).toMatch(/\n {4}HBM {10}16 KiB, [\d.]+ [kMG]?B\/s of [\d.]+ GB\/s peak \([\d.]+%\)\n/);
+    expect(out).toContain("\n    HBM minimal  16 KiB distinct (8 KiB read, 8 KiB written): 1 x moved\n");
+    expect(out).toMatch(
+      /\n {4}roofline {5}[\d.]+ ns, hbm-bound \(the launch took [\d.]+ x that\); with minimal traffic/,
+    );
+    expect(out).toContain(
+      `\n  host copies    1 copy, 8 KiB in ${formatNs(results.hostCopies.ns)} (outside the kernel windows)\n`,
+    );
+    expect(out).toContain(
+      "\nwhole run (simulated time, host copies included; against the peaks the run used)\n",
+    );
     expect(out).toMatch(/\n {2}HBM {12}[\d.]+ [kMG]?B\/s of [\d.]+ GB\/s peak \([\d.]+%\)\n/);
     expect(out).toContain("  GEMM           none (no GEMM work)\n");
     expect(out).toContain("\n  roofline time  ");

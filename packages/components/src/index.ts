@@ -59,11 +59,12 @@ export { defineComponent, definePlugin } from "./define.js";
 export { type MaskPiece, maskPieces, maskRunsProblem } from "./dma-mask.js";
 export { Fabric } from "./fabric.js";
 export type { GemmTiming } from "./gemm-timing.js";
-export { gemmTimingOf } from "./gemm-timing.js";
+export { gemmPeakFlopsPerNs, gemmTimingOf } from "./gemm-timing.js";
 export type { IpcqConfig, IpcqDataHooks, IpcqDirection, IpcqPayload } from "./ipcq.js";
 export { IPCQ_DIRECTIONS, IpcqNetwork, ipcqConfigOf, ipcqRegionBytes, oppositeDirection } from "./ipcq.js";
 export type {
   ComponentReport,
+  HbmAccessObserver,
   KindReport,
   LaunchOptions,
   LinkReport,

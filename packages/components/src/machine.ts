@@ -159,6 +159,19 @@ export class PageTable {
 }
 
 /**
+ * What {@link Machine.hbmAccessObserver} is called with: one HBM block a PE_DMA reads
+ * (`write` false) or writes, `rows` rows of `rowBytes` bytes `stride` bytes apart from the
+ * physical device address `address` (after the PE's MMU).
+ */
+export type HbmAccessObserver = (
+  write: boolean,
+  address: number,
+  rows: number,
+  rowBytes: number,
+  stride: number,
+) => void;
+
+/**
  * A topology instantiated as components on one DES environment: submit commands to PEs, launch
  * programs through IO_CPU and M_CPU, copy between host and HBM, run, read statistics.
  */
@@ -173,6 +186,12 @@ export class Machine {
   private readonly list: Component[] = [];
   private launches = 0;
   private readonly sharedState = new Map<string, unknown>();
+  /**
+   * Called by every PE_DMA with each HBM block it reads or writes, or null (the default: no
+   * call, one null check per DMA copy). `@kb/runtime` sets it during a launch to measure the
+   * distinct HBM bytes the kernel touched (its minimal traffic). Never changes timing.
+   */
+  hbmAccessObserver: HbmAccessObserver | null = null;
 
   /** @internal Use {@link buildMachine}. */
   constructor(graph: TopologyGraph, options: MachineOptions, env: Environment) {

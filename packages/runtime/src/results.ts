@@ -1,6 +1,7 @@
 import { gemmTimingOf, type Machine, MemoryComponent } from "@kb/components";
 import type { VerifyReport } from "@kb/data-executor";
 import * as z from "zod";
+import { type LaunchDetail, launchDetailSchema, runGemmPeaksByDtype } from "./launch-work.js";
 
 /** A non-finite value in JSON, which has no NaN or Infinity. */
 const nonFiniteValue = z.enum(["NaN", "Inf", "-Inf"]);
@@ -48,10 +49,22 @@ export const RunResultsSchema = z.object({
         hbmBytes: z.number(),
         rooflineNs: z
           .number()
-          .describe("The least time the launch's own work could take on the hardware it used."),
+          .describe(
+            "The least time the launch's own work could take on the hardware it used: max(work / peak) over GEMM (at peak.gemmFlopsPerS, the best dtype's rate), MATH and the actual HBM bytes, ns.",
+          ),
+        ...launchDetailSchema,
       }),
     )
-    .describe("Kernel launches in order."),
+    .describe(
+      "Kernel launches in order, each over its kernel window (from the launch to its last PE's completion; host copies are outside it).",
+    ),
+  hostCopies: z
+    .object({
+      count: z.number().int().describe("Host copies (sim.copyToDevice, toDevice, fromDevice)."),
+      bytes: z.number().describe("Bytes they moved."),
+      ns: z.number().describe("Simulated time they took, summed, ns."),
+    })
+    .describe("The host <-> HBM copies, apart from the launches (their HBM bytes count in work.hbmBytes)."),
   work: z.object({
     gemmFlops: z.number().describe("Arithmetic operations on PE_GEMM (2 m n k per tile)."),
     mathFlops: z.number().describe("Element operations on PE_MATH."),
@@ -59,7 +72,14 @@ export const RunResultsSchema = z.object({
   }),
   peak: z
     .object({
-      gemmFlopsPerS: z.number(),
+      gemmFlopsPerS: z
+        .number()
+        .describe("The PE_GEMMs' best rate over dtypes, FLOP/s: the i8 rate on pe_gemm_v1 and v2."),
+      gemmFlopsPerSByDtype: z
+        .record(z.string(), z.number())
+        .describe(
+          "Their rate per input dtype (i8, f16, bf16, f32 and any other that ran), FLOP/s, from each impl's GemmTiming (gemmPeakFlopsPerNs).",
+        ),
       mathFlopsPerS: z.number(),
       hbmBytesPerS: z.number(),
     })
@@ -229,8 +249,8 @@ export const RunResultsSchema = z.object({
 /** The results of a run. */
 export type RunResults = z.infer<typeof RunResultsSchema>;
 
-/** A launch as recorded by the simulator, with the work done during it. */
-export interface LaunchRecord extends Work {
+/** A launch as recorded by the simulator, with the work done during it and its per-launch figures. */
+export interface LaunchRecord extends Work, LaunchDetail {
   readonly name: string;
   readonly pes: number;
   readonly startNs: number;
@@ -349,6 +369,7 @@ export function collectResults(
   machine: Machine,
   topology: string,
   launches: readonly LaunchRecord[],
+  hostCopies: RunResults["hostCopies"],
   bench: string | null,
   params: Record<string, unknown>,
 ): RunResults {
@@ -382,9 +403,11 @@ export function collectResults(
     simTimeNs,
     events: stats.events,
     launches: launches.map(({ peaks: _, ...launch }) => launch),
+    hostCopies: { ...hostCopies },
     work: { gemmFlops, mathFlops, hbmBytes },
     peak: {
       gemmFlopsPerS: work.peaks.gemm * 1e9,
+      gemmFlopsPerSByDtype: runGemmPeaksByDtype(machine),
       mathFlopsPerS: work.peaks.math * 1e9,
       hbmBytesPerS: work.peaks.hbm * 1e9,
     },

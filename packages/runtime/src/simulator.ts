@@ -30,6 +30,7 @@ import { type Grid, type GridSpec, gridPlacements, isGrid, resolveGrid } from ".
 import { freeOrExplain, refuseDoubleFree, refuseFreed, refuseFreedArgs, tensorBytes } from "./host-checks.js";
 import { createKernelMemory } from "./kernel-memory.js";
 import { defaultScratchBytes } from "./launch-scratch.js";
+import { gemmEnginesSince, HbmFootprint, launchDetail, snapshotLevels } from "./launch-work.js";
 import { DeviceMemory } from "./memory/device-memory.js";
 import { type HostWrite, HostWriteLog } from "./memory/host-writes.js";
 import { PendingRanges } from "./memory/pending-ranges.js";
@@ -85,6 +86,7 @@ export class Simulator {
   /** How `drive` slices the run: the limits' checks and the event loop's turns between slices. */
   private readonly slices: RunSlices;
   private readonly launches: LaunchRecord[] = [];
+  private readonly hostCopies = { count: 0, bytes: 0, ns: 0 };
   private readonly scratchBytes: number | undefined;
   private readonly dispatchCycles: number;
   private failed: unknown = null;
@@ -272,7 +274,7 @@ export class Simulator {
     this.pending.clear(device.address, device.address + tensor.nbytes);
     const spilling = this.hostLog.write(device.address, tensor.bytes, this.now);
     if (spilling !== null) await spilling;
-    await this.drive(this.machine.hostWrite(device.address, device.nbytes));
+    await this.hostCopy(this.machine.hostWrite(device.address, device.nbytes), device.nbytes);
   }
 
   /**
@@ -285,7 +287,7 @@ export class Simulator {
   async fromDevice(device: DeviceTensor): Promise<Tensor> {
     this.usable();
     refuseFreed("fromDevice", device, "read", "Read a tensor before freeing it");
-    await this.drive(this.machine.hostRead(device.address, device.nbytes));
+    await this.hostCopy(this.machine.hostRead(device.address, device.nbytes), device.nbytes);
     return new Tensor(device.shape, device.dtype, this.memory.read(device.address, device.nbytes));
   }
 
@@ -391,18 +393,20 @@ export class Simulator {
             });
       const startNs = this.now;
       const before = snapshotWork(this.machine);
+      const levels = snapshotLevels(this.machine);
       const done = this.machine.launch({
         pes: placements.map((placement) => placement.pe),
         program: (_pe, index) => sources[index] as CommandSource,
         name,
       });
-      await this.drive(done);
+      const footprint = await HbmFootprint.during(this.machine, () => this.drive(done));
+      const work = { startNs, endNs: this.now, ...workSince(this.machine, before) };
+      const engines = gemmEnginesSince(this.machine, before);
       const record: LaunchRecord = {
         name,
         pes: placements.length,
-        startNs,
-        endNs: this.now,
-        ...workSince(this.machine, before),
+        ...work,
+        ...launchDetail(work, levels, snapshotLevels(this.machine), footprint, engines),
       };
       this.launches.push(record);
       for (const instance of instances) options.onInstance?.(instance);
@@ -418,10 +422,19 @@ export class Simulator {
 
   /** The results so far (simulated time, work, peaks, utilisation). */
   results(bench: string | null = null, params: Record<string, unknown> = {}): RunResults {
-    return collectResults(this.machine, this.topologyName, this.launches, bench, params);
+    return collectResults(this.machine, this.topologyName, this.launches, this.hostCopies, bench, params);
   }
 
   // ---------------------------------------------------------------------------------------------
+
+  /** Runs a host copy of `bytes` bytes to its end and counts it in the results' `hostCopies`. */
+  private async hostCopy(copy: Event<unknown>, bytes: number): Promise<void> {
+    const startNs = this.now;
+    await this.drive(copy);
+    this.hostCopies.count++;
+    this.hostCopies.bytes += bytes;
+    this.hostCopies.ns += this.now - startNs;
+  }
 
   /** Forgets the bytes of a freed range in both phases: now in phase 1, at this time in phase 2. */
   private forget(address: number, bytes: number): void {

@@ -32,6 +32,7 @@ export abstract class MacArrayGemm<P extends MacArrayParams> extends Component<P
   readonly macCols: number;
   readonly freqGhz: number;
   arrayCycles = 0;
+  readonly flopsByDtype: Record<string, number> = {};
 
   constructor(context: ComponentContext, params: P) {
     super(context, params, { queueDepth: params.queue_depth });
@@ -50,7 +51,9 @@ export abstract class MacArrayGemm<P extends MacArrayParams> extends Component<P
     if (!(message instanceof TileToken)) throw wrongMessage(this, message, "GEMM stages of tile tokens");
     const params = message.stage.params;
     if (params.type !== "gemm") throw wrongMessage(this, message, "GEMM stages");
-    this.stats.flops += 2 * params.m * params.n * params.k;
+    const flops = 2 * params.m * params.n * params.k;
+    this.stats.flops += flops;
+    this.flopsByDtype[params.dtype] = (this.flopsByDtype[params.dtype] ?? 0) + flops;
     const cycles = this.gemmCycles(params.m, params.n, params.k, params.dtype);
     this.arrayCycles += cycles;
     return compute(this, this.slot, cycles / this.freqGhz);

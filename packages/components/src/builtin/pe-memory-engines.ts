@@ -3,6 +3,7 @@ import * as z from "zod";
 import { Component, type ComponentContext, type StageWork } from "../component.js";
 import { defineComponent } from "../define.js";
 import { type DmaCopy, type Message, ServiceRequest, TileToken } from "../message.js";
+import { spaceOf } from "../plan-support.js";
 import { Transfer } from "../transfer.js";
 import { queueDepthParam } from "./fabric-impls.js";
 import { ns, peOf, wrongMessage } from "./pe-support.js";
@@ -65,6 +66,9 @@ export class PeDmaV1 extends Component<z.output<typeof dmaParams>> {
     for (const { address, copy } of physical) {
       const far = read ? copy.src : copy.dst;
       const moved = { address, rows: far.rows, rowBytes: far.rowBytes, stride: far.stride };
+      const observer = this.machine.hbmAccessObserver;
+      if (observer !== null && spaceOf(address) === "hbm")
+        observer(!read, address, far.rows, far.rowBytes, far.stride);
       if (read) fabric.read(this.id, moved, transfer, `${this.id} dma_read`);
       else fabric.write(this.id, moved, transfer, `${this.id} dma_write`);
     }

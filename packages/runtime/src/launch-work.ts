@@ -1,0 +1,334 @@
+import { type Component, gemmPeakFlopsPerNs, gemmTimingOf, type Machine } from "@kb/components";
+import * as z from "zod";
+
+/** The GEMM input dtypes whose peaks the results always state (others when they ran). */
+export const GEMM_DTYPES: readonly string[] = ["i8", "f16", "bf16", "f32"];
+
+/** The per-dtype key of the FLOPs of a PE_GEMM impl that does not count them by dtype. */
+const UNKNOWN_DTYPE = "unknown";
+
+/** The per-launch fields beyond name, PEs, window, work and `rooflineNs` (see `RunResultsSchema`). */
+export const launchDetailSchema = {
+  durationNs: z.number().describe("The kernel window: endNs - startNs, ns (no host copies)."),
+  gemmFlopsByDtype: z
+    .record(z.string(), z.number())
+    .describe(
+      'gemmFlops by input dtype ("f16", "i8", ...; "unknown" for a PE_GEMM impl that does not count by dtype).',
+    ),
+  traffic: z
+    .object({
+      hbmBytes: z.number().describe("Bytes read and written at the HBM controllers (= hbmBytes)."),
+      dmaBytes: z.number().describe("Bytes the PE_DMAs moved (loads and stores, HBM or SRAM)."),
+      fabricLinkBytes: z
+        .number()
+        .describe(
+          "Bytes carried by the fabric's links, summed over every hop (a packet counts once per link).",
+        ),
+      tcmBytes: z.number().describe("Bytes PE_TCM served (its requests: fetches and stores of the engines)."),
+      fetchStoreBytes: z.number().describe("Bytes PE_FETCH_STORE moved TCM -> registers and back."),
+    })
+    .describe("Bytes moved per level of the memory hierarchy during the launch."),
+  minimal: z
+    .object({
+      hbmReadBytes: z
+        .number()
+        .describe("Distinct HBM bytes the kernel's PE_DMAs read: each address range counted once."),
+      hbmWriteBytes: z.number().describe("Distinct HBM bytes they wrote, each counted once."),
+      hbmBytes: z.number().describe("hbmReadBytes + hbmWriteBytes: the least HBM traffic the launch needs."),
+      rooflineNs: z
+        .number()
+        .describe(
+          "rooflineNs with minimal.hbmBytes in place of the actual HBM bytes (GEMM, MATH terms as rooflineNs), ns.",
+        ),
+      efficiency: z.number().describe("minimal.rooflineNs / durationNs (0 for an empty window)."),
+    })
+    .describe(
+      "The launch's minimal traffic (PE_DMA blocks in HBM merged as address intervals, reads and writes apart) and its roofline.",
+    ),
+  bounds: z
+    .object({
+      gemmNs: z
+        .number()
+        .describe(
+          "Sum over dtypes of gemmFlopsByDtype / the PE_GEMMs' peak for that dtype, ns: the GEMM term at the rate of the dtypes the launch ran (rooflineNs uses the best dtype's).",
+        ),
+      mathNs: z.number().describe("mathFlops / peak.mathFlopsPerS, ns."),
+      hbmNs: z.number().describe("hbmBytes / peak.hbmBytesPerS, ns."),
+      minimalHbmNs: z.number().describe("minimal.hbmBytes / peak.hbmBytesPerS, ns."),
+    })
+    .describe("Each term of the roofline on its own: the time the work would take at that peak."),
+  boundBy: z
+    .enum(["gemm", "math", "hbm", "none"])
+    .describe(
+      "The largest term of rooflineNs (GEMM at the best dtype's rate, MATH, actual HBM bytes): what bounds the launch on paper; bounds.gemmNs may exceed it when the GEMMs ran a slower dtype.",
+    ),
+  peak: z
+    .object({
+      gemmFlopsPerS: z
+        .number()
+        .describe("The PE_GEMMs' best rate over dtypes (the i8 rate on the built-in engines), FLOP/s."),
+      gemmFlopsPerSByDtype: z.record(z.string(), z.number()).describe("Their rate per input dtype, FLOP/s."),
+      mathFlopsPerS: z.number(),
+      hbmBytesPerS: z.number(),
+    })
+    .describe("Peaks of the hardware the launch used (engines that ran during it, HBM stacks it touched)."),
+  achieved: z
+    .object({
+      gemmFlopsPerS: z.number().describe("gemmFlops / durationNs, FLOP/s."),
+      mathFlopsPerS: z.number().describe("mathFlops / durationNs, FLOP/s."),
+      hbmBytesPerS: z.number().describe("hbmBytes / durationNs, B/s."),
+      fabricLinkBytesPerS: z.number().describe("traffic.fabricLinkBytes / durationNs, B/s."),
+      gemmFraction: z
+        .number()
+        .describe("bounds.gemmNs / durationNs: the GEMM rate against the peak of each dtype it ran."),
+      mathFraction: z.number().describe("mathFlops / durationNs / peak.mathFlopsPerS."),
+      hbmFraction: z.number().describe("hbmBytes / durationNs / peak.hbmBytesPerS."),
+    })
+    .describe("Rates during the kernel window (0 for an empty window)."),
+  efficiency: z
+    .number()
+    .describe("rooflineNs / durationNs: 1 when the launch ran at its roofline (0 for an empty window)."),
+};
+
+/** The per-launch fields beyond the ones `LaunchRecord` had before. */
+export type LaunchDetail = z.infer<z.ZodObject<typeof launchDetailSchema>>;
+
+/** Counters besides `WorkSnapshot`'s, at an instant. */
+export interface LevelSnapshot {
+  readonly gemmFlopsByDtype: Readonly<Record<string, number>>;
+  readonly dmaBytes: number;
+  readonly fabricLinkBytes: number;
+  readonly tcmBytes: number;
+  readonly fetchStoreBytes: number;
+}
+
+/** @internal The per-dtype GEMM FLOPs and the bytes per level of every component now. */
+export function snapshotLevels(machine: Machine): LevelSnapshot {
+  const gemmFlopsByDtype: Record<string, number> = {};
+  let dmaBytes = 0;
+  let tcmBytes = 0;
+  let fetchStoreBytes = 0;
+  for (const component of machine.components) {
+    if (component.kind === "pe_gemm") addFlopsByDtype(gemmFlopsByDtype, component);
+    else if (component.kind === "pe_dma") dmaBytes += component.stats.bytes;
+    else if (component.kind === "pe_tcm") tcmBytes += component.stats.bytes;
+    else if (component.kind === "pe_fetch_store") fetchStoreBytes += component.stats.bytes;
+  }
+  let fabricLinkBytes = 0;
+  for (const link of machine.fabric.usedLinks()) fabricLinkBytes += link.bytes;
+  return { gemmFlopsByDtype, dmaBytes, fabricLinkBytes, tcmBytes, fetchStoreBytes };
+}
+
+function addFlopsByDtype(into: Record<string, number>, component: Component): void {
+  const byDtype = gemmTimingOf(component)?.flopsByDtype;
+  if (byDtype === undefined) {
+    if (component.stats.flops > 0) into[UNKNOWN_DTYPE] = (into[UNKNOWN_DTYPE] ?? 0) + component.stats.flops;
+    return;
+  }
+  for (const [dtype, flops] of Object.entries(byDtype)) into[dtype] = (into[dtype] ?? 0) + flops;
+}
+
+/**
+ * The summed peak per GEMM input dtype of the PE_GEMMs in `engines`, FLOPs per ns: each impl's
+ * own {@link gemmPeakFlopsPerNs}, or its `peak()` for every dtype when it states no timing.
+ * Always has {@link GEMM_DTYPES}, plus `extra` dtypes (those that ran).
+ */
+export function gemmPeaksByDtype(
+  engines: readonly Component[],
+  extra: readonly string[] = [],
+): Record<string, number> {
+  const dtypes = [...new Set([...GEMM_DTYPES, ...extra.filter((dtype) => dtype !== UNKNOWN_DTYPE)])];
+  const peaks: Record<string, number> = {};
+  for (const dtype of dtypes) peaks[dtype] = 0;
+  for (const engine of engines) {
+    const timing = gemmTimingOf(engine);
+    const fallback = engine.peak().flopsPerNs ?? 0;
+    for (const dtype of dtypes)
+      peaks[dtype] = (peaks[dtype] ?? 0) + (timing === null ? fallback : gemmPeakFlopsPerNs(timing, dtype));
+  }
+  return peaks;
+}
+
+/** @internal The per-dtype peaks of the PE_GEMMs that ran in the whole run, FLOP/s. */
+export function runGemmPeaksByDtype(machine: Machine): Record<string, number> {
+  const engines = machine.components.filter((c) => c.kind === "pe_gemm" && c.stats.ops > 0);
+  const ran = engines.flatMap((engine) => Object.keys(gemmTimingOf(engine)?.flopsByDtype ?? {}));
+  const perS: Record<string, number> = {};
+  for (const [dtype, perNs] of Object.entries(gemmPeaksByDtype(engines, ran))) perS[dtype] = perNs * 1e9;
+  return perS;
+}
+
+/**
+ * The distinct HBM bytes a launch read and wrote: the PE_DMA blocks (through
+ * `Machine.hbmAccessObserver`) as half-open address intervals, reads and writes apart, sorted
+ * and merged when a list grows past {@link COMPACT_AT} intervals and at the end, so memory stays
+ * proportional to the distinct ranges rather than to the blocks.
+ */
+export class HbmFootprint {
+  private readonly reads: number[] = [];
+  private readonly writes: number[] = [];
+
+  /** The distinct HBM bytes the PE_DMAs of `machine` move while `run` runs (its observer meanwhile). */
+  static async during(machine: Machine, run: () => Promise<void>): Promise<HbmFootprint> {
+    const footprint = new HbmFootprint();
+    machine.hbmAccessObserver = footprint.observe;
+    try {
+      await run();
+    } finally {
+      machine.hbmAccessObserver = null;
+    }
+    return footprint;
+  }
+
+  /** The observer to set on the machine for the launch. */
+  readonly observe = (write: boolean, address: number, rows: number, rowBytes: number, stride: number) => {
+    const into = write ? this.writes : this.reads;
+    if (rows === 1 || stride === rowBytes) into.push(address, address + rows * rowBytes);
+    else
+      for (let row = 0; row < rows; row++)
+        into.push(address + row * stride, address + row * stride + rowBytes);
+    if (into.length > 2 * COMPACT_AT) compact(into);
+  };
+
+  /** Distinct bytes read so far. */
+  get readBytes(): number {
+    return compact(this.reads);
+  }
+
+  /** Distinct bytes written so far. */
+  get writeBytes(): number {
+    return compact(this.writes);
+  }
+}
+
+/** Intervals an {@link HbmFootprint} list holds before it is merged. */
+const COMPACT_AT = 1 << 16;
+
+/** Sorts and merges the `[start, end, ...]` intervals of `list` in place; returns their total length. */
+function compact(list: number[]): number {
+  const pairs: [number, number][] = [];
+  for (let i = 0; i < list.length; i += 2) pairs.push([list[i] as number, list[i + 1] as number]);
+  pairs.sort((a, b) => a[0] - b[0] || a[1] - b[1]);
+  list.length = 0;
+  let total = 0;
+  for (const [start, end] of pairs) {
+    const last = list.length - 1;
+    if (last > 0 && start <= (list[last] as number)) {
+      if (end > (list[last] as number)) {
+        total += end - (list[last] as number);
+        list[last] = end;
+      }
+    } else {
+      list.push(start, end);
+      total += end - start;
+    }
+  }
+  return total;
+}
+
+/** @internal The PE_GEMMs that serviced a message since `before` (ops counters by component id). */
+export function gemmEnginesSince(
+  machine: Machine,
+  before: ReadonlyMap<string, { readonly ops: number }>,
+): Component[] {
+  return machine.components.filter(
+    (component) =>
+      component.kind === "pe_gemm" && component.stats.ops !== (before.get(component.id)?.ops ?? 0),
+  );
+}
+
+/** What {@link launchDetail} needs of a launch besides the machine's counters. */
+export interface LaunchWindow {
+  readonly startNs: number;
+  readonly endNs: number;
+  readonly gemmFlops: number;
+  readonly mathFlops: number;
+  readonly hbmBytes: number;
+  readonly rooflineNs: number;
+  /** Peaks (per ns) of the components that did the work, as `Work.peaks`. */
+  readonly peaks: { readonly gemm: number; readonly math: number; readonly hbm: number };
+}
+
+/**
+ * @internal The per-launch figures: the difference of the level counters, the minimal traffic
+ * of `footprint`, the peaks per dtype of the PE_GEMMs that ran (`gemmEngines`), the rates over
+ * the window and the rooflines.
+ */
+export function launchDetail(
+  window: LaunchWindow,
+  before: LevelSnapshot,
+  after: LevelSnapshot,
+  footprint: HbmFootprint,
+  gemmEngines: readonly Component[],
+): LaunchDetail {
+  const durationNs = window.endNs - window.startNs;
+  const gemmFlopsByDtype: Record<string, number> = {};
+  for (const [dtype, flops] of Object.entries(after.gemmFlopsByDtype)) {
+    const done = flops - (before.gemmFlopsByDtype[dtype] ?? 0);
+    if (done > 0) gemmFlopsByDtype[dtype] = done;
+  }
+  const peaksByDtype = gemmPeaksByDtype(gemmEngines, Object.keys(gemmFlopsByDtype));
+  const bound = (work: number, perNs: number) => (work > 0 && perNs > 0 ? work / perNs : 0);
+  let gemmNs = 0;
+  for (const [dtype, flops] of Object.entries(gemmFlopsByDtype))
+    gemmNs += bound(flops, peaksByDtype[dtype] ?? window.peaks.gemm);
+  const hbmReadBytes = footprint.readBytes;
+  const hbmWriteBytes = footprint.writeBytes;
+  const minimalHbmBytes = hbmReadBytes + hbmWriteBytes;
+  const terms = {
+    gemm: bound(window.gemmFlops, window.peaks.gemm),
+    math: bound(window.mathFlops, window.peaks.math),
+    hbm: bound(window.hbmBytes, window.peaks.hbm),
+  };
+  // The same terms as rooflineNs (GEMM at the best dtype's rate), so the two rooflines compare.
+  const minimalRooflineNs = Math.max(terms.gemm, terms.math, bound(minimalHbmBytes, window.peaks.hbm));
+  const largest = window.rooflineNs;
+  const boundBy =
+    largest <= 0 ? "none" : terms.gemm === largest ? "gemm" : terms.math === largest ? "math" : "hbm";
+  const per = (value: number) => (durationNs > 0 ? value / durationNs : 0);
+  const perS = (value: number) => per(value) * 1e9;
+  const fabricLinkBytes = after.fabricLinkBytes - before.fabricLinkBytes;
+  const byDtypePerS: Record<string, number> = {};
+  for (const [dtype, perNs] of Object.entries(peaksByDtype)) byDtypePerS[dtype] = perNs * 1e9;
+  return {
+    durationNs,
+    gemmFlopsByDtype,
+    traffic: {
+      hbmBytes: window.hbmBytes,
+      dmaBytes: after.dmaBytes - before.dmaBytes,
+      fabricLinkBytes,
+      tcmBytes: after.tcmBytes - before.tcmBytes,
+      fetchStoreBytes: after.fetchStoreBytes - before.fetchStoreBytes,
+    },
+    minimal: {
+      hbmReadBytes,
+      hbmWriteBytes,
+      hbmBytes: minimalHbmBytes,
+      rooflineNs: minimalRooflineNs,
+      efficiency: per(minimalRooflineNs),
+    },
+    bounds: {
+      gemmNs,
+      mathNs: terms.math,
+      hbmNs: terms.hbm,
+      minimalHbmNs: bound(minimalHbmBytes, window.peaks.hbm),
+    },
+    boundBy,
+    peak: {
+      gemmFlopsPerS: window.peaks.gemm * 1e9,
+      gemmFlopsPerSByDtype: byDtypePerS,
+      mathFlopsPerS: window.peaks.math * 1e9,
+      hbmBytesPerS: window.peaks.hbm * 1e9,
+    },
+    achieved: {
+      gemmFlopsPerS: perS(window.gemmFlops),
+      mathFlopsPerS: perS(window.mathFlops),
+      hbmBytesPerS: perS(window.hbmBytes),
+      fabricLinkBytesPerS: perS(fabricLinkBytes),
+      gemmFraction: per(gemmNs),
+      mathFraction: per(terms.math),
+      hbmFraction: per(terms.hbm),
+    },
+    efficiency: per(window.rooflineNs),
+  };
+}
