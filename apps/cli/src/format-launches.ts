@@ -1,7 +1,14 @@
 import type { RunResults } from "@kb/runtime";
 import { formatNs, formatNumber, formatPercent, formatSi } from "@kb/web-ui/format";
 
-type Launch = RunResults["launches"][number];
+type Launch = {
+  [K in keyof RunResults["launches"][number]]-?: NonNullable<RunResults["launches"][number][K]>;
+};
+
+/** The launch with its per-launch figures, or null for results written before they were reported. */
+function detail(launch: RunResults["launches"][number]): Launch | null {
+  return launch.durationNs === undefined ? null : (launch as Launch);
+}
 
 /**
  * The launches' part of `kb run`'s summary: per launch its kernel window, the rates over that
@@ -14,12 +21,14 @@ export function formatLaunches(results: RunResults, bytes: (count: number) => st
   for (const launch of results.launches) {
     rows.push([
       launch.name,
-      `${launch.pes} PE(s), ${formatNs(launch.startNs)} -> ${formatNs(launch.endNs)} (${formatNs(launch.durationNs)})`,
+      `${launch.pes} PE(s), ${formatNs(launch.startNs)} -> ${formatNs(launch.endNs)} (${formatNs(launch.endNs - launch.startNs)})`,
     ]);
-    rows.push(...launchRows(launch, bytes));
+    const detailed = detail(launch);
+    if (detailed !== null) rows.push(...launchRows(detailed, bytes));
   }
   if (results.launches.length === 0) rows.push(["launches", "(none)"]);
   const copies = results.hostCopies;
+  if (copies === undefined) return rows; // results written before host copies were counted
   rows.push([
     "host copies",
     copies.count === 0
@@ -82,7 +91,7 @@ function ofPeak(perS: number, peakPerS: number, fraction: number, unit: string):
 }
 
 /** `GEMM peak 262.1 TFLOP/s i8, 131.1 f16/bf16, 32.77 f32`: dtypes of the same rate joined. */
-export function formatGemmPeaks(byDtype: Readonly<Record<string, number>>): string {
+export function formatGemmPeaks(byDtype: Readonly<Record<string, number>> = {}): string {
   const groups = new Map<number, string[]>();
   for (const [dtype, perS] of Object.entries(byDtype)) {
     if (!(perS > 0)) continue;

@@ -44,7 +44,8 @@ export function addRunCommand(program: Command, io: CliIo, state: RunState): Com
     .summary("run a bench on a topology and print what it took")
     .description(
       "Run a bench (a host program that launches kernels) on a simulated topology and print the " +
-        "simulated time, the throughput against the peaks, the roofline time, the utilisation by " +
+        "simulated time, each launch over its kernel window (rates, bytes per level, rooflines) with " +
+        "the host copies apart, the whole run's throughput and roofline time, the utilisation by " +
         "component kind and the busiest components. BENCH is a name, run from benches/NAME.ts (looked " +
         "up in the current directory and its parents, then in the kb repository), or the path of a " +
         ".ts, .js or .mjs file whose default export is defineBench({...}) of @kb/runtime; .ts files " +

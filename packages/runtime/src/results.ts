@@ -52,11 +52,11 @@ export const RunResultsSchema = z.object({
           .describe(
             "The least time the launch's own work could take on the hardware it used: max(work / peak) over GEMM (at peak.gemmFlopsPerS, the best dtype's rate), MATH and the actual HBM bytes, ns.",
           ),
-        ...launchDetailSchema,
+        ...z.object(launchDetailSchema).partial().shape,
       }),
     )
     .describe(
-      "Kernel launches in order, each over its kernel window (from the launch to its last PE's completion; host copies are outside it).",
+      "Kernel launches in order, each over its kernel window (from the launch to its last PE's completion; host copies are outside it). The fields after rooflineNs are absent in results written before they were reported.",
     ),
   hostCopies: z
     .object({
@@ -64,7 +64,10 @@ export const RunResultsSchema = z.object({
       bytes: z.number().describe("Bytes they moved."),
       ns: z.number().describe("Simulated time they took, summed, ns."),
     })
-    .describe("The host <-> HBM copies, apart from the launches (their HBM bytes count in work.hbmBytes)."),
+    .optional()
+    .describe(
+      "The host <-> HBM copies, apart from the launches (their HBM bytes count in work.hbmBytes); absent in results written before they were reported.",
+    ),
   work: z.object({
     gemmFlops: z.number().describe("Arithmetic operations on PE_GEMM (2 m n k per tile)."),
     mathFlops: z.number().describe("Element operations on PE_MATH."),
@@ -78,8 +81,9 @@ export const RunResultsSchema = z.object({
       gemmFlopsPerSByDtype: z
         .record(z.string(), z.number())
         .describe(
-          "Their rate per input dtype (i8, f16, bf16, f32 and any other that ran), FLOP/s, from each impl's GemmTiming (gemmPeakFlopsPerNs).",
-        ),
+          "Their rate per input dtype (i8, f16, bf16, f32 and any other that ran), FLOP/s, from each impl's GemmTiming (gemmPeakFlopsPerNs); absent in results written before it was reported.",
+        )
+        .optional(),
       mathFlopsPerS: z.number(),
       hbmBytesPerS: z.number(),
     })
@@ -369,7 +373,7 @@ export function collectResults(
   machine: Machine,
   topology: string,
   launches: readonly LaunchRecord[],
-  hostCopies: RunResults["hostCopies"],
+  hostCopies: NonNullable<RunResults["hostCopies"]>,
   bench: string | null,
   params: Record<string, unknown>,
 ): RunResults {
