@@ -120,5 +120,11 @@ describe("HbmFootprint", () => {
     expect(footprint.writeBytes).toBe(64);
     for (let i = 0; i < 70_000; i++) footprint.observe(false, 1000 + (i % 7), 1, 4, 4);
     expect(footprint.readBytes).toBe(72 + 10); // [1000, 1010)
+    // Many disjoint ranges (a column block of rows): merged as they grow, counted exactly.
+    const strided = new HbmFootprint();
+    for (let i = 0; i < 200_000; i++) strided.observe(false, i * 64, 1, 32, 32);
+    for (let i = 0; i < 200_000; i++) strided.observe(false, i * 64 + 16, 1, 32, 32);
+    expect(strided.readBytes).toBe(200_000 * 48);
+    expect(strided.writeBytes).toBe(0);
   });
 });

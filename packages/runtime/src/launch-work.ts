@@ -161,12 +161,16 @@ export function runGemmPeaksByDtype(machine: Machine): Record<string, number> {
 /**
  * The distinct HBM bytes a launch read and wrote: the PE_DMA blocks (through
  * `Machine.hbmAccessObserver`) as half-open address intervals, reads and writes apart, sorted
- * and merged when a list grows past {@link COMPACT_AT} intervals and at the end, so memory stays
- * proportional to the distinct ranges rather than to the blocks.
+ * and merged when a list grows past twice what it held after its last merge (at least
+ * {@link COMPACT_AT} intervals) and at the end, so memory stays proportional to the distinct
+ * ranges rather than to the blocks, and the merges cost O(n log n) over a launch (amortised).
  */
 export class HbmFootprint {
   private readonly reads: number[] = [];
   private readonly writes: number[] = [];
+  /** Lengths (numbers, 2 per interval) at which each list is merged next. */
+  private readsLimit = 2 * COMPACT_AT;
+  private writesLimit = 2 * COMPACT_AT;
 
   /** The distinct HBM bytes the PE_DMAs of `machine` move while `run` runs (its observer meanwhile). */
   static async during(machine: Machine, run: () => Promise<void>): Promise<HbmFootprint> {
@@ -187,7 +191,12 @@ export class HbmFootprint {
     else
       for (let row = 0; row < rows; row++)
         into.push(address + row * stride, address + row * stride + rowBytes);
-    if (into.length > 2 * COMPACT_AT) compact(into);
+    if (write ? into.length > this.writesLimit : into.length > this.readsLimit) {
+      compact(into);
+      const limit = Math.max(2 * COMPACT_AT, 2 * into.length);
+      if (write) this.writesLimit = limit;
+      else this.readsLimit = limit;
+    }
   };
 
   /** Distinct bytes read so far. */
