@@ -7,6 +7,18 @@ export const GEMM_DTYPES: readonly string[] = ["i8", "f16", "bf16", "f32"];
 /** The per-dtype key of the FLOPs of a PE_GEMM impl that does not count them by dtype. */
 const UNKNOWN_DTYPE = "unknown";
 
+/** `RunResults.hostCopies`: the host copies, apart from the launches. */
+export const hostCopiesSchema = z
+  .object({
+    count: z.number().int().describe("Host copies (sim.copyToDevice, toDevice, fromDevice)."),
+    bytes: z.number().describe("Bytes they moved."),
+    ns: z.number().describe("Simulated time they took, summed, ns."),
+  })
+  .optional()
+  .describe(
+    "The host <-> HBM copies, apart from the launches (their HBM bytes count in work.hbmBytes); absent in results written before they were reported.",
+  );
+
 /** The per-launch fields beyond name, PEs, window, work and `rooflineNs` (see `RunResultsSchema`). */
 export const launchDetailSchema = {
   durationNs: z.number().describe("The kernel window: endNs - startNs, ns (no host copies)."),

@@ -1,7 +1,12 @@
 import { gemmTimingOf, type Machine, MemoryComponent } from "@kb/components";
 import type { VerifyReport } from "@kb/data-executor";
 import * as z from "zod";
-import { type LaunchDetail, launchDetailSchema, runGemmPeaksByDtype } from "./launch-work.js";
+import {
+  hostCopiesSchema,
+  type LaunchDetail,
+  launchDetailSchema,
+  runGemmPeaksByDtype,
+} from "./launch-work.js";
 
 /** A non-finite value in JSON, which has no NaN or Infinity. */
 const nonFiniteValue = z.enum(["NaN", "Inf", "-Inf"]);
@@ -58,16 +63,7 @@ export const RunResultsSchema = z.object({
     .describe(
       "Kernel launches in order, each over its kernel window (from the launch to its last PE's completion; host copies are outside it). The fields after rooflineNs are absent in results written before they were reported.",
     ),
-  hostCopies: z
-    .object({
-      count: z.number().int().describe("Host copies (sim.copyToDevice, toDevice, fromDevice)."),
-      bytes: z.number().describe("Bytes they moved."),
-      ns: z.number().describe("Simulated time they took, summed, ns."),
-    })
-    .optional()
-    .describe(
-      "The host <-> HBM copies, apart from the launches (their HBM bytes count in work.hbmBytes); absent in results written before they were reported.",
-    ),
+  hostCopies: hostCopiesSchema,
   work: z.object({
     gemmFlops: z.number().describe("Arithmetic operations on PE_GEMM (2 m n k per tile)."),
     mathFlops: z.number().describe("Element operations on PE_MATH."),
