@@ -1,6 +1,7 @@
 import type { TopologyEdge } from "./graph.js";
 import { SearchScratch, type Shortcuts, shortcutsOf } from "./region-search.js";
 import { noRouteError, type Route, Router, type RoutingInput, selfRoute } from "./route.js";
+import { RouteCache } from "./route-cache.js";
 import { groupEdges, routingArrays } from "./routing-arrays.js";
 import { NODE_LIMIT } from "./search-queue.js";
 
@@ -118,7 +119,7 @@ export class RegionRouter {
   private readonly endCorridors: (Corridor[] | undefined)[];
   private readonly endNodes: Float64Array;
   private readonly corridorByRegions = new Map<string, Corridor>();
-  private readonly routes: (Map<number, Route> | undefined)[];
+  private readonly routes: RouteCache;
 
   constructor(input: RegionRoutingInput) {
     this.input = input;
@@ -129,7 +130,7 @@ export class RegionRouter {
     if (input.region.length !== nodeCount)
       throw new Error(`RegionRouter: ${input.region.length} regions for ${nodeCount} nodes`);
     this.region = input.region;
-    this.routes = new Array<Map<number, Route> | undefined>(nodeCount);
+    this.routes = new RouteCache(nodeCount);
     this.endCorridors = new Array<Corridor[] | undefined>(nodeCount);
     this.endNodes = new Float64Array(nodeCount);
     this.wholeGraph = input.wholeGraph ?? WHOLE_GRAPH;
@@ -218,17 +219,10 @@ export class RegionRouter {
 
   /** The best route from node `src` to node `dst`; throws `TOPOLOGY_NO_ROUTE` when there is none. */
   route(src: number, dst: number): Route {
-    let bySource = this.routes[src];
-    if (bySource === undefined) {
-      bySource = new Map();
-      this.routes[src] = bySource;
-    }
-    const cached = bySource.get(dst);
-    if (cached !== undefined) return cached;
-    const route = this.findRoute(src, dst);
-    bySource.set(dst, route);
-    return route;
+    return this.routes.get(src, dst, this.find);
   }
+
+  private readonly find = (src: number, dst: number): Route => this.findRoute(src, dst);
 
   /**
    * The best route from `src` to `dst`, not kept (a new object every call; corridors and search

@@ -1,6 +1,7 @@
 import { KbError } from "@kb/errors";
 import type { TopologyEdge } from "./graph.js";
 import type { RegionRouter } from "./region-router.js";
+import { RouteCache } from "./route-cache.js";
 import { LATENCY_UNITS_PER_NS, routingArrays } from "./routing-arrays.js";
 import { NODE_LIMIT, SearchQueue } from "./search-queue.js";
 
@@ -160,18 +161,17 @@ export class Router {
   /** Trees by `root * 2 + (backward ? 1 : 0)`, oldest first. */
   private readonly trees = new Map<number, Int32Array>();
   private treeEntries = 0;
-  private readonly routes: (Map<number, Route> | undefined)[];
+  private readonly routes: RouteCache;
   /** Number of searches run so far (diagnostics and benches). */
   searches = 0;
 
   constructor(input: RoutingInput) {
     this.input = input;
     const nodeCount = input.ids.length;
-    const edgeCount = input.edges.length;
     if (nodeCount >= NODE_LIMIT)
       throw new Error(`Router: ${nodeCount} nodes is more than the ${NODE_LIMIT} it can order`);
     this.nodeCount = nodeCount;
-    this.routes = new Array<Map<number, Route> | undefined>(nodeCount);
+    this.routes = new RouteCache(nodeCount);
     ({
       edgeLatency: this.edgeLatency,
       nodeFirstFlit: this.nodeFirstFlit,
@@ -194,17 +194,10 @@ export class Router {
 
   /** The best route from node `src` to node `dst`; throws `TOPOLOGY_NO_ROUTE` when there is none. */
   route(src: number, dst: number): Route {
-    let bySource = this.routes[src];
-    if (bySource === undefined) {
-      bySource = new Map();
-      this.routes[src] = bySource;
-    }
-    const cached = bySource.get(dst);
-    if (cached !== undefined) return cached;
-    const route = this.findRoute(src, dst);
-    bySource.set(dst, route);
-    return route;
+    return this.routes.get(src, dst, this.find);
   }
+
+  private readonly find = (src: number, dst: number): Route => this.findRoute(src, dst);
 
   /**
    * The best route from node `src` to node `dst`, not kept (a new object every call; the search
