@@ -1,10 +1,11 @@
+import { groupDigits } from "@kb/errors";
 import type { RunResults } from "@kb/runtime";
 import { formatNs, formatNumber, formatPercent, formatSi } from "@kb/web-ui/format";
 import { formatGemmPeaks, formatLaunches } from "./format-launches.js";
 
 // Number formats are the page's (apps/web/src/format.ts, bundled in): `kb run` and `kb web` print
 // every time and rate the same way.
-export { formatNs, formatSi };
+export { formatNs, formatSi, groupDigits };
 
 /** What `kb run` knows about a run besides its results: wall times and the bench's outputs. */
 export interface RunExtras {
@@ -159,13 +160,6 @@ export function formatByteCount(bytes: number): string {
 /** A wall time: `714 ms`, `12.34 s`. */
 export function formatWallMs(ms: number): string {
   return ms < 1000 ? `${ms.toFixed(0)} ms` : `${(ms / 1000).toFixed(2)} s`;
-}
-
-/** `1234567` as `1,234,567` (the same on every machine, unlike toLocaleString). */
-export function groupDigits(value: number): string {
-  const [whole = "", fraction] = String(value).split(".");
-  const grouped = whole.replace(/\B(?=(\d{3})+(?!\d))/g, ",");
-  return fraction === undefined ? grouped : `${grouped}.${fraction}`;
 }
 
 /** A bench's own table: its title, then right-aligned columns (numbers as given). */

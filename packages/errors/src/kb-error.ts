@@ -136,6 +136,13 @@ export class KbError extends Error {
   }
 }
 
+/** `1234567` as `1,234,567` (the same on every machine, unlike toLocaleString). */
+export function groupDigits(value: number): string {
+  const [whole = "", fraction] = String(value).split(".");
+  const grouped = whole.replace(/\B(?=(\d{3})+(?!\d))/g, ",");
+  return fraction === undefined ? grouped : `${grouped}.${fraction}`;
+}
+
 /**
  * A simulated time in ns as messages print it: rounded to 3 decimals (picoseconds), without the
  * float noise of sums (`2048.9049999999997` prints `2048.905`), `-0` as `0`.

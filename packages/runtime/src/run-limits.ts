@@ -1,4 +1,4 @@
-import { formatSimTime, KbError } from "@kb/errors";
+import { formatSimTime, groupDigits, KbError } from "@kb/errors";
 import type { KernelHost, RunSlices } from "@kb/tl";
 import { kernelWaitLines } from "./stalled-kernels.js";
 
@@ -101,8 +101,4 @@ function limitError(host: KernelHost, limit: keyof typeof OPTION, what: string):
       `A kernel that loops forever never ends: check its loop bounds. If the run is just long, raise the limit (${OPTION[limit]}).`,
     { context: { simTimeNs: env.now } },
   );
-}
-
-function groupDigits(value: number): string {
-  return Number.isFinite(value) ? Math.round(value).toLocaleString("en-US") : String(value);
 }

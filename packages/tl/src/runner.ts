@@ -52,34 +52,31 @@ export class KernelHost {
    */
   async run<T>(until: Event<T>, slices?: RunSlices): Promise<T> {
     const env = this.env;
-    // Kernels pause the engine at every command they post: a slice spans many env.run calls.
+    // One options object for every env.run of this call (a kernel pauses the engine at every
+    // command it posts, so a slice spans many env.run calls).
+    const options =
+      slices === undefined
+        ? undefined
+        : { maxEvents: 1, stopAfterNs: slices.stopAfterNs ?? Number.POSITIVE_INFINITY };
+    const eventLimit = slices?.eventLimit ?? Number.POSITIVE_INFINITY;
     let sliceStart = env.processedEventCount;
     for (;;) {
       await this.settle();
-      if (slices === undefined) {
+      if (slices === undefined || options === undefined) {
         env.run(until);
       } else {
-        env.run(until, {
-          maxEvents: Math.max(
-            1,
-            Math.min(
-              slices.events - (env.processedEventCount - sliceStart),
-              (slices.eventLimit ?? Number.POSITIVE_INFINITY) - env.processedEventCount,
-            ),
-          ),
-          ...(slices.stopAfterNs !== undefined ? { stopAfterNs: slices.stopAfterNs } : {}),
-        });
+        const done = env.processedEventCount;
+        options.maxEvents = Math.max(1, Math.min(slices.events - (done - sliceStart), eventLimit - done));
+        env.run(until, options);
       }
       if (until.processed) {
         if (!until.ok) throw until.value;
         return until.value as T;
       }
-      const atLimit =
-        slices !== undefined &&
-        ((slices.stopAfterNs !== undefined && env.peek() > slices.stopAfterNs) ||
-          env.processedEventCount >= (slices.eventLimit ?? Number.POSITIVE_INFINITY));
-      if (slices !== undefined && (atLimit || env.processedEventCount - sliceStart >= slices.events)) {
-        sliceStart = env.processedEventCount;
+      if (slices === undefined || options === undefined) continue;
+      const done = env.processedEventCount;
+      if (env.peek() > options.stopAfterNs || done >= eventLimit || done - sliceStart >= slices.events) {
+        sliceStart = done;
         await slices.between();
       }
     }
