@@ -1,5 +1,5 @@
+import { formatNs, formatNumber, formatPercent, formatSi } from "@kb/errors";
 import type { RunResults } from "@kb/runtime";
-import { formatNs, formatNumber, formatPercent, formatSi } from "@kb/web-ui/format";
 
 type Launch = {
   [K in keyof RunResults["launches"][number]]-?: NonNullable<RunResults["launches"][number][K]>;

@@ -1,6 +1,5 @@
-import { groupDigits } from "@kb/errors";
+import { formatNs, formatNumber, formatPercent, formatSi, groupDigits } from "@kb/errors";
 import type { RunResults } from "@kb/runtime";
-import { formatNs, formatNumber, formatPercent, formatSi } from "@kb/web-ui/format";
 import { formatGemmPeaks, formatLaunches } from "./format-launches.js";
 
 // Number formats are the page's (apps/web/src/format.ts, bundled in): `kb run` and `kb web` print

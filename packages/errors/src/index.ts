@@ -1,2 +1,11 @@
+export {
+  formatNs,
+  formatNumber,
+  formatPercent,
+  formatRatio,
+  formatSi,
+  formatSimTime,
+  groupDigits,
+} from "./format.js";
 export type { KbErrorCode, KbErrorContext, KbErrorOptions } from "./kb-error.js";
-export { formatContext, formatSimTime, groupDigits, isKbError, KbError } from "./kb-error.js";
+export { formatContext, isKbError, KbError } from "./kb-error.js";

@@ -1,3 +1,5 @@
+import { formatSimTime } from "./format.js";
+
 /**
  * Every error code kernbench-ts can raise. A closed union: a new failure mode gets a new code here,
  * so callers can switch on `error.code` exhaustively.
@@ -134,23 +136,6 @@ export class KbError extends Error {
     this.context = context;
     this.detail = detail;
   }
-}
-
-/** `1234567` as `1,234,567` (the same on every machine, unlike toLocaleString). */
-export function groupDigits(value: number): string {
-  const [whole = "", fraction] = String(value).split(".");
-  const grouped = whole.replace(/\B(?=(\d{3})+(?!\d))/g, ",");
-  return fraction === undefined ? grouped : `${grouped}.${fraction}`;
-}
-
-/**
- * A simulated time in ns as messages print it: rounded to 3 decimals (picoseconds), without the
- * float noise of sums (`2048.9049999999997` prints `2048.905`), `-0` as `0`.
- */
-export function formatSimTime(ns: number): string {
-  if (!Number.isFinite(ns)) return String(ns);
-  const rounded = Math.round(ns * 1000) / 1000;
-  return String(rounded === 0 ? 0 : rounded);
 }
 
 /**

@@ -1,0 +1,60 @@
+// How kernbench-ts prints numbers: one definition for error messages (@kb/errors), `kb run`'s
+// summary and verdicts (@kb/runtime, the CLI) and the `kb web` page. No float noise
+// (`2048.9049999999997` never prints), no exponents, the same on every machine.
+
+/** `1234567` as `1,234,567` (the same on every machine, unlike toLocaleString). */
+export function groupDigits(value: number): string {
+  const [whole = "", fraction] = String(value).split(".");
+  const grouped = whole.replace(/\B(?=(\d{3})+(?!\d))/g, ",");
+  return fraction === undefined ? grouped : `${grouped}.${fraction}`;
+}
+
+/**
+ * An instant of simulated time in ns, exactly, as messages print it (`at t=2048.905 ns`):
+ * rounded to 3 decimals (picoseconds), without the float noise of sums, `-0` as `0`. For a
+ * duration in a report use {@link formatNs}.
+ */
+export function formatSimTime(ns: number): string {
+  if (!Number.isFinite(ns)) return String(ns);
+  const rounded = Math.round(ns * 1000) / 1000;
+  return String(rounded === 0 ? 0 : rounded);
+}
+
+/** A simulated duration in the unit that fits, 4 significant digits: `850 ns`, `12.35 µs`, `3.2 ms`. */
+export function formatNs(ns: number): string {
+  const size = Math.abs(ns);
+  if (size < 1e3) return `${formatNumber(ns, 4)} ns`;
+  if (size < 1e6) return `${formatNumber(ns / 1e3, 4)} µs`;
+  if (size < 1e9) return `${formatNumber(ns / 1e6, 4)} ms`;
+  return `${formatNumber(ns / 1e9, 4)} s`;
+}
+
+/** A value with an SI prefix: `819.2 GB/s`, `4.096 TFLOP/s` (4 significant digits). */
+export function formatSi(value: number, unit: string): string {
+  const prefixes = ["", "k", "M", "G", "T", "P", "E"];
+  let scaled = value;
+  let index = 0;
+  while (Math.abs(scaled) >= 1000 && index < prefixes.length - 1) {
+    scaled /= 1000;
+    index++;
+  }
+  return `${formatNumber(scaled, 4)} ${prefixes[index]}${unit}`;
+}
+
+/** A fraction as a percentage with one decimal: `27.8%`. */
+export function formatPercent(fraction: number): string {
+  return `${(fraction * 100).toFixed(1)}%`;
+}
+
+/** A ratio such as `1.234 x`; `-` when there is none. */
+export function formatRatio(ratio: number | null): string {
+  return ratio === null ? "-" : `${formatNumber(ratio, 4)} x`;
+}
+
+/** `digits` significant digits, no float noise, no exponent. */
+export function formatNumber(value: number, digits: number): string {
+  if (value === 0 || !Number.isFinite(value)) return String(value);
+  const magnitude = Math.floor(Math.log10(Math.abs(value)));
+  const decimals = Math.max(0, digits - 1 - magnitude);
+  return String(Number(value.toFixed(decimals)));
+}
