@@ -1,42 +1,32 @@
 /**
  * Host reference implementations of the workload benches: what the kernels' outputs are checked
  * against. They are computed on the host by a separate implementation of their own (TypeScript,
- * and WebAssembly for the innermost loops of the matrix products) on @stdlib/ndarray containers,
- * never by the simulator's or the phase-2 executor's code path.
+ * and WebAssembly for the innermost loops of the matrix products) on plain float64 arrays, never
+ * by the simulator's or the phase-2 executor's code path.
  *
  * Numerics: the inputs' exact values in double precision, each result rounded once to the output
  * dtype (`Tensor.fromArray` rounds to nearest, ties to even); only `attention` also rounds where
  * the attention kernel does (see there). Sums run in index order (a matrix product's element is
  * `a[i, 0] * b[0, j] + a[i, 1] * b[1, j] + ...` from 0), whatever the blocking.
  *
- * Containers: every input is copied into a row-major float64 ndarray (`@stdlib/ndarray-base-ctor`,
- * strides from `@stdlib/ndarray-base-shape2strides`) and every result is built in one, so shapes,
- * strides and offsets come from stdlib rather than from index arithmetic of our own. Elementwise
- * work goes through stdlib's loops (`@stdlib/ndarray-base-binary` for `add`,
- * `@stdlib/ndarray-base-map` for `exp`). The reductions (row sums, softmax) walk the ndarrays'
- * `data` buffers with the ndarrays' own strides and offsets in plain loops; the matrix products
- * (`matmul`, both of `attention`'s) go through `blocked-matmul.ts`, a cache- and register-blocked
- * f64 kernel over the same buffers, strides and offsets: stdlib has no matmul among its individual
- * ndarray packages, and the plain `i-p-j` loop this replaced ran at about 0.7 GMAC/s (minutes for
- * the 4096^3 reference; the kernel runs it in seconds, see benches/README.md). `get` is used where
- * it is off the hot path.
+ * Containers: every input is copied into a row-major {@link Float64NdArray} (a `Float64Array`
+ * with its shape, strides and offset) and every result is built in one. Elementwise work and the
+ * reductions (row sums, softmax) walk the `data` buffers with the arrays' strides and offsets in
+ * plain loops; the matrix products (`matmul`, both of `attention`'s) go through
+ * `blocked-matmul.ts`, a cache- and register-blocked f64 kernel over the same buffers, strides
+ * and offsets: the plain `i-p-j` loop this replaced ran at about 0.7 GMAC/s (minutes for the
+ * 4096^3 reference; the kernel runs it in seconds, see benches/README.md).
  *
  * Progress: `matmul` and `attention` take an optional `onProgress(fraction)`, called with
  * nondecreasing fractions of the work done, the last one 1 (pass a bench check's
  * `context?.progress`, see `ReferenceContext` of @kb/runtime). They stay synchronous.
  *
- * The @stdlib/ndarray-base-* packages are used rather than @stdlib/ndarray-ctor,
- * @stdlib/ndarray-zeros or @stdlib/ndarray-base-unary: those depend on
- * @stdlib/ndarray-base-assert-is-data-type-object 0.1.0, whose published manifest points a
- * dependency at a git branch instead of the registry, so they do not install from the npm registry
- * alone.
+ * Dependencies: only @kb/tensor (for the tensors in and out), so these benches run from an
+ * installed `kb` (`@kb/cli` ships them) and from a copy in any folder. They used @stdlib's
+ * ndarray containers and loops before; those pulled about 240 packages into every install of
+ * the CLI for a container and two loops.
  */
 import { DTYPE_BYTES, type Dtype, roundToDtype, Tensor } from "@kb/tensor";
-import binary from "@stdlib/ndarray-base-binary";
-import ndarray from "@stdlib/ndarray-base-ctor";
-import map from "@stdlib/ndarray-base-map";
-import shape2strides from "@stdlib/ndarray-base-shape2strides";
-import type { float64ndarray } from "@stdlib/types/ndarray";
 import { type MatrixView, multiplyRows, packColumns, ROW_BLOCK } from "./blocked-matmul.js";
 
 /**
@@ -56,15 +46,18 @@ export function matmul(a: Tensor, b: Tensor, dtype: Dtype, onProgress?: (fractio
 /** `x + y` elementwise (same shapes), rounded to `dtype`. */
 export function add(x: Tensor, y: Tensor, dtype: Dtype): Tensor {
   sameShape(x, y, "add");
-  const out = zeros(x.shape);
-  binary([fromTensor(x), fromTensor(y), out], plus);
+  const out = fromTensor(x); // a copy, made over in place
+  const yd = y.toFloat64Array();
+  const od = out.data;
+  for (let i = 0; i < od.length; i++) od[i] = od[i]! + yd[i]!;
   return toTensor(out, dtype);
 }
 
 /** `exp(x)` elementwise, rounded to `dtype`. */
 export function exp(x: Tensor, dtype: Dtype): Tensor {
-  const out = zeros(x.shape);
-  map([fromTensor(x), out], Math.exp);
+  const out = fromTensor(x); // a copy, made over in place
+  const od = out.data;
+  for (let i = 0; i < od.length; i++) od[i] = Math.exp(od[i]!);
   return toTensor(out, dtype);
 }
 
@@ -82,7 +75,7 @@ export function rowSum(x: Tensor, dtype: Dtype): Tensor {
       sum += xd[ix]!;
       ix += x1;
     }
-    out.set(r, 0, sum);
+    out.data[r] = sum;
   }
   return toTensor(out, dtype);
 }
@@ -246,11 +239,11 @@ export function expWhereFlagged(x: Tensor, flags: Tensor, tileRows: number, dtyp
     throw new RangeError(`expWhereFlagged: ${flags.size} flags for ${tiles} tiles of ${tileRows} rows.`);
   }
   const out = fromTensor(x); // a copy; flagged rows are made over in place
-  const flagValues = float64(flags.toFloat64Array(), [flags.size]); // flags of any shape, flat
+  const flagValues = flags.toFloat64Array(); // flags of any shape, flat
   const [x0, x1] = strides2(out);
   const xd = out.data;
   for (let r = 0; r < rows; r++) {
-    if (!(flagValues.get(Math.floor(r / tileRows)) > 0)) continue;
+    if (!(flagValues[Math.floor(r / tileRows)]! > 0)) continue;
     let ix = out.offset + r * x0;
     for (let c = 0; c < cols; c++) {
       xd[ix] = Math.exp(xd[ix]!);
@@ -274,8 +267,16 @@ function softmaxRow(data: Float64Array, offset: number, stride: number, length: 
   for (let i = offset; i !== end; i += stride) data[i] = data[i]! / sum;
 }
 
-/** A 2-D ndarray as the matrix kernel's view of its buffer. */
-function view(x: float64ndarray): MatrixView {
+/** A float64 n-dimensional array: `data[offset + i0 * strides[0] + i1 * strides[1] + ...]`. */
+interface Float64NdArray {
+  readonly data: Float64Array;
+  readonly shape: readonly number[];
+  readonly strides: readonly number[];
+  readonly offset: number;
+}
+
+/** A 2-D array as the matrix kernel's view of its buffer. */
+function view(x: Float64NdArray): MatrixView {
   const [rowStride, colStride] = strides2(x);
   return { data: x.data, offset: x.offset, rowStride, colStride };
 }
@@ -285,48 +286,43 @@ function rowsFrom(x: MatrixView, row: number): MatrixView {
   return { ...x, offset: x.offset + row * x.rowStride };
 }
 
-function plus(x: number, y: number): number {
-  return x + y;
+/** A row-major float64 array of `shape` over `data` (not copied). */
+function float64(data: Float64Array, shape: readonly number[]): Float64NdArray {
+  const strides: number[] = new Array<number>(shape.length);
+  let stride = 1;
+  for (let i = shape.length - 1; i >= 0; i--) {
+    strides[i] = stride;
+    stride *= shape[i]!;
+  }
+  if (stride !== data.length) {
+    throw new Error(`reference: ${data.length} values do not fill the shape [${shape.join(", ")}].`);
+  }
+  return { data, shape: shape.slice(), strides, offset: 0 };
 }
 
-/** A row-major float64 ndarray of `shape` over `data` (not copied). */
-function float64(data: Float64Array, shape: readonly number[]): float64ndarray {
-  const dims = shape.slice();
-  return new ndarray(
-    "float64",
-    data,
-    dims,
-    shape2strides(dims, "row-major"),
-    0,
-    "row-major",
-  ) as float64ndarray;
-}
-
-/** The tensor's exact values in a new row-major float64 ndarray of its shape. */
-function fromTensor(t: Tensor): float64ndarray {
+/** The tensor's exact values in a new row-major float64 array of its shape. */
+function fromTensor(t: Tensor): Float64NdArray {
   return float64(t.toFloat64Array(), t.shape);
 }
 
-/** A new row-major float64 ndarray of zeros. */
-function zeros(shape: readonly number[]): float64ndarray {
+/** A new row-major float64 array of zeros. */
+function zeros(shape: readonly number[]): Float64NdArray {
   let size = 1;
   for (const dim of shape) size *= dim;
   return float64(new Float64Array(size), shape);
 }
 
 /**
- * `x` rounded once to `dtype`. `x` must be one of this file's own ndarrays (row-major, contiguous,
+ * `x` rounded once to `dtype`. `x` must be one of this file's own arrays (row-major, contiguous,
  * offset 0), whose `data` is then its elements in row-major order.
  */
-function toTensor(x: float64ndarray, dtype: Dtype): Tensor {
-  if (x.offset !== 0 || x.order !== "row-major" || x.data.length !== x.length) {
-    throw new Error("reference: expected a contiguous row-major ndarray at offset 0.");
-  }
+function toTensor(x: Float64NdArray, dtype: Dtype): Tensor {
+  if (x.offset !== 0) throw new Error("reference: expected a contiguous row-major array at offset 0.");
   return Tensor.fromArray(x.data, Array.from(x.shape), dtype);
 }
 
-/** The two strides of a 2-D ndarray. */
-function strides2(x: float64ndarray): [number, number] {
+/** The two strides of a 2-D array. */
+function strides2(x: Float64NdArray): [number, number] {
   return [x.strides[0]!, x.strides[1]!];
 }
 
