@@ -1,9 +1,11 @@
-import { cpSync, existsSync } from "node:fs";
+import { cpSync, existsSync, mkdirSync, readdirSync, rmSync } from "node:fs";
 import { kbTsupConfig } from "@kb/tooling/tsup";
 
 // Two entries: the library (`runCli`, for tests and embedding) and the `kb` executable.
 // The page of `kb web` (@kb/web-ui, built first by turbo) is copied into dist/web, so the
-// published package serves it without the private web package.
+// published package serves it without the private web package. The repository's benches
+// (benches/*.ts and their lib/, not perf/ or test/) and topologies (*.yaml and their schema) are
+// copied into dist/shipped, where an installed kb finds them by name after the user's own.
 export default kbTsupConfig({
   entry: ["src/index.ts", "src/bin.ts"],
   platform: "node",
@@ -13,5 +15,25 @@ export default kbTsupConfig({
       throw new Error("apps/web/dist/index.html is missing: build @kb/web-ui first (pnpm build does)");
     }
     cpSync(page, new URL("./dist/web/", import.meta.url), { recursive: true });
+    copyShipped();
   },
 });
+
+/** The files of the repository's `from` folder that `keep` accepts, into dist/shipped/`to`. */
+function copyFiles(from: string, to: string, keep: (name: string) => boolean): void {
+  const source = new URL(`../../${from}/`, import.meta.url);
+  const target = new URL(`./dist/shipped/${to}/`, import.meta.url);
+  mkdirSync(target, { recursive: true });
+  for (const entry of readdirSync(source, { withFileTypes: true })) {
+    if (entry.isFile() && keep(entry.name)) cpSync(new URL(entry.name, source), new URL(entry.name, target));
+  }
+}
+
+function copyShipped(): void {
+  rmSync(new URL("./dist/shipped/", import.meta.url), { recursive: true, force: true });
+  // Bench files have plain names: tsup.config.ts and *.test.ts are not benches.
+  const bench = (name: string) => /^[^.]+\.ts$/.test(name);
+  copyFiles("benches", "benches", (name) => bench(name) || name === "README.md");
+  copyFiles("benches/lib", "benches/lib", bench);
+  copyFiles("topologies", "topologies", (name) => /\.(ya?ml|json|md)$/.test(name));
+}

@@ -1,4 +1,4 @@
-import { existsSync, readdirSync, statSync } from "node:fs";
+import { readdirSync, statSync } from "node:fs";
 import { dirname, join, resolve, sep } from "node:path";
 import { fileURLToPath } from "node:url";
 import * as ccl from "@kb/ccl";
@@ -22,6 +22,16 @@ const BENCH_EXTENSIONS = [".ts", ".js", ".mjs"];
 /** The directory of this file: `src/` when run from sources, `dist/` when built. */
 const CLI_DIR = dirname(fileURLToPath(import.meta.url));
 
+/**
+ * The folder of the benches and topologies kb ships (`benches/`, `topologies/`): `dist/shipped/`
+ * of the package, which its build copies from the repository; the repository itself when kb runs
+ * from its sources.
+ */
+export function shippedDir(): string {
+  const built = join(CLI_DIR, "shipped");
+  return isDirectory(built) ? built : resolve(CLI_DIR, "..", "..", "..");
+}
+
 /** `dir` and its parents, nearest first. */
 function upwards(dir: string): string[] {
   const dirs: string[] = [];
@@ -32,11 +42,11 @@ function upwards(dir: string): string[] {
 }
 
 /**
- * Where to look for `benches/` and `topologies/`: the current directory and its parents, then
- * the CLI package's own directory and its parents (the repository's, when kb runs from a clone).
+ * Where to look for `benches/` and `topologies/`, in order: the current directory and its
+ * parents, then the folder of what kb ships ({@link shippedDir}).
  */
 function searchDirs(cwd: string): string[] {
-  return [...new Set([...upwards(cwd), ...upwards(CLI_DIR)])];
+  return [...new Set([...upwards(cwd), shippedDir()])];
 }
 
 /** The first `<dir>/<relative>` that is a file, over {@link searchDirs}. */
@@ -56,7 +66,54 @@ function isFile(path: string): boolean {
   }
 }
 
-/** A path (has a `/` or a bench file extension) as is; a name as `benches/<name>.ts`. */
+function isDirectory(path: string): boolean {
+  try {
+    return statSync(path).isDirectory();
+  } catch {
+    return false;
+  }
+}
+
+/** Where the lookup of `<folder>/<file>` went, for error messages. */
+function lookupPlaces(folder: string, file: string, cwd: string): string {
+  return `${folder}/${file} in ${resolve(cwd)} and its parents, then ${file} in kb's own ${join(shippedDir(), folder)}`;
+}
+
+/**
+ * The names of `<dir>/<folder>/*<extension>` over {@link searchDirs}, by folder, nearest first;
+ * a name found nearer hides the same name further up.
+ */
+function listNames(folder: string, extension: string, cwd: string): string {
+  const found: string[] = [];
+  const seen = new Set<string>();
+  for (const dir of searchDirs(cwd)) {
+    const path = join(dir, folder);
+    if (!isDirectory(path)) continue;
+    // Plain names only: `*.test.ts`, `*.config.ts`, `*.d.ts` and `*.schema.json` are not listed.
+    const names = readdirSync(path)
+      .map((entry) => (entry.endsWith(extension) ? entry.slice(0, -extension.length) : undefined))
+      .filter(
+        (name): name is string =>
+          name !== undefined &&
+          !name.includes(".") &&
+          !seen.has(name) &&
+          isFile(join(path, name + extension)),
+      )
+      .sort();
+    for (const name of names) seen.add(name);
+    if (names.length > 0) found.push(`in ${path}: ${names.join(", ")}`);
+  }
+  const what = `${folder.charAt(0).toUpperCase()}${folder.slice(1)}`;
+  return found.length === 0
+    ? `No ${folder}/*${extension} were found there.`
+    : `${what} found ${found.join("; ")}.`;
+}
+
+/**
+ * The file of a bench argument: a path (it has a `/` or a bench file extension) as is, from
+ * `cwd`; a name as `benches/<name>.ts` in `cwd` or a parent, else among the benches kb ships.
+ * Throws a `KbError` naming where it looked and the benches found there.
+ */
 export function locateBench(benchArg: string, cwd: string): string {
   const isPath = /[/\\]/.test(benchArg) || BENCH_EXTENSIONS.some((extension) => benchArg.endsWith(extension));
   if (isPath) {
@@ -72,28 +129,32 @@ export function locateBench(benchArg: string, cwd: string): string {
   }
   const file = findUp(join("benches", `${benchArg}.ts`), cwd);
   if (file !== undefined) return file;
-
-  const found: string[] = [];
-  const seen = new Set<string>();
-  for (const dir of searchDirs(cwd)) {
-    const benches = join(dir, "benches");
-    if (!existsSync(benches) || !statSync(benches).isDirectory()) continue;
-    // Bench files have plain names: `*.test.ts`, `*.config.ts` and `*.d.ts` are not benches.
-    const names = readdirSync(benches)
-      .map((entry) => /^([^.]+)\.ts$/.exec(entry)?.[1])
-      .filter(
-        (name): name is string =>
-          name !== undefined && !seen.has(name) && isFile(join(benches, `${name}.ts`)),
-      )
-      .sort();
-    for (const name of names) seen.add(name);
-    if (names.length > 0) found.push(`in ${benches}: ${names.join(", ")}`);
-  }
-  const listing =
-    found.length === 0 ? "No benches/*.ts were found there." : `Benches found ${found.join("; ")}.`;
   throw new KbError(
     "RUNTIME_INVALID",
-    `no bench named "${benchArg}": looked for benches/${benchArg}.ts in ${cwd} and its parents, then beside kb (${CLI_DIR}) and its parents. ${listing} To run your own bench, pass the path of its file: kb run ./my-bench.ts.`,
+    `no bench named "${benchArg}": looked for ${lookupPlaces("benches", `${benchArg}.ts`, cwd)}. ${listNames("benches", ".ts", cwd)} To run your own bench, pass the path of its file: kb run ./my-bench.ts.`,
+  );
+}
+
+const TOPOLOGY_EXTENSIONS = [".yaml", ".yml"];
+
+/**
+ * The file of a `--topology` argument (`default` when none is given): a path (it has a `/`) as
+ * is, from `cwd`; a file name (`my.yaml`) that exists in `cwd` as is; otherwise a name, with or
+ * without `.yaml`, as `topologies/<name>.yaml` in `cwd` or a parent, else among the topologies kb
+ * ships. Throws a `KbError` naming where it looked and the topologies found there.
+ */
+export function locateTopology(topologyArg: string, cwd: string): string {
+  if (/[/\\]/.test(topologyArg)) return resolve(cwd, topologyArg);
+  if (isFile(resolve(cwd, topologyArg))) return resolve(cwd, topologyArg);
+  const extension = TOPOLOGY_EXTENSIONS.find((ending) => topologyArg.endsWith(ending));
+  const name = extension === undefined ? topologyArg : topologyArg.slice(0, -extension.length);
+  for (const ending of TOPOLOGY_EXTENSIONS) {
+    const file = findUp(join("topologies", name + ending), cwd);
+    if (file !== undefined) return file;
+  }
+  throw new KbError(
+    "TOPOLOGY_NOT_FOUND",
+    `no topology named "${name}": looked for ${topologyArg === name ? "" : `${topologyArg} in ${resolve(cwd)}, then for `}${lookupPlaces("topologies", `${name}.yaml`, cwd)}. ${listNames("topologies", ".yaml", cwd)} Pass a topology name, or the path of a YAML file (./my-design.yaml).`,
   );
 }
 

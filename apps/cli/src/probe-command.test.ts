@@ -32,7 +32,7 @@ describe("kb probe", () => {
     const run = await kb("probe", "--help");
     expect(run.code).toBe(0);
     expect(run.stdout).toMatch(/^Usage: kb probe \[options\]/);
-    for (const option of ["--topology <file>", "--json", "--plugin <package...>"]) {
+    for (const option of ["--topology <file|name>", "--json", "--plugin <package...>"]) {
       expect(run.stdout).toContain(option);
     }
   });

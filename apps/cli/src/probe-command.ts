@@ -1,9 +1,7 @@
-import { statSync } from "node:fs";
-import { dirname, join, resolve } from "node:path";
-import { fileURLToPath } from "node:url";
 import { type ProbeCase, type ProbeReport, runProbe } from "@kb/components";
 import { buildMachineFromFile, loadTopologyPlugins } from "@kb/components/node";
 import type { Command } from "commander";
+import { locateTopology } from "./bench-files.js";
 import type { CliIo, RunState } from "./run-cli.js";
 
 /** Options of `kb probe` as commander parses them. */
@@ -34,8 +32,8 @@ export function addProbeCommand(program: Command, io: CliIo, state: RunState): C
         "Exit code 1 when an invariant fails.",
     )
     .option(
-      "--topology <file>",
-      "topology YAML file (default: topologies/default.yaml, looked up from the current directory up, then beside kb)",
+      "--topology <file|name>",
+      "topology YAML file, or a name looked up as topologies/NAME.yaml from the current directory up, then among the topologies kb ships (default: default)",
     )
     .option(
       "--json",
@@ -53,7 +51,7 @@ export function addProbeCommand(program: Command, io: CliIo, state: RunState): C
         "  kb probe --topology my-design.yaml --plugin kb-plugin-banked-hbm --json > probe.json",
     )
     .action(async (options: ProbeCommandOptions) => {
-      const file = options.topology ?? defaultTopologyFile(process.cwd());
+      const file = locateTopology(options.topology ?? "default", process.cwd());
       const extra = options.plugin ?? [];
       // Builds one machine first: impl and params errors come back located in the file.
       const { topology, graph } = await buildMachineFromFile(file, { plugins: extra });
@@ -64,28 +62,6 @@ export function addProbeCommand(program: Command, io: CliIo, state: RunState): C
       );
       if (!report.pass) state.exitCode = 1;
     });
-}
-
-/** `topologies/default.yaml` in the current directory or a parent, else beside kb (the repository's). */
-function defaultTopologyFile(cwd: string): string {
-  const relative = join("topologies", "default.yaml");
-  const cliDir = dirname(fileURLToPath(import.meta.url));
-  for (const start of [cwd, cliDir]) {
-    for (let dir = resolve(start); ; dir = dirname(dir)) {
-      const candidate = join(dir, relative);
-      if (isFile(candidate)) return candidate;
-      if (dirname(dir) === dir) break;
-    }
-  }
-  return relative;
-}
-
-function isFile(path: string): boolean {
-  try {
-    return statSync(path).isFile();
-  } catch {
-    return false;
-  }
 }
 
 // -------------------------------------------------------------------------------------------------

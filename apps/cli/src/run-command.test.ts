@@ -44,7 +44,7 @@ describe("kb run: help", () => {
     expect(help.stderr).toBe("");
     expect(help.stdout).toMatch(/^Usage: kb run \[options\] <bench>\n/);
     for (const option of [
-      "--topology <file>",
+      "--topology <file|name>",
       "--param <key=value>",
       "--json",
       "--trace <file>",

@@ -1,5 +1,4 @@
 import { existsSync } from "node:fs";
-import { join } from "node:path";
 import * as components from "@kb/components";
 import { formatVerifyTable, type VerifyReport } from "@kb/data-executor";
 import * as oplog from "@kb/oplog";
@@ -7,7 +6,7 @@ import { JsonlSink, SpillSink } from "@kb/oplog/node";
 import * as runtime from "@kb/runtime";
 import { parseBenchParams, type RunResults, Simulator } from "@kb/runtime";
 import { type Command, InvalidArgumentError } from "commander";
-import { findUp, loadBench, locateBench, runUserCode } from "./bench-files.js";
+import { loadBench, locateBench, locateTopology, runUserCode } from "./bench-files.js";
 import {
   formatReport,
   formatRunSummary,
@@ -47,14 +46,14 @@ export function addRunCommand(program: Command, io: CliIo, state: RunState): Com
         "simulated time, each launch over its kernel window (rates, bytes per level, rooflines) with " +
         "the host copies apart, the whole run's throughput and roofline time, the utilisation by " +
         "component kind and the busiest components. BENCH is a name, run from benches/NAME.ts (looked " +
-        "up in the current directory and its parents, then in the kb repository), or the path of a " +
+        "up in the current directory and its parents, then among the benches kb ships), or the path of a " +
         ".ts, .js or .mjs file whose default export is defineBench({...}) of @kb/runtime; .ts files " +
         "run without a build step. A progress line is shown on a terminal (stderr), never on a pipe.",
     )
     .argument("<bench>", "bench name (benches/NAME.ts) or path of a bench file")
     .option(
-      "--topology <file>",
-      "topology YAML file (default: topologies/default.yaml, looked up like bench names)",
+      "--topology <file|name>",
+      "topology YAML file, or a name looked up as topologies/NAME.yaml like bench names (default: default)",
     )
     .option(
       "--param <key=value>",
@@ -153,8 +152,7 @@ async function runBench(benchArg: string, options: RunOptions, io: CliIo): Promi
   const benchFile = locateBench(benchArg, cwd);
   const bench = await loadBench(benchFile);
   const params = parseBenchParams(bench, options.param ?? {}) as Record<string, unknown>;
-  const topologyFile =
-    options.topology ?? findUp(join("topologies", "default.yaml"), cwd) ?? "topologies/default.yaml";
+  const topologyFile = locateTopology(options.topology ?? "default", cwd);
 
   const progress = io.stderr.isTTY === true && options.json !== true ? new ProgressLine(io.stderr) : null;
   // Outputs are checked before the run (a directory, an input, a name given twice fail now, not

@@ -4,7 +4,7 @@ import { KbError } from "@kb/errors";
 import { type RunResults, RunResultsSchema } from "@kb/runtime";
 import { loadTopologyGraphFile } from "@kb/topology/node";
 import type { WebData, WebEdge, WebNode, WebResults, WebTimeline } from "@kb/web-ui/api";
-import { findUp } from "./bench-files.js";
+import { findUp, locateTopology } from "./bench-files.js";
 import { isRecord, timelineOfTrace, WHAT_KB_WEB_READS } from "./web-timeline.js";
 
 // What `kb web` serves at /api/data: the results and trace files read, and the topology.
@@ -37,7 +37,10 @@ export function loadWebData(files: readonly string[], options: WebDataOptions = 
     else timelines.push(timelineOfTrace(input.events, file, label));
   });
 
-  const topologyFile = options.topology ?? defaultTopologyFile(results, cwd);
+  const topologyFile =
+    options.topology === undefined
+      ? defaultTopologyFile(results, cwd)
+      : locateTopology(options.topology, cwd);
   const { topology, graph } = loadTopologyGraphFile(topologyFile);
   const nodes: WebNode[] = graph.nodes.map((node) => ({
     id: node.id,
