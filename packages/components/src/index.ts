@@ -54,6 +54,8 @@ export type {
   StageWork,
 } from "./component.js";
 export { Component } from "./component.js";
+export type { CounterPointSink } from "./counter-sampler.js";
+export { CounterSampler, DEFAULT_COUNTER_INTERVAL_NS } from "./counter-sampler.js";
 export type { ComponentDefinition, KbPlugin, PluginMeta } from "./define.js";
 export { defineComponent, definePlugin } from "./define.js";
 export { type MaskPiece, maskPieces, maskRunsProblem } from "./dma-mask.js";
@@ -124,9 +126,11 @@ export { defineStageEngine, gemmWork, mathWork, StageEngine } from "./stage-engi
 export type {
   ChromeTrace,
   ChromeTraceEvent,
+  ChromeTraceStream,
   RecordedTraceEvent,
   TraceEventType,
   TraceFilter,
+  TraceRecorderOptions,
   Tracer,
 } from "./trace.js";
 export { globMatcher, TraceRecorder } from "./trace.js";

@@ -20,17 +20,22 @@ it("exports Chrome trace-event JSON: a track per component, matched B/E slices, 
   expect([...names.values()]).toContain("sip0.cube0.xbar0");
   expect(new Set(names.values()).size).toBe(names.size);
   expect([...processes.values()]).toEqual(["sip0.cube0"]);
-  const byTrack = new Map<number, ChromeTraceEvent[]>();
+  // Slices in file order per track (B/E pair up by order); a counter's points in time order (a
+  // sampled change is added when its interval elapses, after later slices of its track: Perfetto
+  // sorts JSON events by time).
+  const byTrack = new Map<string, ChromeTraceEvent[]>();
   for (const event of trace.traceEvents.filter((e) => e.ph !== "M")) {
-    const list = byTrack.get(event.tid) ?? [];
+    const key = event.ph === "C" ? `${event.tid} ${event.name}` : `${event.tid}`;
+    const list = byTrack.get(key) ?? [];
     list.push(event);
-    byTrack.set(event.tid, list);
+    byTrack.set(key, list);
   }
-  for (const [tid, events] of byTrack) {
+  for (const [key, events] of byTrack) {
     let depth = 0;
     let last = -1;
+    const tid = Number.parseInt(key, 10);
     for (const event of events) {
-      expect(event.ts, `track ${names.get(tid)}`).toBeGreaterThanOrEqual(last);
+      expect(event.ts, `track ${names.get(tid)} (${key})`).toBeGreaterThanOrEqual(last);
       last = event.ts;
       if (event.ph === "B") depth++;
       if (event.ph === "E") depth--;
@@ -112,8 +117,7 @@ it("a filter keeps matching components and a time window, closing slices the win
   const window = tracer.toChromeTrace("t", { components: "sip0.cube0.pe1.*", toNs: cut });
   const slices = window.traceEvents.filter((e) => e.ph === "B" || e.ph === "E");
   expect(slices.filter((e) => e.ph === "B")).toHaveLength(slices.filter((e) => e.ph === "E").length);
-  expect(window.traceEvents.some((e) => e.name === "(cut by the trace window)" && e.ts === cut / 1000)).toBe(
-    true,
-  );
-  expect(window.traceEvents.every((e) => e.ts <= cut / 1000)).toBe(true);
+  const cutUs = Math.round(cut * 1000) / 1e6; // ts is µs rounded to the ps
+  expect(window.traceEvents.some((e) => e.name === "(cut by the trace window)" && e.ts === cutUs)).toBe(true);
+  expect(window.traceEvents.every((e) => e.ts <= cutUs)).toBe(true);
 });

@@ -1,3 +1,5 @@
+import { CounterSampler, DEFAULT_COUNTER_INTERVAL_NS } from "./counter-sampler.js";
+
 /**
  * The trace events of ADR-0014 D6, plus the worker loop's service slices and the launch markers.
  * `engine_start` / `engine_complete` bracket every message a component services.
@@ -73,16 +75,52 @@ export interface ChromeTraceEvent {
   readonly args?: Readonly<Record<string, unknown>>;
 }
 
+/** Options of a {@link TraceRecorder}. */
+export interface TraceRecorderOptions {
+  /**
+   * Counter sampling, ns of simulated time: a counter (a name on a track) gets a point only when
+   * its value changed, and at most one per interval; a change within the interval is drawn when it
+   * elapses, so the plotted step function stays right (see {@link CounterSampler}). 0 keeps every
+   * change. Default {@link DEFAULT_COUNTER_INTERVAL_NS} (1 µs).
+   */
+  readonly counterIntervalNs?: number;
+}
+
+/** A Chrome trace whose events come one at a time (for writing a large trace without holding it). */
+export interface ChromeTraceStream extends Omit<ChromeTrace, "traceEvents"> {
+  /** The events, generated as they are read: iterate once. */
+  readonly traceEvents: Iterable<ChromeTraceEvent>;
+}
+
 /**
  * A tracer that keeps every event in memory and exports Chrome trace-event JSON: one process per
  * SIP/cube (`sip0.cube1`, or `sip0` / `host` above cube level), one thread (track) per component,
  * `engine_start`/`engine_complete` as B/E slices named by the message, the other D6 events as
- * instants. Timestamps are simulated ns written as microseconds (`ts = ns / 1000`).
+ * instants, counters sampled (see {@link TraceRecorderOptions.counterIntervalNs}). Timestamps are
+ * simulated ns written as microseconds rounded to the ps (`ts = round(ns * 1000) / 1e6`: exact to
+ * the ps, so sub-ns slices keep their length, without the float noise of `ns / 1000`).
  */
 export class TraceRecorder implements Tracer {
   readonly events: RecordedTraceEvent[] = [];
+  /** The counter sampling interval, ns (0: every change). */
+  readonly counterIntervalNs: number;
+  private readonly sampler: CounterSampler;
+  /** The latest time recorded, ns: where pending counter changes end and cut slices close. */
+  private endNs = 0;
+
+  /** Throws `MACHINE_INVALID_COMMAND` for a counter interval that is negative or not finite. */
+  constructor(options: TraceRecorderOptions = {}) {
+    this.sampler = new CounterSampler(
+      options.counterIntervalNs ?? DEFAULT_COUNTER_INTERVAL_NS,
+      (label, tNs, component, value) => {
+        this.events.push({ type: "counter", tNs, component, label, value });
+      },
+    );
+    this.counterIntervalNs = this.sampler.intervalNs;
+  }
 
   record(type: TraceEventType, tNs: number, componentId: string, label: string, flow?: string): void {
+    if (tNs > this.endNs) this.endNs = tNs;
     this.events.push(
       flow === undefined
         ? { type, tNs, component: componentId, label }
@@ -91,107 +129,134 @@ export class TraceRecorder implements Tracer {
   }
 
   counter(name: string, tNs: number, componentId: string, value: number): void {
-    this.events.push({ type: "counter", tNs, component: componentId, label: name, value });
+    if (tNs > this.endNs) this.endNs = tNs;
+    this.sampler.sample(name, tNs, componentId, value);
+  }
+
+  /**
+   * Adds the counter changes still pending (each at the time its interval elapses, or at the
+   * latest time recorded when that comes first) to {@link events}. The exports call it; call it
+   * yourself before reading `events` at the end of a run.
+   */
+  flushCounters(): void {
+    this.sampler.flush(this.endNs);
   }
 
   /**
    * The events as a Chrome trace-event document (deterministic: same run, same JSON). With a
    * filter, only the components it matches and the events in its window are kept; a slice cut by
-   * the window's end is closed there, one opened before its start is dropped.
+   * the window's end is closed there, one opened before its start is dropped. Flushes the pending
+   * counter changes first ({@link flushCounters}).
    */
   toChromeTrace(name = "kernbench-ts", filter: TraceFilter = {}): ChromeTrace {
-    const pids = new Map<string, number>();
-    const tids = new Map<string, { pid: number; tid: number }>();
-    const meta: ChromeTraceEvent[] = [];
-    const trackOf = (component: string): { pid: number; tid: number } => {
-      let track = tids.get(component);
-      if (track !== undefined) return track;
-      const group = groupOf(component);
-      let pid = pids.get(group);
-      if (pid === undefined) {
-        pid = pids.size + 1;
-        pids.set(group, pid);
-        meta.push({ name: "process_name", ph: "M", ts: 0, pid, tid: 0, args: { name: group } });
-      }
-      track = { pid, tid: tids.size + 1 };
-      tids.set(component, track);
-      meta.push({ name: "thread_name", ph: "M", ts: 0, pid, tid: track.tid, args: { name: component } });
-      return track;
-    };
-    const matches = filter.components === undefined ? null : globMatcher(filter.components);
-    const from = filter.fromNs ?? Number.NEGATIVE_INFINITY;
-    const to = filter.toNs ?? Number.POSITIVE_INFINITY;
-    const flows = new Map<string, number>();
-    /** Open slices per track (filtered): closed at the window's end if the run left them open. */
-    const open = new Map<string, number>();
-    const body: ChromeTraceEvent[] = [];
-    for (const event of this.events) {
-      if (event.tNs < from || event.tNs > to) continue;
-      const component = event.component;
-      // A lane's track (`...pe_dma#1`) belongs to its component.
-      if (matches !== null && !matches(component) && !matches(component.replace(/#\d+$/, ""))) continue;
-      const { pid, tid } = trackOf(component);
-      const ts = event.tNs / 1000;
-      switch (event.type) {
-        case "engine_start": {
-          body.push({ name: event.label, ph: "B", ts, pid, tid, cat: "service" });
-          open.set(component, (open.get(component) ?? 0) + 1);
-          if (event.flow !== undefined) {
-            const known = flows.get(event.flow);
-            const id = known ?? flows.size + 1;
-            if (known === undefined) flows.set(event.flow, id);
-            body.push({
-              name: "tile",
-              ph: known === undefined ? "s" : "t",
-              ts,
-              pid,
-              tid,
-              cat: "tile",
-              id,
-              bp: "e",
-            });
-          }
-          break;
-        }
-        case "engine_complete": {
-          const depth = open.get(component) ?? 0;
-          if (depth === 0) break; // opened before the window
-          open.set(component, depth - 1);
-          body.push({ name: event.label, ph: "E", ts, pid, tid, cat: "service" });
-          break;
-        }
-        case "counter":
-          body.push({
-            name: event.label,
-            ph: "C",
-            ts,
-            pid,
-            tid,
-            cat: "counter",
-            args: { value: event.value },
-          });
-          break;
-        default:
-          body.push({
-            name: `${event.type}: ${event.label}`,
-            ph: "i",
-            s: "t",
-            ts,
-            pid,
-            tid,
-            cat: event.type,
-          });
-      }
-    }
-    // Close what the window cut (in track order, at the window's end or the last event).
-    const end = (Number.isFinite(to) ? to : (this.events[this.events.length - 1]?.tNs ?? 0)) / 1000;
-    for (const [component, depth] of open) {
-      const { pid, tid } = trackOf(component);
-      for (let i = 0; i < depth; i++)
-        body.push({ name: "(cut by the trace window)", ph: "E", ts: end, pid, tid, cat: "service" });
-    }
-    return { traceEvents: [...meta, ...body], displayTimeUnit: "ns", otherData: { generator: name } };
+    const { traceEvents, ...rest } = this.toChromeTraceStream(name, filter);
+    return { traceEvents: [...traceEvents], ...rest };
   }
+
+  /**
+   * {@link toChromeTrace} with the events generated one at a time, in the same order: a trace of
+   * millions of events is written without building their array. Flushes the pending counter
+   * changes first.
+   */
+  toChromeTraceStream(name = "kernbench-ts", filter: TraceFilter = {}): ChromeTraceStream {
+    this.flushCounters();
+    return {
+      traceEvents: chromeTraceEvents(this.events, this.endNs, filter),
+      displayTimeUnit: "ns",
+      otherData: { generator: name },
+    };
+  }
+}
+
+/** The Chrome events of `events`: the process and thread names first, then the rest in order. */
+function* chromeTraceEvents(
+  events: readonly RecordedTraceEvent[],
+  endNs: number,
+  filter: TraceFilter,
+): Generator<ChromeTraceEvent> {
+  const matches = filter.components === undefined ? null : globMatcher(filter.components);
+  const from = filter.fromNs ?? Number.NEGATIVE_INFINITY;
+  const to = filter.toNs ?? Number.POSITIVE_INFINITY;
+  const componentKept = new Map<string, boolean>();
+  const kept = (event: RecordedTraceEvent): boolean => {
+    if (event.tNs < from || event.tNs > to) return false;
+    if (matches === null) return true;
+    const component = event.component;
+    let keep = componentKept.get(component);
+    if (keep === undefined) {
+      // A lane's track (`...pe_dma#1`) belongs to its component.
+      keep = matches(component) || matches(component.replace(/#\d+$/, ""));
+      componentKept.set(component, keep);
+    }
+    return keep;
+  };
+  // First pass: the tracks (a process per group, a thread per component) in order of appearance.
+  const pids = new Map<string, number>();
+  const tids = new Map<string, { pid: number; tid: number }>();
+  for (const event of events) {
+    const component = event.component;
+    if (tids.has(component) || !kept(event)) continue;
+    const group = groupOf(component);
+    let pid = pids.get(group);
+    if (pid === undefined) {
+      pid = pids.size + 1;
+      pids.set(group, pid);
+      yield { name: "process_name", ph: "M", ts: 0, pid, tid: 0, args: { name: group } };
+    }
+    const track = { pid, tid: tids.size + 1 };
+    tids.set(component, track);
+    yield { name: "thread_name", ph: "M", ts: 0, pid, tid: track.tid, args: { name: component } };
+  }
+  const flows = new Map<string, number>();
+  /** Open slices per track (filtered): closed at the window's end if the run left them open. */
+  const open = new Map<string, number>();
+  for (const event of events) {
+    if (!kept(event)) continue;
+    const component = event.component;
+    const { pid, tid } = tids.get(component) as { pid: number; tid: number };
+    const ts = microseconds(event.tNs);
+    switch (event.type) {
+      case "engine_start": {
+        yield { name: event.label, ph: "B", ts, pid, tid, cat: "service" };
+        open.set(component, (open.get(component) ?? 0) + 1);
+        if (event.flow !== undefined) {
+          const known = flows.get(event.flow);
+          const id = known ?? flows.size + 1;
+          if (known === undefined) flows.set(event.flow, id);
+          yield { name: "tile", ph: known === undefined ? "s" : "t", ts, pid, tid, cat: "tile", id, bp: "e" };
+        }
+        break;
+      }
+      case "engine_complete": {
+        const depth = open.get(component) ?? 0;
+        if (depth === 0) break; // opened before the window
+        open.set(component, depth - 1);
+        yield { name: event.label, ph: "E", ts, pid, tid, cat: "service" };
+        break;
+      }
+      case "counter":
+        yield { name: event.label, ph: "C", ts, pid, tid, cat: "counter", args: { value: event.value } };
+        break;
+      default:
+        yield { name: `${event.type}: ${event.label}`, ph: "i", s: "t", ts, pid, tid, cat: event.type };
+    }
+  }
+  // Close what the window cut (in track order, at the window's end or the latest time recorded).
+  const end = microseconds(Number.isFinite(to) ? to : endNs);
+  for (const [component, depth] of open) {
+    const { pid, tid } = tids.get(component) as { pid: number; tid: number };
+    for (let i = 0; i < depth; i++)
+      yield { name: "(cut by the trace window)", ph: "E", ts: end, pid, tid, cat: "service" };
+  }
+}
+
+/**
+ * Simulated ns as the `ts` of a Chrome event: µs rounded to the ps. The nearest double to a
+ * decimal of a few digits prints as that decimal (`1208.18` ns -> `1.20818`, not the
+ * `1.2081799999999998` of `1208.18 / 1000`).
+ */
+function microseconds(ns: number): number {
+  return Math.round(ns * 1000) / 1e6;
 }
 
 /** A matcher for a component glob: `*` within a dot-separated part, `**` across parts. */
