@@ -3,6 +3,7 @@ import { isKbError } from "@kb/errors";
 import { formatIssue } from "@kb/topology";
 import { Command, CommanderError } from "commander";
 import { addComponentsCommand } from "./components-command.js";
+import { addInitCommand } from "./init-command.js";
 import { locatedIssuesOf } from "./located-issues.js";
 import { addProbeCommand } from "./probe-command.js";
 import { addRunCommand } from "./run-command.js";
@@ -82,6 +83,7 @@ function buildProgram(io: CliIo, state: RunState): Command {
   addRunCommand(program, io, state);
   addProbeCommand(program, io, state);
   addWebCommand(program, io);
+  addInitCommand(program, io);
   for (const command of allCommands(program)) {
     command.showHelpAfterError(`(see ${commandPath(command)} --help)`);
   }
