@@ -48,6 +48,7 @@ describe("kb run: help", () => {
       "--param <key=value>",
       "--json",
       "--trace <file>",
+      "--trace-counter-ns <ns>",
       "--oplog <file>",
       "--plugin <package...>",
     ]) {

@@ -1,6 +1,7 @@
 import { existsSync } from "node:fs";
 import * as components from "@kb/components";
 import { formatVerifyTable, type VerifyReport } from "@kb/data-executor";
+import { KbError } from "@kb/errors";
 import * as oplog from "@kb/oplog";
 import { JsonlSink, SpillSink } from "@kb/oplog/node";
 import * as runtime from "@kb/runtime";
@@ -15,7 +16,7 @@ import {
   type RunExtras,
   type RunOutput,
 } from "./format-run.js";
-import { chromeTraceChunks, PendingFile } from "./pending-file.js";
+import { chromeTraceChunks, isGzipPath, PendingFile } from "./pending-file.js";
 import { ProgressLine, ProgressTracer, referenceProgressText } from "./progress-line.js";
 import type { CliIo, RunState } from "./run-cli.js";
 import { RunOutputs } from "./run-outputs.js";
@@ -31,6 +32,7 @@ interface RunOptions {
   verify?: boolean;
   checkPhases?: boolean;
   traceFilter?: components.TraceFilter;
+  traceCounterNs?: number;
   maxEvents?: number;
   maxSimTime?: number;
   timeout?: number;
@@ -64,11 +66,19 @@ export function addRunCommand(program: Command, io: CliIo, state: RunState): Com
       "--json",
       "print the results as JSON instead (RunResultsSchema of @kb/runtime); the same inputs print the same bytes",
     )
-    .option("--trace <file>", "write a Chrome trace-event JSON of the run (opens in Perfetto)")
+    .option(
+      "--trace <file>",
+      "write a Chrome trace-event JSON of the run (opens in Perfetto); a name ending in .gz (run.trace.json.gz) writes it gzip-compressed, which Perfetto opens as is",
+    )
     .option(
       "--trace-filter <glob[@from-to]>",
       "keep only components matching the glob (* within a dot-separated part, ** across parts) and, after @, a window of simulated ns, e.g. 'sip0.cube1.**@0-50000' or '**.pe_gemm'",
       parseTraceFilter,
+    )
+    .option(
+      "--trace-counter-ns <ns>",
+      `sample the trace's counters (queue depth, HBM GB/s): a point only when the value changed, at most one per NS of simulated time per counter (default ${components.DEFAULT_COUNTER_INTERVAL_NS}; 0 keeps every change)`,
+      nonNegativeNumber("--trace-counter-ns"),
     )
     .option("--oplog <file>", "write the op log as JSONL (one op record per line)")
     .option(
@@ -100,6 +110,7 @@ export function addRunCommand(program: Command, io: CliIo, state: RunState): Com
         "  kb run gemm --param M=512 --param dtype=bf16\n" +
         "  kb run ./my-bench.ts --topology topologies/ref-cube.yaml --json > results.json\n" +
         "  kb run gemm --trace gemm.trace.json   # open it in https://ui.perfetto.dev\n" +
+        "  kb run gemm --trace gemm.trace.json.gz --trace-counter-ns 0   # compressed, every counter change\n" +
         "  kb run softmax --param dtype=bf16 --verify\n" +
         "  kb run ./my-bench.ts --check-phases --verify   # one replay for both",
     )
@@ -115,6 +126,17 @@ function positiveNumber(name: string): (value: string) => number {
     const number = Number(value.replaceAll("_", ""));
     if (!(number > 0) || value.trim() === "") {
       throw new InvalidArgumentError(`${name} needs a number > 0, such as 1e9; got "${value}".`);
+    }
+    return number;
+  };
+}
+
+/** A parser of a number >= 0 for the option `name`. */
+function nonNegativeNumber(name: string): (value: string) => number {
+  return (value) => {
+    const number = Number(value.replaceAll("_", ""));
+    if (!(number >= 0 && Number.isFinite(number)) || value.trim() === "") {
+      throw new InvalidArgumentError(`${name} needs a number >= 0, such as 1000 or 0; got "${value}".`);
     }
     return number;
   };
@@ -154,6 +176,13 @@ async function runBench(benchArg: string, options: RunOptions, io: CliIo): Promi
   const params = parseBenchParams(bench, options.param ?? {}) as Record<string, unknown>;
   const topologyFile = locateTopology(options.topology ?? "default", cwd);
 
+  if (options.traceCounterNs !== undefined && options.trace === undefined) {
+    throw new KbError(
+      "CLI_USAGE",
+      "--trace-counter-ns samples the counters of the trace; add --trace FILE, or leave it out.",
+    );
+  }
+
   const progress = io.stderr.isTTY === true && options.json !== true ? new ProgressLine(io.stderr) : null;
   // Outputs are checked before the run (a directory, an input, a name given twice fail now, not
   // after it), written to temporary files and renamed together when the run succeeded: a failed
@@ -169,7 +198,10 @@ async function runBench(benchArg: string, options: RunOptions, io: CliIo): Promi
   const stopHandlingSignals = files.outputs.length > 0 ? files.onSignals(io.stderr) : null;
   const traceOutput = files.get("--trace");
   const oplogOutput = files.get("--oplog");
-  const traceFile = traceOutput === undefined ? null : new PendingFile(traceOutput.temp, "trace");
+  const traceFile =
+    traceOutput === undefined
+      ? null
+      : new PendingFile(traceOutput.temp, "trace", { gzip: isGzipPath(traceOutput.target) });
   let logger: oplog.OpLogger | null = null;
   let results: RunResults;
   let phase2Log: Phase2Log | null = null;
@@ -189,7 +221,12 @@ async function runBench(benchArg: string, options: RunOptions, io: CliIo): Promi
         ? teeSink(phase2Log.sink, fileSink)
         : (phase2Log?.sink ?? fileSink);
     logger = sink === null ? null : new oplog.OpLogger(sink);
-    const recorder = traceFile === null ? null : new components.TraceRecorder();
+    const recorder =
+      traceFile === null
+        ? null
+        : new components.TraceRecorder(
+            options.traceCounterNs === undefined ? {} : { counterIntervalNs: options.traceCounterNs },
+          );
     progress?.show(`${bench.name}: building the machine of ${topologyFile}`);
     // Progress rides on the tracer: it adds no simulation events, so the results are the same on a
     // terminal and on a pipe.
@@ -267,7 +304,7 @@ async function runBench(benchArg: string, options: RunOptions, io: CliIo): Promi
       }
     }
     if (traceFile !== null && recorder !== null)
-      traceFile.write(chromeTraceChunks(recorder, options.traceFilter));
+      await traceFile.write(chromeTraceChunks(recorder, options.traceFilter));
     files.commit();
   } catch (error) {
     logger?.abort();
