@@ -44,6 +44,7 @@ describe("formatLaunches", () => {
     const now = formatLaunches(current, (bytes) => `${bytes} B`);
     expect(now.map((row) => row[0])).toEqual([
       "reader",
+      "  verdict",
       "  HBM",
       "  HBM minimal",
       "  bytes",

@@ -11,7 +11,8 @@ function detail(launch: RunResults["launches"][number]): Launch | null {
 }
 
 /**
- * The launches' part of `kb run`'s summary: per launch its kernel window, the rates over that
+ * The launches' part of `kb run`'s summary: per launch its kernel window, its bottleneck verdict
+ * (docs/reports.md), the rates over that
  * window against the peaks of the hardware it used (GEMM against the peak of each dtype it ran),
  * the bytes per level, its roofline from the actual and from the minimal HBM traffic; then the
  * host copies on their own line. `bytes` formats a byte count.
@@ -23,6 +24,8 @@ export function formatLaunches(results: RunResults, bytes: (count: number) => st
       launch.name,
       `${launch.pes} PE(s), ${formatNs(launch.startNs)} -> ${formatNs(launch.endNs)} (${formatNs(launch.endNs - launch.startNs)})`,
     ]);
+    // Results written before verdicts were reported have none.
+    if (launch.verdict !== undefined) rows.push(["  verdict", launch.verdict.text]);
     const detailed = detail(launch);
     if (detailed !== null) rows.push(...launchRows(detailed, bytes));
   }

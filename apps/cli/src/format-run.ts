@@ -69,6 +69,7 @@ export function formatRunSummary(results: RunResults, extras: RunExtras): string
       ["all FLOPs", formatSi(achieved.flopsPerS, "FLOP/s")],
       ["HBM", rate("HBM", work.hbmBytes, achieved.hbmBytesPerS, peak.hbmBytesPerS, "B/s")],
       ...(achieved.hbmPortBalance == null ? [] : [["HBM PCs", portBalance(achieved.hbmPortBalance)]]),
+      ...linkRow(results.links),
       [
         "roofline time",
         results.rooflineNs > 0
@@ -79,37 +80,7 @@ export function formatRunSummary(results: RunResults, extras: RunExtras): string
   );
   lines.push("");
 
-  const kinds = results.byKind.filter((kind) => kind.ops > 0);
-  lines.push("utilisation by kind (busy: summed over the kind's components; util: their mean)");
-  lines.push(
-    ...table([
-      ["kind", "count", "busy", "util", "ops", "bytes"],
-      ...kinds.map((kind) => [
-        kind.kind,
-        String(kind.count),
-        formatNs(kind.busyNs),
-        formatPercent(kind.utilisation),
-        groupDigits(kind.ops),
-        formatByteCount(kind.bytes),
-      ]),
-    ]),
-  );
-  lines.push("");
-
-  lines.push("busiest components");
-  lines.push(
-    ...table([
-      ["component", "impl", "util", "busy", "ops", "bytes"],
-      ...results.busiest.map((row) => [
-        row.id,
-        row.impl,
-        formatPercent(row.utilisation),
-        formatNs(row.busyNs),
-        groupDigits(row.ops),
-        formatByteCount(row.bytes),
-      ]),
-    ]),
-  );
+  lines.push(...formatKinds(results));
   lines.push("");
 
   lines.push("outputs");
@@ -129,6 +100,82 @@ export function formatRunSummary(results: RunResults, extras: RunExtras): string
   if (extras.verified !== true)
     lines.push("verification: not run (add --verify to replay the op log and check the outputs)");
   return `${lines.join("\n")}\n`;
+}
+
+/**
+ * Utilisation by kind with its spread: the mean over the kind's components, the busiest and the
+ * idlest of them, and the busiest lane (a PE_DMA read lane, an HBM pseudo-channel); then the
+ * busiest component of each kind (ten identical PE_DMA rows said nothing).
+ */
+function formatKinds(results: RunResults): string[] {
+  const kinds = results.byKind.filter((kind) => kind.ops > 0);
+  const lines = [
+    "utilisation by kind (busy: summed over the kind's components; util: their mean; max/min: the busiest and idlest; lane max: the busiest lane)",
+  ];
+  lines.push(
+    ...table([
+      ["kind", "count", "busy", "util", "max", "min", "lane max", "ops", "bytes"],
+      ...kinds.map((kind) => [
+        kind.kind,
+        String(kind.count),
+        formatNs(kind.busyNs),
+        formatPercent(kind.utilisation),
+        kind.instances === undefined ? "-" : formatPercent(kind.instances.max),
+        kind.instances === undefined ? "-" : formatPercent(kind.instances.min),
+        kind.lanes === undefined
+          ? "-"
+          : `${formatPercent(kind.lanes.max)} ${laneOf(kind.lanes.busiest)}`.trim(),
+        groupDigits(kind.ops),
+        formatByteCount(kind.bytes),
+      ]),
+    ]),
+  );
+  lines.push("");
+  // The busiest component of each kind, busiest first (the JSON's `busiest` keeps the top ten).
+  const seen = new Set<string>();
+  const rows = [...results.components]
+    .sort((a, b) => b.utilisation - a.utilisation || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0))
+    .filter((row) => row.utilisation > 0 && !seen.has(row.kind) && seen.add(row.kind))
+    .slice(0, 10);
+  lines.push("busiest component of each kind");
+  lines.push(
+    ...table([
+      ["component", "impl", "util", "busy", "lanes", "ops", "bytes"],
+      ...rows.map((row) => [
+        row.id,
+        row.impl,
+        formatPercent(row.utilisation),
+        formatNs(row.busyNs),
+        row.lanes === undefined
+          ? "-"
+          : row.lanes.length > 4
+            ? `${row.lanes.length} lanes, max ${formatPercent(Math.max(...row.lanes.map((lane) => lane.utilisation)))}`
+            : row.lanes.map((lane) => `${lane.name} ${formatPercent(lane.utilisation)}`).join(", "),
+        groupDigits(row.ops),
+        formatByteCount(row.bytes),
+      ]),
+    ]),
+  );
+  return lines;
+}
+
+/** The links line: how many carried traffic and the busiest (none for results without links). */
+function linkRow(links: RunResults["links"]): string[][] {
+  if (links === undefined || links.length === 0) return [];
+  const busiest = links.reduce((best, link) => (link.utilisation > best.utilisation ? link : best));
+  const mean = links.reduce((sum, link) => sum + link.utilisation, 0) / links.length;
+  return [
+    [
+      "links",
+      `${links.length} used, ${formatPercent(mean)} busy on average; busiest ${busiest.src} -> ${busiest.dst} at ${formatPercent(busiest.utilisation)} (${formatSi(busiest.bwGbs * 1e9, "B/s")})`,
+    ],
+  ];
+}
+
+/** The lane part of a spread member (`sip0.cube0.pe3.pe_dma read` -> `read`); empty for a component. */
+function laneOf(member: string): string {
+  const space = member.indexOf(" ");
+  return space < 0 ? "" : member.slice(space + 1);
 }
 
 /** The MAC arrays' utilisation while computing, by the PE_GEMM impls' own cycles. */

@@ -97,10 +97,13 @@ describe("kb run: the summary", () => {
     expect(out).toContain("  GEMM           none (no GEMM work)\n");
     expect(out).toContain("\n  roofline time  ");
     // Only kinds that did work: the copy uses no GEMM or MATH engine.
-    expect(out).toMatch(/\n {2}kind +count +busy +util +ops +bytes\n/);
-    expect(out).toMatch(/\n {2}hbm_ctrl +2 +[\d.]+ (ns|µs) +[\d.]+% +\d+ +24 KiB\n/);
+    expect(out).toMatch(/\n {2}kind +count +busy +util +max +min +lane max +ops +bytes\n/);
+    // Two stacks, one used: mean u/2, max u, min 0%, the busiest lane a pseudo-channel.
+    expect(out).toMatch(
+      /\n {2}hbm_ctrl +2 +[\d.]+ (ns|µs) +[\d.]+% +[\d.]+% +0\.0% +[\d.]+% pc\d+ +\d+ +24 KiB\n/,
+    );
     expect(out).not.toMatch(/\n {2}pe_gemm /);
-    expect(out).toContain("busiest components\n  component ");
+    expect(out).toContain("busiest component of each kind\n  component ");
     expect(out).toContain("  sip0.cube0.pe0.pe_dma ");
     expect(out).toContain(
       "outputs\n  dst  f16 [64, 64]\nverification: not run (add --verify to replay the op log and check the outputs)\n",

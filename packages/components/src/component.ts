@@ -95,6 +95,12 @@ export abstract class Component<P = unknown> {
   readonly stats: ComponentStats = { busyNs: 0, ops: 0, bytes: 0, queueFullStalls: 0, flops: 0 };
   /** The serial workers. */
   readonly lanes: readonly Lane[];
+  /**
+   * Busy ns per lane (`stats.busyNs` split by lane): the framework adds each message's service
+   * time to its lane; impls that report busy time themselves call {@link Component.addBusy}.
+   * Reports show the spread over lanes from it (`machine.stats()`, the bottleneck verdicts).
+   */
+  readonly laneBusyNs: Float64Array;
   /** @internal */
   readonly countProcessTime: boolean;
 
@@ -115,6 +121,25 @@ export abstract class Component<P = unknown> {
       lanes.push({ index, inbox: new Store<Message>(context.env, { capacity, name }) });
     }
     this.lanes = lanes;
+    this.laneBusyNs = new Float64Array(laneCount);
+  }
+
+  /**
+   * Counts `ns` of busy time on `lane` (default 0), in `stats.busyNs` and `laneBusyNs`: for impls
+   * that report busy time themselves (`countProcessTime: false`, or time spent outside
+   * {@link Component.process}).
+   */
+  addBusy(ns: number, lane = 0): void {
+    this.stats.busyNs += ns;
+    this.laneBusyNs[lane] = (this.laneBusyNs[lane] as number) + ns;
+  }
+
+  /**
+   * The name of lane `index` in reports (default its number): PE_DMA's are `read` and `write`,
+   * an HBM controller's `pc0`, `pc1`, ...
+   */
+  laneName(index: number): string {
+    return String(index);
   }
 
   /**
@@ -172,6 +197,7 @@ export function* laneWorker(component: Component, lane: Lane): Generator<Event<a
   const stats = component.stats;
   const countTime = component.countProcessTime;
   const laneIndex = lane.index;
+  const laneBusy = component.laneBusyNs;
   // Lanes service messages concurrently, so each gets its own trace track (slices must nest).
   const track = component.lanes.length > 1 ? `${component.id}#${laneIndex}` : component.id;
   for (;;) {
@@ -200,7 +226,10 @@ export function* laneWorker(component: Component, lane: Lane): Generator<Event<a
       else yield* work;
     }
     const ended = env.now;
-    if (countTime) stats.busyNs += ended - started;
+    if (countTime) {
+      stats.busyNs += ended - started;
+      laneBusy[laneIndex] = (laneBusy[laneIndex] as number) + ended - started;
+    }
     stats.ops++;
     if (tracer !== null) tracer.record("engine_complete", ended, track, message.label);
     if (opIds !== null) message.logEnd(logger as NonNullable<typeof logger>, opIds, ended);

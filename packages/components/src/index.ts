@@ -64,17 +64,17 @@ export type { GemmTiming } from "./gemm-timing.js";
 export { gemmPeakFlopsPerNs, gemmTimingOf } from "./gemm-timing.js";
 export type { IpcqConfig, IpcqDataHooks, IpcqDirection, IpcqPayload } from "./ipcq.js";
 export { IPCQ_DIRECTIONS, IpcqNetwork, ipcqConfigOf, ipcqRegionBytes, oppositeDirection } from "./ipcq.js";
+export type { HbmAccessObserver, LaunchOptions, MachineOptions, ParamsIssue } from "./machine.js";
+export { buildMachine, ComponentParamsError, Machine, PageTable } from "./machine.js";
 export type {
   ComponentReport,
-  HbmAccessObserver,
   KindReport,
-  LaunchOptions,
+  LaneReport,
   LinkReport,
-  MachineOptions,
   MachineStats,
-  ParamsIssue,
-} from "./machine.js";
-export { buildMachine, ComponentParamsError, Machine, PageTable } from "./machine.js";
+  Spread,
+} from "./machine-stats.js";
+export { SpreadBuilder } from "./machine-stats.js";
 export type {
   MemoryModel,
   MemoryModelContext,

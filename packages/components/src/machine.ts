@@ -9,6 +9,7 @@ import { type Component, laneWorker } from "./component.js";
 import { CONTROL_BYTES, type SipLaunch } from "./control.js";
 import type { ComponentDefinition, KbPlugin } from "./define.js";
 import { Fabric } from "./fabric.js";
+import { type MachineStats, machineStats } from "./machine-stats.js";
 import { MemoryComponent } from "./memory.js";
 import type { MemoryBlock } from "./message.js";
 import { ControlMessage, type PeProgram, ProgramMessage } from "./program.js";
@@ -52,54 +53,6 @@ export class ComponentParamsError extends KbError {
       issues[0] === undefined ? {} : { context: { nodeId: issues[0].nodeId } },
     );
   }
-}
-
-/** Statistics of one component after a run. */
-export interface ComponentReport {
-  readonly id: string;
-  readonly kind: string;
-  readonly impl: string;
-  readonly busyNs: number;
-  readonly ops: number;
-  readonly bytes: number;
-  readonly queueFullStalls: number;
-  /** Arithmetic operations (compute engines). */
-  readonly flops: number;
-  /** busyNs / (lanes x simulated time), 0..1. */
-  readonly utilisation: number;
-}
-
-/** Statistics of one directed link after a run (only links that carried packets). */
-export interface LinkReport {
-  readonly src: string;
-  readonly dst: string;
-  readonly bwGbs: number;
-  readonly bytes: number;
-  readonly packets: number;
-  readonly busyNs: number;
-  readonly utilisation: number;
-}
-
-/** Per-kind totals. */
-export interface KindReport {
-  readonly kind: string;
-  readonly count: number;
-  readonly busyNs: number;
-  readonly ops: number;
-  readonly bytes: number;
-  readonly queueFullStalls: number;
-  readonly flops: number;
-  /** Mean utilisation over the kind's components. */
-  readonly utilisation: number;
-}
-
-/** What {@link Machine.stats} returns. */
-export interface MachineStats {
-  readonly simTimeNs: number;
-  readonly events: number;
-  readonly components: readonly ComponentReport[];
-  readonly links: readonly LinkReport[];
-  readonly byKind: readonly KindReport[];
 }
 
 /** Options of {@link Machine.launch}. */
@@ -345,88 +298,14 @@ export class Machine {
     );
   }
 
-  /** Statistics of every component, the links that carried traffic, and per-kind totals. */
+  /** Statistics of every component (and lane), the links that carried traffic, per-kind totals and spreads. */
   stats(): MachineStats {
-    const simTimeNs = this.env.now;
-    const components: ComponentReport[] = this.list.map((component) => {
-      const { busyNs, ops, bytes, queueFullStalls, flops } = component.stats;
-      return {
-        id: component.id,
-        kind: component.kind,
-        impl: component.impl,
-        busyNs,
-        ops,
-        bytes,
-        queueFullStalls,
-        flops,
-        utilisation: simTimeNs > 0 ? busyNs / (component.lanes.length * simTimeNs) : 0,
-      };
-    });
-    const links: LinkReport[] = this.fabric
-      .usedLinks()
-      .map((link) => ({
-        src: link.edge.src,
-        dst: link.edge.dst,
-        bwGbs: link.edge.bwGbs,
-        bytes: link.bytes,
-        packets: link.packets,
-        busyNs: link.busyNs,
-        utilisation: simTimeNs > 0 ? Math.min(1, link.busyNs / simTimeNs) : 0,
-      }))
-      .sort((a, b) => (a.src === b.src ? compare(a.dst, b.dst) : compare(a.src, b.src)));
-    const kinds = new Map<
-      string,
-      {
-        count: number;
-        busyNs: number;
-        ops: number;
-        bytes: number;
-        stalls: number;
-        flops: number;
-        util: number;
-      }
-    >();
-    for (const report of components) {
-      const entry = kinds.get(report.kind) ?? {
-        count: 0,
-        busyNs: 0,
-        ops: 0,
-        bytes: 0,
-        stalls: 0,
-        flops: 0,
-        util: 0,
-      };
-      entry.count++;
-      entry.busyNs += report.busyNs;
-      entry.ops += report.ops;
-      entry.bytes += report.bytes;
-      entry.stalls += report.queueFullStalls;
-      entry.flops += report.flops;
-      entry.util += report.utilisation;
-      kinds.set(report.kind, entry);
-    }
-    const byKind: KindReport[] = [...kinds]
-      .map(([kind, entry]) => ({
-        kind,
-        count: entry.count,
-        busyNs: entry.busyNs,
-        ops: entry.ops,
-        bytes: entry.bytes,
-        queueFullStalls: entry.stalls,
-        flops: entry.flops,
-        utilisation: entry.util / entry.count,
-      }))
-      .sort((a, b) => compare(a.kind, b.kind));
-    return { simTimeNs, events: this.env.processedEventCount, components, links, byKind };
+    return machineStats(this.list, this.fabric.usedLinks(), this.env.now, this.env.processedEventCount);
   }
 }
 
 function contiguous(address: number, bytes: number): MemoryBlock {
   return { address, rows: 1, rowBytes: bytes, stride: bytes };
-}
-
-function compare(a: string, b: string): number {
-  return a < b ? -1 : a > b ? 1 : 0;
 }
 
 /**

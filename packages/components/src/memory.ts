@@ -184,8 +184,10 @@ export class MemoryComponent<P = unknown> extends Component<P> implements BatchT
   private readonly drainScheduled: Uint8Array;
   private readonly maxPending: number;
   private busyWindows: { start: number; end: number }[][] | null = null;
-  /** Data-bus ns per port, for reports. */
+  /** Data-bus ns per port, for reports: the same array as `laneBusyNs` (a port is a lane). */
   readonly portBusyNs: Float64Array;
+  /** Bytes served per port, for reports. */
+  readonly portBytes: Float64Array;
   /**
    * Data-bus ns per port in consecutive windows of {@link BALANCE_WINDOW_NS} simulated ns
    * (`windowBusyNs[w][port]`): how evenly the ports shared the load while it ran.
@@ -202,7 +204,8 @@ export class MemoryComponent<P = unknown> extends Component<P> implements BatchT
     this.pending = new Int32Array(ports);
     this.backlog = Array.from({ length: ports }, () => []);
     this.drainScheduled = new Uint8Array(ports);
-    this.portBusyNs = new Float64Array(ports);
+    this.portBusyNs = this.laneBusyNs;
+    this.portBytes = new Float64Array(ports);
     const addressMap = context.node.kind === "hbm_ctrl" ? context.machine.graph.hbmAddressMap() : null;
     this.model = definition.create({ ...context, ports, addressMap }, params as never);
     if (this.model === null || typeof this.model !== "object" || typeof this.model.service !== "function") {
@@ -217,6 +220,11 @@ export class MemoryComponent<P = unknown> extends Component<P> implements BatchT
 
   override laneOf(message: Message): number {
     return (message as Packet).here.lane;
+  }
+
+  /** `pc0`, `pc1`, ... for an HBM controller (a port is a pseudo-channel), else `port0`, ... */
+  override laneName(index: number): string {
+    return `${this.kind === "hbm_ctrl" ? "pc" : "port"}${index}`;
   }
 
   override peak(): ComponentPeak {
@@ -355,8 +363,8 @@ export class MemoryComponent<P = unknown> extends Component<P> implements BatchT
     const packet = request.packet;
     const busy = timing.busyNs ?? endNs - startNs;
     this.stats.bytes += request.bytes;
-    this.stats.busyNs += busy;
-    this.portBusyNs[request.port] = (this.portBusyNs[request.port] as number) + busy;
+    this.portBytes[request.port] = (this.portBytes[request.port] as number) + request.bytes;
+    this.addBusy(busy, request.port);
     this.addWindowBusy(request.port, startNs, startNs + busy);
     const tracer = this.machine.tracer;
     if (tracer?.counter !== undefined) this.traceBandwidth(tracer, request.port, startNs, startNs + busy);

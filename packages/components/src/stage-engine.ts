@@ -295,6 +295,10 @@ export class StageEngine<P = unknown, St = unknown> extends Component<P> {
     return this.lanes.length > 1 && (message as TileToken).stage.type === "store" ? 1 : 0;
   }
 
+  override laneName(index: number): string {
+    return this.lanes.length > 1 ? (index === 1 ? "store" : "fetch") : String(index);
+  }
+
   override peak(): ComponentPeak {
     return this.spec.peak?.(this.params) ?? {};
   }

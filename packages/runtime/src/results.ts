@@ -1,12 +1,20 @@
 import { gemmTimingOf, type Machine, MemoryComponent } from "@kb/components";
 import type { VerifyReport } from "@kb/data-executor";
 import * as z from "zod";
+import { type Verdict, verdictSchema } from "./bottleneck.js";
 import {
   hostCopiesSchema,
   type LaunchDetail,
   launchDetailSchema,
   runGemmPeaksByDtype,
 } from "./launch-work.js";
+import {
+  hbmPortRows,
+  hbmPortsSchema,
+  kindSpreadShape,
+  laneRowsSchema,
+  linksSchema,
+} from "./spread-results.js";
 
 /** A non-finite value in JSON, which has no NaN or Infinity. */
 const nonFiniteValue = z.enum(["NaN", "Inf", "-Inf"]);
@@ -32,6 +40,7 @@ const componentRow = z.object({
   flops: z.number(),
   queueFullStalls: z.number(),
   utilisation: z.number(),
+  lanes: laneRowsSchema,
 });
 
 /** The results of a run: what `kb run --json` prints. */
@@ -58,6 +67,7 @@ export const RunResultsSchema = z.object({
             "The least time the launch's own work could take on the hardware it used: max(work / peak) over GEMM (at peak.gemmFlopsPerS, the best dtype's rate), MATH and the actual HBM bytes, ns.",
           ),
         ...z.object(launchDetailSchema).partial().shape,
+        verdict: verdictSchema.optional(),
       }),
     )
     .describe(
@@ -132,9 +142,12 @@ export const RunResultsSchema = z.object({
       bytes: z.number(),
       flops: z.number(),
       queueFullStalls: z.number(),
-      utilisation: z.number(),
+      utilisation: z.number().describe("Mean over the kind's components."),
+      ...kindSpreadShape,
     }),
   ),
+  hbmPorts: hbmPortsSchema,
+  links: linksSchema,
   verification: z
     .object({
       pass: z.boolean(),
@@ -251,6 +264,8 @@ export type RunResults = z.infer<typeof RunResultsSchema>;
 
 /** A launch as recorded by the simulator, with the work done during it and its per-launch figures. */
 export interface LaunchRecord extends Work, LaunchDetail {
+  /** What limited the launch, with its evidence (docs/reports.md). */
+  readonly verdict: Verdict;
   readonly name: string;
   readonly pes: number;
   readonly startNs: number;
@@ -391,6 +406,7 @@ export function collectResults(
     flops: report.flops,
     queueFullStalls: report.queueFullStalls,
     utilisation: report.utilisation,
+    ...(report.lanes === undefined ? {} : { lanes: report.lanes.map((lane) => ({ ...lane })) }),
   }));
   const busiest = [...rows]
     .sort((a, b) => b.utilisation - a.utilisation || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0))
@@ -420,7 +436,13 @@ export function collectResults(
       hbmPortBalance: hbmPortBalance(machine),
     },
     rooflineNs: work.rooflineNs,
-    byKind: stats.byKind.map((kind) => ({ ...kind })),
+    byKind: stats.byKind.map((kind) => ({
+      ...kind,
+      instances: { ...kind.instances },
+      lanes: { ...kind.lanes },
+    })),
+    hbmPorts: hbmPortRows(machine),
+    links: stats.links.map((link) => ({ ...link })),
     busiest,
     components: rows,
   };

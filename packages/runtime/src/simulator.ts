@@ -29,13 +29,14 @@ import { DeviceTensor, type Placement } from "./device-tensor.js";
 import { type Grid, type GridSpec, gridPlacements, isGrid, resolveGrid } from "./grid.js";
 import { freeOrExplain, refuseDoubleFree, refuseFreed, refuseFreedArgs, tensorBytes } from "./host-checks.js";
 import { createKernelMemory } from "./kernel-memory.js";
+import { LaunchMeter } from "./launch-meter.js";
 import { defaultScratchBytes } from "./launch-scratch.js";
-import { gemmEnginesSince, HbmFootprint, launchDetail, snapshotLevels } from "./launch-work.js";
+import { HbmFootprint } from "./launch-work.js";
 import { DeviceMemory } from "./memory/device-memory.js";
 import { type HostWrite, HostWriteLog } from "./memory/host-writes.js";
 import { PendingRanges } from "./memory/pending-ranges.js";
 import { programCount, programQueues, resolveProgramGrid } from "./program-grid.js";
-import { collectResults, type LaunchRecord, type RunResults, snapshotWork, workSince } from "./results.js";
+import { collectResults, type LaunchRecord, type RunResults } from "./results.js";
 import { checkRunLimits, limitSlices } from "./run-limits.js";
 import type { FreeOptions, KernelInstance, LaunchOptions, SimulatorOptions } from "./simulator-options.js";
 import { explainDeadlock } from "./stalled-kernels.js";
@@ -391,23 +392,14 @@ export class Simulator {
               dispatchCycles: this.dispatchCycles,
               start: runner,
             });
-      const startNs = this.now;
-      const before = snapshotWork(this.machine);
-      const levels = snapshotLevels(this.machine);
+      const meter = new LaunchMeter(this.machine, this.now);
       const done = this.machine.launch({
         pes: placements.map((placement) => placement.pe),
         program: (_pe, index) => sources[index] as CommandSource,
         name,
       });
       const footprint = await HbmFootprint.during(this.machine, () => this.drive(done));
-      const work = { startNs, endNs: this.now, ...workSince(this.machine, before) };
-      const engines = gemmEnginesSince(this.machine, before);
-      const record: LaunchRecord = {
-        name,
-        pes: placements.length,
-        ...work,
-        ...launchDetail(work, levels, snapshotLevels(this.machine), footprint, engines),
-      };
+      const record = meter.finish(name, placements.length, footprint);
       this.launches.push(record);
       for (const instance of instances) options.onInstance?.(instance);
       return record;

@@ -78,7 +78,7 @@ export class Transit extends Component<{ queue_depth: number }> {
     const end = start + this.overheadNs;
     this.freeAt = end;
     const stats = this.stats;
-    stats.busyNs += this.overheadNs;
+    this.addBusy(this.overheadNs);
     stats.ops++;
     stats.bytes += message.bytes;
     const tracer = this.machine.tracer;

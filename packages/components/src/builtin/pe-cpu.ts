@@ -93,7 +93,7 @@ export class PeCpuV1 extends Component<z.output<typeof peCpuParams>> {
           const busy = command.cycles / this.params.freq_ghz;
           if (busy > 0) {
             yield env.timeout(busy);
-            this.stats.busyNs += busy;
+            this.addBusy(busy);
           }
           continue;
         }
@@ -129,7 +129,7 @@ export class PeCpuV1 extends Component<z.output<typeof peCpuParams>> {
       }
       if (this.params.dispatch_ns > 0) {
         yield env.timeout(this.params.dispatch_ns);
-        this.stats.busyNs += this.params.dispatch_ns;
+        this.addBusy(this.params.dispatch_ns);
       }
       const done = env.event();
       const put = this.scheduler.enqueue(new Submission(`${program.name}#${i}`, command, done));

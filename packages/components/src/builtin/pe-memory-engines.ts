@@ -36,6 +36,10 @@ export class PeDmaV1 extends Component<z.output<typeof dmaParams>> {
     return (message as TileToken).stage.type === "dma_write" ? 1 : 0;
   }
 
+  override laneName(index: number): string {
+    return index === 1 ? "write" : "read";
+  }
+
   process(message: Message): StageWork {
     if (!(message instanceof TileToken)) throw wrongMessage(this, message, "DMA stages of tile tokens");
     const params = message.stage.params;
@@ -204,6 +208,10 @@ export class PeFetchStoreV1 extends Component<z.output<typeof fetchStoreParams>>
 
   override laneOf(message: Message): number {
     return (message as TileToken).stage.type === "store" ? 1 : 0;
+  }
+
+  override laneName(index: number): string {
+    return index === 1 ? "store" : "fetch";
   }
 
   override init(): void {

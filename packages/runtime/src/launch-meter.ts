@@ -1,0 +1,35 @@
+import type { Machine } from "@kb/components";
+import { bottleneckVerdict } from "./bottleneck.js";
+import { busyEvidence, snapshotBusy } from "./launch-busy.js";
+import { gemmEnginesSince, type HbmFootprint, launchDetail, snapshotLevels } from "./launch-work.js";
+import { type LaunchRecord, snapshotWork, workSince } from "./results.js";
+
+/**
+ * @internal The counters of a machine at a launch's start, to measure the launch when it ends:
+ * its work and roofline, per-level traffic, per-launch figures and bottleneck verdict.
+ */
+export class LaunchMeter {
+  private readonly work;
+  private readonly levels;
+  private readonly busy;
+
+  constructor(
+    private readonly machine: Machine,
+    private readonly startNs: number,
+  ) {
+    this.work = snapshotWork(machine);
+    this.levels = snapshotLevels(machine);
+    this.busy = snapshotBusy(machine);
+  }
+
+  /** The launch's record, now that it has ended; `footprint` holds the HBM ranges its PE_DMAs touched. */
+  finish(name: string, pes: number, footprint: HbmFootprint): LaunchRecord {
+    const machine = this.machine;
+    const endNs = machine.env.now;
+    const work = { startNs: this.startNs, endNs, ...workSince(machine, this.work) };
+    const engines = gemmEnginesSince(machine, this.work);
+    const detail = launchDetail(work, this.levels, snapshotLevels(machine), footprint, engines);
+    const evidence = busyEvidence(machine, this.busy, endNs - this.startNs, detail.achieved.hbmFraction);
+    return { name, pes, ...work, ...detail, verdict: bottleneckVerdict(evidence) };
+  }
+}
