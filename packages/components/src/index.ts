@@ -68,6 +68,7 @@ export type { HbmAccessObserver, LaunchOptions, MachineOptions, ParamsIssue } fr
 export { buildMachine, ComponentParamsError, Machine, PageTable } from "./machine.js";
 export type {
   ComponentReport,
+  CounterReport,
   KindReport,
   LaneReport,
   LinkReport,

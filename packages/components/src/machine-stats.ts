@@ -13,17 +13,21 @@ export interface LaneReport {
   readonly utilisation: number;
 }
 
-/** Statistics of one component after a run. */
-export interface ComponentReport {
-  readonly id: string;
-  readonly kind: string;
-  readonly impl: string;
+/** The counters of a component (`Component.stats`), or their sums over a kind. */
+export interface CounterReport {
   readonly busyNs: number;
   readonly ops: number;
   readonly bytes: number;
   readonly queueFullStalls: number;
   /** Arithmetic operations (compute engines). */
   readonly flops: number;
+}
+
+/** Statistics of one component after a run. */
+export interface ComponentReport extends CounterReport {
+  readonly id: string;
+  readonly kind: string;
+  readonly impl: string;
   /** busyNs / (lanes x simulated time), 0..1. */
   readonly utilisation: number;
   /**
@@ -58,14 +62,9 @@ export interface Spread {
 }
 
 /** Per-kind totals, and how the utilisation spreads over the kind's components and their lanes. */
-export interface KindReport {
+export interface KindReport extends CounterReport {
   readonly kind: string;
   readonly count: number;
-  readonly busyNs: number;
-  readonly ops: number;
-  readonly bytes: number;
-  readonly queueFullStalls: number;
-  readonly flops: number;
   /** Mean utilisation over the kind's components. */
   readonly utilisation: number;
   /** Utilisation over the kind's components (each component's mean over its lanes). */
