@@ -5,14 +5,13 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { RunResultsSchema } from "@kb/runtime";
-import type { WebData } from "@kb/web-ui/api";
+import type { WebData, WebTimelineWindow } from "@kb/web-ui/api";
 import { Command } from "commander";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { kb } from "./test-support.js";
 import { addWebCommand } from "./web-command.js";
 import { loadWebData } from "./web-data.js";
 import { startWebServer, type WebServer } from "./web-server.js";
-import { timelineOfTrace } from "./web-timeline.js";
 
 const repo = (path: string) => fileURLToPath(new URL(`../../../${path}`, import.meta.url));
 const defaultYaml = repo("topologies/default.yaml");
@@ -110,14 +109,15 @@ describe("kb web: help", () => {
 
 describe("loadWebData: files told apart by content", () => {
   it("reads a results file and a trace, in any order, and the topology", () => {
-    const data = loadWebData([traceFile, resultsFile], { topology: defaultYaml });
+    const { data, slices } = loadWebData([traceFile, resultsFile], { topology: defaultYaml });
     expect(data.schema).toBe("kb.web/1");
     expect(data.results).toHaveLength(1);
     expect(data.results[0]).toMatchObject({ file: resultsFile, label: "copy.json" });
     expect(RunResultsSchema.parse(data.results[0]?.results).bench).toBe("copy");
     expect(data.timelines).toHaveLength(1);
     expect(data.timelines[0]?.tracks.length).toBeGreaterThan(0);
-    expect(data.timelines[0]?.slices.length).toBeGreaterThan(0);
+    expect(data.timelines[0]?.totalSlices).toBeGreaterThan(0);
+    expect(slices[0]?.size).toBe(data.timelines[0]?.totalSlices);
     expect(data.topology).toMatchObject({ file: defaultYaml, name: "default" });
     expect(data.topology.nodes.filter((node) => node.kind === "pe")).toHaveLength(16);
     expect(data.topology.nodes).toHaveLength(229);
@@ -143,18 +143,17 @@ describe("loadWebData: files told apart by content", () => {
   });
 
   it("finds topologies/NAME.yaml of the results' topology without --topology", () => {
-    const data = loadWebData([resultsFile], { cwd: repo(".") });
+    const { data } = loadWebData([resultsFile], { cwd: repo(".") });
     expect(data.topology.file).toBe(defaultYaml);
   });
 
-  it("warns when the results are of another topology than the diagram", () => {
+  it("compares results of two topologies, saying so and naming both", () => {
     const results = JSON.parse(readFileSync(resultsFile, "utf8"));
     const other = file("other.json", JSON.stringify({ ...results, topology: "ref-cube" }));
-    const data = loadWebData([other], { topology: defaultYaml });
+    const { data } = loadWebData([resultsFile, other], { topology: defaultYaml });
+    expect(data.results.map((entry) => entry.results.topology)).toEqual(["default", "ref-cube"]);
     expect(data.warnings).toEqual([
-      expect.stringMatching(
-        /other\.json is a run on topology "ref-cube", the diagram shows "default" .*pass --topology/,
-      ),
+      `${other} ran on topology "ref-cube", the diagram draws "default" (${defaultYaml}): kb web compares the figures of runs on different topologies side by side (launches matched by position) and colours the diagram only where the ids match; to see "ref-cube" drawn, run kb web ${other} --topology with the YAML of "ref-cube".`,
     ]);
   });
 
@@ -163,15 +162,18 @@ describe("loadWebData: files told apart by content", () => {
       { name: "thread_name", ph: "M", pid: 1, tid: 1, args: { name: "sip0.io_cpu" } },
       { name: "work", ph: "X", ts: 1, dur: 2, pid: 1, tid: 1 },
     ];
-    const data = loadWebData([file("array.json", JSON.stringify(events))], { topology: defaultYaml });
-    expect(data.timelines[0]?.slices).toEqual([0, 1000, 3000, 0]);
+    const { data, slices } = loadWebData([file("array.json", JSON.stringify(events))], {
+      topology: defaultYaml,
+    });
+    expect(data.timelines[0]?.totalSlices).toBe(1);
+    expect(slices[0]?.window(0, 3000, 3).slices).toEqual([0, 1000, 3000, 0]);
   });
 
   it("labels files by base name, by path when two share one", () => {
     mkdirSync(join(scratch, "b"), { recursive: true });
     const second = join(scratch, "b", "copy.json");
     writeFileSync(second, readFileSync(resultsFile));
-    const data = loadWebData([resultsFile, second], { topology: defaultYaml });
+    const { data } = loadWebData([resultsFile, second], { topology: defaultYaml });
     expect(data.results.map((entry) => entry.label)).toEqual([resultsFile, second]);
   });
 });
@@ -227,68 +229,13 @@ describe("loadWebData: errors name the bad file", () => {
   });
 });
 
-describe("timelineOfTrace", () => {
-  const events = [
-    { name: "process_name", ph: "M", ts: 0, pid: 2, tid: 0, args: { name: "sip0.cube0" } },
-    { name: "thread_name", ph: "M", ts: 0, pid: 2, tid: 5, args: { name: "sip0.cube0.xbar0" } },
-    { name: "thread_name", ph: "M", ts: 0, pid: 2, tid: 3, args: { name: "sip0.cube0.hbm#1" } },
-    { name: "a", ph: "B", ts: 0.5, pid: 2, tid: 5 },
-    { name: "b", ph: "B", ts: 0.6, pid: 2, tid: 3 },
-    { name: "b", ph: "E", ts: 0.7, pid: 2, tid: 3 },
-    { name: "a", ph: "E", ts: 1.25, pid: 2, tid: 5 },
-    { name: "launch: gemm", ph: "i", s: "t", ts: 0.1, pid: 2, tid: 5, cat: "launch" },
-    { name: "command_submitted: x", ph: "i", s: "t", ts: 0.2, pid: 2, tid: 5, cat: "command_submitted" },
-    { name: "HBM GB/s", ph: "C", ts: 0.6, pid: 2, tid: 3, args: { value: 12.5 } },
-    { name: "orphan", ph: "E", ts: 2, pid: 2, tid: 9 },
-  ];
-
-  it("pairs B/E into slices per track, in ns, tracks by process then name", () => {
-    const timeline = timelineOfTrace(events, "t.json");
-    expect(timeline.tracks).toEqual([
-      { name: "sip0.cube0.hbm#1", group: "sip0.cube0" },
-      { name: "sip0.cube0.xbar0", group: "sip0.cube0" },
-    ]);
-    expect(timeline.names).toEqual(["a", "b"]);
-    expect(timeline.slices).toEqual([1, 500, 1250, 0, 0, 600, 700, 1]);
-    expect(timeline.totalSlices).toBe(2);
-    expect(timeline.endNs).toBe(2000);
-    expect(timeline.markers).toEqual([{ tNs: 100, label: "launch: gemm" }]);
-    expect(timeline.counters).toEqual([{ name: "HBM GB/s", track: "sip0.cube0.hbm#1", points: [600, 12.5] }]);
-  });
-
-  it("keeps at most maxSlices slices and counts the rest", () => {
-    const timeline = timelineOfTrace(events, "t.json", "t", 1);
-    expect(timeline.slices).toEqual([0, 600, 700, 1]);
-    expect(timeline.slices.length / 4).toBe(1);
-    expect(timeline.totalSlices).toBe(2);
-  });
-
-  it("reads what kb run --trace writes", () => {
-    const trace = JSON.parse(readFileSync(traceFile, "utf8")) as { traceEvents: unknown[] };
-    const timeline = timelineOfTrace(trace.traceEvents, traceFile);
-    const begins = trace.traceEvents.filter((event) => (event as { ph: string }).ph === "B").length;
-    expect(timeline.totalSlices).toBe(begins);
-    expect(timeline.tracks.some((track) => track.name === "sip0.cube0.pe0.pe_dma#0")).toBe(true);
-    // Lanes count up (numbers compared as numbers), a PE's components sit together.
-    const lanes = timeline.tracks
-      .map((track) => track.name)
-      .filter((name) => name.startsWith("sip0.cube0.hbm#"));
-    expect(lanes).toEqual(Array.from({ length: lanes.length }, (_, lane) => `sip0.cube0.hbm#${lane}`));
-    const names = timeline.tracks.map((track) => track.name);
-    const pe0 = names.filter((name) => name.startsWith("sip0.cube0.pe0."));
-    expect(
-      names.slice(names.indexOf(pe0[0] as string), names.indexOf(pe0[0] as string) + pe0.length),
-    ).toEqual(pe0);
-    expect(timeline.markers.map((marker) => marker.label)).toContain("launch: copy");
-  });
-});
-
 describe("the server", () => {
   let server: WebServer;
   let data: WebData;
   beforeAll(async () => {
-    data = loadWebData([resultsFile, traceFile], { topology: defaultYaml });
-    server = await startWebServer({ data, pageDir: pageDir(), port: 0 });
+    const loaded = loadWebData([resultsFile, traceFile], { topology: defaultYaml });
+    data = loaded.data;
+    server = await startWebServer({ data, slices: loaded.slices, pageDir: pageDir(), port: 0 });
   });
   afterAll(async () => {
     await server.close();
@@ -305,6 +252,27 @@ describe("the server", () => {
     expect(response.status).toBe(200);
     expect(response.headers["content-type"]).toBe("application/json; charset=utf-8");
     expect(JSON.parse(response.body)).toEqual(JSON.parse(JSON.stringify(data)));
+  });
+
+  it("serves a window of a timeline at /api/timeline, every slice of the trace in the whole run", async () => {
+    const timeline = data.timelines[0] as WebData["timelines"][number];
+    const response = await get(server, `/api/timeline?trace=0&from=0&to=${timeline.endNs}&width=100`);
+    expect(response.status).toBe(200);
+    const window = JSON.parse(response.body) as WebTimelineWindow;
+    expect(window).toMatchObject({ fromNs: 0, toNs: timeline.endNs, width: 100 });
+    expect(window.sliceCount).toBe(timeline.totalSlices);
+    expect(window.slices?.length).toBe(timeline.totalSlices * 4);
+    expect(Buffer.from(window.busy, "base64")).toHaveLength(timeline.tracks.length * 100);
+  });
+
+  it("answers 400 for a window without numbers, 404 for a trace it does not have", async () => {
+    const bad = await get(server, "/api/timeline?trace=0&from=0&to=x&width=10");
+    expect(bad).toMatchObject({
+      status: 400,
+      body: "/api/timeline needs a number for to (trace, from, to, width)\n",
+    });
+    const missing = await get(server, "/api/timeline?trace=3&from=0&to=10&width=10");
+    expect(missing).toMatchObject({ status: 404, body: "no trace 3: 1 given\n" });
   });
 
   it("serves the page and its assets, with a content security policy", async () => {

@@ -59,12 +59,12 @@ export function addWebCommand(program: Command, io: CliIo, hooks: WebCommandHook
         "  kb web ref.json --topology topologies/ref-cube.yaml",
     )
     .action(async (files: string[], options: WebOptions) => {
-      const data = loadWebData(files, {
+      const { data, slices } = loadWebData(files, {
         ...(options.topology !== undefined ? { topology: options.topology } : {}),
         cwd: process.cwd(),
       });
       const pageDir = hooks.pageDir ?? findPageDir();
-      const server = await startWebServer({ data, pageDir, host: options.host, port: options.port });
+      const server = await startWebServer({ data, slices, pageDir, host: options.host, port: options.port });
       const warnings = isLoopback(options.host)
         ? data.warnings
         : [
@@ -99,10 +99,8 @@ function describeData(data: WebData): string {
     );
   }
   for (const timeline of data.timelines) {
-    const kept = timeline.slices.length / 4;
-    const cut = kept < timeline.totalSlices ? ` (the first ${groupDigits(kept)} shown)` : "";
     lines.push(
-      `kb web: trace ${timeline.file}: ${groupDigits(timeline.tracks.length)} tracks, ${groupDigits(timeline.totalSlices)} slices${cut}`,
+      `kb web: trace ${timeline.file}: ${groupDigits(timeline.tracks.length)} tracks, ${groupDigits(timeline.totalSlices)} slices`,
     );
   }
   return `${lines.join("\n")}\n`;

@@ -6,6 +6,7 @@ import { dirname, extname, join, resolve, sep } from "node:path";
 import { fileURLToPath } from "node:url";
 import { KbError } from "@kb/errors";
 import type { WebData } from "@kb/web-ui/api";
+import type { SliceIndex } from "./web-slice-index.js";
 
 // The HTTP server of `kb web`: the built page and /api/data, on a loopback address.
 
@@ -33,6 +34,8 @@ export function findPageDir(): string {
 export interface WebServerOptions {
   /** What `/api/data` answers. */
   readonly data: WebData;
+  /** The slices of `data.timelines[i]` at `i`, for `/api/timeline` (none: it answers 404). */
+  readonly slices?: readonly SliceIndex[];
   /** The directory of the built page (`index.html` and its assets). */
   readonly pageDir: string;
   /** Address to bind (default `127.0.0.1`). */
@@ -88,9 +91,11 @@ export async function startWebServer(options: WebServerOptions): Promise<WebServ
   const loopbackOnly = isLoopback(host);
 
   const server = createServer((request, response) => {
-    handle(request, response, { pageDir, body, loopbackOnly }).catch((error: unknown) => {
-      send(response, 500, `internal error: ${(error as Error).message}\n`);
-    });
+    handle(request, response, { pageDir, body, loopbackOnly, slices: options.slices ?? [] }).catch(
+      (error: unknown) => {
+        send(response, 500, `internal error: ${(error as Error).message}\n`);
+      },
+    );
   });
   await new Promise<void>((resolvePromise, reject) => {
     server.once("error", (error: NodeJS.ErrnoException) => {
@@ -125,6 +130,7 @@ interface HandlerState {
   readonly pageDir: string;
   readonly body: Buffer;
   readonly loopbackOnly: boolean;
+  readonly slices: readonly SliceIndex[];
 }
 
 async function handle(
@@ -141,14 +147,21 @@ async function handle(
     return;
   }
   let pathname: string;
+  let query: URLSearchParams;
   try {
-    pathname = decodeURIComponent(new URL(request.url ?? "/", "http://localhost").pathname);
+    const url = new URL(request.url ?? "/", "http://localhost");
+    pathname = decodeURIComponent(url.pathname);
+    query = url.searchParams;
   } catch {
     send(response, 400, "bad request path\n");
     return;
   }
   if (pathname === "/api/data") {
     send(response, 200, state.body, { "Content-Type": "application/json; charset=utf-8" }, request);
+    return;
+  }
+  if (pathname === "/api/timeline") {
+    answerTimeline(query, state.slices, request, response);
     return;
   }
   const file = pageFile(state.pageDir, pathname === "/" ? "/index.html" : pathname);
@@ -166,6 +179,38 @@ async function handle(
   }
   const type = CONTENT_TYPES[extname(file)] ?? "application/octet-stream";
   send(response, 200, content, { "Content-Type": type }, request);
+}
+
+/**
+ * `GET /api/timeline?trace=I&from=NS&to=NS&width=N`: the window of timeline I (see
+ * `WebTimelineWindow`); 400 naming the bad parameter, 404 for a trace that is not there.
+ */
+function answerTimeline(
+  query: URLSearchParams,
+  slices: readonly SliceIndex[],
+  request: IncomingMessage,
+  response: ServerResponse,
+): void {
+  const numbers = new Map<string, number>();
+  for (const name of ["trace", "from", "to", "width"]) {
+    const value = Number(query.get(name) ?? Number.NaN);
+    if (!Number.isFinite(value)) {
+      send(response, 400, `/api/timeline needs a number for ${name} (trace, from, to, width)\n`);
+      return;
+    }
+    numbers.set(name, value);
+  }
+  const index = slices[numbers.get("trace") as number];
+  if (index === undefined) {
+    send(response, 404, `no trace ${numbers.get("trace")}: ${slices.length} given\n`);
+    return;
+  }
+  const window = index.window(
+    numbers.get("from") as number,
+    numbers.get("to") as number,
+    numbers.get("width") as number,
+  );
+  send(response, 200, JSON.stringify(window), { "Content-Type": "application/json; charset=utf-8" }, request);
 }
 
 /** The file of `pathname` under `root`, or null when it would leave `root` (`..`, `\`, NUL). */

@@ -1,155 +1,215 @@
 import { basename } from "node:path";
 import { KbError } from "@kb/errors";
-import type { WebTimeline } from "@kb/web-ui/api";
+import { HBM_COUNTER_WINDOW_NS, type WebTimeline } from "@kb/web-ui/api";
+import { SliceCollector, type SliceIndex } from "./web-slice-index.js";
 
-// A Chrome trace (kb run --trace) as the timeline `kb web` serves.
+// A Chrome trace (kb run --trace) as the timeline `kb web` serves: every slice kept, in a
+// SliceIndex (typed arrays and a busy-time pyramid), counters over the whole run.
 
-/** Slices kept per timeline: a canvas timeline stays responsive up to about this many. */
-export const MAX_TIMELINE_SLICES = 200_000;
-
-/** Counter points kept per timeline. */
+/** Counter points sent as they are, over all series of a trace; more are binned ({@link COUNTER_BINS}). */
 export const MAX_TIMELINE_COUNTER_POINTS = 200_000;
 
+/** Bins over the run of each counter series of a trace with more than {@link MAX_TIMELINE_COUNTER_POINTS} points. */
+export const COUNTER_BINS = 2048;
+
+/** A trace read: what `/api/data` sends about it and the slices `/api/timeline` answers from. */
+export interface TraceTimeline {
+  readonly timeline: WebTimeline;
+  readonly slices: SliceIndex;
+}
+
 /**
- * Turns Chrome trace events into a timeline: B/E pairs (and X complete events) become slices of
- * their (pid, tid) track, `launch` instants become markers, C events counter points. Times `ts`
- * (µs) become ns. Slices beyond `maxSlices` are counted, not kept.
- *
- * Throws a `KbError` naming the file and the event when an event is not an object with a string
- * `ph` and numeric `ts`, `pid` and `tid` (metadata events need no `ts`).
+ * Turns Chrome trace events, given one by one to {@link add}, into a timeline: B/E pairs (and X
+ * complete events) become slices of their (pid, tid) track, `launch` instants become markers,
+ * C events counter points. Times `ts` (µs) become ns.
  */
-export function timelineOfTrace(
-  events: readonly unknown[],
-  file: string,
-  label = basename(file),
-  maxSlices = MAX_TIMELINE_SLICES,
-): WebTimeline {
-  const processNames = new Map<number, string>();
-  const threadNames = new Map<string, string>();
+export class TimelineBuilder {
+  private readonly processNames = new Map<number, string>();
+  private readonly threadNames = new Map<string, string>();
   /** Tracks by `pid:tid`, with their open slices (start ns, name index). */
-  const tracks = new Map<string, { pid: number; tid: number; open: [number, number][]; used: boolean }>();
-  const nameIndex = new Map<string, number>();
-  const raw: { track: string; start: number; end: number; name: number }[] = [];
-  const markers: { tNs: number; label: string }[] = [];
-  const counters = new Map<string, { name: string; key: string; points: number[] }>();
-  let counterPoints = 0;
-  let totalSlices = 0;
-  let endNs = 0;
+  private readonly tracks = new Map<
+    string,
+    { pid: number; tid: number; index: number; open: [number, number][]; used: boolean }
+  >();
+  private readonly nameIndex = new Map<string, number>();
+  private readonly collector = new SliceCollector();
+  private readonly markers: { tNs: number; label: string }[] = [];
+  private readonly counters = new Map<string, { name: string; key: string; points: number[] }>();
+  private endNs = 0;
 
-  const nameOf = (name: string): number => {
-    let index = nameIndex.get(name);
-    if (index === undefined) {
-      index = nameIndex.size;
-      nameIndex.set(name, index);
-    }
-    return index;
-  };
-  const trackOf = (pid: number, tid: number) => {
-    const key = `${pid}:${tid}`;
-    let track = tracks.get(key);
-    if (track === undefined) {
-      track = { pid, tid, open: [], used: false };
-      tracks.set(key, track);
-    }
-    return track;
-  };
-  const slice = (key: string, start: number, end: number, name: number) => {
-    totalSlices++;
-    if (raw.length < maxSlices) raw.push({ track: key, start, end, name });
-  };
+  constructor(private readonly file: string) {}
 
-  events.forEach((event, index) => {
+  /**
+   * Adds trace event number `index`. Throws a `KbError` naming the file and the event when it is
+   * not an object with a string `ph` and numeric `ts`, `pid` and `tid` (metadata events need no `ts`).
+   */
+  add(event: unknown, index: number): void {
     if (!isRecord(event) || typeof event.ph !== "string") {
-      throw badEvent(file, index, "is not an object with a string ph");
+      throw badEvent(this.file, index, "is not an object with a string ph");
     }
     const pid = Number(event.pid ?? 0);
     const tid = Number(event.tid ?? 0);
     if (event.ph === "M") {
       const name = isRecord(event.args) ? event.args.name : undefined;
       if (typeof name !== "string") return;
-      if (event.name === "process_name") processNames.set(pid, name);
-      else if (event.name === "thread_name") threadNames.set(`${pid}:${tid}`, name);
+      if (event.name === "process_name") this.processNames.set(pid, name);
+      else if (event.name === "thread_name") this.threadNames.set(`${pid}:${tid}`, name);
       return;
     }
     if (typeof event.ts !== "number" || !Number.isFinite(pid) || !Number.isFinite(tid)) {
-      throw badEvent(file, index, "has no numeric ts, pid and tid");
+      throw badEvent(this.file, index, "has no numeric ts, pid and tid");
     }
     const tNs = toNs(event.ts);
-    endNs = Math.max(endNs, tNs);
+    if (tNs > this.endNs) this.endNs = tNs;
     const name = typeof event.name === "string" ? event.name : "";
     switch (event.ph) {
       case "B":
-        trackOf(pid, tid).open.push([tNs, nameOf(name)]);
+        this.trackOf(pid, tid).open.push([tNs, this.nameOf(name)]);
         break;
       case "E": {
-        const track = trackOf(pid, tid);
+        const track = this.trackOf(pid, tid);
         const open = track.open.pop();
         if (open === undefined) break;
         track.used = true;
-        slice(`${pid}:${tid}`, open[0], tNs, open[1]);
+        this.collector.add(track.index, open[0], tNs, open[1]);
         break;
       }
       case "X": {
         const end = tNs + toNs(typeof event.dur === "number" ? event.dur : 0);
-        endNs = Math.max(endNs, end);
-        const track = trackOf(pid, tid);
+        if (end > this.endNs) this.endNs = end;
+        const track = this.trackOf(pid, tid);
         track.used = true;
-        slice(`${pid}:${tid}`, tNs, end, nameOf(name));
+        this.collector.add(track.index, tNs, end, this.nameOf(name));
         break;
       }
       case "i":
       case "I":
-        if (event.cat === "launch" || event.cat === "launch_complete") markers.push({ tNs, label: name });
+        if (event.cat === "launch" || event.cat === "launch_complete")
+          this.markers.push({ tNs, label: name });
         break;
       case "C": {
         const value = isRecord(event.args) ? Object.values(event.args).find((v) => typeof v === "number") : 0;
-        if (typeof value !== "number" || counterPoints >= MAX_TIMELINE_COUNTER_POINTS) break;
+        if (typeof value !== "number") break;
         const key = `${pid}:${tid}`;
         const id = `${key}\u0000${name}`;
-        let series = counters.get(id);
+        let series = this.counters.get(id);
         if (series === undefined) {
           series = { name, key, points: [] };
-          counters.set(id, series);
+          this.counters.set(id, series);
         }
         series.points.push(tNs, value);
-        counterPoints++;
         break;
       }
       default:
     }
-  });
-
-  const trackName = (key: string, pid: number, tid: number) =>
-    threadNames.get(key) ?? `${processNames.get(pid) ?? `pid ${pid}`} / tid ${tid}`;
-  // Processes (cubes) in trace order; within one, tracks by name with numbers compared as
-  // numbers, so a PE's components sit together and lanes count up (hbm#2 before hbm#10).
-  const ordered = [...tracks.entries()]
-    .filter(([, track]) => track.used)
-    .map(([key, track]) => ({ key, track, name: trackName(key, track.pid, track.tid) }))
-    .sort((a, b) => a.track.pid - b.track.pid || naturalOrder(a.name, b.name) || a.track.tid - b.track.tid);
-  const trackIndex = new Map(ordered.map(({ key }, index) => [key, index]));
-  const slices: number[] = [];
-  raw.sort((a, b) => a.start - b.start);
-  for (const entry of raw) {
-    slices.push(trackIndex.get(entry.track) as number, entry.start, entry.end, entry.name);
   }
-  return {
-    file,
-    label,
-    endNs,
-    tracks: ordered.map(({ track, name }) => ({
-      name,
-      group: processNames.get(track.pid) ?? `pid ${track.pid}`,
-    })),
-    names: [...nameIndex.keys()],
-    slices,
-    totalSlices,
-    markers,
-    counters: [...counters.values()].map((series) => {
-      const [pid, tid] = series.key.split(":").map(Number) as [number, number];
-      return { name: series.name, track: trackName(series.key, pid, tid), points: series.points };
-    }),
-  };
+
+  /** The timeline of the events added. */
+  finish(label: string): TraceTimeline {
+    const trackName = (key: string, pid: number, tid: number) =>
+      this.threadNames.get(key) ?? `${this.processNames.get(pid) ?? `pid ${pid}`} / tid ${tid}`;
+    // Processes (cubes) in trace order; within one, tracks by name with numbers compared as
+    // numbers, so a PE's components sit together and lanes count up (hbm#2 before hbm#10).
+    const ordered = [...this.tracks.entries()]
+      .filter(([, track]) => track.used)
+      .map(([key, track]) => ({ key, track, name: trackName(key, track.pid, track.tid) }))
+      .sort((a, b) => a.track.pid - b.track.pid || naturalOrder(a.name, b.name) || a.track.tid - b.track.tid);
+    const shown = new Uint32Array(this.tracks.size);
+    ordered.forEach(({ track }, index) => {
+      shown[track.index] = index;
+    });
+    const endNs = this.endNs;
+    const slices = this.collector.build(shown, ordered.length, [...this.nameIndex.keys()], endNs);
+    const pointCount = [...this.counters.values()].reduce((sum, series) => sum + series.points.length / 2, 0);
+    const binned = pointCount > MAX_TIMELINE_COUNTER_POINTS && endNs > 0;
+    const timeline: WebTimeline = {
+      file: this.file,
+      label,
+      endNs,
+      tracks: ordered.map(({ track, name }) => ({
+        name,
+        group: this.processNames.get(track.pid) ?? `pid ${track.pid}`,
+      })),
+      totalSlices: slices.size,
+      markers: this.markers,
+      counters: [...this.counters.values()].map((series) => {
+        const [pid, tid] = series.key.split(":").map(Number) as [number, number];
+        const track = trackName(series.key, pid, tid);
+        if (!binned) return { name: series.name, track, points: series.points };
+        const holdNs = series.name === "HBM GB/s" ? HBM_COUNTER_WINDOW_NS : Number.POSITIVE_INFINITY;
+        const binNs = endNs / COUNTER_BINS;
+        return {
+          name: series.name,
+          track,
+          points: binCounter(series.points, binNs, COUNTER_BINS, holdNs),
+          binNs,
+        };
+      }),
+    };
+    return { timeline, slices };
+  }
+
+  private nameOf(name: string): number {
+    let index = this.nameIndex.get(name);
+    if (index === undefined) {
+      index = this.nameIndex.size;
+      this.nameIndex.set(name, index);
+    }
+    return index;
+  }
+
+  private trackOf(pid: number, tid: number) {
+    const key = `${pid}:${tid}`;
+    let track = this.tracks.get(key);
+    if (track === undefined) {
+      track = { pid, tid, index: this.tracks.size, open: [], used: false };
+      this.tracks.set(key, track);
+    }
+    return track;
+  }
+}
+
+/** The timeline of a list of trace events (see {@link TimelineBuilder}). */
+export function timelineOfTrace(
+  events: readonly unknown[],
+  file: string,
+  label = basename(file),
+): TraceTimeline {
+  const builder = new TimelineBuilder(file);
+  events.forEach((event, index) => {
+    builder.add(event, index);
+  });
+  return builder.finish(label);
+}
+
+/**
+ * A counter's samples (flat `tNs, value`, in time order) as `bins` bins of `binNs` from 0: the
+ * mean of each bin, time-weighted, each sample holding until the next one, at
+ * most `holdNs` (and the last until the end of the last bin, at most `holdNs`).
+ */
+export function binCounter(points: readonly number[], binNs: number, bins: number, holdNs: number): number[] {
+  const sums = new Float64Array(bins);
+  const endNs = binNs * bins;
+  for (let i = 0; i + 1 < points.length; i += 2) {
+    const t = points[i] as number;
+    const next = points[i + 2] === undefined ? endNs : (points[i + 2] as number);
+    const until = Math.min(next, t + holdNs, endNs);
+    const level = points[i + 1] as number;
+    if (level === 0 || until <= t) continue;
+    let bin = Math.max(0, Math.floor(t / binNs));
+    let at = t;
+    while (at < until && bin < bins) {
+      const end = Math.min(until, (bin + 1) * binNs);
+      sums[bin] = (sums[bin] as number) + (end - at) * level;
+      at = end;
+      bin++;
+    }
+  }
+  const out: number[] = [];
+  for (let bin = 0; bin < bins; bin++) {
+    out.push(Math.round(((sums[bin] as number) / binNs) * 1e3) / 1e3);
+  }
+  return out;
 }
 
 /** Compares names with their digit runs as numbers: `pe2` < `pe10`, `hbm#2` < `hbm#10`. */

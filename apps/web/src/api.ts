@@ -57,8 +57,10 @@ export interface WebResults {
 }
 
 /**
- * One trace file as a timeline: a track per component (Chrome thread), the slices of every
- * track, the launch markers and the counters. Times are simulated ns.
+ * One trace file as a timeline, in summary: its tracks, the launch markers and the counters
+ * (binned over the whole run when there are many points). The slices stay on the server, which
+ * answers `GET /api/timeline` ({@link WebTimelineWindow}) for the window the page shows. Times
+ * are simulated ns.
  */
 export interface WebTimeline {
   readonly file: string;
@@ -67,18 +69,52 @@ export interface WebTimeline {
   readonly endNs: number;
   /** Tracks by process (cube) in trace order, then by name: `name` is the component id (a lane as `id#lane`), `group` its process. */
   readonly tracks: readonly { readonly name: string; readonly group: string }[];
-  /** Slice names, referenced by index from `slices`. */
-  readonly names: readonly string[];
-  /** Slices, flat: `track, startNs, endNs, nameIndex` per slice, in start order. */
-  readonly slices: readonly number[];
-  /** Slices in the trace; more than `slices.length / 4` when the timeline was cut at `MAX_TIMELINE_SLICES` (apps/cli/src/web-timeline.ts). */
+  /** Slices in the trace, every one of them behind `/api/timeline`. */
   readonly totalSlices: number;
   /** Launch and launch-complete instants. */
   readonly markers: readonly { readonly tNs: number; readonly label: string }[];
-  /** Counter series (`HBM GB/s`, `queue depth`): `points` flat as `tNs, value` pairs. */
+  /**
+   * Counter series (`HBM GB/s`, `queue depth`) over the whole run. Without `binNs`, `points` are
+   * the samples, flat as `tNs, value` pairs; with `binNs` (a trace of many samples), `points` are
+   * the means of consecutive bins of `binNs` from 0 to `endNs` (bin i from `i * binNs`): the
+   * time-weighted mean of the series in the bin, a sample holding until the next one (an `HBM GB/s` sample at
+   * most {@link HBM_COUNTER_WINDOW_NS}).
+   */
   readonly counters: readonly {
     readonly name: string;
     readonly track: string;
     readonly points: readonly number[];
+    readonly binNs?: number;
   }[];
+}
+
+/** The window of the `HBM GB/s` trace counter, ns: a sample is the bus time of the last µs. */
+export const HBM_COUNTER_WINDOW_NS = 1000;
+
+/**
+ * What `GET /api/timeline?trace=I&from=NS&to=NS&width=COLUMNS` answers: for timeline `I` of
+ * {@link WebData.timelines}, per track and per column of the window `[fromNs, toNs)` split into
+ * `width` equal columns, the fraction of the column's time the track was busy (the union of its
+ * slices), and the slices themselves when the window holds at most {@link maxSlices}.
+ */
+export interface WebTimelineWindow {
+  readonly fromNs: number;
+  readonly toNs: number;
+  readonly width: number;
+  /**
+   * Busy fraction per track and column, base64 of `tracks x width` bytes (track-major), 0..255
+   * for 0..100 %; a column a slice touched is at least 1, even a zero-length slice.
+   */
+  readonly busy: string;
+  /** Slices that overlap the window. */
+  readonly sliceCount: number;
+  /** At most this many slices are sent. */
+  readonly maxSlices: number;
+  /** The slices overlapping the window when `sliceCount <= maxSlices` (flat `track, startNs, endNs, nameIndex`, in start order), else null. */
+  readonly slices: readonly number[] | null;
+  /** Slice names, referenced by index from `slices`. */
+  readonly names: readonly string[];
+  /** True when the busy fractions come from the slices themselves; false: from time bins of `binNs` (each spread evenly over its bin). */
+  readonly exact: boolean;
+  readonly binNs: number;
 }

@@ -1,6 +1,9 @@
 /** Stops of the utilisation scale, 0 to 1 (ColorBrewer's YlOrRd, readable on white). */
 export const UTILISATION_STOPS: readonly string[] = ["#ffffcc", "#fed976", "#fd8d3c", "#e31a1c", "#800026"];
 
+/** Stroke of a link that carried nothing, or of every link without link results. */
+export const IDLE_LINK_COLOUR = "#b8c2cc";
+
 /** Fill of a node without results. */
 export const NO_DATA_COLOUR = "#e8edf3";
 

@@ -1,6 +1,6 @@
 import type { RunResults } from "@kb/runtime";
 import type { WebNode, WebTopology } from "./api.js";
-import { formatPercent } from "./format.js";
+import { formatPercent, formatSi } from "./format.js";
 
 /** A node of the diagram: a drawn component, a PE (its components folded in) or a container. */
 export interface DiagramNode {
@@ -29,8 +29,13 @@ export interface DiagramEdge {
   readonly links: number;
   /** Bandwidth of one link, GB/s (the largest when they differ). */
   readonly bw: number;
-  /** `64 GB/s`, `2 x 64 GB/s`. */
+  /** `64 GB/s`, `2 x 64 GB/s`, with the traffic when the results report links. */
   readonly label: string;
+  /**
+   * The busiest of its directed links (0..1, `results.links`); 0 for links that carried nothing,
+   * null without results or in results written before links were reported.
+   */
+  readonly utilisation: number | null;
 }
 
 /** The diagram of a topology. */
@@ -63,8 +68,11 @@ const SIP_GAP = 260;
  * PEs where the grid puts them), so the same topology always draws the same picture.
  *
  * Colours come from `results`: a drawn node's utilisation is the highest of the components it
- * folds (a component absent from the results serviced nothing: 0); an HBM channel shows its
- * controller's, which the results do not split by channel.
+ * folds (a component absent from the results serviced nothing: 0). An HBM channel shows its
+ * busiest pseudo-channel from `results.hbmPorts` (port p of a controller is the p-th
+ * pseudo-channel under it in topology order: channel floor(p / Q), pseudo-channel p mod Q), or,
+ * in results without per-port rows, its controller's utilisation. A link shows the busiest of
+ * the directed links it merges (`results.links`).
  */
 export function buildDiagram(topology: WebTopology, results: RunResults | null): Diagram {
   const byId = new Map(topology.nodes.map((node) => [node.id, node]));
@@ -74,6 +82,7 @@ export function buildDiagram(topology: WebTopology, results: RunResults | null):
     if (node.pe !== null && node.kind !== "pe" && node.parent !== null) return node.parent;
     return node.id;
   };
+  const portsOf = hbmPortsByChannel(topology, results);
   const positions = floorplan(topology);
   const folded = new Map<string, WebNode[]>();
   for (const node of topology.nodes) {
@@ -94,11 +103,15 @@ export function buildDiagram(topology: WebTopology, results: RunResults | null):
     if (node.impl !== null) details.push(`${node.kind} (${node.impl})`);
     else if (node.kind !== "pe") details.push(node.kind);
     if (results !== null) {
-      if (node.kind === "hbm_channel") {
+      const ports = portsOf?.get(node.id);
+      if (node.kind === "hbm_channel" && ports !== undefined) {
+        utilisation = Math.max(0, ...ports.map((port) => port.utilisation));
+        details.push(...channelDetails(ports));
+      } else if (node.kind === "hbm_channel") {
         const controller = node.parent === null ? undefined : usage.get(node.parent);
         utilisation = controller?.utilisation ?? 0;
         details.push(
-          `HBM controller: ${formatPercent(utilisation)} (the results do not split it by channel)`,
+          `HBM controller: ${formatPercent(utilisation)} (these results do not split it by pseudo-channel)`,
         );
       } else if (node.impl !== null || parts.length > 0) {
         utilisation = usage.get(node.id)?.utilisation ?? 0;
@@ -125,7 +138,14 @@ export function buildDiagram(topology: WebTopology, results: RunResults | null):
     });
   }
 
-  const merged = new Map<string, { source: string; target: string; ab: number; ba: number; bw: number }>();
+  const linkUsage =
+    results?.links === undefined
+      ? null
+      : new Map(results.links.map((link) => [`${link.src}\u0000${link.dst}`, link]));
+  const merged = new Map<
+    string,
+    { source: string; target: string; ab: number; ba: number; bw: number; utilisation: number; bytes: number }
+  >();
   for (const edge of topology.edges) {
     const src = byId.get(edge.src);
     const dst = byId.get(edge.dst);
@@ -137,12 +157,17 @@ export function buildDiagram(topology: WebTopology, results: RunResults | null):
     const key = `${source}\u0000${target}`;
     let link = merged.get(key);
     if (link === undefined) {
-      link = { source, target, ab: 0, ba: 0, bw: 0 };
+      link = { source, target, ab: 0, ba: 0, bw: 0, utilisation: 0, bytes: 0 };
       merged.set(key, link);
     }
     if (a === source) link.ab++;
     else link.ba++;
     link.bw = Math.max(link.bw, edge.bw);
+    const used = linkUsage?.get(`${edge.src}\u0000${edge.dst}`);
+    if (used !== undefined) {
+      link.utilisation = Math.max(link.utilisation, used.utilisation);
+      link.bytes += used.bytes;
+    }
   }
   const edges = [...merged.values()].map((link, index): DiagramEdge => {
     const links = Math.max(link.ab, link.ba);
@@ -152,10 +177,84 @@ export function buildDiagram(topology: WebTopology, results: RunResults | null):
       target: link.target,
       links,
       bw: link.bw,
-      label: `${links > 1 ? `${links} x ` : ""}${link.bw} GB/s`,
+      label:
+        `${links > 1 ? `${links} x ` : ""}${link.bw} GB/s` +
+        (linkUsage === null
+          ? ""
+          : `: busiest direction ${formatPercent(link.utilisation)} busy, ${formatSi(link.bytes, "B")} carried`),
+      utilisation: linkUsage === null ? null : link.utilisation,
     };
   });
   return { nodes, edges, peCount: nodes.filter((node) => node.kind === "pe").length };
+}
+
+/** One pseudo-channel of a channel, as the results report its port. */
+export interface ChannelPort {
+  /** `pc0`, `pc1`. */
+  readonly name: string;
+  readonly port: number;
+  readonly utilisation: number;
+  readonly bytes: number;
+}
+
+/**
+ * The pseudo-channel ports of each HBM channel (by channel id) from `results.hbmPorts`; null when
+ * the results have no per-port rows. Port p of a controller is its p-th `hbm_pc` in topology
+ * order (expansion puts channel h's Q pseudo-channels at h x Q .. h x Q + Q - 1, as the fabric
+ * numbers its lanes). A controller without a row moved nothing: its ports are 0.
+ */
+export function hbmPortsByChannel(
+  topology: WebTopology,
+  results: RunResults | null,
+): Map<string, ChannelPort[]> | null {
+  const rows = results?.hbmPorts;
+  if (rows === undefined) return null;
+  const byController = new Map(rows.map((row) => [row.id, row.ports]));
+  const channelsOf = new Map<string, WebNode[]>();
+  const pcsOf = new Map<string, WebNode[]>();
+  for (const node of topology.nodes) {
+    if (node.parent === null) continue;
+    if (node.kind === "hbm_channel")
+      channelsOf.set(node.parent, [...(channelsOf.get(node.parent) ?? []), node]);
+    if (node.kind === "hbm_pc") pcsOf.set(node.parent, [...(pcsOf.get(node.parent) ?? []), node]);
+  }
+  const out = new Map<string, ChannelPort[]>();
+  for (const [controller, channels] of channelsOf) {
+    const ports = byController.get(controller) ?? [];
+    let port = 0;
+    for (const channel of channels) {
+      out.set(
+        channel.id,
+        (pcsOf.get(channel.id) ?? []).map((pc) => {
+          const row = ports[port];
+          const entry = {
+            name: pc.id.slice(pc.id.lastIndexOf(".") + 1),
+            port,
+            utilisation: row?.utilisation ?? 0,
+            bytes: row?.bytes ?? 0,
+          };
+          port++;
+          return entry;
+        }),
+      );
+    }
+  }
+  return out;
+}
+
+/** Hover lines of a channel: each pseudo-channel's utilisation and bytes, and their spread. */
+function channelDetails(ports: readonly ChannelPort[]): string[] {
+  const lines = ports.map(
+    (port) =>
+      `${port.name} (port ${port.port}): ${formatPercent(port.utilisation)}, ${formatSi(port.bytes, "B")}`,
+  );
+  if (ports.length > 1) {
+    const values = ports.map((port) => port.utilisation);
+    lines.push(
+      `pseudo-channels: max ${formatPercent(Math.max(...values))}, min ${formatPercent(Math.min(...values))}`,
+    );
+  }
+  return lines;
 }
 
 function labelOf(node: WebNode): string {

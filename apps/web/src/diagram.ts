@@ -1,7 +1,7 @@
 /// <reference lib="dom" />
 import cytoscape, { type Core, type ElementDefinition } from "cytoscape";
-import { needsLightText, utilisationColour } from "./colour.js";
-import type { Diagram } from "./diagram-model.js";
+import { IDLE_LINK_COLOUR, needsLightText, utilisationColour } from "./colour.js";
+import type { Diagram, DiagramEdge } from "./diagram-model.js";
 import { formatPercent } from "./format.js";
 
 /**
@@ -33,7 +33,7 @@ export function renderDiagram(container: HTMLElement, diagram: Diagram, info: HT
           source: edge.source,
           target: edge.target,
           label: edge.label,
-          width: Math.max(1, Math.min(6, Math.log2(edge.bw * edge.links) / 2)),
+          ...edgeStyle(edge),
         },
       }),
     ),
@@ -91,7 +91,7 @@ export function renderDiagram(container: HTMLElement, diagram: Diagram, info: HT
         selector: "edge",
         style: {
           width: "data(width)",
-          "line-color": "#9aa7b4",
+          "line-color": "data(colour)",
           "curve-style": "straight",
           opacity: 0.75,
         },
@@ -134,7 +134,21 @@ export function recolourDiagram(cy: Core, diagram: Diagram): void {
     for (const node of diagram.nodes) {
       cy.getElementById(node.id).data(nodeColours(node.utilisation, node.compound));
     }
+    for (const edge of diagram.edges)
+      cy.getElementById(edge.id).data({ label: edge.label, ...edgeStyle(edge) });
   });
+}
+
+/**
+ * A link's stroke: without link results grey, as wide as its bandwidth suggests; with them its
+ * busiest direction's utilisation on the utilisation scale, wider the busier (1 to 7 px).
+ */
+export function edgeStyle(edge: DiagramEdge): { colour: string; width: number } {
+  if (edge.utilisation === null) {
+    return { colour: IDLE_LINK_COLOUR, width: Math.max(1, Math.min(6, Math.log2(edge.bw * edge.links) / 2)) };
+  }
+  if (edge.utilisation <= 0) return { colour: IDLE_LINK_COLOUR, width: 1 };
+  return { colour: utilisationColour(edge.utilisation), width: 1.5 + 5.5 * Math.min(1, edge.utilisation) };
 }
 
 function nodeColours(utilisation: number | null, compound: boolean): { fill: string; text: string } {

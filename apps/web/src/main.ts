@@ -3,19 +3,21 @@ import type { Core } from "cytoscape";
 import type { EChartsType } from "echarts/core";
 import type { WebData, WebResults } from "./api.js";
 import { renderKindBars, renderTimeSeries, resultsColour } from "./charts.js";
-import { NO_DATA_COLOUR, UTILISATION_STOPS } from "./colour.js";
 import { recolourDiagram, renderDiagram } from "./diagram.js";
 import { buildDiagram } from "./diagram-model.js";
-import { formatNumber } from "./format.js";
+import { formatNs, formatNumber } from "./format.js";
+import { diagramLegend, verdictList } from "./legend.js";
 import {
   bandwidthByKind,
   compareHeadlines,
   compareKinds,
+  compareLaunches,
   hbmBandwidthByCube,
   utilisationByKind,
+  verdictLines,
 } from "./results-model.js";
 import { comparisonTable, empty, summaryTable, verificationTable } from "./tables.js";
-import { renderTimeline } from "./timeline.js";
+import { renderTimeline, type TimelineHandle } from "./timeline.js";
 
 /** What the page exposes on `window.kbWeb` for tests and for poking at in the console. */
 export interface KbWebHandle {
@@ -24,8 +26,8 @@ export interface KbWebHandle {
   diagram: Core | null;
   /** PEs drawn in the diagram. */
   peCount: number;
-  /** The timeline chart shown (ECharts), and its number of tracks. */
-  timeline: EChartsType | null;
+  /** The timeline shown, and its number of tracks. */
+  timeline: TimelineHandle | null;
   trackCount: number;
   /** The other charts by element id. */
   readonly charts: Map<string, EChartsType>;
@@ -105,19 +107,34 @@ async function main(): Promise<void> {
   diagramElement.dataset.peCount = String(diagram.peCount);
   diagramElement.dataset.nodeCount = String(cy.nodes().length);
   diagramSelect.addEventListener("change", () => recolourDiagram(cy, diagramOf(Number(diagramSelect.value))));
+  if (results.some((entry) => entry.results.topology !== topology.name)) {
+    element("diagram-note").textContent = `The diagram draws topology "${topology.name}"; ${results
+      .filter((entry) => entry.results.topology !== topology.name)
+      .map((entry) => `${entry.label} ran on "${entry.results.topology}"`)
+      .join(", ")}: its colours show only where the ids match.`;
+  }
   element("diagram-fit").addEventListener("click", () => cy.fit(undefined, 24));
   const legend = element("diagram-legend");
-  if (results.length > 0) {
-    const bar = document.createElement("span");
-    bar.className = "bar";
-    bar.style.background = `linear-gradient(to right, ${UTILISATION_STOPS.join(", ")})`;
-    legend.replaceChildren("utilisation 0%", bar, "100% (a PE shows its busiest component)");
-  } else {
-    const swatch = document.createElement("span");
-    swatch.className = "bar";
-    swatch.style.background = NO_DATA_COLOUR;
-    legend.replaceChildren(swatch, "no results file: not coloured");
-  }
+  const showLegend = (index: number) => {
+    const chosen = results[index]?.results;
+    legend.replaceChildren(
+      ...diagramLegend({
+        results: chosen !== undefined,
+        hbmPorts: chosen?.hbmPorts !== undefined,
+        links: chosen?.links !== undefined,
+      }),
+    );
+  };
+  showLegend(0);
+  diagramSelect.addEventListener("change", () => showLegend(Number(diagramSelect.value)));
+
+  // The bottleneck of every launch, first thing on the page.
+  const verdicts = verdictLines(results);
+  element("verdict-list").replaceChildren(
+    ...(verdicts.length > 0
+      ? verdictList(verdicts, results.length)
+      : [empty("No launches: the bottleneck verdicts come from a results file (kb run --json).")]),
+  );
 
   // Per-kind charts over every results file.
   const chartOf = (id: string, chart: EChartsType) => {
@@ -155,6 +172,11 @@ async function main(): Promise<void> {
       "chart-hbm-time",
       renderTimeSeries(element("chart-hbm-time"), hbmBandwidthByCube(withHbm), "GB/s"),
     );
+    const binNs = withHbm.counters.find((counter) => counter.binNs !== undefined)?.binNs;
+    element("chart-hbm-time").dataset.endNs = String(withHbm.endNs);
+    element("hbm-note").textContent =
+      `${withHbm.label}: the whole run, 0 … ${formatNs(withHbm.endNs)}` +
+      (binNs === undefined ? ", every sample." : `, in bins of ${formatNs(binNs)} (the mean of each bin).`);
   } else {
     element("hbm-over-time-wrap").hidden = true;
   }
@@ -166,16 +188,17 @@ async function main(): Promise<void> {
   const showTimeline = (index: number) => {
     const timeline = timelines[index];
     if (timeline === undefined) return;
-    handle.timeline = renderTimeline(timelineElement, timeline);
+    handle.timeline?.dispose();
     handle.trackCount = timeline.tracks.length;
-    timelineElement.dataset.trackCount = String(timeline.tracks.length);
-    const kept = timeline.slices.length / 4;
-    note.textContent =
-      `${timeline.tracks.length} tracks, ${kept} slices` +
-      (kept < timeline.totalSlices
-        ? ` (the first ${kept} of ${timeline.totalSlices}: open the trace in Perfetto for all)`
-        : "") +
-      ". Wheel zooms time, drag pans, the right slider scrolls tracks.";
+    handle.timeline = renderTimeline(timelineElement, timeline, index, (window) => {
+      note.textContent =
+        `${timeline.tracks.length} tracks, ${String(timeline.totalSlices)} slices over ${formatNs(timeline.endNs)}; ` +
+        `this window ${formatNs(window.fromNs)} … ${formatNs(window.toNs)} holds ${String(window.sliceCount)}: ` +
+        (window.slices === null
+          ? `bars show each track's busy fraction per pixel column (more than ${String(window.maxSlices)} slices: zoom in to see them one by one).`
+          : "slices drawn one by one over the busy fractions.") +
+        " Wheel zooms time, drag pans, double-click shows the whole run, shift+wheel scrolls tracks.";
+    });
   };
   if (timelines.length > 0) {
     fillSelect(
@@ -211,8 +234,19 @@ async function main(): Promise<void> {
       const a = results[Number(selectA.value)] as WebResults;
       const b = results[Number(selectB.value)] as WebResults;
       element("comparison-table").replaceChildren(
-        comparisonTable(compareHeadlines(a.results, b.results), a.label, b.label, "headline"),
+        comparisonTable(
+          [...compareHeadlines(a.results, b.results), ...compareLaunches(a.results, b.results)],
+          a.label,
+          b.label,
+          "headline",
+        ),
       );
+      const topologyNote = element("comparison-note");
+      topologyNote.textContent =
+        a.results.topology === b.results.topology
+          ? ""
+          : `A ran on topology "${a.results.topology}", B on "${b.results.topology}": a comparison of two designs. The figures are compared side by side, launches matched by position; the diagram above draws "${topology.name}" only.`;
+      topologyNote.hidden = topologyNote.textContent === "";
       element("comparison-kinds").replaceChildren(
         comparisonTable(compareKinds(a.results, b.results), a.label, b.label, "utilisation by kind"),
       );

@@ -1,5 +1,5 @@
 import type { RunResults } from "@kb/runtime";
-import type { WebTimeline } from "./api.js";
+import { HBM_COUNTER_WINDOW_NS, type WebTimeline } from "./api.js";
 
 /** A headline number of a run. */
 export interface Headline {
@@ -96,22 +96,36 @@ export interface Series {
   readonly points: readonly (readonly [number, number])[];
 }
 
-/** The window of the `HBM GB/s` trace counter, ns: a sample is the bytes of the last µs. */
-export const HBM_COUNTER_WINDOW_NS = 1000;
+export { HBM_COUNTER_WINDOW_NS };
 
 /**
  * HBM bandwidth over time per cube (GB/s): the `HBM GB/s` counters of the trace (one per
  * pseudo-channel lane, each sample its bus time carrying data in the window before it, times its
  * bandwidth) summed
  * over the lanes of each cube, a point wherever a lane changes. A sample counts until the lane's
- * next one, at most `windowNs`: a lane that saw nothing for a window carries nothing.
+ * next one, at most `windowNs`: a lane that saw nothing for a window carries nothing. Counters the
+ * server binned (`binNs`, a trace of many samples) are summed bin by bin: one point per bin.
  */
 export function hbmBandwidthByCube(timeline: WebTimeline, windowNs = HBM_COUNTER_WINDOW_NS): Series[] {
-  const cubes = new Map<string, { lane: string; points: readonly number[] }[]>();
+  const cubes = new Map<string, WebTimeline["counters"][number][]>();
   for (const counter of timeline.counters) {
     if (counter.name !== "HBM GB/s") continue;
     const cube = counter.track.replace(/\.hbm(#\d+)?$/, "");
-    cubes.set(cube, [...(cubes.get(cube) ?? []), { lane: counter.track, points: counter.points }]);
+    cubes.set(cube, [...(cubes.get(cube) ?? []), counter]);
+  }
+  const binned = [...cubes.values()].flat().find((lane) => lane.binNs !== undefined)?.binNs;
+  if (binned !== undefined) {
+    return [...cubes.entries()]
+      .sort(([a], [b]) => (a < b ? -1 : 1))
+      .map(([cube, lanes]) => {
+        const bins = Math.max(0, ...lanes.map((lane) => lane.points.length));
+        const points: [number, number][] = [];
+        for (let bin = 0; bin < bins; bin++) {
+          const total = lanes.reduce((sum, lane) => sum + ((lane.points[bin] as number | undefined) ?? 0), 0);
+          points.push([bin * binned, Math.round(total * 1e6) / 1e6]);
+        }
+        return { name: cube, points };
+      });
   }
   return [...cubes.entries()]
     .sort(([a], [b]) => (a < b ? -1 : 1))
@@ -140,4 +154,55 @@ export function hbmBandwidthByCube(timeline: WebTimeline, windowNs = HBM_COUNTER
       }
       return { name: cube, points };
     });
+}
+
+/** One launch's line of the bottleneck summary. */
+export interface VerdictLine {
+  /** The results file's label. */
+  readonly file: string;
+  readonly launch: string;
+  /** The verdict's text, or null in results written before verdicts were reported. */
+  readonly text: string | null;
+  readonly utilisation: number | null;
+}
+
+/** The bottleneck verdict of every launch of every results file, in order. */
+export function verdictLines(results: readonly { label: string; results: RunResults }[]): VerdictLine[] {
+  return results.flatMap((entry) =>
+    entry.results.launches.map((launch) => ({
+      file: entry.label,
+      launch: launch.name,
+      text: launch.verdict?.text ?? null,
+      utilisation: launch.verdict?.utilisation ?? null,
+    })),
+  );
+}
+
+/**
+ * The launches of two runs side by side, matched by position (the n-th launch of A with the n-th
+ * of B): the kernel window's time, with B / A, labelled `name` (`nameA / nameB` when they differ).
+ */
+export function compareLaunches(a: RunResults, b: RunResults): ComparedRow[] {
+  const count = Math.max(a.launches.length, b.launches.length);
+  const rows: ComparedRow[] = [];
+  for (let i = 0; i < count; i++) {
+    const x = a.launches[i];
+    const y = b.launches[i];
+    const name =
+      x?.name === y?.name || y === undefined
+        ? (x?.name ?? "")
+        : x === undefined
+          ? y.name
+          : `${x.name} / ${y.name}`;
+    const timeA = x === undefined ? null : x.endNs - x.startNs;
+    const timeB = y === undefined ? null : y.endNs - y.startNs;
+    rows.push({
+      label: `launch ${i + 1}: ${name} time`,
+      unit: "ns",
+      a: timeA,
+      b: timeB,
+      ratio: timeA === null || timeB === null ? null : ratioOf(timeA, timeB),
+    });
+  }
+  return rows;
 }

@@ -1,0 +1,115 @@
+import { existsSync } from "node:fs";
+import { fileURLToPath } from "node:url";
+import { Command } from "commander";
+import { type Browser, chromium, type Page } from "playwright-core";
+import { addWebCommand } from "./web-command.js";
+import type { WebServer } from "./web-server.js";
+
+// What the end-to-end tests of kb web share: Debian's Chromium driven by playwright-core (which
+// downloads no browser of its own), kb web started in-process on a free port and stopped, and a
+// page that records its errors. CI (.ci/run) installs Chromium; elsewhere the tests skip with a
+// message when it is missing (set KB_CHROMIUM to use another binary).
+
+/** The Chromium binary the tests drive. */
+export const CHROMIUM = process.env.KB_CHROMIUM ?? "/usr/bin/chromium";
+/** How to get it on Debian. */
+export const INSTALL_CHROMIUM = "apt-get update && apt-get install -y chromium";
+export const haveChromium = existsSync(CHROMIUM);
+const inCi = (process.env.CI ?? "") !== "" && process.env.CI !== "false";
+/** Run the browser tests: Chromium is there, or CI (where its absence fails them). */
+export const runBrowserTests = haveChromium || inCi;
+if (!runBrowserTests) {
+  console.warn(
+    `kb web end-to-end tests skipped: no Chromium at ${CHROMIUM}. Install Debian's with: ${INSTALL_CHROMIUM} (CI installs it and runs the tests).`,
+  );
+}
+
+/** A path in the repository. */
+export const repo = (path: string) => fileURLToPath(new URL(`../../../${path}`, import.meta.url));
+
+/** Headless Chromium, or an error saying how to install it. */
+export async function launchChromium(): Promise<Browser> {
+  if (!haveChromium) {
+    throw new Error(`no Chromium at ${CHROMIUM}: install Debian's chromium with: ${INSTALL_CHROMIUM}`);
+  }
+  return chromium.launch({
+    executablePath: CHROMIUM,
+    headless: true,
+    // As root in a container: no sandbox; no GPU; nothing that calls out to Google's services.
+    args: [
+      "--no-sandbox",
+      "--disable-gpu",
+      "--disable-background-networking",
+      "--disable-component-update",
+      "--disable-sync",
+      "--no-first-run",
+    ],
+  });
+}
+
+/** A `kb web` running in-process. */
+export interface RunningWeb {
+  readonly server: WebServer;
+  /** What it printed (stdout and stderr). */
+  output(): string;
+  /** Stops it and waits until it has. */
+  stop(): Promise<void>;
+}
+
+/** Runs `kb web ...args --port 0` in-process, resolving once it listens. */
+export async function startKbWeb(args: readonly string[]): Promise<RunningWeb> {
+  let output = "";
+  const abort = new AbortController();
+  const program = new Command("kb").exitOverride();
+  let listening: (server: WebServer) => void = () => {};
+  const started = new Promise<WebServer>((resolvePromise) => {
+    listening = resolvePromise;
+  });
+  addWebCommand(
+    program,
+    {
+      stdout: { write: (text: string) => (output += text) },
+      stderr: { write: (text: string) => (output += text) },
+    },
+    { signal: abort.signal, onListening: (running) => listening(running) },
+  );
+  const served = program.parseAsync(["web", ...args, "--port", "0"], { from: "user" });
+  const server = await Promise.race([
+    started,
+    served.then(() => {
+      throw new Error(`kb web ended before it listened:\n${output}`);
+    }),
+  ]);
+  return {
+    server,
+    output: () => output,
+    async stop() {
+      abort.abort();
+      await served;
+    },
+  };
+}
+
+/** A new page whose errors, console errors and failed requests land in the returned list. */
+export async function watchedPage(
+  browser: Browser,
+  viewport = { width: 1400, height: 900 },
+): Promise<{ page: Page; problems: string[] }> {
+  const page = await browser.newPage({ viewport });
+  const problems: string[] = [];
+  page.on("pageerror", (error) => problems.push(`page error: ${error.message}`));
+  page.on("console", (message) => {
+    if (message.type() === "error") problems.push(`console error: ${message.text()}`);
+  });
+  page.on("response", (response) => {
+    if (response.status() >= 400) problems.push(`${response.status()} for ${response.url()}`);
+  });
+  return { page, problems };
+}
+
+/** Opens `url` and waits until the page has drawn (or failed: its error is returned). */
+export async function openPage(page: Page, url: string): Promise<string | null> {
+  await page.goto(url);
+  await page.waitForFunction(() => document.body.dataset.ready !== "false", null, { timeout: 60_000 });
+  return page.evaluate(() => document.body.dataset.error ?? null);
+}
