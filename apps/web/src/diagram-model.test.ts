@@ -113,6 +113,44 @@ describe("buildDiagram", () => {
     expect(buildDiagram(topology, null).nodes.every((node) => node.utilisation === null)).toBe(true);
   });
 
+  it("colours a channel by its busiest pseudo-channel from hbmPorts, the spread in its hover box", () => {
+    // Crafted: sip0.cube0.hbm port 0 (ch0.pc0) 97%, port 3 (ch1.pc1) 50%, the rest 6%; no row
+    // for sip0.cube1.hbm (it moved nothing).
+    const diagram = buildDiagram(topology, results("gemm-256-hotspot.results.json"));
+    const byId = new Map(diagram.nodes.map((node) => [node.id, node]));
+    expect(byId.get("sip0.cube0.hbm.ch0")?.utilisation).toBe(0.97);
+    expect(byId.get("sip0.cube0.hbm.ch0")?.details).toEqual([
+      "hbm_channel",
+      "pc0 (port 0): 97.0%, 970 kB",
+      "pc1 (port 1): 6.0%, 60 kB",
+      "pseudo-channels: max 97.0%, min 6.0%",
+    ]);
+    // Port 3 is channel floor(3 / 2) = 1, pseudo-channel 3 mod 2 = 1.
+    expect(byId.get("sip0.cube0.hbm.ch1")?.utilisation).toBe(0.5);
+    expect(byId.get("sip0.cube0.hbm.ch1")?.details[2]).toBe("pc1 (port 3): 50.0%, 500 kB");
+    expect(byId.get("sip0.cube0.hbm.ch7")?.utilisation).toBe(0.06);
+    expect(byId.get("sip0.cube1.hbm.ch0")?.utilisation).toBe(0);
+  });
+
+  it("colours a link by its busiest direction from links; null without link results", () => {
+    const link = (diagram: ReturnType<typeof buildDiagram>, a: string, b: string) =>
+      diagram.edges.find(
+        (edge) => (edge.source === a && edge.target === b) || (edge.source === b && edge.target === a),
+      );
+    const diagram = buildDiagram(topology, results("gemm-256-hotspot.results.json"));
+    expect(link(diagram, "sip0.cube0.xbar0", "sip0.cube0.hbm.ch0")).toMatchObject({
+      utilisation: 0.8,
+      label: "64 GB/s: busiest direction 80.0% busy, 1 MB carried",
+    });
+    expect(link(diagram, "sip0.cube0.xbar0", "sip0.cube0.hbm.ch1")?.utilisation).toBe(0);
+    const older = buildDiagram(topology, results("gemm-256.results.json"));
+    expect(older.edges.every((edge) => edge.utilisation === null)).toBe(true);
+    expect(older.nodes.find((node) => node.id === "sip0.cube0.hbm.ch0")?.details).toEqual([
+      "hbm_channel",
+      "HBM controller: 27.8% (these results do not split it by pseudo-channel)",
+    ]);
+  });
+
   it("draws every SIP of a larger design point (ref-4sip: 256 PEs)", () => {
     const diagram = buildDiagram(webTopology("topologies/ref-4sip.yaml"), null);
     expect(diagram.peCount).toBe(256);

@@ -6,8 +6,10 @@ import {
   bandwidthByKind,
   compareHeadlines,
   compareKinds,
+  compareLaunches,
   hbmBandwidthByCube,
   utilisationByKind,
+  verdictLines,
 } from "./results-model.js";
 
 const results = (name: string): RunResults =>
@@ -92,8 +94,6 @@ describe("hbmBandwidthByCube", () => {
     label: "t.json",
     endNs: 100,
     tracks: [],
-    names: [],
-    slices: [],
     totalSlices: 0,
     markers: [],
     counters,
@@ -131,7 +131,64 @@ describe("hbmBandwidthByCube", () => {
     ]);
   });
 
+  it("sums counters the server binned (binNs) bin by bin, over the whole run", () => {
+    const series = hbmBandwidthByCube(
+      timeline([
+        { name: "HBM GB/s", track: "sip0.cube0.hbm#0", points: [1, 2, 0], binNs: 500 },
+        { name: "HBM GB/s", track: "sip0.cube0.hbm#1", points: [0, 3, 4], binNs: 500 },
+      ]),
+    );
+    expect(series).toEqual([
+      {
+        name: "sip0.cube0",
+        points: [
+          [0, 1],
+          [500, 5],
+          [1000, 4],
+        ],
+      },
+    ]);
+  });
+
   it("is empty without HBM counters", () => {
     expect(hbmBandwidthByCube(timeline([]))).toEqual([]);
+  });
+});
+
+describe("bottleneck verdicts and launches", () => {
+  it("one line per launch: its verdict, or null in results written before verdicts", () => {
+    const hotspot = results("gemm-256-hotspot.results.json");
+    expect(
+      verdictLines([
+        { label: "hot.json", results: hotspot },
+        { label: "b.json", results: b },
+      ]),
+    ).toEqual([
+      {
+        file: "hot.json",
+        launch: "gemm",
+        text: "bound by sip0.cube0.hbm pseudo-channel 0: 97% busy while the other 15 average 9% (address mapping hotspot)",
+        utilisation: 0.97,
+      },
+      { file: "b.json", launch: "gemm", text: null, utilisation: null },
+    ]);
+  });
+
+  it("compares launches by position: kernel window time, B / A", () => {
+    // gemm-256: 7172.4 .. 12649.78 ns; gemm-512: 9412.4 .. 15293.78 ns.
+    const [row] = compareLaunches(a, b);
+    expect(row?.label).toBe("launch 1: gemm time");
+    expect(row?.a).toBeCloseTo(5477.38, 6);
+    expect(row?.b).toBeCloseTo(5881.38, 6);
+    expect(row?.ratio).toBeCloseTo(5881.38 / 5477.38, 9);
+    const other = {
+      ...b,
+      launches: [...b.launches, { ...b.launches[0], name: "softmax" } as RunResults["launches"][number]],
+    };
+    expect(compareLaunches(a, other)[1]).toMatchObject({
+      label: "launch 2: softmax time",
+      a: null,
+      ratio: null,
+    });
   });
 });
