@@ -74,7 +74,9 @@ describe("kb init", () => {
   it("copies kb's default topology, its schema from the installed @kb/topology", () => {
     const shipped = read(join(root, "topologies", "default.yaml")).split("\n");
     const copy = read(join(project, "topologies", "default.yaml")).split("\n");
-    expect(copy[0]).toBe("# yaml-language-server: $schema=../node_modules/@kb/topology/topology.schema.json");
+    expect(copy[0]).toBe(
+      "# yaml-language-server: $schema=../node_modules/@kb/topology/dist/topology.schema.json",
+    );
     expect(copy.slice(1)).toEqual(shipped.slice(1));
   });
 

@@ -225,6 +225,6 @@ function projectTopology(): string {
   const text = readFileSync(join(shippedDir(), "topologies", "default.yaml"), "utf8");
   return text.replace(
     /^# yaml-language-server: \$schema=\S+/,
-    "# yaml-language-server: $schema=../node_modules/@kb/topology/topology.schema.json",
+    "# yaml-language-server: $schema=../node_modules/@kb/topology/dist/topology.schema.json",
   );
 }

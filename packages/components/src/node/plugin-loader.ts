@@ -93,6 +93,11 @@ function modulesFor(file: string): ImportSourceOptions {
   return { shared, native };
 }
 
+/** Whether `@kb/components` and `zod` both resolve from the folder of `file`. */
+function providesKernbenchModules(file: string): boolean {
+  return Object.keys(KERNBENCH_MODULES).every((name) => findPackage(name, [dirname(file)]) !== undefined);
+}
+
 // ---------------------------------------------------------------------------------------------
 // Plug-ins
 
@@ -252,10 +257,10 @@ async function loadPlugin(entry: string, from: readonly string[], relativeTo: st
   }
   const source = `plug-in package "${name}" (${file})`;
   // An installed package is compiled JavaScript with its dependencies beside it: imported as is.
-  const plugin = pluginOf(
-    await importPlugin(file, source, TYPESCRIPT.has(extname(file)) ? "source" : "native"),
-    source,
-  );
+  // One whose peers (@kb/components, zod) are not installed beside it, such as a plug-in used by
+  // a global kb, gets them from kernbench, as a plug-in file does.
+  const native = !TYPESCRIPT.has(extname(file)) && providesKernbenchModules(file);
+  const plugin = pluginOf(await importPlugin(file, source, native ? "native" : "source"), source);
   if (plugin.meta.name !== name) {
     throw new KbError(
       "COMPONENT_INVALID_DEFINITION",
