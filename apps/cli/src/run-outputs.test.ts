@@ -111,15 +111,16 @@ describe("kb run: limits", () => {
 });
 
 describe("kb run: signals", () => {
-  /** Starts `kb run spin --trace` in a child, sends `signal` once its temporary file exists. */
+  /** Starts `kb run spin --trace TRACE` in a child, sends `signal` once its temporary file exists. */
   async function interrupt(
     signal: "SIGINT" | "SIGTERM",
+    trace = "t.json",
   ): Promise<{ code: number | null; stderr: string; files: string[] }> {
     const dir = mkdtempSync(join(scratch, `${signal}-`));
     mkdirSync(join(dir, "out"));
     const child = spawn(
       process.execPath,
-      [bin, "run", spinBench, "--trace", join(dir, "out", "t.json"), "--oplog", join(dir, "out", "o.jsonl")],
+      [bin, "run", spinBench, "--trace", join(dir, "out", trace), "--oplog", join(dir, "out", "o.jsonl")],
       {
         stdio: ["ignore", "ignore", "pipe"],
       },
@@ -149,8 +150,8 @@ describe("kb run: signals", () => {
     expect(files).toEqual([]);
   }, 60_000);
 
-  it("SIGTERM removes the temporary files and exits 143", async () => {
-    const { code, files } = await interrupt("SIGTERM");
+  it("SIGTERM removes the temporary files (a gzip trace's too) and exits 143", async () => {
+    const { code, files } = await interrupt("SIGTERM", "t.json.gz");
     expect(code).toBe(143);
     expect(files).toEqual([]);
   }, 60_000);

@@ -25,7 +25,7 @@ interface TraceEvent {
   readonly ph: string;
   readonly ts: number;
   readonly tid: number;
-  readonly args?: { value?: number };
+  readonly args?: Readonly<Record<string, number>>;
 }
 
 /** The counter points of a trace by counter (name on a track): [ts, value] in file order. */
@@ -35,7 +35,7 @@ function counterSeries(events: readonly TraceEvent[]): Map<string, [number, numb
     if (event.ph !== "C") continue;
     const key = `${event.tid} ${event.name}`;
     const points = series.get(key) ?? [];
-    points.push([event.ts, event.args?.value as number]);
+    points.push([event.ts, Object.values(event.args ?? {})[0] as number]);
     series.set(key, points);
   }
   return series;

@@ -106,9 +106,10 @@ describe("TraceRecorder counters and timestamps", () => {
     tracer.record("engine_start", 400, "sip0.cube0.xbar0", "p");
     tracer.record("engine_complete", 450.5, "sip0.cube0.xbar0", "p");
     const counters = tracer.toChromeTrace().traceEvents.filter((event) => event.ph === "C");
-    expect(counters.map((event) => [event.ts, event.args?.value])).toEqual([
-      [0, 0],
-      [0.4505, 2], // the run ended at 450.5 ns, before the interval (1000 ns)
+    // The component is the args key: Perfetto draws a track per process, counter name and key.
+    expect(counters.map((event) => [event.ts, event.args])).toEqual([
+      [0, { "sip0.cube0.xbar0": 0 }],
+      [0.4505, { "sip0.cube0.xbar0": 2 }], // the run ended at 450.5 ns, before the interval (1000 ns)
     ]);
   });
 
@@ -122,7 +123,7 @@ describe("TraceRecorder counters and timestamps", () => {
     ] as const)
       tracer.counter("queue depth", t, "host", value);
     const counters = tracer.toChromeTrace().traceEvents.filter((event) => event.ph === "C");
-    expect(counters.map((event) => [event.ts, event.args?.value])).toEqual([
+    expect(counters.map((event) => [event.ts, event.args?.host])).toEqual([
       [0, 0],
       [0.01, 1],
       [0.03, 2],

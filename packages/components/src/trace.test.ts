@@ -101,9 +101,16 @@ it("flow arrows follow each tile through its stages; counters sample queue depth
   }
   const counters = trace.traceEvents.filter((event) => event.ph === "C");
   expect(new Set(counters.map((event) => event.name))).toEqual(new Set(["queue depth", "HBM GB/s"]));
+  const threads = new Map(
+    trace.traceEvents
+      .filter((event) => event.name === "thread_name")
+      .map((e) => [e.tid, String(e.args?.name)]),
+  );
+  // One value, keyed by its component (Perfetto's counter track is per process, name and key).
+  for (const event of counters) expect(Object.keys(event.args ?? {})).toEqual([threads.get(event.tid)]);
   // A pseudo-channel's bandwidth never exceeds its bus: 25.6 GB/s on default.yaml.
   for (const event of counters.filter((c) => c.name === "HBM GB/s")) {
-    expect(event.args?.value as number).toBeLessThanOrEqual(25.6 + 1e-9);
+    expect(event.args?.[threads.get(event.tid) as string] as number).toBeLessThanOrEqual(25.6 + 1e-9);
   }
 });
 

@@ -96,7 +96,9 @@ export interface ChromeTraceStream extends Omit<ChromeTrace, "traceEvents"> {
  * A tracer that keeps every event in memory and exports Chrome trace-event JSON: one process per
  * SIP/cube (`sip0.cube1`, or `sip0` / `host` above cube level), one thread (track) per component,
  * `engine_start`/`engine_complete` as B/E slices named by the message, the other D6 events as
- * instants, counters sampled (see {@link TraceRecorderOptions.counterIntervalNs}). Timestamps are
+ * instants, counters sampled (see {@link TraceRecorderOptions.counterIntervalNs}) with the
+ * component as their args key (`{"name":"queue depth","args":{"sip0.cube0.xbar0":3}}`: Perfetto
+ * draws a counter track per process, name and key). Timestamps are
  * simulated ns written as microseconds rounded to the ps (`ts = round(ns * 1000) / 1e6`: exact to
  * the ps, so sub-ns slices keep their length, without the float noise of `ns / 1000`).
  */
@@ -235,7 +237,17 @@ function* chromeTraceEvents(
         break;
       }
       case "counter":
-        yield { name: event.label, ph: "C", ts, pid, tid, cat: "counter", args: { value: event.value } };
+        // Perfetto keeps one counter track per process, name and args key: the component as the
+        // key gives each component its own track ("queue depth sip0.cube0.xbar0"), not one per cube.
+        yield {
+          name: event.label,
+          ph: "C",
+          ts,
+          pid,
+          tid,
+          cat: "counter",
+          args: { [component]: event.value },
+        };
         break;
       default:
         yield { name: `${event.type}: ${event.label}`, ph: "i", s: "t", ts, pid, tid, cat: event.type };
