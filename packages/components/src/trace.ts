@@ -98,9 +98,9 @@ export interface ChromeTraceStream extends Omit<ChromeTrace, "traceEvents"> {
  * `engine_start`/`engine_complete` as B/E slices named by the message, the other D6 events as
  * instants, counters sampled (see {@link TraceRecorderOptions.counterIntervalNs}) with the
  * component as their args key (`{"name":"queue depth","args":{"sip0.cube0.xbar0":3}}`: Perfetto
- * draws a counter track per process, name and key). Timestamps are
- * simulated ns written as microseconds rounded to the ps (`ts = round(ns * 1000) / 1e6`: exact to
- * the ps, so sub-ns slices keep their length, without the float noise of `ns / 1000`).
+ * draws a counter track per process, name and key). Timestamps are simulated ns written as
+ * microseconds rounded to the ps (`ts = round(ns * 1000) / 1e6`: exact to the ps, so sub-ns slices
+ * keep their length, without the float noise of `ns / 1000`).
  */
 export class TraceRecorder implements Tracer {
   readonly events: RecordedTraceEvent[] = [];
