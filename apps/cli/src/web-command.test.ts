@@ -108,8 +108,8 @@ describe("kb web: help", () => {
 });
 
 describe("loadWebData: files told apart by content", () => {
-  it("reads a results file and a trace, in any order, and the topology", () => {
-    const { data, slices } = loadWebData([traceFile, resultsFile], { topology: defaultYaml });
+  it("reads a results file and a trace, in any order, and the topology", async () => {
+    const { data, slices } = await loadWebData([traceFile, resultsFile], { topology: defaultYaml });
     expect(data.schema).toBe("kb.web/1");
     expect(data.results).toHaveLength(1);
     expect(data.results[0]).toMatchObject({ file: resultsFile, label: "copy.json" });
@@ -142,38 +142,38 @@ describe("loadWebData: files told apart by content", () => {
     expect(data.warnings).toEqual([]);
   });
 
-  it("finds topologies/NAME.yaml of the results' topology without --topology", () => {
-    const { data } = loadWebData([resultsFile], { cwd: repo(".") });
+  it("finds topologies/NAME.yaml of the results' topology without --topology", async () => {
+    const { data } = await loadWebData([resultsFile], { cwd: repo(".") });
     expect(data.topology.file).toBe(defaultYaml);
   });
 
-  it("compares results of two topologies, saying so and naming both", () => {
+  it("compares results of two topologies, saying so and naming both", async () => {
     const results = JSON.parse(readFileSync(resultsFile, "utf8"));
     const other = file("other.json", JSON.stringify({ ...results, topology: "ref-cube" }));
-    const { data } = loadWebData([resultsFile, other], { topology: defaultYaml });
+    const { data } = await loadWebData([resultsFile, other], { topology: defaultYaml });
     expect(data.results.map((entry) => entry.results.topology)).toEqual(["default", "ref-cube"]);
     expect(data.warnings).toEqual([
       `${other} ran on topology "ref-cube", the diagram draws "default" (${defaultYaml}): kb web compares the figures of runs on different topologies side by side (launches matched by position) and colours the diagram only where the ids match; to see "ref-cube" drawn, run kb web ${other} --topology with the YAML of "ref-cube".`,
     ]);
   });
 
-  it("reads a trace in Chrome's array form", () => {
+  it("reads a trace in Chrome's array form", async () => {
     const events = [
       { name: "thread_name", ph: "M", pid: 1, tid: 1, args: { name: "sip0.io_cpu" } },
       { name: "work", ph: "X", ts: 1, dur: 2, pid: 1, tid: 1 },
     ];
-    const { data, slices } = loadWebData([file("array.json", JSON.stringify(events))], {
+    const { data, slices } = await loadWebData([file("array.json", JSON.stringify(events))], {
       topology: defaultYaml,
     });
     expect(data.timelines[0]?.totalSlices).toBe(1);
     expect(slices[0]?.window(0, 3000, 3).slices).toEqual([0, 1000, 3000, 0]);
   });
 
-  it("labels files by base name, by path when two share one", () => {
+  it("labels files by base name, by path when two share one", async () => {
     mkdirSync(join(scratch, "b"), { recursive: true });
     const second = join(scratch, "b", "copy.json");
     writeFileSync(second, readFileSync(resultsFile));
-    const { data } = loadWebData([resultsFile, second], { topology: defaultYaml });
+    const { data } = await loadWebData([resultsFile, second], { topology: defaultYaml });
     expect(data.results.map((entry) => entry.label)).toEqual([resultsFile, second]);
   });
 });
@@ -214,7 +214,7 @@ describe("loadWebData: errors name the bad file", () => {
   for (const [what, make, message] of cases) {
     it(`${what}: kb web exits 1 with the file in the message`, async () => {
       const bad = make();
-      expect(() => loadWebData([resultsFile, bad], { topology: defaultYaml })).toThrow(message);
+      await expect(loadWebData([resultsFile, bad], { topology: defaultYaml })).rejects.toThrow(message);
       const run = await kb("web", resultsFile, bad, "--topology", defaultYaml, "--port", "0");
       expect(run.code).toBe(1);
       expect(run.stdout).toBe("");
@@ -233,7 +233,7 @@ describe("the server", () => {
   let server: WebServer;
   let data: WebData;
   beforeAll(async () => {
-    const loaded = loadWebData([resultsFile, traceFile], { topology: defaultYaml });
+    const loaded = await loadWebData([resultsFile, traceFile], { topology: defaultYaml });
     data = loaded.data;
     server = await startWebServer({ data, slices: loaded.slices, pageDir: pageDir(), port: 0 });
   });

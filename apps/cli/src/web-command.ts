@@ -59,7 +59,7 @@ export function addWebCommand(program: Command, io: CliIo, hooks: WebCommandHook
         "  kb web ref.json --topology topologies/ref-cube.yaml",
     )
     .action(async (files: string[], options: WebOptions) => {
-      const { data, slices } = loadWebData(files, {
+      const { data, slices } = await loadWebData(files, {
         ...(options.topology !== undefined ? { topology: options.topology } : {}),
         cwd: process.cwd(),
       });

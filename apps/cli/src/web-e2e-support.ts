@@ -110,6 +110,7 @@ export async function watchedPage(
 /** Opens `url` and waits until the page has drawn (or failed: its error is returned). */
 export async function openPage(page: Page, url: string): Promise<string | null> {
   await page.goto(url);
-  await page.waitForFunction(() => document.body.dataset.ready !== "false", null, { timeout: 60_000 });
-  return page.evaluate(() => document.body.dataset.error ?? null);
+  // Strings, evaluated in the page: this module is compiled without the DOM's types.
+  await page.waitForFunction('document.body.dataset.ready !== "false"', null, { timeout: 60_000 });
+  return page.evaluate<string | null>("document.body.dataset.error ?? null");
 }

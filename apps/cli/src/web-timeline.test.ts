@@ -121,12 +121,12 @@ describe("reading traces", () => {
     expect(run.code).toBe(0);
   });
 
-  it("reads what kb run --trace writes, line by line, as the whole JSON would read", () => {
+  it("reads what kb run --trace writes, line by line, as the whole JSON would read", async () => {
     const text = readFileSync(traceFile, "utf8");
     expect(text.startsWith('{"traceEvents":[\n')).toBe(true);
     const trace = JSON.parse(text) as { traceEvents: unknown[] };
     const whole = timelineOfTrace(trace.traceEvents, traceFile, "copy.trace.json");
-    const { data, slices } = loadWebData([traceFile], { topology: defaultYaml });
+    const { data, slices } = await loadWebData([traceFile], { topology: defaultYaml });
     expect(data.timelines[0]).toEqual(whole.timeline);
     const begins = trace.traceEvents.filter((event) => (event as { ph: string }).ph === "B").length;
     expect(whole.timeline.totalSlices).toBe(begins);
@@ -143,12 +143,12 @@ describe("reading traces", () => {
     expect(whole.timeline.markers.map((marker) => marker.label)).toContain("launch: copy");
   });
 
-  it("reads a gzip-compressed trace (kb run --trace out.json.gz) as the plain one", () => {
+  it("reads a gzip-compressed trace (kb run --trace out.json.gz) as the plain one", async () => {
     const gz = join(scratch, "copy.trace.json.gz");
     writeFileSync(gz, gzipSync(readFileSync(traceFile)));
     expect(readFileSync(gz).subarray(0, 2)).toEqual(Buffer.from([0x1f, 0x8b]));
-    const plain = loadWebData([traceFile], { topology: defaultYaml });
-    const zipped = loadWebData([gz], { topology: defaultYaml });
+    const plain = await loadWebData([traceFile], { topology: defaultYaml });
+    const zipped = await loadWebData([gz], { topology: defaultYaml });
     const {
       file: _a,
       label: _b,
@@ -165,26 +165,26 @@ describe("reading traces", () => {
     expect(zipped.slices[0]?.window(0, end, 64)).toEqual(plain.slices[0]?.window(0, end, 64));
   });
 
-  it("a gzipped trace of another form (a bare array of events) reads too", () => {
+  it("a gzipped trace of another form (a bare array of events) reads too", async () => {
     const events = [{ name: "work", ph: "X", ts: 1, dur: 2, pid: 1, tid: 1 }];
     const gz = join(scratch, "array.json.gz");
     writeFileSync(gz, gzipSync(JSON.stringify(events)));
-    const { slices } = loadWebData([gz], { topology: defaultYaml });
+    const { slices } = await loadWebData([gz], { topology: defaultYaml });
     expect(slices[0]?.window(0, 3000, 3).slices).toEqual([0, 1000, 3000, 0]);
   });
 
-  it("a damaged gzip file is a usage error naming it", () => {
+  it("a damaged gzip file is a usage error naming it", async () => {
     const gz = join(scratch, "cut.json.gz");
     writeFileSync(
       gz,
       gzipSync(kbTraceText([{ name: "a", ph: "X", ts: 0, dur: 1, pid: 1, tid: 1 }])).subarray(0, 20),
     );
-    expect(() => loadWebData([gz], { topology: defaultYaml })).toThrow(
+    await expect(loadWebData([gz], { topology: defaultYaml })).rejects.toThrow(
       /\[CLI_USAGE\] .*cut\.json\.gz: a gzip file that does not decompress .*Write it again with kb run --trace/,
     );
   });
 
-  it("a kb-form trace with a bad event names the event", () => {
+  it("a kb-form trace with a bad event names the event", async () => {
     const bad = join(scratch, "bad-line.json");
     writeFileSync(
       bad,
@@ -193,7 +193,7 @@ describe("reading traces", () => {
         { ph: "B", pid: 1 },
       ]),
     );
-    expect(() => loadWebData([bad], { topology: defaultYaml })).toThrow(
+    await expect(loadWebData([bad], { topology: defaultYaml })).rejects.toThrow(
       /bad-line\.json: traceEvents\[1\] has no numeric ts, pid and tid/,
     );
   });
