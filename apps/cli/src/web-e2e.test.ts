@@ -28,7 +28,8 @@ describe.skipIf(!runBrowserTests)("kb web in headless Chromium", () => {
   let web: RunningWeb | null = null;
 
   beforeAll(async () => {
-    // Two design points of the same bench: results A with its trace, results B.
+    // Two design points of the same bench: results A with its trace on default.yaml, results B
+    // on ref-cube.yaml (another topology: compared on purpose).
     const small = ["gemm", "--param", "M=256", "--param", "N=256", "--param", "K=256"];
     const trace = join(scratch, "gemm.trace.json");
     const a = await kb(
@@ -42,7 +43,19 @@ describe.skipIf(!runBrowserTests)("kb web in headless Chromium", () => {
     );
     expect(a.stderr).toBe("");
     writeFileSync(join(scratch, "a.json"), a.stdout);
-    const b = await kb("run", "gemm", "--param", "M=512", "--param", "N=256", "--param", "K=256", "--json");
+    const b = await kb(
+      "run",
+      "gemm",
+      "--param",
+      "M=512",
+      "--param",
+      "N=256",
+      "--param",
+      "K=256",
+      "--topology",
+      repo("topologies/ref-cube.yaml"),
+      "--json",
+    );
     expect(b.stderr).toBe("");
     writeFileSync(join(scratch, "b.json"), b.stdout);
     web = await startKbWeb([
@@ -112,6 +125,15 @@ describe.skipIf(!runBrowserTests)("kb web in headless Chromium", () => {
     expect(comparison).toContain("achieved FLOP/s");
     expect(comparison).toContain("HBM bytes/s");
     expect(comparison).toMatch(/\d x/);
+    expect(comparison).toMatch(/launch 1: gemm time/);
+    // Results of two topologies: compared, with a note naming both, and kb web's warning.
+    expect(await page.locator("#comparison-note").textContent()).toMatch(
+      /^A ran on topology "default", B on "ref-cube": a comparison of two designs\./,
+    );
+    expect(await page.locator("#diagram-note").textContent()).toContain('b.json ran on "ref-cube"');
+    expect(web?.output()).toMatch(
+      /kb web: warning: .*b\.json ran on topology "ref-cube", the diagram draws "default"/,
+    );
     expect(await page.locator("#verification").textContent()).toContain("no verification");
 
     mkdirSync(ARTIFACTS, { recursive: true });
