@@ -132,6 +132,23 @@ describe.skipIf(!runBrowserTests)("kb web on a trace of more than 500,000 slices
       expect(late.earliest).toBeGreaterThanOrEqual(fromNs);
       expect(late.latest).toBeLessThan(fromNs + run.endNs / 1000);
 
+      // The wheel over the rows zooms in around the pointer; a double-click shows the whole run again.
+      const rows = page.locator("#timeline-chart .timeline-rows canvas");
+      await rows.scrollIntoViewIfNeeded();
+      const box = await rows.boundingBox();
+      await page.mouse.move((box?.x ?? 0) + (box?.width ?? 0) * 0.9, (box?.y ?? 0) + 20);
+      for (let i = 0; i < 10; i++) await page.mouse.wheel(0, -100);
+      await expect
+        .poll(async () => {
+          const from = Number(await timeline.getAttribute("data-from-ns"));
+          const to = Number(await timeline.getAttribute("data-to-ns"));
+          return to - from < run.endNs * 0.2 && from > run.endNs * 0.5;
+        })
+        .toBe(true);
+      await rows.dblclick({ position: { x: (box?.width ?? 0) * 0.9, y: 20 } });
+      await expect.poll(() => timeline.getAttribute("data-to-ns")).toBe(String(run.endNs));
+      expect(await timeline.getAttribute("data-from-ns")).toBe("0");
+
       // (c) A bottleneck line per launch, and the legend of components, channels and links.
       const launches = (results as RunResults).launches;
       const lines = await page.locator("#verdict-list li").allTextContents();

@@ -197,7 +197,7 @@ async function main(): Promise<void> {
         (window.slices === null
           ? `bars show each track's busy fraction per pixel column (more than ${String(window.maxSlices)} slices: zoom in to see them one by one).`
           : "slices drawn one by one over the busy fractions.") +
-        " Wheel zooms time, drag pans, double-click shows the whole run, shift+wheel scrolls tracks.";
+        " Wheel zooms time, drag pans, double-click shows the whole run; shift+wheel or the wheel over the names scrolls tracks.";
     });
   };
   if (timelines.length > 0) {

@@ -54,11 +54,3 @@ export function ticks(range: TimeRange, count: number): number[] {
   }
   return out;
 }
-
-/** The last column (0-based) of `track` whose busy byte is non-zero, or -1. */
-export function lastBusyColumn(busy: Uint8Array, track: number, width: number): number {
-  for (let column = width - 1; column >= 0; column--) {
-    if ((busy[track * width + column] as number) > 0) return column;
-  }
-  return -1;
-}

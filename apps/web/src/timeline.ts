@@ -8,7 +8,7 @@ import { decodeBusy, pan, type TimeRange, ticks, zoom } from "./timeline-model.j
 // how busy the track was in each pixel column (bar height: the busy fraction, from the server's
 // busy bins over the whole run); when the window holds few enough slices (GET /api/timeline says
 // how many), the slices themselves are drawn over it. Wheel zooms time, drag pans, double-click
-// shows the whole run; shift+wheel scrolls the rows.
+// shows the whole run; shift+wheel (or the wheel over the track names) scrolls the rows.
 
 const ROW_PX = 14;
 const LABEL_PX = 220;
@@ -199,8 +199,12 @@ export function renderTimeline(
   rows.addEventListener(
     "wheel",
     (event) => {
-      if (event.shiftKey || event.offsetX < LABEL_PX) return;
       event.preventDefault();
+      if (event.shiftKey || event.offsetX < LABEL_PX) {
+        // Browsers turn shift+wheel into a sideways delta: scroll the rows with whichever is set.
+        scroller.scrollTop += event.deltaY !== 0 ? event.deltaY : event.deltaX;
+        return;
+      }
       view = zoom(view, event.deltaY > 0 ? 1.25 : 0.8, nsOf(event.offsetX), endNs);
       refresh();
     },
