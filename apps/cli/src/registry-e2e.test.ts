@@ -1,0 +1,248 @@
+import { spawn } from "node:child_process";
+import {
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  realpathSync,
+  rmSync,
+  writeFileSync,
+} from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { fileURLToPath } from "node:url";
+import ts from "typescript";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import {
+  publishAll,
+  type Ran,
+  type Registry,
+  run,
+  startRegistry,
+  versionedCopy,
+} from "./registry-support.js";
+
+// Issue 18 point 4: the packages as a user gets them. A real private registry (verdaccio) on
+// 127.0.0.1, the public packages versioned by `changeset version` in a throwaway copy and
+// published to it, then plain npm in empty folders: kb with its shipped benches and topologies,
+// @kb/des alone, @kb/runtime from code, a kb init project, the example plug-ins through
+// plugins:. The registry and everything it started are stopped at the end, pass or fail.
+// Runs in CI (CI=true, .ci/run) or with KB_REGISTRY_E2E=1; it needs the build (pnpm test builds
+// first) and the npm registry (verdaccio proxies the packages' own dependencies from it).
+
+const enabled = process.env.CI === "true" || process.env.KB_REGISTRY_E2E === "1";
+if (!enabled) {
+  console.info(
+    "registry end-to-end test skipped: it runs in CI (CI=true) or with KB_REGISTRY_E2E=1 (about a minute: verdaccio, npm publish, npm install).",
+  );
+}
+
+const repoRoot = fileURLToPath(new URL("../../../", import.meta.url));
+const MINUTE = 60_000;
+
+describe.skipIf(!enabled)("the packages from a registry, with plain npm", () => {
+  let scratch = "";
+  let registry: Registry | undefined;
+  /** A folder with @kb/cli installed from the registry. */
+  let app = "";
+
+  /** npm with the registry's install config, in `cwd`. */
+  const npm = (cwd: string, ...args: string[]): Promise<Ran> =>
+    run(
+      "npm",
+      [...args, "--userconfig", registry?.installConfig ?? "", "--registry", registry?.url ?? ""],
+      cwd,
+      {
+        npm_config_cache: join(scratch, "npm-cache"),
+      },
+    );
+  /** The `kb` npm installed in `cwd`'s node_modules/.bin. */
+  const kb = (cwd: string, ...args: string[]): Promise<Ran> =>
+    run(join(cwd, "node_modules", ".bin", "kb"), args, cwd);
+  /** An empty folder with a package.json, as `npm init` makes. */
+  const emptyProject = (name: string): string => {
+    const dir = join(scratch, name);
+    mkdirSync(dir, { recursive: true });
+    writeFileSync(join(dir, "package.json"), JSON.stringify({ name, private: true, type: "module" }));
+    return dir;
+  };
+  const ok = (ran: Ran) => {
+    expect(ran.code, `exit ${ran.code}\n${ran.stdout}\n${ran.stderr}`).toBe(0);
+    return ran;
+  };
+
+  beforeAll(async () => {
+    scratch = realpathSync(mkdtempSync(join(tmpdir(), "kb-registry-e2e-")));
+    registry = await startRegistry(join(scratch, "registry"));
+    const published = await publishAll(await versionedCopy(join(scratch, "copy")), registry);
+    expect(published).toEqual(expect.arrayContaining([expect.stringMatching(/^@kb\/cli@\d+\.\d+\.\d+$/)]));
+    app = emptyProject("app");
+    ok(await npm(app, "install", "@kb/cli"));
+  }, 5 * MINUTE);
+
+  afterAll(async () => {
+    await registry?.stop();
+    if (scratch !== "") rmSync(scratch, { recursive: true, force: true });
+  }, MINUTE);
+
+  it(
+    "kb runs the benches and topologies it ships, in a folder that has none",
+    async () => {
+      expect(readdirSync(app).sort()).toEqual(["node_modules", "package-lock.json", "package.json"]);
+      const gemm = ok(
+        await kb(app, "run", "gemm", "--param", "M=256", "--param", "N=256", "--param", "K=256"),
+      );
+      expect(gemm.stdout).toContain("bench gemm on topology default");
+      const softmax = ok(
+        await kb(app, "run", "softmax", "--verify", "--param", "rows=64", "--topology", "ref-cube"),
+      );
+      expect(softmax.stdout).toContain("bench softmax on topology ref-cube");
+      expect(softmax.stdout).toContain("PASS: 1 of 1 output matches");
+      expect(ok(await kb(app, "probe")).stdout).toMatch(/PASS: 6 of 6 invariant\(s\) hold/);
+      const unknown = await kb(app, "run", "gemm", "--topology", "nope");
+      expect(unknown.code).toBe(1);
+      expect(unknown.stderr).toContain(
+        `${join(app, "node_modules", "@kb", "cli", "dist", "shipped", "topologies")}: default, ref-4sip, ref-cube`,
+      );
+    },
+    3 * MINUTE,
+  );
+
+  it(
+    "kb web serves the shipped default topology",
+    async () => {
+      const child = spawn(join(app, "node_modules", ".bin", "kb"), ["web", "--port", "0"], {
+        cwd: app,
+        stdio: ["ignore", "pipe", "pipe"],
+      });
+      try {
+        const url = await new Promise<string>((done, fail) => {
+          let output = "";
+          child.stdout.on("data", (chunk: Buffer) => {
+            output += chunk.toString();
+            const served = /serving on (http:\/\/\S+)/.exec(output);
+            if (served?.[1] !== undefined) done(served[1]);
+          });
+          child.stderr.on("data", (chunk: Buffer) => (output += chunk.toString()));
+          child.once("exit", (code) => fail(new Error(`kb web exited ${code}:\n${output}`)));
+        });
+        const data = (await (await fetch(new URL("api/data", url))).json()) as {
+          topology?: { name?: string };
+        };
+        expect(data.topology?.name).toBe("default");
+      } finally {
+        child.kill("SIGTERM");
+      }
+    },
+    MINUTE,
+  );
+
+  it(
+    "@kb/des installs alone and runs its README example",
+    async () => {
+      const dir = emptyProject("des");
+      ok(await npm(dir, "install", "@kb/des"));
+      expect(readdirSync(join(dir, "node_modules", "@kb")).sort()).toEqual(["des", "errors"]);
+      writeFileSync(join(dir, "example.mjs"), readmeExample("packages/des/README.md"));
+      expect(ok(await run(process.execPath, ["example.mjs"], dir)).stdout).toContain(
+        "[ '7: a', '12: b', '17: c' ]",
+      );
+    },
+    2 * MINUTE,
+  );
+
+  it(
+    "@kb/runtime runs a kernel from code, its README example",
+    async () => {
+      const dir = emptyProject("runtime");
+      ok(await npm(dir, "install", "@kb/runtime"));
+      writeFileSync(join(dir, "example.mjs"), readmeExample("packages/runtime/README.md"));
+      expect(ok(await run(process.execPath, ["example.mjs"], dir)).stdout).toBe("8 8192 true\n");
+    },
+    2 * MINUTE,
+  );
+
+  it(
+    "kb init makes a project that installs, verifies its bench and type-checks",
+    async () => {
+      ok(await kb(app, "init", "project"));
+      const project = join(app, "project");
+      ok(await npm(project, "install"));
+      const verified = ok(await kb(project, "run", "my-bench", "--verify", "--param", "n=20000"));
+      expect(verified.stdout).toContain("PASS: 1 of 1 output matches");
+      ok(await npm(project, "run", "typecheck"));
+    },
+    3 * MINUTE,
+  );
+
+  it(
+    "the example plug-ins install from the registry and serve a topology's plugins:",
+    async () => {
+      const project = join(app, "project");
+      ok(await npm(project, "install", "kb-plugin-systolic-gemm", "kb-plugin-closed-page-hbm"));
+      writeFileSync(
+        join(project, "topologies", "plugins.yaml"),
+        [
+          "name: plugins",
+          "plugins: [kb-plugin-systolic-gemm, kb-plugin-closed-page-hbm]",
+          "sip:",
+          "  cubes: 1",
+          "cube:",
+          "  hbm:",
+          '    impl: "kb-plugin-closed-page-hbm:closed_page_hbm"',
+          "overrides:",
+          '  - match: "sip*.cube*.pe*.pe_gemm"',
+          '    impl: "kb-plugin-systolic-gemm:systolic_gemm"',
+          "",
+        ].join("\n"),
+      );
+      ok(await kb(project, "topology", "validate", "topologies/plugins.yaml"));
+      const gemm = ok(
+        await kb(
+          project,
+          "run",
+          "gemm",
+          "--topology",
+          "plugins",
+          "--param",
+          "M=256",
+          "--param",
+          "N=256",
+          "--param",
+          "K=256",
+        ),
+      );
+      expect(gemm.stdout).toContain("bench gemm on topology plugins");
+      expect(gemm.stdout).toContain("kb-plugin-systolic-gemm:systolic_gemm");
+    },
+    3 * MINUTE,
+  );
+
+  it(
+    "kb init --plugin makes a package that installs, builds and is probed",
+    async () => {
+      ok(await kb(app, "init", "--plugin", "big-gemm"));
+      const plugin = join(app, "big-gemm");
+      ok(await npm(plugin, "install"));
+      ok(await npm(plugin, "run", "build"));
+      expect(readdirSync(join(plugin, "dist"))).toContain("index.js");
+      const probed = ok(await kb(plugin, "probe", "--topology", "topologies/example.yaml"));
+      expect(probed.stdout).toContain("GEMMs on kb-plugin-big-gemm:big_array");
+    },
+    3 * MINUTE,
+  );
+});
+
+/** The first ```ts block of a README, as JavaScript (types removed). */
+function readmeExample(readme: string): string {
+  const text = readFileSync(join(repoRoot, readme), "utf8");
+  const block = /^```ts\n([\s\S]*?)^```/m.exec(text)?.[1];
+  if (block === undefined) throw new Error(`${readme} has no ts example`);
+  return ts.transpileModule(block, {
+    compilerOptions: {
+      module: ts.ModuleKind.ESNext,
+      target: ts.ScriptTarget.ES2022,
+      verbatimModuleSyntax: false,
+    },
+  }).outputText;
+}
