@@ -88,7 +88,7 @@ export interface WebTimeline {
   }[];
 }
 
-/** The window of the `HBM GB/s` trace counter, ns: a sample is the bus time of the last µs. */
+/** The bin of the `HBM GB/s` trace counter, ns: a point is the bandwidth of the 1 µs bin it starts (BandwidthCounter of @kb/components). */
 export const HBM_COUNTER_WINDOW_NS = 1000;
 
 /**

@@ -2,7 +2,7 @@ import { KbError } from "@kb/errors";
 
 /**
  * The default sampling interval of trace counters, ns of simulated time: 1 µs, the window of the
- * `HBM GB/s` counter (a moving average over the last µs, so finer points add little), and about a
+ * `HBM GB/s` counter (bus time per 1 µs bin, so finer points add nothing there), and about a
  * thousand points per ms of simulated time per counter; queue depths keep their µs-scale shape.
  * Measured on `kb run gemm` 4096³ on ref-cube: counters went from half of the trace to a few
  * percent of it (apps/cli/README.md, "Trace size").

@@ -2,11 +2,11 @@ import type { Event } from "@kb/des";
 import { KbError } from "@kb/errors";
 import type { HbmAddressMap, TopologyNode } from "@kb/topology";
 import type * as z from "zod";
+import { BandwidthCounter } from "./bandwidth-counter.js";
 import { Component, type ComponentContext, type ComponentPeak, type Lane } from "./component.js";
 import { type ComponentDefinition, defineComponent } from "./define.js";
 import type { Message } from "./message.js";
 import { type BatchTarget, Packet, PacketBatch } from "./packet.js";
-import type { Tracer } from "./trace.js";
 
 /**
  * What a memory model services: one packet's share of a block on one port (an HBM
@@ -151,9 +151,6 @@ export function defineMemoryModel<S extends z.ZodType>(
   } as ComponentDefinition<S>);
 }
 
-/** The window of the bandwidth trace counter, ns. */
-const BANDWIDTH_WINDOW_NS = 1000;
-
 /** The window of {@link MemoryComponent.windowBusyNs}, ns. */
 export const BALANCE_WINDOW_NS = 10_000;
 
@@ -183,7 +180,7 @@ export class MemoryComponent<P = unknown> extends Component<P> implements BatchT
   private readonly backlog: Packet[][];
   private readonly drainScheduled: Uint8Array;
   private readonly maxPending: number;
-  private busyWindows: { start: number; end: number }[][] | null = null;
+  private bandwidth: BandwidthCounter | null = null;
   /** Data-bus ns per port, for reports: the same array as `laneBusyNs` (a port is a lane). */
   readonly portBusyNs: Float64Array;
   /** Bytes served per port, for reports. */
@@ -367,7 +364,15 @@ export class MemoryComponent<P = unknown> extends Component<P> implements BatchT
     this.addBusy(busy, request.port);
     this.addWindowBusy(request.port, startNs, startNs + busy);
     const tracer = this.machine.tracer;
-    if (tracer?.counter !== undefined) this.traceBandwidth(tracer, request.port, startNs, startNs + busy);
+    if (tracer?.counter !== undefined) {
+      this.bandwidth ??= new BandwidthCounter(
+        tracer,
+        this.id,
+        this.ports,
+        (this.peak().bytesPerNs ?? 0) / this.ports,
+      );
+      this.bandwidth.add(request.port, startNs, startNs + busy);
+    }
     if (request.kind === "read") {
       packet.becomeResponse(startNs, endNs);
       // A part of the bundle being served joins its response bundle; anything else leaves now.
@@ -411,24 +416,6 @@ export class MemoryComponent<P = unknown> extends Component<P> implements BatchT
       window[port] = (window[port] as number) + (until - at);
       at = until;
     }
-  }
-
-  /**
-   * Traces the port's bandwidth over the last {@link BANDWIDTH_WINDOW_NS} (GB/s): the bus time
-   * spent carrying data in the window (up to now) divided by the window, times the port's bytes
-   * per bus ns.
-   */
-  private traceBandwidth(tracer: Tracer, port: number, start: number, end: number): void {
-    if (this.busyWindows === null) this.busyWindows = Array.from({ length: this.ports }, () => []);
-    const window = this.busyWindows[port] as { start: number; end: number }[];
-    const now = this.env.now;
-    if (end > start) window.push({ start, end });
-    const from = now - BANDWIDTH_WINDOW_NS;
-    while (window.length > 0 && (window[0] as { end: number }).end < from) window.shift();
-    let busy = 0;
-    for (const entry of window) busy += Math.max(0, Math.min(entry.end, now) - Math.max(entry.start, from));
-    const perPort = (this.peak().bytesPerNs ?? 0) / this.ports;
-    tracer.counter?.("HBM GB/s", now, `${this.id}#${port}`, (busy / BANDWIDTH_WINDOW_NS) * perPort);
   }
 }
 

@@ -27,6 +27,12 @@ export interface Tracer {
   record(type: TraceEventType, tNs: number, componentId: string, label: string, flow?: string): void;
   /** A sampled value of a component (queue depth, HBM bandwidth), when the tracer wants them. */
   counter?(name: string, tNs: number, componentId: string, value: number): void;
+  /**
+   * Registers `hook` to run once before the trace is exported (`TraceRecorder` runs the hooks in
+   * `flushCounters`): a component that aggregates a counter over the run (the HBM bandwidth per
+   * 1 µs bin) emits its points there, with `counter`.
+   */
+  onFlush?(hook: () => void): void;
 }
 
 /** One recorded event. */
@@ -109,6 +115,7 @@ export class TraceRecorder implements Tracer {
   private readonly sampler: CounterSampler;
   /** The latest time recorded, ns: where pending counter changes end and cut slices close. */
   private endNs = 0;
+  private readonly flushHooks: (() => void)[] = [];
 
   /** Throws `MACHINE_INVALID_COMMAND` for a counter interval that is negative or not finite. */
   constructor(options: TraceRecorderOptions = {}) {
@@ -130,6 +137,10 @@ export class TraceRecorder implements Tracer {
     );
   }
 
+  onFlush(hook: () => void): void {
+    this.flushHooks.push(hook);
+  }
+
   counter(name: string, tNs: number, componentId: string, value: number): void {
     if (tNs > this.endNs) this.endNs = tNs;
     this.sampler.sample(name, tNs, componentId, value);
@@ -141,6 +152,7 @@ export class TraceRecorder implements Tracer {
    * yourself before reading `events` at the end of a run.
    */
   flushCounters(): void {
+    for (const hook of this.flushHooks.splice(0)) hook();
     this.sampler.flush(this.endNs);
   }
 
