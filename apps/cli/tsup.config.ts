@@ -19,13 +19,17 @@ export default kbTsupConfig({
   },
 });
 
-/** The files of the repository's `from` folder that `keep` accepts, into dist/shipped/`to`. */
-function copyFiles(from: string, to: string, keep: (name: string) => boolean): void {
+/**
+ * The files of the repository's `from` folder that `keep` accepts, into dist/shipped/`to`; with
+ * `deep`, those of its subfolders too.
+ */
+function copyFiles(from: string, to: string, keep: (name: string) => boolean, deep = false): void {
   const source = new URL(`../../${from}/`, import.meta.url);
   const target = new URL(`./dist/shipped/${to}/`, import.meta.url);
   mkdirSync(target, { recursive: true });
   for (const entry of readdirSync(source, { withFileTypes: true })) {
     if (entry.isFile() && keep(entry.name)) cpSync(new URL(entry.name, source), new URL(entry.name, target));
+    if (deep && entry.isDirectory()) copyFiles(`${from}/${entry.name}`, `${to}/${entry.name}`, keep, deep);
   }
 }
 
@@ -34,6 +38,6 @@ function copyShipped(): void {
   // Bench files have plain names: tsup.config.ts and *.test.ts are not benches.
   const bench = (name: string) => /^[^.]+\.ts$/.test(name);
   copyFiles("benches", "benches", (name) => bench(name) || name === "README.md");
-  copyFiles("benches/lib", "benches/lib", bench);
+  copyFiles("benches/lib", "benches/lib", bench, true);
   copyFiles("topologies", "topologies", (name) => /\.(ya?ml|json|md)$/.test(name));
 }

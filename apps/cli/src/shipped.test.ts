@@ -1,7 +1,7 @@
 import { spawn } from "node:child_process";
 import { existsSync, mkdtempSync, readdirSync, realpathSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
-import { join } from "node:path";
+import { basename, join, relative } from "node:path";
 import { fileURLToPath } from "node:url";
 import { afterAll, describe, expect, it } from "vitest";
 
@@ -34,10 +34,12 @@ function kb(...args: string[]): Promise<Ran> {
   });
 }
 
-/** The plain-named files of a folder with one extension, sorted. */
-function names(dir: string, extension: string): string[] {
-  return readdirSync(dir)
-    .filter((name) => name.endsWith(extension) && !name.slice(0, -extension.length).includes("."))
+/** The plain-named files of a folder with one extension, sorted; with `deep`, of its subfolders too. */
+function names(dir: string, extension: string, deep = false): string[] {
+  return readdirSync(dir, { withFileTypes: true, recursive: deep })
+    .filter((entry) => entry.isFile())
+    .map((entry) => relative(dir, join(entry.parentPath, entry.name)))
+    .filter((name) => name.endsWith(extension) && !basename(name).slice(0, -extension.length).includes("."))
     .sort();
 }
 
@@ -45,7 +47,9 @@ describe("the built kb in an empty folder", () => {
   it("ships every bench of benches/ with its lib/, and every topology, not perf/ or test/", () => {
     expect(existsSync(bin), `${bin} is missing: build first (npx -y pnpm@10 build)`).toBe(true);
     expect(names(join(shipped, "benches"), ".ts")).toEqual(names(join(root, "benches"), ".ts"));
-    expect(names(join(shipped, "benches", "lib"), ".ts")).toEqual(names(join(root, "benches", "lib"), ".ts"));
+    expect(names(join(shipped, "benches", "lib"), ".ts", true)).toEqual(
+      names(join(root, "benches", "lib"), ".ts", true),
+    );
     expect(names(join(shipped, "topologies"), ".yaml")).toEqual([
       "default.yaml",
       "ref-4sip.yaml",
