@@ -1,6 +1,6 @@
 import { basename } from "node:path";
 import { KbError } from "@kb/errors";
-import { HBM_COUNTER_WINDOW_NS, type WebTimeline } from "@kb/web-ui/api";
+import type { WebTimeline } from "@kb/web-ui/api";
 import { SliceCollector, type SliceIndex } from "./web-slice-index.js";
 
 // A Chrome trace (kb run --trace) as the timeline `kb web` serves: every slice kept, in a
@@ -136,7 +136,8 @@ export class TimelineBuilder {
         const [pid, tid] = series.key.split(":").map(Number) as [number, number];
         const track = trackName(series.key, pid, tid);
         if (!binned) return { name: series.name, track, points: series.points };
-        const holdNs = series.name === "HBM GB/s" ? HBM_COUNTER_WINDOW_NS : Number.POSITIVE_INFINITY;
+        // Every counter is a step function: a point holds until the next (HBM GB/s writes its 0s).
+        const holdNs = Number.POSITIVE_INFINITY;
         const binNs = endNs / COUNTER_BINS;
         return {
           name: series.name,

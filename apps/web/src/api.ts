@@ -77,8 +77,8 @@ export interface WebTimeline {
    * Counter series (`HBM GB/s`, `queue depth`) over the whole run. Without `binNs`, `points` are
    * the samples, flat as `tNs, value` pairs; with `binNs` (a trace of many samples), `points` are
    * the means of consecutive bins of `binNs` from 0 to `endNs` (bin i from `i * binNs`): the
-   * time-weighted mean of the series in the bin, a sample holding until the next one (an `HBM GB/s` sample at
-   * most {@link HBM_COUNTER_WINDOW_NS}).
+   * time-weighted mean of the series in the bin, a sample holding until the next one (an `HBM GB/s`
+   * point is the bandwidth of the 1 µs bin it starts, and the counter writes a 0 when its port falls idle).
    */
   readonly counters: readonly {
     readonly name: string;
@@ -87,9 +87,6 @@ export interface WebTimeline {
     readonly binNs?: number;
   }[];
 }
-
-/** The bin of the `HBM GB/s` trace counter, ns: a point is the bandwidth of the 1 µs bin it starts (BandwidthCounter of @kb/components). */
-export const HBM_COUNTER_WINDOW_NS = 1000;
 
 /**
  * What `GET /api/timeline?trace=I&from=NS&to=NS&width=COLUMNS` answers: for timeline `I` of

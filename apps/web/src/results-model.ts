@@ -1,5 +1,5 @@
 import type { RunResults } from "@kb/runtime";
-import { HBM_COUNTER_WINDOW_NS, type WebTimeline } from "./api.js";
+import type { WebTimeline } from "./api.js";
 
 /** A headline number of a run. */
 export interface Headline {
@@ -96,17 +96,14 @@ export interface Series {
   readonly points: readonly (readonly [number, number])[];
 }
 
-export { HBM_COUNTER_WINDOW_NS };
-
 /**
  * HBM bandwidth over time per cube (GB/s): the `HBM GB/s` counters of the trace (one per
- * pseudo-channel lane, each sample its bus time carrying data in the window before it, times its
- * bandwidth) summed
- * over the lanes of each cube, a point wherever a lane changes. A sample counts until the lane's
- * next one, at most `windowNs`: a lane that saw nothing for a window carries nothing. Counters the
- * server binned (`binNs`, a trace of many samples) are summed bin by bin: one point per bin.
+ * pseudo-channel lane, each point the lane's bus time in the 1 µs bin it starts, times its
+ * bandwidth; a 0 where the lane falls idle) summed over the lanes of each cube, a point wherever
+ * a lane changes. A point holds until the lane's next one, at most `windowNs` (default: no limit).
+ * Counters the server binned (`binNs`, a trace of many samples) are summed bin by bin.
  */
-export function hbmBandwidthByCube(timeline: WebTimeline, windowNs = HBM_COUNTER_WINDOW_NS): Series[] {
+export function hbmBandwidthByCube(timeline: WebTimeline, windowNs = Number.POSITIVE_INFINITY): Series[] {
   const cubes = new Map<string, WebTimeline["counters"][number][]>();
   for (const counter of timeline.counters) {
     if (counter.name !== "HBM GB/s") continue;
@@ -136,7 +133,7 @@ export function hbmBandwidthByCube(timeline: WebTimeline, windowNs = HBM_COUNTER
           const t = lane.points[i] as number;
           changes.push({ t, lane: index, value: lane.points[i + 1] as number });
           const next = lane.points[i + 2];
-          if (next === undefined || next > t + windowNs)
+          if (Number.isFinite(windowNs) && (next === undefined || next > t + windowNs))
             changes.push({ t: t + windowNs, lane: index, value: 0 });
         }
       });
