@@ -73,6 +73,13 @@ describe("published package metadata", () => {
         if (dir.startsWith("examples/kb-plugin-")) expect(json.keywords).toContain("kb-plugin");
       });
 
+      it("carries the LICENSE in its folder after the build (npm packs it into the tarball)", () => {
+        // The shared tsup preset copies it (packages/tooling/tsup.js); the test suite runs after the build.
+        expect(readFileSync(join(repoRoot, dir, "LICENSE"), "utf8")).toBe(
+          readFileSync(join(repoRoot, "LICENSE"), "utf8"),
+        );
+      });
+
       it("has a README whose links work on a registry page and that states ESM only, Node >= 20", () => {
         const readme = readFileSync(join(repoRoot, dir, "README.md"), "utf8");
         const relativeLinks = linkTargets(readme).filter((target) => !/^(https?:|mailto:|#)/.test(target));
