@@ -80,11 +80,14 @@ function launchRows(launch: Launch, bytes: (count: number) => string): string[][
       ? `${formatNs(launch.rooflineNs)}, ${launch.boundBy}-bound (the launch took ${formatNumber(launch.durationNs / launch.rooflineNs, 3)} x that); with minimal traffic ${formatNs(minimal.rooflineNs)} (${formatNumber(launch.durationNs / Math.max(minimal.rooflineNs, Number.MIN_VALUE), 3)} x)`
       : "0 ns (no GEMM, MATH or HBM work)",
   ]);
-  if (launch.bounds.gemmNs > launch.rooflineNs)
+  if (launch.bounds.gemmNs > launch.rooflineNs) {
+    // Results written before dtypeRooflineNs have bounds.gemmNs only.
+    const atDtypes = (launch.dtypeRooflineNs as number | undefined) ?? launch.bounds.gemmNs;
     rows.push([
       "",
-      `GEMM alone at the peak of its dtypes takes ${formatNs(launch.bounds.gemmNs)} (the roofline counts the best dtype's rate)`,
+      `at the peak of its dtypes ${formatNs(atDtypes)} (the launch took ${formatNumber(launch.durationNs / atDtypes, 3)} x that; the roofline above counts the best dtype's GEMM rate)`,
     ]);
+  }
   return rows;
 }
 

@@ -106,6 +106,12 @@ describe("per-launch results", () => {
     });
     expect(record.bounds.gemmNs).toBeCloseTo((2 * 64 ** 3) / 2048, 9); // 256 ns
     expect(record.achieved.gemmFraction).toBeCloseTo(256 / record.durationNs, 12);
+    // The roofline at the best dtype (i8: 128 ns) against the one at f16 (256 ns; the 8 KiB load,
+    // 8192 / 409.6 = 20 ns, is below both): efficiency and dtypeEfficiency tell them apart.
+    expect(record.rooflineNs).toBeCloseTo(128, 9);
+    expect(record.dtypeRooflineNs).toBeCloseTo(256, 9);
+    expect(record.dtypeEfficiency).toBeCloseTo(256 / record.durationNs, 12);
+    expect(record.efficiency).toBeCloseTo(128 / record.durationNs, 12);
     expect(sim.results().peak.gemmFlopsPerSByDtype?.f16).toBe(2048e9);
   });
 });

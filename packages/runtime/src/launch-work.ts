@@ -100,6 +100,16 @@ export const launchDetailSchema = {
   efficiency: z
     .number()
     .describe("rooflineNs / durationNs: 1 when the launch ran at its roofline (0 for an empty window)."),
+  dtypeRooflineNs: z
+    .number()
+    .describe(
+      "max(bounds.gemmNs, bounds.mathNs, bounds.hbmNs): the roofline with GEMM at the peak of the dtypes the launch ran (an f16 GEMM at the f16 rate, where rooflineNs takes the best dtype's), ns.",
+    ),
+  dtypeEfficiency: z
+    .number()
+    .describe(
+      "dtypeRooflineNs / durationNs: how close the launch came to what its dtypes allow (0 for an empty window).",
+    ),
 };
 
 /** The per-launch fields beyond the ones `LaunchRecord` had before. */
@@ -307,6 +317,7 @@ export function launchDetail(
   const boundBy =
     largest <= 0 ? "none" : terms.gemm === largest ? "gemm" : terms.math === largest ? "math" : "hbm";
   const per = (value: number) => (durationNs > 0 ? value / durationNs : 0);
+  const dtypeRooflineNs = Math.max(gemmNs, terms.math, terms.hbm);
   const perS = (value: number) => per(value) * 1e9;
   const fabricLinkBytes = after.fabricLinkBytes - before.fabricLinkBytes;
   const byDtypePerS: Record<string, number> = {};
@@ -351,5 +362,7 @@ export function launchDetail(
       hbmFraction: per(terms.hbm),
     },
     efficiency: per(window.rooflineNs),
+    dtypeRooflineNs,
+    dtypeEfficiency: per(dtypeRooflineNs),
   };
 }
