@@ -38,14 +38,14 @@ function randomWeights(sim: Simulator, dims: LayerDims, dtype: Dtype, seed: numb
 
 /**
  * One Llama decoder layer (or `layers` identical ones back to back) from tl kernels, tensor
- * parallel over the grid's cubes (Megatron: QKV and gate/up column-parallel, o-proj and down
+ * parallel over the grid's cubes, within a SIP or across SIPs (Megatron: QKV and gate/up column-parallel, o-proj and down
  * row-parallel with an @kb/ccl all-reduce after each); a per-launch table with each kernel's time,
  * share, verdict and efficiency against its roofline, the communication share and the layer total.
  */
 export default defineBench({
   name: "llama-layer",
   description:
-    "A Llama decoder layer from tl kernels (RMSNorm, fused QKV projection with GQA, RoPE and KV-cache write, flash attention prefill or decode, o-proj, add+RMSNorm, gate/up with fused SwiGLU, down, residual), tensor parallel over cubes with @kb/ccl all-reduces; per-launch time, share, verdict and roofline efficiency.",
+    "A Llama decoder layer from tl kernels (RMSNorm, fused QKV projection with GQA, RoPE and KV-cache write, flash attention prefill or decode, o-proj, add+RMSNorm, gate/up with fused SwiGLU, down, residual), tensor parallel over cubes (within a SIP or across SIPs) with @kb/ccl all-reduces; per-launch time, share, verdict and roofline efficiency.",
   params: z.object({
     preset: z
       .enum(Object.keys(PRESETS) as [PresetName, ...PresetName[]])
@@ -72,7 +72,7 @@ export default defineBench({
       .union([z.literal("auto"), z.number().int().positive()])
       .default("auto")
       .describe(
-        "Tensor-parallel ranks (a rank is a cube); auto: every cube of the grid's first SIP if that divides the KV heads, else 1.",
+        "Tensor-parallel ranks (a rank is a cube): up to the cubes of the grid's first SIP, one cube per SIP, or every cube of the grid (a two-level all-reduce across SIPs); auto: every cube of the first SIP if that divides the KV heads, else 1.",
       ),
     layers: z
       .number()

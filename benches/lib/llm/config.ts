@@ -69,8 +69,12 @@ export interface RankDims {
 }
 
 /**
- * The share of each of `tp` ranks. Throws `RUNTIME_INVALID` when `tp` does not divide the KV heads
- * or the FFN width, or the query heads are not a whole number of groups per KV head.
+ * The share of each of `tp` ranks: `heads / tp` query heads, and their KV heads: `kvHeads / tp`
+ * when `tp` divides the KV heads, else (tp a multiple of them, more ranks than KV heads) the one KV
+ * head its query heads read, copied to each of the `tp / kvHeads` ranks that share it (Megatron's
+ * KV replication). Throws `RUNTIME_INVALID` when `tp` neither divides nor is a multiple of the KV
+ * heads, does not divide the query heads or the FFN width, or the query heads are not a whole
+ * number of groups per KV head.
  */
 export function rankDims(dims: LayerDims, tp: number): RankDims {
   if (dims.heads % dims.kvHeads !== 0) {
@@ -79,13 +83,19 @@ export function rankDims(dims: LayerDims, tp: number): RankDims {
       `llama-layer: heads (${dims.heads}) must be a multiple of kvHeads (${dims.kvHeads}): each KV head serves a whole group of query heads.`,
     );
   }
-  if (dims.kvHeads % tp !== 0 || dims.ffn % tp !== 0) {
+  const kvFits = dims.kvHeads % tp === 0 || tp % dims.kvHeads === 0;
+  if (!kvFits || dims.heads % tp !== 0 || dims.ffn % tp !== 0) {
     throw new KbError(
       "RUNTIME_INVALID",
-      `llama-layer: tp=${tp} must divide kvHeads (${dims.kvHeads}) and ffn (${dims.ffn}): each rank takes whole KV heads with their query heads, and an equal block of FFN columns. Choose a divisor of ${dims.kvHeads}.`,
+      `llama-layer: tp=${tp} must divide kvHeads (${dims.kvHeads}) or be a multiple of it, and divide heads (${dims.heads}) and ffn (${dims.ffn}): each rank takes whole query heads with their KV heads, and an equal block of FFN columns. Choose a divisor of ${dims.kvHeads}, or a multiple of it that divides ${dims.heads}.`,
     );
   }
   const heads = dims.heads / tp;
-  const kvHeads = dims.kvHeads / tp;
+  const kvHeads = Math.max(1, dims.kvHeads / tp);
   return { heads, kvHeads, ffn: dims.ffn / tp, qkvCols: (heads + 2 * kvHeads) * dims.headDim };
+}
+
+/** The first KV head of rank `r` of `tp` (shared by `tp / kvHeads` ranks when tp exceeds them). */
+export function firstKvHead(dims: LayerDims, tp: number, r: number): number {
+  return Math.floor((r * dims.kvHeads) / tp);
 }

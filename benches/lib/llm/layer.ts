@@ -2,7 +2,7 @@ import type { DeviceTensor, LaunchRecord, Simulator } from "@kb/runtime";
 import { type Dtype, Tensor } from "@kb/tensor";
 import { sliceRows } from "../cube-parts.js";
 import { type AttentionConfig, decodeAttentionKernel, prefillAttentionKernel } from "./attention.js";
-import { type LayerDims, rankDims } from "./config.js";
+import { firstKvHead, type LayerDims, rankDims } from "./config.js";
 import { type LinearTiles, linearKernel, swigluKernel } from "./linear.js";
 import { addRmsNormKernel, type NormConfig, residualAddKernel, rmsNormKernel } from "./norm.js";
 import { concatColumns, type TpPlacement } from "./ranks.js";
@@ -89,7 +89,7 @@ export async function uploadLayer(
     const empty = (dims2: readonly number[], name: string, type: Dtype = dtype) =>
       sim.empty(dims2, type, { ...where, name: `${name}.r${r}` });
     const heads = { start: r * share.heads * hd, count: share.heads * hd };
-    const kv = { start: r * share.kvHeads * hd, count: share.kvHeads * hd };
+    const kv = { start: firstKvHead(dims, tp, r) * hd, count: share.kvHeads * hd };
     const ffn = { start: r * share.ffn, count: share.ffn };
     const wqkv = concatColumns(
       [
@@ -175,9 +175,10 @@ export async function runLayer(
     launches.push({ layer, kernel, communication: false, record });
   };
   const allReduce = async (kernel: string, tensors: DeviceTensor[]) => {
-    if (placement.group === null) return;
-    const result = await placement.group.allReduce(tensors, "sum");
-    launches.push({ layer, kernel, communication: true, record: result.launch });
+    if (placement.allReduce === null) return;
+    for (const { name, record } of await placement.allReduce(kernel, tensors)) {
+      launches.push({ layer, kernel: name, communication: true, record });
+    }
   };
   const inOf = (b: RankBuffers) => (layer % 2 === 0 ? b.X : b.Y);
   const outOf = (b: RankBuffers) => (layer % 2 === 0 ? b.Y : b.X);

@@ -1,8 +1,9 @@
-import { initProcessGroup, type ProcessGroup } from "@kb/ccl";
+import { initProcessGroup } from "@kb/ccl";
 import { KbError } from "@kb/errors";
 import type { Grid, Simulator } from "@kb/runtime";
 import { DTYPE_BYTES, type Dtype, Tensor } from "@kb/tensor";
 import { type GridParams, gridOf } from "../params.js";
+import { flatAllReduce, hierarchicalAllReduce, type TpAllReduce } from "./tp-all-reduce.js";
 
 /** Where tensor-parallel rank `r` lives: one cube, whose HBM holds its shards and activations. */
 export interface Rank {
@@ -15,15 +16,17 @@ export interface TpPlacement {
   readonly ranks: readonly Rank[];
   /** Every PE of the ranks' cubes (`cubeIndex(tl)` is the rank). */
   readonly grid: Grid;
-  /** The all-reduce's group; null for tp = 1. */
-  readonly group: ProcessGroup | null;
+  /** The all-reduce of the ranks' partial sums; null for tp = 1. */
+  readonly allReduce: TpAllReduce | null;
 }
 
 /**
  * Places `tp` ranks on the grid of `params`: rank = cube. `tp` up to the cubes of the grid's first
  * SIP takes cubes `0..tp-1` of that SIP (@kb/ccl scope `cubes`, their UCIe ring); `tp` equal to
- * the grid's SIP count takes the first cube of every SIP (scope `sips`). `"auto"` is every cube of
- * the first SIP when that count divides `kvHeads`, else 1. Throws `RUNTIME_INVALID` for another
+ * the grid's SIP count takes the first cube of every SIP (scope `sips`); `tp` equal to all the
+ * grid's cubes (SIPs x cubes, several SIPs) takes every cube, rank `s x cubes + c` on cube `c` of
+ * SIP `s`, with the two-level all-reduce of {@link hierarchicalAllReduce}. `"auto"` is every cube
+ * of the first SIP when that count divides `kvHeads`, else 1. Throws `RUNTIME_INVALID` for another
  * `tp`, listing the ones this grid supports.
  */
 export function placeRanks(
@@ -39,7 +42,11 @@ export function placeRanks(
   const sip = whole.sips[0] as number;
   if (degree === 1) {
     const cube = whole.cubes[0] as number;
-    return { ranks: [{ sip, cube }], grid: sim.grid({ sips: [sip], cubes: [cube], ...pes }), group: null };
+    return {
+      ranks: [{ sip, cube }],
+      grid: sim.grid({ sips: [sip], cubes: [cube], ...pes }),
+      allReduce: null,
+    };
   }
   const cclConfig = { defaults: { worldSize: degree } };
   if (degree <= cubes && whole.cubes[0] === 0) {
@@ -47,7 +54,7 @@ export function placeRanks(
     return {
       ranks: ids.map((cube) => ({ sip, cube })),
       grid: sim.grid({ sips: [sip], cubes: ids, ...pes }),
-      group: initProcessGroup(sim, { backend: "ahbm", scope: "cubes", sip, cclConfig }),
+      allReduce: flatAllReduce(initProcessGroup(sim, { backend: "ahbm", scope: "cubes", sip, cclConfig })),
     };
   }
   if (degree === whole.sips.length && whole.sips[0] === 0) {
@@ -55,15 +62,22 @@ export function placeRanks(
     return {
       ranks: whole.sips.map((s) => ({ sip: s, cube })),
       grid: sim.grid({ sips: whole.sips, cubes: [cube], ...pes }),
-      group: initProcessGroup(sim, { backend: "ahbm", scope: "sips", cube, cclConfig }),
+      allReduce: flatAllReduce(initProcessGroup(sim, { backend: "ahbm", scope: "sips", cube, cclConfig })),
     };
   }
-  const options = [...new Set([1, 2, cubes, whole.sips.length])].filter(
-    (n) => n <= Math.max(cubes, whole.sips.length),
-  );
+  const sips = whole.sips.length;
+  if (sips > 1 && degree === sips * cubes && whole.sips[0] === 0 && whole.cubes[0] === 0) {
+    const grid = sim.grid({ sips: whole.sips, cubes: whole.cubes, ...pes });
+    return {
+      ranks: whole.sips.flatMap((s) => whole.cubes.map((cube) => ({ sip: s, cube }))),
+      grid,
+      allReduce: hierarchicalAllReduce(sim, grid),
+    };
+  }
+  const options = [...new Set([1, 2, cubes, sips, sips * cubes])].filter((n) => n <= sips * cubes);
   throw new KbError(
     "RUNTIME_INVALID",
-    `llama-layer: tp=${degree} does not fit this grid (${whole.sips.length} SIP(s) x ${cubes} cube(s)): a rank is a cube, and the ranks are cubes of the first SIP (tp up to ${cubes}) or one cube per SIP (tp = ${whole.sips.length}). Try tp = ${options.join(", ")}.`,
+    `llama-layer: tp=${degree} does not fit this grid (${whole.sips.length} SIP(s) x ${cubes} cube(s)): a rank is a cube, and the ranks are cubes of the first SIP (tp up to ${cubes}), one cube per SIP (tp = ${sips}) or every cube (tp = ${sips * cubes}). Try tp = ${options.join(", ")}.`,
   );
 }
 
