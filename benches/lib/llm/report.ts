@@ -8,7 +8,7 @@ export const LAYER_REPORT_COLUMNS = [
   "time (us)",
   "share",
   "bound by",
-  "efficiency",
+  "efficiency (at its dtype's peak)",
 ] as const;
 
 const us = (ns: number) => Number((ns / 1000).toFixed(3));
@@ -17,8 +17,9 @@ const percent = (fraction: number) => `${(fraction * 100).toFixed(1)}%`;
 /**
  * The per-launch table of a layer run: each launch's kernel window, its share of its layer (from
  * the layer's first launch to its last one's end, so the gaps between launches count in the total
- * and not in any kernel), the verdict's rule and resource (docs/reports.md), and its roofline
- * efficiency (`rooflineNs / window`). After each layer's launches: the communication (all-reduces)
+ * and not in any kernel), the verdict's rule and resource (docs/reports.md), and its efficiency at
+ * its dtype's peak (`dtypeEfficiency`: `dtypeRooflineNs / window`, the roofline with GEMM at the
+ * rate of the dtypes the launch ran, so an f16 projection at the f16 peak reads 100%). After each layer's launches: the communication (all-reduces)
  * and the layer total; after several layers, the totals over all of them.
  */
 export function layerReport(title: string, launches: readonly LayerLaunch[]): BenchReport {
@@ -37,8 +38,14 @@ export function layerReport(title: string, launches: readonly LayerLaunch[]): Be
       if (communication) commNs += ns;
       const verdict = record.verdict;
       const bound = verdict.resource === "" ? verdict.rule : `${verdict.rule}: ${verdict.resource}`;
-      const efficiency = ns > 0 ? record.rooflineNs / ns : 0;
-      rows.push([layer, kernel, us(ns), percent(total > 0 ? ns / total : 0), bound, percent(efficiency)]);
+      rows.push([
+        layer,
+        kernel,
+        us(ns),
+        percent(total > 0 ? ns / total : 0),
+        bound,
+        percent(record.dtypeEfficiency),
+      ]);
     }
     rows.push([
       layer,
