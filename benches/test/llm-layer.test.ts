@@ -1,4 +1,3 @@
-import { fileURLToPath } from "node:url";
 import { MemorySink, OpLogger } from "@kb/oplog";
 import { replay, Simulator, verifyOutcome } from "@kb/runtime";
 import { Tensor } from "@kb/tensor";
@@ -7,13 +6,12 @@ import { rankDims } from "../lib/llm/config.js";
 import { columnBlock, concatColumns } from "../lib/llm/ranks.js";
 import { attentionReference, rmsNormReference, ropeReference } from "../lib/llm/reference.js";
 import llamaLayer from "../llama-layer.js";
-
-const topology = (name: string) => fileURLToPath(new URL(`../../topologies/${name}.yaml`, import.meta.url));
+import { topologyFile } from "./llm-support.js";
 
 /** Runs llama-layer (phase 1 with an op log), replays phase 2 and verifies its outputs. */
 async function runLayer(params: Record<string, unknown>) {
   const sink = new MemorySink();
-  const sim = await Simulator.fromTopology(topology("default"), { opLogger: new OpLogger(sink) });
+  const sim = await Simulator.fromTopology(topologyFile("default"), { opLogger: new OpLogger(sink) });
   const outcome = await llamaLayer.run(sim, llamaLayer.params.parse(params));
   const phase2 = replay(sim.hostWrites, sink.records);
   return { outcome, verification: await verifyOutcome(outcome ?? undefined, phase2.store) };

@@ -1,7 +1,9 @@
+import { readFileSync } from "node:fs";
 import { fileURLToPath } from "node:url";
 import { MemorySink, OpLogger } from "@kb/oplog";
 import { type DeviceTensor, replay, Simulator, verifyOutcome } from "@kb/runtime";
 import type { Dtype, Tensor } from "@kb/tensor";
+import { parseTopology, type Topology } from "@kb/topology";
 
 // Shared by the per-kernel tests of benches/lib/llm: a simulator with an op log on default.yaml,
 // one rank on cube 0 (4 PEs, so the round-robin over work items wraps), and phase-2 verification
@@ -9,12 +11,16 @@ import type { Dtype, Tensor } from "@kb/tensor";
 
 type VerifyReport = Awaited<ReturnType<typeof verifyOutcome>>;
 
-const topology = fileURLToPath(new URL("../../topologies/default.yaml", import.meta.url));
+/** A topology of the repository's topologies/ folder, parsed (a simulator takes the object). */
+export function topologyFile(name: string): Topology {
+  const path = fileURLToPath(new URL(`../../topologies/${name}.yaml`, import.meta.url));
+  return parseTopology(readFileSync(path, "utf8"), path);
+}
 
 /** A simulator whose ops phase 2 can replay, and the grid of the single rank the kernels run on. */
 export async function kernelSim() {
   const sink = new MemorySink();
-  const sim = await Simulator.fromTopology(topology, { opLogger: new OpLogger(sink) });
+  const sim = await Simulator.fromTopology(topologyFile("default"), { opLogger: new OpLogger(sink) });
   const grid = sim.grid({ sips: [0], cubes: [0], pes: 4 });
   const put = (t: Tensor, name: string) => sim.toDevice(t, { sip: 0, cube: 0, name });
   const empty = (shape: readonly number[], dtype: Dtype, name: string) =>

@@ -1,13 +1,13 @@
-import { fileURLToPath } from "node:url";
 import { MemorySink, OpLogger } from "@kb/oplog";
 import { replay, Simulator, verifyOutcome } from "@kb/runtime";
 import { describe, expect, test } from "vitest";
 import llamaLayer from "../llama-layer.js";
+import { topologyFile } from "./llm-support.js";
 
 // Tensor parallelism over the cubes of several SIPs: the layer's all-reduces go in two levels
 // (reduce-scatter in each SIP's cube ring, all-reduce between SIPs, all-gather in the cube ring).
 
-const ref4sip = fileURLToPath(new URL("../../topologies/ref-4sip.yaml", import.meta.url));
+const ref4sip = topologyFile("ref-4sip");
 
 async function runOn4sip(params: Record<string, unknown>) {
   const sink = new MemorySink();
