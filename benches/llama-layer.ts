@@ -83,7 +83,7 @@ export default defineBench({
     tm: z.number().int().positive().default(128).describe("Output rows per projection tile."),
     tn: z.number().int().positive().default(128).describe("Output columns per projection tile."),
     tk: z.number().int().positive().default(128).describe("Reduction step of the projections."),
-    block: z.number().int().positive().default(64).describe("Query rows and keys per attention block."),
+    block: z.number().int().positive().default(128).describe("Query rows and keys per attention block."),
     blockRows: z
       .number()
       .int()

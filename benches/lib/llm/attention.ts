@@ -1,5 +1,5 @@
 import type { DeviceTensor } from "@kb/runtime";
-import type { TensorHandle, TL } from "@kb/tl";
+import type { LoadFuture, TensorHandle, TL } from "@kb/tl";
 import { cubeIndex } from "../cube-parts.js";
 import { toDtype } from "./norm.js";
 
@@ -41,6 +41,10 @@ export interface AttentionConfig {
  * The online-softmax loop: `q` `[rows, headDim]` against keys `[0, keys)` of the cache rows from
  * `cacheRow`, columns `col`; `causalFrom`: query row `r` sees keys `0..causalFrom + r` (null: all).
  * Returns the normalised f32 output `[rows, headDim]`.
+ *
+ * The K and V blocks are double-buffered: the loads of block `j + 1` (tl.loadAsync into the other
+ * pair of buffers) run while block `j`'s dots and softmax math do, so the PE_DMA and the compute
+ * engines overlap instead of taking turns.
  */
 async function flashLoop(
   tl: TL,
@@ -60,10 +64,31 @@ async function flashLoop(
   const lI = tl.full([rows], 0, "f32");
   const acc = tl.zeros([rows, headDim], "f32");
   const offsM = causalFrom === null ? null : tl.arange(causalFrom, causalFrom + rows);
-  for (let n0 = 0; n0 < keys; n0 += config.blockN) {
-    const mark = tl.scratchMark();
+  const kBuffers = [0, 1].map(() => tl.empty([config.blockN, headDim], Kc.dtype));
+  const vBuffers = [0, 1].map(() => tl.empty([config.blockN, headDim], Vc.dtype));
+  const issue = async (j: number) => {
+    const n0 = j * config.blockN;
     const n = Math.min(config.blockN, keys - n0);
-    const k = await tl.load(Kc.at(cacheRow + n0, col), [n, headDim], Kc.dtype, { stride });
+    const at = (buffers: TensorHandle[]) => tl.view(buffers[j % 2] as TensorHandle, 0, [n, headDim]);
+    const k = await tl.loadAsync(Kc.at(cacheRow + n0, col), [n, headDim], Kc.dtype, {
+      stride,
+      out: at(kBuffers),
+    });
+    const v = await tl.loadAsync(Vc.at(cacheRow + n0, col), [n, headDim], Vc.dtype, {
+      stride,
+      out: at(vBuffers),
+    });
+    return { k, v };
+  };
+  const blocks = Math.ceil(keys / config.blockN);
+  let next = blocks > 0 ? await issue(0) : null;
+  for (let j = 0; j < blocks; j++) {
+    const mark = tl.scratchMark();
+    const n0 = j * config.blockN;
+    const n = Math.min(config.blockN, keys - n0);
+    const current = next as { k: LoadFuture; v: LoadFuture };
+    next = j + 1 < blocks ? await issue(j + 1) : null;
+    const k = await tl.wait(current.k);
     let qk = await tl.dot(q, tl.trans(k));
     if (offsM !== null && n0 + n - 1 > (causalFrom as number)) {
       const offsN = tl.arange(n0, n0 + n);
@@ -76,7 +101,7 @@ async function flashLoop(
     const alpha = await tl.exp2(await tl.sub(mI, mIJ));
     await tl.fma(lI, alpha, tl.reshape(await tl.sum(p, 1), [rows]), { out: lI }); // l = l alpha + rowsum(p)
     await tl.mul(acc, tl.expandDims(alpha, 1), { out: acc });
-    const v = await tl.load(Vc.at(cacheRow + n0, col), [n, headDim], Vc.dtype, { stride });
+    const v = await tl.wait(current.v);
     await tl.dot(await toDtype(tl, p, Vc.dtype), v, acc); // acc += p @ v
     await tl.maximum(mI, mIJ, { out: mI });
     tl.scratchRelease(mark);
