@@ -7,6 +7,7 @@ import { addInitCommand } from "./init-command.js";
 import { locatedIssuesOf } from "./located-issues.js";
 import { addProbeCommand } from "./probe-command.js";
 import { addRunCommand } from "./run-command.js";
+import { addSweepCommand } from "./sweep-command.js";
 import { addTopologyCommand } from "./topology-command.js";
 import { addWebCommand } from "./web-command.js";
 
@@ -82,6 +83,7 @@ function buildProgram(io: CliIo, state: RunState): Command {
   addComponentsCommand(program, io);
   addRunCommand(program, io, state);
   addProbeCommand(program, io, state);
+  addSweepCommand(program, io, state);
   addWebCommand(program, io);
   addInitCommand(program, io);
   for (const command of allCommands(program)) {

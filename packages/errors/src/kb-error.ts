@@ -74,7 +74,9 @@ export type KbErrorCode =
   /** A bench definition, bench parameter or simulator call that is wrong (unknown bench, bad --param, bad grid). */
   | "RUNTIME_INVALID"
   /** A run stopped by one of its limits (DES events, simulated time, wall time): a kernel that never ends, or a limit set too low. */
-  | "RUN_LIMIT";
+  | "RUN_LIMIT"
+  /** A sweep spec that is wrong (unknown axis path, bad design, a constraint that does not parse), or a sweep's output that cannot be resumed. */
+  | "SWEEP_INVALID";
 
 /**
  * Where an error happened. Every field is optional; a message names all that are known so a user

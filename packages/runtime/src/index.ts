@@ -5,6 +5,8 @@ export { comparePhases, formatPhaseCheck, PhaseComparer } from "./check-phases.j
 export type { Placement } from "./device-tensor.js";
 export { DeviceTensor } from "./device-tensor.js";
 export type { Grid, GridSpec } from "./grid.js";
+export type { RunManifest, RunManifestInput } from "./manifest.js";
+export { canonicalJson, completeManifest, RunManifestSchema, sha256Hex } from "./manifest.js";
 export type { DeviceMemoryAllocatorStats, DeviceMemoryLayout } from "./memory/device-memory.js";
 export { DeviceMemory } from "./memory/device-memory.js";
 export type {

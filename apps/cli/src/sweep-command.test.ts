@@ -1,0 +1,174 @@
+import { spawn } from "node:child_process";
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { fileURLToPath } from "node:url";
+import { afterAll, describe, expect, it } from "vitest";
+import { kb } from "./test-support.js";
+
+// kb sweep end to end: every point is a `kb run --json` in its own process (the built kb, as an
+// installed kb runs them), rows appended as points finish, and an interrupted sweep resumed
+// without running a finished point again.
+
+const root = fileURLToPath(new URL("../../../", import.meta.url));
+const bin = join(root, "apps", "cli", "dist", "bin.js");
+const scratch = mkdtempSync(join(tmpdir(), "kb-sweep-"));
+afterAll(() => rmSync(scratch, { recursive: true, force: true }));
+
+/** A 3 x 2 grid of vector-add sizes and NOC widths (6 points of about half a second each). */
+function writeSpec(dir: string): string {
+  const file = join(dir, "sweep.yaml");
+  writeFileSync(
+    file,
+    [
+      "name: vadd",
+      `bench: ${join(root, "benches", "vector-add.ts")}`,
+      `topology: ${join(root, "topologies", "default.yaml")}`,
+      "params: { chunk: 4096 }",
+      "axes:",
+      "  n: { path: params.n, values: [262144, 524288, 1048576] }",
+      "  cols: { path: topology.cube.noc.cols, values: [2, 4] }",
+      "metrics:",
+      "  time: simTimeNs",
+      "  events: events",
+      "  hbm: work.hbmBytes",
+      "",
+    ].join("\n"),
+  );
+  return file;
+}
+
+interface Row {
+  point: number;
+  key: string;
+  status: string;
+  digest: string | null;
+  values: { n: number; cols: number };
+  metrics: Record<string, unknown>;
+}
+
+const rowsOf = (out: string): Row[] =>
+  readFileSync(join(out, "results.jsonl"), "utf8")
+    .split("\n")
+    .filter((line) => line !== "")
+    .map((line) => JSON.parse(line) as Row);
+
+/** `kb sweep` as a child process; `onStderr` may kill it. */
+function sweepProcess(
+  args: string[],
+  onStderr: (text: string, kill: () => void) => void = () => {},
+): Promise<{ code: number | null; stderr: string }> {
+  const child = spawn(process.execPath, [bin, "sweep", ...args], { stdio: ["ignore", "pipe", "pipe"] });
+  let stderr = "";
+  child.stderr.on("data", (chunk: Buffer) => {
+    stderr += chunk.toString();
+    onStderr(stderr, () => child.kill("SIGTERM"));
+  });
+  return new Promise((resolve) => child.on("close", (code) => resolve({ code, stderr })));
+}
+
+describe.skipIf(!existsSync(bin))("kb sweep", () => {
+  it("prints the points of a design with --dry-run", async () => {
+    const dir = mkdtempSync(join(scratch, "dry-"));
+    const run = await kb("sweep", writeSpec(dir), "--dry-run");
+    expect(run.stderr).toBe("");
+    expect(run.stdout.split("\n").slice(0, 3)).toEqual([
+      "point 0: n=262144 cols=2",
+      "point 1: n=262144 cols=4",
+      "point 2: n=524288 cols=2",
+    ]);
+    expect(run.stdout).toContain("6 points to run, 0 skipped by constraints, 0 duplicates dropped");
+  });
+
+  it("resumes an interrupted sweep without running a point twice, with kb run's results", async () => {
+    const dir = mkdtempSync(join(scratch, "resume-"));
+    const spec = writeSpec(dir);
+    const out = join(dir, "out");
+    // Interrupted once two rows are written (two points at a time: others are running then).
+    const first = await sweepProcess([spec, "--jobs", "2", "--out", out], (stderr, kill) => {
+      if (stderr.includes("[2/6]")) kill();
+    });
+    expect(first.code).toBe(143);
+    expect(first.stderr).toMatch(
+      /interrupted \(SIGTERM\); \d of 6 points are in .*Run the same command again to resume/,
+    );
+    const before = rowsOf(out);
+    expect(before.length).toBeGreaterThanOrEqual(2);
+    expect(before.length).toBeLessThan(6);
+
+    const second = await kb("sweep", spec, "--jobs", "2", "--out", out);
+    expect(second.code).toBe(0);
+    expect(second.stderr).toContain(
+      `6 points (${before.length} already in the table), ${6 - before.length} to run`,
+    );
+    const rows = rowsOf(out);
+    expect(rows.slice(0, before.length)).toEqual(before);
+    expect(rows.map((row) => row.point).sort()).toEqual([0, 1, 2, 3, 4, 5]);
+    expect(new Set(rows.map((row) => row.key)).size).toBe(6);
+    expect(rows.every((row) => row.status === "ok")).toBe(true);
+
+    // The CSV holds the same rows: a header, then one line per point.
+    const csv = readFileSync(join(out, "results.csv"), "utf8").trim().split("\n");
+    expect(csv[0]).toBe("point,status,n,cols,time,events,hbm,digest,key,reason");
+    expect(csv).toHaveLength(7);
+
+    // Each row's metrics are those of kb run --json on the same point.
+    for (const row of rows.filter((each) => each.point === 0 || each.point === 5)) {
+      const topology = join(out, "topologies", `${row.key.slice(0, 16)}.yaml`);
+      const direct = await kb(
+        "run",
+        join(root, "benches", "vector-add.ts"),
+        "--topology",
+        topology,
+        "--param",
+        "chunk=4096",
+        "--param",
+        `n=${row.values.n}`,
+        "--json",
+      );
+      const results = JSON.parse(direct.stdout) as {
+        simTimeNs: number;
+        events: number;
+        work: { hbmBytes: number };
+      };
+      expect(row.metrics).toEqual({
+        time: results.simTimeNs,
+        events: results.events,
+        hbm: results.work.hbmBytes,
+      });
+    }
+
+    // A third run finds every point done and runs none.
+    const third = await kb("sweep", spec, "--out", out);
+    expect(third.stdout).toContain("6 points (6 from an earlier run, 0 run now): 6 ok, 0 failed");
+    expect(rowsOf(out)).toEqual(rows);
+  }, 120_000);
+
+  it("records a point that runs out of memory or fails as failed and goes on", async () => {
+    const dir = mkdtempSync(join(scratch, "fail-"));
+    const spec = join(dir, "sweep.yaml");
+    writeFileSync(
+      spec,
+      [
+        "name: fails",
+        `bench: ${join(root, "benches", "vector-add.ts")}`,
+        `topology: ${join(root, "topologies", "default.yaml")}`,
+        "axes:",
+        // -1 is not a valid n: kb run refuses it (exit 1); 1024 runs.
+        "  n: { path: params.n, values: [-1, 1024] }",
+        "",
+      ].join("\n"),
+    );
+    const out = join(dir, "out");
+    const run = await kb("sweep", spec, "--out", out, "--jobs", "2");
+    expect(run.code).toBe(0);
+    const rows = rowsOf(out).sort((a, b) => a.point - b.point);
+    expect(rows.map((row) => row.status)).toEqual(["failed", "ok"]);
+    expect((rows[0] as unknown as { reason: string }).reason).toMatch(
+      /^exit code 1: \[RUNTIME_INVALID\] bench "vector-add": bad params:\n {2}n: /,
+    );
+    expect(rows[0]?.metrics).toEqual({ simTimeNs: null });
+    expect(typeof rows[1]?.metrics.simTimeNs).toBe("number");
+    expect(run.stdout).toContain("2 points (0 from an earlier run, 2 run now): 1 ok, 1 failed");
+  }, 60_000);
+});

@@ -1,0 +1,207 @@
+import { existsSync, mkdirSync, writeFileSync } from "node:fs";
+import { dirname, join, resolve } from "node:path";
+import { fileURLToPath } from "node:url";
+import { describeValues, type SweepJob, type SweepRow } from "@kb/sweep";
+import {
+  isPath,
+  LocalProcessPool,
+  loadSweepSpec,
+  RESULTS_CSV,
+  RESULTS_JSONL,
+  runSweep,
+  type SweepProgress,
+} from "@kb/sweep/node";
+import { type Command, InvalidArgumentError } from "commander";
+import { locateBench, locateTopology } from "./bench-files.js";
+import { formatWallMs } from "./format-run.js";
+import type { CliIo, RunState } from "./run-cli.js";
+
+/** Options of `kb sweep` as commander parses them. */
+interface SweepOptions {
+  out?: string;
+  jobs?: number;
+  cache?: string;
+  retryFailed?: boolean;
+  dryRun?: boolean;
+}
+
+/** Exit codes of an interrupted sweep, as a shell reports a signal. */
+const SIGNAL_EXIT = { SIGINT: 130, SIGTERM: 143 } as const;
+
+/** Adds `kb sweep SPEC` to the program. */
+export function addSweepCommand(program: Command, io: CliIo, state: RunState): Command {
+  return program
+    .command("sweep")
+    .summary("run a bench over a design space: one kb run per point, a results table")
+    .description(
+      "Run the points of a sweep spec (a YAML file: a base bench, topology and params; axes over topology paths, " +
+        "overrides, impls, bench params and plug-ins; a grid, random or Latin-hypercube design with a seed; " +
+        "constraints; the metrics to keep). Each point runs as `kb run --json` in its own process, --jobs at a " +
+        "time; a crash, an out-of-memory or a timed-out point is recorded as failed. Rows are appended to " +
+        "results.jsonl and results.csv as points finish; run the same command again after an interrupt and " +
+        "the finished points are not run again.",
+    )
+    .argument("<spec>", "sweep spec YAML file (see packages/sweep/README.md)")
+    .option("--out <dir>", "results folder (default: results/NAME beside the spec)")
+    .option("--jobs <n>", "points at once (default: the machine's cores)", positiveInteger)
+    .option(
+      "--cache <dir>",
+      "results cache by manifest digest, passed to each point's kb run: a point run before is not simulated again",
+    )
+    .option("--retry-failed", "run the points recorded as failed again (their rows are replaced)")
+    .option("--dry-run", "print the points the design gives and exit")
+    .addHelpText(
+      "after",
+      "\nExamples:\n" +
+        "  kb sweep sweeps/gemm-hbm.yaml --jobs 2\n" +
+        "  kb sweep sweeps/gemm-hbm.yaml --dry-run\n" +
+        "  kb sweep my-sweep.yaml --out results/today --cache ~/.cache/kb",
+    )
+    .action(async (specArg: string, options: SweepOptions) => {
+      state.exitCode = await sweep(specArg, options, io);
+    });
+}
+
+function positiveInteger(value: string): number {
+  const number = Number(value);
+  if (!Number.isInteger(number) || number < 1) {
+    throw new InvalidArgumentError(`expected a whole number >= 1, such as 2; got "${value}".`);
+  }
+  return number;
+}
+
+async function sweep(specArg: string, options: SweepOptions, io: CliIo): Promise<number> {
+  const cwd = process.cwd();
+  const specFile = resolve(cwd, specArg);
+  const spec = loadSweepSpec(specFile);
+  const specDir = dirname(specFile);
+  const benchFile = locateBench(spec.bench, specDir);
+  const topologyFile = locateTopology(spec.topology, specDir);
+  const outDir = resolve(cwd, options.out ?? join(specDir, "results", spec.name));
+  if (options.dryRun === true) {
+    const { planSweep } = await import("@kb/sweep");
+    const { readTopologyInput } = await import("@kb/sweep/node");
+    const plan = planSweep(spec, readTopologyInput(topologyFile));
+    for (const point of plan.points)
+      io.stdout.write(`point ${point.index}: ${describeValues(point.values)}\n`);
+    for (const point of plan.skipped) {
+      io.stdout.write(
+        `point ${point.index}: skipped (${point.constraint}): ${describeValues(point.values)}\n`,
+      );
+    }
+    io.stdout.write(
+      `${plan.points.length} points to run, ${plan.skipped.length} skipped by constraints, ${plan.duplicates} duplicates dropped\n`,
+    );
+    return 0;
+  }
+
+  const bin = kbBin();
+  const topologies = join(outDir, "topologies");
+  const pool = new LocalProcessPool({
+    ...(options.jobs !== undefined ? { jobs: options.jobs } : {}),
+    command: (job) => ({ args: [bin, ...kbRunArgs(job, benchFile, topologies, specDir)], cwd: specDir }),
+  });
+  const controller = new AbortController();
+  let signalled: keyof typeof SIGNAL_EXIT | null = null;
+  const handlers = (Object.keys(SIGNAL_EXIT) as (keyof typeof SIGNAL_EXIT)[]).map((signal) => {
+    const handler = () => {
+      signalled = signal;
+      controller.abort();
+    };
+    process.once(signal, handler);
+    return [signal, handler] as const;
+  });
+  const started = performance.now();
+  const progress = (event: SweepProgress) => io.stderr.write(progressText(spec.name, event, started));
+  try {
+    const summary = await runSweep({
+      spec,
+      benchFile,
+      topologyFile,
+      outDir,
+      executor: pool,
+      cacheDir: options.cache === undefined ? undefined : resolve(cwd, options.cache),
+      retryFailed: options.retryFailed === true,
+      signal: controller.signal,
+      onProgress: progress,
+    });
+    const files = `${join(outDir, RESULTS_CSV)} and ${RESULTS_JSONL}`;
+    if (summary.interrupted) {
+      io.stderr.write(
+        `kb sweep: interrupted (${signalled ?? "abort"}); ${summary.ok + summary.failed} of ${summary.total} points are in ${files}. Run the same command again to resume.\n`,
+      );
+      return SIGNAL_EXIT[signalled ?? "SIGINT"];
+    }
+    io.stdout.write(
+      `${spec.name}: ${summary.total} points (${summary.resumed} from an earlier run, ${summary.ran} run now): ${summary.ok} ok, ${summary.failed} failed` +
+        `${summary.skipped > 0 ? `; ${summary.skipped} skipped by constraints` : ""}. Table: ${files}\n`,
+    );
+    return 0;
+  } finally {
+    for (const [signal, handler] of handlers) process.off(signal, handler);
+  }
+}
+
+/** `kb run` of a job: the point's topology written as a file, its params and plug-ins as options. */
+export function kbRunArgs(job: SweepJob, benchFile: string, topologyDir: string, specDir: string): string[] {
+  mkdirSync(topologyDir, { recursive: true });
+  // JSON is YAML: the point's topology, validated by kb run like any topology file.
+  const topologyFile = join(topologyDir, `${job.key.slice(0, 16)}.yaml`);
+  writeFileSync(topologyFile, `${JSON.stringify(job.inputs.topology, null, 2)}\n`);
+  const run = job.run;
+  return [
+    "run",
+    benchFile,
+    "--topology",
+    topologyFile,
+    ...Object.entries(job.inputs.params).flatMap(([key, value]) => [
+      "--param",
+      `${key}=${JSON.stringify(value)}`,
+    ]),
+    ...job.inputs.plugins.flatMap((plugin) => [
+      "--plugin",
+      isPath(plugin) ? resolve(specDir, plugin) : plugin,
+    ]),
+    "--json",
+    ...(run.verify ? ["--verify"] : []),
+    ...(run.maxEvents !== undefined ? ["--max-events", String(run.maxEvents)] : []),
+    ...(run.maxSimTimeNs !== undefined ? ["--max-sim-time", String(run.maxSimTimeNs)] : []),
+    ...(run.cacheDir !== undefined ? ["--cache", run.cacheDir] : []),
+  ];
+}
+
+/**
+ * The `kb` executable the points run: this build's bin.js, or, when kb runs from its sources
+ * (tests), the built one beside them.
+ */
+function kbBin(): string {
+  const here = fileURLToPath(new URL("./bin.js", import.meta.url));
+  if (existsSync(here)) return here;
+  const built = fileURLToPath(new URL("../dist/bin.js", import.meta.url));
+  if (existsSync(built)) return built;
+  throw new Error(
+    `kb sweep runs each point with kb's bin.js; neither ${here} nor ${built} exists (build @kb/cli).`,
+  );
+}
+
+/** A progress line on stderr (wall times only here, never in the table). */
+function progressText(name: string, event: SweepProgress, started: number): string {
+  if (event.type === "planned") {
+    const extra = [
+      event.skipped > 0 ? `${event.skipped} skipped by constraints` : "",
+      event.duplicates > 0 ? `${event.duplicates} duplicates dropped` : "",
+      event.resumed > 0 ? `${event.resumed} already in the table` : "",
+    ].filter((text) => text !== "");
+    return `${name}: ${event.total} points${extra.length > 0 ? ` (${extra.join(", ")})` : ""}, ${event.total - event.resumed} to run, ${event.concurrency} at a time\n`;
+  }
+  if (event.type === "started") return "";
+  const elapsed = performance.now() - started;
+  const eta = event.pending === 0 ? "" : `, ETA ${formatWallMs((elapsed / event.ran) * event.pending)}`;
+  return `[${event.done}/${event.total}] point ${event.row.point} ${statusText(event.row)}: ${describeValues(event.row.values)}${eta}\n`;
+}
+
+function statusText(row: SweepRow): string {
+  if (row.status === "ok") return "ok";
+  const reason = (row.reason ?? "").split("\n")[0] ?? "";
+  return `FAILED (${reason.length > 160 ? `${reason.slice(0, 160)}...` : reason})`;
+}

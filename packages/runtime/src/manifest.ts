@@ -1,0 +1,100 @@
+import { KbError } from "@kb/errors";
+import * as z from "zod";
+
+// A run's identity (DESIGN §10): what went into it, so that two runs with the same manifest digest
+// are the same run and a sweep or `kb run --cache` need not simulate it twice. Browser-safe: the
+// digests use Web Crypto (globalThis.crypto.subtle), which Node >= 20 has too.
+
+/** A plug-in a run loaded: its package name, version and the digest of its entry file. */
+const pluginSchema = z.object({
+  name: z.string().describe("Package name, or the path the run was given."),
+  version: z.string().nullable().describe("Its package.json version; null for a bare file."),
+  digest: z.string().nullable().describe("sha256 of its entry file, hex; null when not known."),
+});
+
+/** The published zod schema of a run manifest (`RunResults.manifest`, `kb run --manifest-only`). */
+export const RunManifestSchema = z.object({
+  schema: z.literal("kb.manifest/1"),
+  packages: z
+    .record(z.string(), z.string())
+    .describe("Version of every @kb package the run used, by name (from each package.json)."),
+  plugins: z.array(pluginSchema).describe("Plug-ins the run loaded (the topology's and --plugin), by name."),
+  topology: z.object({
+    name: z.string(),
+    digest: z
+      .string()
+      .describe(
+        "sha256 of the canonical JSON of the resolved topology (every default filled in), hex: a reformatted or commented YAML file with the same content has the same digest.",
+      ),
+  }),
+  bench: z.object({
+    name: z.string(),
+    digest: z.string().describe("sha256 of the bench file's bytes, hex."),
+  }),
+  params: z.record(z.string(), z.unknown()).describe("Bench params after defaults."),
+  seed: z
+    .number()
+    .nullable()
+    .describe("The bench's seed param (params.seed) when it has one; runs use no other randomness."),
+  options: z
+    .record(z.string(), z.unknown())
+    .describe(
+      "Run options that change the results JSON (verify, checkPhases, maxEvents, maxSimTimeNs); wall-time limits and output files are not among them.",
+    ),
+  node: z
+    .string()
+    .describe("Node version that ran it (process.version); informative, not part of the digest."),
+  digest: z
+    .string()
+    .describe(
+      "sha256 of the canonical JSON of every field above but node and digest, hex: the run's identity.",
+    ),
+});
+
+/** A run's manifest: see {@link RunManifestSchema}. */
+export type RunManifest = z.infer<typeof RunManifestSchema>;
+
+/** A manifest before its digest is computed. */
+export type RunManifestInput = Omit<RunManifest, "schema" | "digest">;
+
+/**
+ * JSON with the keys of every object sorted (arrays keep their order), no whitespace: equal
+ * values give equal text whatever order their keys were written in. `undefined` fields are left
+ * out, as JSON.stringify does; a non-finite number or a value JSON cannot hold is an error.
+ */
+export function canonicalJson(value: unknown): string {
+  if (value === null || typeof value === "boolean" || typeof value === "string") return JSON.stringify(value);
+  if (typeof value === "number") {
+    if (!Number.isFinite(value)) {
+      throw new KbError("RUNTIME_INVALID", `canonicalJson: ${value} has no JSON form.`);
+    }
+    return JSON.stringify(value);
+  }
+  if (Array.isArray(value)) return `[${value.map((item) => canonicalJson(item ?? null)).join(",")}]`;
+  if (typeof value === "object") {
+    const entries = Object.entries(value as Record<string, unknown>)
+      .filter(([, item]) => item !== undefined)
+      .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
+    return `{${entries.map(([key, item]) => `${JSON.stringify(key)}:${canonicalJson(item)}`).join(",")}}`;
+  }
+  throw new KbError("RUNTIME_INVALID", `canonicalJson: a ${typeof value} has no JSON form.`);
+}
+
+/** The sha256 of `data` (a string is hashed as UTF-8), as 64 lowercase hex digits. */
+export async function sha256Hex(data: string | Uint8Array): Promise<string> {
+  const bytes = typeof data === "string" ? new TextEncoder().encode(data) : data;
+  const hash = await globalThis.crypto.subtle.digest("SHA-256", bytes as Uint8Array<ArrayBuffer>);
+  return Array.from(new Uint8Array(hash), (byte) => byte.toString(16).padStart(2, "0")).join("");
+}
+
+/**
+ * Completes a manifest with its digest: the sha256 of the canonical JSON of every field but
+ * `node`. The Node version is recorded but left out of the identity: the simulation uses no
+ * Node-specific behaviour (integer and IEEE arithmetic, no wall time, no Math.random), so a
+ * cache filled under Node 20 serves Node 22, and a worker pool of mixed Node versions shares it.
+ */
+export async function completeManifest(input: RunManifestInput): Promise<RunManifest> {
+  const { node, ...identity } = input;
+  const body = { schema: "kb.manifest/1" as const, ...identity };
+  return { ...body, node, digest: await sha256Hex(canonicalJson(body)) };
+}

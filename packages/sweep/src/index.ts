@@ -1,0 +1,20 @@
+export type { Constraint } from "./constraint.js";
+export { parseConstraint } from "./constraint.js";
+export type { AxisValues } from "./designs.js";
+export { designPoints, gridPoints, latinHypercubePoints, randomPoints } from "./designs.js";
+export type { Executor, ExecutorEvent, JobOutcome, SweepJob, SweepJobRun } from "./executor.js";
+export type { PointInputs, SkippedPoint, SweepPlan, SweepPoint } from "./points.js";
+export { planSweep, pointInputs, pointKey } from "./points.js";
+export { SeededRandom } from "./random.js";
+export type { SweepAxis, SweepDesign, SweepSpec } from "./spec.js";
+export { parseSweepSpec, sweepSpecSchema } from "./spec.js";
+export type { MetricValue, SweepRow } from "./table.js";
+export {
+  csvHeader,
+  csvRow,
+  describeValues,
+  jsonlRow,
+  metricAt,
+  metricsOf,
+  sweepRowSchema,
+} from "./table.js";

@@ -1,0 +1,185 @@
+import { readFileSync } from "node:fs";
+import { sha256Hex } from "@kb/runtime";
+import type { Executor, JobOutcome, SweepJob, SweepJobRun } from "./executor.js";
+import { planSweep, pointKey, type SweepPoint } from "./points.js";
+import { ResultsTable } from "./results-files.js";
+import type { SweepSpec } from "./spec.js";
+import { readTopologyInput } from "./spec-file.js";
+import { metricsOf, type SweepRow } from "./table.js";
+
+/** Options of {@link runSweep}. */
+export interface RunSweepOptions {
+  readonly spec: SweepSpec;
+  /** The bench file the spec names, resolved (its bytes give the points' keys). */
+  readonly benchFile: string;
+  /** The base topology file the spec names, resolved. */
+  readonly topologyFile: string;
+  /** The results folder: results.jsonl and results.csv. */
+  readonly outDir: string;
+  readonly executor: Executor;
+  /** Passed to each point: a folder of results cached by manifest digest. */
+  readonly cacheDir?: string | undefined;
+  /** Run the points whose rows say failed again (their rows are replaced). */
+  readonly retryFailed?: boolean | undefined;
+  /** Aborting stops the sweep: running points are killed and not recorded. */
+  readonly signal?: AbortSignal | undefined;
+  readonly onProgress?: ((progress: SweepProgress) => void) | undefined;
+}
+
+/** What a sweep reports as it goes. */
+export type SweepProgress =
+  | {
+      readonly type: "planned";
+      /** Points of the design that run (after constraints and duplicates). */
+      readonly total: number;
+      /** Points already in the table (not run again). */
+      readonly resumed: number;
+      readonly skipped: number;
+      readonly duplicates: number;
+      readonly concurrency: number;
+    }
+  | { readonly type: "started"; readonly point: SweepPoint }
+  | {
+      readonly type: "finished";
+      readonly row: SweepRow;
+      /** Rows in the table now, of `total`. */
+      readonly done: number;
+      readonly total: number;
+      /** Points finished by this call (not resumed), for an ETA. */
+      readonly ran: number;
+      readonly pending: number;
+    };
+
+/** How a sweep ended. */
+export interface SweepSummary {
+  readonly total: number;
+  readonly resumed: number;
+  readonly ran: number;
+  readonly ok: number;
+  readonly failed: number;
+  readonly skipped: number;
+  readonly duplicates: number;
+  readonly interrupted: boolean;
+}
+
+/**
+ * Runs a sweep: plans its points, opens its results table (resuming: a point whose key already
+ * has a row is not run again), submits the rest to the executor and appends a row per finished
+ * point, in the order they finish. Resolves when every point has a row, or when `signal` aborts.
+ */
+export async function runSweep(options: RunSweepOptions): Promise<SweepSummary> {
+  const { spec, executor } = options;
+  const plan = planSweep(spec, readTopologyInput(options.topologyFile));
+  const benchDigest = await sha256Hex(readFileSync(options.benchFile));
+  const keyed = await Promise.all(
+    plan.points.map(async (point) => ({ point, key: await pointKey(benchDigest, point.inputs) })),
+  );
+  const table = ResultsTable.open(options.outDir, Object.keys(spec.axes), Object.keys(spec.metrics), {
+    retryFailed: options.retryFailed ?? false,
+  });
+  const pending = keyed.filter(({ key }) => table.row(key) === undefined);
+  const keys = new Set(keyed.map(({ key }) => key));
+  const resumed = keyed.length - pending.length;
+  options.onProgress?.({
+    type: "planned",
+    total: keyed.length,
+    resumed,
+    skipped: plan.skipped.length,
+    duplicates: plan.duplicates,
+    concurrency: executor.concurrency,
+  });
+  const run: SweepJobRun = {
+    verify: spec.run.verify,
+    maxEvents: spec.run.maxEvents,
+    maxSimTimeNs: spec.run.maxSimTimeNs,
+    memoryMb: spec.run.memoryMb,
+    timeoutS: spec.run.timeoutS,
+    cacheDir: options.cacheDir,
+  };
+  const points = new Map(pending.map(({ point, key }) => [key, point]));
+  let ran = 0;
+  const summary = (interrupted: boolean): SweepSummary => {
+    const rows = table.rows().filter((row) => keys.has(row.key));
+    return {
+      total: keyed.length,
+      resumed,
+      ran,
+      ok: rows.filter((row) => row.status === "ok").length,
+      failed: rows.filter((row) => row.status === "failed").length,
+      skipped: plan.skipped.length,
+      duplicates: plan.duplicates,
+      interrupted,
+    };
+  };
+  if (pending.length === 0) return summary(false);
+  return new Promise<SweepSummary>((resolve) => {
+    let settled = false;
+    const finish = (interrupted: boolean) => {
+      if (settled) return;
+      settled = true;
+      options.signal?.removeEventListener("abort", onAbort);
+      void executor.close().then(() => resolve(summary(interrupted)));
+    };
+    const onAbort = () => finish(true);
+    options.signal?.addEventListener("abort", onAbort);
+    executor.onEvent((event) => {
+      if (settled) return;
+      const point = points.get(event.job.key);
+      if (point === undefined) return;
+      if (event.type === "started") {
+        options.onProgress?.({ type: "started", point });
+        return;
+      }
+      const row = rowOf(point, event.job.key, event.outcome, spec.metrics);
+      table.append(row);
+      points.delete(event.job.key);
+      ran++;
+      options.onProgress?.({
+        type: "finished",
+        row,
+        done: table.rows().filter((each) => keys.has(each.key)).length,
+        total: keyed.length,
+        ran,
+        pending: points.size,
+      });
+      if (points.size === 0) finish(false);
+    });
+    if (options.signal?.aborted === true) {
+      finish(true);
+      return;
+    }
+    for (const { point, key } of pending) {
+      const job: SweepJob = {
+        point: point.index,
+        key,
+        bench: spec.bench,
+        benchDigest,
+        inputs: point.inputs,
+        run,
+      };
+      executor.submit(job);
+    }
+  });
+}
+
+function rowOf(
+  point: SweepPoint,
+  key: string,
+  outcome: JobOutcome,
+  metrics: Readonly<Record<string, string>>,
+): SweepRow {
+  const results = outcome.results;
+  const digest = (results as { manifest?: { digest?: unknown } } | undefined)?.manifest?.digest;
+  return {
+    point: point.index,
+    key,
+    status: outcome.status,
+    reason: outcome.status === "failed" ? outcome.reason : null,
+    digest: typeof digest === "string" ? digest : null,
+    values: point.values,
+    metrics:
+      results === undefined
+        ? Object.fromEntries(Object.keys(metrics).map((name) => [name, null]))
+        : metricsOf(results, metrics),
+  };
+}

@@ -1,0 +1,165 @@
+import { KbError } from "@kb/errors";
+import { validateYaml } from "@kb/topology";
+import * as z from "zod";
+import { parseConstraint } from "./constraint.js";
+
+// The sweep spec: a base run (bench, topology, params, plug-ins), axes that change it, a design
+// that picks points from the axes, constraints that skip invalid points, and the metrics each
+// row of the results table keeps.
+
+const AXIS_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
+
+/** Where an axis writes its value: `topology.<path>`, `topology.overrides[]`, `params.<path>` or `plugins`. */
+const TARGET = /^(topology(\.[A-Za-z0-9_$]+)+|topology\.overrides\[\]|params(\.[A-Za-z0-9_]+)+|plugins)$/;
+
+const targetSchema = z
+  .string()
+  .regex(
+    TARGET,
+    "expected topology.<path> (cube.hbm.preset, pe_template.components.pe_gemm.impl), topology.overrides[] (appends an override), params.<name> or plugins",
+  );
+
+const rangeSchema = z
+  .strictObject({
+    min: z.number().describe("Smallest value."),
+    max: z.number().describe("Largest value."),
+    step: z
+      .number()
+      .positive()
+      .optional()
+      .describe("Values are min + k * step (a grid needs it); absent: any value in [min, max]."),
+    integer: z.boolean().default(false).describe("Round drawn values to whole numbers."),
+  })
+  .refine((range) => range.max >= range.min, { message: "max must be >= min" });
+
+const axisSchema = z
+  .strictObject({
+    path: z
+      .union([targetSchema, z.array(targetSchema).min(1)])
+      .describe(
+        "Where the value goes; a list of paths takes a list of values each (noc rows and cols together).",
+      ),
+    values: z.array(z.unknown()).min(1).optional().describe("The values the axis takes (categorical)."),
+    range: rangeSchema.optional().describe("A numeric axis: a range instead of values."),
+  })
+  .refine((axis) => (axis.values === undefined) !== (axis.range === undefined), {
+    message: "give an axis either values: [...] or range: { min, max, step }",
+  });
+
+const designSchema = z
+  .discriminatedUnion("kind", [
+    z.strictObject({ kind: z.literal("grid") }),
+    z.strictObject({
+      kind: z.literal("random"),
+      points: z.number().int().positive().describe("Points to draw (duplicates are dropped)."),
+      seed: z.number().int().min(0).default(1),
+    }),
+    z.strictObject({
+      kind: z.literal("lhs"),
+      points: z.number().int().positive().describe("Points: each axis is cut into this many strata."),
+      seed: z.number().int().min(0).default(1),
+    }),
+  ])
+  .default({ kind: "grid" });
+
+const runSchema = z
+  .strictObject({
+    verify: z
+      .boolean()
+      .default(false)
+      .describe("Run phase 2 and check each point's outputs (kb run --verify)."),
+    maxEvents: z.number().positive().optional().describe("kb run --max-events for each point."),
+    maxSimTimeNs: z.number().positive().optional().describe("kb run --max-sim-time for each point."),
+    memoryMb: z
+      .number()
+      .int()
+      .min(64)
+      .default(4096)
+      .describe("Heap limit of each point's process (node --max-old-space-size), MB."),
+    timeoutS: z
+      .number()
+      .positive()
+      .optional()
+      .describe("Wall time after which a point's process is killed and the point recorded as failed."),
+  })
+  .prefault({});
+
+/** The zod schema of a sweep spec file (`kb sweep SPEC.yaml`). */
+export const sweepSpecSchema = z.strictObject({
+  name: z.string().regex(/^[A-Za-z0-9_.-]+$/, "letters, digits, _ . - only (it names the results folder)"),
+  description: z.string().optional(),
+  bench: z.string().min(1).describe("Bench name (benches/NAME.ts) or path, from the spec's folder."),
+  topology: z
+    .string()
+    .min(1)
+    .default("default")
+    .describe("Base topology: a name or a path, from the spec's folder."),
+  params: z.record(z.string(), z.unknown()).default({}).describe("Base bench params."),
+  plugins: z.array(z.string().min(1)).default([]).describe("Plug-ins every point loads."),
+  axes: z
+    .record(z.string().regex(AXIS_NAME, "axis names are identifiers (constraints use them)"), axisSchema)
+    .refine((axes) => Object.keys(axes).length > 0, { message: "a sweep needs at least one axis" })
+    .describe("What changes from point to point, in order (the grid's first axis changes slowest)."),
+  design: designSchema,
+  constraints: z
+    .array(z.string().min(1))
+    .default([])
+    .describe("Expressions over the axis names, params and topology; a point runs only when all are true."),
+  metrics: z
+    .record(z.string(), z.string().min(1))
+    .default({ simTimeNs: "simTimeNs" })
+    .describe(
+      "Columns of the table: name -> path into the results JSON (achieved.gemmFraction, launches[0].endNs).",
+    ),
+  run: runSchema,
+});
+
+/** A sweep spec with its defaults filled in. */
+export type SweepSpec = z.output<typeof sweepSpecSchema>;
+/** One axis of a spec. */
+export type SweepAxis = SweepSpec["axes"][string];
+/** A spec's design. */
+export type SweepDesign = SweepSpec["design"];
+
+/**
+ * Parses and validates a sweep spec (YAML text). Problems are reported with their
+ * `file:line:col` (a `YamlValidationError`); constraints that do not parse and grid axes without
+ * a step are `SWEEP_INVALID` errors naming the axis or constraint.
+ */
+export function parseSweepSpec(text: string, file = "<sweep spec>"): SweepSpec {
+  const spec = validateYaml(sweepSpecSchema, text, file);
+  for (const [index, source] of spec.constraints.entries()) {
+    try {
+      parseConstraint(source);
+    } catch (error) {
+      throw new KbError(
+        "SWEEP_INVALID",
+        `${file}: constraints[${index}] "${source}": ${error instanceof Error ? error.message : String(error)}`,
+        { context: { file }, cause: error },
+      );
+    }
+  }
+  for (const [name, axis] of Object.entries(spec.axes)) {
+    const paths = Array.isArray(axis.path) ? axis.path : [axis.path];
+    if (paths.length > 1) {
+      const bad = (axis.values ?? [undefined]).find(
+        (value) => !Array.isArray(value) || value.length !== paths.length,
+      );
+      if (bad !== undefined || axis.range !== undefined) {
+        throw new KbError(
+          "SWEEP_INVALID",
+          `${file}: axes.${name}: its path lists ${paths.length} places, so each of its values must be a list of ${paths.length} (found ${JSON.stringify(bad ?? axis.range)}).`,
+          { context: { file } },
+        );
+      }
+    }
+    if (spec.design.kind === "grid" && axis.range !== undefined && axis.range.step === undefined) {
+      throw new KbError(
+        "SWEEP_INVALID",
+        `${file}: axes.${name}: a grid needs the values of a range: add range.step, list values: [...], or use design: { kind: lhs | random, points: N }.`,
+        { context: { file } },
+      );
+    }
+  }
+  return spec;
+}
