@@ -13,9 +13,11 @@
  * thread count and run. A failed check exits with code 1. Nothing here asserts a speed.
  */
 import { availableParallelism } from "node:os";
-import { fromFloat32, GemmPool, toFloat32, verify } from "@kb/data-executor";
+import { fromFloat32, toFloat32, verify } from "@kb/data-executor";
+import { GemmPool } from "@kb/data-executor/node";
 import { MemorySink, OpLogger } from "@kb/oplog";
-import { replay, Simulator } from "@kb/runtime";
+import { replay } from "@kb/runtime";
+import { loadSimulator } from "@kb/runtime/node";
 import type { Dtype, Tensor } from "@kb/tensor";
 import gemmBench from "../gemm.js";
 import { failUsage, median, parseSuiteOptions, printTable, topologyFile, writeJson } from "./report.js";
@@ -396,7 +398,7 @@ async function phase2Part(context: PartContext): Promise<SuiteResult[]> {
   const size = positiveList("phase2-size", context.extra["phase2-size"], [2048])[0] as number;
   const threadCounts = positiveList("threads", context.extra.threads, [1, 2]);
   const sink = new MemorySink();
-  const sim = await Simulator.fromTopology(topologyFile("default.yaml"), { opLogger: new OpLogger(sink) });
+  const sim = await loadSimulator(topologyFile("default.yaml"), { opLogger: new OpLogger(sink) });
   const params = gemmBench.params.parse({ M: size, N: size, K: size, dtype: "f16" });
   const phase1Start = process.hrtime.bigint();
   const outcome = await gemmBench.run(sim, params);

@@ -1,6 +1,7 @@
 import { fileURLToPath } from "node:url";
 import { MemorySink, OpLogger } from "@kb/oplog";
-import { replay, Simulator, verifyOutcome } from "@kb/runtime";
+import { replay, verifyOutcome } from "@kb/runtime";
+import { loadSimulator } from "@kb/runtime/node";
 import { describe, expect, it } from "vitest";
 import allreduce from "../allreduce.js";
 
@@ -9,7 +10,7 @@ const defaultYaml = fileURLToPath(new URL("../../topologies/default.yaml", impor
 describe("allreduce bench", () => {
   it("sweeps sizes doubling, reports time, algbw and busbw, and every size verifies", async () => {
     const sink = new MemorySink();
-    const sim = await Simulator.fromTopology(defaultYaml, { opLogger: new OpLogger(sink) });
+    const sim = await loadSimulator(defaultYaml, { opLogger: new OpLogger(sink) });
     const params = allreduce.params.parse({ minBytes: 8, maxBytes: 32768, scope: "pes", dtype: "bf16" });
     const outcome = await allreduce.run(sim, params);
     const report = outcome?.report;

@@ -1,5 +1,6 @@
 import { fileURLToPath } from "node:url";
-import { type Bench, type BenchCheck, type RunResults, Simulator } from "@kb/runtime";
+import type { Bench, BenchCheck, RunResults, Simulator } from "@kb/runtime";
+import { loadSimulator } from "@kb/runtime/node";
 import { describe, expect, test } from "vitest";
 import attention from "../attention.js";
 import branchy, { branchyFlags } from "../branchy.js";
@@ -20,7 +21,7 @@ interface Run {
 }
 
 async function run(bench: Bench, params: Record<string, unknown>, file = DEFAULT): Promise<Run> {
-  const sim = await Simulator.fromTopology(file);
+  const sim = await loadSimulator(file);
   const parsed = bench.params.parse(params) as Record<string, unknown>;
   const outcome = await bench.run(sim, parsed as never);
   return { sim, results: sim.results(bench.name, parsed), checks: outcome?.check ?? {} };

@@ -1,6 +1,7 @@
 import { fileURLToPath } from "node:url";
 import { MemorySink, OpLogger } from "@kb/oplog";
-import { replay, Simulator, verifyOutcome } from "@kb/runtime";
+import { replay, verifyOutcome } from "@kb/runtime";
+import { loadSimulator } from "@kb/runtime/node";
 import { describe, expect, test } from "vitest";
 import vectorAddGrid from "../vector-add-grid.js";
 
@@ -9,7 +10,7 @@ const DEFAULT = fileURLToPath(new URL("../../topologies/default.yaml", import.me
 /** The bench in phase 1 with an op log, then phase 2 and the check against the host reference. */
 async function run(params: Record<string, unknown>) {
   const sink = new MemorySink();
-  const sim = await Simulator.fromTopology(DEFAULT, { opLogger: new OpLogger(sink) });
+  const sim = await loadSimulator(DEFAULT, { opLogger: new OpLogger(sink) });
   const parsed = vectorAddGrid.params.parse(params);
   const outcome = await vectorAddGrid.run(sim, parsed as never);
   const report = await verifyOutcome(outcome ?? undefined, replay(sim.hostWrites, sink.records).store);

@@ -1,6 +1,7 @@
 import { fileURLToPath } from "node:url";
 import { MemorySink, OpLogger } from "@kb/oplog";
-import { type Bench, replay, Simulator, verifyOutcome } from "@kb/runtime";
+import { type Bench, replay, verifyOutcome } from "@kb/runtime";
+import { loadSimulator } from "@kb/runtime/node";
 import { describe, expect, test } from "vitest";
 import attention from "../attention.js";
 import branchy from "../branchy.js";
@@ -16,7 +17,7 @@ const topology = (name: string) => fileURLToPath(new URL(`../../topologies/${nam
 /** Phase 1 with an op logger, phase 2 replay, verification against the bench's references. */
 async function verifyBench(bench: Bench, params: Record<string, unknown>, file: string) {
   const sink = new MemorySink();
-  const sim = await Simulator.fromTopology(file, { opLogger: new OpLogger(sink) });
+  const sim = await loadSimulator(file, { opLogger: new OpLogger(sink) });
   const outcome = await bench.run(sim, bench.params.parse(params) as never);
   const phase2 = replay(sim.hostWrites, sink.records);
   return verifyOutcome(outcome ?? undefined, phase2.store);

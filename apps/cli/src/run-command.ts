@@ -5,7 +5,8 @@ import { KbError } from "@kb/errors";
 import * as oplog from "@kb/oplog";
 import { JsonlSink, SpillSink } from "@kb/oplog/node";
 import * as runtime from "@kb/runtime";
-import { parseBenchParams, type RunResults, Simulator } from "@kb/runtime";
+import { parseBenchParams, type RunResults } from "@kb/runtime";
+import { loadSimulator } from "@kb/runtime/node";
 import { type Command, InvalidArgumentError } from "commander";
 import { loadBench, locateBench, locateTopology, runUserCode } from "./bench-files.js";
 import {
@@ -232,7 +233,7 @@ async function runBench(benchArg: string, options: RunOptions, io: CliIo): Promi
     // terminal and on a pipe.
     const progressTracer = progress === null ? null : new ProgressTracer(recorder, progress, bench.name);
     const buildStart = performance.now();
-    const sim = await Simulator.fromTopology(topologyFile, {
+    const sim = await loadSimulator(topologyFile, {
       plugins: options.plugin ?? [],
       opLogger: logger,
       tracer: progressTracer ?? recorder,

@@ -1,7 +1,8 @@
 import { fileURLToPath } from "node:url";
 import { TraceRecorder } from "@kb/components";
 import { MemorySink, OpLogger } from "@kb/oplog";
-import { PhaseComparer, replay, Simulator, verifyOutcome } from "@kb/runtime";
+import { PhaseComparer, replay, verifyOutcome } from "@kb/runtime";
+import { loadSimulator } from "@kb/runtime/node";
 import { describe, expect, test } from "vitest";
 import matmul from "../03-matmul.js";
 
@@ -13,7 +14,7 @@ const DEFAULT = fileURLToPath(new URL("../../../topologies/default.yaml", import
  */
 async function run(params: Record<string, unknown>, tracer: TraceRecorder | null = null) {
   const sink = new MemorySink();
-  const sim = await Simulator.fromTopology(DEFAULT, {
+  const sim = await loadSimulator(DEFAULT, {
     opLogger: new OpLogger(sink),
     checkPhases: true,
     tracer,

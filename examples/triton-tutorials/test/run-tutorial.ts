@@ -1,6 +1,7 @@
 import { fileURLToPath } from "node:url";
 import { MemorySink, OpLogger } from "@kb/oplog";
-import { type Bench, PhaseComparer, replay, Simulator, verifyOutcome } from "@kb/runtime";
+import { type Bench, PhaseComparer, replay, verifyOutcome } from "@kb/runtime";
+import { loadSimulator } from "@kb/runtime/node";
 
 /** A topology of the repository's topologies/ by name ("default", "ref-cube"). */
 export const topology = (name: string) =>
@@ -14,7 +15,7 @@ export const topology = (name: string) =>
  */
 export async function runTutorial(bench: Bench, params: Record<string, unknown>, topologyName = "default") {
   const sink = new MemorySink();
-  const sim = await Simulator.fromTopology(topology(topologyName), {
+  const sim = await loadSimulator(topology(topologyName), {
     opLogger: new OpLogger(sink),
     checkPhases: true,
   });

@@ -9,11 +9,11 @@ import {
   cclConfig,
   cclConfigToYaml,
   DEFAULT_CCL_CONFIG,
-  loadCclConfig,
   parseCclConfig,
   resolveWorldSize,
   selectAlgorithm,
 } from "./config.js";
+import { loadCclConfig } from "./node.js";
 import { AlgorithmRegistry, type CollectiveAlgorithm, defaultAlgorithms } from "./registry.js";
 
 const EXAMPLE = `# ccl.yaml

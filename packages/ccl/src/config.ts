@@ -138,20 +138,6 @@ export function cclConfig(input: CclConfigInput | CclConfig, options: CclConfigO
   return complete(result.data);
 }
 
-/** Reads and parses a `ccl.yaml` file (Node only): {@link parseCclConfig} with the file's name. */
-export async function loadCclConfig(file: string, options: CclConfigOptions = {}): Promise<CclConfig> {
-  const { readFile } = await import("node:fs/promises");
-  let text: string;
-  try {
-    text = await readFile(file, "utf8");
-  } catch (error) {
-    throw new KbError("RUNTIME_INVALID", `cannot read ccl config ${file}: ${(error as Error).message}`, {
-      cause: error,
-    });
-  }
-  return parseCclConfig(text, file, options);
-}
-
 /** `config` as `ccl.yaml` text. */
 export function cclConfigToYaml(config: CclConfig | CclConfigInput): string {
   return stringify(config);

@@ -12,7 +12,6 @@ export {
   cclConfigSchema,
   cclConfigToYaml,
   DEFAULT_CCL_CONFIG,
-  loadCclConfig,
   parseCclConfig,
   resolveWorldSize,
   selectAlgorithm,

@@ -33,7 +33,7 @@ export const DEFAULT_SLOT_BYTES = 16384;
 export interface ProcessGroupOptions {
   /** `"ahbm"`: collectives as kernels over the inter-PE queues of the simulated machine. */
   readonly backend: string;
-  /** Algorithm rules and defaults (`parseCclConfig` / `loadCclConfig`, or the same as an object). */
+  /** Algorithm rules and defaults (`parseCclConfig` / `loadCclConfig` of `@kb/ccl/node`, or the same as an object). */
   readonly cclConfig?: CclConfig | CclConfigInput;
   /** What a rank is (default `"sips"`: rank = SIP, as in distributed runs). */
   readonly scope?: RankScope;

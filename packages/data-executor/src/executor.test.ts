@@ -2,8 +2,8 @@ import type { GemmParams, MathParams, MemoryParams, OpRecord } from "@kb/oplog";
 import { type Dtype, Tensor } from "@kb/tensor";
 import { describe, expect, it } from "vitest";
 import { DataExecutor } from "./executor.js";
-import { GemmPool } from "./gemm/index.js";
 import { MemoryStore } from "./memory-store.js";
+import { GemmPool } from "./node.js";
 
 let nextId = 0;
 function record(

@@ -1,7 +1,8 @@
 import { KbError } from "@kb/errors";
 import type { GemmOpRecord, MathOpRecord, MemoryOpRecord, OpRecord } from "@kb/oplog";
 import { DTYPE_BYTES, type Dtype, isFloatDtype, shapeSize, Tensor } from "@kb/tensor";
-import { fromFloat32, type GemmPool, type GemmProblem, igemm, sgemm, toFloat32 } from "./gemm/index.js";
+import type { GemmPool } from "./gemm/gemm-pool.js";
+import { fromFloat32, type GemmProblem, igemm, sgemm, toFloat32 } from "./gemm/index.js";
 import { applyMath } from "./math.js";
 import type { MemoryStore } from "./memory-store.js";
 

@@ -1,10 +1,9 @@
 export type { ExecutorOptions, ExecutorStats, NonFiniteOrigin, OpSnapshot } from "./executor.js";
 export { DataExecutor } from "./executor.js";
-export type { GemmOptions, GemmPoolOptions, GemmProblem, GemmRowSlice, GemmShape } from "./gemm/index.js";
+export type { GemmOptions, GemmProblem, GemmRowSlice, GemmShape } from "./gemm/index.js";
 export {
   DEFAULT_MIN_SPLIT_FLOPS,
   fromFloat32,
-  GemmPool,
   igemm,
   sgemm,
   splitGemmRows,

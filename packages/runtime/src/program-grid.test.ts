@@ -4,7 +4,8 @@ import { MemorySink, OpLogger } from "@kb/oplog";
 import { Tensor } from "@kb/tensor";
 import type { TL } from "@kb/tl";
 import { describe, expect, it } from "vitest";
-import { type DeviceTensor, type KernelInstance, replay, Simulator, verifyOutcome } from "./index.js";
+import { type DeviceTensor, type KernelInstance, replay, verifyOutcome } from "./index.js";
+import { loadSimulator } from "./node.js";
 import { programIdOf } from "./program-grid.js";
 import { failure } from "./test-support.js";
 
@@ -45,7 +46,7 @@ function peEnds(tracer: TraceRecorder): Record<string, number> {
 describe("logical launch grids (programs: [nx, ny?, nz?])", () => {
   it("10 programs of tl.cycles(100) on 4 PEs: the PEs run 3, 3, 2, 2 programs and the launch ends at 345.17 ns", async () => {
     const tracer = new TraceRecorder();
-    const sim = await Simulator.fromTopology(defaultYaml, { tracer });
+    const sim = await loadSimulator(defaultYaml, { tracer });
     const seen: Seen[] = [];
     const record = await sim.launch(recorder(seen, 100), { grid: FOUR_PES, programs: [10], args: [] });
     // Dispatch order: programs 0-3 to PE0-3 (first round), then each PE takes the next program as
@@ -78,7 +79,7 @@ describe("logical launch grids (programs: [nx, ny?, nz?])", () => {
   });
 
   it("programId / numPrograms are logical on 3 axes, x fastest; onInstance reports every program in linear order", async () => {
-    const sim = await Simulator.fromTopology(defaultYaml);
+    const sim = await loadSimulator(defaultYaml);
     const seen: Seen[] = [];
     const instances: KernelInstance[] = [];
     await sim.launch(recorder(seen, 10), {
@@ -105,7 +106,7 @@ describe("logical launch grids (programs: [nx, ny?, nz?])", () => {
 
   it("fewer programs than PEs: the other PEs stay out of the launch (2 programs on 4 PEs end as a 2-PE launch)", async () => {
     const tracer = new TraceRecorder();
-    const sim = await Simulator.fromTopology(defaultYaml, { tracer });
+    const sim = await loadSimulator(defaultYaml, { tracer });
     const seen: Seen[] = [];
     const record = await sim.launch(recorder(seen, 100), { grid: FOUR_PES, programs: [2], args: [] });
     expect(record.pes).toBe(2);
@@ -115,7 +116,7 @@ describe("logical launch grids (programs: [nx, ny?, nz?])", () => {
     // end at 124.575; PE1's pe_done arrives at 124.575 + 2.025 + 1 = 127.6; + 0.55 + 1 = 129.15.
     expect(record.endNs).toBeCloseTo(129.15, 9);
     // The same as a persistent launch on those two PEs.
-    const persistent = await Simulator.fromTopology(defaultYaml);
+    const persistent = await loadSimulator(defaultYaml);
     const alone = await persistent.launch(recorder([], 100), { grid: { cubes: [0], pes: 2 }, args: [] });
     expect(alone.endNs).toBe(record.endNs);
   });
@@ -130,7 +131,7 @@ describe("logical launch grids (programs: [nx, ny?, nz?])", () => {
     kernel: (tl: TL, x: DeviceTensor, out: DeviceTensor) => Promise<void>,
     programs: number,
   ) {
-    const sim = await Simulator.fromTopology(defaultYaml);
+    const sim = await loadSimulator(defaultYaml);
     const X = await sim.toDevice(sim.random([64, 64], "f32", { seed: 1 }));
     const out = sim.empty([64, 64], "f32");
     const grid = { cubes: [0], pes: [0] };
@@ -181,7 +182,7 @@ describe("logical launch grids (programs: [nx, ny?, nz?])", () => {
       await tl.store(out.at(row, start), sum);
     }
     const sink = new MemorySink();
-    const sim = await Simulator.fromTopology(defaultYaml, { opLogger: new OpLogger(sink) });
+    const sim = await loadSimulator(defaultYaml, { opLogger: new OpLogger(sink) });
     const [rows, cols] = [6, 1000];
     const x = sim.random([rows, cols], "f32", { seed: 1 });
     const y = sim.random([rows, cols], "f32", { seed: 2 });
@@ -206,7 +207,7 @@ describe("logical launch grids (programs: [nx, ny?, nz?])", () => {
   });
 
   it("refuses grids that are not 1 to 3 integers >= 1, before anything runs, saying what a grid is", async () => {
-    const sim = await Simulator.fromTopology(defaultYaml);
+    const sim = await loadSimulator(defaultYaml);
     const kernel = recorder([]);
     for (const [programs, why] of [
       [[0], "axis 0 is 0, not an integer >= 1"],
@@ -235,7 +236,7 @@ describe("logical launch grids (programs: [nx, ny?, nz?])", () => {
       const tile = tl.zeros([16], "f32");
       await tl.send("east", tile); // send-line
     }
-    const sim = await Simulator.fromTopology(defaultYaml);
+    const sim = await loadSimulator(defaultYaml);
     const error = await failure(sim.launch(sender, { grid: FOUR_PES, programs: [6], args: [] }));
     expect(error.code).toBe("TL_INVALID_CALL");
     expect(error.context).toMatchObject({ kernel: "sender", pe: "sip0.cube0.pe0" });
@@ -249,7 +250,7 @@ describe("logical launch grids (programs: [nx, ny?, nz?])", () => {
       await tl.cycles(10);
       if (tl.programId(0) === 5) throw new Error("bad block");
     }
-    const sim = await Simulator.fromTopology(defaultYaml);
+    const sim = await loadSimulator(defaultYaml);
     const error = await failure(sim.launch(failsAtFive, { grid: FOUR_PES, programs: [8], args: [] }));
     expect(error.detail).toMatch(/^program \[5, 0, 0\] of \[8, 1, 1\]: the kernel threw: bad block/);
     // Program 5 is the second round's second program: PE1's.

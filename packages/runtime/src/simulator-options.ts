@@ -2,17 +2,18 @@ import type { KbPlugin, PeCommand, Tracer } from "@kb/components";
 import type { OpLogger } from "@kb/oplog";
 import type { TLOptions } from "@kb/tl";
 import type { Grid, GridSpec } from "./grid.js";
+import type { HostWriteFile } from "./memory/host-writes.js";
 import type { RunLimits } from "./run-limits.js";
 
 // The options of the Simulator's methods (simulator.ts).
 
-/** Options of `Simulator.fromTopology`. */
+/** Options of `Simulator.fromTopology` (and of `loadSimulator` of `@kb/runtime/node`). */
 export interface SimulatorOptions {
   /**
-   * Plug-ins: loaded `KbPlugin` objects, or package names (imported from the working directory
-   * when the topology is a file; a topology file's own `plugins:` are always loaded).
+   * Plug-ins, as loaded `KbPlugin` objects (`loadSimulator` of `@kb/runtime/node` also takes
+   * package names and files).
    */
-  readonly plugins?: readonly (KbPlugin | string)[];
+  readonly plugins?: readonly KbPlugin[];
   /** Records the op log (phase 2 replays it). */
   readonly opLogger?: OpLogger | null;
   /** Records trace events (Chrome trace JSON). */
@@ -35,13 +36,19 @@ export interface SimulatorOptions {
   readonly checkPhases?: boolean;
   /**
    * Bytes of host writes (`Simulator.hostWrites`, phase 2's initial data) kept in memory. Past
-   * it, on Node, they all go to a temporary file (`SpillFile` of `@kb/oplog/node`, which nothing
-   * outlives: removed from its directory at once on Linux and macOS, else when the process exits),
-   * those held so far and every later one, so a sweep that copies gigabytes of inputs in costs
-   * disk rather than memory; phase 2 reads each back when it applies it. Default 256 MiB;
-   * `Infinity` keeps every write in memory (as does any platform without Node).
+   * it, when there is a {@link hostWriteFile}, they all go to the file it opens, those held so far
+   * and every later one, so a sweep that copies gigabytes of inputs in costs disk rather than
+   * memory; phase 2 reads each back when it applies it. Default 256 MiB; `Infinity` keeps every
+   * write in memory (as does having no `hostWriteFile`).
    */
   readonly hostWriteMemoryBytes?: number;
+  /**
+   * Opens the file host writes past {@link hostWriteMemoryBytes} go to, called once, at the first
+   * write past it. Default: none, every write stays in memory. `loadSimulator` of
+   * `@kb/runtime/node` passes a temporary `SpillFile` (of `@kb/oplog/node`, which nothing
+   * outlives: removed from its directory at once on Linux and macOS, else when the process exits).
+   */
+  readonly hostWriteFile?: () => HostWriteFile;
   /**
    * Bounds on the run (DES events, simulated time, wall time; see {@link RunLimits}): reaching one
    * stops the run with `RUN_LIMIT`, naming each kernel still running and the tl call it waits on.

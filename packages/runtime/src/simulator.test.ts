@@ -1,5 +1,6 @@
 import { readFileSync } from "node:fs";
 import { fileURLToPath } from "node:url";
+import type { KbPlugin } from "@kb/components";
 import { MemorySink, OpLogger } from "@kb/oplog";
 import type { TL } from "@kb/tl";
 import { describe, expect, it } from "vitest";
@@ -12,6 +13,7 @@ import {
   replay,
   Simulator,
 } from "./index.js";
+import { loadSimulator } from "./node.js";
 import { failure, thrown } from "./test-support.js";
 
 const defaultYaml = fileURLToPath(new URL("../../../topologies/default.yaml", import.meta.url));
@@ -30,9 +32,34 @@ async function copyKernel(tl: TL, src: DeviceTensor, dst: DeviceTensor, rows: nu
   await tl.store(dst.at(r0, 0), tile);
 }
 
+describe("Simulator.fromTopology, the main entry's (no files, no package names)", () => {
+  it("builds from YAML text the machine loadSimulator builds from the file", async () => {
+    const fromText = await Simulator.fromTopology(readFileSync(defaultYaml, "utf8"));
+    const fromFile = await loadSimulator(defaultYaml);
+    expect(fromText.topologyName).toBe("default");
+    expect(fromText.machine.graph.nodes.length).toBe(fromFile.machine.graph.nodes.length);
+    const host = fromText.random([256, 128], "bf16", { seed: 7 });
+    await fromText.toDevice(host);
+    await fromFile.toDevice(host);
+    expect(fromText.now).toBe(fromFile.now);
+  });
+
+  it("refuses a file path and a plug-in name, pointing at loadSimulator of @kb/runtime/node", async () => {
+    const path = await failure(Simulator.fromTopology("topologies/default.yaml"));
+    expect(path.code).toBe("RUNTIME_INVALID");
+    expect(path.message).toContain('"topologies/default.yaml" looks like a file path');
+    expect(path.message).toContain("loadSimulator of @kb/runtime/node");
+    const named = await failure(
+      Simulator.fromTopology({ name: "t" }, { plugins: ["kb-plugin-x"] as unknown as KbPlugin[] }),
+    );
+    expect(named.code).toBe("RUNTIME_INVALID");
+    expect(named.message).toContain('plug-ins by package name ("kb-plugin-x")');
+  });
+});
+
 describe("Simulator", () => {
   it("host copies are timed and round-trip the bytes; device tensors are page-aligned in their cube", async () => {
-    const sim = await Simulator.fromTopology(defaultYaml);
+    const sim = await loadSimulator(defaultYaml);
     const host = sim.random([256, 128], "bf16", { seed: 7 });
     const A = await sim.toDevice(host, { cube: 1, name: "A" });
     const afterWrite = sim.now;
@@ -48,7 +75,7 @@ describe("Simulator", () => {
   });
 
   it("launch runs one kernel instance per grid PE with program ids from the grid, and moves real bytes", async () => {
-    const sim = await Simulator.fromTopology(defaultYaml);
+    const sim = await loadSimulator(defaultYaml);
     const x = sim.random([64, 32], "f32", { seed: 3 });
     const X = await sim.toDevice(x);
     const Y = sim.empty([64, 32], "f32");
@@ -64,7 +91,7 @@ describe("Simulator", () => {
   });
 
   it("results: parse with the published schema, count 2 m n k per GEMM and never beat the roofline", async () => {
-    const sim = await Simulator.fromTopology(defaultYaml);
+    const sim = await loadSimulator(defaultYaml);
     const A = await sim.toDevice(sim.random([128, 128], "f16", { seed: 1 }));
     async function dotKernel(tl: TL, a: DeviceTensor) {
       const t = await tl.load(a, [128, 128], "f16");
@@ -92,7 +119,7 @@ describe("Simulator", () => {
   });
 
   it("an access outside an allocation is a located MEMORY_ACCESS error; the simulator then refuses more work", async () => {
-    const sim = await Simulator.fromTopology(defaultYaml);
+    const sim = await loadSimulator(defaultYaml);
     const X = sim.empty([16, 16], "f32", { name: "X" });
     async function overrun(tl: TL, x: DeviceTensor) {
       await tl.load(x, [32, 16], "f32");
@@ -116,7 +143,7 @@ describe("Simulator", () => {
 
 describe("the host API refuses bad use at the call", () => {
   it("an empty() larger than the cube's HBM is MEMORY_ALLOCATION naming the sizes, before any host memory is touched", async () => {
-    const sim = await Simulator.fromTopology(defaultYaml);
+    const sim = await loadSimulator(defaultYaml);
     const capacity = sim.machine.graph.topology.cube.hbm.capacity_bytes;
     expect(capacity).toBe(16 * 2 ** 30);
     // 4 TiB of f32: building it on the host first would take minutes and GBs, or throw a RangeError.

@@ -4,7 +4,6 @@ import {
   defaultRegistry,
   IpcqNetwork,
   ipcqRegionBytes,
-  type KbPlugin,
   type Machine,
   type PeCommand,
   tcmAddress,
@@ -23,7 +22,14 @@ import {
   type LoadObservation,
   type RunSlices,
 } from "@kb/tl";
-import { expandTopology, resolveTopology, TopologyGraph, type TopologyInput } from "@kb/topology";
+import {
+  expandTopology,
+  parseTopology,
+  resolveTopology,
+  type Topology,
+  TopologyGraph,
+  type TopologyInput,
+} from "@kb/topology";
 import { callerLocation } from "./caller-location.js";
 import { DeviceTensor, type Placement } from "./device-tensor.js";
 import { type Grid, type GridSpec, gridPlacements, isGrid, resolveGrid } from "./grid.js";
@@ -93,35 +99,32 @@ export class Simulator {
   private failed: unknown = null;
   private tensors = 0;
 
-  /** Builds the machine of a topology: a YAML file path, a topology object, or an expanded graph. */
+  /**
+   * Builds the machine of a topology: YAML text, a topology object, or an expanded graph, with
+   * the plug-ins of `options.plugins` (loaded `KbPlugin` objects). Runs anywhere; a topology file
+   * path, plug-ins by package name and host writes spilled to a temporary file are Node's, in
+   * `loadSimulator` of `@kb/runtime/node`.
+   *
+   * Throws `RUNTIME_INVALID` for a file path or a plug-in name, and the topology's validation
+   * errors (`TOPOLOGY_YAML_SYNTAX`, `TOPOLOGY_INVALID`).
+   */
   static async fromTopology(
     topology: string | TopologyInput | TopologyGraph,
     options: SimulatorOptions = {},
   ): Promise<Simulator> {
-    const loaded = (options.plugins ?? []).filter((plugin): plugin is KbPlugin => typeof plugin !== "string");
-    const named = (options.plugins ?? []).filter((plugin): plugin is string => typeof plugin === "string");
-    if (typeof topology === "string") {
-      const { buildMachineFromFile } = await import("@kb/components/node");
-      if (loaded.length > 0) {
-        throw new KbError(
-          "RUNTIME_INVALID",
-          "plug-in objects cannot be combined with a topology file; pass package names (the file's plugins: are loaded too).",
-        );
-      }
-      const { machine, topology: resolved } = await buildMachineFromFile(topology, {
-        plugins: named,
-        opLogger: options.opLogger ?? null,
-        tracer: options.tracer ?? null,
-      });
-      return new Simulator(machine, resolved.name, options);
-    }
+    const named = (options.plugins ?? []).filter((plugin) => typeof plugin === "string");
     if (named.length > 0) {
-      const { loadPlugins } = await import("@kb/components/node");
-      loaded.push(...(await loadPlugins(named, { from: globalThis.process?.cwd?.() ?? "." })));
+      throw new KbError(
+        "RUNTIME_INVALID",
+        `plug-ins by package name (${named.map((name) => JSON.stringify(name)).join(", ")}) are imported on Node: use loadSimulator of @kb/runtime/node, or pass the loaded KbPlugin objects.`,
+      );
     }
-    const graph = topology instanceof TopologyGraph ? topology : expandTopology(resolveTopology(topology));
+    let graph: TopologyGraph;
+    if (topology instanceof TopologyGraph) graph = topology;
+    else if (typeof topology === "string") graph = expandTopology(parseTopologyText(topology));
+    else graph = expandTopology(resolveTopology(topology));
     const machine = buildMachine(graph, {
-      registry: defaultRegistry(loaded),
+      registry: defaultRegistry(options.plugins ?? []),
       opLogger: options.opLogger ?? null,
       tracer: options.tracer ?? null,
     });
@@ -143,7 +146,7 @@ export class Simulator {
         `hostWriteMemoryBytes must be a number of bytes >= 0 (Infinity keeps every host write in memory), got ${String(hostWriteMemoryBytes)}.`,
       );
     }
-    this.hostLog = new HostWriteLog(hostWriteMemoryBytes);
+    this.hostLog = new HostWriteLog(hostWriteMemoryBytes, options.hostWriteFile ?? null);
     checkRunLimits(options.limits ?? {});
     this.slices = limitSlices(this.host, options.limits ?? {}, () => performance.now());
     this.hostWrites = this.hostLog.entries;
@@ -273,8 +276,7 @@ export class Simulator {
     }
     this.memory.write(device.address, tensor.bytes);
     this.pending.clear(device.address, device.address + tensor.nbytes);
-    const spilling = this.hostLog.write(device.address, tensor.bytes, this.now);
-    if (spilling !== null) await spilling;
+    this.hostLog.write(device.address, tensor.bytes, this.now);
     await this.hostCopy(this.machine.hostWrite(device.address, device.nbytes), device.nbytes);
   }
 
@@ -486,4 +488,18 @@ export class Simulator {
       observations: this.checkPhases ? this.loadObservations : null,
     });
   }
+}
+
+/**
+ * Parses a topology given as YAML text; a one-line string that is not a YAML mapping is taken
+ * for what it most likely is, a file path, and refused with the way to load one.
+ */
+function parseTopologyText(text: string): Topology {
+  if (!text.includes("\n") && !text.includes(":")) {
+    throw new KbError(
+      "RUNTIME_INVALID",
+      `Simulator.fromTopology takes YAML text, a topology object or a graph; "${text}" looks like a file path: load a topology file with loadSimulator of @kb/runtime/node (Node), or read the file and pass its text.`,
+    );
+  }
+  return parseTopology(text);
 }

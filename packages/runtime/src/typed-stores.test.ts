@@ -2,7 +2,8 @@ import { fileURLToPath } from "node:url";
 import type { TL } from "@kb/tl";
 import { commandList } from "@kb/tl";
 import { describe, expect, it } from "vitest";
-import { type DeviceTensor, Simulator } from "./index.js";
+import type { DeviceTensor } from "./index.js";
+import { loadSimulator } from "./node.js";
 import { failure } from "./test-support.js";
 
 const defaultYaml = fileURLToPath(new URL("../../../topologies/default.yaml", import.meta.url));
@@ -19,7 +20,7 @@ async function storeUncast(tl: TL, A: DeviceTensor, B: DeviceTensor, C: DeviceTe
 // phase 1 and only kb run --verify noticed (3835 of 8192 mismatches): twice the bytes were written.
 describe("a store of an f32 tile into an f16 tensor is refused where it is made", () => {
   async function launch(typed: boolean) {
-    const sim = await Simulator.fromTopology(defaultYaml);
+    const sim = await loadSimulator(defaultYaml);
     const where = { sip: 0, cube: 0 };
     const A = await sim.toDevice(sim.random([128, 64], "f16", { seed: 1 }), { ...where, name: "A" });
     const B = await sim.toDevice(sim.random([64, 64], "f16", { seed: 2 }), { ...where, name: "B" });
@@ -39,7 +40,7 @@ describe("a store of an f32 tile into an f16 tensor is refused where it is made"
   });
 
   it("command-list mode (no device memory) refuses the typed pointer too", async () => {
-    const sim = await Simulator.fromTopology(defaultYaml);
+    const sim = await loadSimulator(defaultYaml);
     const A = sim.empty([128, 64], "f16", { name: "A" });
     const B = sim.empty([64, 64], "f16", { name: "B" });
     const C = sim.empty([128, 64], "f16", { name: "C" });

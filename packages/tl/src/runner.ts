@@ -92,7 +92,7 @@ export class KernelHost {
       }
       // A kernel still has not posted after many microtask turns: give macrotasks one chance
       // (an `await` on a real timer or I/O), then give up with a clear error.
-      await new Promise<void>((resolve) => setImmediate(resolve));
+      await nextMacrotask();
       if (this.held > 0) {
         throw new KbError(
           "KERNEL_FAILED",
@@ -303,4 +303,28 @@ export class KernelRunner implements CommandSource {
       waiting.succeed(value);
     }
   }
+}
+
+/**
+ * Resolves after one macrotask turn, in a browser as on Node (`setImmediate` is Node's only;
+ * `setTimeout(0)` is clamped to 1 ms and more in browsers). A message posted to a fresh
+ * `MessageChannel` arrives as a task of its own; closing the port lets Node exit.
+ */
+function nextMacrotask(): Promise<void> {
+  return new Promise<void>((resolve) => {
+    // Typed by hand: the package's lib has neither the DOM's MessagePort nor Node's `onmessage`.
+    const channel = new MessageChannel() as unknown as { port1: MessagePortLike; port2: MessagePortLike };
+    channel.port1.onmessage = () => {
+      channel.port1.close();
+      resolve();
+    };
+    channel.port2.postMessage(null);
+  });
+}
+
+/** What a `MessagePort` of the browser and of Node both have. */
+interface MessagePortLike {
+  onmessage: ((event: unknown) => void) | null;
+  postMessage(message: unknown): void;
+  close(): void;
 }

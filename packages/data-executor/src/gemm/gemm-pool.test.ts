@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { GemmPool, type GemmPool as GemmPoolType, type GemmProblem, sgemm } from "./index.js";
+import { GemmPool, type GemmPool as GemmPoolType, type GemmProblem } from "./gemm-pool.js";
+import { sgemm } from "./index.js";
 import { firstBitDifference, randomFloat32 } from "./test-support.js";
 
 /** A batch that mixes shapes, transposes, padding and accumulate, with its sgemm results. */

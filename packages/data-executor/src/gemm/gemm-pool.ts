@@ -182,7 +182,7 @@ export class GemmPool {
         `GemmPool.create: minSplitFlops must be >= 0, got ${minSplitFlops}.`,
       );
     }
-    const engine = new GemmEngine(threads);
+    const engine = new GemmEngine(threads, true);
     const control = new SharedArrayBuffer(threads * (SLOT_INTS * 4 + MESSAGE_BYTES));
     const state = new Int32Array(control, 0, threads * SLOT_INTS);
     const workers: WorkerHandle[] = [];
@@ -193,7 +193,7 @@ export class GemmPool {
           const worker = new Worker(WORKER_SOURCE, {
             eval: true,
             workerData: {
-              module: gemmKernelModule(),
+              module: gemmKernelModule(true),
               memory: engine.memory,
               control,
               slot,

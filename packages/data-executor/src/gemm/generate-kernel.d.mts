@@ -2,5 +2,7 @@
 export declare const KERNEL_FEATURES: Readonly<{ simd: true; threads: true; bulk_memory: true }>;
 /** The binary module of the WebAssembly text `text`, validated; throws wabt's error for bad text. */
 export declare function assembleKernel(text: string): Promise<Uint8Array>;
-/** The source of kernel-wasm.ts for the module `bytes`. */
-export declare function kernelModuleSource(bytes: Uint8Array): string;
+/** kernel.wat with a plain (unshared) memory import, for single-threaded engines. */
+export declare function unsharedKernelText(text: string): string;
+/** The source of kernel-wasm.ts for the modules `bytes` (shared memory) and `unsharedBytes`. */
+export declare function kernelModuleSource(bytes: Uint8Array, unsharedBytes: Uint8Array): string;

@@ -1,6 +1,5 @@
 export { fromFloat32, toFloat32 } from "./convert.js";
-export type { GemmPoolOptions, GemmProblem } from "./gemm-pool.js";
-export { GemmPool } from "./gemm-pool.js";
+export type { GemmProblem } from "./gemm-pool.js";
 export { igemm } from "./igemm.js";
 export type { GemmOptions } from "./sgemm.js";
 export { sgemm } from "./sgemm.js";

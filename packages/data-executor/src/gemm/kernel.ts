@@ -1,12 +1,14 @@
 // Loads the GEMM WebAssembly module (kernel.wat, assembled into kernel-wasm.ts) and gives each
-// user of it an engine: one instance over one shared memory, with one workspace per thread.
+// user of it an engine: one instance over one memory, with one workspace per thread. The memory
+// is shared only for a pool of threads (GemmPool): a single-threaded engine's is a plain one, so
+// a browser page runs it without cross-origin isolation (COOP/COEP headers).
 import { KbError } from "@kb/errors";
-import { GEMM_KERNEL_WASM_BASE64 } from "./kernel-wasm.js";
+import { GEMM_KERNEL_UNSHARED_WASM_BASE64, GEMM_KERNEL_WASM_BASE64 } from "./kernel-wasm.js";
 
 // The repository's TypeScript lib (ES2022, @types/node) declares no WebAssembly API, so the few
 // parts used here are typed locally instead of adding the DOM lib to every package.
 
-/** A `WebAssembly.Memory` (always shared here). */
+/** A `WebAssembly.Memory` (shared for a pool of threads, plain otherwise). */
 export interface WasmMemory {
   readonly buffer: ArrayBufferLike;
   grow(deltaPages: number): number;
@@ -77,34 +79,49 @@ function webAssembly(): WasmApi {
   return api;
 }
 
-let compiledKernel: WasmModule | undefined;
+let compiledShared: WasmModule | undefined;
+let compiledUnshared: WasmModule | undefined;
 
-/** The compiled kernel module, compiled on the first call (about 2 KiB of wasm) and shared after. */
-export function gemmKernelModule(): WasmModule {
-  if (compiledKernel === undefined) {
-    const text = atob(GEMM_KERNEL_WASM_BASE64);
-    const bytes = new Uint8Array(text.length);
-    for (let i = 0; i < text.length; i++) bytes[i] = text.charCodeAt(i);
-    compiledKernel = new (webAssembly().Module)(bytes);
+function compile(base64: string): WasmModule {
+  const text = atob(base64);
+  const bytes = new Uint8Array(text.length);
+  for (let i = 0; i < text.length; i++) bytes[i] = text.charCodeAt(i);
+  return new (webAssembly().Module)(bytes);
+}
+
+/**
+ * The compiled kernel module (about 2 KiB of wasm), compiled on the first call and kept: the one
+ * that imports a shared memory when `shared` (worker threads), else the one over a plain memory.
+ */
+export function gemmKernelModule(shared: boolean): WasmModule {
+  if (shared) {
+    compiledShared ??= compile(GEMM_KERNEL_WASM_BASE64);
+    return compiledShared;
   }
-  return compiledKernel;
+  compiledUnshared ??= compile(GEMM_KERNEL_UNSHARED_WASM_BASE64);
+  return compiledUnshared;
 }
 
-/** A new shared memory of `pages` pages that may grow to 4 GiB. */
-export function newKernelMemory(pages = 1): WasmMemory {
-  return new (webAssembly().Memory)({ initial: pages, maximum: WASM_MAX_PAGES, shared: true });
+/** A new memory of `pages` pages that may grow to 4 GiB, shared between threads when `shared`. */
+export function newKernelMemory(pages: number, shared: boolean): WasmMemory {
+  return new (webAssembly().Memory)({ initial: pages, maximum: WASM_MAX_PAGES, shared });
 }
 
-/** The kernel instantiated over `memory` (any number of instances may share one memory). */
-export function instantiateKernel(memory: WasmMemory): GemmKernelExports {
-  const instance = new (webAssembly().Instance)(gemmKernelModule(), { env: { memory } });
+/**
+ * The kernel instantiated over `memory` (any number of instances may share a shared one);
+ * `shared` must say which kind `memory` is.
+ */
+export function instantiateKernel(memory: WasmMemory, shared: boolean): GemmKernelExports {
+  const instance = new (webAssembly().Instance)(gemmKernelModule(shared), { env: { memory } });
   return instance.exports as GemmKernelExports;
 }
 
 /**
  * One kernel instance over its own memory, laid out as `workspaces` workspaces (one per thread
  * that runs GEMMs in it) followed by the operands of the current call at {@link operandBase}.
- * The memory only grows: it stays at the largest call's size.
+ * The memory only grows: it stays at the largest call's size. It is shared (a
+ * `SharedArrayBuffer`, which a browser gives only to a cross-origin isolated page) only when
+ * `shared` is true, for the threads of a `GemmPool`.
  */
 export class GemmEngine {
   readonly memory: WasmMemory;
@@ -117,9 +134,9 @@ export class GemmEngine {
   private viewF32: Float32Array = new Float32Array(0);
   private viewI32: Int32Array = new Int32Array(0);
 
-  constructor(workspaces = 1) {
-    this.memory = newKernelMemory();
-    this.kernel = instantiateKernel(this.memory);
+  constructor(workspaces = 1, shared = false) {
+    this.memory = newKernelMemory(1, shared);
+    this.kernel = instantiateKernel(this.memory, shared);
     this.workspaceBytes = this.kernel.WORKSPACE_BYTES.value;
     this.operandBase = workspaces * this.workspaceBytes;
     this.reserve(this.operandBase);

@@ -1,5 +1,4 @@
 import type { MemoryStore } from "@kb/data-executor";
-import type { SpillFile } from "@kb/oplog/node";
 
 /**
  * Host data written to the device: phase 2 starts from these (ADR-0020 D7, host injection), in
@@ -24,8 +23,18 @@ export interface HostWrite {
   readonly zeroBytes?: number;
 }
 
-/** The part of `SpillFile` (of `@kb/oplog/node`) the log uses. */
-type ByteFile = Pick<SpillFile, "append" | "read" | "readInto">;
+/**
+ * Where host writes past `SimulatorOptions.hostWriteMemoryBytes` go: an append-only byte file
+ * (`SpillFile` of `@kb/oplog/node` is one; `loadSimulator` of `@kb/runtime/node` opens it).
+ */
+export interface HostWriteFile {
+  /** Appends a copy of `bytes`; returns the offset they start at. */
+  append(bytes: Uint8Array): number;
+  /** Reads `length` bytes from `offset` into a new array. */
+  read(offset: number, length: number): Uint8Array;
+  /** Reads `target.length` bytes from `offset` into `target`; returns `target`. */
+  readInto(offset: number, target: Uint8Array): Uint8Array;
+}
 
 const NO_BYTES = new Uint8Array(0);
 /** Bytes a spilled write is copied into a store with at a time. */
@@ -37,7 +46,7 @@ class SpilledHostWrite implements HostWrite {
   constructor(
     readonly address: number,
     readonly atNs: number,
-    private readonly file: ByteFile,
+    private readonly file: HostWriteFile,
     private readonly offset: number,
     private readonly length: number,
   ) {}
@@ -68,36 +77,38 @@ export function applyHostWrite(store: MemoryStore, write: HostWrite): void {
 
 /**
  * The simulator's host writes, in order ({@link entries} is `Simulator.hostWrites`). Their bytes
- * are kept in memory up to `memoryBytes`; past that, on Node, they all go to a temporary file
- * (`SpillFile` of `@kb/oplog/node`: never left behind), those held so far and every later one, so
- * a sweep that copies gigabytes of inputs in costs phase 1 disk rather than memory. Elsewhere
- * they all stay in memory.
+ * are kept in memory up to `memoryBytes`; past that, when an `openFile` is given (on Node,
+ * `@kb/runtime/node` gives a temporary `SpillFile`: never left behind), they all go to the file it
+ * opens, those held so far and every later one, so a sweep that copies gigabytes of inputs in
+ * costs phase 1 disk rather than memory. Without one they all stay in memory.
  */
 export class HostWriteLog {
   /** The writes in order. */
   readonly entries: HostWrite[] = [];
   private heldBytes = 0;
-  private file: ByteFile | null = null;
-  private opening: Promise<ByteFile> | null = null;
+  private file: HostWriteFile | null = null;
 
-  constructor(private readonly memoryBytes: number) {}
+  constructor(
+    private readonly memoryBytes: number,
+    private readonly openFile: (() => HostWriteFile) | null = null,
+  ) {}
 
   /**
    * Records a write of a copy of `bytes` (taken now: the caller may change its array after this
-   * returns). Returns a promise when the write is the first past `memoryBytes` and the temporary
-   * file must be opened first (await it before the next write), null otherwise.
+   * returns). The first write past `memoryBytes` opens the file (when there is an `openFile`).
    */
-  write(address: number, bytes: Uint8Array, atNs: number): Promise<void> | null {
+  write(address: number, bytes: Uint8Array, atNs: number): void {
     if (this.file !== null) {
       this.entries.push(
         new SpilledHostWrite(address, atNs, this.file, this.file.append(bytes), bytes.length),
       );
-      return null;
+      return;
     }
     this.entries.push({ address, bytes: bytes.slice(), atNs });
     this.heldBytes += bytes.length;
-    if (this.heldBytes <= this.memoryBytes || !isNode()) return null;
-    return this.openFile().then((file) => this.spillHeld(file));
+    if (this.heldBytes <= this.memoryBytes || this.openFile === null) return;
+    this.file = this.openFile();
+    this.spillHeld(this.file);
   }
 
   /** Records a write of `length` zeros at `address` (no bytes are kept). */
@@ -106,7 +117,7 @@ export class HostWriteLog {
   }
 
   /** Moves the writes held in memory to the file, each keeping its place in the order. */
-  private spillHeld(file: ByteFile): void {
+  private spillHeld(file: HostWriteFile): void {
     const entries = this.entries;
     for (let index = 0; index < entries.length; index++) {
       const entry = entries[index] as HostWrite;
@@ -116,16 +127,4 @@ export class HostWriteLog {
     }
     this.heldBytes = 0;
   }
-
-  private openFile(): Promise<ByteFile> {
-    this.opening ??= import("@kb/oplog/node").then(({ SpillFile }) => {
-      this.file = new SpillFile({ what: "the host writes phase 2 replays" });
-      return this.file;
-    });
-    return this.opening;
-  }
-}
-
-function isNode(): boolean {
-  return typeof globalThis.process?.versions?.node === "string";
 }

@@ -4,6 +4,7 @@ import { Tensor } from "@kb/tensor";
 import type { TL } from "@kb/tl";
 import { describe, expect, it } from "vitest";
 import { type DeviceTensor, replay, Simulator, verifyOutcome } from "../index.js";
+import { loadSimulator } from "../node.js";
 import { failure } from "../test-support.js";
 
 // Memory that scales with what is live: freed tensors, bytes phase 1 does not know, host writes
@@ -26,9 +27,10 @@ async function expRows(tl: TL, src: DeviceTensor, dst: DeviceTensor, rows: numbe
   await tl.store(dst.at(row, 0), await tl.exp(await tl.load(src.at(row, 0), [rows, cols], src.dtype)));
 }
 
+/** A simulator of the schema's default topology on Node (host writes spill to a temporary file). */
 async function simulator(name: string, options: { hostWriteMemoryBytes?: number } = {}) {
   const sink = new MemorySink();
-  const sim = await Simulator.fromTopology({ name }, { opLogger: new OpLogger(sink), ...options });
+  const sim = await loadSimulator({ name }, { opLogger: new OpLogger(sink), ...options });
   return { sim, sink };
 }
 
@@ -135,6 +137,16 @@ describe("host writes and the op log on disk", () => {
       });
     }
     expect(results[1]).toEqual(results[0]);
+  });
+
+  it("without a hostWriteFile (Simulator.fromTopology, any platform) every host write stays in memory", async () => {
+    const sim = await Simulator.fromTopology({ name: "in-memory" }, { hostWriteMemoryBytes: 0 });
+    const X = await sim.toDevice(sim.random([8, 8], "f32", { seed: 1 }));
+    const first = sim.hostWrites[0];
+    // Held writes are the same array on each read; spilled ones are read back anew each time.
+    const [once, again] = [first?.bytes, first?.bytes];
+    expect(once === again).toBe(true);
+    expect(once?.length).toBe(X.nbytes);
   });
 
   it("refuses a hostWriteMemoryBytes that is not a number of bytes", async () => {

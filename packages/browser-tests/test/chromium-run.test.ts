@@ -1,0 +1,129 @@
+import { execFile } from "node:child_process";
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { createServer, type Server } from "node:http";
+import type { AddressInfo } from "node:net";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { promisify } from "node:util";
+import { type Browser, chromium, type Page } from "playwright-core";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { bundleForBrowser, formatChain, repoRoot } from "./browser-bundle.js";
+
+// DESIGN §9, measured: the core packages bundled for the browser run a bench with verification in
+// headless Chromium, and the results JSON is byte for byte what `kb run --verify --json` prints on
+// Node. The page is served from a temporary folder on a free 127.0.0.1 port with no COOP/COEP
+// headers, so it is not cross-origin isolated: the WASM GEMM must run without shared memory.
+// CI (.ci/run) installs Debian's Chromium; elsewhere, without it, the test skips with a message.
+
+const CHROMIUM = process.env.KB_CHROMIUM ?? "/usr/bin/chromium";
+const INSTALL_CHROMIUM = "apt-get update && apt-get install -y chromium";
+const haveChromium = existsSync(CHROMIUM);
+const inCi = (process.env.CI ?? "") !== "" && process.env.CI !== "false";
+const runBrowserTests = haveChromium || inCi;
+if (!runBrowserTests) {
+  console.warn(
+    `browser run test skipped: no Chromium at ${CHROMIUM}. Install Debian's with: ${INSTALL_CHROMIUM} (CI installs it and runs the test).`,
+  );
+}
+
+const CLI = `${repoRoot}apps/cli/dist/bin.js`;
+const run = promisify(execFile);
+
+/** `kb run <bench> --param ... --verify --json` on Node: its stdout. */
+async function kbRunJson(bench: string, params: Record<string, string>): Promise<string> {
+  if (!existsSync(CLI)) throw new Error(`no ${CLI}: build first (npx -y pnpm@10 exec turbo run build)`);
+  const args = Object.entries(params).flatMap(([key, value]) => ["--param", `${key}=${value}`]);
+  const { stdout } = await run(process.execPath, [CLI, "run", bench, ...args, "--verify", "--json"], {
+    cwd: repoRoot,
+    maxBuffer: 64 * 2 ** 20,
+  });
+  return stdout;
+}
+
+describe.skipIf(!runBrowserTests)("benches with verification in headless Chromium", () => {
+  let folder = "";
+  let server: Server | null = null;
+  let browser: Browser | null = null;
+  let page: Page;
+  const pageErrors: string[] = [];
+
+  beforeAll(async () => {
+    const bundle = await bundleForBrowser("packages/browser-tests/test/page-run.ts", { minify: true });
+    expect(bundle.nodeImports.map(formatChain)).toEqual([]);
+    folder = mkdtempSync(join(tmpdir(), "kb-browser-"));
+    writeFileSync(join(folder, "page.js"), bundle.code);
+    writeFileSync(
+      join(folder, "index.html"),
+      '<!doctype html><meta charset="utf-8"><title>kb</title><script type="module" src="page.js"></script>\n',
+    );
+    const files: Record<string, string> = { "/": "index.html", "/page.js": "page.js" };
+    server = createServer((request, response) => {
+      const file = files[request.url ?? ""];
+      if (file === undefined) {
+        response.writeHead(404).end();
+        return;
+      }
+      const type = file.endsWith(".js") ? "text/javascript" : "text/html";
+      response
+        .writeHead(200, { "content-type": `${type}; charset=utf-8` })
+        .end(readFileSync(join(folder, file)));
+    });
+    await new Promise<void>((resolve) => server?.listen(0, "127.0.0.1", resolve));
+    const { port } = server.address() as AddressInfo;
+    browser = await chromium.launch({
+      executablePath: CHROMIUM,
+      headless: true,
+      // As root in a container: no sandbox; no GPU; nothing that calls out to Google's services.
+      args: [
+        "--no-sandbox",
+        "--disable-gpu",
+        "--disable-background-networking",
+        "--disable-component-update",
+        "--disable-sync",
+        "--no-first-run",
+      ],
+    });
+    page = await browser.newPage();
+    page.on("pageerror", (error) => pageErrors.push(error.message));
+    await page.goto(`http://127.0.0.1:${port}/`);
+    await page.waitForFunction(() => "kbRunVerified" in globalThis);
+  }, 60_000);
+
+  afterAll(async () => {
+    await browser?.close();
+    await new Promise<void>((resolve) => (server === null ? resolve() : server.close(() => resolve())));
+    if (folder !== "") rmSync(folder, { recursive: true, force: true });
+  });
+
+  const topologyText = readFileSync(`${repoRoot}topologies/default.yaml`, "utf8");
+  const cases: [string, Record<string, string>][] = [
+    ["vector-add", { n: "1048576" }],
+    ["vector-add", { n: "4194304" }],
+    ["gemm", { M: "256", N: "256", K: "256", dtype: "f32" }],
+  ];
+
+  it("the page is not cross-origin isolated (no shared memory)", async () => {
+    expect(await page.evaluate(() => globalThis.crossOriginIsolated)).toBe(false);
+  });
+
+  for (const [bench, params] of cases) {
+    const shown = Object.entries(params)
+      .map(([key, value]) => `${key}=${value}`)
+      .join(" ");
+    it(`${bench} ${shown}: the page's results JSON is kb run --verify --json's, byte for byte`, async () => {
+      const node = await kbRunJson(bench, params);
+      const inPage = await page.evaluate(
+        ([name, text, raw]) =>
+          (
+            globalThis as unknown as {
+              kbRunVerified: (name: string, text: string, raw: Record<string, string>) => Promise<string>;
+            }
+          ).kbRunVerified(name, text, raw),
+        [bench, topologyText, params] as const,
+      );
+      expect(pageErrors).toEqual([]);
+      expect(JSON.parse(node).verification.pass).toBe(true);
+      expect(inPage).toBe(node);
+    }, 60_000);
+  }
+});
