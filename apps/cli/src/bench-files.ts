@@ -1,5 +1,5 @@
 import { readdirSync, statSync } from "node:fs";
-import { dirname, join, resolve, sep } from "node:path";
+import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import * as ccl from "@kb/ccl";
 import * as components from "@kb/components";
@@ -9,7 +9,7 @@ import * as errors from "@kb/errors";
 import { KbError } from "@kb/errors";
 import * as oplog from "@kb/oplog";
 import * as runtime from "@kb/runtime";
-import { type Bench, isBench, type Simulator } from "@kb/runtime";
+import { type Bench, isBench } from "@kb/runtime";
 import * as tensor from "@kb/tensor";
 import * as tl from "@kb/tl";
 import * as topology from "@kb/topology";
@@ -207,37 +207,6 @@ export async function loadBench(file: string): Promise<Bench> {
   );
 }
 
-/**
- * Runs the bench's own code. A plain error thrown there (not a `KbError`) is the bench's fault,
- * exit 1 with its stack, when it was thrown in the bench's directory; thrown inside kb, it stays
- * an internal error (exit 2, please report).
- */
-export async function runUserCode(
-  file: string,
-  bench: Bench,
-  sim: Simulator,
-  params: Record<string, unknown>,
-): Promise<runtime.BenchOutcome | undefined> {
-  try {
-    return (await bench.run(sim, params)) ?? undefined;
-  } catch (error) {
-    if (errors.isKbError(error) || !thrownUnder(error, dirname(file))) throw error;
-    throw new KbError("RUNTIME_INVALID", `bench "${bench.name}" threw: ${errorText(error)}`, {
-      context: { file },
-      cause: error,
-    });
-  }
-}
-
-/** Whether the top frame of `error`'s stack is a file under `dir`. */
-function thrownUnder(error: unknown, dir: string): boolean {
-  if (!(error instanceof Error) || error.stack === undefined) return false;
-  const frame = /^\s+at (?:.*? \()?(.+?):\d+:\d+\)?$/m.exec(error.stack)?.[1];
-  if (frame === undefined) return false;
-  const path = frame.startsWith("file://") ? fileURLToPath(frame) : frame;
-  return path.startsWith(`${dir}${sep}`);
-}
-
 function describeValue(value: unknown): string {
   if (value === null) return "null";
   if (typeof value === "function") return `a function${value.name ? ` (${value.name})` : ""}`;
@@ -246,11 +215,4 @@ function describeValue(value: unknown): string {
     return keys.length === 0 ? "an empty object" : `an object with keys ${keys.join(", ")}`;
   }
   return `a ${typeof value} (${JSON.stringify(value)})`;
-}
-
-/** A thrown value as text: a KbError's message, an Error's stack (it points into the user's file). */
-function errorText(error: unknown): string {
-  if (errors.isKbError(error)) return error.message;
-  if (error instanceof Error) return error.stack ?? `${error.name}: ${error.message}`;
-  return String(error);
 }

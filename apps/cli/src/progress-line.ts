@@ -1,56 +1,72 @@
-import type * as components from "@kb/components";
-import type { ReferenceProgress, Simulator } from "@kb/runtime";
+import type { ReferenceProgress } from "@kb/runtime";
+import type { RunProgress } from "@kb/runtime/node";
 import { formatNs, formatSi, formatWallMs, groupDigits } from "./format-run.js";
 import type { CliOutput } from "./run-cli.js";
 
 // The progress line of `kb run` on a terminal's stderr.
 
 /**
- * A tracer that forwards to `inner` (the trace recorder, if any) and, every few thousand events,
- * shows the simulated time and the event rate on the progress line (at most ten times a second).
+ * `kb run`'s progress line, from `runBench`'s progress events: building, phase 1's simulated time
+ * and event rate, phase 2's ops with an ETA, the references; at most ten lines a second.
  */
-export class ProgressTracer implements components.Tracer {
-  private readonly inner: components.Tracer | null;
+export class RunProgressView {
   private readonly line: ProgressLine;
   private readonly name: string;
-  private sim: Simulator | null = null;
-  private calls = 0;
-  private startMs = 0;
+  private readonly topology: string;
+  private stageStartMs = 0;
+  private stage: RunProgress["stage"] | null = null;
   private shownMs = 0;
 
-  constructor(inner: components.Tracer | null, line: ProgressLine, name: string) {
-    this.inner = inner;
+  constructor(line: ProgressLine, name: string, topology: string) {
     this.line = line;
     this.name = name;
+    this.topology = topology;
   }
 
-  /** Starts the clock of the event rate once the machine is built. */
-  start(sim: Simulator): void {
-    this.sim = sim;
-    this.startMs = performance.now();
-    this.line.show(`${this.name}: running`);
-  }
-
-  counter(name: string, tNs: number, componentId: string, value: number): void {
-    this.inner?.counter?.(name, tNs, componentId, value);
-  }
-
-  record(
-    type: components.TraceEventType,
-    tNs: number,
-    componentId: string,
-    label: string,
-    flow?: string,
-  ): void {
-    this.inner?.record(type, tNs, componentId, label, flow);
-    if ((++this.calls & 4095) !== 0 || this.sim === null) return;
+  show(progress: RunProgress): void {
     const now = performance.now();
-    if (now - this.shownMs < 100) return;
+    const entered = progress.stage !== this.stage;
+    if (entered) {
+      this.stage = progress.stage;
+      this.stageStartMs = now;
+    } else if (now - this.shownMs < 100 && progress.stage !== "reference") {
+      return;
+    }
     this.shownMs = now;
-    const events = this.sim.machine.env.processedEventCount;
-    const seconds = (now - this.startMs) / 1000;
-    const rate = seconds > 0 ? `, ${formatSi(events / seconds, "events/s")}` : "";
-    this.line.show(`${this.name}: running, t = ${formatNs(tNs)}, ${groupDigits(events)} events${rate}`);
+    const seconds = (now - this.stageStartMs) / 1000;
+    switch (progress.stage) {
+      case "build":
+        this.line.show(`${this.name}: building the machine of ${this.topology}`);
+        return;
+      case "phase1": {
+        if (progress.events === 0) {
+          this.line.show(`${this.name}: running`);
+          return;
+        }
+        const rate = seconds > 0 ? `, ${formatSi(progress.events / seconds, "events/s")}` : "";
+        this.line.show(
+          `${this.name}: running, t = ${formatNs(progress.simTimeNs)}, ${groupDigits(progress.events)} events${rate}`,
+        );
+        return;
+      }
+      case "phase2": {
+        const { done, total } = progress;
+        const eta =
+          done > 0 ? `, ETA ${formatWallMs(((now - this.stageStartMs) / done) * (total - done))}` : "";
+        this.line.show(
+          done === 0
+            ? `${this.name}: phase 2, replaying ${groupDigits(total)} ops`
+            : `${this.name}: phase 2, ${groupDigits(done)} of ${groupDigits(total)} ops replayed${eta}`,
+        );
+        return;
+      }
+      case "compare":
+        this.line.show(`${this.name}: computing the references and comparing`);
+        return;
+      case "reference":
+        this.line.show(referenceProgressText(this.name, progress.reference));
+        return;
+    }
   }
 }
 

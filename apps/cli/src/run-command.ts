@@ -1,24 +1,24 @@
 import { existsSync } from "node:fs";
+import { resolve } from "node:path";
 import * as components from "@kb/components";
-import { formatVerifyTable, type VerifyReport } from "@kb/data-executor";
+import { formatVerifyTable } from "@kb/data-executor";
 import { KbError } from "@kb/errors";
-import * as oplog from "@kb/oplog";
-import { JsonlSink, SpillSink } from "@kb/oplog/node";
+import { JsonlSink } from "@kb/oplog/node";
 import * as runtime from "@kb/runtime";
-import { parseBenchParams, type RunResults } from "@kb/runtime";
-import { loadSimulator } from "@kb/runtime/node";
-import { type Command, InvalidArgumentError } from "commander";
-import { loadBench, locateBench, locateTopology, runUserCode } from "./bench-files.js";
+import { RunResultsSchema } from "@kb/runtime";
 import {
-  formatReport,
-  formatRunSummary,
-  formatWallMs,
-  groupDigits,
-  type RunExtras,
-  type RunOutput,
-} from "./format-run.js";
+  benchManifest,
+  packageVersions,
+  ResultsCache,
+  type RunBenchOptions,
+  type RunBenchResult,
+  runBench,
+} from "@kb/runtime/node";
+import { type Command, InvalidArgumentError } from "commander";
+import { loadBench, locateBench, locateTopology } from "./bench-files.js";
+import { formatReport, formatRunSummary, formatWallMs, groupDigits, type RunOutput } from "./format-run.js";
 import { chromeTraceChunks, isGzipPath, PendingFile } from "./pending-file.js";
-import { ProgressLine, ProgressTracer, referenceProgressText } from "./progress-line.js";
+import { ProgressLine, RunProgressView } from "./progress-line.js";
 import type { CliIo, RunState } from "./run-cli.js";
 import { RunOutputs } from "./run-outputs.js";
 
@@ -37,6 +37,8 @@ interface RunOptions {
   maxEvents?: number;
   maxSimTime?: number;
   timeout?: number;
+  manifestOnly?: boolean;
+  cache?: string;
 }
 
 /** Adds `kb run BENCH` to the program. */
@@ -105,6 +107,14 @@ export function addRunCommand(program: Command, io: CliIo, state: RunState): Com
       "--check-phases",
       "run phase 2 and compare every value a kernel observed in phase 1 with what phase 2 computes for the same op; exit 1 at the first difference",
     )
+    .option(
+      "--manifest-only",
+      "print the run's manifest (package and plug-in versions, topology and bench digests, params, seed, options, its digest) and exit without running",
+    )
+    .option(
+      "--cache <dir>",
+      "keep results by manifest digest in DIR (DIR/<digest>.json) and print a cached run instead of simulating it again (not with --trace or --oplog, which need the run)",
+    )
     .addHelpText(
       "after",
       "\nExamples:\n" +
@@ -116,7 +126,7 @@ export function addRunCommand(program: Command, io: CliIo, state: RunState): Com
         "  kb run ./my-bench.ts --check-phases --verify   # one replay for both",
     )
     .action(async (benchArg: string, options: RunOptions) => {
-      const passed = await runBench(benchArg, options, io);
+      const passed = await runCommand(benchArg, options, io);
       if (!passed) state.exitCode = 1;
     });
 }
@@ -167,14 +177,13 @@ function collectParam(value: string, previous: Record<string, string> | undefine
 }
 
 /**
- * Runs a bench; returns false when a check failed (--verify FAIL, or --check-phases found a
- * difference), true otherwise.
+ * Runs a bench (`runBench` of `@kb/runtime/node`) and prints it; returns false when a check failed
+ * (--verify FAIL, or --check-phases found a difference), true otherwise.
  */
-async function runBench(benchArg: string, options: RunOptions, io: CliIo): Promise<boolean> {
+async function runCommand(benchArg: string, options: RunOptions, io: CliIo): Promise<boolean> {
   const cwd = process.cwd();
   const benchFile = locateBench(benchArg, cwd);
   const bench = await loadBench(benchFile);
-  const params = parseBenchParams(bench, options.param ?? {}) as Record<string, unknown>;
   const topologyFile = locateTopology(options.topology ?? "default", cwd);
 
   if (options.traceCounterNs !== undefined && options.trace === undefined) {
@@ -183,8 +192,42 @@ async function runBench(benchArg: string, options: RunOptions, io: CliIo): Promi
       "--trace-counter-ns samples the counters of the trace; add --trace FILE, or leave it out.",
     );
   }
+  if (options.manifestOnly === true && (options.trace !== undefined || options.oplog !== undefined)) {
+    throw new KbError(
+      "CLI_USAGE",
+      "--manifest-only runs nothing, so it writes no --trace or --oplog file; leave those out.",
+    );
+  }
+  const runOptions: RunBenchOptions = {
+    bench,
+    benchFile,
+    topology: topologyFile,
+    params: options.param ?? {},
+    plugins: options.plugin ?? [],
+    verify: options.verify === true,
+    checkPhases: options.checkPhases === true,
+    limits: {
+      ...(options.maxEvents !== undefined ? { maxEvents: options.maxEvents } : {}),
+      ...(options.maxSimTime !== undefined ? { maxSimTimeNs: options.maxSimTime } : {}),
+      ...(options.timeout !== undefined ? { timeoutMs: options.timeout * 1000 } : {}),
+    },
+    packages: kbPackageVersions(),
+  };
+  const manifest = await benchManifest(runOptions);
+  if (options.manifestOnly === true) {
+    io.stdout.write(`${JSON.stringify(manifest, null, 2)}\n`);
+    return true;
+  }
+  // A cached run has no trace or op log to give: with those, the run is simulated again.
+  const cache =
+    options.cache !== undefined && options.trace === undefined && options.oplog === undefined
+      ? new ResultsCache(resolve(cwd, options.cache))
+      : null;
+  const cached = cache?.get(manifest.digest) ?? null;
+  if (cached !== null) return printCached(cached, cache as ResultsCache, manifest.digest, options, io);
 
   const progress = io.stderr.isTTY === true && options.json !== true ? new ProgressLine(io.stderr) : null;
+  const view = progress === null ? null : new RunProgressView(progress, bench.name, topologyFile);
   // Outputs are checked before the run (a directory, an input, a name given twice fail now, not
   // after it), written to temporary files and renamed together when the run succeeded: a failed
   // or interrupted run leaves none of them.
@@ -203,195 +246,90 @@ async function runBench(benchArg: string, options: RunOptions, io: CliIo): Promi
     traceOutput === undefined
       ? null
       : new PendingFile(traceOutput.temp, "trace", { gzip: isGzipPath(traceOutput.target) });
-  let logger: oplog.OpLogger | null = null;
-  let results: RunResults;
-  let phase2Log: Phase2Log | null = null;
-  let report: VerifyReport | null = null;
-  let phaseCheck: runtime.PhaseCheck | null = null;
-  let phase2WallMs = 0;
-  let checkWallMs = 0;
-  let referenceWallMs = 0;
-  let outcome: runtime.BenchOutcome | undefined;
-  let extras: Omit<RunExtras, "outputs">;
+  let run: RunBenchResult;
   try {
-    const checkPhases = options.checkPhases === true;
-    phase2Log = options.verify === true || checkPhases ? phase2LogFor(checkPhases) : null;
-    const fileSink = oplogOutput === undefined ? null : new JsonlSink(oplogOutput.temp);
-    const sink =
-      phase2Log !== null && fileSink !== null
-        ? teeSink(phase2Log.sink, fileSink)
-        : (phase2Log?.sink ?? fileSink);
-    logger = sink === null ? null : new oplog.OpLogger(sink);
-    const recorder =
-      traceFile === null
-        ? null
-        : new components.TraceRecorder(
-            options.traceCounterNs === undefined ? {} : { counterIntervalNs: options.traceCounterNs },
-          );
-    progress?.show(`${bench.name}: building the machine of ${topologyFile}`);
-    // Progress rides on the tracer: it adds no simulation events, so the results are the same on a
-    // terminal and on a pipe.
-    const progressTracer = progress === null ? null : new ProgressTracer(recorder, progress, bench.name);
-    const buildStart = performance.now();
-    const sim = await loadSimulator(topologyFile, {
-      plugins: options.plugin ?? [],
-      opLogger: logger,
-      tracer: progressTracer ?? recorder,
-      checkPhases,
-      limits: {
-        ...(options.maxEvents !== undefined ? { maxEvents: options.maxEvents } : {}),
-        ...(options.maxSimTime !== undefined ? { maxSimTimeNs: options.maxSimTime } : {}),
-        ...(options.timeout !== undefined ? { timeoutMs: options.timeout * 1000 } : {}),
-      },
+    run = await runBench({
+      ...runOptions,
+      manifest,
+      ...(traceFile !== null
+        ? { trace: options.traceCounterNs === undefined ? {} : { counterIntervalNs: options.traceCounterNs } }
+        : {}),
+      opLogSink: oplogOutput === undefined ? null : new JsonlSink(oplogOutput.temp),
+      onProgress: view === null ? undefined : (event) => view.show(event),
     });
-    progressTracer?.start(sim);
-    const runStart = performance.now();
-    outcome = await runUserCode(benchFile, bench, sim, params);
-    const runEnd = performance.now();
-    extras = { buildWallMs: runStart - buildStart, runWallMs: runEnd - runStart };
-    results = sim.results(bench.name, params);
-    if (outcome?.report !== undefined) {
-      const { title, columns, rows } = outcome.report;
-      results = { ...results, report: { title, columns: [...columns], rows: rows.map((row) => [...row]) } };
+    if (traceFile !== null && run.recorder !== null) {
+      await traceFile.write(chromeTraceChunks(run.recorder, options.traceFilter));
     }
-    await logger?.close();
-    if (phase2Log !== null) {
-      const total = phase2Log.count();
-      progress?.show(`${bench.name}: phase 2, replaying ${groupDigits(total)} ops`);
-      const phase2Start = performance.now();
-      // One thread: measured with `pnpm bench:executor --part phase2`, a GemmPool of 2 made the
-      // replay of gemm 2048^3 slower (2.4 s against 1.9 s); GEMMs are a small share of it.
-      let shownMs = 0;
-      const onProgress =
-        progress === null
-          ? null
-          : (done: number) => {
-              const now = performance.now();
-              if (now - shownMs < 100) return;
-              shownMs = now;
-              const elapsed = now - phase2Start;
-              const eta = (elapsed / done) * (total - done);
-              progress.show(
-                `${bench.name}: phase 2, ${groupDigits(done)} of ${groupDigits(total)} ops replayed, ETA ${formatWallMs(eta)}`,
-              );
-            };
-      // One replay serves --verify and --check-phases: the comparer reads each observed load's
-      // bytes as its dma_read runs, the verification reads the outputs from the store at the end.
-      const comparer =
-        phase2Log.kept !== null ? new runtime.PhaseComparer(sim.loadObservations, phase2Log.kept) : null;
-      const phase2 = runtime.replay(sim.hostWrites, phase2Log.records(), {
-        onProgress,
-        onExecuted: comparer?.onExecuted ?? null,
-      });
-      phase2WallMs = performance.now() - phase2Start;
-      if (comparer !== null) {
-        phaseCheck = comparer.result();
-        results = { ...results, phaseCheck };
-      }
-      if (options.verify === true) {
-        progress?.show(`${bench.name}: computing the references and comparing`);
-        const checkStart = performance.now();
-        // Each reference reports its progress (shown at most ten times a second) and, when it
-        // returns, its wall time.
-        const watched = runtime.withReferenceProgress(outcome, (reference) => {
-          if (reference.done) referenceWallMs += reference.elapsedMs;
-          progress?.show(referenceProgressText(bench.name, reference));
-        });
-        report = await runtime.verifyOutcome(watched, phase2.store, {
-          firstNonFinite: phase2.executor.firstNonFinite,
-        });
-        checkWallMs = performance.now() - checkStart;
-        results = { ...results, verification: runtime.verificationJson(report) };
-      }
-    }
-    if (traceFile !== null && recorder !== null)
-      await traceFile.write(chromeTraceChunks(recorder, options.traceFilter));
     files.commit();
   } catch (error) {
-    logger?.abort();
     traceFile?.discard();
     files.discard();
     throw error;
   } finally {
     stopHandlingSignals?.();
-    phase2Log?.dispose();
     progress?.clear();
   }
-
-  const passed = report?.pass !== false && phaseCheck?.firstDifference == null;
+  const { results, verification, phaseCheck, wall } = run;
+  const json = `${JSON.stringify(results, null, 2)}\n`;
+  cache?.put(manifest.digest, json);
   if (options.json === true) {
-    io.stdout.write(`${JSON.stringify(results, null, 2)}\n`);
-    return passed;
+    io.stdout.write(json);
+    return run.passed;
   }
-  const outputs = Object.entries(outcome?.check ?? {}).map(([name, check]): RunOutput => {
+  const outputs = Object.entries(run.outcome?.check ?? {}).map(([name, check]): RunOutput => {
     const actual = (check as Partial<runtime.BenchCheck> | undefined)?.actual;
     return actual instanceof runtime.DeviceTensor
       ? { name, dtype: actual.dtype, shape: actual.shape }
       : { name };
   });
-  io.stdout.write(formatRunSummary(results, { ...extras, outputs, verified: report !== null }));
+  io.stdout.write(
+    formatRunSummary(results, {
+      buildWallMs: wall.buildMs,
+      runWallMs: wall.runMs,
+      outputs,
+      verified: verification !== null,
+    }),
+  );
   if (results.report !== undefined) io.stdout.write(`\n${formatReport(results.report)}`);
-  if (report !== null) {
+  if (verification !== null) {
     io.stdout.write(
-      `\nverification (phase 2: ${groupDigits(phase2Log?.count() ?? 0)} ops replayed in ${formatWallMs(phase2WallMs)}; references computed in ${formatWallMs(referenceWallMs)}, compared in ${formatWallMs(checkWallMs - referenceWallMs)})\n`,
+      `\nverification (phase 2: ${groupDigits(run.phase2Ops)} ops replayed in ${formatWallMs(wall.phase2Ms)}; references computed in ${formatWallMs(wall.referenceMs)}, compared in ${formatWallMs(wall.checkMs - wall.referenceMs)})\n`,
     );
-    io.stdout.write(formatVerifyTable(report));
+    io.stdout.write(formatVerifyTable(verification));
   }
   if (phaseCheck !== null) io.stdout.write(`\n${runtime.formatPhaseCheck(phaseCheck)}`);
+  return run.passed;
+}
+
+/** Prints a cached run: its JSON as it was written, or its summary with a note. */
+function printCached(
+  text: string,
+  cache: ResultsCache,
+  digest: string,
+  options: RunOptions,
+  io: CliIo,
+): boolean {
+  const results = RunResultsSchema.parse(JSON.parse(text));
+  const passed = results.verification?.pass !== false && results.phaseCheck?.firstDifference == null;
+  if (options.json === true) {
+    io.stdout.write(text);
+    return passed;
+  }
+  io.stdout.write(`cached: ${cache.path(digest)} (the same manifest digest; not simulated again)\n`);
+  io.stdout.write(formatRunSummary(results, { buildWallMs: 0, runWallMs: 0, outputs: [] }));
+  if (results.report !== undefined) io.stdout.write(`\n${formatReport(results.report)}`);
+  if (results.verification !== undefined) {
+    io.stdout.write(`\nverification: ${results.verification.pass ? "PASS" : "FAIL"} (cached)\n`);
+  }
+  if (results.phaseCheck !== undefined) io.stdout.write(`\n${runtime.formatPhaseCheck(results.phaseCheck)}`);
   return passed;
 }
 
-/** The op log phase 2 replays in this process, and how it is kept. */
-interface Phase2Log {
-  readonly sink: oplog.OpLogSink;
-  /** Every record in memory (--check-phases matches loads by record id), else null. */
-  readonly kept: readonly oplog.OpRecord[] | null;
-  count(): number;
-  /** The records in id order, once the logger is closed. */
-  records(): Iterable<oplog.OpRecord>;
-  dispose(): void;
-}
-
-/**
- * `--check-phases` keeps the records in memory (its comparer indexes them by id); `--verify` alone
- * streams them to a temporary file past 131 072 records (`SpillSink`), so a long run's log costs
- * disk, not memory, and the replay holds one chunk at a time.
- */
-function phase2LogFor(checkPhases: boolean): Phase2Log {
-  if (checkPhases) {
-    const sink = new oplog.MemorySink();
-    return {
-      sink,
-      kept: sink.records,
-      count: () => sink.records.length,
-      records: () => sink.records,
-      dispose: () => {},
-    };
-  }
-  const sink = new SpillSink();
-  return {
-    sink,
-    kept: null,
-    count: () => sink.recordCount,
-    records: () => sink.records(),
-    dispose: () => sink.dispose(),
-  };
-}
-
-/** An op-log sink writing to two sinks (phase 2 in memory and the --oplog file). */
-function teeSink(first: oplog.OpLogSink, second: oplog.OpLogSink): oplog.OpLogSink {
-  return {
-    write(record) {
-      first.write(record);
-      second.write(record);
-    },
-    async close() {
-      await first.close?.();
-      await second.close?.();
-    },
-    abort() {
-      first.abort?.();
-      second.abort?.();
-    },
-  };
+/** The @kb packages this kb runs with, by name, and their versions (the manifest's `packages`). */
+function kbPackageVersions(): Record<string, string> {
+  const names = ["@kb/cli", "@kb/ccl", "@kb/components", "@kb/data-executor", "@kb/des", "@kb/errors"];
+  return packageVersions(
+    [...names, "@kb/oplog", "@kb/runtime", "@kb/tensor", "@kb/tl", "@kb/topology"],
+    import.meta.url,
+  );
 }

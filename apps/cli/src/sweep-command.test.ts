@@ -60,9 +60,15 @@ function sweepProcess(
 ): Promise<{ code: number | null; stderr: string }> {
   const child = spawn(process.execPath, [bin, "sweep", ...args], { stdio: ["ignore", "pipe", "pipe"] });
   let stderr = "";
+  let killed = false;
+  // One signal: a second one while kb sweep stops would end it the default way.
+  const kill = () => {
+    if (!killed) child.kill("SIGTERM");
+    killed = true;
+  };
   child.stderr.on("data", (chunk: Buffer) => {
     stderr += chunk.toString();
-    onStderr(stderr, () => child.kill("SIGTERM"));
+    onStderr(stderr, kill);
   });
   return new Promise((resolve) => child.on("close", (code) => resolve({ code, stderr })));
 }
@@ -130,12 +136,14 @@ describe.skipIf(!existsSync(bin))("kb sweep", () => {
         simTimeNs: number;
         events: number;
         work: { hbmBytes: number };
+        manifest: { digest: string };
       };
       expect(row.metrics).toEqual({
         time: results.simTimeNs,
         events: results.events,
         hbm: results.work.hbmBytes,
       });
+      expect(row.digest).toBe(results.manifest.digest);
     }
 
     // A third run finds every point done and runs none.
@@ -144,7 +152,7 @@ describe.skipIf(!existsSync(bin))("kb sweep", () => {
     expect(rowsOf(out)).toEqual(rows);
   }, 120_000);
 
-  it("records a point that runs out of memory or fails as failed and goes on", async () => {
+  it("records a point that fails as failed, with its reason, and goes on", async () => {
     const dir = mkdtempSync(join(scratch, "fail-"));
     const spec = join(dir, "sweep.yaml");
     writeFileSync(

@@ -6,7 +6,7 @@ export type { Placement } from "./device-tensor.js";
 export { DeviceTensor } from "./device-tensor.js";
 export type { Grid, GridSpec } from "./grid.js";
 export type { RunManifest, RunManifestInput } from "./manifest.js";
-export { canonicalJson, completeManifest, RunManifestSchema, sha256Hex } from "./manifest.js";
+export { canonicalJson, completeManifest, pluginDigest, RunManifestSchema, sha256Hex } from "./manifest.js";
 export type { DeviceMemoryAllocatorStats, DeviceMemoryLayout } from "./memory/device-memory.js";
 export { DeviceMemory } from "./memory/device-memory.js";
 export type {

@@ -1,3 +1,4 @@
+import type { KbPlugin } from "@kb/components";
 import { KbError } from "@kb/errors";
 import * as z from "zod";
 
@@ -39,7 +40,7 @@ export const RunManifestSchema = z.object({
   options: z
     .record(z.string(), z.unknown())
     .describe(
-      "Run options that change the results JSON (verify, checkPhases, maxEvents, maxSimTimeNs); wall-time limits and output files are not among them.",
+      "Run options that change the results JSON (verify, checkPhases). Limits are not among them (a run that reaches one has no results), nor traces and output files.",
     ),
   node: z
     .string()
@@ -97,4 +98,26 @@ export async function completeManifest(input: RunManifestInput): Promise<RunMani
   const { node, ...identity } = input;
   const body = { schema: "kb.manifest/1" as const, ...identity };
   return { ...body, node, digest: await sha256Hex(canonicalJson(body)) };
+}
+
+/**
+ * A plug-in's digest: the sha256 of the canonical JSON of its meta and, for each component, its
+ * kind, impl, description, flags and the source text of its `create` function. It changes when the
+ * plug-in's version or metadata changes or its factory is edited; code the factory reaches only
+ * through imports is covered by the version (bump it when the model changes).
+ */
+export function pluginDigest(plugin: KbPlugin): Promise<string> {
+  return sha256Hex(
+    canonicalJson({
+      meta: plugin.meta,
+      components: plugin.components.map((component) => ({
+        kind: component.kind,
+        impl: component.impl,
+        description: component.description,
+        alsoKinds: component.alsoKinds,
+        analytic: component.analytic,
+        create: component.create.toString(),
+      })),
+    }),
+  );
 }

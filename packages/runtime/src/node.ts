@@ -62,3 +62,9 @@ export async function loadSimulator(
   if (named.length > 0) loaded.push(...(await loadPlugins(named, { from: process.cwd() })));
   return Simulator.fromTopology(topology, simulatorOptions);
 }
+
+export { ResultsCache } from "./manifest-cache.js";
+export type { RunManifestOptions } from "./manifest-node.js";
+export { packageVersions, runManifest } from "./manifest-node.js";
+export type { RunBenchOptions, RunBenchResult, RunProgress, RunWallTimes } from "./run-bench.js";
+export { benchManifest, runBench } from "./run-bench.js";

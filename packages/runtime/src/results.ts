@@ -8,6 +8,7 @@ import {
   launchDetailSchema,
   runGemmPeaksByDtype,
 } from "./launch-work.js";
+import { RunManifestSchema } from "./manifest.js";
 import {
   hbmPortRows,
   hbmPortsSchema,
@@ -257,6 +258,9 @@ export const RunResultsSchema = z.object({
     .describe("The bench's own table (e.g. the all-reduce size sweep), when it returns one."),
   busiest: z.array(componentRow).describe("The ten busiest components by utilisation."),
   components: z.array(componentRow).describe("Every component that serviced a message."),
+  manifest: RunManifestSchema.optional().describe(
+    "What went into the run (package and plug-in versions, topology and bench digests, params, seed, options) and its digest, the run's identity: kb run writes it; absent in results written before it was reported and from Simulator.results.",
+  ),
 });
 
 /** The results of a run. */

@@ -1,0 +1,98 @@
+import { readFileSync } from "node:fs";
+import { createRequire } from "node:module";
+import type { KbPlugin } from "@kb/components";
+import { loadPlugins, loadTopologyPlugins } from "@kb/components/node";
+import { resolveTopology, type Topology, type TopologyInput } from "@kb/topology";
+import { loadTopologyFile } from "@kb/topology/node";
+import type { Bench } from "./bench.js";
+import { canonicalJson, completeManifest, pluginDigest, type RunManifest, sha256Hex } from "./manifest.js";
+
+/** The @kb packages a run of `@kb/runtime` uses: itself and what it depends on. */
+const RUNTIME_PACKAGES = [
+  "@kb/components",
+  "@kb/data-executor",
+  "@kb/des",
+  "@kb/errors",
+  "@kb/oplog",
+  "@kb/runtime",
+  "@kb/tensor",
+  "@kb/tl",
+  "@kb/topology",
+];
+
+/**
+ * The versions of packages, by name, read from each one's `package.json` (every @kb package
+ * exports `./package.json`) as resolved from `from` (a file URL or path; default this package).
+ * A package that cannot be resolved from there is left out.
+ */
+export function packageVersions(
+  names: readonly string[] = RUNTIME_PACKAGES,
+  from: string | URL = import.meta.url,
+): Record<string, string> {
+  const require = createRequire(from);
+  const versions: Record<string, string> = {};
+  for (const name of [...names].sort()) {
+    try {
+      const json = JSON.parse(readFileSync(require.resolve(`${name}/package.json`), "utf8")) as {
+        version?: unknown;
+      };
+      if (typeof json.version === "string") versions[name] = json.version;
+    } catch {
+      // Not installed beside `from`: not part of this run.
+    }
+  }
+  return versions;
+}
+
+/** What {@link runManifest} describes. */
+export interface RunManifestOptions {
+  readonly bench: Bench;
+  /** The bench's file: its bytes are the bench's digest. */
+  readonly benchFile: string;
+  /** A topology file path, or a topology object. */
+  readonly topology: string | TopologyInput;
+  /** The bench params after defaults (`parseBenchParams`). */
+  readonly params: Readonly<Record<string, unknown>>;
+  /** Plug-ins beyond the topology's own `plugins:` (names or paths, as `--plugin` takes them). */
+  readonly plugins?: readonly string[];
+  /** Run options that change the results (verify, checkPhases). */
+  readonly options?: Readonly<Record<string, unknown>>;
+  /** Package versions (default: {@link packageVersions} of @kb/runtime and its dependencies). */
+  readonly packages?: Readonly<Record<string, string>>;
+}
+
+/**
+ * A run's manifest (`RunResults.manifest`, `kb run --manifest-only`) without running it: the
+ * resolved topology and its digest, the plug-ins it loads (imported to read their metadata), the
+ * bench file's digest, params, seed, options, package versions and the Node version. Throws what
+ * loading the topology and the plug-ins throws.
+ */
+export async function runManifest(options: RunManifestOptions): Promise<RunManifest> {
+  const extra = options.plugins ?? [];
+  let topology: Topology;
+  let plugins: readonly KbPlugin[];
+  if (typeof options.topology === "string") {
+    topology = loadTopologyFile(options.topology);
+    plugins = await loadTopologyPlugins(options.topology, topology, extra);
+  } else {
+    topology = resolveTopology(options.topology);
+    plugins = await loadPlugins([...topology.plugins, ...extra], { from: process.cwd() });
+  }
+  const params = options.params as Record<string, unknown>;
+  return completeManifest({
+    packages: { ...(options.packages ?? packageVersions()) },
+    plugins: await Promise.all(
+      plugins.map(async (plugin) => ({
+        name: plugin.meta.name,
+        version: plugin.meta.version,
+        digest: await pluginDigest(plugin),
+      })),
+    ),
+    topology: { name: topology.name, digest: await sha256Hex(canonicalJson(topology)) },
+    bench: { name: options.bench.name, digest: await sha256Hex(readFileSync(options.benchFile)) },
+    params: { ...params },
+    seed: typeof params.seed === "number" ? params.seed : null,
+    options: { ...(options.options ?? {}) },
+    node: process.version,
+  });
+}
