@@ -76,24 +76,26 @@ export function pointInputs(
   const topology = structuredClone(baseTopology) as Record<string, unknown>;
   const params = structuredClone(spec.params);
   const plugins = [...spec.plugins];
+  const write = (path: string, value: unknown, where: string) => {
+    const part = structuredClone(value);
+    if (path === "plugins") {
+      if (part !== null) plugins.push(...(Array.isArray(part) ? part.map(String) : [String(part)]));
+    } else if (path === "topology.overrides[]") {
+      if (part !== null) {
+        const overrides = Array.isArray(topology.overrides) ? topology.overrides : [];
+        topology.overrides = [...overrides, ...(Array.isArray(part) ? part : [part])];
+      }
+    } else {
+      const [root, ...rest] = path.split(".");
+      setPath(root === "topology" ? topology : params, rest, part, where);
+    }
+  };
+  for (const [path, value] of Object.entries(spec.set)) write(path, value, `set: ${path}`);
   for (const [name, axis] of Object.entries(spec.axes)) {
     const paths = Array.isArray(axis.path) ? axis.path : [axis.path];
     const value = values[name];
     const parts = paths.length === 1 ? [value] : (value as readonly unknown[]);
-    for (const [slot, path] of paths.entries()) {
-      const part = structuredClone(parts[slot]);
-      if (path === "plugins") {
-        if (part !== null) plugins.push(...(Array.isArray(part) ? part.map(String) : [String(part)]));
-      } else if (path === "topology.overrides[]") {
-        if (part !== null) {
-          const overrides = Array.isArray(topology.overrides) ? topology.overrides : [];
-          topology.overrides = [...overrides, ...(Array.isArray(part) ? part : [part])];
-        }
-      } else {
-        const [root, ...rest] = path.split(".");
-        setPath(root === "topology" ? topology : params, rest, part, `axes.${name}: ${path}`);
-      }
-    }
+    for (const [slot, path] of paths.entries()) write(path, parts[slot], `axes.${name}: ${path}`);
   }
   return { topology, params, plugins };
 }

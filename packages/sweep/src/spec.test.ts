@@ -81,6 +81,16 @@ describe("planning a sweep", () => {
     expect(plan.skipped[0]?.constraint).toBe("!(hbm == 'hbm2e' && pes[0] * pes[1] > 8)");
   });
 
+  it("applies set: before the axes, so an axis wins over it", () => {
+    const spec = parseSweepSpec(
+      "name: x\nbench: gemm\nset:\n  topology.cube.hbm.impl: hbm_ctrl_v2\n  params.M: 64\naxes:\n  m: { path: params.M, values: [128] }\n",
+      "s.yaml",
+    );
+    const inputs = pointInputs(spec, { name: "b" }, { m: 128 });
+    expect(inputs.topology).toEqual({ name: "b", cube: { hbm: { impl: "hbm_ctrl_v2" } } });
+    expect(inputs.params).toEqual({ M: 128 });
+  });
+
   it("appends overrides and adds plug-ins", () => {
     const spec = parseSweepSpec(
       "name: x\nbench: gemm\nplugins: [a]\naxes:\n  o:\n    path: topology.overrides[]\n    values: [null, { match: 'sip0.cube0.pe0.pe_gemm', impl: 'pe_gemm_v2' }]\n  p:\n    path: plugins\n    values: [null, b]\n",

@@ -96,6 +96,12 @@ export const sweepSpecSchema = z.strictObject({
     .describe("Base topology: a name or a path, from the spec's folder."),
   params: z.record(z.string(), z.unknown()).default({}).describe("Base bench params."),
   plugins: z.array(z.string().min(1)).default([]).describe("Plug-ins every point loads."),
+  set: z
+    .record(targetSchema, z.unknown())
+    .default({})
+    .describe(
+      "Changes every point gets before its axes: path -> value (topology.cube.hbm.impl: hbm_ctrl_v2).",
+    ),
   axes: z
     .record(z.string().regex(AXIS_NAME, "axis names are identifiers (constraints use them)"), axisSchema)
     .refine((axes) => Object.keys(axes).length > 0, { message: "a sweep needs at least one axis" })
