@@ -130,7 +130,7 @@ export async function runSweep(options: RunSweepOptions): Promise<SweepSummary> 
         options.onProgress?.({ type: "started", point });
         return;
       }
-      const row = rowOf(point, event.job.key, event.outcome, spec.metrics);
+      const row = rowOf(point, event.job.key, checkedOutcome(event.job, event.outcome), spec.metrics);
       table.append(row);
       points.delete(event.job.key);
       ran++;
@@ -160,6 +160,20 @@ export async function runSweep(options: RunSweepOptions): Promise<SweepSummary> 
       executor.submit(job);
     }
   });
+}
+
+/**
+ * The outcome, unless its run used another bench file than the sweep planned with (edited during
+ * the sweep, or a worker with another copy): that point is failed, its results not the point's.
+ */
+function checkedOutcome(job: SweepJob, outcome: JobOutcome): JobOutcome {
+  const ran = (outcome.results as { manifest?: { bench?: { digest?: unknown } } } | undefined)?.manifest
+    ?.bench?.digest;
+  if (outcome.status !== "ok" || typeof ran !== "string" || ran === job.benchDigest) return outcome;
+  return {
+    status: "failed",
+    reason: `the bench file changed during the sweep (it ran ${ran.slice(0, 12)}, the sweep planned ${job.benchDigest.slice(0, 12)}): run the sweep again`,
+  };
 }
 
 function rowOf(

@@ -1,0 +1,86 @@
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { sha256Hex } from "@kb/runtime";
+import { afterAll, describe, expect, it } from "vitest";
+import type { Executor, ExecutorEvent, JobOutcome, SweepJob } from "./executor.js";
+import { runSweep } from "./run-sweep.js";
+import { parseSweepSpec } from "./spec.js";
+
+const scratch = mkdtempSync(join(tmpdir(), "kb-sweep-run-"));
+afterAll(() => rmSync(scratch, { recursive: true, force: true }));
+
+/** An executor that answers each job at once with `answer(job)`, recording what it was given. */
+class FakeExecutor implements Executor {
+  readonly concurrency = 1;
+  readonly jobs: SweepJob[] = [];
+  private readonly listeners: ((event: ExecutorEvent) => void)[] = [];
+  constructor(private readonly answer: (job: SweepJob) => JobOutcome) {}
+  submit(job: SweepJob): void {
+    this.jobs.push(job);
+    queueMicrotask(() => {
+      for (const listener of this.listeners) listener({ type: "finished", job, outcome: this.answer(job) });
+    });
+  }
+  onEvent(listener: (event: ExecutorEvent) => void): void {
+    this.listeners.push(listener);
+  }
+  async close(): Promise<void> {}
+}
+
+function setUp(): { dir: string; benchFile: string; topologyFile: string } {
+  const dir = mkdtempSync(join(scratch, "s-"));
+  const benchFile = join(dir, "bench.ts");
+  const topologyFile = join(dir, "t.yaml");
+  writeFileSync(benchFile, "export default {};\n");
+  writeFileSync(topologyFile, "name: t\nplugins: [./my-plugin.ts]\n");
+  return { dir, benchFile, topologyFile };
+}
+
+const spec = parseSweepSpec(
+  "name: s\nbench: ./bench.ts\naxes:\n  n: { path: params.n, values: [1, 2, 3] }\nmetrics: { time: simTimeNs }\n",
+  "s.yaml",
+);
+
+describe("runSweep", () => {
+  it("hands the executor names, params and digests, and writes a row per point", async () => {
+    const { dir, benchFile, topologyFile } = setUp();
+    const digest = await sha256Hex("export default {};\n");
+    const results = (job: SweepJob) => ({
+      simTimeNs: 10 * (job.inputs.params.n as number),
+      manifest: { digest: `m${job.point}`, bench: { digest } },
+    });
+    const executor = new FakeExecutor((job) => ({ status: "ok", results: results(job) }));
+    const summary = await runSweep({ spec, benchFile, topologyFile, outDir: join(dir, "out"), executor });
+    expect(summary).toMatchObject({ total: 3, ran: 3, ok: 3, failed: 0, interrupted: false });
+    const job = executor.jobs[1] as SweepJob;
+    expect(job).toMatchObject({ point: 1, bench: "./bench.ts", benchDigest: digest });
+    expect(job.inputs).toEqual({
+      topology: { name: "t", plugins: [join(dir, "my-plugin.ts")] },
+      params: { n: 2 },
+      plugins: [],
+    });
+
+    // Run again: every point has its row, nothing is submitted.
+    const again = new FakeExecutor(() => ({ status: "failed", reason: "must not run" }));
+    const second = await runSweep({
+      spec,
+      benchFile,
+      topologyFile,
+      outDir: join(dir, "out"),
+      executor: again,
+    });
+    expect(again.jobs).toEqual([]);
+    expect(second).toMatchObject({ total: 3, resumed: 3, ran: 0, ok: 3 });
+  });
+
+  it("fails a point whose run used another bench file than the sweep planned with", async () => {
+    const { dir, benchFile, topologyFile } = setUp();
+    const executor = new FakeExecutor(() => ({
+      status: "ok",
+      results: { simTimeNs: 1, manifest: { digest: "m", bench: { digest: "0123456789abcdef" } } },
+    }));
+    const summary = await runSweep({ spec, benchFile, topologyFile, outDir: join(dir, "out"), executor });
+    expect(summary).toMatchObject({ ok: 0, failed: 3 });
+  });
+});
