@@ -152,6 +152,38 @@ describe.skipIf(!existsSync(bin))("kb sweep", () => {
     expect(rowsOf(out)).toEqual(rows);
   }, 120_000);
 
+  it("records an out-of-memory, a crashed and a timed-out point as failed, and the others ok", async () => {
+    const dir = mkdtempSync(join(scratch, "crash-"));
+    const spec = join(dir, "sweep.yaml");
+    writeFileSync(
+      spec,
+      [
+        "name: crashes",
+        `bench: ${fileURLToPath(new URL("__fixtures__/misbehaving-bench.ts", import.meta.url))}`,
+        `topology: ${join(root, "topologies", "default.yaml")}`,
+        "axes:",
+        "  mode: { path: params.mode, values: [ok, oom, abort, hang] }",
+        "run: { memoryMb: 64, timeoutS: 5 }",
+        "",
+      ].join("\n"),
+    );
+    const out = join(dir, "out");
+    const run = await kb("sweep", spec, "--out", out, "--jobs", "2");
+    expect(run.code).toBe(0);
+    const rows = rowsOf(out).sort((a, b) => a.point - b.point) as unknown as {
+      status: string;
+      reason: string | null;
+    }[];
+    expect(rows.map((row) => [row.status, row.reason?.split(":")[0] ?? null])).toEqual([
+      ["ok", null],
+      ["failed", "out of memory (heap limit 64 MB; raise run.memoryMb)"],
+      ["failed", "crashed"],
+      ["failed", "timed out after 5 s (killed)"],
+    ]);
+    expect(rows[2]?.reason).toMatch(/^crashed: killed by SIGABRT/);
+    expect(run.stdout).toContain("4 points (0 from an earlier run, 4 run now): 1 ok, 3 failed");
+  }, 60_000);
+
   it("records a point that fails as failed, with its reason, and goes on", async () => {
     const dir = mkdtempSync(join(scratch, "fail-"));
     const spec = join(dir, "sweep.yaml");
