@@ -195,13 +195,20 @@ function progressText(name: string, event: SweepProgress, started: number): stri
     return `${name}: ${event.total} points${extra.length > 0 ? ` (${extra.join(", ")})` : ""}, ${event.total - event.resumed} to run, ${event.concurrency} at a time\n`;
   }
   if (event.type === "started") return "";
+  if (event.type === "retrying") {
+    return `point ${event.point.index} failed (${firstLine(event.reason)}); running it again (retry ${event.attempt})\n`;
+  }
   const elapsed = performance.now() - started;
   const eta = event.pending === 0 ? "" : `, ETA ${formatWallMs((elapsed / event.ran) * event.pending)}`;
   return `[${event.done}/${event.total}] point ${event.row.point} ${statusText(event.row)}: ${describeValues(event.row.values)}${eta}\n`;
 }
 
 function statusText(row: SweepRow): string {
-  if (row.status === "ok") return "ok";
-  const reason = (row.reason ?? "").split("\n")[0] ?? "";
-  return `FAILED (${reason.length > 160 ? `${reason.slice(0, 160)}...` : reason})`;
+  return row.status === "ok" ? "ok" : `FAILED (${firstLine(row.reason ?? "")})`;
+}
+
+/** A reason's first line, at most 160 characters. */
+function firstLine(reason: string): string {
+  const line = reason.split("\n")[0] ?? "";
+  return line.length > 160 ? `${line.slice(0, 160)}...` : line;
 }

@@ -1,4 +1,4 @@
-import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { sha256Hex } from "@kb/runtime";
@@ -82,5 +82,36 @@ describe("runSweep", () => {
     }));
     const summary = await runSweep({ spec, benchFile, topologyFile, outDir: join(dir, "out"), executor });
     expect(summary).toMatchObject({ ok: 0, failed: 3 });
+  });
+
+  it("runs a failed point again up to run.retries times, then records the failure once", async () => {
+    const { dir, benchFile, topologyFile } = setUp();
+    const retrying = parseSweepSpec(
+      "name: s\nbench: ./bench.ts\naxes:\n  n: { path: params.n, values: [1, 2] }\nrun: { retries: 2 }\n",
+      "s.yaml",
+    );
+    // Point 0 fails twice then runs; point 1 always fails.
+    const tries = new Map<number, number>();
+    const executor = new FakeExecutor((job) => {
+      const count = (tries.get(job.point) ?? 0) + 1;
+      tries.set(job.point, count);
+      return job.point === 0 && count === 3
+        ? { status: "ok", results: { simTimeNs: 1 } }
+        : { status: "failed", reason: `crash ${count}` };
+    });
+    const summary = await runSweep({
+      spec: retrying,
+      benchFile,
+      topologyFile,
+      outDir: join(dir, "out"),
+      executor,
+    });
+    expect(Object.fromEntries(tries)).toEqual({ 0: 3, 1: 3 });
+    expect(summary).toMatchObject({ ok: 1, failed: 1 });
+    const lines = readFileSync(join(dir, "out", "results.jsonl"), "utf8")
+      .trim()
+      .split("\n");
+    expect(lines.map((line) => JSON.parse(line).reason)).toEqual(expect.arrayContaining([null, "crash 3"]));
+    expect(lines).toHaveLength(2);
   });
 });

@@ -39,6 +39,13 @@ export type SweepProgress =
       readonly concurrency: number;
     }
   | { readonly type: "started"; readonly point: SweepPoint }
+  /** A point failed and is run again (`run.retries`); `attempt` runs failed so far. */
+  | {
+      readonly type: "retrying";
+      readonly point: SweepPoint;
+      readonly reason: string;
+      readonly attempt: number;
+    }
   | {
       readonly type: "finished";
       readonly row: SweepRow;
@@ -97,6 +104,8 @@ export async function runSweep(options: RunSweepOptions): Promise<SweepSummary> 
     cacheDir: options.cacheDir,
   };
   const points = new Map(pending.map(({ point, key }) => [key, point]));
+  /** Runs of each point so far (a failed one is run again up to spec.run.retries times). */
+  const attempts = new Map<string, number>();
   let ran = 0;
   const summary = (interrupted: boolean): SweepSummary => {
     const rows = table.rows().filter((row) => keys.has(row.key));
@@ -130,7 +139,15 @@ export async function runSweep(options: RunSweepOptions): Promise<SweepSummary> 
         options.onProgress?.({ type: "started", point });
         return;
       }
-      const row = rowOf(point, event.job.key, checkedOutcome(event.job, event.outcome), spec.metrics);
+      const outcome = checkedOutcome(event.job, event.outcome);
+      const tries = (attempts.get(event.job.key) ?? 0) + 1;
+      attempts.set(event.job.key, tries);
+      if (outcome.status === "failed" && tries <= spec.run.retries) {
+        options.onProgress?.({ type: "retrying", point, reason: outcome.reason, attempt: tries });
+        executor.submit(event.job);
+        return;
+      }
+      const row = rowOf(point, event.job.key, outcome, spec.metrics);
       table.append(row);
       points.delete(event.job.key);
       ran++;

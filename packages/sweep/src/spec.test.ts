@@ -26,11 +26,11 @@ metrics:
 `;
 
 describe("sweep spec", () => {
-  it("fills in the defaults: grid design, no plug-ins, 4 GB per point", () => {
+  it("fills in the defaults: grid design, no plug-ins, 4 GB per point, no retries", () => {
     const spec = parseSweepSpec(SPEC, "gemm-hbm.yaml");
     expect(spec.design).toEqual({ kind: "grid" });
     expect(spec.plugins).toEqual([]);
-    expect(spec.run).toEqual({ verify: false, memoryMb: 4096 });
+    expect(spec.run).toEqual({ verify: false, memoryMb: 4096, retries: 0 });
   });
 
   it("locates a bad key with its line", () => {

@@ -81,6 +81,15 @@ const runSchema = z
       .positive()
       .optional()
       .describe("Wall time after which a point's process is killed and the point recorded as failed."),
+    retries: z
+      .number()
+      .int()
+      .min(0)
+      .max(10)
+      .default(0)
+      .describe(
+        "Times a failed point is run again before its failure is recorded (a crash of the machine, not of the model).",
+      ),
   })
   .prefault({});
 
