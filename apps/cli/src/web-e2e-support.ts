@@ -110,7 +110,14 @@ export async function watchedPage(
 /** Opens `url` and waits until the page has drawn (or failed: its error is returned). */
 export async function openPage(page: Page, url: string): Promise<string | null> {
   await page.goto(url);
-  // Strings, evaluated in the page: this module is compiled without the DOM's types.
-  await page.waitForFunction('document.body.dataset.ready !== "false"', null, { timeout: 60_000 });
+  // Strings, evaluated in the page: this module is compiled without the DOM's types. Polled with
+  // page.evaluate (the DevTools protocol, outside the page's CSP): waitForFunction evaluates its
+  // predicate with eval in the page, which kb web's CSP (no 'unsafe-eval') refuses whenever the
+  // page is not ready at the first check.
+  const deadline = Date.now() + 60_000;
+  while ((await page.evaluate<boolean>('document.body.dataset.ready === "false"')) === true) {
+    if (Date.now() > deadline) throw new Error(`${url}: the page did not finish drawing within 60 s`);
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
   return page.evaluate<string | null>("document.body.dataset.error ?? null");
 }
