@@ -25,7 +25,7 @@ export type {
 } from "./reference-progress.js";
 export { withReferenceProgress } from "./reference-progress.js";
 export type { LaunchRecord, RunResults } from "./results.js";
-export { RunResultsSchema, verificationJson } from "./results.js";
+export { RunResultsSchema } from "./results.js";
 export type { RunLimits } from "./run-limits.js";
 export { DEFAULT_MAX_EVENTS } from "./run-limits.js";
 export type {
@@ -36,3 +36,4 @@ export type {
   SimulatorOptions,
 } from "./simulator.js";
 export { Simulator } from "./simulator.js";
+export { verificationJson } from "./verification-json.js";

@@ -13,9 +13,10 @@ import type { RunManifest } from "./manifest.js";
 import { runManifest } from "./manifest-node.js";
 import { replay, verifyOutcome } from "./phase2.js";
 import { type ReferenceProgress, withReferenceProgress } from "./reference-progress.js";
-import { type RunResults, verificationJson } from "./results.js";
+import type { RunResults } from "./results.js";
 import type { RunLimits } from "./run-limits.js";
 import type { Simulator } from "./simulator.js";
+import { verificationJson } from "./verification-json.js";
 
 /** Options of {@link runBench}. */
 export interface RunBenchOptions {
