@@ -5,6 +5,7 @@ import {
   type ProcessGroup,
   type ReduceScatterArgs,
   type Region,
+  ringPerCube,
 } from "@kb/ccl";
 import { KbError } from "@kb/errors";
 import type { DeviceTensor, Grid, LaunchRecord, Simulator } from "@kb/runtime";
@@ -36,23 +37,6 @@ export function flatAllReduce(group: ProcessGroup): TpAllReduce {
 }
 
 const regionOf = (t: DeviceTensor): Region => ({ address: t.address, count: t.size, dtype: t.dtype });
-
-/**
- * `tl` with one cube per SIP in its grid (`programId(1)` 0 of 1): the view @kb/ccl's SIP-ring
- * kernels need to take this PE as lane `programId(0)` of its cube's ring. Their lanes of a SIP
- * rank are every PE of the grid's cubes (one buffer per SIP); here each cube index has its own
- * buffers and its own ring, so a PE is a lane of its cube only.
- */
-function oneCubePerSip(tl: TL): TL {
-  return new Proxy(tl, {
-    get(target, property) {
-      if (property === "programId") return (axis = 0) => (axis === 1 ? 0 : target.programId(axis));
-      if (property === "numPrograms") return (axis = 0) => (axis === 1 ? 1 : target.numPrograms(axis));
-      const value = Reflect.get(target, property, target);
-      return typeof value === "function" ? value.bind(target) : value;
-    },
-  });
-}
 
 /**
  * The two-level all-reduce over every cube of `sips` SIPs (`grid`: SIPs `0..sips-1`, cubes
@@ -121,7 +105,8 @@ export function hierarchicalAllReduce(sim: Simulator, grid: Grid): TpAllReduce {
     }));
     const across = sipRing.algorithmFor("allReduce", bytes / cubes);
     const acrossArgs: AllReduceArgs[] = cubeIndices.map((c) => ({
-      group: sipRing.group,
+      // One SIP ring per cube index, each with its own segments: a PE is a lane of its cube.
+      group: ringPerCube(sipRing.group),
       buffers: sipIndices.map((s) => regionOf(seg[s * cubes + c] as DeviceTensor)),
       op: "sum",
       ...common,
@@ -145,7 +130,7 @@ export function hierarchicalAllReduce(sim: Simulator, grid: Grid): TpAllReduce {
     );
     await run(
       `all-reduce (${across.name}, SIPs)`,
-      (tl, a) => across.kernel(oneCubePerSip(tl), a[tl.programId(1)]!),
+      (tl, a) => across.kernel(tl, a[tl.programId(1)]!),
       acrossArgs,
     );
     await run(

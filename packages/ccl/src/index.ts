@@ -62,6 +62,7 @@ export {
   peRing,
   rankOf,
   rankRing,
+  ringPerCube,
   sipRing,
 } from "./ranks.js";
 export type {

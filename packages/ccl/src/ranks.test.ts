@@ -3,10 +3,12 @@ import { describe, expect, it } from "vitest";
 import {
   cubeRing,
   type Direction,
+  laneOf,
   oppositeDirection,
   peRing,
   type RankGroup,
   rankRing,
+  ringPerCube,
   sipRing,
 } from "./ranks.js";
 
@@ -114,5 +116,25 @@ describe("cubeRing and sipRing", () => {
     expect(rankRing("cubes", shape).size).toBe(2);
     expect(rankRing("sips", shape, 2).size).toBe(2);
     expect(() => rankRing("racks" as never, shape)).toThrow(/unknown rank scope "racks"/);
+  });
+});
+
+describe("lanes of a SIP rank", () => {
+  /** A kernel instance on PE `pe` of cube `cube`, in a launch of `pes` PEs x `cubes` cubes. */
+  const at = (pe: number, pes: number, cube: number, cubes: number) =>
+    ({
+      programId: (axis = 0) => (axis === 0 ? pe : axis === 1 ? cube : 0),
+      numPrograms: (axis = 0) => (axis === 0 ? pes : axis === 1 ? cubes : 1),
+    }) as unknown as Parameters<typeof laneOf>[0];
+
+  it("are every PE of the SIP's cubes, or each cube's own with ringPerCube", () => {
+    const ring = sipRing(4);
+    // PE 3 of cube 1, 8 PEs x 2 cubes: lane 1 x 8 + 3 = 11 of 16 (one buffer per SIP).
+    expect(laneOf(at(3, 8, 1, 2), ring)).toEqual({ lane: 11, lanes: 16 });
+    // One ring per cube index, each with its own buffers: lane 3 of its cube's 8.
+    const perCube = ringPerCube(ring);
+    expect(perCube).toMatchObject({ scope: "sips", size: 4, lanesOf: "cube" });
+    expect(laneOf(at(3, 8, 1, 2), perCube)).toEqual({ lane: 3, lanes: 8 });
+    expect(() => ringPerCube(cubeRing(4))).toThrow(/ringPerCube needs a "sips" group/);
   });
 });

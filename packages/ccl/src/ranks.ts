@@ -35,6 +35,28 @@ export interface RankGroup {
   readonly prev: readonly Direction[];
   /** What the ring was built on, for messages: `2 x 4 PE grid`, `4 cubes`, `2 SIPs`. */
   readonly shape: string;
+  /**
+   * "sips" scope: what a lane of a SIP rank is (see {@link laneOf}). `"sip"` (the default): every
+   * PE of the launch's cubes in that SIP, one buffer per SIP; `"cube"`: each cube index is a ring
+   * of its own (cube c of every SIP), a PE is a lane of its cube, and each ring has its own
+   * buffers: give the kernel instances of cube c the arguments of ring c (see {@link ringPerCube}).
+   */
+  readonly lanesOf?: "sip" | "cube";
+}
+
+/**
+ * The "sips" ring `group` with one ring per cube index ({@link RankGroup.lanesOf} `"cube"`): for a
+ * hierarchical collective whose middle level joins cube c of every SIP, all cube indices in one
+ * launch, each with its own buffers. Throws `RUNTIME_INVALID` for a group of another scope.
+ */
+export function ringPerCube(group: RankGroup): RankGroup {
+  if (group.scope !== "sips") {
+    throw new KbError(
+      "RUNTIME_INVALID",
+      `ringPerCube needs a "sips" group (a ring of SIPs), got a "${group.scope}" group over the ${group.shape}.`,
+    );
+  }
+  return Object.freeze({ ...group, lanesOf: "cube" as const });
 }
 
 /**
@@ -160,11 +182,13 @@ export function rankOf(tl: TL, group: RankGroup): number {
  * Which share of its rank's data this kernel instance moves. A rank that is a cube or a SIP may
  * run on several PEs ("lanes"), each running the same algorithm on its own slice of the buffer
  * with the PEs of the same lane in the other ranks (whose cube / SIP queues connect the same PE
- * index). A rank that is a PE is one lane.
+ * index). A rank that is a PE is one lane. A SIP rank's lanes are the PEs of all its cubes, or of
+ * the instance's cube only when the group has one ring per cube ({@link ringPerCube}).
  */
 export function laneOf(tl: TL, group: RankGroup): { readonly lane: number; readonly lanes: number } {
   if (group.scope === "pes") return { lane: 0, lanes: 1 };
-  if (group.scope === "cubes") return { lane: tl.programId(0), lanes: tl.numPrograms(0) };
+  if (group.scope === "cubes" || group.lanesOf === "cube")
+    return { lane: tl.programId(0), lanes: tl.numPrograms(0) };
   const perCube = tl.numPrograms(0);
   return { lane: tl.programId(1) * perCube + tl.programId(0), lanes: perCube * tl.numPrograms(1) };
 }
