@@ -46,7 +46,7 @@ describe("main entries bundled for the browser", () => {
     expect(nodeImports.map(formatChain)).toEqual(["packages/ccl/src/node.ts -> node:fs/promises"]);
     const runtime = await bundleForBrowser("packages/runtime/src/node.ts");
     expect(runtime.nodeImports.map(formatChain)).toContain(
-      "packages/runtime/src/node.ts -> packages/runtime/src/load-simulator.ts -> packages/oplog/src/node.ts -> node:fs",
+      "packages/runtime/src/node.ts -> packages/runtime/src/node/load-simulator.ts -> packages/oplog/src/node.ts -> node:fs",
     );
   }, 30_000);
 });

@@ -4,8 +4,8 @@ import type { KbPlugin } from "@kb/components";
 import { loadPlugins, loadTopologyPlugins } from "@kb/components/node";
 import { resolveTopology, type Topology, type TopologyInput } from "@kb/topology";
 import { loadTopologyFile } from "@kb/topology/node";
-import type { Bench } from "./bench.js";
-import { canonicalJson, completeManifest, pluginDigest, type RunManifest, sha256Hex } from "./manifest.js";
+import type { Bench } from "../bench.js";
+import { canonicalJson, completeManifest, pluginDigest, type RunManifest, sha256Hex } from "../manifest.js";
 
 /** The @kb packages a run of `@kb/runtime` uses: itself and what it depends on. */
 const RUNTIME_PACKAGES = [

@@ -3,8 +3,8 @@ import { buildMachineFromFile, loadPlugins } from "@kb/components/node";
 import { KbError } from "@kb/errors";
 import { SpillFile } from "@kb/oplog/node";
 import type { TopologyGraph, TopologyInput } from "@kb/topology";
-import { Simulator } from "./simulator.js";
-import type { SimulatorOptions } from "./simulator-options.js";
+import { Simulator } from "../simulator.js";
+import type { SimulatorOptions } from "../simulator-options.js";
 
 // loadSimulator of `@kb/runtime/node`: a simulator from a topology file, plug-ins by name.
 

@@ -6,17 +6,17 @@ import { isKbError, KbError } from "@kb/errors";
 import { MemorySink, OpLogger, type OpLogSink, type OpRecord } from "@kb/oplog";
 import { SpillSink } from "@kb/oplog/node";
 import type { TopologyInput } from "@kb/topology";
-import { type Bench, type BenchOutcome, parseBenchParams } from "./bench.js";
-import { type PhaseCheck, PhaseComparer } from "./check-phases.js";
+import { type Bench, type BenchOutcome, parseBenchParams } from "../bench.js";
+import { type PhaseCheck, PhaseComparer } from "../check-phases.js";
+import type { RunManifest } from "../manifest.js";
+import { replay, verifyOutcome } from "../phase2.js";
+import { type ReferenceProgress, withReferenceProgress } from "../reference-progress.js";
+import type { RunResults } from "../results.js";
+import type { RunLimits } from "../run-limits.js";
+import type { Simulator } from "../simulator.js";
+import { verificationJson } from "../verification-json.js";
 import { loadSimulator } from "./load-simulator.js";
-import type { RunManifest } from "./manifest.js";
 import { runManifest } from "./manifest-node.js";
-import { replay, verifyOutcome } from "./phase2.js";
-import { type ReferenceProgress, withReferenceProgress } from "./reference-progress.js";
-import type { RunResults } from "./results.js";
-import type { RunLimits } from "./run-limits.js";
-import type { Simulator } from "./simulator.js";
-import { verificationJson } from "./verification-json.js";
 
 /** Options of {@link runBench}. */
 export interface RunBenchOptions {

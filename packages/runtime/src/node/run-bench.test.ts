@@ -2,10 +2,10 @@ import { fileURLToPath } from "node:url";
 import { Tensor } from "@kb/tensor";
 import { describe, expect, it } from "vitest";
 import * as z from "zod";
-import { defineBench } from "./bench.js";
-import { canonicalJson, sha256Hex } from "./manifest.js";
+import { defineBench } from "../bench.js";
+import { canonicalJson, sha256Hex } from "../manifest.js";
+import { failure } from "../test-support.js";
 import { type RunProgress, runBench } from "./run-bench.js";
-import { failure } from "./test-support.js";
 
 // runBench is the one orchestration of a run (DESIGN §10): the same inputs give the same results
 // JSON, byte for byte, with a manifest that names them.
