@@ -1,5 +1,11 @@
-import { existsSync } from "node:fs";
 import { fileURLToPath } from "node:url";
+import {
+  CHROMIUM,
+  chromiumLaunchOptions,
+  haveChromium,
+  INSTALL_CHROMIUM,
+  runBrowserTests,
+} from "@kb/tooling/node/chromium";
 import { Command } from "commander";
 import { type Browser, chromium, type Page } from "playwright-core";
 import { addWebCommand } from "./web-command.js";
@@ -10,14 +16,8 @@ import type { WebServer } from "./web-server.js";
 // page that records its errors. CI (.ci/run) installs Chromium; elsewhere the tests skip with a
 // message when it is missing (set KB_CHROMIUM to use another binary).
 
-/** The Chromium binary the tests drive. */
-export const CHROMIUM = process.env.KB_CHROMIUM ?? "/usr/bin/chromium";
-/** How to get it on Debian. */
-export const INSTALL_CHROMIUM = "apt-get update && apt-get install -y chromium";
-export const haveChromium = existsSync(CHROMIUM);
-const inCi = (process.env.CI ?? "") !== "" && process.env.CI !== "false";
-/** Run the browser tests: Chromium is there, or CI (where its absence fails them). */
-export const runBrowserTests = haveChromium || inCi;
+export { runBrowserTests };
+
 if (!runBrowserTests) {
   console.warn(
     `kb web end-to-end tests skipped: no Chromium at ${CHROMIUM}. Install Debian's with: ${INSTALL_CHROMIUM} (CI installs it and runs the tests).`,
@@ -32,19 +32,7 @@ export async function launchChromium(): Promise<Browser> {
   if (!haveChromium) {
     throw new Error(`no Chromium at ${CHROMIUM}: install Debian's chromium with: ${INSTALL_CHROMIUM}`);
   }
-  return chromium.launch({
-    executablePath: CHROMIUM,
-    headless: true,
-    // As root in a container: no sandbox; no GPU; nothing that calls out to Google's services.
-    args: [
-      "--no-sandbox",
-      "--disable-gpu",
-      "--disable-background-networking",
-      "--disable-component-update",
-      "--disable-sync",
-      "--no-first-run",
-    ],
-  });
+  return chromium.launch({ ...chromiumLaunchOptions, args: [...chromiumLaunchOptions.args] });
 }
 
 /** A `kb web` running in-process. */

@@ -5,6 +5,12 @@ import type { AddressInfo } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { promisify } from "node:util";
+import {
+  CHROMIUM,
+  chromiumLaunchOptions,
+  INSTALL_CHROMIUM,
+  runBrowserTests,
+} from "@kb/tooling/node/chromium";
 import { type Browser, chromium, type Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { bundleForBrowser, formatChain, repoRoot } from "./browser-bundle.js";
@@ -15,11 +21,6 @@ import { bundleForBrowser, formatChain, repoRoot } from "./browser-bundle.js";
 // headers, so it is not cross-origin isolated: the WASM GEMM must run without shared memory.
 // CI (.ci/run) installs Debian's Chromium; elsewhere, without it, the test skips with a message.
 
-const CHROMIUM = process.env.KB_CHROMIUM ?? "/usr/bin/chromium";
-const INSTALL_CHROMIUM = "apt-get update && apt-get install -y chromium";
-const haveChromium = existsSync(CHROMIUM);
-const inCi = (process.env.CI ?? "") !== "" && process.env.CI !== "false";
-const runBrowserTests = haveChromium || inCi;
 if (!runBrowserTests) {
   console.warn(
     `browser run test skipped: no Chromium at ${CHROMIUM}. Install Debian's with: ${INSTALL_CHROMIUM} (CI installs it and runs the test).`,
@@ -70,19 +71,7 @@ describe.skipIf(!runBrowserTests)("benches with verification in headless Chromiu
     });
     await new Promise<void>((resolve) => server?.listen(0, "127.0.0.1", resolve));
     const { port } = server.address() as AddressInfo;
-    browser = await chromium.launch({
-      executablePath: CHROMIUM,
-      headless: true,
-      // As root in a container: no sandbox; no GPU; nothing that calls out to Google's services.
-      args: [
-        "--no-sandbox",
-        "--disable-gpu",
-        "--disable-background-networking",
-        "--disable-component-update",
-        "--disable-sync",
-        "--no-first-run",
-      ],
-    });
+    browser = await chromium.launch({ ...chromiumLaunchOptions, args: [...chromiumLaunchOptions.args] });
     page = await browser.newPage();
     page.on("pageerror", (error) => pageErrors.push(error.message));
     await page.goto(`http://127.0.0.1:${port}/`);
