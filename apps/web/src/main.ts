@@ -59,7 +59,7 @@ function fillSelect(select: HTMLSelectElement, labels: readonly string[], select
 }
 
 async function main(): Promise<void> {
-  const response = await fetch("/api/data");
+  const response = await fetch(`/api/data${location.search}`);
   if (!response.ok) throw new Error(`GET /api/data answered ${response.status}: ${await response.text()}`);
   const data = (await response.json()) as WebData;
   if (data.schema !== "kb.web/1") throw new Error(`unexpected data schema ${String(data.schema)}`);
