@@ -76,7 +76,9 @@ export type KbErrorCode =
   /** A run stopped by one of its limits (DES events, simulated time, wall time): a kernel that never ends, or a limit set too low. */
   | "RUN_LIMIT"
   /** A sweep spec that is wrong (unknown axis path, bad design, a constraint that does not parse), or a sweep's output that cannot be resumed. */
-  | "SWEEP_INVALID";
+  | "SWEEP_INVALID"
+  /** A sweep's job queue that cannot be used: a bad Redis URL, a Redis server that does not answer, a queue command that failed. */
+  | "SWEEP_QUEUE";
 
 /**
  * Where an error happened. Every field is optional; a message names all that are known so a user
