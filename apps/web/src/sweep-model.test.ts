@@ -1,0 +1,165 @@
+import { describe, expect, it } from "vitest";
+import type { SweepWebRow } from "./sweep-api.js";
+import {
+  cellText,
+  metricDirection,
+  numericMetrics,
+  parallelModel,
+  paretoFront,
+  scatterModel,
+  sortRows,
+  sweepColumns,
+} from "./sweep-model.js";
+
+/** A row of a sweep over `tile` with metrics `time_ns` and `gbs`. */
+function row(
+  point: number,
+  metrics: SweepWebRow["metrics"],
+  values: Record<string, unknown> = { tile: point },
+  status: "ok" | "failed" = "ok",
+): SweepWebRow {
+  return {
+    point,
+    key: `key${point}`,
+    status,
+    reason: status === "failed" ? "out of memory" : null,
+    digest: status === "failed" ? null : `digest${point}`,
+    values,
+    metrics,
+    cached: false,
+  };
+}
+
+describe("metricDirection", () => {
+  it("maximises bandwidths, utilisations, efficiencies and fractions; minimises times and the rest", () => {
+    expect(metricDirection("busbw_gbs")).toBe("max");
+    expect(metricDirection("hbmUtilisation")).toBe("max");
+    expect(metricDirection("gemm_fraction")).toBe("max");
+    expect(metricDirection("bandwidth")).toBe("max");
+    expect(metricDirection("energy_efficiency")).toBe("max");
+    expect(metricDirection("tflops")).toBe("max");
+    expect(metricDirection("time_ns")).toBe("min");
+    expect(metricDirection("latency_us")).toBe("min");
+    expect(metricDirection("simTimeNs")).toBe("min");
+    expect(metricDirection("cycles")).toBe("min");
+  });
+});
+
+describe("paretoFront", () => {
+  it("minimising both: the points no other beats in both coordinates", () => {
+    // (1,5) (2,3) (4,1) trade off; (3,4) is beaten by (2,3); (5,5) by all three.
+    const points = [
+      [3, 4],
+      [1, 5],
+      [5, 5],
+      [2, 3],
+      [4, 1],
+    ] as const;
+    expect(paretoFront(points, ["min", "min"])).toEqual([false, true, false, true, true]);
+  });
+
+  it("minimise x, maximise y: time against bandwidth", () => {
+    // (10, 50) fastest; (20, 80) more bandwidth; (30, 70) slower and less than (20, 80); (40, 90) most.
+    const points = [
+      [10, 50],
+      [20, 80],
+      [30, 70],
+      [40, 90],
+    ] as const;
+    expect(paretoFront(points, ["min", "max"])).toEqual([true, true, false, true]);
+    // Maximising both, only (40, 90) is left.
+    expect(paretoFront(points, ["max", "max"])).toEqual([false, false, false, true]);
+  });
+
+  it("ties: twins of a front point are on it; an equal x or y with a worse other coordinate is not", () => {
+    // (1,2) twice: both on the front. (1,3): same x, worse y. (2,2): same y, worse x. (0,9): best x.
+    const points = [
+      [1, 2],
+      [1, 3],
+      [2, 2],
+      [1, 2],
+      [0, 9],
+    ] as const;
+    expect(paretoFront(points, ["min", "min"])).toEqual([true, false, false, true, true]);
+  });
+
+  it("a lone point is the front; none gives none", () => {
+    expect(paretoFront([[7, 7]], ["max", "min"])).toEqual([true]);
+    expect(paretoFront([], ["min", "min"])).toEqual([]);
+  });
+});
+
+describe("scatterModel", () => {
+  const rows = [
+    row(0, { time_ns: 300, gbs: 10 }),
+    row(1, { time_ns: 200, gbs: 5 }),
+    row(2, { time_ns: 100, gbs: 1 }, { tile: 2 }, "failed"),
+    row(3, { time_ns: 250, gbs: 4 }),
+    row(4, { time_ns: null, gbs: 20 }),
+  ];
+
+  it("keeps failed rows and rows without numbers off the plot and off the front", () => {
+    // Point 2 would beat every time but failed; point 4 has no time. Of 0, 1, 3: 3 (250, 4) is
+    // beaten by 1 (200, 5); 0 and 1 trade time for bandwidth.
+    const model = scatterModel(rows, "time_ns", "gbs", ["min", "max"]);
+    expect(model.front.map((point) => point.row.point)).toEqual([1, 0]);
+    expect(model.others.map((point) => point.row.point)).toEqual([3]);
+    expect(model.failed.map((failed) => failed.point)).toEqual([2]);
+    expect(model.missing.map((missing) => missing.point)).toEqual([4]);
+  });
+
+  it("numericMetrics lists the metrics an ok row has a number for", () => {
+    const withText = [row(0, { time_ns: 5, bound: "latency", gbs: null }), row(1, { gbs: 3 }, {}, "failed")];
+    expect(numericMetrics({ metrics: ["bound", "gbs", "time_ns"], rows: withText })).toEqual(["time_ns"]);
+  });
+});
+
+describe("table", () => {
+  const rows = [
+    row(0, { time_ns: 300, bound: "latency" }, { hbm: "hbm3", pes: [2, 4] }),
+    row(1, { time_ns: 200, bound: "compute" }, { hbm: "hbm2e", pes: [4, 4] }),
+    row(2, { time_ns: null, bound: null }, { hbm: "hbm3e", pes: [2, 4] }, "failed"),
+    row(3, { time_ns: 200, bound: "compute" }, { hbm: "hbm10", pes: [4, 8] }),
+  ];
+  const data = { axes: ["hbm", "pes"], metrics: ["time_ns", "bound"], rows };
+
+  it("has point, status, axes, metrics and reason columns, numeric where every value is a number", () => {
+    expect(sweepColumns(data).map((column) => `${column.id}${column.numeric ? "#" : ""}`)).toEqual([
+      "point#",
+      "status",
+      "axis:hbm",
+      "axis:pes",
+      "metric:time_ns#",
+      "metric:bound",
+      "reason",
+    ]);
+  });
+
+  it("sorts numbers by value, text naturally, missing values last, ties by point", () => {
+    const points = (sorted: SweepWebRow[]) => sorted.map((sortedRow) => sortedRow.point);
+    expect(points(sortRows(rows, "metric:time_ns", false))).toEqual([1, 3, 0, 2]);
+    expect(points(sortRows(rows, "metric:time_ns", true))).toEqual([0, 1, 3, 2]);
+    // hbm2e < hbm3 < hbm3e < hbm10 (numeric collation).
+    expect(points(sortRows(rows, "axis:hbm", false))).toEqual([1, 0, 2, 3]);
+    expect(points(sortRows(rows, "status", true))).toEqual([0, 1, 3, 2]);
+  });
+
+  it("shows lists as JSON and fractions to 6 significant digits", () => {
+    expect(cellText([2, 4])).toBe("[2,4]");
+    expect(cellText(0.123456789)).toBe("0.123457");
+    expect(cellText(1024)).toBe("1024");
+    expect(cellText(null)).toBe("");
+  });
+
+  it("parallel coordinates: categories for text and list axes, values for numbers, ok rows only", () => {
+    const model = parallelModel(data);
+    expect(model.dimensions).toEqual([
+      { name: "hbm", source: "axis", categories: ["hbm3", "hbm2e", "hbm10"] },
+      { name: "pes", source: "axis", categories: ["[2,4]", "[4,4]", "[4,8]"] },
+      { name: "time_ns", source: "metric", categories: null },
+      { name: "bound", source: "metric", categories: ["latency", "compute"] },
+    ]);
+    expect(model.rows.map((drawn) => drawn.point)).toEqual([0, 1, 3]);
+    expect(model.values[0]).toEqual(["hbm3", "[2,4]", 300, "latency"]);
+  });
+});
