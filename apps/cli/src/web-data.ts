@@ -1,10 +1,11 @@
 import { basename, join } from "node:path";
 import { loadTopologyGraphFile } from "@kb/topology/node";
-import type { WebData, WebEdge, WebNode, WebResults, WebTimeline } from "@kb/web-ui/api";
+import type { WebData, WebResults, WebTimeline } from "@kb/web-ui/api";
+import type { SliceIndex } from "@kb/web-ui/slice-index";
+import { webTopologyOf } from "@kb/web-ui/topology-data";
+import type { TraceTimeline } from "@kb/web-ui/trace-timeline";
 import { findUp, locateTopology } from "./bench-files.js";
 import { readWebInput } from "./web-input.js";
-import type { SliceIndex } from "./web-slice-index.js";
-import type { TraceTimeline } from "./web-timeline.js";
 
 // What `kb web` serves at /api/data: the results and trace files read, and the topology.
 
@@ -52,23 +53,8 @@ export async function loadWebData(
       ? defaultTopologyFile(results, cwd)
       : locateTopology(options.topology, cwd);
   const { topology, graph } = loadTopologyGraphFile(topologyFile);
-  const nodes: WebNode[] = graph.nodes.map((node) => ({
-    id: node.id,
-    kind: node.kind,
-    impl: node.impl,
-    parent: node.parent,
-    sip: node.sip,
-    cube: node.cube,
-    pe: node.pe,
-    row: node.coords?.row ?? null,
-    col: node.coords?.col ?? null,
-  }));
-  const edges: WebEdge[] = graph.edges.map((edge) => ({
-    src: edge.src,
-    dst: edge.dst,
-    bw: edge.bwGbs,
-    latencyNs: edge.latencyNs,
-  }));
+  const webTopology = webTopologyOf(topologyFile, topology.name, graph);
+  const { nodes } = webTopology;
 
   const warnings: string[] = [];
   for (const entry of results) {
@@ -92,7 +78,7 @@ export async function loadWebData(
   return {
     data: {
       schema: "kb.web/1",
-      topology: { file: topologyFile, name: topology.name, nodes, edges },
+      topology: webTopology,
       results,
       timelines,
       warnings,

@@ -6,7 +6,7 @@ import { dirname, extname, join, resolve, sep } from "node:path";
 import { fileURLToPath } from "node:url";
 import { KbError } from "@kb/errors";
 import type { WebData } from "@kb/web-ui/api";
-import type { SliceIndex } from "./web-slice-index.js";
+import type { SliceIndex } from "@kb/web-ui/slice-index";
 
 // The HTTP server of `kb web`: the built page and /api/data, on a loopback address.
 

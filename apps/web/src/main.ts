@@ -1,37 +1,13 @@
 /// <reference lib="dom" />
-import type { Core } from "cytoscape";
-import type { EChartsType } from "echarts/core";
-import type { WebData, WebResults } from "./api.js";
-import { renderKindBars, renderTimeSeries, resultsColour } from "./charts.js";
-import { recolourDiagram, renderDiagram } from "./diagram.js";
-import { buildDiagram } from "./diagram-model.js";
-import { formatNs, formatNumber } from "./format.js";
-import { diagramLegend, verdictList } from "./legend.js";
-import {
-  bandwidthByKind,
-  compareHeadlines,
-  compareKinds,
-  compareLaunches,
-  hbmBandwidthByCube,
-  utilisationByKind,
-  verdictLines,
-} from "./results-model.js";
-import { comparisonTable, empty, summaryTable, verificationTable } from "./tables.js";
-import { renderTimeline, type TimelineHandle } from "./timeline.js";
+import type { WebData, WebTimelineWindow } from "./api.js";
+import { type ResultsPageHandle, renderResultsPage } from "./page.js";
+import type { TimelineSource } from "./timeline.js";
+
+// kb web's page: the data from the server (GET /api/data), drawn by page.ts; the timeline's
+// windows from GET /api/timeline.
 
 /** What the page exposes on `window.kbWeb` for tests and for poking at in the console. */
-export interface KbWebHandle {
-  readonly data: WebData;
-  /** The Cytoscape instance of the diagram. */
-  diagram: Core | null;
-  /** PEs drawn in the diagram. */
-  peCount: number;
-  /** The timeline shown, and its number of tracks. */
-  timeline: TimelineHandle | null;
-  trackCount: number;
-  /** The other charts by element id. */
-  readonly charts: Map<string, EChartsType>;
-}
+export type KbWebHandle = ResultsPageHandle;
 
 declare global {
   interface Window {
@@ -45,41 +21,29 @@ function element<T extends HTMLElement = HTMLElement>(id: string): T {
   return found as T;
 }
 
-function fillSelect(select: HTMLSelectElement, labels: readonly string[], selected: number): void {
-  select.replaceChildren(
-    ...labels.map((label, index) => {
-      const option = document.createElement("option");
-      option.value = String(index);
-      option.textContent = label;
-      option.selected = index === selected;
-      return option;
-    }),
-  );
-  select.disabled = labels.length < 2;
-}
+/** The timeline's windows from kb web's server. */
+const httpTimelineSource: TimelineSource = {
+  async window(trace, fromNs, toNs, width) {
+    const query = new URLSearchParams({
+      trace: String(trace),
+      from: String(fromNs),
+      to: String(toNs),
+      width: String(width),
+    });
+    const response = await fetch(`/api/timeline?${query}`);
+    if (!response.ok)
+      throw new Error(`GET /api/timeline answered ${response.status}: ${await response.text()}`);
+    return (await response.json()) as WebTimelineWindow;
+  },
+};
 
 async function main(): Promise<void> {
   const response = await fetch(`/api/data${location.search}`);
   if (!response.ok) throw new Error(`GET /api/data answered ${response.status}: ${await response.text()}`);
   const data = (await response.json()) as WebData;
   if (data.schema !== "kb.web/1") throw new Error(`unexpected data schema ${String(data.schema)}`);
-  const handle: KbWebHandle = {
-    data,
-    diagram: null,
-    peCount: 0,
-    timeline: null,
-    trackCount: 0,
-    charts: new Map(),
-  };
-  window.kbWeb = handle;
-  const { results, timelines, topology } = data;
-
-  element("topology-name").textContent = `— ${topology.name}`;
-  element("files").textContent = [
-    `topology ${topology.file}`,
-    ...results.map((entry) => `results ${entry.file}`),
-    ...timelines.map((timeline) => `trace ${timeline.file}`),
-  ].join(" · ");
+  window.kbWeb = renderResultsPage(element("results-page"), data, httpTimelineSource);
+  element("topology-name").textContent = `— ${data.topology.name}`;
   element("warnings").replaceChildren(
     ...data.warnings.map((warning) => {
       const item = document.createElement("li");
@@ -87,211 +51,6 @@ async function main(): Promise<void> {
       return item;
     }),
   );
-
-  // Summary
-  element("summary-table").replaceChildren(
-    results.length > 0
-      ? summaryTable(results)
-      : empty("No results file given: kb run BENCH --json > results.json, then kb web results.json."),
-  );
-
-  // Topology diagram, coloured by the chosen results file.
-  const diagramSelect = element<HTMLSelectElement>("diagram-results");
-  fillSelect(diagramSelect, results.length > 0 ? results.map((entry) => entry.label) : ["(no results)"], 0);
-  const diagramOf = (index: number) => buildDiagram(topology, results[index]?.results ?? null);
-  const diagram = diagramOf(0);
-  const diagramElement = element("diagram");
-  const cy = renderDiagram(diagramElement, diagram, element("diagram-info"));
-  handle.diagram = cy;
-  handle.peCount = diagram.peCount;
-  diagramElement.dataset.peCount = String(diagram.peCount);
-  diagramElement.dataset.nodeCount = String(cy.nodes().length);
-  diagramSelect.addEventListener("change", () => recolourDiagram(cy, diagramOf(Number(diagramSelect.value))));
-  if (results.some((entry) => entry.results.topology !== topology.name)) {
-    element("diagram-note").textContent = `The diagram draws topology "${topology.name}"; ${results
-      .filter((entry) => entry.results.topology !== topology.name)
-      .map((entry) => `${entry.label} ran on "${entry.results.topology}"`)
-      .join(", ")}: its colours show only where the ids match.`;
-  }
-  element("diagram-fit").addEventListener("click", () => cy.fit(undefined, 24));
-  const legend = element("diagram-legend");
-  const showLegend = (index: number) => {
-    const chosen = results[index]?.results;
-    legend.replaceChildren(
-      ...diagramLegend({
-        results: chosen !== undefined,
-        hbmPorts: chosen?.hbmPorts !== undefined,
-        links: chosen?.links !== undefined,
-      }),
-    );
-  };
-  showLegend(0);
-  diagramSelect.addEventListener("change", () => showLegend(Number(diagramSelect.value)));
-
-  // The bottleneck of every launch, first thing on the page.
-  const verdicts = verdictLines(results);
-  element("verdict-list").replaceChildren(
-    ...(verdicts.length > 0
-      ? verdictList(verdicts, results.length)
-      : [empty("No launches: the bottleneck verdicts come from a results file (kb run --json).")]),
-  );
-
-  // Per-kind charts over every results file.
-  const chartOf = (id: string, chart: EChartsType) => {
-    handle.charts.set(id, chart);
-    element(id).dataset.series = String((chart.getOption().series as unknown[] | undefined)?.length ?? 0);
-  };
-  if (results.length > 0) {
-    const seriesOf = (pick: (entry: WebResults) => ReturnType<typeof utilisationByKind>) =>
-      results.map((entry) => ({ name: entry.label, values: pick(entry) }));
-    chartOf(
-      "chart-utilisation",
-      renderKindBars(
-        element("chart-utilisation"),
-        seriesOf((entry) => utilisationByKind(entry.results)),
-        "fraction",
-      ),
-    );
-    chartOf(
-      "chart-bandwidth",
-      renderKindBars(
-        element("chart-bandwidth"),
-        seriesOf((entry) => bandwidthByKind(entry.results)),
-        "GB/s",
-      ),
-    );
-  } else {
-    element("chart-utilisation").replaceWith(empty("Needs a results file (kb run --json)."));
-    element("chart-bandwidth").replaceWith(empty("Needs a results file (kb run --json)."));
-  }
-  const withHbm = timelines.find((timeline) =>
-    timeline.counters.some((counter) => counter.name === "HBM GB/s"),
-  );
-  if (withHbm !== undefined) {
-    chartOf(
-      "chart-hbm-time",
-      renderTimeSeries(element("chart-hbm-time"), hbmBandwidthByCube(withHbm), "GB/s"),
-    );
-    const binNs = withHbm.counters.find((counter) => counter.binNs !== undefined)?.binNs;
-    element("chart-hbm-time").dataset.endNs = String(withHbm.endNs);
-    element("hbm-note").textContent =
-      `${withHbm.label}: the whole run, 0 … ${formatNs(withHbm.endNs)}` +
-      (binNs === undefined ? ", every sample." : `, in bins of ${formatNs(binNs)} (the mean of each bin).`);
-  } else {
-    element("hbm-over-time-wrap").hidden = true;
-  }
-
-  // Timeline
-  const timelineElement = element("timeline-chart");
-  const timelineSelect = element<HTMLSelectElement>("timeline-select");
-  const note = element("timeline-note");
-  const showTimeline = (index: number) => {
-    const timeline = timelines[index];
-    if (timeline === undefined) return;
-    handle.timeline?.dispose();
-    handle.trackCount = timeline.tracks.length;
-    handle.timeline = renderTimeline(timelineElement, timeline, index, (window) => {
-      note.textContent =
-        `${timeline.tracks.length} tracks, ${String(timeline.totalSlices)} slices over ${formatNs(timeline.endNs)}; ` +
-        `this window ${formatNs(window.fromNs)} … ${formatNs(window.toNs)} holds ${String(window.sliceCount)}: ` +
-        (window.slices === null
-          ? `bars show each track's busy fraction per pixel column (more than ${String(window.maxSlices)} slices: zoom in to see them one by one).`
-          : "slices drawn one by one over the busy fractions.") +
-        " Wheel zooms time, drag pans, double-click shows the whole run; shift+wheel or the wheel over the names scrolls tracks.";
-    });
-  };
-  if (timelines.length > 0) {
-    fillSelect(
-      timelineSelect,
-      timelines.map((timeline) => timeline.label),
-      0,
-    );
-    timelineSelect.addEventListener("change", () => showTimeline(Number(timelineSelect.value)));
-    showTimeline(0);
-  } else {
-    timelineSelect.disabled = true;
-    timelineElement.dataset.trackCount = "0";
-    timelineElement.replaceChildren(
-      empty("No trace given: kb run BENCH --trace run.trace.json, then pass that file too."),
-    );
-  }
-
-  // Verification
-  element("verification-tables").replaceChildren(
-    ...(results.length > 0
-      ? results.map(verificationTable)
-      : [empty("Needs a results file of kb run --verify --json.")]),
-  );
-
-  // Comparison of two results files.
-  if (results.length >= 2) {
-    const selectA = element<HTMLSelectElement>("compare-a");
-    const selectB = element<HTMLSelectElement>("compare-b");
-    const labels = results.map((entry) => entry.label);
-    fillSelect(selectA, labels, 0);
-    fillSelect(selectB, labels, 1);
-    const compare = () => {
-      const a = results[Number(selectA.value)] as WebResults;
-      const b = results[Number(selectB.value)] as WebResults;
-      element("comparison-table").replaceChildren(
-        comparisonTable(
-          [...compareHeadlines(a.results, b.results), ...compareLaunches(a.results, b.results)],
-          a.label,
-          b.label,
-          "headline",
-        ),
-      );
-      const topologyNote = element("comparison-note");
-      topologyNote.textContent =
-        a.results.topology === b.results.topology
-          ? ""
-          : `A ran on topology "${a.results.topology}", B on "${b.results.topology}": a comparison of two designs. The figures are compared side by side, launches matched by position; the diagram above draws "${topology.name}" only.`;
-      topologyNote.hidden = topologyNote.textContent === "";
-      element("comparison-kinds").replaceChildren(
-        comparisonTable(compareKinds(a.results, b.results), a.label, b.label, "utilisation by kind"),
-      );
-      const kinds = [
-        ...new Set([...utilisationByKind(a.results), ...utilisationByKind(b.results)].map((k) => k.kind)),
-      ].sort();
-      const max = Math.max(
-        0.01,
-        ...[...utilisationByKind(a.results), ...utilisationByKind(b.results)].map((kind) => kind.value),
-      );
-      // One scale for both sides, so bar lengths compare across the two charts.
-      const scale = Math.min(1, Number(formatNumber(Math.ceil(max * 10) / 10, 2)));
-      element("compare-title-a").textContent = `A: ${a.label}`;
-      element("compare-title-b").textContent = `B: ${b.label}`;
-      for (const [id, entry, colour] of [
-        ["compare-chart-a", a, resultsColour(0)],
-        ["compare-chart-b", b, resultsColour(1)],
-      ] as const) {
-        chartOf(
-          id,
-          renderKindBars(
-            element(id),
-            [{ name: entry.label, values: utilisationByKind(entry.results), colour }],
-            "fraction",
-            { kinds, max: scale },
-          ),
-        );
-      }
-    };
-    selectA.addEventListener("change", compare);
-    selectB.addEventListener("change", compare);
-    compare();
-  } else {
-    element("compare-a").setAttribute("disabled", "");
-    element("compare-b").setAttribute("disabled", "");
-    element("comparison-body").replaceChildren(
-      empty("Pass two results files (two design points) to compare them side by side: kb web a.json b.json."),
-    );
-  }
-
-  window.addEventListener("resize", () => {
-    cy.resize();
-    handle.timeline?.resize();
-    for (const chart of handle.charts.values()) chart.resize();
-  });
   element("status").hidden = true;
   document.body.dataset.ready = "true";
 }

@@ -17,6 +17,15 @@ const RIGHT_PX = 12;
 /** Rows visible before the rows scroll. */
 const VISIBLE_ROWS = 40;
 
+/**
+ * Where the timeline's windows come from: kb web asks its server (`GET /api/timeline`), the
+ * playground answers from the run's trace in memory.
+ */
+export interface TimelineSource {
+  /** The window `[fromNs, toNs)` of timeline number `trace` in `width` columns (see {@link WebTimelineWindow}). */
+  window(trace: number, fromNs: number, toNs: number, width: number): Promise<WebTimelineWindow>;
+}
+
 /** A drawn timeline: its window, the server's last answer, and how to move it. */
 export interface TimelineHandle {
   readonly timeline: WebTimeline;
@@ -33,13 +42,14 @@ export interface TimelineHandle {
 }
 
 /**
- * Draws timeline number `traceIndex` of `/api/data` into `container` and fetches its windows from
- * `/api/timeline`. `onWindow` hears each answer drawn (for the note beside the chart).
+ * Draws timeline number `traceIndex` of the page's data into `container`, its windows asked of
+ * `source`. `onWindow` hears each answer drawn (for the note beside the chart).
  */
 export function renderTimeline(
   container: HTMLElement,
   timeline: WebTimeline,
   traceIndex: number,
+  source: TimelineSource,
   onWindow: (window: WebTimelineWindow) => void,
 ): TimelineHandle {
   container.replaceChildren();
@@ -158,16 +168,7 @@ export function renderTimeline(
   const fetchWindow = async () => {
     const id = ++requestId;
     const asked = view;
-    const query = new URLSearchParams({
-      trace: String(traceIndex),
-      from: String(asked.fromNs),
-      to: String(asked.toNs),
-      width: String(Math.round(plotWidth())),
-    });
-    const response = await fetch(`/api/timeline?${query}`);
-    if (!response.ok)
-      throw new Error(`GET /api/timeline answered ${response.status}: ${await response.text()}`);
-    const answer = (await response.json()) as WebTimelineWindow;
+    const answer = await source.window(traceIndex, asked.fromNs, asked.toNs, Math.round(plotWidth()));
     if (id !== requestId) return;
     shown = answer;
     busy = decodeBusy(answer);

@@ -1,8 +1,9 @@
-import type { WebTimelineWindow } from "@kb/web-ui/api";
+import type { WebTimelineWindow } from "./api.js";
 
 // Every slice of a trace in typed arrays (a few million cost tens of MB, not an object each), with
 // a pyramid of per-track busy time in bins over the run, so `kb web` answers any window of the
-// run: busy fractions per pixel column, and the slices themselves when few enough.
+// run: busy fractions per pixel column, and the slices themselves when few enough. Browser-safe:
+// kb web's server and the playground (over a run's trace in memory) answer windows from it.
 
 /** Slices `GET /api/timeline` sends at most for one window; more are drawn as busy rows only. */
 export const MAX_WINDOW_SLICES = 50_000;
@@ -173,7 +174,7 @@ export class SliceIndex {
       fromNs: from,
       toNs: to,
       width: columns,
-      busy: Buffer.from(busy.buffer, busy.byteOffset, busy.byteLength).toString("base64"),
+      busy: base64Of(busy),
       sliceCount,
       maxSlices,
       slices,
@@ -345,4 +346,14 @@ function upperBound(values: Float64Array, value: number): number {
     else high = mid;
   }
   return low;
+}
+
+/** `bytes` as base64 (btoa over chunks: no Buffer, so the page and the playground run it too). */
+export function base64Of(bytes: Uint8Array): string {
+  const chunk = 0x8000;
+  let text = "";
+  for (let at = 0; at < bytes.length; at += chunk) {
+    text += String.fromCharCode(...bytes.subarray(at, Math.min(bytes.length, at + chunk)));
+  }
+  return btoa(text);
 }

@@ -1,0 +1,80 @@
+// The results views' sections (ids the renderer of page.ts fills), one fragment for kb web's page
+// and the playground, so neither copies the other's markup.
+
+/** The sections of the results views, in page order: bottleneck verdicts, summary, topology, charts, timeline, verification, comparison. */
+export const RESULTS_SECTIONS_HTML = `
+<section id="verdicts">
+  <h2>Bottleneck per launch</h2>
+  <ul id="verdict-list" class="verdicts"></ul>
+</section>
+
+<section id="summary">
+  <h2>Summary</h2>
+  <p class="hint" id="files"></p>
+  <div id="summary-table" class="table-wrap"></div>
+</section>
+
+<section id="topology">
+  <h2>Topology</h2>
+  <div class="controls">
+    <label>Colour by <select id="diagram-results"></select></label>
+    <button type="button" id="diagram-fit">Fit</button>
+  </div>
+  <div class="legend-block" id="diagram-legend"></div>
+  <p class="note" id="diagram-note"></p>
+  <div class="diagram-wrap">
+    <div id="diagram" class="diagram" role="img" aria-label="topology diagram"></div>
+    <div id="diagram-info" class="diagram-info">Hover over a node or a link.</div>
+  </div>
+</section>
+
+<section id="charts">
+  <h2>Utilisation and bandwidth by component kind</h2>
+  <div class="chart-row">
+    <div><h3>Utilisation (mean over the kind's components)</h3><div id="chart-utilisation" class="chart"></div></div>
+    <div><h3>Bandwidth (bytes over simulated time)</h3><div id="chart-bandwidth" class="chart"></div></div>
+  </div>
+  <div id="hbm-over-time-wrap">
+    <h3>HBM bandwidth over time, per cube: the sum of the trace's per-pseudo-channel <code>HBM GB/s</code> counters (each point the pseudo-channel's data-bus time in the 1 µs bin it starts, times its bandwidth, held until its next point). </h3>
+    <p class="note">Every HBM request, host copies (copyToDevice, fromDevice) included: a point is the mean bandwidth of the 1 µs bin of simulated time it starts (each pseudo-channel's data-bus time in the bin), summed over a cube's pseudo-channels. Traces written before the counter was binned (kb run before this version) sampled at answer time and draw host copies as 0.</p>
+    <p class="hint" id="hbm-note"></p>
+    <div id="chart-hbm-time" class="chart"></div>
+  </div>
+</section>
+
+<section id="timeline">
+  <h2>Timeline</h2>
+  <div class="controls">
+    <label>Trace <select id="timeline-select"></select></label>
+    <span class="hint" id="timeline-note"></span>
+  </div>
+  <div id="timeline-chart" class="timeline"></div>
+</section>
+
+<section id="verification">
+  <h2>Verification</h2>
+  <div id="verification-tables" class="table-wrap"></div>
+</section>
+
+<section id="comparison">
+  <h2>Comparison</h2>
+  <div class="controls">
+    <label>A <select id="compare-a"></select></label>
+    <label>B <select id="compare-b"></select></label>
+  </div>
+  <p class="note" id="comparison-note" hidden></p>
+  <div id="comparison-body">
+    <div id="comparison-table" class="table-wrap"></div>
+    <div class="chart-row">
+      <div><h3 id="compare-title-a">A</h3><div id="compare-chart-a" class="chart"></div></div>
+      <div><h3 id="compare-title-b">B</h3><div id="compare-chart-b" class="chart"></div></div>
+    </div>
+    <div id="comparison-kinds" class="table-wrap"></div>
+  </div>
+</section>
+`;
+
+/** Puts the results sections into `container` (replacing what it holds). */
+export function mountResultsSections(container: HTMLElement): void {
+  container.innerHTML = RESULTS_SECTIONS_HTML;
+}
