@@ -1,17 +1,21 @@
+import { KbError } from "@kb/errors";
 import type { WebData } from "@kb/web-ui/api";
 import { type Command, InvalidArgumentError } from "commander";
 import { groupDigits } from "./format-run.js";
 import type { CliIo } from "./run-cli.js";
 import { loadWebData } from "./web-data.js";
 import { DEFAULT_WEB_PORT, findPageDir, isLoopback, startWebServer, type WebServer } from "./web-server.js";
+import { loadSweepSource, type SweepSource, sweepTableIn } from "./web-sweep.js";
 
 // `kb web`: reads results and traces, serves the page that draws them (apps/web). What crosses
 // the wire is declared once, by the page (apps/web/src/api.ts); web-data.ts builds it,
-// web-timeline.ts turns traces into timelines, web-server.ts serves it.
+// web-timeline.ts turns traces into timelines, web-server.ts serves it. A sweep's results.jsonl
+// (kb sweep) gets the sweep page instead: web-sweep.ts reads it and its points' cached runs.
 
 /** Options of `kb web` as commander parses them. */
 interface WebOptions {
   topology?: string;
+  cache?: string;
   port: number;
   host: string;
 }
@@ -37,12 +41,21 @@ export function addWebCommand(program: Command, io: CliIo, hooks: WebCommandHook
         "utilisation and bandwidth by component kind, the verification table of a --verify run, and " +
         "a side-by-side comparison of two results files (two design points). FILES are results " +
         "files (kb run --json > FILE) and traces (kb run --trace FILE), told apart by their content. " +
-        "Runs until Ctrl-C.",
+        "Given a sweep's results.jsonl (kb sweep), alone, it serves the sweep page instead: a table " +
+        "of the points, a scatter of two metrics with the Pareto front, parallel coordinates; a " +
+        "point whose results are in --cache DIR opens as its run's page. Runs until Ctrl-C.",
     )
-    .argument("[files...]", "results JSON files and Chrome trace JSON files, in any order")
+    .argument(
+      "[files...]",
+      "results JSON files and Chrome trace JSON files, in any order; or one sweep's results.jsonl",
+    )
     .option(
       "--topology <file>",
       "topology YAML the diagram draws (default: topologies/NAME.yaml for the topology NAME of the first results file when there is one, else topologies/default.yaml; looked up like kb run's)",
+    )
+    .option(
+      "--cache <dir>",
+      "with a sweep's results.jsonl: the results cache given to kb sweep --cache, from which the points' runs open (default: none, runs do not open)",
     )
     .option("--port <n>", "port to listen on (0: any free port)", parsePort, DEFAULT_WEB_PORT)
     .option(
@@ -56,23 +69,43 @@ export function addWebCommand(program: Command, io: CliIo, hooks: WebCommandHook
         "  kb run gemm --json --trace gemm.trace.json > gemm.json\n" +
         "  kb web gemm.json gemm.trace.json            # then open http://127.0.0.1:8080/\n" +
         "  kb web small.json big.json --port 0         # compare two design points on a free port\n" +
-        "  kb web ref.json --topology topologies/ref-cube.yaml",
+        "  kb web ref.json --topology topologies/ref-cube.yaml\n" +
+        "  kb web sweeps/results/gemm-hbm/results.jsonl --cache /tmp/kbcache   # a sweep's page",
     )
     .action(async (files: string[], options: WebOptions) => {
-      const { data, slices } = await loadWebData(files, {
-        ...(options.topology !== undefined ? { topology: options.topology } : {}),
-        cwd: process.cwd(),
-      });
+      const cwd = process.cwd();
+      const topology = options.topology !== undefined ? { topology: options.topology } : {};
+      const sweepFile = await sweepTableIn(files);
+      if (sweepFile === null && options.cache !== undefined) {
+        throw new KbError(
+          "CLI_USAGE",
+          "--cache opens the runs of a sweep's points: give kb web a sweep's results.jsonl (kb sweep writes it) with it.",
+        );
+      }
       const pageDir = hooks.pageDir ?? findPageDir();
-      const server = await startWebServer({ data, slices, pageDir, host: options.host, port: options.port });
+      let served: { warnings: readonly string[]; description: string };
+      let server: WebServer;
+      if (sweepFile === null) {
+        const { data, slices } = await loadWebData(files, { ...topology, cwd });
+        server = await startWebServer({ data, slices, pageDir, host: options.host, port: options.port });
+        served = { warnings: data.warnings, description: describeData(data) };
+      } else {
+        const sweep = await loadSweepSource(sweepFile, {
+          ...topology,
+          ...(options.cache !== undefined ? { cacheDir: options.cache } : {}),
+          cwd,
+        });
+        server = await startWebServer({ sweep, pageDir, host: options.host, port: options.port });
+        served = { warnings: sweep.data.warnings, description: describeSweep(sweep) };
+      }
       const warnings = isLoopback(options.host)
-        ? data.warnings
+        ? served.warnings
         : [
-            ...data.warnings,
+            ...served.warnings,
             `listening on ${options.host}, not a loopback address: anyone who can reach this machine can read the page and its results.`,
           ];
       for (const warning of warnings) io.stderr.write(`kb web: warning: ${warning}\n`);
-      io.stdout.write(`${describeData(data)}kb web: serving on ${server.url} (Ctrl-C to stop)\n`);
+      io.stdout.write(`${served.description}kb web: serving on ${server.url} (Ctrl-C to stop)\n`);
       hooks.onListening?.(server);
       await stopRequested(hooks.signal);
       await server.close();
@@ -104,6 +137,20 @@ function describeData(data: WebData): string {
     );
   }
   return `${lines.join("\n")}\n`;
+}
+
+/** What the server read of a sweep, for the terminal. */
+function describeSweep({ data }: SweepSource): string {
+  const ok = data.rows.filter((row) => row.status === "ok").length;
+  const cached = data.rows.filter((row) => row.cached).length;
+  const runs =
+    data.cacheDir === null
+      ? "no --cache: the points' runs do not open"
+      : `${cached} with results in ${data.cacheDir} (their runs open from the page)`;
+  return (
+    `kb web: sweep ${data.file}: ${data.rows.length} points (${ok} ok, ${data.rows.length - ok} failed), ` +
+    `${data.axes.length} axes, ${data.metrics.length} metrics; ${runs}\n`
+  );
 }
 
 /** Resolves on SIGINT, SIGTERM or when `signal` aborts. */

@@ -7,8 +7,10 @@ import { fileURLToPath } from "node:url";
 import { KbError } from "@kb/errors";
 import type { WebData } from "@kb/web-ui/api";
 import type { SliceIndex } from "@kb/web-ui/slice-index";
+import type { SweepData } from "@kb/web-ui/sweep-api";
 
-// The HTTP server of `kb web`: the built page and /api/data, on a loopback address.
+// The HTTP server of `kb web`: the built page and /api/data, on a loopback address; for a sweep,
+// its page (sweep.html at /), /api/sweep, and each cached run at /api/data?run=DIGEST.
 
 /** The default port of `kb web`. */
 export const DEFAULT_WEB_PORT = 8080;
@@ -32,8 +34,10 @@ export function findPageDir(): string {
 
 /** Options of {@link startWebServer}. */
 export interface WebServerOptions {
-  /** What `/api/data` answers. */
-  readonly data: WebData;
+  /** What `/api/data` answers (none: a sweep's server, whose `/api/data` needs `?run=`). */
+  readonly data?: WebData;
+  /** A sweep to serve: its page at `/`, `/api/sweep`, and `/api/data?run=DIGEST`. */
+  readonly sweep?: WebSweep;
   /** The slices of `data.timelines[i]` at `i`, for `/api/timeline` (none: it answers 404). */
   readonly slices?: readonly SliceIndex[];
   /** The directory of the built page (`index.html` and its assets). */
@@ -42,6 +46,14 @@ export interface WebServerOptions {
   readonly host?: string;
   /** Port (default {@link DEFAULT_WEB_PORT}; 0 picks a free one). */
   readonly port?: number;
+}
+
+/** What a sweep's server answers (see web-sweep.ts). */
+export interface WebSweep {
+  /** What `/api/sweep` answers. */
+  readonly data: SweepData;
+  /** What `/api/data?run=DIGEST` answers: a point's cached run, or null (404). */
+  run(digest: string): Promise<WebData | null>;
 }
 
 /** A running `kb web` server. */
@@ -87,11 +99,15 @@ export async function startWebServer(options: WebServerOptions): Promise<WebServ
   const host = options.host ?? "127.0.0.1";
   const requestedPort = options.port ?? DEFAULT_WEB_PORT;
   const pageDir = resolve(options.pageDir);
-  const body = Buffer.from(JSON.stringify(options.data), "utf8");
+  const body = options.data === undefined ? null : Buffer.from(JSON.stringify(options.data), "utf8");
+  const sweepBody =
+    options.sweep === undefined ? null : Buffer.from(JSON.stringify(options.sweep.data), "utf8");
   const loopbackOnly = isLoopback(host);
 
   const server = createServer((request, response) => {
-    handle(request, response, { pageDir, body, loopbackOnly, slices: options.slices ?? [] }).catch(
+    const sweep =
+      options.sweep === undefined || sweepBody === null ? null : { source: options.sweep, body: sweepBody };
+    handle(request, response, { pageDir, body, sweep, loopbackOnly, slices: options.slices ?? [] }).catch(
       (error: unknown) => {
         send(response, 500, `internal error: ${(error as Error).message}\n`);
       },
@@ -128,7 +144,8 @@ export async function startWebServer(options: WebServerOptions): Promise<WebServ
 
 interface HandlerState {
   readonly pageDir: string;
-  readonly body: Buffer;
+  readonly body: Buffer | null;
+  readonly sweep: { readonly source: WebSweep; readonly body: Buffer } | null;
   readonly loopbackOnly: boolean;
   readonly slices: readonly SliceIndex[];
 }
@@ -156,15 +173,35 @@ async function handle(
     send(response, 400, "bad request path\n");
     return;
   }
-  if (pathname === "/api/data") {
+  if (pathname === "/api/data" && query.has("run")) {
+    await answerRun(query.get("run") ?? "", state.sweep?.source ?? null, request, response);
+    return;
+  }
+  if (pathname === "/api/data" && state.body !== null) {
     send(response, 200, state.body, { "Content-Type": "application/json; charset=utf-8" }, request);
+    return;
+  }
+  if (pathname === "/api/data") {
+    send(
+      response,
+      404,
+      "kb web serves a sweep: /api/data?run=DIGEST answers the run of a point (open it from the sweep page)\n",
+    );
+    return;
+  }
+  if (pathname === "/api/sweep") {
+    if (state.sweep === null) send(response, 404, "kb web serves no sweep: run kb web RESULTS.jsonl\n");
+    else
+      send(response, 200, state.sweep.body, { "Content-Type": "application/json; charset=utf-8" }, request);
     return;
   }
   if (pathname === "/api/timeline") {
     answerTimeline(query, state.slices, request, response);
     return;
   }
-  const file = pageFile(state.pageDir, pathname === "/" ? "/index.html" : pathname);
+  // A sweep's page at /, a point's run page at /?run=DIGEST.
+  const home = state.sweep !== null && !query.has("run") ? "/sweep.html" : "/index.html";
+  const file = pageFile(state.pageDir, pathname === "/" ? home : pathname);
   let content: Buffer | null = null;
   if (file !== null) {
     try {
@@ -211,6 +248,46 @@ function answerTimeline(
     numbers.get("width") as number,
   );
   send(response, 200, JSON.stringify(window), { "Content-Type": "application/json; charset=utf-8" }, request);
+}
+
+/**
+ * `GET /api/data?run=DIGEST`: the `WebData` of a sweep's point whose results are cached; 400 for
+ * what is not a digest, 404 for a run that is not a point's or not in the cache.
+ */
+async function answerRun(
+  digest: string,
+  sweep: WebSweep | null,
+  request: IncomingMessage,
+  response: ServerResponse,
+): Promise<void> {
+  if (!/^[0-9a-f]{64}$/.test(digest)) {
+    send(response, 400, `/api/data?run= needs a manifest digest (64 hex digits), got "${digest}"\n`);
+    return;
+  }
+  if (sweep === null) {
+    send(
+      response,
+      404,
+      "kb web serves no sweep: ?run=DIGEST opens a point of kb web RESULTS.jsonl --cache DIR\n",
+    );
+    return;
+  }
+  let data: WebData | null;
+  try {
+    data = await sweep.run(digest);
+  } catch (error) {
+    send(response, 500, `cannot read run ${digest}: ${(error as Error).message}\n`);
+    return;
+  }
+  if (data === null) {
+    const where =
+      sweep.data.cacheDir === null
+        ? "no results cache was given: run kb web with --cache DIR (the folder given to kb sweep --cache)"
+        : `${sweep.data.cacheDir} has no ${digest}.json, or no point of the sweep has that digest`;
+    send(response, 404, `no run ${digest}: ${where}\n`);
+    return;
+  }
+  send(response, 200, JSON.stringify(data), { "Content-Type": "application/json; charset=utf-8" }, request);
 }
 
 /** The file of `pathname` under `root`, or null when it would leave `root` (`..`, `\`, NUL). */
