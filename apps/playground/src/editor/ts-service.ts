@@ -53,7 +53,7 @@ export interface TsService {
    * `benches/lib/params.ts`); imports between them resolve as in the repository.
    */
   setFiles(files: Readonly<Record<string, string>>): void;
-  /** Sets one file's text (the editor's document after an edit). */
+  /** Sets one file's text (the editor's document after an edit), adding the file if it is new. */
   updateFile(path: string, text: string): void;
   /** Syntax and type errors of a file, in order. */
   diagnostics(path: string): EditorDiagnostic[];
@@ -160,9 +160,11 @@ export function createTsService(ts: typeof Ts, types: Readonly<Record<string, st
       }
     },
     updateFile(path, text) {
-      const absolute = userPath(path);
-      const entry = user.get(absolute) as { text: string; version: number };
-      if (entry.text !== text) user.set(absolute, { text, version: entry.version + 1 });
+      const absolute = virtualPath(path);
+      const entry = user.get(absolute);
+      if (entry?.text === text) return;
+      user.set(absolute, { text, version: (entry?.version ?? 0) + 1 });
+      addDirectories(directories, absolute);
     },
     diagnostics(path) {
       const absolute = userPath(path);
