@@ -5,8 +5,16 @@ export { comparePhases, formatPhaseCheck, PhaseComparer } from "./check-phases.j
 export type { Placement } from "./device-tensor.js";
 export { DeviceTensor } from "./device-tensor.js";
 export type { Grid, GridSpec } from "./grid.js";
-export type { RunManifest, RunManifestInput } from "./manifest.js";
-export { canonicalJson, completeManifest, pluginDigest, RunManifestSchema, sha256Hex } from "./manifest.js";
+export type { ManifestInputs, RunManifest, RunManifestInput } from "./manifest.js";
+export {
+  canonicalJson,
+  completeManifest,
+  manifestOf,
+  pluginDigest,
+  RunManifestSchema,
+  runtimeVersion,
+  sha256Hex,
+} from "./manifest.js";
 export type { DeviceMemoryAllocatorStats, DeviceMemoryLayout } from "./memory/device-memory.js";
 export { DeviceMemory } from "./memory/device-memory.js";
 export type {
@@ -26,6 +34,15 @@ export type {
 export { withReferenceProgress } from "./reference-progress.js";
 export type { LaunchRecord, RunResults } from "./results.js";
 export { RunResultsSchema } from "./results.js";
+export type {
+  CoreSimulatorOptions,
+  RunBenchCoreOptions,
+  RunBenchResult,
+  RunWallTimes,
+} from "./run-bench-core.js";
+export { runBenchCore } from "./run-bench-core.js";
+export type { Phase2OpLog, RunProgress } from "./run-bench-core-parts.js";
+export { memoryPhase2Log } from "./run-bench-core-parts.js";
 export type { RunLimits } from "./run-limits.js";
 export { DEFAULT_MAX_EVENTS } from "./run-limits.js";
 export type {

@@ -1,5 +1,6 @@
 import type { KbPlugin } from "@kb/components";
 import { KbError } from "@kb/errors";
+import type { Topology } from "@kb/topology";
 import * as z from "zod";
 
 // A run's identity (DESIGN §10): what went into it, so that two runs with the same manifest digest
@@ -44,7 +45,9 @@ export const RunManifestSchema = z.object({
     ),
   node: z
     .string()
-    .describe("Node version that ran it (process.version); informative, not part of the digest."),
+    .describe(
+      "The JavaScript runtime that ran it: on Node its version (process.version, `v20.11.1`), in a browser `browser ` and the engine of its user agent (`browser Chrome/131.0.6778.85`); informative, not part of the digest.",
+    ),
   digest: z
     .string()
     .describe(
@@ -98,6 +101,69 @@ export async function completeManifest(input: RunManifestInput): Promise<RunMani
   const { node, ...identity } = input;
   const body = { schema: "kb.manifest/1" as const, ...identity };
   return { ...body, node, digest: await sha256Hex(canonicalJson(body)) };
+}
+
+/** What {@link manifestOf} describes: a run's inputs, loaded (no file or package is read). */
+export interface ManifestInputs {
+  readonly bench: { readonly name: string };
+  /** The bench file's text or bytes: its sha256 (of the UTF-8 bytes for text) is the bench's digest. */
+  readonly benchSource: string | Uint8Array;
+  /** The resolved topology (every default filled in, as `parseTopology` gives it). */
+  readonly topology: Topology;
+  /** The plug-ins the run loads (the topology's and any others). */
+  readonly plugins: readonly KbPlugin[];
+  /** The bench params after defaults (`parseBenchParams`). */
+  readonly params: Readonly<Record<string, unknown>>;
+  /** Run options that change the results (verify, checkPhases). */
+  readonly options: Readonly<Record<string, unknown>>;
+  /** Versions of the @kb packages the run uses, by name. */
+  readonly packages: Readonly<Record<string, string>>;
+  /** The manifest's `node` field (default {@link runtimeVersion}). */
+  readonly runtime?: string;
+}
+
+/**
+ * A run's manifest from its loaded inputs, on any platform: the digests of the topology, the
+ * plug-ins and the bench source, the params, seed, options and package versions. The Node
+ * manifest (`runManifest` of `@kb/runtime/node`) reads the files and calls this; a browser passes
+ * the editor's text, so the same inputs give the same digest in both.
+ */
+export async function manifestOf(inputs: ManifestInputs): Promise<RunManifest> {
+  const params = inputs.params as Record<string, unknown>;
+  return completeManifest({
+    packages: { ...inputs.packages },
+    plugins: await Promise.all(
+      inputs.plugins.map(async (plugin) => ({
+        name: plugin.meta.name,
+        version: plugin.meta.version,
+        digest: await pluginDigest(plugin),
+      })),
+    ),
+    topology: { name: inputs.topology.name, digest: await sha256Hex(canonicalJson(inputs.topology)) },
+    bench: { name: inputs.bench.name, digest: await sha256Hex(inputs.benchSource) },
+    params: { ...params },
+    seed: typeof params.seed === "number" ? params.seed : null,
+    options: { ...inputs.options },
+    node: inputs.runtime ?? runtimeVersion(),
+  });
+}
+
+/**
+ * The manifest's `node` field for this host: Node's `process.version`, else `browser` and the
+ * engine named by the user agent (`browser Chrome/131.0.6778.85`, `browser Firefox/133.0`,
+ * `browser Safari/18.1`), else `unknown`.
+ */
+export function runtimeVersion(): string {
+  const host = globalThis as { process?: { versions?: { node?: string }; version?: string } };
+  if (host.process?.versions?.node !== undefined && host.process.version !== undefined) {
+    return host.process.version;
+  }
+  const agent = (globalThis as { navigator?: { userAgent?: string } }).navigator?.userAgent;
+  if (agent === undefined) return "unknown";
+  const engine =
+    /\b(?:HeadlessChrome|Chrome|Firefox)\/[\d.]+/.exec(agent)?.[0] ??
+    /\bVersion\/([\d.]+).*\bSafari\//.exec(agent)?.[1]?.replace(/^/, "Safari/");
+  return `browser ${engine ?? agent}`;
 }
 
 /**

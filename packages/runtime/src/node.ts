@@ -6,5 +6,8 @@ export { loadSimulator } from "./node/load-simulator.js";
 export { ResultsCache } from "./node/manifest-cache.js";
 export type { RunManifestOptions } from "./node/manifest-node.js";
 export { packageVersions, runManifest } from "./node/manifest-node.js";
-export type { RunBenchOptions, RunBenchResult, RunProgress, RunWallTimes } from "./node/run-bench.js";
+export type { RunBenchOptions } from "./node/run-bench.js";
 export { benchManifest, runBench } from "./node/run-bench.js";
+// Re-exported for code written before they moved to the main entry with runBenchCore.
+export type { RunBenchResult, RunWallTimes } from "./run-bench-core.js";
+export type { RunProgress } from "./run-bench-core-parts.js";

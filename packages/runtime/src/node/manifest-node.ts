@@ -5,7 +5,7 @@ import { loadPlugins, loadTopologyPlugins } from "@kb/components/node";
 import { resolveTopology, type Topology, type TopologyInput } from "@kb/topology";
 import { loadTopologyFile } from "@kb/topology/node";
 import type { Bench } from "../bench.js";
-import { canonicalJson, completeManifest, pluginDigest, type RunManifest, sha256Hex } from "../manifest.js";
+import { manifestOf, type RunManifest } from "../manifest.js";
 
 /** The @kb packages a run of `@kb/runtime` uses: itself and what it depends on. */
 const RUNTIME_PACKAGES = [
@@ -64,8 +64,8 @@ export interface RunManifestOptions {
 /**
  * A run's manifest (`RunResults.manifest`, `kb run --manifest-only`) without running it: the
  * resolved topology and its digest, the plug-ins it loads (imported to read their metadata), the
- * bench file's digest, params, seed, options, package versions and the Node version. Throws what
- * loading the topology and the plug-ins throws.
+ * bench file's digest, params, seed, options, package versions and the Node version (`manifestOf`
+ * with the files read). Throws what loading the topology and the plug-ins throws.
  */
 export async function runManifest(options: RunManifestOptions): Promise<RunManifest> {
   const extra = options.plugins ?? [];
@@ -78,21 +78,14 @@ export async function runManifest(options: RunManifestOptions): Promise<RunManif
     topology = resolveTopology(options.topology);
     plugins = await loadPlugins([...topology.plugins, ...extra], { from: process.cwd() });
   }
-  const params = options.params as Record<string, unknown>;
-  return completeManifest({
-    packages: { ...(options.packages ?? packageVersions()) },
-    plugins: await Promise.all(
-      plugins.map(async (plugin) => ({
-        name: plugin.meta.name,
-        version: plugin.meta.version,
-        digest: await pluginDigest(plugin),
-      })),
-    ),
-    topology: { name: topology.name, digest: await sha256Hex(canonicalJson(topology)) },
-    bench: { name: options.bench.name, digest: await sha256Hex(readFileSync(options.benchFile)) },
-    params: { ...params },
-    seed: typeof params.seed === "number" ? params.seed : null,
-    options: { ...(options.options ?? {}) },
-    node: process.version,
+  return manifestOf({
+    bench: options.bench,
+    benchSource: readFileSync(options.benchFile),
+    topology,
+    plugins,
+    params: options.params,
+    options: options.options ?? {},
+    packages: options.packages ?? packageVersions(),
+    runtime: process.version,
   });
 }

@@ -4,8 +4,9 @@ import { describe, expect, it } from "vitest";
 import * as z from "zod";
 import { defineBench } from "../bench.js";
 import { canonicalJson, sha256Hex } from "../manifest.js";
+import type { RunProgress } from "../run-bench-core-parts.js";
 import { failure } from "../test-support.js";
-import { type RunProgress, runBench } from "./run-bench.js";
+import { runBench } from "./run-bench.js";
 
 // runBench is the one orchestration of a run (DESIGN §10): the same inputs give the same results
 // JSON, byte for byte, with a manifest that names them.
