@@ -5,6 +5,7 @@ import type { AddressInfo } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { promisify } from "node:util";
+import type { RunManifest } from "@kb/runtime";
 import {
   CHROMIUM,
   chromiumLaunchOptions,
@@ -14,11 +15,14 @@ import {
 import { type Browser, chromium, type Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { bundleForBrowser, formatChain, repoRoot } from "./browser-bundle.js";
+import type { PageRun } from "./page-run.js";
 
 // DESIGN §9, measured: the core packages bundled for the browser run a bench with verification in
-// headless Chromium, and the results JSON is byte for byte what `kb run --verify --json` prints on
-// Node, but for the run's manifest (the Node run's identity, see below). The page is served from a temporary folder on a free 127.0.0.1 port with no COOP/COEP
-// headers, so it is not cross-origin isolated: the WASM GEMM must run without shared memory.
+// headless Chromium through runBenchCore, and the results JSON is byte for byte what
+// `kb run --verify --json` prints on Node, the manifest's digest included; only the manifest's
+// `node` (the runtime that ran it) differs. The page is served from a temporary folder on a free
+// 127.0.0.1 port with no COOP/COEP headers, so it is not cross-origin isolated: the WASM GEMM
+// must run without shared memory.
 // CI (.ci/run) installs Debian's Chromium; elsewhere, without it, the test skips with a message.
 
 if (!runBrowserTests) {
@@ -99,26 +103,33 @@ describe.skipIf(!runBrowserTests)("benches with verification in headless Chromiu
     const shown = Object.entries(params)
       .map(([key, value]) => `${key}=${value}`)
       .join(" ");
-    it(`${bench} ${shown}: the page's results JSON is kb run --verify --json's, byte for byte (the manifest aside)`, async () => {
+    it(`${bench} ${shown}: the page's results JSON is kb run --verify --json's, byte for byte, the manifest's digest included`, async () => {
       const node = await kbRunJson(bench, params);
+      const nodeResults = JSON.parse(node) as { manifest: RunManifest; verification?: { pass: boolean } };
+      expect(nodeResults.verification?.pass).toBe(true);
+      const pageRun: PageRun = {
+        bench,
+        topologyText,
+        topologyName: "topologies/default.yaml",
+        params,
+        benchSource: readFileSync(`${repoRoot}benches/${bench}.ts`, "utf8"),
+        // The versions the CLI records: the page's bundle has no @kb/cli to read them from.
+        packages: nodeResults.manifest.packages,
+      };
       const inPage = await page.evaluate(
-        ([name, text, raw]) =>
-          (
-            globalThis as unknown as {
-              kbRunVerified: (name: string, text: string, raw: Record<string, string>) => Promise<string>;
-            }
-          ).kbRunVerified(name, text, raw),
-        [bench, topologyText, params] as const,
+        (run) =>
+          (globalThis as unknown as { kbRunVerified: (run: PageRun) => Promise<string> }).kbRunVerified(run),
+        pageRun,
       );
       expect(pageErrors).toEqual([]);
-      const { manifest, ...results } = JSON.parse(node) as { manifest?: unknown };
-      expect((results as { verification?: { pass: boolean } }).verification?.pass).toBe(true);
-      // The manifest (DESIGN §10, when kb run writes one) is the identity of the Node run: its
-      // files' digests and its Node version, which a page does not have. Everything else, the
-      // results proper, is compared as kb run printed it: parsing and printing again keeps the
-      // key order and every number (a double prints back to the same digits).
-      expect(manifest === undefined || typeof manifest === "object").toBe(true);
-      expect(inPage).toBe(`${JSON.stringify(results, null, 2)}\n`);
+      const pageResults = JSON.parse(inPage) as { manifest: RunManifest };
+      // The run's identity is the CLI's: the same topology, bench source, params and options give
+      // the same digest on Node and in the page. Only the runtime that ran it differs.
+      expect(pageResults.manifest.digest).toBe(nodeResults.manifest.digest);
+      expect(pageResults.manifest.node).toMatch(/^browser (Headless)?Chrome\/\d+/);
+      // Everything else is the page's text as kb run printed it.
+      const withoutRuntime = (json: string) => json.replace(/^ {4}"node": "[^"]*",$/m, "");
+      expect(withoutRuntime(inPage)).toBe(withoutRuntime(node));
     }, 60_000);
   }
 });

@@ -46,12 +46,15 @@ export function runErrorMessage(request: RunRequest, error: unknown): RunErrorMe
 }
 
 /**
- * The first frame in one of the playground's files, in the stack of `error` or of its causes:
- * where a bench's own code was when kb refused it.
+ * The top frame in one of the playground's files of the innermost error of `error`'s cause chain
+ * that has one: where the bench's own code threw (a kernel's `throw`, a host program's bad call),
+ * rather than where kb wrapped it.
  */
 function stackLocation(error: unknown, known: (file: string) => boolean): SourceLocation | null {
-  for (let at: unknown = error, depth = 0; at instanceof Error && depth < 8; at = at.cause, depth++) {
-    for (const line of (at.stack ?? "").split("\n")) {
+  const chain: Error[] = [];
+  for (let at: unknown = error; at instanceof Error && chain.length < 8; at = at.cause) chain.push(at);
+  for (const link of chain.reverse()) {
+    for (const line of (link.stack ?? "").split("\n")) {
       const match = FRAME.exec(line);
       if (match !== null && known(match[1] as string)) {
         return { file: match[1] as string, line: Number(match[2]), column: Number(match[3]) };

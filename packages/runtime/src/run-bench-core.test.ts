@@ -1,0 +1,105 @@
+import { readFileSync } from "node:fs";
+import { fileURLToPath } from "node:url";
+import { Tensor } from "@kb/tensor";
+import { describe, expect, it } from "vitest";
+import * as z from "zod";
+import { defineBench } from "./bench.js";
+import { packageVersions } from "./node/manifest-node.js";
+import { runBench } from "./node/run-bench.js";
+import { runBenchCore } from "./run-bench-core.js";
+import { failure } from "./test-support.js";
+
+// runBenchCore is the run without files: given the topology's text and the bench's source, it
+// gives what runBench (its Node adapter, reading the same files) gives, manifest included.
+
+const benchFile = fileURLToPath(import.meta.url);
+const benchSource = readFileSync(benchFile, "utf8");
+
+/** Copies n f32 ones to the device and checks them there. */
+const copyBench = defineBench({
+  name: "copy",
+  params: z.object({ n: z.number().int().positive().default(256) }),
+  async run(sim, p) {
+    const ones = Tensor.full([p.n], 1, "f32");
+    const actual = await sim.toDevice(ones, { name: "x" });
+    return { check: { x: { actual, reference: () => ones } } };
+  },
+});
+
+/** Throws a plain error from this file, as a bench with a bug does. */
+const throwingBench = defineBench({
+  name: "throws",
+  params: z.object({}),
+  async run() {
+    throw new Error("the bench's own bug");
+  },
+});
+
+describe("runBenchCore", () => {
+  it("gives runBench's results JSON, manifest and digest included, from the topology's text", async () => {
+    const node = await runBench({
+      bench: copyBench,
+      benchFile,
+      topology: { name: "tiny" },
+      params: { n: "512" },
+      verify: true,
+    });
+    const core = await runBenchCore({
+      bench: copyBench,
+      topology: "name: tiny\n",
+      benchSource,
+      packages: packageVersions(),
+      params: { n: "512" },
+      verify: true,
+    });
+    expect(core.results.verification?.pass).toBe(true);
+    expect(core.phase2Ops).toBe(node.phase2Ops);
+    expect(JSON.stringify(core.results, null, 2)).toBe(JSON.stringify(node.results, null, 2));
+  });
+
+  it("changes the bench digest with the bench's source, not the results", async () => {
+    const options = { bench: copyBench, topology: { name: "tiny" }, packages: {} };
+    const first = await runBenchCore({ ...options, benchSource });
+    const edited = await runBenchCore({ ...options, benchSource: `${benchSource}\n` });
+    expect(edited.manifest.bench.digest).not.toBe(first.manifest.bench.digest);
+    expect(edited.results.simTimeNs).toBe(first.results.simTimeNs);
+  });
+
+  it("makes a plain error the bench threw RUNTIME_INVALID when the hook says it is the user's", async () => {
+    const options = {
+      bench: throwingBench,
+      topology: { name: "tiny" },
+      benchSource,
+      benchFile: "my-bench.ts",
+    };
+    const error = await failure(runBenchCore({ ...options, isUserError: () => true }));
+    expect(error.code).toBe("RUNTIME_INVALID");
+    expect(error.message).toContain(
+      '[RUNTIME_INVALID] my-bench.ts: bench "throws" threw: Error: the bench\'s own bug',
+    );
+    await expect(runBenchCore({ ...options, isUserError: () => false })).rejects.toThrow(
+      /^the bench's own bug$/,
+    );
+    await expect(runBenchCore(options)).rejects.toThrow(/^the bench's own bug$/);
+  });
+
+  it("locates the topology text's errors at its name", async () => {
+    const error = await failure(
+      runBenchCore({
+        bench: copyBench,
+        topology: "name: tiny\nbogus: 1\n",
+        topologyName: "t.yaml",
+        benchSource,
+      }),
+    );
+    expect(error.code).toBe("TOPOLOGY_INVALID");
+    expect(error.message).toContain("t.yaml:2:1");
+  });
+
+  it("refuses options with no machine, or no way to make the manifest", async () => {
+    const noMachine = await failure(runBenchCore({ bench: copyBench, benchSource }));
+    expect(noMachine.message).toContain("a topology (YAML text or object) or a simulator factory");
+    const noSource = await failure(runBenchCore({ bench: copyBench, topology: { name: "tiny" } }));
+    expect(noSource.message).toContain("pass topology and benchSource, or a ready manifest");
+  });
+});
