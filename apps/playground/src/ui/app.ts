@@ -1,0 +1,375 @@
+/// <reference lib="dom" />
+import { isKbError } from "@kb/errors";
+import { formatNs } from "@kb/web-ui/format";
+import type { EditorView } from "codemirror";
+import { benchExtensions, setFiles, topologyExtensions } from "../editor/index.js";
+import type { RunErrorMessage, RunProgressMessage, SourceLocation } from "../protocol.js";
+import { createEditor, markRunError, setText } from "./editors.js";
+import {
+  BENCH_EXAMPLES,
+  benchExample,
+  loadImportable,
+  loadSource,
+  loadTopology,
+  TOPOLOGY_EXAMPLES,
+} from "./examples.js";
+import { parseParams } from "./params.js";
+import type { ResultsView, RunRecord } from "./results-view.js";
+import type { RunClient, RunOutcome } from "./run-client.js";
+import { decodeShared, encodeShared, type SharedRun } from "./share.js";
+
+// The playground page: the editors, the run controls, progress and errors, and the results
+// (drawn by results-view.ts, loaded with the first run).
+
+/** What the page exposes on `window.kbPlayground` for tests and the console. */
+export interface PlaygroundHandle {
+  /** Runs the editors' bench; resolves with how the run ended. */
+  run(): Promise<RunOutcome | null>;
+  cancel(): void;
+  /** The runs finished, latest last. */
+  readonly runs: readonly RunRecord[];
+  /** The link Share made last. */
+  shareUrl: string | null;
+  /** The results views drawn last. */
+  readonly results: ResultsView | null;
+  /** The two editors (CodeMirror views). */
+  readonly editors: { readonly bench: EditorView; readonly topology: EditorView };
+}
+
+declare global {
+  interface Window {
+    kbPlayground?: PlaygroundHandle;
+  }
+}
+
+/** A count with thousands separators (`1,727`). */
+function count(value: number): string {
+  return value.toLocaleString("en-US");
+}
+
+function element<T extends HTMLElement = HTMLElement>(id: string): T {
+  const found = document.getElementById(id);
+  if (found === null) throw new Error(`the playground page has no #${id}`);
+  return found as T;
+}
+
+/** Starts the page; `client` runs the benches. */
+export async function startPlayground(client: RunClient): Promise<PlaygroundHandle> {
+  const exampleSelect = element<HTMLSelectElement>("example");
+  const topologySelect = element<HTMLSelectElement>("topology-ref");
+  const paramsInput = element<HTMLInputElement>("params");
+  const verifyInput = element<HTMLInputElement>("verify");
+  const maxEventsInput = element<HTMLInputElement>("max-events");
+  const maxSimTimeInput = element<HTMLInputElement>("max-sim-time");
+  const runButton = element<HTMLButtonElement>("run");
+  const cancelButton = element<HTMLButtonElement>("cancel");
+  const progress = element("progress");
+  const compareSelect = element<HTMLSelectElement>("compare-with");
+
+  let main = BENCH_EXAMPLES[0]?.path ?? "benches/vector-add.ts";
+  let topologyName = TOPOLOGY_EXAMPLES[0] ?? "default.yaml";
+  let topologyReference = "";
+  const runs: RunRecord[] = [];
+  let pinned: RunRecord | null = null;
+  let resultsView: ResultsView | null = null;
+  let runCount = 0;
+
+  const run = async (): Promise<RunOutcome | null> => runBench();
+  const benchEditor = createEditor({
+    parent: element("bench-editor"),
+    text: "",
+    language: benchExtensions({ path: () => main }),
+    onRun: () => void run(),
+    label: "bench editor",
+  });
+  const topologyEditor = createEditor({
+    parent: element("topology-editor"),
+    text: "",
+    language: topologyExtensions(() => topologyName),
+    onRun: () => void run(),
+    label: "topology editor",
+  });
+
+  for (const example of BENCH_EXAMPLES) exampleSelect.append(new Option(example.label, example.path));
+  for (const name of TOPOLOGY_EXAMPLES) topologySelect.append(new Option(name, name));
+
+  const openBench = async (path: string, text?: string, params?: string) => {
+    main = path;
+    exampleSelect.value = path;
+    element("bench-title").textContent = `Bench · ${path}`;
+    const source = text ?? (await loadSource(path));
+    setText(benchEditor, source);
+    paramsInput.value = params ?? benchExample(path)?.params ?? "";
+    // The type checker sees the bench's library files too, as the run does.
+    void loadImportable(path).then((files) => setFiles({ ...files, [path]: source }));
+  };
+  const openTopology = async (name: string, text?: string) => {
+    topologyName = name;
+    topologySelect.value = TOPOLOGY_EXAMPLES.includes(name) ? name : "";
+    topologyReference = TOPOLOGY_EXAMPLES.includes(name) ? await loadTopology(name) : "";
+    element("topology-title").textContent = `Topology · ${name}`;
+    setText(topologyEditor, text ?? topologyReference);
+  };
+
+  exampleSelect.addEventListener("change", () => void openBench(exampleSelect.value));
+  topologySelect.addEventListener("change", () => void openTopology(topologySelect.value));
+  element("run-options").addEventListener("submit", (event) => event.preventDefault());
+
+  // Progress and errors.
+  const setState = (state: "idle" | "running" | "done" | "error" | "cancelled") => {
+    document.body.dataset.runState = state;
+    runButton.disabled = state === "running";
+    cancelButton.disabled = state !== "running";
+  };
+  const showProgress = (message: RunProgressMessage, startedAt: number) => {
+    const parts: string[] = [message.stage];
+    if (message.simTimeNs !== undefined) parts.push(`simulated ${formatNs(message.simTimeNs)}`);
+    if (message.events !== undefined) parts.push(`${count(message.events)} events`);
+    if (message.done !== undefined && message.total !== undefined)
+      parts.push(`${count(message.done)} / ${count(message.total)} ops`);
+    parts.push(`${((performance.now() - startedAt) / 1000).toFixed(1)} s`);
+    progress.textContent = `Running: ${parts.join(" · ")}`;
+  };
+  const errorPanel = element("error-panel");
+  const errorLocation = element<HTMLButtonElement>("error-location");
+  let errorTarget: { view: EditorView; location: SourceLocation; message: string } | null = null;
+  errorLocation.addEventListener("click", () => {
+    if (errorTarget === null) return;
+    markRunError(errorTarget.view, { ...errorTarget.location, message: errorTarget.message }, true);
+  });
+  const clearError = () => {
+    errorPanel.hidden = true;
+    errorTarget = null;
+    markRunError(benchEditor, null);
+    markRunError(topologyEditor, null);
+  };
+  const showError = (error: Pick<RunErrorMessage, "code" | "message" | "location">) => {
+    errorPanel.hidden = false;
+    element("error-code").textContent = error.code;
+    element("error-message").textContent = error.message;
+    const location = error.location;
+    const view =
+      location === null
+        ? null
+        : location.file === main
+          ? benchEditor
+          : location.file === topologyName
+            ? topologyEditor
+            : null;
+    errorLocation.hidden = location === null;
+    if (location !== null) {
+      errorLocation.textContent = `${location.file}:${location.line}:${location.column}`;
+      errorLocation.dataset.line = String(location.line);
+      errorLocation.disabled = view === null;
+    }
+    errorTarget = view === null || location === null ? null : { view, location, message: error.message };
+    if (errorTarget !== null)
+      markRunError(errorTarget.view, { ...errorTarget.location, message: error.message });
+  };
+
+  // Results, A/B and downloads.
+  const compared = (): RunRecord | null => {
+    const choice = compareSelect.value;
+    if (choice === "pinned") return pinned;
+    if (choice === "previous") return runs[runs.length - 2] ?? null;
+    return null;
+  };
+  const fillCompare = () => {
+    const keep = compareSelect.value || "previous";
+    compareSelect.replaceChildren(
+      new Option("the previous run", "previous"),
+      ...(pinned === null ? [] : [new Option(`pinned: ${pinned.label}`, "pinned")]),
+      new Option("nothing", "none"),
+    );
+    compareSelect.value = keep === "pinned" && pinned === null ? "previous" : keep;
+  };
+  fillCompare();
+  const showResults = async () => {
+    const latest = runs[runs.length - 1];
+    if (latest === undefined) return;
+    const { ResultsView, setDownload } = await import("./results-view.js");
+    resultsView ??= new ResultsView(element("results"));
+    resultsView.show(latest, compared());
+    const stem = `${latest.results.bench}-${runs.length}`;
+    setDownload(element("download-results"), latest.resultsJson, `${stem}.results.json`, "application/json");
+    setDownload(element("download-trace"), latest.trace, `${stem}.trace.json`, "application/json");
+    setDownload(element("download-oplog"), latest.opLog, `${stem}.oplog.jsonl`, "application/x-ndjson");
+  };
+  compareSelect.addEventListener("change", () => void showResults());
+  element("pin").addEventListener("click", () => {
+    pinned = runs[runs.length - 1] ?? null;
+    fillCompare();
+    compareSelect.value = "pinned";
+    void showResults();
+  });
+
+  async function runBench(): Promise<RunOutcome | null> {
+    clearError();
+    let params: Record<string, string>;
+    try {
+      params = parseParams(paramsInput.value);
+    } catch (error) {
+      showError({
+        code: isKbError(error) ? error.code : "CLI_USAGE",
+        message: error instanceof Error ? error.message : String(error),
+        location: null,
+      });
+      setState("error");
+      return null;
+    }
+    const maxEvents = Number(maxEventsInput.value);
+    const maxSimTimeNs = Number(maxSimTimeInput.value);
+    const benchText = benchEditor.state.doc.toString();
+    const topologyText = topologyEditor.state.doc.toString();
+    const topology = { name: topologyName, text: topologyText };
+    setState("running");
+    const startedAt = performance.now();
+    progress.textContent = "Running: loading the bench's files…";
+    // The results views load while the bench runs.
+    const views = import("./results-view.js");
+    const files = { ...(await loadImportable(main)), [main]: benchText };
+    const outcome = await client.run(
+      {
+        files,
+        main,
+        topology,
+        params,
+        verify: verifyInput.checked,
+        limits: {
+          ...(maxEventsInput.value !== "" && maxEvents > 0 ? { maxEvents } : {}),
+          ...(maxSimTimeInput.value !== "" && maxSimTimeNs > 0 ? { maxSimTimeNs } : {}),
+        },
+        trace: true,
+        opLog: true,
+      },
+      (message) => showProgress(message, startedAt),
+    );
+    const seconds = ((performance.now() - startedAt) / 1000).toFixed(2);
+    if (outcome.kind === "cancelled") {
+      progress.textContent = `Cancelled after ${seconds} s.`;
+      setState("cancelled");
+      return outcome;
+    }
+    if (outcome.kind === "error") {
+      progress.textContent = `Failed after ${seconds} s: ${outcome.message.code}.`;
+      showError(outcome.message);
+      setState("error");
+      return outcome;
+    }
+    const done = outcome.message;
+    runCount++;
+    runs.push({
+      label: `run ${runCount} · ${done.results.bench}`,
+      results: done.results,
+      resultsJson: done.resultsJson,
+      trace: done.trace,
+      opLog: done.opLog,
+      topology,
+    });
+    if (runs.length > 2) runs.splice(0, runs.length - 2);
+    const verdict = verifyInput.checked
+      ? done.passed
+        ? " · verification PASS"
+        : " · verification FAIL"
+      : "";
+    progress.textContent = `Done in ${seconds} s: simulated ${formatNs(done.results.simTimeNs)}, ${count(done.results.events)} events${verdict}.`;
+    element("run-summary").textContent = runs[runs.length - 1]?.label ?? "";
+    element("run-bar").hidden = false;
+    await views;
+    await showResults();
+    document.body.dataset.simTimeNs = String(done.results.simTimeNs);
+    setState("done");
+    return outcome;
+  }
+
+  const cancel = () => client.cancel();
+  runButton.addEventListener("click", () => void run());
+  cancelButton.addEventListener("click", cancel);
+
+  // Share.
+  const shareNote = element("share-note");
+  const handle: PlaygroundHandle = {
+    run,
+    cancel,
+    get runs() {
+      return runs;
+    },
+    shareUrl: null,
+    get results() {
+      return resultsView;
+    },
+    editors: { bench: benchEditor, topology: topologyEditor },
+  };
+  element("share").addEventListener("click", async () => {
+    const topologyText = topologyEditor.state.doc.toString();
+    const shared: SharedRun = {
+      main,
+      bench: benchEditor.state.doc.toString(),
+      topology:
+        topologyText === topologyReference && topologyReference !== ""
+          ? { ref: topologyName }
+          : { name: topologyName, text: topologyText },
+      params: paramsInput.value,
+      verify: verifyInput.checked,
+    };
+    const url = `${location.href.replace(/#.*$/, "")}${await encodeShared(shared)}`;
+    handle.shareUrl = url;
+    history.replaceState(null, "", url);
+    try {
+      await navigator.clipboard.writeText(url);
+      shareNote.textContent = `Link copied (${count(url.length)} characters).`;
+    } catch {
+      shareNote.textContent = "The address bar holds the link (the clipboard was not available).";
+    }
+  });
+
+  // Help and page-wide shortcuts.
+  const help = element("help");
+  const helpButton = element<HTMLButtonElement>("help-button");
+  const toggleHelp = (show = help.hidden) => {
+    help.hidden = !show;
+    helpButton.setAttribute("aria-expanded", String(show));
+  };
+  helpButton.addEventListener("click", () => toggleHelp());
+  document.addEventListener("keydown", (event) => {
+    if ((event.ctrlKey || event.metaKey) && event.key === "Enter") {
+      event.preventDefault();
+      void run();
+    } else if (event.key === "Escape") {
+      if (client.running) cancel();
+      else toggleHelp(false);
+    } else if (
+      event.key === "?" &&
+      !(event.target instanceof HTMLElement && event.target.closest(".cm-editor, input"))
+    ) {
+      toggleHelp();
+    }
+  });
+
+  // The first example, or the run a shared link carries (run at once).
+  let shared: SharedRun | null = null;
+  try {
+    shared = await decodeShared(location.hash);
+  } catch (error) {
+    showError({
+      code: "SHARE",
+      message: `This link's run cannot be read: ${error instanceof Error ? error.message : String(error)}. The default example is open instead.`,
+      location: null,
+    });
+  }
+  if (shared === null) {
+    await Promise.all([openBench(main), openTopology(topologyName)]);
+  } else {
+    await Promise.all([
+      openBench(shared.main, shared.bench, shared.params),
+      "ref" in shared.topology
+        ? openTopology(shared.topology.ref)
+        : openTopology(shared.topology.name, shared.topology.text),
+    ]);
+    verifyInput.checked = shared.verify;
+  }
+  window.kbPlayground = handle;
+  document.body.dataset.ready = "true";
+  if (shared !== null) void run();
+  return handle;
+}
