@@ -1,6 +1,9 @@
-import { readFileSync } from "node:fs";
-import { fileURLToPath } from "node:url";
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { fileURLToPath, pathToFileURL } from "node:url";
 import { Tensor } from "@kb/tensor";
+import { readmeExample } from "@kb/tooling/readme-example";
 import { describe, expect, it } from "vitest";
 import * as z from "zod";
 import { defineBench } from "./bench.js";
@@ -101,5 +104,54 @@ describe("runBenchCore", () => {
     expect(noMachine.message).toContain("a topology (YAML text or object) or a simulator factory");
     const noSource = await failure(runBenchCore({ bench: copyBench, topology: { name: "tiny" } }));
     expect(noSource.message).toContain("pass topology and benchSource, or a ready manifest");
+  });
+});
+
+// The example of the README's "One run, two adapters" section, run as written.
+describe("README runBenchCore example", () => {
+  it("runs a bench from a topology's text, verified", async () => {
+    const printed: unknown[][] = [];
+    const console = { log: (...values: unknown[]) => printed.push(values) };
+    // README example start
+
+    const copy = defineBench({
+      name: "copy",
+      params: z.object({ n: z.number().int().positive().default(256) }),
+      async run(sim, p) {
+        const ones = Tensor.full([p.n], 1, "f32");
+        const actual = await sim.toDevice(ones, { name: "x" });
+        return { check: { x: { actual, reference: () => ones } } };
+      },
+    });
+
+    const run = await runBenchCore({
+      bench: copy,
+      topology: "name: demo\n", // YAML text, as an editor holds it
+      topologyName: "demo.yaml", // its errors read demo.yaml:line:col
+      benchSource: "the bench file's text", // its sha256 is the manifest's bench digest
+      params: { n: "1024" }, // as --param n=1024
+      verify: true,
+      isUserError: () => false, // which plain errors are the bench's: RUNTIME_INVALID, not a kb bug
+    });
+    console.log(run.passed, run.results.verification?.pass, run.results.simTimeNs > 0, run.manifest.topology.name);
+    // true true true demo
+
+    // README example end
+    expect(printed).toEqual([[true, true, true, "demo"]]);
+  });
+
+  it("is the code of the README's One run, two adapters section", () => {
+    const readme = readFileSync(new URL("../README.md", import.meta.url), "utf8");
+    const section = readme.slice(readme.indexOf("## One run, two adapters"));
+    const dir = mkdtempSync(join(tmpdir(), "kb-readme-"));
+    try {
+      const file = join(dir, "README.md");
+      writeFileSync(file, section);
+      const { readme: block, test } = readmeExample(pathToFileURL(file), import.meta.url);
+      expect(block).toContain("runBenchCore");
+      expect(test).toBe(block);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 });
