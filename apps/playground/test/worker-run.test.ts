@@ -1,9 +1,17 @@
 import { execFile } from "node:child_process";
-import { existsSync, readdirSync, readFileSync } from "node:fs";
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { promisify } from "node:util";
 import { runBrowserTests } from "@kb/tooling/node/chromium";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import type { RunErrorMessage, RunRequest, WorkerToPage } from "../src/protocol.js";
+import type {
+  RunDoneMessage,
+  RunErrorMessage,
+  RunProgressMessage,
+  RunRequest,
+  WorkerToPage,
+} from "../src/protocol.js";
 import { repoRoot, WorkerPage } from "./worker-page.js";
 
 // The playground's run worker in real Chromium, as the page uses it: bundled for the browser,
@@ -98,6 +106,62 @@ describe.skipIf(!runBrowserTests)("the playground's run worker in headless Chrom
     expect(stages).toContain("phase1");
     expect(stages).toContain("phase2");
   }, 120_000);
+
+  it("answers the trace and the op log kb run --trace / --oplog write, when asked", async () => {
+    if (!existsSync(CLI)) throw new Error(`no ${CLI}: build first (npx -y pnpm@10 exec turbo run build)`);
+    const folder = mkdtempSync(join(tmpdir(), "kb-worker-files-"));
+    try {
+      const trace = join(folder, "trace.json");
+      const opLog = join(folder, "ops.jsonl");
+      await run(
+        process.execPath,
+        [
+          CLI,
+          "run",
+          "benches/vector-add.ts",
+          "--param",
+          "n=4096",
+          "--trace",
+          trace,
+          "--oplog",
+          opLog,
+          "--json",
+        ],
+        { cwd: repoRoot, maxBuffer: 64 * 2 ** 20 },
+      );
+      const files = benchFiles("benches/vector-add.ts");
+      const messages = await page.run(
+        request({ files, main: "benches/vector-add.ts", params: { n: "4096" }, trace: true, opLog: true }),
+      );
+      const done = messages.at(-1) as RunDoneMessage;
+      expect(done.type).toBe("done");
+      expect(done.opLog).toBe(readFileSync(opLog, "utf8"));
+      expect(JSON.parse(done.trace as string)).toEqual(JSON.parse(readFileSync(trace, "utf8")));
+    } finally {
+      rmSync(folder, { recursive: true, force: true });
+    }
+  }, 60_000);
+
+  it("posts progress at most ~10 times a second, and a terminated run stops", async () => {
+    const files = benchFiles("benches/vector-add.ts");
+    const messages = await page.run(
+      request({ files, main: "benches/vector-add.ts", params: { n: String(1 << 24) } }),
+      2500,
+    );
+    expect(messages.at(-1)).toEqual({ type: "cancelled" });
+    const phase1 = messages.filter(
+      (message): message is RunProgressMessage => message.type === "progress" && message.stage === "phase1",
+    );
+    expect(phase1.length).toBeGreaterThan(1);
+    // One every 100 ms at most, and the first at the build's end: unthrottled, the tap's every
+    // 4096 trace records would be hundreds.
+    expect(phase1.length).toBeLessThanOrEqual(2500 / 100 + 1);
+    const times = phase1.map((message) => message.simTimeNs as number);
+    expect(times).toEqual([...times].sort((a, b) => a - b));
+    // The page is free: a new worker runs a small bench at once.
+    const next = await page.run(request({ files, main: "benches/vector-add.ts", params: { n: "4096" } }));
+    expect(next.at(-1)?.type).toBe("done");
+  }, 60_000);
 
   it("locates a kernel's out-of-bounds load at its line in the bench", async () => {
     const { files, line } = outOfBoundsVectorAdd();
