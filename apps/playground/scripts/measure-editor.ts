@@ -1,135 +1,69 @@
-// Measures the bench editor's lazy TypeScript support in headless Chromium: the gzip size of
-// what the worker loads (the compiler chunk, the declarations) and the time from navigation until
-// completion after `tl.` lists `load`, on a page holding only the editors (editor-harness/).
-// Also checks, as a user would see them, the type-error marker of a misspelt `tl.lod(` and the
-// topology editor's marker of a misspelt key.
+// Measures the bench editor's lazy TypeScript support on the built playground (dist/) in headless
+// Chromium: the gzip size of what its worker loads (the compiler chunk, the declarations) beside
+// the page's first chunks, and the time from navigation until the page is ready and until
+// completion after `tl.` lists `load`. A measurement, not a test (test/editor-e2e.test.ts checks
+// the behaviour); it prints a table.
 //
-// Usage (from apps/playground, packages built): npx tsx scripts/measure-editor.ts
+// Usage (from apps/playground, after `npx -y pnpm@10 --filter @kb/playground build`):
+//   npx tsx scripts/measure-editor.ts [runs=3]
 
-import { mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
-import { createServer } from "node:http";
-import { tmpdir } from "node:os";
-import { extname, join } from "node:path";
-import { fileURLToPath } from "node:url";
+import { readdirSync, readFileSync } from "node:fs";
+import { join } from "node:path";
 import { gzipSync } from "node:zlib";
 import { chromiumLaunchOptions } from "@kb/tooling/node/chromium";
 import { chromium } from "playwright-core";
-import { build } from "vite";
-import { gatherTypes } from "./gather-types.mjs";
+import { DIST_DIR, serveStatic } from "./serve.mjs";
 
-const playground = fileURLToPath(new URL("..", import.meta.url));
-const repo = join(playground, "../..");
-const out = mkdtempSync(join(tmpdir(), "kb-editor-harness-"));
-
-writeFileSync(join(playground, "src/editor/generated/types.json"), JSON.stringify(gatherTypes()));
-await build({
-  root: join(playground, "scripts/editor-harness"),
-  configFile: false,
-  base: "./",
-  logLevel: "warn",
-  build: { outDir: out, emptyOutDir: true },
-  worker: { format: "es" },
-});
-
+const runs = Number(process.argv[2] ?? 3);
 const kib = (bytes: number) => `${(bytes / 1024).toFixed(0)} KiB`;
-const assets = readdirSync(join(out, "assets")).map((name) => {
-  const bytes = readFileSync(join(out, "assets", name));
-  return { name, raw: statSync(join(out, "assets", name)).size, gzip: gzipSync(bytes).length };
-});
+
+const html = readFileSync(join(DIST_DIR, "index.html"), "utf8");
+const firstLoad = new Set(
+  [...html.matchAll(/(?:src|href)="\.?\/?assets\/([^"]+)"/g)].map((match) => match[1]),
+);
 console.log("asset                                   raw       gzip (zlib level 6)");
-for (const asset of assets.sort((a, b) => b.gzip - a.gzip)) {
-  console.log(`${asset.name.padEnd(40)}${kib(asset.raw).padStart(9)}${kib(asset.gzip).padStart(11)}`);
+for (const name of readdirSync(join(DIST_DIR, "assets")).sort()) {
+  const lazyEditor = /^(ts-worker-.*\.js|types-.*\.json)$/.test(name);
+  if (!lazyEditor && !firstLoad.has(name)) continue;
+  const bytes = readFileSync(join(DIST_DIR, "assets", name));
+  const what = lazyEditor ? "editor, lazy" : "first load";
+  console.log(
+    `${name.padEnd(40)}${kib(bytes.length).padStart(9)}${kib(gzipSync(bytes).length).padStart(11)}  ${what}`,
+  );
 }
 
-const TYPES: Record<string, string> = {
-  ".html": "text/html",
-  ".js": "text/javascript",
-  ".json": "application/json",
-  ".css": "text/css",
-};
-const server = createServer((request, response) => {
-  const asked = join(out, decodeURIComponent(new URL(request.url ?? "/", "http://x").pathname));
-  try {
-    const path = statSync(asked).isDirectory() ? join(asked, "index.html") : asked;
-    const body = readFileSync(path);
-    response.writeHead(200, { "content-type": TYPES[extname(path)] ?? "application/octet-stream" });
-    response.end(body);
-  } catch {
-    response.writeHead(404).end();
-  }
-});
-await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
-const port = (server.address() as { port: number }).port;
-
+const served = await serveStatic({ dir: DIST_DIR });
 const browser = await chromium.launch({ ...chromiumLaunchOptions, args: [...chromiumLaunchOptions.args] });
 try {
-  const page = await browser.newPage();
-  page.on("pageerror", (error) => console.error(`page error: ${error.message}`));
-  page.on("console", (message) => {
-    if (message.type() === "error") console.error(`page console: ${message.text()}`);
-  });
-  page.on("response", (response) => {
-    if (response.status() >= 400) console.error(`page: ${response.status()} ${response.url()}`);
-  });
-  await page.goto(`http://127.0.0.1:${port}/`);
-  const loadedMs = await page.evaluate(() => performance.now());
-  const main = "benches/vector-add.ts";
-  const files: Record<string, string> = {};
-  for (const path of [
-    main,
-    ...["cube-parts", "params", "reference", "split", "blocked-matmul"].map((f) => `benches/lib/${f}.ts`),
-  ]) {
-    files[path] = readFileSync(join(repo, path), "utf8");
-  }
-  const yaml = readFileSync(join(repo, "topologies/default.yaml"), "utf8");
-  await page.evaluate(([f, m, y]) => (window as any).harness.open(f, m, y), [files, main, yaml] as const);
-  const dot = (files[main] as string).indexOf("tl.load(part.x") + "tl.".length;
-  // Ask until the list comes (before the worker is ready the editor offers nothing).
-  let completedMs = 0;
-  for (;;) {
-    await page.evaluate((p) => (window as any).harness.complete(p), dot);
+  console.log("\nrun  page ready (ms)  completion after tl. (ms)   (from navigation)");
+  for (let run = 1; run <= runs; run++) {
+    const page = await browser.newPage({ viewport: { width: 1400, height: 1000 } });
+    await page.goto(served.url);
+    await page.waitForFunction(() => document.body.dataset.ready === "true", null, { timeout: 30_000 });
+    const readyMs = await page.evaluate(() => performance.now());
     const label = page.locator(".cm-tooltip-autocomplete .cm-completionLabel", { hasText: /^load$/ });
-    if (
+    while ((await label.count()) === 0) {
+      await page.evaluate(() => {
+        const view = window.kbPlayground?.editors.bench;
+        if (view === undefined) return;
+        view.focus();
+        view.dispatch({
+          selection: { anchor: view.state.doc.toString().indexOf("tl.load(") + "tl.".length },
+        });
+      });
+      await page.keyboard.press("Control+Space");
       await label
-        .count()
-        .then((n) => n > 0)
-        .catch(() => false)
-    )
-      break;
-    try {
-      await label.first().waitFor({ timeout: 250 });
-      break;
-    } catch {}
+        .first()
+        .waitFor({ timeout: 100 })
+        .catch(() => undefined);
+    }
+    const completedMs = await page.evaluate(() => performance.now());
+    console.log(
+      `${String(run).padEnd(5)}${readyMs.toFixed(0).padStart(15)}${completedMs.toFixed(0).padStart(27)}`,
+    );
+    await page.close();
   }
-  completedMs = await page.evaluate(() => performance.now());
-  const readyMs = await page.evaluate(() => (window as any).harness.client.readyMs as number);
-  console.log(`page loaded (navigation -> now): ${loadedMs.toFixed(0)} ms`);
-  console.log(`TypeScript worker ready (start -> ready): ${readyMs.toFixed(0)} ms`);
-  console.log(`completion after tl. lists load (navigation -> shown): ${completedMs.toFixed(0)} ms`);
-
-  await page.keyboard.press("Escape");
-  await page.evaluate(
-    ([p]) => {
-      const view = (window as any).harness.bench;
-      view.dispatch({ changes: { from: p, to: p + 4, insert: "lod" } });
-    },
-    [dot] as const,
-  );
-  const marker = page.locator("#bench .cm-lintRange-error", { hasText: "lod" });
-  await marker.first().waitFor({ timeout: 10_000 });
-  console.log("bench marker: tl.lod( is marked as an error");
-  await page.evaluate(() => {
-    const view = (window as any).harness.topology;
-    const at = view.state.doc.toString().indexOf("\n    channels: 8") + 5;
-    view.dispatch({ changes: { from: at, to: at + "channels".length, insert: "chanels" } });
-  });
-  await page
-    .locator("#topology .cm-lintRange-error", { hasText: "chanels" })
-    .first()
-    .waitFor({ timeout: 10_000 });
-  console.log("topology marker: chanels is marked as an error");
 } finally {
   await browser.close();
-  server.close();
-  rmSync(out, { recursive: true, force: true });
+  await served.close();
 }
