@@ -1,9 +1,10 @@
 import { kbTsupConfig } from "@kb/tooling/tsup";
 
-// The page is one browser bundle: main.js (the libraries included, nothing from a CDN), with
-// index.html and style.css copied from src/public. `kb web` serves dist/ as it is.
+// The pages are browser bundles: main.js (a run's page) and sweep-main.js (a sweep's page, kb web
+// RESULTS.jsonl), the libraries included, nothing from a CDN, with index.html, sweep.html and
+// style.css copied from src/public. `kb web` serves dist/ as it is.
 export default kbTsupConfig({
-  entry: ["src/main.ts"],
+  entry: ["src/main.ts", "src/sweep-main.ts"],
   platform: "browser",
   target: "es2022",
   dts: false,

@@ -6,6 +6,7 @@ import {
   numericMetrics,
   parallelModel,
   paretoFront,
+  runHint,
   scatterModel,
   sortRows,
   sweepColumns,
@@ -111,6 +112,16 @@ describe("scatterModel", () => {
   it("numericMetrics lists the metrics an ok row has a number for", () => {
     const withText = [row(0, { time_ns: 5, bound: "latency", gbs: null }), row(1, { gbs: 3 }, {}, "failed")];
     expect(numericMetrics({ metrics: ["bound", "gbs", "time_ns"], rows: withText })).toEqual(["time_ns"]);
+  });
+});
+
+describe("runHint", () => {
+  it("says a cached point opens, and why another does not", () => {
+    const cached = { ...row(0, {}), cached: true };
+    expect(runHint(cached, "/c")).toBe("click to open its run");
+    expect(runHint(row(1, {}), null)).toContain("run with --cache DIR to open runs");
+    expect(runHint(row(2, {}, {}, "failed"), "/c")).toBe("failed: no run to open");
+    expect(runHint(row(3, {}), "/c")).toContain("no results of this point in /c");
   });
 });
 

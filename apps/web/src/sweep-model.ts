@@ -147,6 +147,14 @@ export function numericMetrics(data: Pick<SweepData, "metrics" | "rows">): strin
   );
 }
 
+/** Whether and how a point's run opens. */
+export function runHint(row: SweepWebRow, cacheDir: string | null): string {
+  if (row.cached) return "click to open its run";
+  if (cacheDir === null) return "run with --cache DIR to open runs (kb web RESULTS.jsonl --cache DIR)";
+  if (row.status === "failed") return "failed: no run to open";
+  return `no results of this point in ${cacheDir} (its sweep ran without this --cache)`;
+}
+
 /** A column of the table. */
 export interface SweepColumn {
   /** `point`, `status`, `reason`, or `axis:NAME` / `metric:NAME`. */
