@@ -10,6 +10,7 @@ import { addRunCommand } from "./run-command.js";
 import { addSweepCommand } from "./sweep-command.js";
 import { addTopologyCommand } from "./topology-command.js";
 import { addWebCommand } from "./web-command.js";
+import { addWorkerCommand } from "./worker-command.js";
 
 /** A stream the CLI writes to: `process.stdout`, or a collector in tests. */
 export interface CliOutput {
@@ -84,6 +85,7 @@ function buildProgram(io: CliIo, state: RunState): Command {
   addRunCommand(program, io, state);
   addProbeCommand(program, io, state);
   addSweepCommand(program, io, state);
+  addWorkerCommand(program, io, state);
   addWebCommand(program, io);
   addInitCommand(program, io);
   for (const command of allCommands(program)) {

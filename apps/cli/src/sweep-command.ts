@@ -1,7 +1,8 @@
 import { existsSync, mkdirSync, writeFileSync } from "node:fs";
 import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
-import { describeValues, type SweepJob, type SweepRow } from "@kb/sweep";
+import { KbError } from "@kb/errors";
+import { describeValues, type Executor, type SweepJob, type SweepRow } from "@kb/sweep";
 import {
   isPath,
   LocalProcessPool,
@@ -23,10 +24,12 @@ interface SweepOptions {
   cache?: string;
   retryFailed?: boolean;
   dryRun?: boolean;
+  redis?: string | true;
+  queue?: string;
 }
 
 /** Exit codes of an interrupted sweep, as a shell reports a signal. */
-const SIGNAL_EXIT = { SIGINT: 130, SIGTERM: 143 } as const;
+export const SIGNAL_EXIT = { SIGINT: 130, SIGTERM: 143 } as const;
 
 /** Adds `kb sweep SPEC` to the program. */
 export function addSweepCommand(program: Command, io: CliIo, state: RunState): Command {
@@ -39,7 +42,8 @@ export function addSweepCommand(program: Command, io: CliIo, state: RunState): C
         "constraints; the metrics to keep). Each point runs as `kb run --json` in its own process, --jobs at a " +
         "time; a crash, an out-of-memory or a timed-out point is recorded as failed. Rows are appended to " +
         "results.jsonl and results.csv as points finish; run the same command again after an interrupt and " +
-        "the finished points are not run again.",
+        "the finished points are not run again. With --redis the points are queued on Redis instead and run by " +
+        "`kb worker`s on any machines (see docs/cluster.md).",
     )
     .argument("<spec>", "sweep spec YAML file (see packages/sweep/README.md)")
     .option("--out <dir>", "results folder (default: results/NAME beside the spec)")
@@ -50,19 +54,26 @@ export function addSweepCommand(program: Command, io: CliIo, state: RunState): C
     )
     .option("--retry-failed", "run the points recorded as failed again (their rows are replaced)")
     .option("--dry-run", "print the points the design gives and exit")
+    .option(
+      "--redis [url]",
+      "queue the points on Redis for `kb worker`s (BullMQ) instead of running them here: redis://[user:password@]host[:port][/db] or rediss:// for TLS; without a value, the KB_REDIS_URL environment variable",
+    )
+    .option("--queue <name>", "the queue of --redis (default: kb-sweep-NAME, NAME the spec's name)")
     .addHelpText(
       "after",
       "\nExamples:\n" +
         "  kb sweep sweeps/gemm-hbm.yaml --jobs 2\n" +
         "  kb sweep sweeps/gemm-hbm.yaml --dry-run\n" +
-        "  kb sweep my-sweep.yaml --out results/today --cache ~/.cache/kb",
+        "  kb sweep my-sweep.yaml --out results/today --cache ~/.cache/kb\n" +
+        "  kb sweep sweeps/gemm-hbm.yaml --redis redis://queue-host:6379   (then kb worker on each machine)",
     )
     .action(async (specArg: string, options: SweepOptions) => {
       state.exitCode = await sweep(specArg, options, io);
     });
 }
 
-function positiveInteger(value: string): number {
+/** A whole number >= 1 of an option. */
+export function positiveInteger(value: string): number {
   const number = Number(value);
   if (!Number.isInteger(number) || number < 1) {
     throw new InvalidArgumentError(`expected a whole number >= 1, such as 2; got "${value}".`);
@@ -95,12 +106,30 @@ async function sweep(specArg: string, options: SweepOptions, io: CliIo): Promise
     return 0;
   }
 
-  const bin = kbBin();
-  const topologies = join(outDir, "topologies");
-  const pool = new LocalProcessPool({
-    ...(options.jobs !== undefined ? { jobs: options.jobs } : {}),
-    command: (job) => ({ args: [bin, ...kbRunArgs(job, benchFile, topologies, specDir)], cwd: specDir }),
-  });
+  let executor: Executor;
+  let waiting = "";
+  if (options.redis === undefined) {
+    if (options.queue !== undefined) throw usage("--queue names the queue of --redis: add --redis URL.");
+    const bin = kbBin();
+    const topologies = join(outDir, "topologies");
+    executor = new LocalProcessPool({
+      ...(options.jobs !== undefined ? { jobs: options.jobs } : {}),
+      command: (job) => ({ args: [bin, ...kbRunArgs(job, benchFile, topologies, specDir)], cwd: specDir }),
+    });
+  } else {
+    if (options.jobs !== undefined) {
+      throw usage("--jobs is for points run here; with --redis each kb worker has its --concurrency.");
+    }
+    const { RedisExecutor, queueNameOf } = await import("@kb/sweep/redis");
+    const queue = options.queue ?? queueNameOf(spec.name);
+    const redis = await RedisExecutor.open({
+      url: redisUrlOf(options.redis, "kb sweep"),
+      queue,
+      root: specDir,
+    });
+    executor = redis;
+    waiting = `queued on ${redis.target.redacted}, queue ${queue}: run \`kb worker --redis URL --queue ${queue} --root DIR\` on the machines (DIR holding this spec's bench files)\n`;
+  }
   const controller = new AbortController();
   let signalled: keyof typeof SIGNAL_EXIT | null = null;
   const handlers = (Object.keys(SIGNAL_EXIT) as (keyof typeof SIGNAL_EXIT)[]).map((signal) => {
@@ -112,14 +141,17 @@ async function sweep(specArg: string, options: SweepOptions, io: CliIo): Promise
     return [signal, handler] as const;
   });
   const started = performance.now();
-  const progress = (event: SweepProgress) => io.stderr.write(progressText(spec.name, event, started));
+  const progress = (event: SweepProgress) => {
+    io.stderr.write(progressText(spec.name, event, started, options.redis !== undefined));
+    if (event.type === "planned" && event.total > event.resumed) io.stderr.write(waiting);
+  };
   try {
     const summary = await runSweep({
       spec,
       benchFile,
       topologyFile,
       outDir,
-      executor: pool,
+      executor,
       cacheDir: options.cache === undefined ? undefined : resolve(cwd, options.cache),
       retryFailed: options.retryFailed === true,
       signal: controller.signal,
@@ -174,7 +206,7 @@ export function kbRunArgs(job: SweepJob, benchFile: string, topologyDir: string,
  * The `kb` executable the points run: this build's bin.js, or, when kb runs from its sources
  * (tests), the built one beside them.
  */
-function kbBin(): string {
+export function kbBin(): string {
   const here = fileURLToPath(new URL("./bin.js", import.meta.url));
   if (existsSync(here)) return here;
   const built = fileURLToPath(new URL("../dist/bin.js", import.meta.url));
@@ -185,14 +217,15 @@ function kbBin(): string {
 }
 
 /** A progress line on stderr (wall times only here, never in the table). */
-function progressText(name: string, event: SweepProgress, started: number): string {
+function progressText(name: string, event: SweepProgress, started: number, queued: boolean): string {
   if (event.type === "planned") {
     const extra = [
       event.skipped > 0 ? `${event.skipped} skipped by constraints` : "",
       event.duplicates > 0 ? `${event.duplicates} duplicates dropped` : "",
       event.resumed > 0 ? `${event.resumed} already in the table` : "",
     ].filter((text) => text !== "");
-    return `${name}: ${event.total} points${extra.length > 0 ? ` (${extra.join(", ")})` : ""}, ${event.total - event.resumed} to run, ${event.concurrency} at a time\n`;
+    const where = queued ? "on the workers" : `${event.concurrency} at a time`;
+    return `${name}: ${event.total} points${extra.length > 0 ? ` (${extra.join(", ")})` : ""}, ${event.total - event.resumed} to run, ${where}\n`;
   }
   if (event.type === "started") return "";
   if (event.type === "retrying") {
@@ -211,4 +244,21 @@ function statusText(row: SweepRow): string {
 function firstLine(reason: string): string {
   const line = reason.split("\n")[0] ?? "";
   return line.length > 160 ? `${line.slice(0, 160)}...` : line;
+}
+
+/**
+ * The Redis URL of `--redis [url]`: the value, or without one the KB_REDIS_URL environment
+ * variable (a password there stays out of `ps`). `command` names who asks, for the error.
+ */
+export function redisUrlOf(option: string | true, command: string): string {
+  if (option !== true) return option;
+  const fromEnvironment = process.env.KB_REDIS_URL;
+  if (fromEnvironment !== undefined && fromEnvironment !== "") return fromEnvironment;
+  throw usage(
+    `${command} needs a Redis URL: --redis redis://HOST:PORT, or the KB_REDIS_URL environment variable (for a password: it stays out of ps).`,
+  );
+}
+
+function usage(message: string): KbError {
+  return new KbError("CLI_USAGE", message);
 }

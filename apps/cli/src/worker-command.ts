@@ -1,0 +1,167 @@
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join, resolve } from "node:path";
+import { KbError } from "@kb/errors";
+import type { JobOutcome } from "@kb/sweep";
+import { LocalProcessPool } from "@kb/sweep/node";
+import { jobRunner, LOST_WORKER_DEFAULTS, type QueuedJob, refusalOf, runWorker } from "@kb/sweep/redis";
+import type { Command } from "commander";
+import { locateBench } from "./bench-files.js";
+import type { CliIo, RunState } from "./run-cli.js";
+import { kbBin, kbRunArgs, positiveInteger, redisUrlOf, SIGNAL_EXIT } from "./sweep-command.js";
+
+/** Options of `kb worker` as commander parses them. */
+interface WorkerOptions {
+  redis?: string | true;
+  queue: string;
+  concurrency?: number;
+  root?: string;
+  cache?: string;
+  lockS?: number;
+  stalledCheckS?: number;
+  maxLost?: number;
+}
+
+/** Adds `kb worker --redis URL --queue NAME` to the program. */
+export function addWorkerCommand(program: Command, io: CliIo, state: RunState): Command {
+  return program
+    .command("worker")
+    .summary("run the points of sweeps queued on Redis (kb sweep --redis), on this machine")
+    .description(
+      "Take points of a sweep queued by `kb sweep SPEC --redis URL` and run each as `kb run --json` in its own " +
+        "process, --concurrency at a time, sending the results back. A point runs only with this machine's own " +
+        "bench and plug-in files, found from --root (the sweep's folder) as kb sweep finds them, and only when " +
+        "their sha256 is the one the sweep planned with; otherwise the point fails with the reason. A worker that " +
+        "dies mid-point loses nothing: another worker takes the point once its lock lapses. Stop with Ctrl-C " +
+        "(running points are given back to the queue). See docs/cluster.md.",
+    )
+    .option(
+      "--redis [url]",
+      "Redis URL, redis://[user:password@]host[:port][/db] or rediss:// for TLS; without a value (or without the option) the KB_REDIS_URL environment variable, which keeps a password out of `ps`",
+    )
+    .requiredOption(
+      "--queue <name>",
+      "the sweep's queue, as kb sweep --redis prints it (kb-sweep-NAME by default)",
+    )
+    .option("--concurrency <n>", "points at once (default: 1)", positiveInteger)
+    .option(
+      "--root <dir>",
+      "the sweep's folder: bench names and relative paths are found from it (default: .)",
+    )
+    .option(
+      "--cache <dir>",
+      "results cache of this machine by manifest digest (the sweep's own --cache path is not used here)",
+    )
+    .option(
+      "--lock-s <s>",
+      `lock of a running point, seconds: a dead worker's point runs elsewhere after about this plus --stalled-check-s (default: ${LOST_WORKER_DEFAULTS.lockMs / 1000})`,
+      positiveNumber,
+    )
+    .option(
+      "--stalled-check-s <s>",
+      `how often this worker looks for points whose worker died, seconds (default: ${LOST_WORKER_DEFAULTS.stalledCheckMs / 1000})`,
+      positiveNumber,
+    )
+    .option(
+      "--max-lost <n>",
+      `times a point may lose its worker and run again before it is recorded as failed (default: ${LOST_WORKER_DEFAULTS.maxLost})`,
+      positiveInteger,
+    )
+    .addHelpText(
+      "after",
+      "\nExamples:\n" +
+        "  kb worker --redis redis://127.0.0.1:6379 --queue kb-sweep-gemm-hbm --concurrency 4 --root sweeps\n" +
+        "  KB_REDIS_URL=redis://:secret@queue-host:6379 kb worker --queue kb-sweep-gemm-hbm --concurrency 8",
+    )
+    .action(async (options: WorkerOptions) => {
+      state.exitCode = await worker(options, io);
+    });
+}
+
+function positiveNumber(value: string): number {
+  const number = Number(value);
+  if (!Number.isFinite(number) || number <= 0) {
+    throw new KbError("CLI_USAGE", `expected a number of seconds > 0, such as 15; got "${value}".`);
+  }
+  return number;
+}
+
+async function worker(options: WorkerOptions, io: CliIo): Promise<number> {
+  const url = redisUrlOf(options.redis ?? true, "kb worker");
+  const root = resolve(process.cwd(), options.root ?? ".");
+  const cacheDir = options.cache === undefined ? undefined : resolve(process.cwd(), options.cache);
+  const concurrency = options.concurrency ?? 1;
+  const topologies = mkdtempSync(join(tmpdir(), "kb-worker-"));
+  const bin = kbBin();
+  const benchFiles = new Map<object, string>();
+  const pool = new LocalProcessPool({
+    jobs: concurrency,
+    command: (job) => ({
+      args: [bin, ...kbRunArgs(job, benchFiles.get(job) ?? job.bench, topologies, root)],
+      cwd: root,
+    }),
+  });
+  const runOnPool = jobRunner(pool);
+  const runJob = async (queued: QueuedJob): Promise<JobOutcome> => {
+    let benchFile: string | undefined;
+    try {
+      benchFile = locateBench(queued.job.bench, root);
+    } catch {
+      benchFile = undefined;
+    }
+    const refusal = refusalOf(queued, benchFile, root);
+    if (refusal !== null || benchFile === undefined) {
+      return { status: "failed", reason: refusal ?? `no bench "${queued.job.bench}"` };
+    }
+    // The sweep machine's cache folder means nothing here: this worker's own, if any.
+    const job = { ...queued.job, run: { ...queued.job.run, cacheDir } };
+    benchFiles.set(job, benchFile);
+    try {
+      return await runOnPool(job);
+    } finally {
+      benchFiles.delete(job);
+    }
+  };
+
+  const started = new Map<string, number>();
+  const running = await runWorker({
+    url,
+    queue: options.queue,
+    concurrency,
+    ...(options.lockS !== undefined ? { lockMs: options.lockS * 1000 } : {}),
+    ...(options.stalledCheckS !== undefined ? { stalledCheckMs: options.stalledCheckS * 1000 } : {}),
+    ...(options.maxLost !== undefined ? { maxLost: options.maxLost } : {}),
+    runJob,
+    onJob: (event) => {
+      const { job } = event.queued;
+      const name = `point ${job.point} (${job.key.slice(0, 12)})`;
+      if (event.type === "started") {
+        started.set(job.key, performance.now());
+        io.stderr.write(`${name} started\n`);
+        return;
+      }
+      const seconds = ((performance.now() - (started.get(job.key) ?? performance.now())) / 1000).toFixed(1);
+      started.delete(job.key);
+      io.stderr.write(
+        event.outcome.status === "ok"
+          ? `${name} ok in ${seconds} s\n`
+          : `${name} FAILED in ${seconds} s: ${event.outcome.reason.split("\n")[0]}\n`,
+      );
+    },
+    onError: (message) => io.stderr.write(`kb worker: ${message}\n`),
+  });
+  io.stderr.write(
+    `kb worker: taking points of queue ${options.queue} on ${running.target.redacted}, ${concurrency} at a time, files from ${root}. Ctrl-C stops.\n`,
+  );
+
+  const signal = await new Promise<keyof typeof SIGNAL_EXIT>((resolveSignal) => {
+    for (const name of Object.keys(SIGNAL_EXIT) as (keyof typeof SIGNAL_EXIT)[]) {
+      process.once(name, () => resolveSignal(name));
+    }
+  });
+  io.stderr.write(`kb worker: ${signal}: stopping; running points go back to the queue.\n`);
+  // Forced: the running points are not waited for; their locks lapse and another worker runs them.
+  await Promise.all([pool.close(), running.close(true)]);
+  rmSync(topologies, { recursive: true, force: true });
+  return SIGNAL_EXIT[signal];
+}

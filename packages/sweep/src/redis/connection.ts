@@ -1,0 +1,137 @@
+import { KbError } from "@kb/errors";
+import type { RedisOptions } from "bullmq";
+import { Redis } from "ioredis";
+
+/** A Redis server as a `redis://` or `rediss://` URL names it, with its secret kept apart. */
+export interface RedisTarget {
+  /** `host:port`, safe to print. */
+  readonly where: string;
+  /** The URL with its password replaced by `***`, safe to print. */
+  readonly redacted: string;
+  /** ioredis options of the server (password and TLS included); never print them. */
+  readonly options: RedisOptions;
+  /** The password, kept to {@link RedisTarget.redact} it out of texts that came from elsewhere. */
+  readonly secret: string | undefined;
+}
+
+/** How long a first connection may take before the server counts as unreachable, ms. */
+export const CONNECT_TIMEOUT_MS = 5000;
+
+/**
+ * Parses a Redis URL: `redis://[user[:password]@]host[:port][/db]`, or `rediss://` for TLS.
+ * Throws `SWEEP_QUEUE` naming the redacted URL when it is not one.
+ */
+export function parseRedisUrl(url: string): RedisTarget {
+  let parsed: URL;
+  try {
+    parsed = new URL(url);
+  } catch {
+    throw new KbError(
+      "SWEEP_QUEUE",
+      `"${redactRedisUrl(url)}" is not a Redis URL: expected redis://[user:password@]host[:port][/db] (rediss:// for TLS), such as redis://127.0.0.1:6379.`,
+    );
+  }
+  if (parsed.protocol !== "redis:" && parsed.protocol !== "rediss:") {
+    throw new KbError(
+      "SWEEP_QUEUE",
+      `"${redactRedisUrl(url)}" is not a Redis URL: it starts with ${parsed.protocol}// where redis:// or rediss:// (TLS) was expected.`,
+    );
+  }
+  const host = parsed.hostname.replace(/^\[(.*)\]$/, "$1");
+  if (host === "") {
+    throw new KbError("SWEEP_QUEUE", `"${redactRedisUrl(url)}" names no host: write redis://HOST:PORT.`);
+  }
+  const port = parsed.port === "" ? 6379 : Number(parsed.port);
+  const dbText = parsed.pathname.replace(/^\//, "");
+  const db = dbText === "" ? 0 : Number(dbText);
+  if (!Number.isInteger(db) || db < 0) {
+    throw new KbError(
+      "SWEEP_QUEUE",
+      `"${redactRedisUrl(url)}": the database after the last / is a whole number (redis://host:6379/0); got "${dbText}".`,
+    );
+  }
+  const username = decodeURIComponent(parsed.username);
+  const password = parsed.password === "" ? undefined : decodeURIComponent(parsed.password);
+  const where = `${parsed.hostname}:${port}`;
+  return {
+    where,
+    redacted: redactRedisUrl(url),
+    secret: password,
+    options: {
+      host,
+      port,
+      db,
+      ...(username !== "" ? { username } : {}),
+      ...(password !== undefined ? { password } : {}),
+      ...(parsed.protocol === "rediss:" ? { tls: { servername: host } } : {}),
+      connectTimeout: CONNECT_TIMEOUT_MS,
+      // BullMQ's blocking connections need null; a dead server shows as a failing command
+      // through the retry strategy below rather than a hang.
+      maxRetriesPerRequest: null,
+      // Reconnect for about a minute (a restarted server), then give up: commands then fail.
+      retryStrategy: (times: number) => (times > 30 ? null : Math.min(times * 200, 2000)),
+    },
+  };
+}
+
+/** `url` with the password of its user part replaced by `***` (the rest kept, for a message). */
+export function redactRedisUrl(url: string): string {
+  return url.replace(/^([a-z][a-z0-9+.-]*:\/\/)([^@/?#]*)@/i, (_whole, scheme: string, user: string) => {
+    const colon = user.indexOf(":");
+    return `${scheme}${colon === -1 ? "***" : `${user.slice(0, colon)}:***`}@`;
+  });
+}
+
+/**
+ * `text` with every Redis URL's password and the target's own password (if it shows up bare, as
+ * in a driver's message) replaced by `***`: for every message, log line and error that leaves
+ * kb about a queue.
+ */
+export function redactText(text: string, target?: RedisTarget): string {
+  let result = text.replace(/rediss?:\/\/[^\s"'<>]*/gi, (url) => redactRedisUrl(url));
+  const secret = target?.secret;
+  if (secret !== undefined && secret.length > 0) result = result.split(secret).join("***");
+  if (target !== undefined) {
+    const encoded = target.secret === undefined ? "" : encodeURIComponent(target.secret);
+    if (encoded.length > 0) result = result.split(encoded).join("***");
+  }
+  return result;
+}
+
+/**
+ * Connects to the target and sends PING, so that a wrong host, port or password is a
+ * `SWEEP_QUEUE` error within {@link CONNECT_TIMEOUT_MS} (ioredis alone would retry forever).
+ */
+export async function checkRedis(target: RedisTarget): Promise<void> {
+  const client = new Redis({
+    ...target.options,
+    lazyConnect: true,
+    maxRetriesPerRequest: 0,
+    retryStrategy: () => null,
+    enableOfflineQueue: false,
+  });
+  // ioredis reports connection errors as events too; the PING's rejection says the same.
+  client.on("error", () => {});
+  try {
+    await withTimeout(
+      client.connect().then(() => client.ping()),
+      CONNECT_TIMEOUT_MS + 1000,
+    );
+  } catch (error) {
+    const detail = redactText(error instanceof Error ? error.message : String(error), target);
+    throw new KbError(
+      "SWEEP_QUEUE",
+      `cannot reach Redis at ${target.where} (${target.redacted}): ${detail}. Start redis-server there (or check the host, port, password and firewall), or give another URL.`,
+    );
+  } finally {
+    client.disconnect();
+  }
+}
+
+function withTimeout<T>(promise: Promise<T>, ms: number): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const timeout = new Promise<never>((_resolve, reject) => {
+    timer = setTimeout(() => reject(new Error(`no answer in ${ms / 1000} s`)), ms);
+  });
+  return Promise.race([promise, timeout]).finally(() => clearTimeout(timer));
+}

@@ -1,0 +1,114 @@
+import { createHash } from "node:crypto";
+import { readdirSync, readFileSync, statSync } from "node:fs";
+import { hostname } from "node:os";
+import { isAbsolute, join, relative, resolve } from "node:path";
+import type { SweepJob } from "../executor.js";
+import { isPath } from "../spec-file.js";
+
+/**
+ * What a queued job carries: the sweep's job, and the sha256 of each plug-in given by path (the
+ * point's own plug-ins, relative to the sweep's folder, and its topology's, absolute), so a
+ * worker can tell that its copy is the one the sweep planned with. Names and digests only, never
+ * code: a worker runs what it already has.
+ */
+export interface QueuedJob {
+  readonly job: SweepJob;
+  /** Plug-in path as the job names it -> sha256 of its file (or package folder), `null` when missing at the sweep. */
+  readonly pluginDigests: Readonly<Record<string, string | null>>;
+}
+
+/** Extensions a plug-in path may leave out (`./my-hbm` for `./my-hbm.ts`), as `kb run --plugin` does. */
+const PLUGIN_EXTENSIONS = ["", ".ts", ".js", ".mjs"];
+
+/** The plug-ins of a job given by path: its own and its topology's. */
+export function pluginPaths(job: SweepJob): string[] {
+  const topologyPlugins = (job.inputs.topology as { plugins?: unknown }).plugins;
+  const all = [
+    ...job.inputs.plugins,
+    ...(Array.isArray(topologyPlugins) ? topologyPlugins.filter((each) => typeof each === "string") : []),
+  ];
+  return [...new Set(all.filter((plugin) => isPath(plugin)))];
+}
+
+/** {@link QueuedJob} of a job, its relative plug-in paths read from `root` (the sweep's folder). */
+export function queuedJob(job: SweepJob, root: string): QueuedJob {
+  return {
+    job,
+    pluginDigests: Object.fromEntries(
+      pluginPaths(job).map((plugin) => [plugin, pathDigest(resolve(root, plugin))]),
+    ),
+  };
+}
+
+/**
+ * sha256 (hex) of a plug-in path: a file's bytes, or for a package folder its files' relative
+ * paths and bytes in sorted order (node_modules and dot-folders left out); the extensions a path
+ * may leave out are tried; `null` when there is nothing there.
+ */
+export function pathDigest(path: string): string | null {
+  for (const extension of PLUGIN_EXTENSIONS) {
+    const candidate = path + extension;
+    const kind = kindOf(candidate);
+    if (kind === "file") return createHash("sha256").update(readFileSync(candidate)).digest("hex");
+    if (kind === "folder" && extension === "") {
+      const hash = createHash("sha256");
+      for (const file of folderFiles(candidate)) {
+        hash.update(`${relative(candidate, file)}\0`);
+        hash.update(readFileSync(file));
+        hash.update("\0");
+      }
+      return hash.digest("hex");
+    }
+  }
+  return null;
+}
+
+/**
+ * Why a worker refuses a job, or `null` when it may run it: the bench file it found (`benchFile`,
+ * `undefined` when it found none) must have the job's digest, and each plug-in path, read from
+ * `root`, the digest the sweep saw. The reason says which file differs, where, and what to do.
+ */
+export function refusalOf(queued: QueuedJob, benchFile: string | undefined, root: string): string | null {
+  const { job } = queued;
+  const worker = `kb worker on ${hostname()}`;
+  if (benchFile === undefined) {
+    return `${worker} refused point ${job.point}: it has no bench "${job.bench}" (looked from ${root}). Start the worker in the sweep's folder (or --root it) with the same bench files.`;
+  }
+  const benchDigest = pathDigest(benchFile);
+  if (benchDigest !== job.benchDigest) {
+    return `${worker} refused point ${job.point}: its bench ${benchFile} has sha256 ${short(benchDigest)}, the sweep planned with ${short(job.benchDigest)}. Give the worker the same bench file (same checkout or installation) and run the sweep again.`;
+  }
+  for (const [plugin, expected] of Object.entries(queued.pluginDigests)) {
+    const file = isAbsolute(plugin) ? plugin : resolve(root, plugin);
+    const found = pathDigest(file);
+    if (found !== expected) {
+      return `${worker} refused point ${job.point}: its plug-in ${file} has sha256 ${short(found)}, the sweep planned with ${short(expected)}. Give the worker the same plug-in files and run the sweep again.`;
+    }
+  }
+  return null;
+}
+
+function short(digest: string | null): string {
+  return digest === null ? "(missing)" : digest.slice(0, 12);
+}
+
+function kindOf(path: string): "file" | "folder" | null {
+  try {
+    const stat = statSync(path);
+    return stat.isFile() ? "file" : stat.isDirectory() ? "folder" : null;
+  } catch {
+    return null;
+  }
+}
+
+function folderFiles(folder: string): string[] {
+  const files: string[] = [];
+  const entries = readdirSync(folder, { withFileTypes: true }).sort((a, b) => (a.name < b.name ? -1 : 1));
+  for (const entry of entries) {
+    if (entry.name.startsWith(".") || entry.name === "node_modules") continue;
+    const path = join(folder, entry.name);
+    if (entry.isDirectory()) files.push(...folderFiles(path));
+    else if (entry.isFile()) files.push(path);
+  }
+  return files;
+}

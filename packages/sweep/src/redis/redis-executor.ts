@@ -1,0 +1,175 @@
+import { KbError } from "@kb/errors";
+import { type Job, Queue, QueueEvents } from "bullmq";
+import type { Executor, ExecutorEvent, JobOutcome, SweepJob } from "../executor.js";
+import { checkRedis, parseRedisUrl, type RedisTarget, redactText } from "./connection.js";
+import { type QueuedJob, queuedJob } from "./job-files.js";
+
+/** Options of {@link RedisExecutor.open}. */
+export interface RedisExecutorOptions {
+  /** `redis://[user:password@]host[:port][/db]`, or `rediss://` for TLS. */
+  readonly url: string;
+  /** The BullMQ queue; the workers take the same name ({@link queueNameOf} of the spec's name by default). */
+  readonly queue: string;
+  /** The sweep's folder: relative plug-in paths are read from it for their digests. */
+  readonly root: string;
+  /** Reported as `concurrency` (for the progress line): how many points the workers run at once, if known (default 1). */
+  readonly concurrency?: number;
+}
+
+/** The queue of a sweep named `name` when none is given: `kb-sweep-NAME` (BullMQ forbids `:` in it). */
+export function queueNameOf(name: string): string {
+  return `kb-sweep-${name.replace(/[^A-Za-z0-9._-]/g, "-")}`;
+}
+
+/** A job that a sweep gets back: what the worker returned, a point's outcome. */
+function isOutcome(value: unknown): value is JobOutcome {
+  const status = (value as { status?: unknown } | null)?.status;
+  return status === "ok" || status === "failed";
+}
+
+/**
+ * An executor whose points run on `kb worker`s anywhere that reach the same Redis: each job is a
+ * BullMQ job on the sweep's queue, with id `KEY-ATTEMPT` (a sweep-side retry is a new job, and a
+ * sweep run again after a crash finds its jobs still queued rather than adding them twice). Start
+ * and finish events come back through BullMQ's queue events; a finished job is reported once per
+ * submit however often BullMQ reports it. A job whose worker died is taken by another worker
+ * (BullMQ's stalled-job check); one lost more often than the workers' limit finishes `failed`.
+ * `close()` removes the jobs this executor added that no worker holds.
+ */
+export class RedisExecutor implements Executor {
+  readonly concurrency: number;
+  readonly target: RedisTarget;
+  readonly #queue: Queue;
+  readonly #events: QueueEvents;
+  readonly #root: string;
+  readonly #listeners: ((event: ExecutorEvent) => void)[] = [];
+  /** Job id -> the job, while it is not finished. */
+  readonly #pending = new Map<string, SweepJob>();
+  /** Submits of each key so far (a job id's attempt part). */
+  readonly #attempts = new Map<string, number>();
+  /** Ids added, to remove at close. */
+  readonly #added = new Set<string>();
+  #closed = false;
+  /** Adds in flight, so close() waits for them before removing. */
+  #adding: Promise<unknown> = Promise.resolve();
+
+  private constructor(target: RedisTarget, options: RedisExecutorOptions, queue: Queue, events: QueueEvents) {
+    this.target = target;
+    this.concurrency = Math.max(1, Math.floor(options.concurrency ?? 1));
+    this.#root = options.root;
+    this.#queue = queue;
+    this.#events = events;
+    events.on("active", ({ jobId }) => this.#started(jobId));
+    events.on("completed", ({ jobId, returnvalue }) =>
+      this.#finished(
+        jobId,
+        isOutcome(returnvalue)
+          ? returnvalue
+          : { status: "failed", reason: "the worker returned no outcome (another kb version?)" },
+      ),
+    );
+    events.on("failed", ({ jobId, failedReason }) =>
+      this.#finished(jobId, { status: "failed", reason: lostReason(redactText(failedReason, target)) }),
+    );
+    // Connection trouble is retried by ioredis; its messages may name the URL.
+    events.on("error", () => {});
+    queue.on("error", () => {});
+  }
+
+  /**
+   * Connects (a bad URL or an unreachable server is a `SWEEP_QUEUE` error within seconds, never a
+   * hang) and listens to the queue's events before any job is added.
+   */
+  static async open(options: RedisExecutorOptions): Promise<RedisExecutor> {
+    const target = parseRedisUrl(options.url);
+    await checkRedis(target);
+    const queue = new Queue(options.queue, { connection: target.options });
+    const events = new QueueEvents(options.queue, { connection: target.options });
+    try {
+      await Promise.all([queue.waitUntilReady(), events.waitUntilReady()]);
+    } catch (error) {
+      await Promise.allSettled([queue.close(), events.close()]);
+      throw new KbError(
+        "SWEEP_QUEUE",
+        `Redis at ${target.where}: ${redactText(error instanceof Error ? error.message : String(error), target)}`,
+      );
+    }
+    return new RedisExecutor(target, options, queue, events);
+  }
+
+  /** The queue's name. */
+  get queueName(): string {
+    return this.#queue.name;
+  }
+
+  submit(job: SweepJob): void {
+    if (this.#closed) return;
+    const attempt = (this.#attempts.get(job.key) ?? 0) + 1;
+    this.#attempts.set(job.key, attempt);
+    const id = `${job.key}-${attempt}`;
+    this.#pending.set(id, job);
+    this.#added.add(id);
+    const data: QueuedJob = queuedJob(job, this.#root);
+    const adding = this.#queue
+      .add(`point-${job.point}`, data, {
+        jobId: id,
+        // A worker's own failure (not a point's: that is an outcome) is final here; a sweep
+        // retries failed points itself (run.retries) as new jobs.
+        attempts: 1,
+        removeOnComplete: true,
+        removeOnFail: true,
+      })
+      .then(async (added: Job) => {
+        // A job with this id that finished before this add (a sweep run again) is not added again
+        // and reports nothing: ask for its state once.
+        const state = await added.getState();
+        if (state === "completed" && isOutcome(added.returnvalue)) this.#finished(id, added.returnvalue);
+      })
+      .catch((error: unknown) =>
+        this.#finished(id, {
+          status: "failed",
+          reason: `could not queue it on Redis at ${this.target.where}: ${redactText(String(error), this.target)}`,
+        }),
+      );
+    this.#adding = Promise.all([this.#adding, adding]);
+  }
+
+  onEvent(listener: (event: ExecutorEvent) => void): void {
+    this.#listeners.push(listener);
+  }
+
+  async close(): Promise<void> {
+    if (this.#closed) return;
+    this.#closed = true;
+    await this.#adding;
+    // Jobs a worker holds cannot be removed (BullMQ keeps their lock); they finish unrecorded and
+    // remove themselves (removeOnComplete).
+    await Promise.allSettled([...this.#added].map((id) => this.#queue.remove(id)));
+    await Promise.allSettled([this.#events.close(), this.#queue.close()]);
+  }
+
+  #emit(event: ExecutorEvent): void {
+    if (this.#closed) return;
+    for (const listener of this.#listeners) listener(event);
+  }
+
+  #started(id: string): void {
+    const job = this.#pending.get(id);
+    if (job !== undefined) this.#emit({ type: "started", job });
+  }
+
+  #finished(id: string, outcome: JobOutcome): void {
+    const job = this.#pending.get(id);
+    // Finished already (BullMQ's event and the state asked after an add can both report it).
+    if (job === undefined) return;
+    this.#pending.delete(id);
+    this.#emit({ type: "finished", job, outcome });
+  }
+}
+
+/** A BullMQ failure as a point's reason: a job lost with its workers says so. */
+function lostReason(failedReason: string): string {
+  return /stalled more than allowable limit/i.test(failedReason)
+    ? `its worker was lost while running it, more often than the workers' --max-lost allows (${failedReason})`
+    : `the worker failed: ${failedReason}`;
+}

@@ -1,0 +1,118 @@
+import { KbError } from "@kb/errors";
+import { type Job, Worker } from "bullmq";
+import type { JobOutcome } from "../executor.js";
+import { checkRedis, parseRedisUrl, type RedisTarget, redactText } from "./connection.js";
+import type { QueuedJob } from "./job-files.js";
+
+/**
+ * How soon a lost worker's point runs elsewhere. A worker renews the lock of each job it runs
+ * every `lockMs / 2`; when it dies, the lock lapses after `lockMs`, and the next stalled-job
+ * check of any live worker (every `stalledCheckMs`) puts the job back in the queue: a lost point
+ * waits at most about `lockMs + stalledCheckMs`. Smaller is faster but a worker whose event loop
+ * stalls for `lockMs` (a swapping machine) loses its jobs to others for nothing.
+ */
+export interface LostWorkerSettings {
+  /** Lock of a running job, ms (BullMQ `lockDuration`; default 15000). */
+  readonly lockMs?: number;
+  /** Interval of the stalled-job check, ms (BullMQ `stalledInterval`; default 5000). */
+  readonly stalledCheckMs?: number;
+  /** Times a job may lose its worker and run again before it fails (BullMQ `maxStalledCount`; default 2). */
+  readonly maxLost?: number;
+}
+
+/** Defaults of {@link LostWorkerSettings}. */
+export const LOST_WORKER_DEFAULTS = { lockMs: 15_000, stalledCheckMs: 5_000, maxLost: 2 } as const;
+
+/** Options of {@link runWorker}. */
+export interface RunWorkerOptions extends LostWorkerSettings {
+  /** `redis://[user:password@]host[:port][/db]`, or `rediss://` for TLS. */
+  readonly url: string;
+  readonly queue: string;
+  /** Points at once. */
+  readonly concurrency: number;
+  /**
+   * Runs one job (in its own process, with the worker's own bench and plug-ins, refusing ones
+   * whose digests differ) and gives its outcome; a failed point is an outcome, not a throw.
+   */
+  readonly runJob: (queued: QueuedJob) => Promise<JobOutcome>;
+  /** Told when a job starts and ends (log lines), passwords already redacted. */
+  readonly onJob?: ((event: WorkerJobEvent) => void) | undefined;
+  /** Told of connection trouble, redacted. */
+  readonly onError?: ((message: string) => void) | undefined;
+}
+
+/** A worker's log event. */
+export type WorkerJobEvent =
+  | { readonly type: "started"; readonly queued: QueuedJob }
+  | { readonly type: "finished"; readonly queued: QueuedJob; readonly outcome: JobOutcome };
+
+/** A running worker. */
+export interface RunningWorker {
+  readonly target: RedisTarget;
+  /**
+   * Stops taking jobs. `force: false` waits for the running points to finish and report;
+   * `force: true` leaves them (their processes are the caller's to stop), and BullMQ gives them to
+   * another worker once their lock lapses.
+   */
+  close(force: boolean): Promise<void>;
+}
+
+/**
+ * Takes jobs of a sweep's queue, `concurrency` at a time, and returns each one's outcome (the
+ * point's results JSON, or failed with a reason) as the BullMQ job's return value. A bad URL or an
+ * unreachable Redis is a `SWEEP_QUEUE` error within seconds.
+ */
+export async function runWorker(options: RunWorkerOptions): Promise<RunningWorker> {
+  const target = parseRedisUrl(options.url);
+  await checkRedis(target);
+  const settings = { ...LOST_WORKER_DEFAULTS, ...definedOf(options) };
+  const worker = new Worker<QueuedJob, JobOutcome>(
+    options.queue,
+    async (job: Job<QueuedJob, JobOutcome>) => {
+      const queued = job.data;
+      options.onJob?.({ type: "started", queued });
+      let outcome: JobOutcome;
+      try {
+        outcome = await options.runJob(queued);
+      } catch (error) {
+        outcome = { status: "failed", reason: error instanceof Error ? error.message : String(error) };
+      }
+      if (outcome.status === "failed") outcome = { ...outcome, reason: redactText(outcome.reason, target) };
+      options.onJob?.({ type: "finished", queued, outcome });
+      return outcome;
+    },
+    {
+      connection: target.options,
+      concurrency: Math.max(1, Math.floor(options.concurrency)),
+      lockDuration: settings.lockMs,
+      stalledInterval: settings.stalledCheckMs,
+      maxStalledCount: settings.maxLost,
+      autorun: false,
+    },
+  );
+  worker.on("error", (error) => options.onError?.(redactText(error.message, target)));
+  try {
+    await worker.waitUntilReady();
+  } catch (error) {
+    await worker.close(true).catch(() => {});
+    throw new KbError(
+      "SWEEP_QUEUE",
+      `Redis at ${target.where}: ${redactText(error instanceof Error ? error.message : String(error), target)}`,
+    );
+  }
+  void worker.run().catch((error: unknown) => options.onError?.(redactText(String(error), target)));
+  return {
+    target,
+    close: (force) => worker.close(force),
+  };
+}
+
+function definedOf(settings: LostWorkerSettings): Partial<LostWorkerSettings> {
+  return Object.fromEntries(
+    Object.entries({
+      lockMs: settings.lockMs,
+      stalledCheckMs: settings.stalledCheckMs,
+      maxLost: settings.maxLost,
+    }).filter(([, value]) => value !== undefined),
+  );
+}
