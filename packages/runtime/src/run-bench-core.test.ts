@@ -133,7 +133,12 @@ describe("README runBenchCore example", () => {
       verify: true,
       isUserError: () => false, // which plain errors are the bench's: RUNTIME_INVALID, not a kb bug
     });
-    console.log(run.passed, run.results.verification?.pass, run.results.simTimeNs > 0, run.manifest.topology.name);
+    console.log(
+      run.passed,
+      run.results.verification?.pass,
+      run.results.simTimeNs > 0,
+      run.manifest.topology.name,
+    );
     // true true true demo
 
     // README example end
