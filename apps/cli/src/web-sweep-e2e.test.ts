@@ -109,6 +109,20 @@ describe.skipIf(!runBrowserTests || !haveBuiltKb)("kb web of a sweep in headless
     expect(second.front).toEqual([0]);
     expect(second).toMatchObject({ drawnFront: 1, drawnOthers: 3 });
 
+    // A log scale on y: offered (every value > 0), off at first (less than three decades), on
+    // when ticked; the front stays the same.
+    const yAxisType = () =>
+      page.evaluate(
+        () => (window.kbSweep?.scatter?.getOption().yAxis as { type: string }[] | undefined)?.[0]?.type,
+      );
+    expect(await page.locator("#log-y").isDisabled()).toBe(false);
+    expect(await page.locator("#log-y").isChecked()).toBe(false);
+    expect(await yAxisType()).toBe("value");
+    await page.locator("#log-y").check();
+    expect(await yAxisType()).toBe("log");
+    expect((await scatter()).front).toEqual([0]);
+    await page.locator("#log-y").uncheck();
+
     // Parallel coordinates: the axes (dtype a category) then the metrics; a line per ok point.
     const parallel = await page.evaluate(() => {
       const option = window.kbSweep?.parallel?.getOption() as

@@ -20,7 +20,14 @@ import { type ComposeOption, type EChartsType, getInstanceByDom, init, use } fro
 import { CanvasRenderer } from "echarts/renderers";
 import { escapeHtml } from "./format.js";
 import type { SweepData, SweepWebRow } from "./sweep-api.js";
-import { cellText, type ParallelModel, type PlotPoint, runHint, type ScatterModel } from "./sweep-model.js";
+import {
+  cellText,
+  logScaleOf,
+  type ParallelModel,
+  type PlotPoint,
+  runHint,
+  type ScatterModel,
+} from "./sweep-model.js";
 
 // The sweep page's charts (ECharts): the scatter of two metrics with its Pareto front, and the
 // parallel coordinates of axes and metrics. A click on a point or a line calls `onPick` with its row.
@@ -81,16 +88,19 @@ function chartOf(element: HTMLElement): EChartsType {
 
 /**
  * Draws the scatter of `model` (x against y) into `element`, the front's points red and joined by
- * a line in x order, the others blue. Returns the chart.
+ * a line in x order, the others blue; `logX` / `logY` draw that axis on a log scale (every value
+ * must be > 0: see `logScaleOf`). Returns the chart.
  */
 export function renderScatter(
   element: HTMLElement,
   model: ScatterModel,
-  axes: { readonly x: string; readonly y: string },
+  axes: { readonly x: string; readonly y: string; readonly logX?: boolean; readonly logY?: boolean },
   data: Pick<SweepData, "axes" | "metrics" | "cacheDir">,
   onPick: (row: SweepWebRow) => void,
 ): EChartsType {
   const chart = chartOf(element);
+  const scaleOf = (log: boolean | undefined) =>
+    log === true ? { type: "log" as const, logBase: 10 } : { type: "value" as const, scale: true };
   const item = (point: PlotPoint) => ({ value: [point.x, point.y], row: point.row });
   const option: ScatterOption = {
     animation: false,
@@ -103,8 +113,8 @@ export function renderScatter(
         return row === undefined ? "" : pointTooltip(row, data);
       },
     },
-    xAxis: { type: "value", name: axes.x, nameLocation: "middle", nameGap: 28, scale: true },
-    yAxis: { type: "value", name: axes.y, nameLocation: "end", scale: true },
+    xAxis: { ...scaleOf(axes.logX), name: axes.x, nameLocation: "middle", nameGap: 28 },
+    yAxis: { ...scaleOf(axes.logY), name: axes.y, nameLocation: "end" },
     series: [
       {
         type: "line",
@@ -147,7 +157,8 @@ export function renderScatter(
 
 /**
  * Draws the parallel coordinates of `model` into `element`: a category axis per dimension that
- * has text or lists, a value axis per numeric one; lines of rows in `front` red, the others blue.
+ * has text or lists, a value axis per numeric one (log when its values span three decades:
+ * `logScaleOf`); lines of rows in `front` red, the others blue.
  */
 export function renderParallel(
   element: HTMLElement,
@@ -176,7 +187,9 @@ export function renderParallel(
     parallel: { left: 60, right: 80, top: 50, bottom: 30 },
     parallelAxis: model.dimensions.map((dimension, dim) =>
       dimension.categories === null
-        ? { dim, name: dimension.name, type: "value" as const, scale: true }
+        ? logScaleOf(numbersOf(model, dim)).suggested
+          ? { dim, name: `${dimension.name} (log)`, type: "log" as const, logBase: 10 }
+          : { dim, name: dimension.name, type: "value" as const, scale: true }
         : { dim, name: dimension.name, type: "category" as const, data: [...dimension.categories] },
     ),
     series: [
@@ -201,4 +214,12 @@ export function renderParallel(
     if (row !== undefined) onPick(row);
   });
   return chart;
+}
+
+/** The finite numbers of dimension `dim` over the model's rows. */
+function numbersOf(model: ParallelModel, dim: number): number[] {
+  return model.values.flatMap((values) => {
+    const value = values?.[dim];
+    return typeof value === "number" && Number.isFinite(value) ? [value] : [];
+  });
 }

@@ -6,6 +6,7 @@ import {
   cellText,
   cellValue,
   type Direction,
+  logScaleOf,
   metricDirection,
   numericMetrics,
   parallelModel,
@@ -27,6 +28,8 @@ export interface KbSweepHandle {
   x: string | null;
   y: string | null;
   readonly directions: Map<string, Direction>;
+  /** Metrics drawn on a log scale when plotted (chosen, or suggested at first plot). */
+  readonly logScale: Map<string, boolean>;
   /** What the scatter draws. */
   model: ScatterModel | null;
   scatter: EChartsType | null;
@@ -76,6 +79,7 @@ async function main(): Promise<void> {
     x: plottable[0] ?? null,
     y: plottable[1] ?? plottable[0] ?? null,
     directions: new Map(data.metrics.map((name) => [name, metricDirection(name)])),
+    logScale: new Map(),
     model: null,
     scatter: null,
     parallel: null,
@@ -110,6 +114,17 @@ async function main(): Promise<void> {
   const ySelect = element<HTMLSelectElement>("scatter-y");
   const xDirection = element<HTMLSelectElement>("direction-x");
   const yDirection = element<HTMLSelectElement>("direction-y");
+  const xLog = element<HTMLInputElement>("log-x");
+  const yLog = element<HTMLInputElement>("log-y");
+  /** Whether `metric` is drawn on a log scale, and the checkbox of its axis set to say so. */
+  const logOf = (box: HTMLInputElement, metric: string, values: readonly number[]): boolean => {
+    const scale = logScaleOf(values);
+    const log = scale.possible && (handle.logScale.get(metric) ?? scale.suggested);
+    box.disabled = !scale.possible;
+    box.checked = log;
+    box.parentElement?.setAttribute("title", scale.why);
+    return log;
+  };
   fillSelect(xSelect, plottable, handle.x);
   fillSelect(ySelect, plottable, handle.y);
   const draw = () => {
@@ -127,7 +142,18 @@ async function main(): Promise<void> {
       yDirection.value = directions[1];
       const model = scatterModel(data.rows, x, y, directions);
       handle.model = model;
-      handle.scatter = renderScatter(element("scatter-chart"), model, { x, y }, data, open);
+      const plotted = [...model.front, ...model.others];
+      const logX = logOf(
+        xLog,
+        x,
+        plotted.map((point) => point.x),
+      );
+      const logY = logOf(
+        yLog,
+        y,
+        plotted.map((point) => point.y),
+      );
+      handle.scatter = renderScatter(element("scatter-chart"), model, { x, y, logX, logY }, data, open);
       element("scatter-left-out").replaceChildren(...leftOut(model, x, y));
       front = new Set(model.front.map((point) => point.row.point));
     }
@@ -148,6 +174,16 @@ async function main(): Promise<void> {
     select.addEventListener("change", () => {
       const metric = handle[axis];
       if (metric !== null) handle.directions.set(metric, select.value === "max" ? "max" : "min");
+      draw();
+    });
+  }
+  for (const [box, axis] of [
+    [xLog, "x"],
+    [yLog, "y"],
+  ] as const) {
+    box.addEventListener("change", () => {
+      const metric = handle[axis];
+      if (metric !== null) handle.logScale.set(metric, box.checked);
       draw();
     });
   }

@@ -2,6 +2,7 @@ import { describe, expect, it } from "vitest";
 import type { SweepWebRow } from "./sweep-api.js";
 import {
   cellText,
+  logScaleOf,
   metricDirection,
   numericMetrics,
   parallelModel,
@@ -112,6 +113,24 @@ describe("scatterModel", () => {
   it("numericMetrics lists the metrics an ok row has a number for", () => {
     const withText = [row(0, { time_ns: 5, bound: "latency", gbs: null }), row(1, { gbs: 3 }, {}, "failed")];
     expect(numericMetrics({ metrics: ["bound", "gbs", "time_ns"], rows: withText })).toEqual(["time_ns"]);
+  });
+});
+
+describe("logScaleOf", () => {
+  it("offers a log scale for positive values and suggests it from three decades on", () => {
+    // 1 KiB .. 4 MiB: 4096 = 10^3.6, rounded to 4 decades.
+    expect(logScaleOf([1024, 16384, 262144, 4194304])).toEqual({
+      possible: true,
+      suggested: true,
+      why: "values span 4 decades",
+    });
+    expect(logScaleOf([10, 200, 9999])).toMatchObject({ possible: true, suggested: false });
+    expect(logScaleOf([0, 5, 5000])).toEqual({
+      possible: false,
+      suggested: false,
+      why: "a value is 0: a log scale needs values > 0",
+    });
+    expect(logScaleOf([])).toMatchObject({ possible: false });
   });
 });
 

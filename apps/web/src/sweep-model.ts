@@ -137,6 +137,28 @@ export function scatterModel(
   return { front, others, failed, missing };
 }
 
+/**
+ * Whether a log scale suits the values an axis plots, and why not: every value must be > 0; the
+ * scale starts on (`suggested`) when they span three decades or more, as a message size or a
+ * time over such sizes does, where a linear axis piles the small points at the origin.
+ */
+export function logScaleOf(values: readonly number[]): {
+  readonly possible: boolean;
+  readonly suggested: boolean;
+  readonly why: string;
+} {
+  if (values.length === 0) return { possible: false, suggested: false, why: "nothing plotted" };
+  const smallest = Math.min(...values);
+  if (!(smallest > 0))
+    return { possible: false, suggested: false, why: `a value is ${smallest}: a log scale needs values > 0` };
+  const span = Math.max(...values) / smallest;
+  return {
+    possible: true,
+    suggested: span >= 1000,
+    why: `values span ${span >= 10 ? Math.round(Math.log10(span)) : 0} decades`,
+  };
+}
+
 /** Metrics with a finite number in at least one ok row, in the table's order: what the scatter can plot. */
 export function numericMetrics(data: Pick<SweepData, "metrics" | "rows">): string[] {
   return data.metrics.filter((name) =>
