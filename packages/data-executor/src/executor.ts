@@ -3,8 +3,10 @@ import type { GemmOpRecord, MathOpRecord, MemoryOpRecord, OpRecord } from "@kb/o
 import { DTYPE_BYTES, type Dtype, isFloatDtype, shapeSize, Tensor } from "@kb/tensor";
 import type { GemmPool } from "./gemm/gemm-pool.js";
 import { fromFloat32, type GemmProblem, igemm, sgemm, toFloat32 } from "./gemm/index.js";
+import { type Access, accessesOf, conflict, gemmKey } from "./hazards.js";
 import { applyMath } from "./math.js";
 import type { MemoryStore } from "./memory-store.js";
+import { firstNonFiniteIndex, hasNonFinite, storedValue } from "./non-finite.js";
 
 /** Options of a {@link DataExecutor}. */
 export interface ExecutorOptions {
@@ -83,17 +85,6 @@ export interface NonFiniteOrigin {
    * op passed on a value of the host's data (no earlier op produced one) rather than producing it.
    */
   readonly inputNonFinite: boolean;
-}
-
-/** A byte range an op reads or writes: [start, end). */
-interface Range {
-  readonly start: number;
-  readonly end: number;
-}
-
-interface Access {
-  readonly reads: readonly Range[];
-  readonly writes: readonly Range[];
 }
 
 /**
@@ -477,100 +468,6 @@ export class DataExecutor {
     this.store.writeTyped(p.dst_addr, out.bytes, outBytes);
     this.snapshot(record, p.dst_addr, out.nbytes);
   }
-}
-
-/**
- * The flat index of the first NaN or infinity among the `dtype` elements in `bytes`, or -1.
- * Integer dtypes are always finite. Reads the bit patterns in place (one view, no copy unless
- * `bytes` is misaligned, which the executor's own arrays never are).
- */
-function firstNonFiniteIndex(bytes: Uint8Array, dtype: Dtype): number {
-  if (!isFloatDtype(dtype)) return -1;
-  const size = DTYPE_BYTES[dtype];
-  const aligned = bytes.byteOffset % size === 0 ? bytes : bytes.slice();
-  const count = aligned.byteLength / size;
-  if (dtype === "f32") {
-    const values = new Float32Array(aligned.buffer, aligned.byteOffset, count);
-    // x - x is 0 for a finite x, NaN for NaN and the infinities.
-    for (let i = 0; i < count; i++) if (values[i]! - values[i]! !== 0) return i;
-    return -1;
-  }
-  // f16 and bf16: an all-ones exponent is an infinity (zero mantissa) or a NaN.
-  const exponent = dtype === "f16" ? 0x7c00 : 0x7f80;
-  const bits = new Uint16Array(aligned.buffer, aligned.byteOffset, count);
-  for (let i = 0; i < count; i++) if ((bits[i]! & exponent) === exponent) return i;
-  return -1;
-}
-
-/** True when `values` hold a NaN or an infinity. */
-function hasNonFinite(values: Float32Array): boolean {
-  for (let i = 0; i < values.length; i++) if (values[i]! - values[i]! !== 0) return true;
-  return false;
-}
-
-/** Element `index` of float `dtype` data in `bytes`, decoded exactly. */
-function storedValue(bytes: Uint8Array, dtype: Dtype, index: number): number {
-  const size = DTYPE_BYTES[dtype];
-  return new Tensor([1], dtype, bytes.slice(index * size, (index + 1) * size)).getFlat(0);
-}
-
-/** The batching signature of a GEMM. */
-function gemmKey(record: OpRecord): string {
-  const p = (record as GemmOpRecord).params;
-  return `${record.op_name}|${p.shape_a}|${p.shape_b}|${p.shape_out}|${p.dtype_in}|${p.dtype_acc}|${p.dtype_out}|${p.transpose_a}|${p.transpose_b}|${p.layout_a}|${p.layout_b}|${p.layout_out}|${p.accumulate === true}`;
-}
-
-/** What a record reads and writes (strided copies by their span: conservative). */
-function accessesOf(record: OpRecord): Access {
-  switch (record.op_kind) {
-    case "memory": {
-      const p = record.params;
-      const rows = p.rows ?? 1;
-      const rowBytes = p.nbytes / rows;
-      const srcSpan = (rows - 1) * (p.src_stride ?? rowBytes) + rowBytes;
-      const dstSpan = (rows - 1) * (p.dst_stride ?? rowBytes) + rowBytes;
-      return { reads: [range(p.src_addr, srcSpan)], writes: [range(p.dst_addr, dstSpan)] };
-    }
-    case "gemm": {
-      const p = record.params;
-      const size = DTYPE_BYTES[p.dtype_in];
-      const out = range(p.dst_addr, shapeSize(p.shape_out) * DTYPE_BYTES[p.dtype_out]);
-      const reads = [
-        range(p.src_a_addr, shapeSize(p.shape_a) * size),
-        range(p.src_b_addr, shapeSize(p.shape_b) * size),
-      ];
-      if (p.accumulate === true) reads.push(out);
-      return { reads, writes: [out] };
-    }
-    case "math": {
-      const p = record.params;
-      const size = (i: number) => DTYPE_BYTES[p.input_dtypes?.[i] ?? p.input_dtype ?? p.dtype];
-      return {
-        reads: p.input_addrs.map((address, i) =>
-          range(address, shapeSize(p.input_shapes[i] ?? p.shape_out) * size(i)),
-        ),
-        writes: [range(p.dst_addr, shapeSize(p.shape_out) * DTYPE_BYTES[p.dtype])],
-      };
-    }
-  }
-}
-
-function range(start: number, bytes: number): Range {
-  return { start, end: start + bytes };
-}
-
-/** A RAW, WAW or WAR hazard between two records' accesses. */
-function conflict(mine: Access, other: Access): boolean {
-  return (
-    overlapsAny(mine.reads, other.writes) ||
-    overlapsAny(mine.writes, other.writes) ||
-    overlapsAny(mine.writes, other.reads)
-  );
-}
-
-function overlapsAny(a: readonly Range[], b: readonly Range[]): boolean {
-  for (const x of a) for (const y of b) if (x.start < y.end && y.start < x.end) return true;
-  return false;
 }
 
 function located(record: OpRecord, error: unknown): KbError {
