@@ -20,4 +20,5 @@ export type {
   VerifyOptions,
   VerifyReport,
 } from "./verify.js";
-export { formatVerifyTable, TOLERANCES, verify } from "./verify.js";
+export { TOLERANCES, verify } from "./verify.js";
+export { formatVerifyTable } from "./verify-table.js";

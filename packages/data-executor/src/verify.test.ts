@@ -1,7 +1,8 @@
 import { Tensor } from "@kb/tensor";
 import { describe, expect, it } from "vitest";
 import type { NonFiniteOrigin } from "./executor.js";
-import { formatVerifyTable, TOLERANCES, verify } from "./verify.js";
+import { TOLERANCES, verify } from "./verify.js";
+import { formatVerifyTable } from "./verify-table.js";
 
 const finite = { nan: 0, posInf: 0, negInf: 0, first: null };
 const inf = Number.POSITIVE_INFINITY;

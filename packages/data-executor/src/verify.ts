@@ -1,4 +1,4 @@
-import { formatSimTime, KbError } from "@kb/errors";
+import { KbError } from "@kb/errors";
 import { bf16BitsToF32, type Dtype, f16BitsToF32, formatShape, Tensor } from "@kb/tensor";
 import type { NonFiniteOrigin } from "./executor.js";
 
@@ -189,114 +189,6 @@ export function verify(
     checks.push(checkOutput(name, output, reference, tolerances[reference.dtype]));
   }
   return { pass: checks.every((check) => check.pass), outputs: checks };
-}
-
-/**
- * The report as an aligned text table, one row per output: output, dtype, shape, non-finite (the
- * output's NaN / Inf / -Inf counts and the first one's index, e.g. `32 NaN (first [0, 0])`, or
- * 0), max abs err, max rel err (NaN when every element had a NaN), mismatches (of the element
- * count), first mismatch (`[0, 3] actual NaN, expected 0.25`), tolerance, and PASS or FAIL (with
- * the problem, if any). Then, for outputs that FAIL (matching infinities are no news):
- *
- * - a line per reference that holds non-finite values (`reference of out has 4 NaN (first [1, 0])`,
- *   with why that is suspicious);
- * - when such an output holds non-finite values and the report knows where they came from
- *   ({@link VerifyReport.firstNonFinite}), `first non-finite value: op 17 (log on
- *   sip0.cube0.pe3.pe_math at t=812 ns), NaN at element 0 of its output` (and that it was passed
- *   on from the host's data when its input held it), or that no op produced one (host data);
- *
- * and a final line such as `PASS: 2 of 2 outputs match` or `FAIL: 1 of 3 outputs do not match
- * (c)`. Every line ends with a newline, so the text can be written to a stream as is.
- */
-export function formatVerifyTable(report: VerifyReport): string {
-  const header = [
-    "output",
-    "dtype",
-    "shape",
-    "non-finite",
-    "max abs err",
-    "max rel err",
-    "mismatches",
-    "first mismatch",
-    "tolerance",
-    "result",
-  ];
-  const rightAligned = [false, false, false, false, true, true, true, false, false, false];
-  const rows = report.outputs.map((check) => {
-    const compared = check.problem === undefined;
-    const first = check.firstMismatch;
-    return [
-      check.name,
-      check.dtype,
-      formatShape(check.shape),
-      compared ? formatNonFinite(check.actualNonFinite) : "-",
-      compared ? formatError(check.maxAbsError) : "-",
-      compared ? formatError(check.maxRelError) : "-",
-      compared ? `${check.mismatches} of ${elementCount(check.shape)}` : "-",
-      first === null
-        ? "-"
-        : `${formatShape(first.index)} actual ${formatValue(first.actual)}, expected ${formatValue(first.expected)}`,
-      formatTolerance(check.tolerance),
-      check.pass ? "PASS" : compared ? "FAIL" : `FAIL: ${check.problem}`,
-    ];
-  });
-  const widths = header.map((title, column) =>
-    Math.max(title.length, ...rows.map((row) => row[column]!.length)),
-  );
-  const lastColumn = header.length - 1;
-  const line = (cells: readonly string[]) =>
-    cells
-      .map((cell, column) =>
-        column === lastColumn
-          ? cell
-          : rightAligned[column]
-            ? cell.padStart(widths[column]!)
-            : cell.padEnd(widths[column]!),
-      )
-      .join("  ");
-  const lines = [line(header), line(widths.map((width) => "-".repeat(width))), ...rows.map(line)];
-  // Notes for failed outputs only: matching infinities (a masked -Inf) are no news on PASS.
-  const failedChecks = report.outputs.filter((check) => !check.pass);
-  for (const check of failedChecks) {
-    const counts = check.referenceNonFinite;
-    if (counts.first === null) continue;
-    lines.push(
-      `reference of ${check.name} has ${formatNonFinite(counts)}: ${
-        counts.nan > 0
-          ? "suspicious, a NaN in a reference matches nothing (not even a NaN); check how the bench computes it"
-          : "only the same infinity in the output matches it"
-      }`,
-    );
-  }
-  const origin = report.firstNonFinite;
-  if (origin !== undefined && failedChecks.some((check) => check.actualNonFinite.first !== null)) {
-    lines.push(
-      origin === null
-        ? "first non-finite value: no math or GEMM op produced one; it came from the host's data (copies only move values)"
-        : `first non-finite value: op ${origin.id} (${origin.opName} on ${origin.componentId} at t=${formatSimTime(origin.tStartNs)} ns), ${formatValue(origin.value)} at element ${origin.index} of its output${
-            origin.inputNonFinite
-              ? ", passed on from its input: the host's data held it (no earlier op produced one)"
-              : ""
-          }`,
-    );
-  }
-  // A large relative error next to PASS looks wrong: say where it comes from.
-  for (const check of report.outputs) {
-    const { rtol, atol } = check.tolerance;
-    if (check.pass && check.problem === undefined && check.maxRelError > rtol && rtol > 0) {
-      lines.push(
-        `${check.name}: max rel err ${formatError(check.maxRelError)} is above rtol ${rtol}, yet every element matches: it comes from elements whose expected value is near 0, where |actual - expected| <= atol + rtol x |expected| is held by atol (${atol}).`,
-      );
-    }
-  }
-  const failed = failedChecks.map((check) => check.name);
-  const total = report.outputs.length;
-  lines.push(
-    failed.length === 0
-      ? `PASS: ${total} of ${total} ${total === 1 ? "output matches" : "outputs match"}`
-      : `FAIL: ${failed.length} of ${total} ${failed.length === 1 ? "output does" : "outputs do"} not match (${failed.join(", ")})`,
-  );
-  return `${lines.join("\n")}\n`;
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -531,7 +423,8 @@ function unflatten(flat: number, shape: readonly number[]): number[] {
   return index;
 }
 
-function elementCount(shape: readonly number[]): number {
+/** The number of elements of a shape. */
+export function elementCount(shape: readonly number[]): number {
   let size = 1;
   for (const dim of shape) size *= dim;
   return size;
@@ -539,34 +432,4 @@ function elementCount(shape: readonly number[]): number {
 
 function describeValue(value: unknown): string {
   return value === null || typeof value !== "object" ? String(value) : Object.prototype.toString.call(value);
-}
-
-/** Non-finite counts as `3 NaN, 1 Inf, 2 -Inf (first [0, 2])`, kinds with no element left out; `0` when none. */
-function formatNonFinite(counts: NonFiniteCounts): string {
-  if (counts.first === null) return "0";
-  const parts: string[] = [];
-  if (counts.nan > 0) parts.push(`${counts.nan} NaN`);
-  if (counts.posInf > 0) parts.push(`${counts.posInf} Inf`);
-  if (counts.negInf > 0) parts.push(`${counts.negInf} -Inf`);
-  return `${parts.join(", ")} (first ${formatShape(counts.first.index)})`;
-}
-
-/** An error maximum: 0, three significant digits, Inf, or NaN (nothing measured). */
-function formatError(x: number): string {
-  if (x === 0 || !Number.isFinite(x)) return formatValue(x);
-  const magnitude = Math.abs(x);
-  return magnitude >= 1e-3 && magnitude < 1e4 ? String(Number(x.toPrecision(3))) : x.toExponential(2);
-}
-
-/** An element value as JS prints it (exact: every dtype's values are doubles), Inf for infinities. */
-function formatValue(x: number): string {
-  if (x === Number.POSITIVE_INFINITY) return "Inf";
-  if (x === Number.NEGATIVE_INFINITY) return "-Inf";
-  return String(x);
-}
-
-function formatTolerance(tolerance: Tolerance): string {
-  return tolerance.rtol === 0 && tolerance.atol === 0
-    ? "exact"
-    : `rtol ${tolerance.rtol} atol ${tolerance.atol}`;
 }
