@@ -49,6 +49,13 @@ export interface RunProgressMessage {
   /** Phase 2: op records replayed of total. */
   readonly done?: number;
   readonly total?: number;
+  /** Reference: the check whose host reference is computed, its position (from 0) and count, and how far it got (0 to 1). */
+  readonly reference?: {
+    readonly check: string;
+    readonly index: number;
+    readonly count: number;
+    readonly fraction: number;
+  };
 }
 
 /** Worker -> page: the run finished (a failed verification is a finished run with `passed: false`). */

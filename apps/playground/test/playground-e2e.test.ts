@@ -189,6 +189,62 @@ describe.skipIf(!runBrowserTests)("the playground in Chromium", () => {
     }
   }, 120_000);
 
+  it("runs every example of the menu, with its params, to a passing verification", async () => {
+    const { page, problems } = await open(browser, served.url);
+    try {
+      const examples = await page.evaluate<string[]>(
+        "[...document.querySelectorAll('#example option')].map((option) => option.value)",
+      );
+      expect(examples.length).toBeGreaterThanOrEqual(12);
+      const failed: string[] = [];
+      for (const example of examples) {
+        await page.selectOption("#example", example);
+        await until(
+          page,
+          `document.getElementById("bench-title").textContent.endsWith(${JSON.stringify(example)})`,
+          10_000,
+        );
+        const state = await runAndWait(page);
+        const progress = await page.textContent("#progress");
+        if (state !== "done" || !progress?.includes("verification PASS")) {
+          failed.push(
+            `${example} (${await page.inputValue("#params")}): ${state}, ${progress} ${await page.textContent("#error-message")}`,
+          );
+        }
+      }
+      expect(failed).toEqual([]);
+      expect(problems).toEqual([]);
+    } finally {
+      await page.close();
+    }
+  }, 180_000);
+
+  it("stops a run at Max events and at Max sim time with RUN_LIMIT, as kb run --max-events / --max-sim-time", async () => {
+    const { page } = await open(browser, served.url);
+    try {
+      await page.fill("#max-events", "500");
+      expect(await runAndWait(page)).toBe("error");
+      expect(await page.textContent("#error-code")).toBe("RUN_LIMIT");
+      // kb run's message, naming the page's field instead of the flag.
+      expect(await page.textContent("#error-message")).toContain(
+        "the run reached its limit of 500 DES events (Max events) after 500 events",
+      );
+      await page.fill("#max-events", "");
+      await page.fill("#max-sim-time", "1000");
+      expect(await runAndWait(page)).toBe("error");
+      expect(await page.textContent("#error-message")).toContain(
+        "the run reached its limit of 1000 ns of simulated time (Max sim time)",
+      );
+      // Limits above what the run needs change nothing.
+      await page.fill("#max-sim-time", "1000000");
+      await page.fill("#max-events", "1000000");
+      expect(await runAndWait(page)).toBe("done");
+      expect(await latestResults(page)).toBe(defaultJson);
+    } finally {
+      await page.close();
+    }
+  }, 120_000);
+
   it("cancels a long run within a second while the page stays responsive", async () => {
     const { page } = await open(browser, served.url);
     try {

@@ -14,6 +14,7 @@ import {
   TOPOLOGY_EXAMPLES,
 } from "./examples.js";
 import { parseParams } from "./params.js";
+import { count, progressText } from "./progress.js";
 import type { ResultsView, RunRecord } from "./results-view.js";
 import type { RunClient, RunOutcome } from "./run-client.js";
 import { decodeShared, encodeShared, type SharedRun } from "./share.js";
@@ -40,11 +41,6 @@ declare global {
   interface Window {
     kbPlayground?: PlaygroundHandle;
   }
-}
-
-/** A count with thousands separators (`1,727`). */
-function count(value: number): string {
-  return value.toLocaleString("en-US");
 }
 
 function element<T extends HTMLElement = HTMLElement>(id: string): T {
@@ -121,14 +117,29 @@ export async function startPlayground(client: RunClient): Promise<PlaygroundHand
     runButton.disabled = state === "running";
     cancelButton.disabled = state !== "running";
   };
-  const showProgress = (message: RunProgressMessage, startedAt: number) => {
-    const parts: string[] = [message.stage];
-    if (message.simTimeNs !== undefined) parts.push(`simulated ${formatNs(message.simTimeNs)}`);
-    if (message.events !== undefined) parts.push(`${count(message.events)} events`);
-    if (message.done !== undefined && message.total !== undefined)
-      parts.push(`${count(message.done)} / ${count(message.total)} ops`);
-    parts.push(`${((performance.now() - startedAt) / 1000).toFixed(1)} s`);
-    progress.textContent = `Running: ${parts.join(" · ")}`;
+  // The progress line: redrawn on each message of the worker and every 200 ms (the seconds count
+  // on while the worker is busy between messages).
+  const ticker = {
+    latest: null as RunProgressMessage | null,
+    startedAt: 0,
+    timer: undefined as ReturnType<typeof setInterval> | undefined,
+    draw() {
+      progress.textContent = progressText(this.latest, performance.now() - this.startedAt, topologyName);
+    },
+    start() {
+      this.latest = null;
+      this.startedAt = performance.now();
+      this.draw();
+      this.timer = setInterval(() => this.draw(), 200);
+    },
+    show(message: RunProgressMessage) {
+      this.latest = message;
+      this.draw();
+    },
+    stop() {
+      clearInterval(this.timer);
+      this.timer = undefined;
+    },
   };
   const errorPanel = element("error-panel");
   const errorLocation = element<HTMLButtonElement>("error-location");
@@ -204,6 +215,9 @@ export async function startPlayground(client: RunClient): Promise<PlaygroundHand
   });
 
   async function runBench(): Promise<RunOutcome | null> {
+    // One run at a time: Run (the button, Ctrl/Cmd+Enter) while one is under way does nothing;
+    // Cancel (Esc) stops it first.
+    if (document.body.dataset.runState === "running") return null;
     clearError();
     let params: Record<string, string>;
     try {
@@ -224,26 +238,31 @@ export async function startPlayground(client: RunClient): Promise<PlaygroundHand
     const topology = { name: topologyName, text: topologyText };
     setState("running");
     const startedAt = performance.now();
-    progress.textContent = "Running: loading the bench's files…";
+    ticker.start();
     // The results views load while the bench runs.
     const views = import("./results-view.js");
-    const files = { ...(await loadImportable(main)), [main]: benchText };
-    const outcome = await client.run(
-      {
-        files,
-        main,
-        topology,
-        params,
-        verify: verifyInput.checked,
-        limits: {
-          ...(maxEventsInput.value !== "" && maxEvents > 0 ? { maxEvents } : {}),
-          ...(maxSimTimeInput.value !== "" && maxSimTimeNs > 0 ? { maxSimTimeNs } : {}),
+    let outcome: RunOutcome;
+    try {
+      const files = { ...(await loadImportable(main)), [main]: benchText };
+      outcome = await client.run(
+        {
+          files,
+          main,
+          topology,
+          params,
+          verify: verifyInput.checked,
+          limits: {
+            ...(maxEventsInput.value !== "" && maxEvents > 0 ? { maxEvents } : {}),
+            ...(maxSimTimeInput.value !== "" && maxSimTimeNs > 0 ? { maxSimTimeNs } : {}),
+          },
+          trace: true,
+          opLog: true,
         },
-        trace: true,
-        opLog: true,
-      },
-      (message) => showProgress(message, startedAt),
-    );
+        (message) => ticker.show(message),
+      );
+    } finally {
+      ticker.stop();
+    }
     const seconds = ((performance.now() - startedAt) / 1000).toFixed(2);
     if (outcome.kind === "cancelled") {
       progress.textContent = `Cancelled after ${seconds} s.`;
@@ -252,7 +271,11 @@ export async function startPlayground(client: RunClient): Promise<PlaygroundHand
     }
     if (outcome.kind === "error") {
       progress.textContent = `Failed after ${seconds} s: ${outcome.message.code}.`;
-      showError(outcome.message);
+      // kb run's words name its flags; here the limits are the fields beside Params.
+      const message = outcome.message.message
+        .replace(/--max-events\b/g, "Max events")
+        .replace(/--max-sim-time\b/g, "Max sim time");
+      showError({ ...outcome.message, message });
       setState("error");
       return outcome;
     }

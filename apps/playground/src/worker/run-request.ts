@@ -93,6 +93,9 @@ class ProgressPoster {
       this.post({ type: "progress", id, stage: "phase1", simTimeNs: event.simTimeNs, events: event.events });
     } else if (event.stage === "phase2") {
       this.post({ type: "progress", id, stage: "phase2", done: event.done, total: event.total });
+    } else if (event.stage === "reference") {
+      const { check, index, count, fraction } = event.reference;
+      this.post({ type: "progress", id, stage: "reference", reference: { check, index, count, fraction } });
     } else {
       this.post({ type: "progress", id, stage: event.stage });
     }

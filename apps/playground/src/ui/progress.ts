@@ -1,0 +1,52 @@
+import { formatNs } from "@kb/web-ui/format";
+import type { RunProgressMessage } from "../protocol.js";
+
+// The progress line of a run, in the words of `kb run`'s progress line (apps/cli's
+// progress-line.ts), with the wall time since Run. The page redraws it on every progress message
+// and on a timer of its own, so the seconds keep counting while the worker is busy between
+// messages (a host program filling a large tensor sends none).
+
+/** A count with thousands separators (`1,727`). */
+export function count(value: number): string {
+  return value.toLocaleString("en-US");
+}
+
+/**
+ * The line shown while a run is under way: `Running: t = 5.352 µs, 1,727 events · 0.4 s`.
+ * `message` is the latest progress (null before the worker's first), `elapsedMs` the wall time
+ * since Run, `topology` the topology's name.
+ */
+export function progressText(
+  message: RunProgressMessage | null,
+  elapsedMs: number,
+  topology: string,
+): string {
+  return `Running: ${stageText(message, topology)} · ${(elapsedMs / 1000).toFixed(1)} s`;
+}
+
+function stageText(message: RunProgressMessage | null, topology: string): string {
+  switch (message?.stage) {
+    case undefined:
+      return "loading the bench's files";
+    case "transpile":
+      return "transpiling the bench";
+    case "build":
+      return `building the machine of ${topology}`;
+    case "phase1":
+      return message.events === undefined || message.events === 0
+        ? "running the host program"
+        : `t = ${formatNs(message.simTimeNs ?? 0)}, ${count(message.events)} events`;
+    case "phase2":
+      return message.done === undefined || message.total === undefined
+        ? "phase 2"
+        : `phase 2, ${count(message.done)} of ${count(message.total)} ops replayed`;
+    case "reference": {
+      const reference = message.reference;
+      if (reference === undefined) return "computing the references";
+      const position = reference.count > 1 ? ` (${reference.index + 1} of ${reference.count})` : "";
+      return `reference ${reference.check}${position}, ${Math.floor(reference.fraction * 100)}%`;
+    }
+    case "compare":
+      return "computing the references and comparing";
+  }
+}
