@@ -187,6 +187,24 @@ describe.skipIf(!runBrowserTests)("the playground in Chromium", () => {
     } finally {
       await shared.close();
     }
+    // A link pasted into the address bar of a playground tab opened on another example: only the
+    // fragment changes (no reload), and the tab opens and runs the shared bench.
+    const { page: other } = await open(browser, served.url);
+    try {
+      await other.selectOption("#example", "benches/exp.ts");
+      await until(
+        other,
+        'document.getElementById("bench-title").textContent.endsWith("benches/exp.ts")',
+        10_000,
+      );
+      await other.evaluate(`location.hash = ${JSON.stringify(new URL(url).hash)}`);
+      await until(other, "window.kbPlayground.runs.length === 1", 60_000);
+      expect(await other.inputValue("#params")).toBe("n=65536");
+      expect(await other.textContent("#bench-title")).toMatch(/benches\/vector-add\.ts$/);
+      expect(comparable(await latestResults(other))).toEqual(comparable(defaultJson));
+    } finally {
+      await other.close();
+    }
   }, 120_000);
 
   it("runs every example of the menu, with its params, to a passing verification", async () => {

@@ -369,20 +369,21 @@ export async function startPlayground(client: RunClient): Promise<PlaygroundHand
     }
   });
 
-  // The first example, or the run a shared link carries (run at once).
-  let shared: SharedRun | null = null;
-  try {
-    shared = await decodeShared(location.hash);
-  } catch (error) {
-    showError({
-      code: "SHARE",
-      message: `This link's run cannot be read: ${error instanceof Error ? error.message : String(error)}. The default example is open instead.`,
-      location: null,
-    });
-  }
-  if (shared === null) {
-    await Promise.all([openBench(main), openTopology(topologyName)]);
-  } else {
+  // The first example, or the run a shared link carries (run at once). A link pasted into this
+  // tab's address bar later changes only the fragment, which reloads nothing: hashchange opens it.
+  const readShared = async (hash: string, fallback: string): Promise<SharedRun | null> => {
+    try {
+      return await decodeShared(hash);
+    } catch (error) {
+      showError({
+        code: "SHARE",
+        message: `This link's run cannot be read: ${error instanceof Error ? error.message : String(error)}. ${fallback}`,
+        location: null,
+      });
+      return null;
+    }
+  };
+  const openShared = async (shared: SharedRun) => {
     await Promise.all([
       openBench(shared.main, shared.bench, shared.params),
       "ref" in shared.topology
@@ -390,7 +391,17 @@ export async function startPlayground(client: RunClient): Promise<PlaygroundHand
         : openTopology(shared.topology.name, shared.topology.text),
     ]);
     verifyInput.checked = shared.verify;
-  }
+  };
+  const shared = await readShared(location.hash, "The default example is open instead.");
+  if (shared === null) await Promise.all([openBench(main), openTopology(topologyName)]);
+  else await openShared(shared);
+  window.addEventListener("hashchange", async () => {
+    const next = await readShared(location.hash, "The editors are unchanged.");
+    if (next === null) return;
+    cancel();
+    await openShared(next);
+    void run();
+  });
   window.kbPlayground = handle;
   document.body.dataset.ready = "true";
   if (shared !== null) void run();

@@ -99,8 +99,12 @@ function transpile(path: string, source: string): string {
     return transform(source, { transforms: ["typescript", "imports"], filePath: path }).code;
   } catch (error) {
     const loc = (error as { loc?: { line: number; column: number } }).loc;
-    const message = (error as Error).message.replace(/ \(\d+:\d+\)$/, "");
-    throw new SourceError(`${path}: ${message}`, {
+    // Sucrase says `Error transforming <path>: Unexpected token (76:7)`: the place is given apart.
+    const message = (error as Error).message
+      .replace(/ \(\d+:\d+\)$/, "")
+      .replace(/^Error transforming .*?: /, "");
+    const at = loc === undefined ? "" : `:${loc.line}:${loc.column}`;
+    throw new SourceError(`${path}${at}: syntax error: ${message}`, {
       file: path,
       line: loc?.line ?? 1,
       column: loc?.column ?? 1,
