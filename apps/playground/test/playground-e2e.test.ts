@@ -134,7 +134,7 @@ describe.skipIf(!runBrowserTests)("the playground in Chromium", () => {
     }
   }, 120_000);
 
-  it("shows a mistake in the kernel at its line, and jumps there", async () => {
+  it("shows a mistake in the kernel at its line, jumps there, and keeps the edit when another example is picked", async () => {
     const { page } = await open(browser, served.url);
     try {
       const bench = readFileSync(repo("benches/vector-add.ts"), "utf8").split("\n");
@@ -158,6 +158,28 @@ describe.skipIf(!runBrowserTests)("the playground in Chromium", () => {
         `(() => { const view = window.kbPlayground.editors.bench; return view.state.doc.lineAt(view.state.selection.main.head).number; })()`,
       );
       expect(cursorLine).toBe(line);
+      // Opening another example asks before it replaces the edited bench: dismissed, the edit
+      // stays; accepted, the example opens.
+      const benchText = "window.kbPlayground.editors.bench.state.doc.toString()";
+      const dialogs: string[] = [];
+      page.once("dialog", (dialog) => {
+        dialogs.push(dialog.message());
+        void dialog.dismiss();
+      });
+      await page.selectOption("#example", "benches/exp.ts");
+      expect(dialogs).toEqual([
+        "Discard your changes to benches/vector-add.ts? (Share keeps them in a link.)",
+      ]);
+      expect(await page.evaluate<string>(benchText)).toContain("tl.lod(");
+      expect(await page.inputValue("#example")).toBe("benches/vector-add.ts");
+      page.once("dialog", (dialog) => void dialog.accept());
+      await page.selectOption("#example", "benches/exp.ts");
+      await until(
+        page,
+        'document.getElementById("bench-title").textContent.endsWith("benches/exp.ts")',
+        10_000,
+      );
+      expect(await page.evaluate<string>(benchText)).toBe(readFileSync(repo("benches/exp.ts"), "utf8"));
     } finally {
       await page.close();
     }

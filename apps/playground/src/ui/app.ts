@@ -65,6 +65,9 @@ export async function startPlayground(client: RunClient): Promise<PlaygroundHand
   let main = BENCH_EXAMPLES[0]?.path ?? "benches/vector-add.ts";
   let topologyName = TOPOLOGY_EXAMPLES[0] ?? "default.yaml";
   let topologyReference = "";
+  // The texts the editors were last opened with (an edit is a difference from them).
+  let benchOpened = "";
+  let topologyOpened = "";
   const runs: RunRecord[] = [];
   let pinned: RunRecord | null = null;
   let resultsView: ResultsView | null = null;
@@ -95,6 +98,7 @@ export async function startPlayground(client: RunClient): Promise<PlaygroundHand
     element("bench-title").textContent = `Bench · ${path}`;
     const source = text ?? (await loadSource(path));
     setText(benchEditor, source);
+    benchOpened = source;
     paramsInput.value = params ?? benchExample(path)?.params ?? "";
     // The type checker sees the bench's library files too, as the run does.
     void loadImportable(path).then((files) => setFiles({ ...files, [path]: source }));
@@ -105,10 +109,22 @@ export async function startPlayground(client: RunClient): Promise<PlaygroundHand
     topologyReference = TOPOLOGY_EXAMPLES.includes(name) ? await loadTopology(name) : "";
     element("topology-title").textContent = `Topology · ${name}`;
     setText(topologyEditor, text ?? topologyReference);
+    topologyOpened = text ?? topologyReference;
   };
 
-  exampleSelect.addEventListener("change", () => void openBench(exampleSelect.value));
-  topologySelect.addEventListener("change", () => void openTopology(topologySelect.value));
+  // Opening another example replaces the editor's text: edits are kept unless the user agrees.
+  const keepsEdits = (view: EditorView, opened: string, name: string) =>
+    view.state.doc.toString() !== opened &&
+    !window.confirm(`Discard your changes to ${name}? (Share keeps them in a link.)`);
+  exampleSelect.addEventListener("change", () => {
+    if (keepsEdits(benchEditor, benchOpened, main)) exampleSelect.value = main;
+    else void openBench(exampleSelect.value);
+  });
+  topologySelect.addEventListener("change", () => {
+    if (keepsEdits(topologyEditor, topologyOpened, topologyName))
+      topologySelect.value = TOPOLOGY_EXAMPLES.includes(topologyName) ? topologyName : "";
+    else void openTopology(topologySelect.value);
+  });
   element("run-options").addEventListener("submit", (event) => event.preventDefault());
 
   // Progress and errors.
