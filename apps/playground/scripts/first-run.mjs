@@ -2,7 +2,7 @@
 // The playground's first-run time, measured as a new user meets it: the built site served as
 // plain files on localhost, a fresh headless Chromium (empty cache) per sample, from navigation
 // to the first results of the default example drawn (Run clicked as soon as the page is ready).
-// Prints each sample and the median; wall times, not asserted anywhere.
+// Prints each sample, then the median and range of each; wall times, not asserted anywhere.
 //
 //   npx -y pnpm@10 build:playground && node apps/playground/scripts/first-run.mjs [samples, default 5]
 
@@ -50,6 +50,8 @@ try {
   await served.close();
 }
 const median = (values) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)];
+const summary = (values) =>
+  `${median(values).toFixed(0)} ms (${Math.min(...values).toFixed(0)}-${Math.max(...values).toFixed(0)})`;
 console.log(
-  `median of ${samples}: page ready ${median(rows.map((r) => r.readyMs)).toFixed(0)} ms, load to first results ${median(rows.map((r) => r.totalMs)).toFixed(0)} ms`,
+  `median (range) of ${samples}: page ready ${summary(rows.map((r) => r.readyMs))}, run + results drawn ${summary(rows.map((r) => r.runMs))}, load to first results ${summary(rows.map((r) => r.totalMs))}`,
 );

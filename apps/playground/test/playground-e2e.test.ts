@@ -275,6 +275,20 @@ describe.skipIf(!runBrowserTests)("the playground in Chromium", () => {
       expect(await page.textContent("#error-message")).toContain(
         "the run reached its limit of 1000 ns of simulated time (Max sim time)",
       );
+      // A shared link carries the limits: it reproduces the stopped run.
+      await page.click("#share");
+      await until(page, "window.kbPlayground.shareUrl !== null", 5_000);
+      const { page: shared } = await open(
+        browser,
+        await page.evaluate<string>("window.kbPlayground.shareUrl"),
+      );
+      try {
+        await until(shared, 'document.body.dataset.runState === "error"', 60_000);
+        expect(await shared.inputValue("#max-sim-time")).toBe("1000");
+        expect(await shared.textContent("#error-message")).toContain("(Max sim time)");
+      } finally {
+        await shared.close();
+      }
       // Limits above what the run needs change nothing.
       await page.fill("#max-sim-time", "1000000");
       await page.fill("#max-events", "1000000");

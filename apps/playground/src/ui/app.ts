@@ -92,11 +92,13 @@ export async function startPlayground(client: RunClient): Promise<PlaygroundHand
   for (const example of BENCH_EXAMPLES) exampleSelect.append(new Option(example.label, example.path));
   for (const name of TOPOLOGY_EXAMPLES) topologySelect.append(new Option(name, name));
 
+  // Each opens its file only once its text is loaded: until then the editor, its title and what
+  // Run runs stay the previous file's.
   const openBench = async (path: string, text?: string, params?: string) => {
+    const source = text ?? (await loadSource(path));
     main = path;
     exampleSelect.value = path;
     element("bench-title").textContent = `Bench · ${path}`;
-    const source = text ?? (await loadSource(path));
     setText(benchEditor, source);
     benchOpened = source;
     paramsInput.value = params ?? benchExample(path)?.params ?? "";
@@ -104,9 +106,10 @@ export async function startPlayground(client: RunClient): Promise<PlaygroundHand
     void loadImportable(path).then((files) => setFiles({ ...files, [path]: source }));
   };
   const openTopology = async (name: string, text?: string) => {
+    const reference = TOPOLOGY_EXAMPLES.includes(name) ? await loadTopology(name) : "";
     topologyName = name;
     topologySelect.value = TOPOLOGY_EXAMPLES.includes(name) ? name : "";
-    topologyReference = TOPOLOGY_EXAMPLES.includes(name) ? await loadTopology(name) : "";
+    topologyReference = reference;
     element("topology-title").textContent = `Topology · ${name}`;
     setText(topologyEditor, text ?? topologyReference);
     topologyOpened = text ?? topologyReference;
@@ -350,6 +353,7 @@ export async function startPlayground(client: RunClient): Promise<PlaygroundHand
           : { name: topologyName, text: topologyText },
       params: paramsInput.value,
       verify: verifyInput.checked,
+      limits: { maxEvents: maxEventsInput.value, maxSimTimeNs: maxSimTimeInput.value },
     };
     const url = `${location.href.replace(/#.*$/, "")}${await encodeShared(shared)}`;
     handle.shareUrl = url;
@@ -407,6 +411,8 @@ export async function startPlayground(client: RunClient): Promise<PlaygroundHand
         : openTopology(shared.topology.name, shared.topology.text),
     ]);
     verifyInput.checked = shared.verify;
+    maxEventsInput.value = shared.limits.maxEvents;
+    maxSimTimeInput.value = shared.limits.maxSimTimeNs;
   };
   const shared = await readShared(location.hash, "The default example is open instead.");
   if (shared === null) await Promise.all([openBench(main), openTopology(topologyName)]);

@@ -1,5 +1,5 @@
 // A run in the URL fragment: the bench, the topology (its text, or a reference's name when
-// unchanged), the params and the verify flag, as JSON compressed with the browser's own
+// unchanged), the params, the verify flag and the run limits, as JSON compressed with the browser's own
 // CompressionStream ("deflate-raw") and written in base64url. Nothing leaves the browser: the
 // fragment is never sent to a server. Browsers without CompressionStream write and read the JSON
 // uncompressed (`#j=` instead of `#z=`).
@@ -15,6 +15,8 @@ export interface SharedRun {
   /** The params field as typed. */
   readonly params: string;
   readonly verify: boolean;
+  /** The Max events and Max sim time (ns) fields as typed ("" for no limit; links made before they were shared have none). */
+  readonly limits: { readonly maxEvents: string; readonly maxSimTimeNs: string };
 }
 
 const VERSION = 1;
@@ -51,6 +53,7 @@ export async function decodeShared(hash: string): Promise<SharedRun | null> {
     throw new Error("the link does not carry a playground run (version, bench)");
   }
   const topology = value.topology as Record<string, unknown> | undefined;
+  const limits = value.limits as Record<string, unknown> | undefined;
   const shared: SharedRun = {
     main: value.main,
     bench: value.bench,
@@ -60,6 +63,10 @@ export async function decodeShared(hash: string): Promise<SharedRun | null> {
         : { name: String(topology?.name ?? "topology.yaml"), text: String(topology?.text ?? "") },
     params: typeof value.params === "string" ? value.params : "",
     verify: value.verify === true,
+    limits: {
+      maxEvents: typeof limits?.maxEvents === "string" ? limits.maxEvents : "",
+      maxSimTimeNs: typeof limits?.maxSimTimeNs === "string" ? limits.maxSimTimeNs : "",
+    },
   };
   return shared;
 }

@@ -4,18 +4,26 @@
 // completion after `tl.` lists `load`. A measurement, not a test (test/editor-e2e.test.ts checks
 // the behaviour); it prints a table.
 //
-// Usage (from apps/playground, after `npx -y pnpm@10 --filter @kb/playground build`):
-//   npx tsx scripts/measure-editor.ts [runs=3]
+// Usage (after `npx -y pnpm@10 build:playground`):
+//   node apps/playground/scripts/measure-editor.mjs [runs=3]
 
 import { readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { gzipSync } from "node:zlib";
-import { chromiumLaunchOptions } from "@kb/tooling/node/chromium";
 import { chromium } from "playwright-core";
+import { runnerImport } from "vite";
 import { DIST_DIR, serveStatic } from "./serve.mjs";
 
+// The one definition of the browser tests' Chromium (a TypeScript module, loaded through Vite).
+const { module: browsers } = await runnerImport("@kb/tooling/node/chromium");
+if (!browsers.haveChromium) {
+  console.error(`no Chromium at ${browsers.CHROMIUM}: ${browsers.INSTALL_CHROMIUM}`);
+  process.exit(1);
+}
+const { chromiumLaunchOptions } = browsers;
+
 const runs = Number(process.argv[2] ?? 3);
-const kib = (bytes: number) => `${(bytes / 1024).toFixed(0)} KiB`;
+const kib = (bytes) => `${(bytes / 1024).toFixed(0)} KiB`;
 
 const html = readFileSync(join(DIST_DIR, "index.html"), "utf8");
 const firstLoad = new Set(
