@@ -1,11 +1,10 @@
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
-import { KbError } from "@kb/errors";
 import type { JobOutcome } from "@kb/sweep";
 import { LocalProcessPool } from "@kb/sweep/node";
 import { jobRunner, LOST_WORKER_DEFAULTS, type QueuedJob, refusalOf, runWorker } from "@kb/sweep/redis";
-import type { Command } from "commander";
+import { type Command, InvalidArgumentError } from "commander";
 import { locateBench } from "./bench-files.js";
 import type { CliIo, RunState } from "./run-cli.js";
 import { kbBin, kbRunArgs, positiveInteger, redisUrlOf, SIGNAL_EXIT } from "./sweep-command.js";
@@ -81,7 +80,7 @@ export function addWorkerCommand(program: Command, io: CliIo, state: RunState): 
 function positiveNumber(value: string): number {
   const number = Number(value);
   if (!Number.isFinite(number) || number <= 0) {
-    throw new KbError("CLI_USAGE", `expected a number of seconds > 0, such as 15; got "${value}".`);
+    throw new InvalidArgumentError(`expected a number of seconds > 0, such as 15; got "${value}".`);
   }
   return number;
 }

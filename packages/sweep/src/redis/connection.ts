@@ -22,6 +22,12 @@ export const CONNECT_TIMEOUT_MS = 5000;
  * Throws `SWEEP_QUEUE` naming the redacted URL when it is not one.
  */
 export function parseRedisUrl(url: string): RedisTarget {
+  if (!url.includes("://")) {
+    throw new KbError(
+      "SWEEP_QUEUE",
+      `"${redactRedisUrl(url)}" is not a Redis URL: it has no scheme. Write redis://${redactRedisUrl(url)} (rediss:// for TLS).`,
+    );
+  }
   let parsed: URL;
   try {
     parsed = new URL(url);
@@ -74,12 +80,20 @@ export function parseRedisUrl(url: string): RedisTarget {
   };
 }
 
-/** `url` with the password of its user part replaced by `***` (the rest kept, for a message). */
+/**
+ * `url` with the password of its user part replaced by `***` (the rest kept, for a message). The
+ * user part runs to the URL's last `@`, so a password with an unescaped `/`, `?`, `#` or `@` is
+ * hidden too; a user part without `:` is hidden whole (some clients read it as a password), and so
+ * is one of a URL without its scheme (`:secret@host:6379`).
+ */
 export function redactRedisUrl(url: string): string {
-  return url.replace(/^([a-z][a-z0-9+.-]*:\/\/)([^@/?#]*)@/i, (_whole, scheme: string, user: string) => {
-    const colon = user.indexOf(":");
-    return `${scheme}${colon === -1 ? "***" : `${user.slice(0, colon)}:***`}@`;
-  });
+  return url.replace(
+    /^([a-z][a-z0-9+.-]*:\/\/)?(.*)@/i,
+    (_whole, scheme: string | undefined, user: string) => {
+      const colon = user.indexOf(":");
+      return `${scheme ?? ""}${colon === -1 ? "***" : `${user.slice(0, colon)}:***`}@`;
+    },
+  );
 }
 
 /**
@@ -110,22 +124,43 @@ export async function checkRedis(target: RedisTarget): Promise<void> {
     retryStrategy: () => null,
     enableOfflineQueue: false,
   });
-  // ioredis reports connection errors as events too; the PING's rejection says the same.
-  client.on("error", () => {});
+  // ioredis reports the cause (refused, wrong password) as an event; the PING then only says
+  // "Connection is closed".
+  let cause: Error | undefined;
+  client.on("error", (error: Error) => {
+    cause ??= error;
+  });
   try {
     await withTimeout(
       client.connect().then(() => client.ping()),
       CONNECT_TIMEOUT_MS + 1000,
     );
+    // A database the server does not have fails SELECT, reported as an event only.
+    if (cause !== undefined) throw cause;
   } catch (error) {
-    const detail = redactText(error instanceof Error ? error.message : String(error), target);
     throw new KbError(
       "SWEEP_QUEUE",
-      `cannot reach Redis at ${target.where} (${target.redacted}): ${detail}. Start redis-server there (or check the host, port, password and firewall), or give another URL.`,
+      `cannot use Redis at ${target.where} (${target.redacted}): ${whyNot(cause ?? error, target)}`,
     );
   } finally {
     client.disconnect();
   }
+}
+
+/** Why a first connection failed, and what to do, redacted. */
+function whyNot(error: unknown, target: RedisTarget): string {
+  const message = redactText(error instanceof Error ? error.message : String(error), target).replace(
+    /\.+$/,
+    "",
+  );
+  const code = typeof error === "object" && error !== null ? (error as { code?: unknown }).code : undefined;
+  if (/WRONGPASS|NOAUTH|invalid password|invalid username-password/i.test(message)) {
+    return `${message}. The server wants another user or password: give it in the URL (redis://USER:PASSWORD@HOST:PORT, or through KB_REDIS_URL to keep it out of ps).`;
+  }
+  if (code === "ECONNREFUSED") {
+    return `${message}: nothing listens there. Start redis-server there (or check the host and port), or give another URL.`;
+  }
+  return `${message}. Check that redis-server runs there and that the host, port, password and firewall let this machine in, or give another URL.`;
 }
 
 function withTimeout<T>(promise: Promise<T>, ms: number): Promise<T> {

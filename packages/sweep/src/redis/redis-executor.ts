@@ -1,5 +1,5 @@
 import { KbError } from "@kb/errors";
-import { type Job, Queue, QueueEvents } from "bullmq";
+import { Job, Queue, QueueEvents } from "bullmq";
 import type { Executor, ExecutorEvent, JobOutcome, SweepJob } from "../executor.js";
 import { checkRedis, parseRedisUrl, type RedisTarget, redactText } from "./connection.js";
 import { type QueuedJob, queuedJob } from "./job-files.js";
@@ -21,6 +21,19 @@ export function queueNameOf(name: string): string {
   return `kb-sweep-${name.replace(/[^A-Za-z0-9._-]/g, "-")}`;
 }
 
+/**
+ * How long a finished job nobody recorded (its sweep was interrupted) stays on Redis for the sweep
+ * run again to take, s. Recorded jobs are removed at once.
+ */
+export const KEEP_UNRECORDED_S = 7 * 24 * 3600;
+
+/**
+ * Events kept in the queue's event stream (BullMQ's default is 10 000). A completion event
+ * carries the point's results JSON (tens of KB), so fewer keep Redis small; the sweep reads them
+ * as they come.
+ */
+const EVENTS_KEPT = 1000;
+
 /** A job that a sweep gets back: what the worker returned, a point's outcome. */
 function isOutcome(value: unknown): value is JobOutcome {
   const status = (value as { status?: unknown } | null)?.status;
@@ -32,9 +45,12 @@ function isOutcome(value: unknown): value is JobOutcome {
  * BullMQ job on the sweep's queue, with id `KEY-ATTEMPT` (a sweep-side retry is a new job, and a
  * sweep run again after a crash finds its jobs still queued rather than adding them twice). Start
  * and finish events come back through BullMQ's queue events; a finished job is reported once per
- * submit however often BullMQ reports it. A job whose worker died is taken by another worker
- * (BullMQ's stalled-job check); one lost more often than the workers' limit finishes `failed`.
- * `close()` removes the jobs this executor added that no worker holds.
+ * submit however often BullMQ reports it, then removed from Redis. A finished job nobody recorded
+ * (the sweep was stopped while a worker ran it) stays on Redis for {@link KEEP_UNRECORDED_S}, and
+ * the sweep run again takes its outcome instead of running the point again. A job whose worker
+ * died is taken by another worker (BullMQ's stalled-job check); one lost more often than the
+ * workers' limit finishes `failed`. `close()` removes the jobs this executor added that no worker
+ * holds.
  */
 export class RedisExecutor implements Executor {
   readonly concurrency: number;
@@ -47,10 +63,8 @@ export class RedisExecutor implements Executor {
   readonly #pending = new Map<string, SweepJob>();
   /** Submits of each key so far (a job id's attempt part). */
   readonly #attempts = new Map<string, number>();
-  /** Ids added, to remove at close. */
-  readonly #added = new Set<string>();
   #closed = false;
-  /** Adds in flight, so close() waits for them before removing. */
+  /** Adds and removals in flight, so close() waits for them. */
   #adding: Promise<unknown> = Promise.resolve();
 
   private constructor(target: RedisTarget, options: RedisExecutorOptions, queue: Queue, events: QueueEvents) {
@@ -60,16 +74,9 @@ export class RedisExecutor implements Executor {
     this.#queue = queue;
     this.#events = events;
     events.on("active", ({ jobId }) => this.#started(jobId));
-    events.on("completed", ({ jobId, returnvalue }) =>
-      this.#finished(
-        jobId,
-        isOutcome(returnvalue)
-          ? returnvalue
-          : { status: "failed", reason: "the worker returned no outcome (another kb version?)" },
-      ),
-    );
+    events.on("completed", ({ jobId, returnvalue }) => this.#finished(jobId, outcomeOf(returnvalue)));
     events.on("failed", ({ jobId, failedReason }) =>
-      this.#finished(jobId, { status: "failed", reason: lostReason(redactText(failedReason, target)) }),
+      this.#finished(jobId, failedOutcome(failedReason, target)),
     );
     // Connection trouble is retried by ioredis; its messages may name the URL.
     events.on("error", () => {});
@@ -83,7 +90,10 @@ export class RedisExecutor implements Executor {
   static async open(options: RedisExecutorOptions): Promise<RedisExecutor> {
     const target = parseRedisUrl(options.url);
     await checkRedis(target);
-    const queue = new Queue(options.queue, { connection: target.options });
+    const queue = new Queue(options.queue, {
+      connection: target.options,
+      streams: { events: { maxLen: EVENTS_KEPT } },
+    });
     const events = new QueueEvents(options.queue, { connection: target.options });
     try {
       await Promise.all([queue.waitUntilReady(), events.waitUntilReady()]);
@@ -108,7 +118,6 @@ export class RedisExecutor implements Executor {
     this.#attempts.set(job.key, attempt);
     const id = `${job.key}-${attempt}`;
     this.#pending.set(id, job);
-    this.#added.add(id);
     const data: QueuedJob = queuedJob(job, this.#root);
     const adding = this.#queue
       .add(`point-${job.point}`, data, {
@@ -116,14 +125,17 @@ export class RedisExecutor implements Executor {
         // A worker's own failure (not a point's: that is an outcome) is final here; a sweep
         // retries failed points itself (run.retries) as new jobs.
         attempts: 1,
-        removeOnComplete: true,
-        removeOnFail: true,
+        // Removed by #finished once recorded; kept a while when nobody records them.
+        removeOnComplete: { age: KEEP_UNRECORDED_S },
+        removeOnFail: { age: KEEP_UNRECORDED_S },
       })
-      .then(async (added: Job) => {
-        // A job with this id that finished before this add (a sweep run again) is not added again
-        // and reports nothing: ask for its state once.
-        const state = await added.getState();
-        if (state === "completed" && isOutcome(added.returnvalue)) this.#finished(id, added.returnvalue);
+      .then(async () => {
+        // A job with this id that finished before this add (the sweep was stopped while a worker
+        // ran it, and is run again) is not added again and reports nothing: ask for it once.
+        const found = await Job.fromId<QueuedJob, unknown>(this.#queue, id);
+        const state = await found?.getState();
+        if (state === "completed") this.#finished(id, outcomeOf(found?.returnvalue));
+        if (state === "failed") this.#finished(id, failedOutcome(found?.failedReason ?? "", this.target));
       })
       .catch((error: unknown) =>
         this.#finished(id, {
@@ -142,9 +154,16 @@ export class RedisExecutor implements Executor {
     if (this.#closed) return;
     this.#closed = true;
     await this.#adding;
-    // Jobs a worker holds cannot be removed (BullMQ keeps their lock); they finish unrecorded and
-    // remove themselves (removeOnComplete).
-    await Promise.allSettled([...this.#added].map((id) => this.#queue.remove(id)));
+    // Jobs still queued are removed, so that workers do not run points nobody waits for. Jobs a
+    // worker holds cannot be (BullMQ keeps their lock): they finish unrecorded and stay on Redis
+    // for the sweep run again (KEEP_UNRECORDED_S), as do finished ones not recorded yet.
+    await Promise.allSettled(
+      [...this.#pending.keys()].map(async (id) => {
+        const state = await this.#queue.getJobState(id);
+        if (state === "waiting" || state === "prioritized" || state === "delayed")
+          await this.#queue.remove(id);
+      }),
+    );
     await Promise.allSettled([this.#events.close(), this.#queue.close()]);
   }
 
@@ -164,7 +183,21 @@ export class RedisExecutor implements Executor {
     if (job === undefined) return;
     this.#pending.delete(id);
     this.#emit({ type: "finished", job, outcome });
+    // Recorded: the job's results need not stay on Redis.
+    this.#adding = Promise.all([this.#adding, this.#queue.remove(id).catch(() => 0)]);
   }
+}
+
+/** What a worker returned as a point's outcome. */
+function outcomeOf(returnvalue: unknown): JobOutcome {
+  return isOutcome(returnvalue)
+    ? returnvalue
+    : { status: "failed", reason: "the worker returned no outcome (another kb version?)" };
+}
+
+/** A BullMQ job failure (a worker never fails a job itself: its worker was lost too often). */
+function failedOutcome(failedReason: string, target: RedisTarget): JobOutcome {
+  return { status: "failed", reason: lostReason(redactText(failedReason, target)) };
 }
 
 /** A BullMQ failure as a point's reason: a job lost with its workers says so. */

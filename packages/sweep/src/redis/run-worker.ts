@@ -51,8 +51,8 @@ export interface RunningWorker {
   readonly target: RedisTarget;
   /**
    * Stops taking jobs. `force: false` waits for the running points to finish and report;
-   * `force: true` leaves them (their processes are the caller's to stop), and BullMQ gives them to
-   * another worker once their lock lapses.
+   * `force: true` gives them back to the queue at once for another worker (their processes are
+   * the caller's to stop; a job it cannot give back goes to another worker once its lock lapses).
    */
   close(force: boolean): Promise<void>;
 }
@@ -66,16 +66,21 @@ export async function runWorker(options: RunWorkerOptions): Promise<RunningWorke
   const target = parseRedisUrl(options.url);
   await checkRedis(target);
   const settings = { ...LOST_WORKER_DEFAULTS, ...definedOf(options) };
+  /** Jobs running here, with the token that holds their lock, to give back on a forced close. */
+  const active = new Map<Job<QueuedJob, JobOutcome>, string>();
   const worker = new Worker<QueuedJob, JobOutcome>(
     options.queue,
-    async (job: Job<QueuedJob, JobOutcome>) => {
+    async (job: Job<QueuedJob, JobOutcome>, token?: string) => {
       const queued = job.data;
+      if (token !== undefined) active.set(job, token);
       options.onJob?.({ type: "started", queued });
       let outcome: JobOutcome;
       try {
         outcome = await options.runJob(queued);
       } catch (error) {
         outcome = { status: "failed", reason: error instanceof Error ? error.message : String(error) };
+      } finally {
+        active.delete(job);
       }
       if (outcome.status === "failed") outcome = { ...outcome, reason: redactText(outcome.reason, target) };
       options.onJob?.({ type: "finished", queued, outcome });
@@ -103,7 +108,15 @@ export async function runWorker(options: RunWorkerOptions): Promise<RunningWorke
   void worker.run().catch((error: unknown) => options.onError?.(redactText(String(error), target)));
   return {
     target,
-    close: (force) => worker.close(force),
+    close: async (force) => {
+      if (force) {
+        // Take no more, then hand the running jobs back (no stalled count: nothing was lost).
+        await worker.pause(true);
+        await Promise.allSettled([...active].map(([job, token]) => job.moveToWait(token)));
+        active.clear();
+      }
+      await worker.close(force);
+    },
   };
 }
 
