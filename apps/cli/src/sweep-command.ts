@@ -120,6 +120,9 @@ async function sweep(specArg: string, options: SweepOptions, io: CliIo): Promise
     if (options.jobs !== undefined) {
       throw usage("--jobs is for points run here; with --redis each kb worker has its --concurrency.");
     }
+    if (options.cache !== undefined) {
+      throw usage("--cache is for points run here; with --redis give each kb worker its own --cache DIR.");
+    }
     const { RedisExecutor, queueNameOf } = await import("@kb/sweep/redis");
     const queue = options.queue ?? queueNameOf(spec.name);
     const redis = await RedisExecutor.open({
@@ -128,7 +131,7 @@ async function sweep(specArg: string, options: SweepOptions, io: CliIo): Promise
       root: specDir,
     });
     executor = redis;
-    waiting = `queued on ${redis.target.redacted}, queue ${queue}: run \`kb worker --redis URL --queue ${queue} --root DIR\` on the machines (DIR holding this spec's bench files)\n`;
+    waiting = `queued on ${redis.target.redacted}, queue ${queue}: run \`kb worker --redis URL --queue ${queue} --root ${specDir}\` on the machines (--root: a folder with this spec's bench and plug-in files; see docs/cluster.md)\n`;
   }
   const controller = new AbortController();
   let signalled: keyof typeof SIGNAL_EXIT | null = null;

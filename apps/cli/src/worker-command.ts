@@ -93,15 +93,19 @@ async function worker(options: WorkerOptions, io: CliIo): Promise<number> {
   const topologies = mkdtempSync(join(tmpdir(), "kb-worker-"));
   const bin = kbBin();
   const benchFiles = new Map<object, string>();
+  // The points' processes need no Redis password.
+  const { KB_REDIS_URL: _password, ...env } = process.env;
   const pool = new LocalProcessPool({
     jobs: concurrency,
+    env,
     command: (job) => ({
       args: [bin, ...kbRunArgs(job, benchFiles.get(job) ?? job.bench, topologies, root)],
       cwd: root,
     }),
   });
   const runOnPool = jobRunner(pool);
-  const runJob = async (queued: QueuedJob): Promise<JobOutcome> => {
+  let stopping = false;
+  const runJob = async (queued: QueuedJob): Promise<JobOutcome | null> => {
     let benchFile: string | undefined;
     try {
       benchFile = locateBench(queued.job.bench, root);
@@ -116,7 +120,9 @@ async function worker(options: WorkerOptions, io: CliIo): Promise<number> {
     const job = { ...queued.job, run: { ...queued.job.run, cacheDir } };
     benchFiles.set(job, benchFile);
     try {
-      return await runOnPool(job);
+      const outcome = await runOnPool(job);
+      // Stopped with the worker, not the point's outcome: back to the queue.
+      return stopping || stoppedFromOutside(outcome) ? null : outcome;
     } finally {
       benchFiles.delete(job);
     }
@@ -139,6 +145,11 @@ async function worker(options: WorkerOptions, io: CliIo): Promise<number> {
         io.stderr.write(`${name} started\n`);
         return;
       }
+      if (event.type === "given back") {
+        started.delete(job.key);
+        io.stderr.write(`${name} given back to the queue: its kb run was stopped from outside\n`);
+        return;
+      }
       const seconds = ((performance.now() - (started.get(job.key) ?? performance.now())) / 1000).toFixed(1);
       started.delete(job.key);
       io.stderr.write(
@@ -158,9 +169,22 @@ async function worker(options: WorkerOptions, io: CliIo): Promise<number> {
       process.once(name, () => resolveSignal(name));
     }
   });
+  stopping = true;
   io.stderr.write(`kb worker: ${signal}: stopping; running points go back to the queue.\n`);
-  // Forced: the running points are not waited for; their locks lapse and another worker runs them.
+  // Forced: the running points are not waited for but handed back for another worker.
   await Promise.all([pool.close(), running.close(true)]);
   rmSync(topologies, { recursive: true, force: true });
   return SIGNAL_EXIT[signal];
+}
+
+/**
+ * A point whose process a signal from outside stopped: Ctrl-C reaches the terminal's whole process
+ * group, Slurm's and systemd's SIGTERM the job's every process, often before the worker's own
+ * handler runs. Such a point did not fail; it runs again elsewhere.
+ */
+export function stoppedFromOutside(outcome: JobOutcome): boolean {
+  return (
+    outcome.status === "failed" &&
+    /^(crashed: killed by SIG(INT|TERM|HUP)\b|exit code (130|143)\b)/.test(outcome.reason)
+  );
 }

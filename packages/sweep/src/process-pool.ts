@@ -17,6 +17,8 @@ export interface LocalProcessPoolOptions {
   readonly command: (job: SweepJob) => PointCommand;
   /** The Node executable (default: this process's). */
   readonly node?: string;
+  /** The points' environment (default: this process's), `NO_COLOR=1` added. */
+  readonly env?: NodeJS.ProcessEnv;
 }
 
 /** The last part of a failed point's stderr kept as its reason. */
@@ -87,7 +89,11 @@ export class LocalProcessPool implements Executor {
     const child = spawn(
       this.#options.node ?? process.execPath,
       [`--max-old-space-size=${job.run.memoryMb}`, ...command.args],
-      { cwd: command.cwd, stdio: ["ignore", "pipe", "pipe"], env: { ...process.env, NO_COLOR: "1" } },
+      {
+        cwd: command.cwd,
+        stdio: ["ignore", "pipe", "pipe"],
+        env: { ...(this.#options.env ?? process.env), NO_COLOR: "1" },
+      },
     );
     this.#running.add(child);
     this.#emit({ type: "started", job });

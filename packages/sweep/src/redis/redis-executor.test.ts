@@ -127,6 +127,33 @@ describe.skipIf(!runRedisTests)("RedisExecutor with runWorker on redis-server", 
     await until(async () => (await leftOn(queue)) === 0);
   }, 30_000);
 
+  it("gives a job back to the queue when runJob answers null, to be run and reported once", async () => {
+    const queue = queueName();
+    const { executor, events } = await open(queue);
+    const runs: string[] = [];
+    let givenBack = 0;
+    await runWorker({
+      url: url(),
+      queue,
+      concurrency: 1,
+      // The first run's process was stopped from outside: not an outcome.
+      runJob: async (queued) => {
+        runs.push(`point ${queued.job.point}`);
+        return runs.length === 1 ? null : { status: "ok", results: { run: runs.length } };
+      },
+      onJob: (event) => {
+        if (event.type === "given back") givenBack++;
+      },
+    }).then((running) => closers.push(() => running.close(true)));
+    executor.submit(job(4));
+    await until(() => events.some((event) => event.type === "finished"));
+    expect(runs).toEqual(["point 4", "point 4"]);
+    expect(givenBack).toBe(1);
+    expect(events.filter((event) => event.type === "finished")).toEqual([
+      { type: "finished", job: job(4), outcome: { status: "ok", results: { run: 2 } } },
+    ]);
+  }, 30_000);
+
   it("takes the outcome of a job that finished while no sweep listened, without running it again", async () => {
     const queue = queueName();
     const first = await open(queue);

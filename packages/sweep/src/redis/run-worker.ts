@@ -1,5 +1,5 @@
 import { KbError } from "@kb/errors";
-import { type Job, Worker } from "bullmq";
+import { type Job, WaitingError, Worker } from "bullmq";
 import type { JobOutcome } from "../executor.js";
 import { checkRedis, parseRedisUrl, type RedisTarget, redactText } from "./connection.js";
 import type { QueuedJob } from "./job-files.js";
@@ -33,8 +33,10 @@ export interface RunWorkerOptions extends LostWorkerSettings {
   /**
    * Runs one job (in its own process, with the worker's own bench and plug-ins, refusing ones
    * whose digests differ) and gives its outcome; a failed point is an outcome, not a throw.
+   * `null` gives the job back to the queue unrecorded, for any worker to run again (its process
+   * was stopped from outside, as when the worker itself is being stopped).
    */
-  readonly runJob: (queued: QueuedJob) => Promise<JobOutcome>;
+  readonly runJob: (queued: QueuedJob) => Promise<JobOutcome | null>;
   /** Told when a job starts and ends (log lines), passwords already redacted. */
   readonly onJob?: ((event: WorkerJobEvent) => void) | undefined;
   /** Told of connection trouble, redacted. */
@@ -44,6 +46,7 @@ export interface RunWorkerOptions extends LostWorkerSettings {
 /** A worker's log event. */
 export type WorkerJobEvent =
   | { readonly type: "started"; readonly queued: QueuedJob }
+  | { readonly type: "given back"; readonly queued: QueuedJob }
   | { readonly type: "finished"; readonly queued: QueuedJob; readonly outcome: JobOutcome };
 
 /** A running worker. */
@@ -74,13 +77,20 @@ export async function runWorker(options: RunWorkerOptions): Promise<RunningWorke
       const queued = job.data;
       if (token !== undefined) active.set(job, token);
       options.onJob?.({ type: "started", queued });
-      let outcome: JobOutcome;
+      let outcome: JobOutcome | null;
       try {
         outcome = await options.runJob(queued);
       } catch (error) {
         outcome = { status: "failed", reason: error instanceof Error ? error.message : String(error) };
       } finally {
         active.delete(job);
+      }
+      if (outcome === null) {
+        options.onJob?.({ type: "given back", queued });
+        // Back in the queue, then BullMQ's way of saying "moved, not failed". A forced close may
+        // have moved it already.
+        if (token !== undefined) await job.moveToWait(token).catch(() => {});
+        throw new WaitingError();
       }
       if (outcome.status === "failed") outcome = { ...outcome, reason: redactText(outcome.reason, target) };
       options.onJob?.({ type: "finished", queued, outcome });
