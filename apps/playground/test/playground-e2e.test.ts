@@ -55,6 +55,12 @@ async function open(browser: Browser, url: string): Promise<{ page: Page; proble
   page.on("response", (response) => {
     if (response.status() >= 400) problems.push(`${response.status()} for ${response.url()}`);
   });
+  // Nothing is sent anywhere: every request goes to the site the page came from.
+  page.on("request", (request) => {
+    const target = new URL(request.url());
+    if (/^https?:$/.test(target.protocol) && target.origin !== new URL(url).origin)
+      problems.push(`a request to ${request.url()}`);
+  });
   await page.goto(url);
   await until(page, 'document.body.dataset.ready !== "false"', 30_000);
   expect(await page.evaluate("document.body.dataset.error ?? null")).toBeNull();
