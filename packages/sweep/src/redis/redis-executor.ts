@@ -49,8 +49,7 @@ function isOutcome(value: unknown): value is JobOutcome {
  * (the sweep was stopped while a worker ran it) stays on Redis for {@link KEEP_UNRECORDED_S}, and
  * the sweep run again takes its outcome instead of running the point again. A job whose worker
  * died is taken by another worker (BullMQ's stalled-job check); one lost more often than the
- * workers' limit finishes `failed`. `close()` removes the jobs this executor added that no worker
- * holds.
+ * workers' limit finishes `failed`. `close()` removes the jobs still queued (no worker took them).
  */
 export class RedisExecutor implements Executor {
   readonly concurrency: number;
