@@ -35,8 +35,8 @@ export const RESULTS_SECTIONS_HTML = `
     <div><h3>Bandwidth (bytes over simulated time)</h3><div id="chart-bandwidth" class="chart"></div></div>
   </div>
   <div id="hbm-over-time-wrap">
-    <h3>HBM bandwidth over time, per cube: the sum of the trace's per-pseudo-channel <code>HBM GB/s</code> counters (each point the pseudo-channel's data-bus time in the 1 µs bin it starts, times its bandwidth, held until its next point). </h3>
-    <p class="note">Every HBM request, host copies (copyToDevice, fromDevice) included: a point is the mean bandwidth of the 1 µs bin of simulated time it starts (each pseudo-channel's data-bus time in the bin), summed over a cube's pseudo-channels. Traces written before the counter was binned (kb run before this version) sampled at answer time and draw host copies as 0.</p>
+    <h3>HBM bandwidth over time, per cube</h3>
+    <p class="note">The sum of the trace's per-pseudo-channel <code>HBM GB/s</code> counters. Every HBM request, host copies (copyToDevice, fromDevice) included: a point is the mean bandwidth of the 1 µs bin of simulated time it starts (each pseudo-channel's data-bus time in the bin, times its bandwidth), summed over a cube's pseudo-channels and held until its next point. Traces written before the counter was binned sampled at answer time and draw host copies as 0.</p>
     <p class="hint" id="hbm-note"></p>
     <div id="chart-hbm-time" class="chart"></div>
   </div>
