@@ -131,10 +131,14 @@ export class RedisExecutor implements Executor {
       .then(async () => {
         // A job with this id that finished before this add (the sweep was stopped while a worker
         // ran it, and is run again) is not added again and reports nothing: ask for it once.
+        // The state first: a job read while active has no return value yet. Gone (undefined) means
+        // recorded meanwhile through its event.
+        const state = await this.#queue.getJobState(id);
+        if (state !== "completed" && state !== "failed") return;
         const found = await Job.fromId<QueuedJob, unknown>(this.#queue, id);
-        const state = await found?.getState();
-        if (state === "completed") this.#finished(id, outcomeOf(found?.returnvalue));
-        if (state === "failed") this.#finished(id, failedOutcome(found?.failedReason ?? "", this.target));
+        if (found === undefined) return;
+        if (state === "completed") this.#finished(id, outcomeOf(found.returnvalue));
+        else this.#finished(id, failedOutcome(found.failedReason ?? "", this.target));
       })
       .catch((error: unknown) =>
         this.#finished(id, {
