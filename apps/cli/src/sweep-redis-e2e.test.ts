@@ -1,4 +1,4 @@
-import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import {
@@ -197,6 +197,8 @@ describe.skipIf(!runRedisTests || !haveKb)("kb sweep --redis with kb workers on 
         message: `[SWEEP_QUEUE] cannot use Redis at 127.0.0.1:${closed} (redis://kb:***@127.0.0.1:${closed}): connect ECONNREFUSED 127.0.0.1:${closed}: nothing listens there.`,
       },
     ];
+    const workerTemps = () => readdirSync(tmpdir()).filter((name) => name.startsWith("kb-worker-"));
+    const tempsBefore = workerTemps();
     for (const { args, message } of cases) {
       const started = performance.now();
       const run = await kb(...args);
@@ -205,6 +207,8 @@ describe.skipIf(!runRedisTests || !haveKb)("kb sweep --redis with kb workers on 
       expect(run.stderr).toContain(message);
       expect(run.stdout + run.stderr).not.toContain(PASSWORD);
     }
+    // The worker that could not start left no temp folder.
+    expect(workerTemps()).toEqual(tempsBefore);
   }, 30_000);
 });
 

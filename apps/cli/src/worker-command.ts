@@ -129,6 +129,7 @@ async function worker(options: WorkerOptions, io: CliIo): Promise<number> {
   };
 
   const started = new Map<string, number>();
+  // Redis not usable: the temp folder goes before the error does.
   const running = await runWorker({
     url,
     queue: options.queue,
@@ -159,6 +160,9 @@ async function worker(options: WorkerOptions, io: CliIo): Promise<number> {
       );
     },
     onError: (message) => io.stderr.write(`kb worker: ${message}\n`),
+  }).catch((error: unknown) => {
+    rmSync(topologies, { recursive: true, force: true });
+    throw error;
   });
   io.stderr.write(
     `kb worker: taking points of queue ${options.queue} on ${running.target.redacted}, ${concurrency} at a time, files from ${root}. Ctrl-C stops.\n`,

@@ -42,7 +42,7 @@ async function until(check: () => boolean | Promise<boolean>, ms = 10_000): Prom
 }
 
 describe.skipIf(!runRedisTests)("RedisExecutor with runWorker on redis-server", () => {
-  const dir = mkdtempSync(join(tmpdir(), "kb-redis-executor-"));
+  let dir = "";
   let redis: RunningRedis | undefined;
   const closers: (() => Promise<unknown>)[] = [];
   let queues = 0;
@@ -50,13 +50,14 @@ describe.skipIf(!runRedisTests)("RedisExecutor with runWorker on redis-server", 
   const url = () => redis?.url ?? "";
 
   beforeAll(async () => {
+    dir = mkdtempSync(join(tmpdir(), "kb-redis-executor-"));
     redis = await startRedis({ dir });
   }, 20_000);
 
   afterAll(async () => {
     for (const close of closers.reverse()) await close().catch(() => {});
     await redis?.stop();
-    rmSync(dir, { recursive: true, force: true });
+    if (dir !== "") rmSync(dir, { recursive: true, force: true });
   });
 
   async function open(queue: string): Promise<{ executor: RedisExecutor; events: ExecutorEvent[] }> {
