@@ -1,5 +1,4 @@
-/** The search helpers of the region router (region-router.ts): its quotient-graph heap and per-search scratch. @internal */
-import { NODE_LIMIT } from "./search-queue.js";
+/** The search helpers of the region router (region-router.ts): its quotient-graph heap and per-search scratch (NODE_LIMIT is search-queue.ts's). @internal */
 
 /**
  * A search over the quotient graph: entries `(latency, hops * NODE_LIMIT + node)` in a binary
