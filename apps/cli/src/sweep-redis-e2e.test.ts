@@ -14,10 +14,10 @@ import { kb } from "./test-support.js";
 
 // kb sweep --redis with kb worker processes on a real redis-server (127.0.0.1, a free port, a temp
 // folder, a password): a 12-point sweep on two workers, one SIGKILLed while it holds a point,
-// gives every row once with the local executor's results; a worker with another bench refuses;
-// a wrong password or a closed port is a SWEEP_QUEUE error within seconds, the password never
-// printed. Skipped without redis-server or without the built kb, except in CI (.ci/run installs
-// redis-server and builds first).
+// gives every row once with the local executor's results; a worker with another bench refuses
+// (and, with --idle-exit, ends by itself after the sweep); a wrong password or a closed port is a
+// SWEEP_QUEUE error within seconds, the password never printed. Skipped without redis-server or
+// without the built kb, except in CI (.ci/run installs redis-server and builds first).
 
 const haveKb = existsSync(kbBinJs);
 if (!runRedisTests) console.warn(`kb sweep --redis end-to-end tests skipped: ${redisSkipReason}`);
@@ -148,7 +148,7 @@ describe.skipIf(!runRedisTests || !haveKb)("kb sweep --redis with kb workers on 
     expect(await second.exited).toBe(143);
   }, 45_000);
 
-  it("fails the points of a worker whose bench differs from the sweep's, with the reason", async () => {
+  it("fails the points of a worker whose bench differs from the sweep's, with the reason; --idle-exit ends the worker after the sweep", async () => {
     const dir = mkdtempSync(join(scratch, "refuse-"));
     writeFileSync(join(dir, "bench.ts"), "export default 1; // the sweep's\n");
     const spec = writeSpec(dir, [
@@ -160,10 +160,17 @@ describe.skipIf(!runRedisTests || !haveKb)("kb sweep --redis with kb workers on 
     ]);
     const elsewhere = mkdtempSync(join(scratch, "worker-root-"));
     writeFileSync(join(elsewhere, "bench.ts"), "export default 2; // another copy\n");
-    const worker = startKb(["worker", "--queue", "refused-q", "--root", elsewhere, ...FAST_LOSS], env);
-    await worker.waitForStderr(/taking points of queue refused-q/, 15_000);
+    // The sweep first, then a worker that ends by itself once the queue has no more work.
     const sweep = startKb(["sweep", spec, "--redis", "--queue", "refused-q"], env);
-    expect(await sweep.exited, sweep.stderr()).toBe(0);
+    await sweep.waitForStderr(/queued on /, 15_000);
+    const worker = startKb(
+      ["worker", "--queue", "refused-q", "--root", elsewhere, ...FAST_LOSS, "--idle-exit", "2"],
+      env,
+    );
+    const sweepEnded = sweep.exited.then((code) => ({ code, at: performance.now() }));
+    const workerEnded = worker.exited.then((code) => ({ code, at: performance.now() }));
+    const swept = await sweepEnded;
+    expect(swept.code, sweep.stderr()).toBe(0);
     expect(sweep.stdout()).toContain("refused: 2 points (0 from an earlier run, 2 run now): 0 ok, 2 failed");
     const rows = rowsOf(join(dir, "results", "refused"));
     expect(rows).toHaveLength(2);
@@ -178,8 +185,13 @@ describe.skipIf(!runRedisTests || !haveKb)("kb sweep --redis with kb workers on 
     expect(worker.stderr()).toMatch(
       /point 0 \([0-9a-f]{12}\) FAILED in [\d.]+ s: kb worker on .+ refused point 0/,
     );
-    worker.signalGroup("SIGINT");
-    expect(await worker.exited).toBe(130);
+    const idled = await workerEnded;
+    expect(idled.code, worker.stderr()).toBe(0);
+    // Not before the sweep had its rows, and about 2 s after (checked every 0.5 s).
+    expect(idled.at - swept.at).toBeGreaterThan(1000);
+    expect(worker.stderr()).toContain(
+      "kb worker: nothing run for 2 s and no point waiting, delayed or running on queue refused-q: exiting.\n",
+    );
   }, 30_000);
 
   it("is a SWEEP_QUEUE error within seconds for a wrong password or a closed port, the password not printed", async () => {
@@ -240,6 +252,10 @@ describe("kb sweep --redis and kb worker usage", () => {
         [
           ["worker", "--queue", "q", "--redis", "redis://h", "--lock-s", "0"],
           'expected a number of seconds > 0, such as 15; got "0"',
+        ],
+        [
+          ["worker", "--queue", "q", "--redis", "redis://h", "--idle-exit", "soon"],
+          'expected a number of seconds > 0, such as 15; got "soon"',
         ],
       ];
       for (const [args, message] of cases) {

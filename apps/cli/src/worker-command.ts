@@ -19,6 +19,7 @@ interface WorkerOptions {
   lockS?: number;
   stalledCheckS?: number;
   maxLost?: number;
+  idleExit?: number;
 }
 
 /** Adds `kb worker --redis URL --queue NAME` to the program. */
@@ -32,7 +33,8 @@ export function addWorkerCommand(program: Command, io: CliIo, state: RunState): 
         "bench and plug-in files, found from --root (the sweep's folder) as kb sweep finds them, and only when " +
         "their sha256 is the one the sweep planned with; otherwise the point fails with the reason. A worker that " +
         "dies mid-point loses nothing: another worker takes the point once its lock lapses. Stop with Ctrl-C " +
-        "(running points are given back to the queue). See docs/cluster.md.",
+        "(running points are given back to the queue), or give --idle-exit to end by itself once the sweep " +
+        "has no more work (a Slurm job array frees its nodes). See docs/cluster.md.",
     )
     .option(
       "--redis [url]",
@@ -66,11 +68,17 @@ export function addWorkerCommand(program: Command, io: CliIo, state: RunState): 
       `times a point may lose its worker and run again before it is recorded as failed (default: ${LOST_WORKER_DEFAULTS.maxLost})`,
       positiveInteger,
     )
+    .option(
+      "--idle-exit <s>",
+      "exit (code 0) once, for this many seconds in a row, this worker has run nothing and the queue has no point waiting, delayed or running on any worker (default: run until stopped)",
+      positiveNumber,
+    )
     .addHelpText(
       "after",
       "\nExamples:\n" +
         "  kb worker --redis redis://127.0.0.1:6379 --queue kb-sweep-gemm-hbm --concurrency 4 --root sweeps\n" +
-        "  KB_REDIS_URL=redis://:secret@queue-host:6379 kb worker --queue kb-sweep-gemm-hbm --concurrency 8",
+        "  KB_REDIS_URL=redis://:secret@queue-host:6379 kb worker --queue kb-sweep-gemm-hbm --concurrency 8\n" +
+        '  kb worker --queue kb-sweep-gemm-hbm --concurrency "$SLURM_CPUS_PER_TASK" --idle-exit 120   # in a Slurm job array',
     )
     .action(async (options: WorkerOptions) => {
       state.exitCode = await worker(options, io);
@@ -137,6 +145,7 @@ async function worker(options: WorkerOptions, io: CliIo): Promise<number> {
     ...(options.lockS !== undefined ? { lockMs: options.lockS * 1000 } : {}),
     ...(options.stalledCheckS !== undefined ? { stalledCheckMs: options.stalledCheckS * 1000 } : {}),
     ...(options.maxLost !== undefined ? { maxLost: options.maxLost } : {}),
+    ...(options.idleExit !== undefined ? { idleExitMs: options.idleExit * 1000 } : {}),
     runJob,
     onJob: (event) => {
       const { job } = event.queued;
@@ -164,21 +173,64 @@ async function worker(options: WorkerOptions, io: CliIo): Promise<number> {
     rmSync(topologies, { recursive: true, force: true });
     throw error;
   });
+  const idleExit = options.idleExit === undefined ? "" : `; exits after ${options.idleExit} s with no work`;
   io.stderr.write(
-    `kb worker: taking points of queue ${options.queue} on ${running.target.redacted}, ${concurrency} at a time, files from ${root}. Ctrl-C stops.\n`,
+    `kb worker: taking points of queue ${options.queue} on ${running.target.redacted}, ${concurrency} at a time, files from ${root}. Ctrl-C stops${idleExit}.\n`,
   );
 
-  const signal = await new Promise<keyof typeof SIGNAL_EXIT>((resolveSignal) => {
-    for (const name of Object.keys(SIGNAL_EXIT) as (keyof typeof SIGNAL_EXIT)[]) {
-      process.once(name, () => resolveSignal(name));
+  const signals = signalOnce();
+  try {
+    const first = await Promise.race([signals.signal, running.idle.then(() => "idle" as const)]);
+    if (first === "idle") {
+      io.stderr.write(
+        `kb worker: nothing run for ${options.idleExit} s and no point waiting, delayed or running on queue ${options.queue}: exiting.\n`,
+      );
+      // Not forced: a point taken in the meantime still runs and reports, unless a signal comes.
+      const closed = running.close(false).then(() => "closed" as const);
+      const then = await Promise.race([closed, signals.signal]);
+      if (then === "closed") {
+        await pool.close();
+        return 0;
+      }
+      stopping = true;
+      io.stderr.write(`kb worker: ${then}: stopping; running points go back to the queue.\n`);
+      // The pool's processes stopped, their points are given back and the close ends.
+      await pool.close();
+      await closed;
+      return SIGNAL_EXIT[then];
+    }
+    stopping = true;
+    io.stderr.write(`kb worker: ${first}: stopping; running points go back to the queue.\n`);
+    // Forced: the running points are not waited for but handed back for another worker.
+    await Promise.all([pool.close(), running.close(true)]);
+    return SIGNAL_EXIT[first];
+  } finally {
+    signals.dispose();
+    rmSync(topologies, { recursive: true, force: true });
+  }
+}
+
+/**
+ * The first SIGINT or SIGTERM, as a promise. Its handlers go once one came (a second Ctrl-C kills
+ * at once, as without handlers) or at `dispose`.
+ */
+function signalOnce(): { signal: Promise<keyof typeof SIGNAL_EXIT>; dispose: () => void } {
+  const names = Object.keys(SIGNAL_EXIT) as (keyof typeof SIGNAL_EXIT)[];
+  const handlers: [keyof typeof SIGNAL_EXIT, () => void][] = [];
+  const dispose = () => {
+    for (const [name, handler] of handlers) process.off(name, handler);
+  };
+  const signal = new Promise<keyof typeof SIGNAL_EXIT>((resolveSignal) => {
+    for (const name of names) {
+      const handler = () => {
+        dispose();
+        resolveSignal(name);
+      };
+      handlers.push([name, handler]);
+      process.on(name, handler);
     }
   });
-  stopping = true;
-  io.stderr.write(`kb worker: ${signal}: stopping; running points go back to the queue.\n`);
-  // Forced: the running points are not waited for but handed back for another worker.
-  await Promise.all([pool.close(), running.close(true)]);
-  rmSync(topologies, { recursive: true, force: true });
-  return SIGNAL_EXIT[signal];
+  return { signal, dispose };
 }
 
 /**

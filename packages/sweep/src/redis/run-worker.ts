@@ -1,7 +1,8 @@
 import { KbError } from "@kb/errors";
-import { type Job, WaitingError, Worker } from "bullmq";
+import { type Job, Queue, WaitingError, Worker } from "bullmq";
 import type { JobOutcome } from "../executor.js";
 import { checkRedis, parseRedisUrl, type RedisTarget, redactText } from "./connection.js";
+import { type IdleWatch, UNFINISHED_STATES, type WorkerIdle, watchIdle } from "./idle-watch.js";
 import type { QueuedJob } from "./job-files.js";
 
 /**
@@ -41,6 +42,13 @@ export interface RunWorkerOptions extends LostWorkerSettings {
   readonly onJob?: ((event: WorkerJobEvent) => void) | undefined;
   /** Told of connection trouble, redacted. */
   readonly onError?: ((message: string) => void) | undefined;
+  /**
+   * Resolve {@link RunningWorker.idle} once, for this many ms in a row, the worker has run nothing
+   * and the queue has held no job waiting, delayed, prioritized or active on any worker (an active
+   * job may come back if its worker dies). Checked every second, or every quarter of it if less.
+   * Without it the worker runs until closed.
+   */
+  readonly idleExitMs?: number | undefined;
 }
 
 /** A worker's log event. */
@@ -58,6 +66,12 @@ export interface RunningWorker {
    * the caller's to stop; a job it cannot give back goes to another worker once its lock lapses).
    */
   close(force: boolean): Promise<void>;
+  /**
+   * With `idleExitMs`: resolves when the worker decided that its sweep has no more work for it
+   * (it checks no more); the caller then closes it, normally (`close(false)`: a job taken in the
+   * meantime still runs and reports). Never resolves without `idleExitMs` or after `close`.
+   */
+  readonly idle: Promise<WorkerIdle>;
 }
 
 /**
@@ -66,15 +80,27 @@ export interface RunningWorker {
  * unreachable Redis is a `SWEEP_QUEUE` error within seconds.
  */
 export async function runWorker(options: RunWorkerOptions): Promise<RunningWorker> {
+  const { idleExitMs } = options;
+  if (idleExitMs !== undefined && !(Number.isFinite(idleExitMs) && idleExitMs > 0)) {
+    throw new KbError(
+      "SWEEP_QUEUE",
+      `runWorker: idleExitMs must be a number of ms > 0, such as 60000; got ${idleExitMs}. Leave it out to run until closed.`,
+    );
+  }
   const target = parseRedisUrl(options.url);
   await checkRedis(target);
   const settings = { ...LOST_WORKER_DEFAULTS, ...definedOf(options) };
   /** Jobs running here, with the token that holds their lock, to give back on a forced close. */
   const active = new Map<Job<QueuedJob, JobOutcome>, string>();
+  /** Jobs in the processor now, and when one last started or ended (for idleExitMs). */
+  let running = 0;
+  let lastActivityAt = performance.now();
   const worker = new Worker<QueuedJob, JobOutcome>(
     options.queue,
     async (job: Job<QueuedJob, JobOutcome>, token?: string) => {
       const queued = job.data;
+      running++;
+      lastActivityAt = performance.now();
       if (token !== undefined) active.set(job, token);
       options.onJob?.({ type: "started", queued });
       let outcome: JobOutcome | null;
@@ -84,6 +110,8 @@ export async function runWorker(options: RunWorkerOptions): Promise<RunningWorke
         outcome = { status: "failed", reason: error instanceof Error ? error.message : String(error) };
       } finally {
         active.delete(job);
+        running--;
+        lastActivityAt = performance.now();
       }
       if (outcome === null) {
         options.onJob?.({ type: "given back", queued });
@@ -106,26 +134,45 @@ export async function runWorker(options: RunWorkerOptions): Promise<RunningWorke
     },
   );
   worker.on("error", (error) => options.onError?.(redactText(error.message, target)));
+  // The queue's counts, on the same connection options, only to tell when it is idle.
+  const counts =
+    idleExitMs === undefined ? undefined : new Queue(options.queue, { connection: target.options });
+  counts?.on("error", (error) => options.onError?.(redactText(error.message, target)));
   try {
-    await worker.waitUntilReady();
+    await Promise.all([worker.waitUntilReady(), counts?.waitUntilReady()]);
   } catch (error) {
-    await worker.close(true).catch(() => {});
+    await Promise.allSettled([worker.close(true), counts?.close()]);
     throw new KbError(
       "SWEEP_QUEUE",
       `Redis at ${target.where}: ${redactText(error instanceof Error ? error.message : String(error), target)}`,
     );
   }
   void worker.run().catch((error: unknown) => options.onError?.(redactText(String(error), target)));
+  const watch: IdleWatch | undefined =
+    counts === undefined || idleExitMs === undefined
+      ? undefined
+      : watchIdle({
+          idleExitMs,
+          running: () => running,
+          lastActivityAt: () => lastActivityAt,
+          unfinished: () => counts.getJobCountByTypes(...UNFINISHED_STATES),
+        });
   return {
     target,
+    idle: watch?.idle ?? new Promise<WorkerIdle>(() => {}),
     close: async (force) => {
+      await watch?.stop();
       if (force) {
         // Take no more, then hand the running jobs back (no stalled count: nothing was lost).
         await worker.pause(true);
         await Promise.allSettled([...active].map(([job, token]) => job.moveToWait(token)));
         active.clear();
       }
-      await worker.close(force);
+      try {
+        await worker.close(force);
+      } finally {
+        await counts?.close();
+      }
     },
   };
 }
