@@ -9,6 +9,7 @@ export {
   redactRedisUrl,
   redactText,
 } from "./redis/connection.js";
+export type { WorkerIdle } from "./redis/idle-watch.js";
 export type { QueuedJob } from "./redis/job-files.js";
 export { pathDigest, pluginPaths, queuedJob, refusalOf } from "./redis/job-files.js";
 export { jobRunner } from "./redis/pool-runner.js";
