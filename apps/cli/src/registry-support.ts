@@ -1,8 +1,8 @@
 import { type ChildProcess, execFile, spawn } from "node:child_process";
 import { cpSync, existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
-import { createServer } from "node:net";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
+import { freePort } from "@kb/tooling/node/free-port";
 
 // For registry-e2e.test.ts: a real private registry (verdaccio) on 127.0.0.1 in a temp folder,
 // the workspace's public packages versioned by `changeset version` in a throwaway copy and
@@ -34,18 +34,6 @@ export function run(
         done({ code, stdout, stderr: error !== null && stderr === "" ? String(error) : stderr });
       },
     );
-  });
-}
-
-/** A port nothing listens on now. */
-function freePort(): Promise<number> {
-  return new Promise((done, fail) => {
-    const server = createServer();
-    server.once("error", fail);
-    server.listen(0, "127.0.0.1", () => {
-      const address = server.address();
-      server.close(() => done(typeof address === "object" && address !== null ? address.port : 0));
-    });
   });
 }
 

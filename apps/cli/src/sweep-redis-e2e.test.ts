@@ -1,13 +1,8 @@
 import { existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import {
-  freePort,
-  type RunningRedis,
-  redisSkipReason,
-  runRedisTests,
-  startRedis,
-} from "@kb/tooling/node/redis";
+import { freePort } from "@kb/tooling/node/free-port";
+import { type RunningRedis, redisSkipReason, runRedisTests, startRedis } from "@kb/tooling/node/redis";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { kbBinJs, killAll, repoRoot, rowsOf, startKb, writeSpec } from "./sweep-redis-support.js";
 import { kb } from "./test-support.js";

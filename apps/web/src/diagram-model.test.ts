@@ -5,33 +5,14 @@ import { loadTopologyGraphFile } from "@kb/topology/node";
 import { describe, expect, it } from "vitest";
 import type { WebTopology } from "./api.js";
 import { buildDiagram } from "./diagram-model.js";
+import { webTopologyOf } from "./topology-data.js";
 
 const repo = (path: string) => fileURLToPath(new URL(`../../../${path}`, import.meta.url));
 
 /** A topology as `kb web` serves it (apps/cli/src/web-command.ts). */
 function webTopology(file: string): WebTopology {
   const { topology, graph } = loadTopologyGraphFile(repo(file));
-  return {
-    file,
-    name: topology.name,
-    nodes: graph.nodes.map((node) => ({
-      id: node.id,
-      kind: node.kind,
-      impl: node.impl,
-      parent: node.parent,
-      sip: node.sip,
-      cube: node.cube,
-      pe: node.pe,
-      row: node.coords?.row ?? null,
-      col: node.coords?.col ?? null,
-    })),
-    edges: graph.edges.map((edge) => ({
-      src: edge.src,
-      dst: edge.dst,
-      bw: edge.bwGbs,
-      latencyNs: edge.latencyNs,
-    })),
-  };
+  return webTopologyOf(file, topology.name, graph);
 }
 
 const results = (name: string): RunResults =>

@@ -106,13 +106,7 @@ export function renderScatter(
     animation: false,
     grid: { left: 80, right: 30, top: 40, bottom: 50 },
     legend: { top: 0 },
-    tooltip: {
-      trigger: "item",
-      formatter: (params) => {
-        const row = (params as { data?: { row?: SweepWebRow } }).data?.row;
-        return row === undefined ? "" : pointTooltip(row, data);
-      },
-    },
+    tooltip: rowTooltip(data),
     xAxis: { ...scaleOf(axes.logX), name: axes.x, nameLocation: "middle", nameGap: 28 },
     yAxis: { ...scaleOf(axes.logY), name: axes.y, nameLocation: "end" },
     series: [
@@ -146,13 +140,7 @@ export function renderScatter(
       },
     ],
   };
-  chart.setOption(option, { notMerge: true });
-  chart.off("click");
-  chart.on("click", (params) => {
-    const row = (params.data as { row?: SweepWebRow } | undefined)?.row;
-    if (row !== undefined) onPick(row);
-  });
-  return chart;
+  return drawn(chart, option, onPick);
 }
 
 /**
@@ -177,13 +165,7 @@ export function renderParallel(
   const option: ParallelOption = {
     animation: false,
     legend: { top: 0 },
-    tooltip: {
-      trigger: "item",
-      formatter: (params) => {
-        const row = (params as { data?: { row?: SweepWebRow } }).data?.row;
-        return row === undefined ? "" : pointTooltip(row, data);
-      },
-    },
+    tooltip: rowTooltip(data),
     parallel: { left: 60, right: 80, top: 50, bottom: 30 },
     parallelAxis: model.dimensions.map((dimension, dim) =>
       dimension.categories === null
@@ -207,13 +189,7 @@ export function renderParallel(
       },
     ],
   };
-  chart.setOption(option, { notMerge: true });
-  chart.off("click");
-  chart.on("click", (params) => {
-    const row = (params.data as { row?: SweepWebRow } | undefined)?.row;
-    if (row !== undefined) onPick(row);
-  });
-  return chart;
+  return drawn(chart, option, onPick);
 }
 
 /** The finite numbers of dimension `dim` over the model's rows. */
@@ -222,4 +198,30 @@ function numbersOf(model: ParallelModel, dim: number): number[] {
     const value = values?.[dim];
     return typeof value === "number" && Number.isFinite(value) ? [value] : [];
   });
+}
+
+/** The tooltip of a chart whose items carry their row: {@link pointTooltip}. */
+function rowTooltip(data: Pick<SweepData, "axes" | "metrics" | "cacheDir">): TooltipComponentOption {
+  return {
+    trigger: "item",
+    formatter: (params) => {
+      const row = (params as { data?: { row?: SweepWebRow } }).data?.row;
+      return row === undefined ? "" : pointTooltip(row, data);
+    },
+  };
+}
+
+/** Sets `option` on `chart` (replacing what it drew) and calls `onPick` with a clicked item's row. */
+function drawn(
+  chart: EChartsType,
+  option: ScatterOption | ParallelOption,
+  onPick: (row: SweepWebRow) => void,
+): EChartsType {
+  chart.setOption(option, { notMerge: true });
+  chart.off("click");
+  chart.on("click", (params) => {
+    const row = (params.data as { row?: SweepWebRow } | undefined)?.row;
+    if (row !== undefined) onPick(row);
+  });
+  return chart;
 }

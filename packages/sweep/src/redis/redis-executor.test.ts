@@ -1,14 +1,12 @@
-import { mkdtempSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
-import { type RunningRedis, redisSkipReason, runRedisTests, startRedis } from "@kb/tooling/node/redis";
+import { redisSkipReason, runRedisTests } from "@kb/tooling/node/redis";
 import { Queue, Worker } from "bullmq";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import type { ExecutorEvent, JobOutcome, SweepJob } from "../executor.js";
 import { parseRedisUrl } from "./connection.js";
 import type { QueuedJob } from "./job-files.js";
 import { RedisExecutor } from "./redis-executor.js";
 import { type RunningWorker, runWorker } from "./run-worker.js";
+import { useRedisServer } from "./test-server.js";
 
 // RedisExecutor and runWorker on a real redis-server (the sweep's side and the worker's, in this
 // process; the points are answered by a function, not kb run: apps/cli's sweep-redis-e2e test
@@ -42,27 +40,11 @@ async function until(check: () => boolean | Promise<boolean>, ms = 10_000): Prom
 }
 
 describe.skipIf(!runRedisTests)("RedisExecutor with runWorker on redis-server", () => {
-  let dir = "";
-  let redis: RunningRedis | undefined;
-  const closers: (() => Promise<unknown>)[] = [];
-  let queues = 0;
-  const queueName = () => `test-${++queues}`;
-  const url = () => redis?.url ?? "";
-
-  beforeAll(async () => {
-    dir = mkdtempSync(join(tmpdir(), "kb-redis-executor-"));
-    redis = await startRedis({ dir });
-  }, 20_000);
-
-  afterAll(async () => {
-    for (const close of closers.reverse()) await close().catch(() => {});
-    await redis?.stop();
-    if (dir !== "") rmSync(dir, { recursive: true, force: true });
-  });
+  const server = useRedisServer("test");
 
   async function open(queue: string): Promise<{ executor: RedisExecutor; events: ExecutorEvent[] }> {
-    const executor = await RedisExecutor.open({ url: url(), queue, root: dir });
-    closers.push(() => executor.close());
+    const executor = await RedisExecutor.open({ url: server.url(), queue, root: server.dir });
+    server.closeLater(() => executor.close());
     const events: ExecutorEvent[] = [];
     executor.onEvent((event) => events.push(event));
     return { executor, events };
@@ -73,14 +55,14 @@ describe.skipIf(!runRedisTests)("RedisExecutor with runWorker on redis-server", 
     runJob: (queued: QueuedJob) => Promise<JobOutcome>,
     extra: { concurrency?: number; lockMs?: number; stalledCheckMs?: number; maxLost?: number } = {},
   ): Promise<RunningWorker> {
-    const running = await runWorker({ url: url(), queue, concurrency: 1, runJob, ...extra });
-    closers.push(() => running.close(true));
+    const running = await runWorker({ url: server.url(), queue, concurrency: 1, runJob, ...extra });
+    server.closeLater(() => running.close(true));
     return running;
   }
 
   /** Jobs of every state left on the queue. */
   async function leftOn(queue: string): Promise<number> {
-    const raw = new Queue(queue, { connection: parseRedisUrl(url()).options });
+    const raw = new Queue(queue, { connection: parseRedisUrl(server.url()).options });
     try {
       const counts = await raw.getJobCounts();
       return Object.values(counts).reduce((sum, count) => sum + count, 0);
@@ -90,7 +72,7 @@ describe.skipIf(!runRedisTests)("RedisExecutor with runWorker on redis-server", 
   }
 
   it("runs each job once on the workers and reports it once; a worker stopped mid-point gives it back at once", async () => {
-    const queue = queueName();
+    const queue = server.queueName();
     const { executor, events } = await open(queue);
     const held = deferred<JobOutcome>();
     const takenByFirst: number[] = [];
@@ -129,12 +111,12 @@ describe.skipIf(!runRedisTests)("RedisExecutor with runWorker on redis-server", 
   }, 30_000);
 
   it("gives a job back to the queue when runJob answers null, to be run and reported once", async () => {
-    const queue = queueName();
+    const queue = server.queueName();
     const { executor, events } = await open(queue);
     const runs: string[] = [];
     let givenBack = 0;
     await runWorker({
-      url: url(),
+      url: server.url(),
       queue,
       concurrency: 1,
       // The first run's process was stopped from outside: not an outcome.
@@ -145,7 +127,7 @@ describe.skipIf(!runRedisTests)("RedisExecutor with runWorker on redis-server", 
       onJob: (event) => {
         if (event.type === "given back") givenBack++;
       },
-    }).then((running) => closers.push(() => running.close(true)));
+    }).then((running) => server.closeLater(() => running.close(true)));
     executor.submit(job(4));
     await until(() => events.some((event) => event.type === "finished"));
     expect(runs).toEqual(["point 4", "point 4"]);
@@ -156,7 +138,7 @@ describe.skipIf(!runRedisTests)("RedisExecutor with runWorker on redis-server", 
   }, 30_000);
 
   it("takes the outcome of a job that finished while no sweep listened, without running it again", async () => {
-    const queue = queueName();
+    const queue = server.queueName();
     const first = await open(queue);
     const held = deferred<JobOutcome>();
     let runs = 0;
@@ -170,7 +152,7 @@ describe.skipIf(!runRedisTests)("RedisExecutor with runWorker on redis-server", 
     await first.executor.close();
     held.resolve({ status: "ok", results: { simTimeNs: 42 } });
     await until(async () => {
-      const raw = new Queue(queue, { connection: parseRedisUrl(url()).options });
+      const raw = new Queue(queue, { connection: parseRedisUrl(server.url()).options });
       const completed = await raw.getCompletedCount();
       await raw.close();
       return completed === 1;
@@ -188,10 +170,10 @@ describe.skipIf(!runRedisTests)("RedisExecutor with runWorker on redis-server", 
   }, 30_000);
 
   it("records a point as failed when its worker is lost more often than --max-lost allows", async () => {
-    const queue = queueName();
+    const queue = server.queueName();
     const { executor, events } = await open(queue);
     // A worker that takes the job and dies: its lock is never renewed.
-    const connection = parseRedisUrl(url()).options;
+    const connection = parseRedisUrl(server.url()).options;
     const taken = deferred<void>();
     const dying = new Worker(
       queue,
@@ -202,7 +184,7 @@ describe.skipIf(!runRedisTests)("RedisExecutor with runWorker on redis-server", 
       // No stalled check of its own: the first check takes a cluster-wide turn of its interval.
       { connection, lockDuration: 500, skipStalledCheck: true },
     );
-    closers.push(() => dying.close(true));
+    server.closeLater(() => dying.close(true));
     executor.submit(job(9));
     await taken.promise;
     await dying.close(true);
@@ -229,10 +211,11 @@ describe.skipIf(!runRedisTests)("RedisExecutor with runWorker on redis-server", 
 
   it("refuses a database the server does not have, hiding the password", async () => {
     // The server has no password (a warning, not an error) and 16 databases.
+    const port = new URL(server.url()).port;
     const error = await RedisExecutor.open({
-      url: `redis://:s3cret@127.0.0.1:${redis?.port}/99`,
+      url: `redis://:s3cret@127.0.0.1:${port}/99`,
       queue: "q",
-      root: dir,
+      root: server.dir,
     }).then(
       async (executor) => {
         await executor.close();
@@ -241,7 +224,7 @@ describe.skipIf(!runRedisTests)("RedisExecutor with runWorker on redis-server", 
       (caught: unknown) => (caught instanceof Error ? caught.message : String(caught)),
     );
     expect(error).toBe(
-      `[SWEEP_QUEUE] cannot use Redis at 127.0.0.1:${redis?.port} (redis://:***@127.0.0.1:${redis?.port}/99): ERR DB index is out of range. Check that redis-server runs there and that the host, port, password and firewall let this machine in, or give another URL.`,
+      `[SWEEP_QUEUE] cannot use Redis at 127.0.0.1:${port} (redis://:***@127.0.0.1:${port}/99): ERR DB index is out of range. Check that redis-server runs there and that the host, port, password and firewall let this machine in, or give another URL.`,
     );
   }, 15_000);
 });

@@ -1,13 +1,11 @@
-import { mkdtempSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
-import { type RunningRedis, redisSkipReason, runRedisTests, startRedis } from "@kb/tooling/node/redis";
+import { redisSkipReason, runRedisTests } from "@kb/tooling/node/redis";
 import { Queue } from "bullmq";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import type { JobOutcome, SweepJob } from "../executor.js";
 import { parseRedisUrl } from "./connection.js";
 import type { QueuedJob } from "./job-files.js";
 import { type RunningWorker, type RunWorkerOptions, runWorker } from "./run-worker.js";
+import { useRedisServer } from "./test-server.js";
 
 // runWorker's idleExitMs (`kb worker --idle-exit`) on a real redis-server: a worker says it is idle
 // only once it has run nothing and the queue has held no waiting, delayed or active job for that
@@ -48,40 +46,25 @@ function whenResolved(promise: Promise<unknown>): { at: number | null } {
 }
 
 describe.skipIf(!runRedisTests)("runWorker with idleExitMs on redis-server", () => {
-  let dir = "";
-  let redis: RunningRedis | undefined;
-  const closers: (() => Promise<unknown>)[] = [];
-  let queues = 0;
-  const queueName = () => `idle-${++queues}`;
-
-  beforeAll(async () => {
-    dir = mkdtempSync(join(tmpdir(), "kb-run-worker-idle-"));
-    redis = await startRedis({ dir });
-  }, 20_000);
-
-  afterAll(async () => {
-    for (const close of closers.reverse()) await close().catch(() => {});
-    await redis?.stop();
-    if (dir !== "") rmSync(dir, { recursive: true, force: true });
-  });
+  const server = useRedisServer("idle");
 
   async function worker(
     queue: string,
     options: Pick<RunWorkerOptions, "runJob" | "idleExitMs">,
   ): Promise<RunningWorker> {
-    const running = await runWorker({ url: redis?.url ?? "", queue, concurrency: 1, ...options });
-    closers.push(() => running.close(true));
+    const running = await runWorker({ url: server.url(), queue, concurrency: 1, ...options });
+    server.closeLater(() => running.close(true));
     return running;
   }
 
   function rawQueue(queue: string): Queue {
-    const raw = new Queue(queue, { connection: parseRedisUrl(redis?.url ?? "").options });
-    closers.push(() => raw.close());
+    const raw = new Queue(queue, { connection: parseRedisUrl(server.url()).options });
+    server.closeLater(() => raw.close());
     return raw;
   }
 
   it("is idle only once the queue has drained: not while a job is active on another worker, delayed, or waiting", async () => {
-    const queue = queueName();
+    const queue = server.queueName();
     const raw = rawQueue(queue);
     /** Points run after point 0, on either worker, and when the last one ended. */
     const ran: number[] = [];
@@ -145,7 +128,7 @@ describe.skipIf(!runRedisTests)("runWorker with idleExitMs on redis-server", () 
 
   it("is idle after idleExitMs on a queue that never had work", async () => {
     const started = performance.now();
-    const idler = await worker(queueName(), { idleExitMs: 200, runJob: async () => OK });
+    const idler = await worker(server.queueName(), { idleExitMs: 200, runJob: async () => OK });
     const idle = await idler.idle;
     expect(performance.now() - started).toBeGreaterThanOrEqual(200);
     expect(performance.now() - started).toBeLessThan(3000);

@@ -3,8 +3,9 @@
 // message when it is missing (set KB_REDIS_SERVER to use another binary).
 import { type ChildProcess, spawn } from "node:child_process";
 import { existsSync, mkdirSync, writeFileSync } from "node:fs";
-import { createConnection, createServer } from "node:net";
+import { createConnection } from "node:net";
 import { join } from "node:path";
+import { freePort } from "./free-port.js";
 
 /** The redis-server binary the tests start. */
 export const REDIS_SERVER: string = process.env.KB_REDIS_SERVER ?? "/usr/bin/redis-server";
@@ -37,18 +38,6 @@ export interface StartRedisOptions {
   readonly dir: string;
   /** `requirepass`, written to the config file (not the command line, so not in `ps`). */
   readonly password?: string;
-}
-
-/** A TCP port nothing listens on now on 127.0.0.1. */
-export function freePort(): Promise<number> {
-  return new Promise((done, fail) => {
-    const server = createServer();
-    server.once("error", fail);
-    server.listen(0, "127.0.0.1", () => {
-      const address = server.address();
-      server.close(() => done(typeof address === "object" && address !== null ? address.port : 0));
-    });
-  });
 }
 
 /**
