@@ -30,7 +30,7 @@ export interface RunRequest {
   /** Params as `kb run --param key=value` gives them (JSON where it parses). */
   readonly params: Readonly<Record<string, string>>;
   readonly verify: boolean;
-  /** As `kb run --max-events` / `--max-sim-time` (ns). */
+  /** As `kb run --max-events` / `--max-sim-time` (ns); a `RUN_LIMIT` names them by {@link LIMIT_FIELDS}. */
   readonly limits: { readonly maxEvents?: number; readonly maxSimTimeNs?: number };
   /** Record a Chrome trace (for the timeline and the download). */
   readonly trace: boolean;
@@ -88,3 +88,6 @@ export interface RunErrorMessage {
 
 export type PageToWorker = RunRequest;
 export type WorkerToPage = RunProgressMessage | RunDoneMessage | RunErrorMessage;
+
+/** The page's fields of the run limits, as a `RUN_LIMIT` message names them (`RunLimits.names`). */
+export const LIMIT_FIELDS = { maxEvents: "Max events", maxSimTimeNs: "Max sim time" } as const;

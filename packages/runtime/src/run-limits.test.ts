@@ -7,7 +7,7 @@ import type { KbError } from "@kb/errors";
 import { KernelHost, type TL } from "@kb/tl";
 import { readmeExample } from "@kb/tooling/readme-example";
 import { describe, expect, it } from "vitest";
-import { DEFAULT_MAX_EVENTS, type RunLimits, Simulator } from "./index.js";
+import { DEFAULT_MAX_EVENTS, LIMIT_OPTIONS, type RunLimits, Simulator } from "./index.js";
 import { limitSlices } from "./run-limits.js";
 
 // Run limits: a run that reaches one stops with RUN_LIMIT naming the kernels still running; a run
@@ -40,6 +40,21 @@ describe("run limits", () => {
     expect(error.detail).toContain("the run reached its limit of 5000 ns of simulated time (--max-sim-time)");
     expect(sim.now).toBeLessThanOrEqual(5000);
     expect(sim.machine.env.peek()).toBeGreaterThan(5000);
+  });
+
+  it("names a limit as the front end that set it asks (names), kb run's option by default", async () => {
+    const { error } = await stopped({ maxSimTimeNs: 5000, names: { maxSimTimeNs: "Max sim time" } });
+    expect(error.detail).toContain("the run reached its limit of 5000 ns of simulated time (Max sim time)");
+    expect(error.detail).toContain("If the run is just long, raise the limit (Max sim time).");
+    expect(error.detail).not.toContain("--max-sim-time");
+    // A name given for another limit leaves this one's default.
+    const other = await stopped({ maxEvents: 250_000, names: { maxSimTimeNs: "Max sim time" } });
+    expect(other.error.detail).toContain("(--max-events)");
+    expect(LIMIT_OPTIONS).toEqual({
+      maxEvents: "--max-events",
+      maxSimTimeNs: "--max-sim-time",
+      timeoutMs: "--timeout",
+    });
   });
 
   it("timeoutMs stops at the first check after the wall time passed (a clock the test turns)", async () => {

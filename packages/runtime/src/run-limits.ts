@@ -18,7 +18,22 @@ export interface RunLimits {
   readonly maxSimTimeNs?: number;
   /** Wall-clock time from the simulator's creation, ms. Default none. */
   readonly timeoutMs?: number;
+  /**
+   * How the `RUN_LIMIT` message names each limit, for a front end whose limits are not `kb run`'s
+   * options (a page's fields: `{ maxEvents: "Max events" }`). Default {@link LIMIT_OPTIONS}.
+   */
+  readonly names?: Readonly<Partial<Record<LimitName, string>>>;
 }
+
+/** The limits of {@link RunLimits} that stop a run. */
+export type LimitName = "maxEvents" | "maxSimTimeNs" | "timeoutMs";
+
+/** How messages name each limit by default: the `kb run` option that sets it. */
+export const LIMIT_OPTIONS: Readonly<Record<LimitName, string>> = Object.freeze({
+  maxEvents: "--max-events",
+  maxSimTimeNs: "--max-sim-time",
+  timeoutMs: "--timeout",
+});
 
 /**
  * The default event cap: 500 million DES events, ten times the largest bench of the repository
@@ -34,15 +49,12 @@ export const SLICE_EVENTS = 200_000;
 /** Wall time after which the run lets the event loop turn (signals, timers), ms. */
 const YIELD_EVERY_MS = 50;
 
-/** How each limit is named in messages: the `kb run` option that sets it. */
-const OPTION = { maxEvents: "--max-events", maxSimTimeNs: "--max-sim-time", timeoutMs: "--timeout" } as const;
-
 /**
  * Throws `RUNTIME_INVALID` for a limit that is not a number > 0 (`Infinity` allowed).
  * @internal
  */
 export function checkRunLimits(limits: RunLimits): void {
-  for (const key of Object.keys(OPTION) as (keyof RunLimits)[]) {
+  for (const key of Object.keys(LIMIT_OPTIONS) as LimitName[]) {
     const value = limits[key];
     if (value !== undefined && !(typeof value === "number" && value > 0)) {
       throw new KbError(
@@ -73,13 +85,13 @@ export function limitSlices(host: KernelHost, limits: RunLimits, clock: () => nu
       const env = host.env;
       const nowMs = clock();
       if (env.processedEventCount >= maxEvents) {
-        throw limitError(host, "maxEvents", `${groupDigits(maxEvents)} DES events`);
+        throw limitError(host, limits, "maxEvents", `${groupDigits(maxEvents)} DES events`);
       }
       if (env.peek() > maxSimTimeNs && env.peek() < Number.POSITIVE_INFINITY) {
-        throw limitError(host, "maxSimTimeNs", `${formatSimTime(maxSimTimeNs)} ns of simulated time`);
+        throw limitError(host, limits, "maxSimTimeNs", `${formatSimTime(maxSimTimeNs)} ns of simulated time`);
       }
       if (nowMs - startMs >= timeoutMs) {
-        throw limitError(host, "timeoutMs", `${formatSimTime(timeoutMs / 1000)} s of wall time`);
+        throw limitError(host, limits, "timeoutMs", `${formatSimTime(timeoutMs / 1000)} s of wall time`);
       }
       if (nowMs - yieldedMs >= YIELD_EVERY_MS) {
         yieldedMs = nowMs;
@@ -89,7 +101,8 @@ export function limitSlices(host: KernelHost, limits: RunLimits, clock: () => nu
   };
 }
 
-function limitError(host: KernelHost, limit: keyof typeof OPTION, what: string): KbError {
+function limitError(host: KernelHost, limits: RunLimits, limit: LimitName, what: string): KbError {
+  const name = limits.names?.[limit] ?? LIMIT_OPTIONS[limit];
   const env = host.env;
   const running =
     host.active.size === 0
@@ -97,8 +110,8 @@ function limitError(host: KernelHost, limit: keyof typeof OPTION, what: string):
       : `${host.active.size} kernel(s) still running:\n${kernelWaitLines(host).join("\n")}`;
   return new KbError(
     "RUN_LIMIT",
-    `the run reached its limit of ${what} (${OPTION[limit]}) after ${groupDigits(env.processedEventCount)} events; ${running}\n` +
-      `A kernel that loops forever never ends: check its loop bounds. If the run is just long, raise the limit (${OPTION[limit]}).`,
+    `the run reached its limit of ${what} (${name}) after ${groupDigits(env.processedEventCount)} events; ${running}\n` +
+      `A kernel that loops forever never ends: check its loop bounds. If the run is just long, raise the limit (${name}).`,
     { context: { simTimeNs: env.now } },
   );
 }

@@ -290,11 +290,7 @@ export async function startPlayground(client: RunClient): Promise<PlaygroundHand
     }
     if (outcome.kind === "error") {
       progress.textContent = `Failed after ${seconds} s: ${outcome.message.code}.`;
-      // kb run's words name its flags; here the limits are the fields beside Params.
-      const message = outcome.message.message
-        .replace(/--max-events\b/g, "Max events")
-        .replace(/--max-sim-time\b/g, "Max sim time");
-      showError({ ...outcome.message, message });
+      showError(outcome.message);
       setState("error");
       return outcome;
     }

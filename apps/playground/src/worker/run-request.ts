@@ -1,6 +1,6 @@
 import { type OpLogSink, opRecordToJson } from "@kb/oplog";
 import { isBench, type RunProgress, runBenchCore } from "@kb/runtime";
-import type { RunDoneMessage, RunProgressMessage, RunRequest } from "../protocol.js";
+import { LIMIT_FIELDS, type RunDoneMessage, type RunProgressMessage, type RunRequest } from "../protocol.js";
 import { KB_PACKAGE_VERSIONS } from "./bundled-modules.js";
 import { evaluateFiles, SourceError } from "./virtual-modules.js";
 
@@ -40,7 +40,7 @@ export async function runRequest(
     benchSource: request.files[request.main] as string,
     packages: KB_PACKAGE_VERSIONS,
     verify: request.verify,
-    limits: request.limits,
+    limits: { ...request.limits, names: LIMIT_FIELDS },
     trace: request.trace ? {} : undefined,
     opLogSink,
     benchFile: request.main,
