@@ -2,6 +2,7 @@ import { existsSync, mkdirSync, writeFileSync } from "node:fs";
 import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { KbError } from "@kb/errors";
+import { packageVersions } from "@kb/runtime/node";
 import { describeValues, type Executor, type SweepJob, type SweepRow } from "@kb/sweep";
 import {
   isPath,
@@ -129,6 +130,7 @@ async function sweep(specArg: string, options: SweepOptions, io: CliIo): Promise
       url: redisUrlOf(options.redis, "kb sweep"),
       queue,
       root: specDir,
+      versions: packageVersions(),
     });
     executor = redis;
     waiting = `queued on ${redis.target.redacted}, queue ${queue}: run \`kb worker --redis URL --queue ${queue} --root ${specDir}\` on the machines (--root: a folder with this spec's bench and plug-in files; see docs/cluster.md)\n`;

@@ -1,6 +1,7 @@
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
+import { packageVersions } from "@kb/runtime/node";
 import type { JobOutcome } from "@kb/sweep";
 import { LocalProcessPool } from "@kb/sweep/node";
 import { jobRunner, LOST_WORKER_DEFAULTS, type QueuedJob, refusalOf, runWorker } from "@kb/sweep/redis";
@@ -96,6 +97,8 @@ function positiveNumber(value: string): number {
 async function worker(options: WorkerOptions, io: CliIo): Promise<number> {
   const url = redisUrlOf(options.redis ?? true, "kb worker");
   const root = resolve(process.cwd(), options.root ?? ".");
+  // What this worker's kb run uses: a point queued by a sweep of other versions is refused.
+  const versions = packageVersions();
   const cacheDir = options.cache === undefined ? undefined : resolve(process.cwd(), options.cache);
   const concurrency = options.concurrency ?? 1;
   const topologies = mkdtempSync(join(tmpdir(), "kb-worker-"));
@@ -120,7 +123,7 @@ async function worker(options: WorkerOptions, io: CliIo): Promise<number> {
     } catch {
       benchFile = undefined;
     }
-    const refusal = refusalOf(queued, benchFile, root);
+    const refusal = refusalOf(queued, benchFile, root, versions);
     if (refusal !== null || benchFile === undefined) {
       return { status: "failed", reason: refusal ?? `no bench "${queued.job.bench}"` };
     }

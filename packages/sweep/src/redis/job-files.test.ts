@@ -94,6 +94,28 @@ describe("refusalOf", () => {
     );
   });
 
+  it("refuses a job of a sweep whose @kb versions differ from the worker's, naming the first package", () => {
+    const side = folderWith({ "bench.ts": bench });
+    const sweepVersions = { "@kb/components": "0.4.0", "@kb/runtime": "0.3.0" };
+    const queued = queuedJob(jobOf(bench), side, sweepVersions);
+    expect(queued.versions).toEqual(sweepVersions);
+    expect(refusalOf(queued, join(side, "bench.ts"), side, { ...sweepVersions })).toBeNull();
+    expect(
+      refusalOf(queued, join(side, "bench.ts"), side, { ...sweepVersions, "@kb/runtime": "0.3.1" }),
+    ).toBe(
+      `kb worker on ${hostname()} refused point 3: it runs @kb/runtime 0.3.1, the sweep planned with @kb/runtime 0.3.0. ` +
+        "Install the same kb version on the workers as on the sweep's machine (npm install -g @kb/cli@VERSION, or the same checkout built), then run the sweep again.",
+    );
+    // A package on one side only differs too; a job or a worker without versions is not checked.
+    expect(refusalOf(queued, join(side, "bench.ts"), side, { "@kb/runtime": "0.3.0" })).toContain(
+      "it runs @kb/components (none), the sweep planned with @kb/components 0.4.0",
+    );
+    expect(
+      refusalOf(queuedJob(jobOf(bench), side), join(side, "bench.ts"), side, { "@kb/runtime": "9" }),
+    ).toBeNull();
+    expect(refusalOf(queued, join(side, "bench.ts"), side)).toBeNull();
+  });
+
   it("refuses when the worker has no such bench", () => {
     const workerSide = folderWith({});
     const reason = refusalOf(queuedJob(jobOf(bench), workerSide), undefined, workerSide);

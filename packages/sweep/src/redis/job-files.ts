@@ -15,6 +15,12 @@ export interface QueuedJob {
   readonly job: SweepJob;
   /** Plug-in path as the job names it -> sha256 of its file (or package folder), `null` when missing at the sweep. */
   readonly pluginDigests: Readonly<Record<string, string | null>>;
+  /**
+   * The versions of the @kb packages the sweep's own `kb run` would use (`packageVersions()` of
+   * `@kb/runtime/node`): a worker with other versions refuses the point, so one table never mixes
+   * results of two simulators. Absent in jobs queued by a kb that did not send them.
+   */
+  readonly versions?: Readonly<Record<string, string>>;
 }
 
 /** Extensions a plug-in path may leave out (`./my-hbm` for `./my-hbm.ts`), as `kb run --plugin` does. */
@@ -30,13 +36,21 @@ export function pluginPaths(job: SweepJob): string[] {
   return [...new Set(all.filter((plugin) => isPath(plugin)))];
 }
 
-/** {@link QueuedJob} of a job, its relative plug-in paths read from `root` (the sweep's folder). */
-export function queuedJob(job: SweepJob, root: string): QueuedJob {
+/**
+ * {@link QueuedJob} of a job, its relative plug-in paths read from `root` (the sweep's folder),
+ * with the sweep's @kb package `versions` when given.
+ */
+export function queuedJob(
+  job: SweepJob,
+  root: string,
+  versions?: Readonly<Record<string, string>>,
+): QueuedJob {
   return {
     job,
     pluginDigests: Object.fromEntries(
       pluginPaths(job).map((plugin) => [plugin, pathDigest(resolve(root, plugin))]),
     ),
+    ...(versions !== undefined ? { versions } : {}),
   };
 }
 
@@ -68,9 +82,18 @@ export function pathDigest(path: string): string | null {
  * `undefined` when it found none) must have the job's digest, and each plug-in path, read from
  * `root`, the digest the sweep saw. The reason says which file differs, where, and what to do.
  */
-export function refusalOf(queued: QueuedJob, benchFile: string | undefined, root: string): string | null {
+export function refusalOf(
+  queued: QueuedJob,
+  benchFile: string | undefined,
+  root: string,
+  versions?: Readonly<Record<string, string>>,
+): string | null {
   const { job } = queued;
   const worker = `kb worker on ${hostname()}`;
+  const differ = versionsDiffer(queued.versions, versions);
+  if (differ !== null) {
+    return `${worker} refused point ${job.point}: it runs ${differ.worker}, the sweep planned with ${differ.sweep}. Install the same kb version on the workers as on the sweep's machine (npm install -g @kb/cli@VERSION, or the same checkout built), then run the sweep again.`;
+  }
   if (benchFile === undefined) {
     return `${worker} refused point ${job.point}: it has no bench "${job.bench}" (looked from ${root}). Start the worker in the sweep's folder (or --root it) with the same bench files.`;
   }
@@ -83,6 +106,23 @@ export function refusalOf(queued: QueuedJob, benchFile: string | undefined, root
     const found = pathDigest(file);
     if (found !== expected) {
       return `${worker} refused point ${job.point}: its plug-in ${file} has sha256 ${short(found)}, the sweep planned with ${short(expected)}. Give the worker the same plug-in files and run the sweep again.`;
+    }
+  }
+  return null;
+}
+
+/**
+ * The first @kb package whose version differs between the sweep's and the worker's, as text for
+ * each side (`@kb/runtime 0.3.0`), or `null` when they agree or either side sent none.
+ */
+function versionsDiffer(
+  sweep: Readonly<Record<string, string>> | undefined,
+  worker: Readonly<Record<string, string>> | undefined,
+): { readonly sweep: string; readonly worker: string } | null {
+  if (sweep === undefined || worker === undefined) return null;
+  for (const name of [...new Set([...Object.keys(sweep), ...Object.keys(worker)])].sort()) {
+    if (sweep[name] !== worker[name]) {
+      return { sweep: `${name} ${sweep[name] ?? "(none)"}`, worker: `${name} ${worker[name] ?? "(none)"}` };
     }
   }
   return null;

@@ -12,6 +12,8 @@ export interface RedisExecutorOptions {
   readonly queue: string;
   /** The sweep's folder: relative plug-in paths are read from it for their digests. */
   readonly root: string;
+  /** The @kb package versions the sweep's `kb run` would use, sent with each job ({@link QueuedJob.versions}). */
+  readonly versions?: Readonly<Record<string, string>>;
   /** Reported as `concurrency` (for the progress line): how many points the workers run at once, if known (default 1). */
   readonly concurrency?: number;
 }
@@ -57,6 +59,7 @@ export class RedisExecutor implements Executor {
   readonly #queue: Queue;
   readonly #events: QueueEvents;
   readonly #root: string;
+  readonly #versions: Readonly<Record<string, string>> | undefined;
   readonly #listeners: ((event: ExecutorEvent) => void)[] = [];
   /** Job id -> the job, while it is not finished. */
   readonly #pending = new Map<string, SweepJob>();
@@ -70,6 +73,7 @@ export class RedisExecutor implements Executor {
     this.target = target;
     this.concurrency = Math.max(1, Math.floor(options.concurrency ?? 1));
     this.#root = options.root;
+    this.#versions = options.versions;
     this.#queue = queue;
     this.#events = events;
     events.on("active", ({ jobId }) => this.#started(jobId));
@@ -117,7 +121,7 @@ export class RedisExecutor implements Executor {
     this.#attempts.set(job.key, attempt);
     const id = `${job.key}-${attempt}`;
     this.#pending.set(id, job);
-    const data: QueuedJob = queuedJob(job, this.#root);
+    const data: QueuedJob = queuedJob(job, this.#root, this.#versions);
     const adding = this.#queue
       .add(`point-${job.point}`, data, {
         jobId: id,
