@@ -2,9 +2,9 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { packageVersions } from "@kb/runtime/node";
-import type { JobOutcome } from "@kb/sweep";
+import { type JobOutcome, LOST_WORKER_DEFAULTS } from "@kb/sweep";
 import { LocalProcessPool } from "@kb/sweep/node";
-import { jobRunner, LOST_WORKER_DEFAULTS, type QueuedJob, refusalOf, runWorker } from "@kb/sweep/redis";
+import type { QueuedJob } from "@kb/sweep/redis";
 import { type Command, InvalidArgumentError } from "commander";
 import { locateBench } from "./bench-files.js";
 import type { CliIo, RunState } from "./run-cli.js";
@@ -95,6 +95,8 @@ function positiveNumber(value: string): number {
 }
 
 async function worker(options: WorkerOptions, io: CliIo): Promise<number> {
+  // Loaded here, not at the top: BullMQ and ioredis cost every other kb command ~100 ms to load.
+  const { jobRunner, refusalOf, runWorker } = await import("@kb/sweep/redis");
   const url = redisUrlOf(options.redis ?? true, "kb worker");
   const root = resolve(process.cwd(), options.root ?? ".");
   // What this worker's kb run uses: a point queued by a sweep of other versions is refused.

@@ -6,6 +6,9 @@ export type { Executor, ExecutorEvent, JobOutcome, SweepJob, SweepJobRun } from 
 export type { PointInputs, SkippedPoint, SweepPlan, SweepPoint } from "./points.js";
 export { planSweep, pointInputs, pointKey } from "./points.js";
 export { SeededRandom } from "./random.js";
+// The lost-worker settings of `kb worker` (the worker itself is @kb/sweep/redis's): constants only.
+export type { LostWorkerSettings } from "./redis/lost-worker.js";
+export { LOST_WORKER_DEFAULTS } from "./redis/lost-worker.js";
 export type { SweepAxis, SweepDesign, SweepSpec } from "./spec.js";
 export { parseSweepSpec, sweepSpecSchema } from "./spec.js";
 export type { MetricValue, SweepRow } from "./table.js";

@@ -12,13 +12,10 @@ export {
 export type { WorkerIdle } from "./redis/idle-watch.js";
 export type { QueuedJob } from "./redis/job-files.js";
 export { pathDigest, pluginPaths, queuedJob, refusalOf } from "./redis/job-files.js";
+export type { LostWorkerSettings } from "./redis/lost-worker.js";
+export { LOST_WORKER_DEFAULTS } from "./redis/lost-worker.js";
 export { jobRunner } from "./redis/pool-runner.js";
 export type { RedisExecutorOptions } from "./redis/redis-executor.js";
 export { queueNameOf, RedisExecutor } from "./redis/redis-executor.js";
-export type {
-  LostWorkerSettings,
-  RunningWorker,
-  RunWorkerOptions,
-  WorkerJobEvent,
-} from "./redis/run-worker.js";
-export { LOST_WORKER_DEFAULTS, runWorker } from "./redis/run-worker.js";
+export type { RunningWorker, RunWorkerOptions, WorkerJobEvent } from "./redis/run-worker.js";
+export { runWorker } from "./redis/run-worker.js";

@@ -4,25 +4,7 @@ import type { JobOutcome } from "../executor.js";
 import { checkRedis, parseRedisUrl, type RedisTarget, redactText } from "./connection.js";
 import { type IdleWatch, UNFINISHED_STATES, type WorkerIdle, watchIdle } from "./idle-watch.js";
 import type { QueuedJob } from "./job-files.js";
-
-/**
- * How soon a lost worker's point runs elsewhere. A worker renews the lock of each job it runs
- * every `lockMs / 2`; when it dies, the lock lapses after `lockMs`, and the next stalled-job
- * check of any live worker (every `stalledCheckMs`) puts the job back in the queue: a lost point
- * waits at most about `lockMs + stalledCheckMs`. Smaller is faster but a worker whose event loop
- * stalls for `lockMs` (a swapping machine) loses its jobs to others for nothing.
- */
-export interface LostWorkerSettings {
-  /** Lock of a running job, ms (BullMQ `lockDuration`; default 15000). */
-  readonly lockMs?: number;
-  /** Interval of the stalled-job check, ms (BullMQ `stalledInterval`; default 5000). */
-  readonly stalledCheckMs?: number;
-  /** Times a job may lose its worker and run again before it fails (BullMQ `maxStalledCount`; default 2). */
-  readonly maxLost?: number;
-}
-
-/** Defaults of {@link LostWorkerSettings}. */
-export const LOST_WORKER_DEFAULTS = { lockMs: 15_000, stalledCheckMs: 5_000, maxLost: 2 } as const;
+import { LOST_WORKER_DEFAULTS, type LostWorkerSettings } from "./lost-worker.js";
 
 /** Options of {@link runWorker}. */
 export interface RunWorkerOptions extends LostWorkerSettings {
