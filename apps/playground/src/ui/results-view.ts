@@ -10,7 +10,8 @@ import "@kb/web-ui/style.css";
 
 // The results of a run drawn with kb web's views (loaded on the first result: the charts, the
 // diagram and the topology parser stay out of the first load). The timeline's windows come from
-// the run's trace in memory, in a SliceIndex as kb web's server keeps them.
+// the run's trace in memory, in a SliceIndex as kb web's server keeps them. kb web's stylesheet
+// styles only what is inside an element of class kb-web: index.html gives it to #results.
 
 /** A finished run the page keeps (the latest, the previous one, a pinned one). */
 export interface RunRecord {
