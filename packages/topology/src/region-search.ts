@@ -1,4 +1,4 @@
-/** The search helpers of the region router (region-router.ts): its quotient-graph heap and per-search scratch (NODE_LIMIT is search-queue.ts's). @internal */
+/** The search helpers of the region router (region-router.ts): the heap and per-search scratch of its quotient-graph and in-region searches (NODE_LIMIT is search-queue.ts's). @internal */
 
 /**
  * A search over the quotient graph: entries `(latency, hops * NODE_LIMIT + node)` in a binary
@@ -102,19 +102,4 @@ export class SearchScratch {
     this.heap.push(0, root);
     return stamp;
   }
-}
-
-/** Shortcuts of a boundary node: the other ends, and the (latency units, hops) of each. */
-export interface Shortcuts {
-  readonly nodes: Int32Array;
-  readonly latencies: Float64Array;
-  readonly hops: Int32Array;
-}
-
-export function shortcutsOf(nodes: number[], latencies: number[], hops: number[]): Shortcuts {
-  return {
-    nodes: Int32Array.from(nodes),
-    latencies: Float64Array.from(latencies),
-    hops: Int32Array.from(hops),
-  };
 }
