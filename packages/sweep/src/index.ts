@@ -3,12 +3,12 @@ export { parseConstraint } from "./constraint.js";
 export type { AxisValues } from "./designs.js";
 export { designPoints, gridPoints, latinHypercubePoints, randomPoints } from "./designs.js";
 export type { Executor, ExecutorEvent, JobOutcome, SweepJob, SweepJobRun } from "./executor.js";
+// The lost-worker settings of `kb worker` (the worker itself is @kb/sweep/redis's): constants only.
+export type { LostWorkerSettings } from "./lost-worker.js";
+export { LOST_WORKER_DEFAULTS } from "./lost-worker.js";
 export type { PointInputs, SkippedPoint, SweepPlan, SweepPoint } from "./points.js";
 export { planSweep, pointInputs, pointKey } from "./points.js";
 export { SeededRandom } from "./random.js";
-// The lost-worker settings of `kb worker` (the worker itself is @kb/sweep/redis's): constants only.
-export type { LostWorkerSettings } from "./redis/lost-worker.js";
-export { LOST_WORKER_DEFAULTS } from "./redis/lost-worker.js";
 export type { SweepAxis, SweepDesign, SweepSpec } from "./spec.js";
 export { parseSweepSpec, sweepSpecSchema } from "./spec.js";
 export type { MetricValue, SweepRow } from "./table.js";

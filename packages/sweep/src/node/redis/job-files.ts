@@ -2,8 +2,8 @@ import { createHash } from "node:crypto";
 import { readdirSync, readFileSync, statSync } from "node:fs";
 import { hostname } from "node:os";
 import { isAbsolute, join, relative, resolve } from "node:path";
-import type { SweepJob } from "../executor.js";
-import { isPath } from "../spec-file.js";
+import type { SweepJob } from "../../executor.js";
+import { isPath } from "../../spec-file.js";
 
 /**
  * What a queued job carries: the sweep's job, and the sha256 of each plug-in given by path (the

@@ -1,4 +1,4 @@
-import type { Executor, JobOutcome, SweepJob } from "../executor.js";
+import type { Executor, JobOutcome, SweepJob } from "../../executor.js";
 
 /**
  * A function that runs one job on `executor` and resolves with its outcome: how `kb worker` runs

@@ -1,7 +1,7 @@
 import { redisSkipReason, runRedisTests } from "@kb/tooling/node/redis";
 import { Queue } from "bullmq";
 import { describe, expect, it } from "vitest";
-import type { JobOutcome, SweepJob } from "../executor.js";
+import type { JobOutcome, SweepJob } from "../../executor.js";
 import { parseRedisUrl } from "./connection.js";
 import type { QueuedJob } from "./job-files.js";
 import { type RunningWorker, type RunWorkerOptions, runWorker } from "./run-worker.js";

@@ -1,7 +1,7 @@
 import { redisSkipReason, runRedisTests } from "@kb/tooling/node/redis";
 import { Queue, Worker } from "bullmq";
 import { describe, expect, it } from "vitest";
-import type { ExecutorEvent, JobOutcome, SweepJob } from "../executor.js";
+import type { ExecutorEvent, JobOutcome, SweepJob } from "../../executor.js";
 import { parseRedisUrl } from "./connection.js";
 import type { QueuedJob } from "./job-files.js";
 import { RedisExecutor } from "./redis-executor.js";

@@ -1,10 +1,10 @@
 import { KbError } from "@kb/errors";
 import { type Job, Queue, WaitingError, Worker } from "bullmq";
-import type { JobOutcome } from "../executor.js";
+import type { JobOutcome } from "../../executor.js";
+import { LOST_WORKER_DEFAULTS, type LostWorkerSettings } from "../../lost-worker.js";
 import { checkRedis, parseRedisUrl, type RedisTarget, redactText } from "./connection.js";
 import { type IdleWatch, UNFINISHED_STATES, type WorkerIdle, watchIdle } from "./idle-watch.js";
 import type { QueuedJob } from "./job-files.js";
-import { LOST_WORKER_DEFAULTS, type LostWorkerSettings } from "./lost-worker.js";
 
 /** Options of {@link runWorker}. */
 export interface RunWorkerOptions extends LostWorkerSettings {

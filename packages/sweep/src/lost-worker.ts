@@ -1,4 +1,4 @@
-// The settings of a worker that dies mid-point, apart from the worker (run-worker.ts) so that
+// The settings of a worker that dies mid-point, apart from the worker (node/redis/run-worker.ts) so that
 // reading them (kb worker's --help) loads neither BullMQ nor ioredis. Re-exported by the main
 // entry and by @kb/sweep/redis.
 

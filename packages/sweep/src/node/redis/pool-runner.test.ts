@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import type { Executor, ExecutorEvent, JobOutcome, SweepJob } from "../executor.js";
+import type { Executor, ExecutorEvent, JobOutcome, SweepJob } from "../../executor.js";
 import { jobRunner } from "./pool-runner.js";
 
 /** An executor that finishes jobs when the test says, in any order. */

@@ -3,7 +3,7 @@ import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { hostname, tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
-import type { SweepJob } from "../executor.js";
+import type { SweepJob } from "../../executor.js";
 import { pathDigest, pluginPaths, queuedJob, refusalOf } from "./job-files.js";
 
 const scratch = mkdtempSync(join(tmpdir(), "kb-job-files-"));

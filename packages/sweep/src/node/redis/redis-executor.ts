@@ -1,6 +1,6 @@
 import { KbError } from "@kb/errors";
 import { Job, Queue, QueueEvents } from "bullmq";
-import type { Executor, ExecutorEvent, JobOutcome, SweepJob } from "../executor.js";
+import type { Executor, ExecutorEvent, JobOutcome, SweepJob } from "../../executor.js";
 import { checkRedis, parseRedisUrl, type RedisTarget, redactText } from "./connection.js";
 import { type QueuedJob, queuedJob } from "./job-files.js";
 
