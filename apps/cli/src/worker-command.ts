@@ -135,7 +135,7 @@ async function worker(options: WorkerOptions, io: CliIo): Promise<number> {
     try {
       const outcome = await runOnPool(job);
       // Stopped with the worker, not the point's outcome: back to the queue.
-      return stopping || stoppedFromOutside(outcome) ? null : outcome;
+      return stopping || (outcome.status === "failed" && outcome.stopped === true) ? null : outcome;
     } finally {
       benchFiles.delete(job);
     }
@@ -236,16 +236,4 @@ function signalOnce(): { signal: Promise<keyof typeof SIGNAL_EXIT>; dispose: () 
     }
   });
   return { signal, dispose };
-}
-
-/**
- * A point whose process a signal from outside stopped: Ctrl-C reaches the terminal's whole process
- * group, Slurm's and systemd's SIGTERM the job's every process, often before the worker's own
- * handler runs. Such a point did not fail; it runs again elsewhere.
- */
-export function stoppedFromOutside(outcome: JobOutcome): boolean {
-  return (
-    outcome.status === "failed" &&
-    /^(crashed: killed by SIG(INT|TERM|HUP)\b|exit code (130|143)\b)/.test(outcome.reason)
-  );
 }

@@ -35,7 +35,18 @@ export interface SweepJobRun {
 /** What became of a job. */
 export type JobOutcome =
   | { readonly status: "ok"; readonly results: unknown }
-  | { readonly status: "failed"; readonly reason: string; readonly results?: unknown };
+  | {
+      readonly status: "failed";
+      readonly reason: string;
+      readonly results?: unknown;
+      /**
+       * True when a signal from outside stopped the point's process (SIGINT, SIGTERM, SIGHUP; or
+       * kb run exited 130 / 143 after catching one): a terminal's Ctrl-C or a scheduler's SIGTERM
+       * reaching the whole process group, not the point's own failure. A worker gives such a
+       * point back to the queue.
+       */
+      readonly stopped?: true;
+    };
 
 /** An executor's report. */
 export type ExecutorEvent =

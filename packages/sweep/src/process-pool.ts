@@ -155,7 +155,10 @@ export function outcomeOf(exit: Exit): JobOutcome {
     };
   }
   if (exit.signal !== null) {
-    return { status: "failed", reason: `crashed: killed by ${exit.signal}${tail(exit.stderr, ": ")}` };
+    const reason = `crashed: killed by ${exit.signal}${tail(exit.stderr, ": ")}`;
+    return STOP_SIGNALS.has(exit.signal)
+      ? { status: "failed", reason, stopped: true }
+      : { status: "failed", reason };
   }
   const results = parseResults(exit.stdout);
   if (exit.code === 0) {
@@ -171,8 +174,18 @@ export function outcomeOf(exit: Exit): JobOutcome {
       : phaseCheck?.firstDifference != null
         ? "phase check: phase 1 and phase 2 differ"
         : `exit code ${exit.code}${tail(exit.stderr, ": ")}`;
-  return results === undefined ? { status: "failed", reason } : { status: "failed", reason, results };
+  return {
+    status: "failed",
+    reason,
+    ...(results !== undefined ? { results } : {}),
+    ...(STOP_EXIT_CODES.has(exit.code ?? 0) ? { stopped: true as const } : {}),
+  };
 }
+
+/** Signals that stop a point from outside (Ctrl-C, a scheduler's or systemd's stop): `stopped`. */
+const STOP_SIGNALS: ReadonlySet<string> = new Set(["SIGINT", "SIGTERM", "SIGHUP"]);
+/** kb run's exits after catching SIGINT / SIGTERM, as a shell reports them. */
+const STOP_EXIT_CODES: ReadonlySet<number> = new Set([130, 143]);
 
 function parseResults(stdout: string): unknown {
   if (stdout.trim() === "") return undefined;
