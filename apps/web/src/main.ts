@@ -1,5 +1,6 @@
 /// <reference lib="dom" />
 import type { WebData, WebTimelineWindow } from "./api.js";
+import { byId } from "./dom.js";
 import { type ResultsPageHandle, renderResultsPage } from "./page.js";
 import type { TimelineSource } from "./timeline.js";
 
@@ -13,12 +14,6 @@ declare global {
   interface Window {
     kbWeb?: KbWebHandle;
   }
-}
-
-function element<T extends HTMLElement = HTMLElement>(id: string): T {
-  const found = document.getElementById(id);
-  if (found === null) throw new Error(`the page has no #${id}`);
-  return found as T;
 }
 
 /** The timeline's windows from kb web's server. */
@@ -42,16 +37,16 @@ async function main(): Promise<void> {
   if (!response.ok) throw new Error(`GET /api/data answered ${response.status}: ${await response.text()}`);
   const data = (await response.json()) as WebData;
   if (data.schema !== "kb.web/1") throw new Error(`unexpected data schema ${String(data.schema)}`);
-  window.kbWeb = renderResultsPage(element("results-page"), data, httpTimelineSource);
-  element("topology-name").textContent = `— ${data.topology.name}`;
-  element("warnings").replaceChildren(
+  window.kbWeb = renderResultsPage(byId("results-page"), data, httpTimelineSource);
+  byId("topology-name").textContent = `— ${data.topology.name}`;
+  byId("warnings").replaceChildren(
     ...data.warnings.map((warning) => {
       const item = document.createElement("li");
       item.textContent = warning;
       return item;
     }),
   );
-  element("status").hidden = true;
+  byId("status").hidden = true;
   document.body.dataset.ready = "true";
 }
 

@@ -1,5 +1,6 @@
 /// <reference lib="dom" />
 import type { EChartsType } from "echarts/core";
+import { byId } from "./dom.js";
 import type { SweepData, SweepWebRow } from "./sweep-api.js";
 import { renderParallel, renderScatter } from "./sweep-charts.js";
 import {
@@ -16,6 +17,7 @@ import {
   sortRows,
   sweepColumns,
 } from "./sweep-model.js";
+import { empty } from "./tables.js";
 
 // The sweep page `kb web RESULTS.jsonl` serves at /: the points' table, the scatter of two metrics
 // with its Pareto front, and the parallel coordinates; a point whose run is cached opens its run
@@ -42,12 +44,6 @@ declare global {
   interface Window {
     kbSweep?: KbSweepHandle;
   }
-}
-
-function element<T extends HTMLElement = HTMLElement>(id: string): T {
-  const found = document.getElementById(id);
-  if (found === null) throw new Error(`the page has no #${id}`);
-  return found as T;
 }
 
 /** The run page of a point. */
@@ -89,13 +85,13 @@ async function main(): Promise<void> {
 
   const ok = data.rows.filter((row) => row.status === "ok").length;
   const cached = data.rows.filter((row) => row.cached).length;
-  element("sweep-name").textContent = `— sweep ${data.file}`;
-  element("sweep-summary").textContent =
+  byId("sweep-name").textContent = `— sweep ${data.file}`;
+  byId("sweep-summary").textContent =
     `${data.rows.length} points: ${ok} ok, ${data.rows.length - ok} failed. ` +
     (data.cacheDir === null
       ? "Runs do not open: run kb web with --cache DIR (the folder given to kb sweep --cache)."
       : `${cached} of them have results in ${data.cacheDir}: click one to open its run.`);
-  element("warnings").replaceChildren(
+  byId("warnings").replaceChildren(
     ...data.warnings.map((warning) => {
       const item = document.createElement("li");
       item.textContent = warning;
@@ -110,12 +106,12 @@ async function main(): Promise<void> {
     window.open(url, "_blank", "noopener");
   };
 
-  const xSelect = element<HTMLSelectElement>("scatter-x");
-  const ySelect = element<HTMLSelectElement>("scatter-y");
-  const xDirection = element<HTMLSelectElement>("direction-x");
-  const yDirection = element<HTMLSelectElement>("direction-y");
-  const xLog = element<HTMLInputElement>("log-x");
-  const yLog = element<HTMLInputElement>("log-y");
+  const xSelect = byId<HTMLSelectElement>("scatter-x");
+  const ySelect = byId<HTMLSelectElement>("scatter-y");
+  const xDirection = byId<HTMLSelectElement>("direction-x");
+  const yDirection = byId<HTMLSelectElement>("direction-y");
+  const xLog = byId<HTMLInputElement>("log-x");
+  const yLog = byId<HTMLInputElement>("log-y");
   /** Whether `metric` is drawn on a log scale, and the checkbox of its axis set to say so. */
   const logOf = (box: HTMLInputElement, metric: string, values: readonly number[]): boolean => {
     const scale = logScaleOf(values);
@@ -133,9 +129,7 @@ async function main(): Promise<void> {
     yDirection.disabled = y === null;
     let front = new Set<number>();
     if (x === null || y === null) {
-      element("scatter-chart").replaceChildren(
-        emptyNote("No metric has a number in an ok row: nothing to plot."),
-      );
+      byId("scatter-chart").replaceChildren(empty("No metric has a number in an ok row: nothing to plot."));
     } else {
       const directions = [handle.directions.get(x) ?? "min", handle.directions.get(y) ?? "min"] as const;
       xDirection.value = directions[0];
@@ -153,11 +147,11 @@ async function main(): Promise<void> {
         y,
         plotted.map((point) => point.y),
       );
-      handle.scatter = renderScatter(element("scatter-chart"), model, { x, y, logX, logY }, data, open);
-      element("scatter-left-out").replaceChildren(...leftOut(model, x, y));
+      handle.scatter = renderScatter(byId("scatter-chart"), model, { x, y, logX, logY }, data, open);
+      byId("scatter-left-out").replaceChildren(...leftOut(model, x, y));
       front = new Set(model.front.map((point) => point.row.point));
     }
-    handle.parallel = renderParallel(element("parallel-chart"), parallelModel(data), front, data, open);
+    handle.parallel = renderParallel(byId("parallel-chart"), parallelModel(data), front, data, open);
   };
   xSelect.addEventListener("change", () => {
     handle.x = xSelect.value;
@@ -188,21 +182,14 @@ async function main(): Promise<void> {
     });
   }
   draw();
-  renderTable(element("sweep-table"), data, open);
+  renderTable(byId("sweep-table"), data, open);
   window.addEventListener("resize", () => {
     handle.scatter?.resize();
     handle.parallel?.resize();
   });
 
-  element("status").hidden = true;
+  byId("status").hidden = true;
   document.body.dataset.ready = "true";
-}
-
-function emptyNote(text: string): HTMLElement {
-  const note = document.createElement("p");
-  note.className = "empty";
-  note.textContent = text;
-  return note;
 }
 
 /** A reason's lines joined into one. */

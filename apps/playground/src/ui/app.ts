@@ -1,5 +1,6 @@
 /// <reference lib="dom" />
 import { isKbError } from "@kb/errors";
+import { byId } from "@kb/web-ui/dom";
 import { formatNs } from "@kb/web-ui/format";
 import type { EditorView } from "codemirror";
 import { benchExtensions, setFiles, topologyExtensions } from "../editor/index.js";
@@ -43,24 +44,18 @@ declare global {
   }
 }
 
-function element<T extends HTMLElement = HTMLElement>(id: string): T {
-  const found = document.getElementById(id);
-  if (found === null) throw new Error(`the playground page has no #${id}`);
-  return found as T;
-}
-
 /** Starts the page; `client` runs the benches. */
 export async function startPlayground(client: RunClient): Promise<PlaygroundHandle> {
-  const exampleSelect = element<HTMLSelectElement>("example");
-  const topologySelect = element<HTMLSelectElement>("topology-ref");
-  const paramsInput = element<HTMLInputElement>("params");
-  const verifyInput = element<HTMLInputElement>("verify");
-  const maxEventsInput = element<HTMLInputElement>("max-events");
-  const maxSimTimeInput = element<HTMLInputElement>("max-sim-time");
-  const runButton = element<HTMLButtonElement>("run");
-  const cancelButton = element<HTMLButtonElement>("cancel");
-  const progress = element("progress");
-  const compareSelect = element<HTMLSelectElement>("compare-with");
+  const exampleSelect = byId<HTMLSelectElement>("example");
+  const topologySelect = byId<HTMLSelectElement>("topology-ref");
+  const paramsInput = byId<HTMLInputElement>("params");
+  const verifyInput = byId<HTMLInputElement>("verify");
+  const maxEventsInput = byId<HTMLInputElement>("max-events");
+  const maxSimTimeInput = byId<HTMLInputElement>("max-sim-time");
+  const runButton = byId<HTMLButtonElement>("run");
+  const cancelButton = byId<HTMLButtonElement>("cancel");
+  const progress = byId("progress");
+  const compareSelect = byId<HTMLSelectElement>("compare-with");
 
   let main = BENCH_EXAMPLES[0]?.path ?? "benches/vector-add.ts";
   let topologyName = TOPOLOGY_EXAMPLES[0] ?? "default.yaml";
@@ -75,14 +70,14 @@ export async function startPlayground(client: RunClient): Promise<PlaygroundHand
 
   const run = async (): Promise<RunOutcome | null> => runBench();
   const benchEditor = createEditor({
-    parent: element("bench-editor"),
+    parent: byId("bench-editor"),
     text: "",
     language: benchExtensions({ path: () => main }),
     onRun: () => void run(),
     label: "bench editor",
   });
   const topologyEditor = createEditor({
-    parent: element("topology-editor"),
+    parent: byId("topology-editor"),
     text: "",
     language: topologyExtensions(() => topologyName),
     onRun: () => void run(),
@@ -98,7 +93,7 @@ export async function startPlayground(client: RunClient): Promise<PlaygroundHand
     const source = text ?? (await loadSource(path));
     main = path;
     exampleSelect.value = path;
-    element("bench-title").textContent = `Bench · ${path}`;
+    byId("bench-title").textContent = `Bench · ${path}`;
     setText(benchEditor, source);
     benchOpened = source;
     paramsInput.value = params ?? benchExample(path)?.params ?? "";
@@ -110,7 +105,7 @@ export async function startPlayground(client: RunClient): Promise<PlaygroundHand
     topologyName = name;
     topologySelect.value = TOPOLOGY_EXAMPLES.includes(name) ? name : "";
     topologyReference = reference;
-    element("topology-title").textContent = `Topology · ${name}`;
+    byId("topology-title").textContent = `Topology · ${name}`;
     setText(topologyEditor, text ?? topologyReference);
     topologyOpened = text ?? topologyReference;
   };
@@ -128,7 +123,7 @@ export async function startPlayground(client: RunClient): Promise<PlaygroundHand
       topologySelect.value = TOPOLOGY_EXAMPLES.includes(topologyName) ? topologyName : "";
     else void openTopology(topologySelect.value);
   });
-  element("run-options").addEventListener("submit", (event) => event.preventDefault());
+  byId("run-options").addEventListener("submit", (event) => event.preventDefault());
 
   // Progress and errors.
   const setState = (state: "idle" | "running" | "done" | "error" | "cancelled") => {
@@ -160,8 +155,8 @@ export async function startPlayground(client: RunClient): Promise<PlaygroundHand
       this.timer = undefined;
     },
   };
-  const errorPanel = element("error-panel");
-  const errorLocation = element<HTMLButtonElement>("error-location");
+  const errorPanel = byId("error-panel");
+  const errorLocation = byId<HTMLButtonElement>("error-location");
   let errorTarget: { view: EditorView; location: SourceLocation; message: string } | null = null;
   errorLocation.addEventListener("click", () => {
     if (errorTarget === null) return;
@@ -175,8 +170,8 @@ export async function startPlayground(client: RunClient): Promise<PlaygroundHand
   };
   const showError = (error: Pick<RunErrorMessage, "code" | "message" | "location">) => {
     errorPanel.hidden = false;
-    element("error-code").textContent = error.code;
-    element("error-message").textContent = error.message;
+    byId("error-code").textContent = error.code;
+    byId("error-message").textContent = error.message;
     const location = error.location;
     const view =
       location === null
@@ -218,15 +213,15 @@ export async function startPlayground(client: RunClient): Promise<PlaygroundHand
     const latest = runs[runs.length - 1];
     if (latest === undefined) return;
     const { ResultsView, setDownload } = await import("./results-view.js");
-    resultsView ??= new ResultsView(element("results"));
+    resultsView ??= new ResultsView(byId("results"));
     resultsView.show(latest, compared());
     const stem = `${latest.results.bench}-${runs.length}`;
-    setDownload(element("download-results"), latest.resultsJson, `${stem}.results.json`, "application/json");
-    setDownload(element("download-trace"), latest.trace, `${stem}.trace.json`, "application/json");
-    setDownload(element("download-oplog"), latest.opLog, `${stem}.oplog.jsonl`, "application/x-ndjson");
+    setDownload(byId("download-results"), latest.resultsJson, `${stem}.results.json`, "application/json");
+    setDownload(byId("download-trace"), latest.trace, `${stem}.trace.json`, "application/json");
+    setDownload(byId("download-oplog"), latest.opLog, `${stem}.oplog.jsonl`, "application/x-ndjson");
   };
   compareSelect.addEventListener("change", () => void showResults());
-  element("pin").addEventListener("click", () => {
+  byId("pin").addEventListener("click", () => {
     pinned = runs[runs.length - 1] ?? null;
     fillCompare();
     compareSelect.value = "pinned";
@@ -311,8 +306,8 @@ export async function startPlayground(client: RunClient): Promise<PlaygroundHand
         : " · verification FAIL"
       : "";
     progress.textContent = `Done in ${seconds} s: simulated ${formatNs(done.results.simTimeNs)}, ${count(done.results.events)} events${verdict}.`;
-    element("run-summary").textContent = runs[runs.length - 1]?.label ?? "";
-    element("run-bar").hidden = false;
+    byId("run-summary").textContent = runs[runs.length - 1]?.label ?? "";
+    byId("run-bar").hidden = false;
     await views;
     await showResults();
     document.body.dataset.simTimeNs = String(done.results.simTimeNs);
@@ -325,7 +320,7 @@ export async function startPlayground(client: RunClient): Promise<PlaygroundHand
   cancelButton.addEventListener("click", cancel);
 
   // Share.
-  const shareNote = element("share-note");
+  const shareNote = byId("share-note");
   const handle: PlaygroundHandle = {
     run,
     cancel,
@@ -338,7 +333,7 @@ export async function startPlayground(client: RunClient): Promise<PlaygroundHand
     },
     editors: { bench: benchEditor, topology: topologyEditor },
   };
-  element("share").addEventListener("click", async () => {
+  byId("share").addEventListener("click", async () => {
     const topologyText = topologyEditor.state.doc.toString();
     const shared: SharedRun = {
       main,
@@ -363,8 +358,8 @@ export async function startPlayground(client: RunClient): Promise<PlaygroundHand
   });
 
   // Help and page-wide shortcuts.
-  const help = element("help");
-  const helpButton = element<HTMLButtonElement>("help-button");
+  const help = byId("help");
+  const helpButton = byId<HTMLButtonElement>("help-button");
   const toggleHelp = (show = help.hidden) => {
     help.hidden = !show;
     helpButton.setAttribute("aria-expanded", String(show));
