@@ -14,6 +14,7 @@ import {
   type RunBenchResult,
   runBench,
 } from "@kb/runtime/node";
+import { isPrototypeKey, prototypeKeyMessage } from "@kb/topology";
 import { type Command, InvalidArgumentError } from "commander";
 import { loadBench, locateBench, locateTopology } from "./bench-files.js";
 import { formatReport, formatRunSummary, formatWallMs, groupDigits, type RunOutput } from "./format-run.js";
@@ -173,7 +174,11 @@ function parseTraceFilter(value: string): components.TraceFilter {
 function collectParam(value: string, previous: Record<string, string> | undefined): Record<string, string> {
   const equals = value.indexOf("=");
   if (equals <= 0) throw new InvalidArgumentError("expected key=value, such as M=512 or dtype=bf16.");
-  return { ...previous, [value.slice(0, equals)]: value.slice(equals + 1) };
+  const key = value.slice(0, equals);
+  if (isPrototypeKey(key)) throw new InvalidArgumentError(`${key}=...: ${prototypeKeyMessage(key)}`);
+  const params: Record<string, string> = Object.assign(Object.create(null), previous);
+  params[key] = value.slice(equals + 1);
+  return params;
 }
 
 /**

@@ -1,5 +1,6 @@
 import { KbError } from "@kb/errors";
 import type { Tensor } from "@kb/tensor";
+import { isPrototypeKey, prototypeKeyMessage, prototypeKeyPath } from "@kb/topology";
 import type * as z from "zod";
 import type { DeviceTensor } from "./device-tensor.js";
 import type { ReferenceContext } from "./reference-progress.js";
@@ -77,12 +78,20 @@ export function isBench(value: unknown): value is Bench {
 /**
  * Validates `key=value` params (values as the command line gives them: JSON where it parses,
  * else the string) with the bench's schema. Unknown keys and bad values are `RUNTIME_INVALID`
- * errors that list the bench's params.
+ * errors that list the bench's params; so is a prototype key (`__proto__`, `constructor`,
+ * `prototype`) as a name or inside a JSON value.
  */
 export function parseBenchParams<S extends z.ZodType>(
   bench: Bench<S>,
   raw: Readonly<Record<string, string | number | boolean>>,
 ): z.output<S> {
+  const refused = Object.keys(raw).find(isPrototypeKey);
+  if (refused !== undefined) {
+    throw new KbError(
+      "RUNTIME_INVALID",
+      `bench "${bench.name}": bad params:\n  ${refused}: ${prototypeKeyMessage(refused)}`,
+    );
+  }
   const shape = (bench.params as unknown as { shape?: Record<string, unknown> }).shape;
   if (shape !== undefined && typeof shape === "object") {
     const unknown = Object.keys(raw).filter((key) => !Object.hasOwn(shape, key));
@@ -93,7 +102,7 @@ export function parseBenchParams<S extends z.ZodType>(
       );
     }
   }
-  const values: Record<string, unknown> = {};
+  const values: Record<string, unknown> = Object.create(null);
   for (const [key, value] of Object.entries(raw)) {
     if (typeof value !== "string") {
       values[key] = value;
@@ -103,6 +112,15 @@ export function parseBenchParams<S extends z.ZodType>(
       values[key] = JSON.parse(value);
     } catch {
       values[key] = value;
+    }
+    // A JSON value is data too: `{"__proto__": ...}` in it is refused like a param name.
+    const inner = prototypeKeyPath(values[key]);
+    if (inner !== undefined) {
+      const field = String(inner[inner.length - 1]);
+      throw new KbError(
+        "RUNTIME_INVALID",
+        `bench "${bench.name}": bad params:\n  ${[key, ...inner].join(".")}: ${prototypeKeyMessage(field)}`,
+      );
     }
   }
   const parsed = bench.params.safeParse(values);

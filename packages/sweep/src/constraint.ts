@@ -1,4 +1,5 @@
 import { KbError } from "@kb/errors";
+import { isPrototypeKey, prototypeKeyMessage } from "@kb/topology";
 
 // Constraints: small expressions over a point's values, parsed once and evaluated without eval()
 // (a spec is data, never code). Grammar, loosest first:
@@ -22,7 +23,11 @@ export interface Constraint {
   readonly source: string;
   /** The names the expression reads (axis names, params, topology). */
   readonly names: readonly string[];
-  /** Truthiness of the expression's value; an unknown name or a field of a non-object throws `SWEEP_INVALID`. */
+  /**
+   * Truthiness of the expression's value; an unknown name, a field of a non-object or a
+   * prototype key (`params[k]` with k `"constructor"`) throws `SWEEP_INVALID`. A field the value
+   * does not hold itself (`topology.toString`) is `undefined`.
+   */
   evaluate(scope: Readonly<Record<string, unknown>>): boolean;
 }
 
@@ -110,10 +115,13 @@ export function parseConstraint(source: string): Constraint {
         const key = tokens[position++];
         if (key?.kind !== "name")
           throw new Error(`expected a field name after "." at column ${token.at + 2}`);
+        refusePrototypeKey(key.text, key.at);
         node = { kind: "member", object: node, key: { kind: "literal", value: key.text } };
       } else if (token?.text === "[") {
         position++;
+        const at = peek()?.at ?? token.at;
         const key = binary(0);
+        if (key.kind === "literal") refusePrototypeKey(String(key.value), at);
         expect("]");
         node = { kind: "member", object: node, key };
       } else {
@@ -134,6 +142,7 @@ export function parseConstraint(source: string): Constraint {
       if (token.text === "true") return { kind: "literal", value: true };
       if (token.text === "false") return { kind: "literal", value: false };
       if (token.text === "null") return { kind: "literal", value: null };
+      refusePrototypeKey(token.text, token.at);
       names.add(token.text);
       return { kind: "name", name: token.text };
     }
@@ -164,6 +173,11 @@ export function parseConstraint(source: string): Constraint {
   };
 }
 
+/** A name or field a constraint may not read (see `isPrototypeKey`), found when it is parsed. */
+function refusePrototypeKey(key: string, at: number): void {
+  if (isPrototypeKey(key)) throw new Error(`at column ${at + 1}: ${prototypeKeyMessage(key)}`);
+}
+
 function evaluate(node: Node, scope: Readonly<Record<string, unknown>>, source: string): unknown {
   switch (node.kind) {
     case "literal":
@@ -187,7 +201,12 @@ function evaluate(node: Node, scope: Readonly<Record<string, unknown>>, source: 
           `constraint "${source}": cannot read [${JSON.stringify(key)}] of ${JSON.stringify(object) ?? "undefined"}.`,
         );
       }
-      return (object as Record<string, unknown>)[String(key)];
+      const field = String(key);
+      if (isPrototypeKey(field)) {
+        throw new KbError("SWEEP_INVALID", `constraint "${source}": ${prototypeKeyMessage(field)}`);
+      }
+      // Own fields only: a point's values are data; what their prototype holds is not a value.
+      return Object.hasOwn(object, field) ? (object as Record<string, unknown>)[field] : undefined;
     }
     case "unary": {
       const operand = evaluate(node.operand, scope, source);

@@ -1,7 +1,9 @@
 import { KbError } from "@kb/errors";
 import { canonicalJson, sha256Hex } from "@kb/runtime";
+import { isPrototypeKey, prototypeKeyMessage } from "@kb/topology";
 import { type Constraint, parseConstraint } from "./constraint.js";
 import { type AxisValues, designPoints } from "./designs.js";
+import { targetPathFields } from "./field-paths.js";
 import type { SweepSpec } from "./spec.js";
 
 /** What one point runs: the base run with the point's axis values written in. */
@@ -86,7 +88,7 @@ export function pointInputs(
         topology.overrides = [...overrides, ...(Array.isArray(part) ? part : [part])];
       }
     } else {
-      const [root, ...rest] = path.split(".");
+      const [root, ...rest] = targetPathFields(path);
       setPath(root === "topology" ? topology : params, rest, part, where);
     }
   };
@@ -100,21 +102,27 @@ export function pointInputs(
   return { topology, params, plugins };
 }
 
-/** Writes `value` at `path` under `target`, creating objects on the way. */
+/**
+ * Writes `value` at `path` under `target`, creating null-prototype objects on the way and
+ * following own fields only. A prototype key (`__proto__`, ...) anywhere in the path is a
+ * `SWEEP_INVALID` error naming `where`: the spec parser refuses one, a spec built in code too.
+ */
 function setPath(
   target: Record<string, unknown>,
   path: readonly string[],
   value: unknown,
   where: string,
 ): void {
+  const refused = path.find(isPrototypeKey);
+  if (refused !== undefined) throw new KbError("SWEEP_INVALID", `${where}: ${prototypeKeyMessage(refused)}`);
   let node: Record<string, unknown> = target;
   for (const [depth, key] of path.entries()) {
     if (depth === path.length - 1) {
       node[key] = value;
       return;
     }
-    const next = node[key];
-    if (next === undefined || next === null) node[key] = {};
+    const next = Object.hasOwn(node, key) ? node[key] : undefined;
+    if (next === undefined || next === null) node[key] = Object.create(null);
     else if (typeof next !== "object") {
       throw new KbError(
         "SWEEP_INVALID",

@@ -17,7 +17,10 @@ export interface LocalProcessPoolOptions {
   readonly command: (job: SweepJob) => PointCommand;
   /** The Node executable (default: this process's). */
   readonly node?: string;
-  /** The points' environment (default: this process's), `NO_COLOR=1` added. */
+  /**
+   * The points' environment (default: this process's): its own string values only, in a fresh
+   * object ({@link childEnvironment}), `NO_COLOR=1` added.
+   */
   readonly env?: NodeJS.ProcessEnv;
 }
 
@@ -92,7 +95,7 @@ export class LocalProcessPool implements Executor {
       {
         cwd: command.cwd,
         stdio: ["ignore", "pipe", "pipe"],
-        env: { ...(this.#options.env ?? process.env), NO_COLOR: "1" },
+        env: childEnvironment(this.#options.env ?? process.env, { NO_COLOR: "1" }),
       },
     );
     this.#running.add(child);
@@ -130,6 +133,26 @@ export class LocalProcessPool implements Executor {
       this.#startNext();
     });
   }
+}
+
+/**
+ * A child process's environment: a fresh null-prototype object of `parent`'s own string values,
+ * then `added`. Node's `spawn` copies an environment with for...in, inherited keys included, so
+ * an environment that inherits from Object.prototype would hand a child whatever a polluted
+ * prototype holds (NODE_OPTIONS: code that runs in every point).
+ */
+export function childEnvironment(
+  parent: Readonly<NodeJS.ProcessEnv>,
+  added: Readonly<Record<string, string>> = {},
+): NodeJS.ProcessEnv {
+  const env: NodeJS.ProcessEnv = Object.create(null);
+  for (const source of [parent, added]) {
+    for (const key of Object.keys(source)) {
+      const value = source[key];
+      if (typeof value === "string") env[key] = value;
+    }
+  }
+  return env;
 }
 
 interface Exit {

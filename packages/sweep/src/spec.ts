@@ -1,7 +1,8 @@
 import { KbError } from "@kb/errors";
-import { validateYaml } from "@kb/topology";
+import { isPrototypeKey, prototypeKeyMessage, validateYaml } from "@kb/topology";
 import * as z from "zod";
 import { parseConstraint } from "./constraint.js";
+import { metricPathFields, targetPathFields } from "./field-paths.js";
 
 // The sweep spec: a base run (bench, topology, params, plug-ins), axes that change it, a design
 // that picks points from the axes, constraints that skip invalid points, and the metrics each
@@ -12,12 +13,21 @@ const AXIS_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
 /** Where an axis writes its value: `topology.<path>`, `topology.overrides[]`, `params.<path>` or `plugins`. */
 const TARGET = /^(topology(\.[A-Za-z0-9_$]+)+|topology\.overrides\[\]|params(\.[A-Za-z0-9_]+)+|plugins)$/;
 
+/** A zod check that no field of a dotted path (split by `split`) is a prototype key. */
+function noPrototypeKey(split: (path: string) => readonly string[]) {
+  return (path: string, context: z.RefinementCtx) => {
+    const key = split(path).find(isPrototypeKey);
+    if (key !== undefined) context.addIssue({ code: "custom", message: prototypeKeyMessage(key) });
+  };
+}
+
 const targetSchema = z
   .string()
   .regex(
     TARGET,
     "expected topology.<path> (cube.hbm.preset, pe_template.components.pe_gemm.impl), topology.overrides[] (appends an override), params.<name> or plugins",
-  );
+  )
+  .superRefine(noPrototypeKey(targetPathFields));
 
 const rangeSchema = z
   .strictObject({
@@ -121,7 +131,7 @@ export const sweepSpecSchema = z.strictObject({
     .default([])
     .describe("Expressions over the axis names, params and topology; a point runs only when all are true."),
   metrics: z
-    .record(z.string(), z.string().min(1))
+    .record(z.string(), z.string().min(1).superRefine(noPrototypeKey(metricPathFields)))
     .default({ simTimeNs: "simTimeNs" })
     .describe(
       "Columns of the table: name -> path into the results JSON (achieved.gemmFraction, launches[0].endNs).",

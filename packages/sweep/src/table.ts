@@ -1,5 +1,6 @@
 import * as z from "zod";
 import type { AxisValues } from "./designs.js";
+import { metricPathFields } from "./field-paths.js";
 
 /** A cell of the table: a metric's value (null when the results have no such field). */
 export type MetricValue = number | string | boolean | null;
@@ -28,16 +29,17 @@ export type SweepRow = z.infer<typeof sweepRowSchema>;
 
 /**
  * The value at `path` in a results JSON: dot-separated fields and [n] indices
- * (`achieved.gemmFraction`, `launches[0].endNs`, `report.rows[2][5]`). A missing field is null; a
- * list or object is kept as its JSON text.
+ * (`achieved.gemmFraction`, `launches[0].endNs`, `report.rows[2][5]`). A missing field (or one
+ * the value only inherits, such as `constructor`) is null; a list or object is kept as its JSON
+ * text.
  */
 export function metricAt(results: unknown, path: string): MetricValue {
   let node: unknown = results;
-  for (const part of path.split(/\.|(?=\[)/)) {
-    if (part === "") continue;
+  for (const part of metricPathFields(path)) {
     const index = /^\[(\d+)\]$/.exec(part);
     const key = index === null ? part : Number(index[1]);
-    if (node === null || typeof node !== "object") return null;
+    // Own fields only: a results JSON is data, its prototype's fields are not its values.
+    if (node === null || typeof node !== "object" || !Object.hasOwn(node, key)) return null;
     node = (node as Record<string | number, unknown>)[key];
   }
   if (node === undefined || node === null) return null;

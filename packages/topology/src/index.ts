@@ -15,6 +15,7 @@ export {
   tcmAddress,
   tcmLocation,
 } from "./memory-map.js";
+export { isPrototypeKey, PROTOTYPE_KEYS, prototypeKeyMessage, prototypeKeyPath } from "./prototype-keys.js";
 export type { Route } from "./route.js";
 export { idealTransferNs } from "./route.js";
 export type { ComponentSpec, LinkSpec, Topology, TopologyInput } from "./schema.js";

@@ -1,6 +1,7 @@
 import { KbError } from "@kb/errors";
 import { stringify } from "yaml";
 import * as z from "zod";
+import { prototypeKeyMessage, prototypeKeyPath } from "./prototype-keys.js";
 import { type Topology, topologySchema } from "./schema.js";
 import { validateYaml } from "./yaml-validate.js";
 
@@ -17,9 +18,15 @@ export function parseTopology(text: string, file = "<topology>"): Topology {
 
 /**
  * Validates a topology given as an object (for example built in code). Defaults are filled in;
- * errors are reported like {@link parseTopology}'s, without line numbers.
+ * errors are reported like {@link parseTopology}'s, without line numbers (a prototype key
+ * anywhere, such as `overrides.0.params.__proto__`, first).
  */
 export function resolveTopology(input: unknown, name = "<topology object>"): Topology {
+  const prototypeKey = prototypeKeyPath(input);
+  if (prototypeKey !== undefined) {
+    const key = String(prototypeKey[prototypeKey.length - 1]);
+    throw new KbError("TOPOLOGY_INVALID", `${name}: ${prototypeKey.join(".")}: ${prototypeKeyMessage(key)}`);
+  }
   const result = topologySchema.safeParse(input);
   if (result.success) return result.data;
   throw new KbError(

@@ -1,6 +1,7 @@
 import { KbError } from "@kb/errors";
 import { isMap, isPair, isScalar, isSeq, LineCounter, type Node, parseDocument, type YAMLMap } from "yaml";
 import type * as z from "zod";
+import { prototypeKeyMessage, prototypeKeyPath } from "./prototype-keys.js";
 import { yamlSyntaxIssues } from "./yaml-syntax.js";
 
 /** One problem found in a YAML file, with where it is. */
@@ -60,7 +61,8 @@ export function formatIssue(issue: LocatedIssue): string {
  * YAML (duplicate keys, an unclosed quote at its opening quote, a second document included; see
  * `yamlSyntaxIssues`), and `TOPOLOGY_INVALID` when it does not match the schema:
  * unknown keys (with a "did you mean" suggestion), missing keys, wrong types, values out of range
- * or not among the allowed ones.
+ * or not among the allowed ones, and any key that `isPrototypeKey` refuses (`__proto__`,
+ * `constructor`, `prototype`), wherever it is, before the schema sees the value.
  */
 export function validateYaml<S extends z.ZodType>(schema: S, text: string, file: string): z.output<S> {
   const lineCounter = new LineCounter();
@@ -79,9 +81,19 @@ export function validateYaml<S extends z.ZodType>(schema: S, text: string, file:
       { file, line: 1, col: 1, path: "<yaml>", message: `${message}; write the values out instead.` },
     ]);
   }
+  const locate = (offset: number | undefined) => lineCounter.linePos(offset ?? 0);
+  const prototypeKey = prototypeKeyPath(value);
+  if (prototypeKey !== undefined) {
+    const key = String(prototypeKey[prototypeKey.length - 1]);
+    const path = prototypeKey.slice(0, -1);
+    const { keyOffset } = findNode(document.contents as Node | null, path, key);
+    const position = locate(keyOffset);
+    throw new YamlValidationError("TOPOLOGY_INVALID", file, [
+      { file, ...position, path: formatPath(path, key), message: prototypeKeyMessage(key) },
+    ]);
+  }
   const result = schema.safeParse(value, { reportInput: true });
   if (result.success) return result.data;
-  const locate = (offset: number | undefined) => lineCounter.linePos(offset ?? 0);
   const issues: LocatedIssue[] = [];
   for (const issue of result.error.issues) {
     for (const located of describeIssue(issue, schema)) {
@@ -182,6 +194,11 @@ function describeIssue(issue: z.core.$ZodIssue, schema: z.ZodType): DescribedIss
           }`,
         },
       ];
+    }
+    case "invalid_key": {
+      // A record's key that its key schema refuses: said at the key, in the key schema's words.
+      const messages = issue.issues.map((inner) => inner.message.replace(/\.?$/, "."));
+      return [{ path: path.slice(0, -1), key: String(path[path.length - 1]), message: messages.join(" ") }];
     }
     case "too_small":
     case "too_big": {

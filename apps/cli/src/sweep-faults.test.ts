@@ -1,0 +1,73 @@
+import { spawn } from "node:child_process";
+import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { fileURLToPath } from "node:url";
+import { afterAll, describe, expect, it } from "vitest";
+
+// kb sweep and kb run on hostile and unlucky input, as a user runs them: the built kb in its own
+// process (a spec that pollutes Object.prototype would pollute an in-process test too).
+
+const root = fileURLToPath(new URL("../../../", import.meta.url));
+const bin = join(root, "apps", "cli", "dist", "bin.js");
+const scratch = mkdtempSync(join(tmpdir(), "kb-sweep-faults-"));
+afterAll(() => rmSync(scratch, { recursive: true, force: true }));
+
+interface Exit {
+  readonly code: number | null;
+  readonly stdout: string;
+  readonly stderr: string;
+}
+
+/** The built `kb ...args` as a child process, in `cwd`. */
+function kbProcess(args: readonly string[], cwd = scratch): Promise<Exit> {
+  const child = spawn(process.execPath, [bin, ...args], { cwd, stdio: ["ignore", "pipe", "pipe"] });
+  let stdout = "";
+  let stderr = "";
+  child.stdout.on("data", (chunk: Buffer) => (stdout += chunk.toString()));
+  child.stderr.on("data", (chunk: Buffer) => (stderr += chunk.toString()));
+  return new Promise((resolve) => child.on("close", (code) => resolve({ code, stdout, stderr })));
+}
+
+/** A folder with `spec.yaml` holding `lines`; returns the folder. */
+function specFolder(lines: readonly string[]): string {
+  const dir = mkdtempSync(join(scratch, "spec-"));
+  writeFileSync(join(dir, "spec.yaml"), `${lines.join("\n")}\n`);
+  return dir;
+}
+
+describe.skipIf(!existsSync(bin))("fault: data runs no code", () => {
+  it("refuses a spec whose set: path goes through __proto__ (it ran its JavaScript in every point)", async () => {
+    const dir = specFolder([]);
+    const marker = join(dir, "PWNED");
+    const script = `import{writeFileSync}from"node:fs";writeFileSync(${JSON.stringify(marker)},"x")`;
+    writeFileSync(
+      join(dir, "spec.yaml"),
+      [
+        "name: pwn",
+        "bench: vector-add",
+        "set:",
+        `  topology.__proto__.NODE_OPTIONS: '--import=data:text/javascript,${script}'`,
+        "axes:",
+        "  n: { path: params.n, values: [1024] }",
+        "",
+      ].join("\n"),
+    );
+    const run = await kbProcess(["sweep", join(dir, "spec.yaml"), "--out", join(dir, "out")]);
+    expect(run.code).toBe(1);
+    expect(run.stderr).toContain(
+      `${join(dir, "spec.yaml")}:4:3: set.topology.__proto__.NODE_OPTIONS: "__proto__" cannot be a key`,
+    );
+    expect(run.stderr).not.toMatch(/internal error|\n\s+at /);
+    expect(existsSync(marker)).toBe(false);
+    expect(existsSync(join(dir, "out"))).toBe(false);
+  });
+
+  it("refuses a --param named __proto__ or constructor, naming the option", async () => {
+    mkdirSync(join(scratch, "run"), { recursive: true });
+    const run = await kbProcess(["run", "vector-add", "--param", "constructor=1"], join(scratch, "run"));
+    expect(run.code).toBe(1);
+    expect(run.stderr).toContain(`option '--param <key=value>' argument 'constructor=1' is invalid`);
+    expect(run.stderr).toContain('"constructor" cannot be a key');
+  });
+});
