@@ -1,9 +1,18 @@
 import { existsSync, mkdirSync, writeFileSync } from "node:fs";
 import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
-import { KbError } from "@kb/errors";
+import { groupDigits, KbError } from "@kb/errors";
 import { packageVersions } from "@kb/runtime/node";
-import { describeValues, type Executor, type SweepJob, type SweepRow } from "@kb/sweep";
+import {
+  describeValues,
+  designSize,
+  type Executor,
+  gridShape,
+  SWEEP_LIMITS,
+  type SweepJob,
+  type SweepRow,
+  type SweepSpec,
+} from "@kb/sweep";
 import {
   isPath,
   LocalProcessPool,
@@ -48,13 +57,20 @@ export function addSweepCommand(program: Command, io: CliIo, state: RunState): C
     )
     .argument("<spec>", "sweep spec YAML file (see packages/sweep/README.md)")
     .option("--out <dir>", "results folder (default: results/NAME beside the spec)")
-    .option("--jobs <n>", "points at once (default: the machine's cores)", positiveInteger)
+    .option(
+      "--jobs <n>",
+      `points at once, 1 to ${SWEEP_LIMITS.maxJobs} (default: the machine's cores)`,
+      jobsOption,
+    )
     .option(
       "--cache <dir>",
       "results cache by manifest digest, passed to each point's kb run: a point run before is not simulated again",
     )
     .option("--retry-failed", "run the points recorded as failed again (their rows are replaced)")
-    .option("--dry-run", "print the points the design gives and exit")
+    .option(
+      "--dry-run",
+      `print the points the design gives and exit (a design of more than ${DRY_RUN_LISTED} points: their count only)`,
+    )
     .option(
       "--redis [url]",
       "queue the points on Redis for `kb worker`s (BullMQ) instead of running them here: redis://[user:password@]host[:port][/db] or rediss:// for TLS; without a value, the KB_REDIS_URL environment variable",
@@ -71,6 +87,26 @@ export function addSweepCommand(program: Command, io: CliIo, state: RunState): C
     .action(async (specArg: string, options: SweepOptions) => {
       state.exitCode = await sweep(specArg, options, io);
     });
+}
+
+/** Points of a design `kb sweep --dry-run` lists one by one; a larger design is counted only. */
+export const DRY_RUN_LISTED = 1000;
+
+/** A design in words: `grid: a 3 x b 4`, `random: 500 points`. */
+function designText(spec: SweepSpec): string {
+  if (spec.design.kind !== "grid") return `${spec.design.kind}: ${groupDigits(spec.design.points)} points`;
+  return `grid: ${gridShape(spec.axes)}`;
+}
+
+/** `--jobs`: a whole number from 1 to `SWEEP_LIMITS.maxJobs`. */
+function jobsOption(value: string): number {
+  const number = positiveInteger(value);
+  if (number > SWEEP_LIMITS.maxJobs) {
+    throw new InvalidArgumentError(
+      `expected a whole number from 1 to ${SWEEP_LIMITS.maxJobs} (points at once on this machine); got "${value}".`,
+    );
+  }
+  return number;
 }
 
 /** A whole number >= 1 of an option. */
@@ -91,6 +127,14 @@ async function sweep(specArg: string, options: SweepOptions, io: CliIo): Promise
   const topologyFile = locateTopology(spec.topology, specDir);
   const outDir = resolve(cwd, options.out ?? join(specDir, "results", spec.name));
   if (options.dryRun === true) {
+    const size = designSize(spec.axes, spec.design);
+    if (size > DRY_RUN_LISTED) {
+      // Counted, not made: planning a large design takes memory and time a dry run should not.
+      io.stdout.write(
+        `${spec.name}: ${groupDigits(size)} points in the design (${designText(spec)}); not listed: --dry-run lists designs of up to ${groupDigits(DRY_RUN_LISTED)} points. Constraints and duplicates are applied when the sweep runs.\n`,
+      );
+      return 0;
+    }
     const { planSweep } = await import("@kb/sweep");
     const { readTopologyInput } = await import("@kb/sweep/node");
     const plan = planSweep(spec, readTopologyInput(topologyFile));

@@ -4,6 +4,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { afterAll, describe, expect, it } from "vitest";
+import { kb } from "./test-support.js";
 
 // kb sweep and kb run on hostile and unlucky input, as a user runs them: the built kb in its own
 // process (a spec that pollutes Object.prototype would pollute an in-process test too).
@@ -69,5 +70,46 @@ describe.skipIf(!existsSync(bin))("fault: data runs no code", () => {
     expect(run.code).toBe(1);
     expect(run.stderr).toContain(`option '--param <key=value>' argument 'constructor=1' is invalid`);
     expect(run.stderr).toContain('"constructor" cannot be a key');
+  });
+});
+
+describe("fault: designs too large to plan", () => {
+  const axes = (count: number, max: number) =>
+    Array.from(
+      { length: count },
+      (_, index) => `  a${index}: { path: params.a${index}, range: { min: 1, max: ${max}, step: 1 } }`,
+    );
+
+  it("refuses a 10^15-point grid at once, --dry-run or not, saying how many, the limit and how to narrow it", async () => {
+    const spec = join(
+      specFolder(["name: huge", "bench: vector-add", "axes:", ...axes(5, 1000)]),
+      "spec.yaml",
+    );
+    for (const extra of [["--dry-run"], []]) {
+      const run = await kb("sweep", spec, ...extra);
+      expect(run.code).toBe(1);
+      expect(run.stderr).toBe(
+        `[SWEEP_INVALID] ${spec}:4:3: design: the grid has 1,000,000,000,000,000 points (a0 1,000 x a1 1,000 x a2 1,000 x a3 1,000 x a4 1,000), more than the 100,000 a sweep plans and runs; give the axes fewer values (a larger range.step), or sample the space with design: { kind: lhs, points: N }.\n`,
+      );
+    }
+  });
+
+  it("counts a large design with --dry-run instead of listing (and planning) every point", async () => {
+    const spec = join(
+      specFolder(["name: large", "bench: vector-add", "axes:", ...axes(2, 300)]),
+      "spec.yaml",
+    );
+    const run = await kb("sweep", spec, "--dry-run");
+    expect(run.code).toBe(0);
+    expect(run.stdout).toBe(
+      "large: 90,000 points in the design (grid: a0 300 x a1 300); not listed: --dry-run lists designs of up to 1,000 points. Constraints and duplicates are applied when the sweep runs.\n",
+    );
+  });
+
+  it("bounds --jobs", async () => {
+    const spec = join(specFolder(["name: j", "bench: vector-add", "axes:", ...axes(1, 2)]), "spec.yaml");
+    const run = await kb("sweep", spec, "--jobs", "1000000000");
+    expect(run.code).toBe(1);
+    expect(run.stderr).toContain("expected a whole number from 1 to 1024 (points at once on this machine)");
   });
 });

@@ -1,22 +1,65 @@
-import { KbError } from "@kb/errors";
+import { groupDigits, KbError } from "@kb/errors";
+import { SWEEP_LIMITS } from "./limits.js";
 import { SeededRandom } from "./random.js";
 import type { SweepAxis, SweepDesign } from "./spec.js";
 
 /** A point of a design: one value per axis, by axis name, in the spec's axis order. */
 export type AxisValues = Readonly<Record<string, unknown>>;
 
+/** Values of an axis on a grid: its list, or its range's lattice min, min + step, ... up to max. */
+function axisLength(axis: SweepAxis): number {
+  if (axis.values !== undefined) return axis.values.length;
+  const range = axis.range as NonNullable<SweepAxis["range"]>;
+  if (range.step === undefined) return Number.POSITIVE_INFINITY;
+  return Math.floor((range.max - range.min) / range.step + 1e-6) + 1;
+}
+
 /** The grid of a range axis: min, min + step, ... up to max (within a millionth of a step). */
-function rangeValues(name: string, axis: SweepAxis): readonly unknown[] {
+function rangeValues(axis: SweepAxis): readonly unknown[] {
   if (axis.values !== undefined) return axis.values;
   const range = axis.range as NonNullable<SweepAxis["range"]>;
-  if (range.step === undefined) {
-    throw new KbError("SWEEP_INVALID", `axes.${name}: a grid needs range.step (or values: [...]).`);
+  return Array.from({ length: axisLength(axis) }, (_, index) =>
+    roundTo(range.min + index * range.step!, range),
+  );
+}
+
+/**
+ * The points a design gives before constraints and duplicates, counted without making them: a
+ * grid's product of its axes' lengths (infinite for a range without a step), a random or
+ * Latin-hypercube design's `points`.
+ */
+export function designSize(axes: Readonly<Record<string, SweepAxis>>, design: SweepDesign): number {
+  if (design.kind !== "grid") return design.points;
+  return Object.values(axes).reduce((product, axis) => product * axisLength(axis), 1);
+}
+
+/** A grid's axes and their lengths, as messages print them: `hbm 3 x pes 1,000`. */
+export function gridShape(axes: Readonly<Record<string, SweepAxis>>): string {
+  return Object.entries(axes)
+    .map(([name, axis]) => `${name} ${groupDigits(axisLength(axis))}`)
+    .join(" x ");
+}
+
+/**
+ * What is wrong with a design's size, or `undefined` when it is within
+ * {@link SWEEP_LIMITS}.maxDesignPoints: how many points, the limit and how to narrow it (or, for
+ * a grid, the range axis without a step, which has no count).
+ */
+export function designSizeProblem(
+  axes: Readonly<Record<string, SweepAxis>>,
+  design: SweepDesign,
+): string | undefined {
+  if (design.kind === "grid") {
+    const stepless = Object.entries(axes).find(([, axis]) => axisLength(axis) === Number.POSITIVE_INFINITY);
+    if (stepless !== undefined) return `axes.${stepless[0]}: a grid needs range.step (or values: [...]).`;
   }
-  const count = Math.floor((range.max - range.min) / range.step + 1e-6) + 1;
-  if (count > 100_000) {
-    throw new KbError("SWEEP_INVALID", `axes.${name}: ${count} values in its range; raise range.step.`);
+  const size = designSize(axes, design);
+  const limit = SWEEP_LIMITS.maxDesignPoints;
+  if (size <= limit) return undefined;
+  if (design.kind !== "grid") {
+    return `design: ${groupDigits(size)} points, more than the ${groupDigits(limit)} a sweep plans and runs; lower design.points.`;
   }
-  return Array.from({ length: count }, (_, index) => roundTo(range.min + index * range.step!, range));
+  return `design: the grid has ${groupDigits(size)} points (${gridShape(axes)}), more than the ${groupDigits(limit)} a sweep plans and runs; give the axes fewer values (a larger range.step), or sample the space with design: { kind: lhs, points: N }.`;
 }
 
 /** A drawn number on its axis's lattice: a multiple of step from min, whole when integer. */
@@ -33,12 +76,15 @@ function roundTo(value: number, range: NonNullable<SweepAxis["range"]>): number 
 
 /**
  * Every combination of the axes' values: the first axis changes slowest, the last fastest (as
- * nested loops in the spec's order). A range axis needs a step.
+ * nested loops in the spec's order). A range axis needs a step; a grid of more than
+ * {@link SWEEP_LIMITS}.maxDesignPoints is a `SWEEP_INVALID` error before any point is made.
  */
 export function gridPoints(axes: Readonly<Record<string, SweepAxis>>): AxisValues[] {
+  const problem = designSizeProblem(axes, { kind: "grid" });
+  if (problem !== undefined) throw new KbError("SWEEP_INVALID", problem);
   let points: Record<string, unknown>[] = [{}];
   for (const [name, axis] of Object.entries(axes)) {
-    const values = rangeValues(name, axis);
+    const values = rangeValues(axis);
     points = points.flatMap((point) => values.map((value) => ({ ...point, [name]: value })));
   }
   return points;
@@ -100,8 +146,14 @@ export function latinHypercubePoints(
   return points;
 }
 
-/** The points of a spec's design, before constraints and before duplicates are dropped. */
+/**
+ * The points of a spec's design, before constraints and before duplicates are dropped. A design
+ * larger than {@link SWEEP_LIMITS}.maxDesignPoints is a `SWEEP_INVALID` error, found by counting
+ * before any point is made.
+ */
 export function designPoints(axes: Readonly<Record<string, SweepAxis>>, design: SweepDesign): AxisValues[] {
+  const problem = designSizeProblem(axes, design);
+  if (problem !== undefined) throw new KbError("SWEEP_INVALID", problem);
   switch (design.kind) {
     case "grid":
       return gridPoints(axes);

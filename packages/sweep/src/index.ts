@@ -1,8 +1,17 @@
 export type { Constraint } from "./constraint.js";
 export { parseConstraint } from "./constraint.js";
 export type { AxisValues } from "./designs.js";
-export { designPoints, gridPoints, latinHypercubePoints, randomPoints } from "./designs.js";
+export {
+  designPoints,
+  designSize,
+  designSizeProblem,
+  gridPoints,
+  gridShape,
+  latinHypercubePoints,
+  randomPoints,
+} from "./designs.js";
 export type { Executor, ExecutorEvent, JobOutcome, SweepJob, SweepJobRun } from "./executor.js";
+export { SWEEP_LIMITS, timeoutMs } from "./limits.js";
 // The lost-worker settings of `kb worker` (the worker itself is @kb/sweep/redis's): constants only.
 export type { LostWorkerSettings } from "./lost-worker.js";
 export { LOST_WORKER_DEFAULTS } from "./lost-worker.js";

@@ -1,6 +1,7 @@
 import { type ChildProcess, spawn } from "node:child_process";
 import { availableParallelism } from "node:os";
 import type { Executor, ExecutorEvent, JobOutcome, SweepJob } from "./executor.js";
+import { SWEEP_LIMITS, timeoutMs } from "./limits.js";
 
 /** How a job becomes a process: the Node script and its arguments, and where it runs. */
 export interface PointCommand {
@@ -82,6 +83,13 @@ export class LocalProcessPool implements Executor {
   }
 
   #start(job: SweepJob): void {
+    const limitMs = job.run.timeoutS === undefined ? null : timeoutMs(job.run.timeoutS);
+    if (job.run.timeoutS !== undefined && limitMs === null) {
+      // A longer timer fires at once: the point would be killed and recorded as timed out.
+      const reason = `run.timeoutS ${job.run.timeoutS} is out of range: expected a number in (0, ${SWEEP_LIMITS.maxTimeoutS}] s`;
+      this.#emit({ type: "finished", job, outcome: { status: "failed", reason } });
+      return;
+    }
     let command: PointCommand;
     try {
       command = this.#options.command(job);
@@ -108,12 +116,12 @@ export class LocalProcessPool implements Executor {
     });
     let timedOut = false;
     const timer =
-      job.run.timeoutS === undefined
+      limitMs === null
         ? null
         : setTimeout(() => {
             timedOut = true;
             child.kill("SIGKILL");
-          }, job.run.timeoutS * 1000);
+          }, limitMs);
     let spawnError: Error | null = null;
     child.on("error", (error) => (spawnError = error));
     child.on("close", (code, signal) => {

@@ -1,8 +1,10 @@
 import { KbError } from "@kb/errors";
-import { isPrototypeKey, prototypeKeyMessage, validateYaml } from "@kb/topology";
+import { isPrototypeKey, locateYamlPath, prototypeKeyMessage, validateYaml } from "@kb/topology";
 import * as z from "zod";
 import { parseConstraint } from "./constraint.js";
+import { designSizeProblem } from "./designs.js";
 import { metricPathFields, targetPathFields } from "./field-paths.js";
+import { SWEEP_LIMITS } from "./limits.js";
 
 // The sweep spec: a base run (bench, topology, params, plug-ins), axes that change it, a design
 // that picks points from the axes, constraints that skip invalid points, and the metrics each
@@ -20,6 +22,45 @@ function noPrototypeKey(split: (path: string) => readonly string[]) {
     if (key !== undefined) context.addIssue({ code: "custom", message: prototypeKeyMessage(key) });
   };
 }
+
+/**
+ * A number in [min, max] (above `min` when `above`), whole when `integer`; out of range, an issue
+ * that gives the allowed range and why it ends there.
+ */
+function bounded(options: {
+  readonly min: number;
+  readonly max: number;
+  readonly above?: boolean;
+  readonly integer?: boolean;
+  readonly unit?: string;
+  readonly why?: string;
+}) {
+  const { min, max, above = false, integer = false, unit = "", why = "" } = options;
+  const range = `${above ? "(" : "["}${min}, ${max}]${unit === "" ? "" : ` ${unit}`}`;
+  return z.number().superRefine((value, context) => {
+    const inRange = (above ? value > min : value >= min) && value <= max;
+    if (!inRange || (integer && !Number.isInteger(value))) {
+      context.addIssue({
+        code: "custom",
+        message: `expected ${integer ? "a whole number" : "a number"} in ${range}${why === "" ? "" : ` (${why})`}, got ${value}`,
+      });
+    }
+  });
+}
+
+const seedSchema = bounded({
+  min: 0,
+  max: SWEEP_LIMITS.maxSeed,
+  integer: true,
+  why: "a 32-bit seed",
+}).default(1);
+
+const designPointsSchema = bounded({
+  min: 1,
+  max: SWEEP_LIMITS.maxDesignPoints,
+  integer: true,
+  why: "each point is planned in memory and run as a process",
+});
 
 const targetSchema = z
   .string()
@@ -40,7 +81,10 @@ const rangeSchema = z
       .describe("Values are min + k * step (a grid needs it); absent: any value in [min, max]."),
     integer: z.boolean().default(false).describe("Round drawn values to whole numbers."),
   })
-  .refine((range) => range.max >= range.min, { message: "max must be >= min" });
+  .refine((range) => range.max >= range.min, { message: "max must be >= min" })
+  .refine((range) => Number.isFinite(range.max - range.min), {
+    message: "max - min must be a finite number (the range's width); narrow the range",
+  });
 
 const axisSchema = z
   .strictObject({
@@ -61,13 +105,13 @@ const designSchema = z
     z.strictObject({ kind: z.literal("grid") }),
     z.strictObject({
       kind: z.literal("random"),
-      points: z.number().int().positive().describe("Points to draw (duplicates are dropped)."),
-      seed: z.number().int().min(0).default(1),
+      points: designPointsSchema.describe("Points to draw (duplicates are dropped)."),
+      seed: seedSchema,
     }),
     z.strictObject({
       kind: z.literal("lhs"),
-      points: z.number().int().positive().describe("Points: each axis is cut into this many strata."),
-      seed: z.number().int().min(0).default(1),
+      points: designPointsSchema.describe("Points: each axis is cut into this many strata."),
+      seed: seedSchema,
     }),
   ])
   .default({ kind: "grid" });
@@ -78,17 +122,27 @@ const runSchema = z
       .boolean()
       .default(false)
       .describe("Run phase 2 and check each point's outputs (kb run --verify)."),
-    maxEvents: z.number().positive().optional().describe("kb run --max-events for each point."),
-    maxSimTimeNs: z.number().positive().optional().describe("kb run --max-sim-time for each point."),
-    memoryMb: z
-      .number()
-      .int()
-      .min(64)
+    maxEvents: bounded({ min: 1, max: SWEEP_LIMITS.maxEvents, integer: true })
+      .optional()
+      .describe("kb run --max-events for each point."),
+    maxSimTimeNs: bounded({ min: 0, max: SWEEP_LIMITS.maxSimTimeNs, above: true, unit: "ns" })
+      .optional()
+      .describe("kb run --max-sim-time for each point."),
+    memoryMb: bounded({
+      min: SWEEP_LIMITS.minMemoryMb,
+      max: SWEEP_LIMITS.maxMemoryMb,
+      integer: true,
+      unit: "MB",
+    })
       .default(4096)
       .describe("Heap limit of each point's process (node --max-old-space-size), MB."),
-    timeoutS: z
-      .number()
-      .positive()
+    timeoutS: bounded({
+      min: 0,
+      max: SWEEP_LIMITS.maxTimeoutS,
+      above: true,
+      unit: "s",
+      why: "about 24.8 days, the longest timer Node can set",
+    })
       .optional()
       .describe("Wall time after which a point's process is killed and the point recorded as failed."),
     retries: z
@@ -148,8 +202,10 @@ export type SweepDesign = SweepSpec["design"];
 
 /**
  * Parses and validates a sweep spec (YAML text). Problems are reported with their
- * `file:line:col` (a `YamlValidationError`); constraints that do not parse and grid axes without
- * a step are `SWEEP_INVALID` errors naming the axis or constraint.
+ * `file:line:col` (a `YamlValidationError`), limits included (`SWEEP_LIMITS`); constraints that
+ * do not parse, grid axes without a step and a design of more than
+ * `SWEEP_LIMITS.maxDesignPoints` points (counted, not made) are `SWEEP_INVALID` errors naming
+ * the axis, constraint or design.
  */
 export function parseSweepSpec(text: string, file = "<sweep spec>"): SweepSpec {
   const spec = validateYaml(sweepSpecSchema, text, file);
@@ -185,6 +241,13 @@ export function parseSweepSpec(text: string, file = "<sweep spec>"): SweepSpec {
         { context: { file } },
       );
     }
+  }
+  const tooLarge = designSizeProblem(spec.axes, spec.design);
+  if (tooLarge !== undefined) {
+    const { line, col } = locateYamlPath(text, [spec.design.kind === "grid" ? "axes" : "design"]);
+    throw new KbError("SWEEP_INVALID", tooLarge, {
+      context: { file, line, col },
+    });
   }
   return spec;
 }
