@@ -17,6 +17,7 @@ import {
   isPath,
   LocalProcessPool,
   loadSweepSpec,
+  outputError,
   RESULTS_CSV,
   RESULTS_JSONL,
   runSweep,
@@ -153,13 +154,25 @@ async function sweep(specArg: string, options: SweepOptions, io: CliIo): Promise
 
   let executor: Executor;
   let waiting = "";
+  const controller = new AbortController();
+  /** Why the sweep stopped writing its folder, when it did. */
+  let outputFailure: unknown;
   if (options.redis === undefined) {
     if (options.queue !== undefined) throw usage("--queue names the queue of --redis: add --redis URL.");
     const bin = kbBin();
     const topologies = join(outDir, "topologies");
     executor = new LocalProcessPool({
       ...(options.jobs !== undefined ? { jobs: options.jobs } : {}),
-      command: (job) => ({ args: [bin, ...kbRunArgs(job, benchFile, topologies, specDir)], cwd: specDir }),
+      command: (job) => {
+        try {
+          return { args: [bin, ...kbRunArgs(job, benchFile, topologies, specDir)], cwd: specDir };
+        } catch (error) {
+          // The sweep's own output failed (a full disk), not the point: stop, record nothing.
+          outputFailure ??= error;
+          controller.abort();
+          throw error;
+        }
+      },
     });
   } else {
     if (options.jobs !== undefined) {
@@ -179,7 +192,6 @@ async function sweep(specArg: string, options: SweepOptions, io: CliIo): Promise
     executor = redis;
     waiting = `queued on ${redis.target.redacted}, queue ${queue}: run \`kb worker --redis URL --queue ${queue} --root ${specDir}\` on the machines (--root: a folder with this spec's bench and plug-in files; see docs/cluster.md)\n`;
   }
-  const controller = new AbortController();
   let signalled: keyof typeof SIGNAL_EXIT | null = null;
   const handlers = (Object.keys(SIGNAL_EXIT) as (keyof typeof SIGNAL_EXIT)[]).map((signal) => {
     const handler = () => {
@@ -205,7 +217,9 @@ async function sweep(specArg: string, options: SweepOptions, io: CliIo): Promise
       retryFailed: options.retryFailed === true,
       signal: controller.signal,
       onProgress: progress,
+      onWarning: (message) => io.stderr.write(`kb sweep: warning: ${message}\n`),
     });
+    if (outputFailure !== undefined) throw outputFailure;
     const files = `${join(outDir, RESULTS_CSV)} and ${RESULTS_JSONL}`;
     if (summary.interrupted) {
       io.stderr.write(
@@ -223,12 +237,19 @@ async function sweep(specArg: string, options: SweepOptions, io: CliIo): Promise
   }
 }
 
-/** `kb run` of a job: the point's topology written as a file, its params and plug-ins as options. */
+/**
+ * `kb run` of a job: the point's topology written as a file, its params and plug-ins as options.
+ * A topology file that cannot be written is a `SWEEP_OUTPUT` error (`outputError`).
+ */
 export function kbRunArgs(job: SweepJob, benchFile: string, topologyDir: string, specDir: string): string[] {
-  mkdirSync(topologyDir, { recursive: true });
   // JSON is YAML: the point's topology, validated by kb run like any topology file.
   const topologyFile = join(topologyDir, `${job.key.slice(0, 16)}.yaml`);
-  writeFileSync(topologyFile, `${JSON.stringify(job.inputs.topology, null, 2)}\n`);
+  try {
+    mkdirSync(topologyDir, { recursive: true });
+    writeFileSync(topologyFile, `${JSON.stringify(job.inputs.topology, null, 2)}\n`);
+  } catch (error) {
+    throw outputError(topologyFile, error);
+  }
   const run = job.run;
   return [
     "run",

@@ -1,6 +1,6 @@
 import { spawn } from "node:child_process";
-import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { hostname, tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { afterAll, describe, expect, it } from "vitest";
@@ -111,5 +111,47 @@ describe("fault: designs too large to plan", () => {
     const run = await kb("sweep", spec, "--jobs", "1000000000");
     expect(run.code).toBe(1);
     expect(run.stderr).toContain("expected a whole number from 1 to 1024 (points at once on this machine)");
+  });
+});
+
+describe.skipIf(!existsSync(bin))("fault: the results folder", () => {
+  const spec = () =>
+    join(
+      specFolder([
+        "name: out",
+        "bench: vector-add",
+        "axes:",
+        "  n: { path: params.n, values: [1024, 2048] }",
+      ]),
+      "spec.yaml",
+    );
+
+  it("refuses a second kb sweep on one --out, naming the holder's pid, and leaves its lock alone", async () => {
+    const out = join(scratch, "held");
+    mkdirSync(out);
+    const lock = join(out, ".kb-sweep.lock");
+    writeFileSync(lock, `${JSON.stringify({ pid: process.pid, host: hostname() })}\n`);
+    const run = await kbProcess(["sweep", spec(), "--out", out]);
+    expect(run.code).toBe(1);
+    expect(run.stderr).toBe(
+      `[SWEEP_OUTPUT] ${lock}: another kb sweep (pid ${process.pid} on ${hostname()}) is writing to ${out}: wait for it to end, or give this sweep another --out. If no such sweep runs, remove ${lock}.\n`,
+    );
+    expect(existsSync(lock)).toBe(true);
+    expect(existsSync(join(out, "results.jsonl"))).toBe(false);
+  });
+
+  it("stops with an output error when a point's files cannot be written, recording no point as failed", async () => {
+    const out = join(scratch, "unwritable");
+    mkdirSync(out);
+    // Where the points' topology files go, a file: every write there fails.
+    writeFileSync(join(out, "topologies"), "");
+    const run = await kbProcess(["sweep", spec(), "--out", out, "--jobs", "1"]);
+    expect(run.code).toBe(1);
+    expect(run.stderr).toMatch(
+      new RegExp(`\\[SWEEP_OUTPUT\\] ${join(out, "topologies")}/[0-9a-f]{16}\\.yaml: cannot write`),
+    );
+    expect(run.stderr).not.toMatch(/FAILED|internal error|\n\s+at /);
+    expect(readFileSync(join(out, "results.jsonl"), "utf8")).toBe("");
+    expect(existsSync(join(out, ".kb-sweep.lock"))).toBe(false);
   });
 });

@@ -77,6 +77,8 @@ export type KbErrorCode =
   | "RUN_LIMIT"
   /** A sweep spec that is wrong (unknown axis path, bad design, a constraint that does not parse), or a sweep's output that cannot be resumed. */
   | "SWEEP_INVALID"
+  /** A sweep's results folder that cannot be written (a full disk, no permission) or that another kb sweep is writing (its lock file). */
+  | "SWEEP_OUTPUT"
   /** A sweep's job queue that cannot be used: a bad Redis URL, a Redis server that does not answer, a queue command that failed. */
   | "SWEEP_QUEUE";
 

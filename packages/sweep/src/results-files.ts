@@ -1,6 +1,16 @@
-import { appendFileSync, existsSync, mkdirSync, readFileSync, renameSync, writeFileSync } from "node:fs";
+import {
+  appendFileSync,
+  existsSync,
+  mkdirSync,
+  readFileSync,
+  renameSync,
+  rmSync,
+  statSync,
+  writeFileSync,
+} from "node:fs";
 import { join } from "node:path";
 import { KbError } from "@kb/errors";
+import { outputError } from "./output-error.js";
 import { csvHeader, csvRow, jsonlRow, type SweepRow, sweepRowSchema } from "./table.js";
 
 /** The files of a sweep's results folder. */
@@ -40,9 +50,21 @@ export class ResultsTable {
     metrics: readonly string[],
     options: { retryFailed?: boolean } = {},
   ): ResultsTable {
-    mkdirSync(dir, { recursive: true });
+    try {
+      mkdirSync(dir, { recursive: true });
+    } catch (error) {
+      throw outputError(dir, error);
+    }
     const table = new ResultsTable(dir, axes, metrics);
     if (existsSync(table.#jsonl)) {
+      if (!statSync(table.#jsonl).isFile()) {
+        // A device or a FIFO would be read for ever (/dev/zero) or block (a FIFO).
+        throw new KbError(
+          "SWEEP_INVALID",
+          `${table.#jsonl} is not a regular file; a sweep's results table is. Move it away, or give another --out.`,
+          { context: { file: table.#jsonl } },
+        );
+      }
       const lines = readFileSync(table.#jsonl, "utf8").split("\n");
       for (const [index, line] of lines.entries()) {
         if (line.trim() === "") continue;
@@ -79,11 +101,15 @@ export class ResultsTable {
     return [...this.#rows.values()];
   }
 
-  /** Appends a finished point's row to both files. */
+  /**
+   * Appends a finished point's row to both files. A file that cannot be written (a full disk) is
+   * a `SWEEP_OUTPUT` error naming it; the row is then not in the table (a part of its line that
+   * reached the disk is the torn last line that {@link open} drops), the rows before stay whole.
+   */
   append(row: SweepRow): void {
+    appendTo(this.#jsonl, jsonlRow(row));
     this.#rows.set(row.key, row);
-    appendFileSync(this.#jsonl, jsonlRow(row));
-    appendFileSync(this.#csv, csvRow(row, this.#axes, this.#metrics));
+    appendTo(this.#csv, csvRow(row, this.#axes, this.#metrics));
   }
 }
 
@@ -96,8 +122,22 @@ function parseRow(line: string): SweepRow | null {
   }
 }
 
+function appendTo(path: string, text: string): void {
+  try {
+    appendFileSync(path, text);
+  } catch (error) {
+    throw outputError(path, error);
+  }
+}
+
+/** Writes `path` whole or not at all: a temporary file, then a rename (the temporary file removed on failure). */
 function replaceFile(path: string, text: string): void {
   const temp = `${path}.tmp-${process.pid}`;
-  writeFileSync(temp, text);
-  renameSync(temp, path);
+  try {
+    writeFileSync(temp, text);
+    renameSync(temp, path);
+  } catch (error) {
+    rmSync(temp, { force: true });
+    throw outputError(path, error);
+  }
 }

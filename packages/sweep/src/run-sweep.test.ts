@@ -3,30 +3,13 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { sha256Hex } from "@kb/runtime";
 import { afterAll, describe, expect, it } from "vitest";
-import type { Executor, ExecutorEvent, JobOutcome, SweepJob } from "./executor.js";
+import type { SweepJob } from "./executor.js";
 import { runSweep } from "./run-sweep.js";
 import { parseSweepSpec } from "./spec.js";
+import { FakeExecutor } from "./test-executor.js";
 
 const scratch = mkdtempSync(join(tmpdir(), "kb-sweep-run-"));
 afterAll(() => rmSync(scratch, { recursive: true, force: true }));
-
-/** An executor that answers each job at once with `answer(job)`, recording what it was given. */
-class FakeExecutor implements Executor {
-  readonly concurrency = 1;
-  readonly jobs: SweepJob[] = [];
-  private readonly listeners: ((event: ExecutorEvent) => void)[] = [];
-  constructor(private readonly answer: (job: SweepJob) => JobOutcome) {}
-  submit(job: SweepJob): void {
-    this.jobs.push(job);
-    queueMicrotask(() => {
-      for (const listener of this.listeners) listener({ type: "finished", job, outcome: this.answer(job) });
-    });
-  }
-  onEvent(listener: (event: ExecutorEvent) => void): void {
-    this.listeners.push(listener);
-  }
-  async close(): Promise<void> {}
-}
 
 function setUp(): { dir: string; benchFile: string; topologyFile: string } {
   const dir = mkdtempSync(join(scratch, "s-"));

@@ -1,7 +1,8 @@
 import { readFileSync } from "node:fs";
 import { sha256Hex } from "@kb/runtime";
 import type { Executor, JobOutcome, SweepJob, SweepJobRun } from "./executor.js";
-import { planSweep, pointKey, type SweepPoint } from "./points.js";
+import { OutLock } from "./out-lock.js";
+import { planSweep, pointKey, type SweepPlan, type SweepPoint } from "./points.js";
 import { ResultsTable } from "./results-files.js";
 import type { SweepSpec } from "./spec.js";
 import { readTopologyInput } from "./spec-file.js";
@@ -24,6 +25,8 @@ export interface RunSweepOptions {
   /** Aborting stops the sweep: running points are killed and not recorded. */
   readonly signal?: AbortSignal | undefined;
   readonly onProgress?: ((progress: SweepProgress) => void) | undefined;
+  /** Hears what the sweep did that the user should know (a stale lock of `outDir` taken over). */
+  readonly onWarning?: ((message: string) => void) | undefined;
 }
 
 /** What a sweep reports as it goes. */
@@ -70,20 +73,56 @@ export interface SweepSummary {
 }
 
 /**
- * Runs a sweep: plans its points, opens its results table (resuming: a point whose key already
- * has a row is not run again), submits the rest to the executor and appends a row per finished
- * point, in the order they finish. Resolves when every point has a row, or when `signal` aborts.
+ * Runs a sweep: plans its points, takes the lock of `outDir` ({@link OutLock}: a second sweep on
+ * it is a `SWEEP_OUTPUT` error naming the holder's pid), opens its results table (resuming: a
+ * point whose key already has a row is not run again), submits the rest to the executor and
+ * appends a row per finished point, in the order they finish. Resolves when every point has a
+ * row, or when `signal` aborts; rejects with a `SWEEP_OUTPUT` error when the table cannot be
+ * written (running points are stopped, the rows written stay whole). The lock is released on
+ * every way out.
  */
 export async function runSweep(options: RunSweepOptions): Promise<SweepSummary> {
+  let plan: SweepPlan;
+  let keyed: { readonly point: SweepPoint; readonly key: string }[];
+  let benchDigest: string;
+  let lock: OutLock;
+  try {
+    plan = planSweep(options.spec, readTopologyInput(options.topologyFile));
+    benchDigest = await sha256Hex(readFileSync(options.benchFile));
+    const digest = benchDigest;
+    keyed = await Promise.all(
+      plan.points.map(async (point) => ({ point, key: await pointKey(digest, point.inputs) })),
+    );
+    lock = OutLock.acquire(options.outDir, options.onWarning);
+  } catch (error) {
+    // Nothing ran: the executor (a Redis connection) must not keep the process alive.
+    await options.executor.close();
+    throw error;
+  }
+  try {
+    return await runPoints(options, plan, keyed, benchDigest);
+  } finally {
+    lock.release();
+  }
+}
+
+/** The points of a planned sweep run into its table (the folder's lock held). */
+async function runPoints(
+  options: RunSweepOptions,
+  plan: SweepPlan,
+  keyed: readonly { readonly point: SweepPoint; readonly key: string }[],
+  benchDigest: string,
+): Promise<SweepSummary> {
   const { spec, executor } = options;
-  const plan = planSweep(spec, readTopologyInput(options.topologyFile));
-  const benchDigest = await sha256Hex(readFileSync(options.benchFile));
-  const keyed = await Promise.all(
-    plan.points.map(async (point) => ({ point, key: await pointKey(benchDigest, point.inputs) })),
-  );
-  const table = ResultsTable.open(options.outDir, Object.keys(spec.axes), Object.keys(spec.metrics), {
-    retryFailed: options.retryFailed ?? false,
-  });
+  let table: ResultsTable;
+  try {
+    table = ResultsTable.open(options.outDir, Object.keys(spec.axes), Object.keys(spec.metrics), {
+      retryFailed: options.retryFailed ?? false,
+    });
+  } catch (error) {
+    await executor.close();
+    throw error;
+  }
   const pending = keyed.filter(({ key }) => table.row(key) === undefined);
   const keys = new Set(keyed.map(({ key }) => key));
   const resumed = keyed.length - pending.length;
@@ -121,13 +160,14 @@ export async function runSweep(options: RunSweepOptions): Promise<SweepSummary> 
     };
   };
   if (pending.length === 0) return summary(false);
-  return new Promise<SweepSummary>((resolve) => {
+  return new Promise<SweepSummary>((resolve, reject) => {
     let settled = false;
-    const finish = (interrupted: boolean) => {
+    /** Ends the sweep: with its summary, or with `error` (an output that failed). */
+    const finish = (interrupted: boolean, error?: unknown) => {
       if (settled) return;
       settled = true;
       options.signal?.removeEventListener("abort", onAbort);
-      void executor.close().then(() => resolve(summary(interrupted)));
+      void executor.close().then(() => (error === undefined ? resolve(summary(interrupted)) : reject(error)));
     };
     const onAbort = () => finish(true);
     options.signal?.addEventListener("abort", onAbort);
@@ -148,7 +188,13 @@ export async function runSweep(options: RunSweepOptions): Promise<SweepSummary> 
         return;
       }
       const row = rowOf(point, event.job.key, outcome, spec.metrics);
-      table.append(row);
+      try {
+        table.append(row);
+      } catch (error) {
+        // The table could not be written (a full disk): the sweep's failure, not the point's.
+        finish(true, error);
+        return;
+      }
       points.delete(event.job.key);
       ran++;
       options.onProgress?.({
