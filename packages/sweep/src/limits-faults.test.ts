@@ -100,3 +100,17 @@ describe("fault: a point's wall-time limit", () => {
     await pool.close();
   });
 });
+
+describe("fault: names that escape their place", () => {
+  it("refuses a spec named . or .. (its results folder would be the spec's own folder or above)", () => {
+    expect(problemOf("name: ..\nbench: b\naxes:\n  n: { path: params.n, values: [1] }\n")).toContain(
+      "s.yaml:1:7: name: not . or .. (it names the results folder, results/NAME beside the spec).",
+    );
+  });
+
+  it('refuses a param name with = (kb run --param a=b=1 sets a to "b=1")', () => {
+    expect(
+      problemOf("name: x\nbench: b\nparams: { a=b: 1 }\naxes:\n  n: { path: params.n, values: [1] }\n"),
+    ).toContain("s.yaml:3:11: params.a=b: a param's name has no = (kb run --param NAME=VALUE).");
+  });
+});

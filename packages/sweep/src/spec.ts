@@ -159,7 +159,12 @@ const runSchema = z
 
 /** The zod schema of a sweep spec file (`kb sweep SPEC.yaml`). */
 export const sweepSpecSchema = z.strictObject({
-  name: z.string().regex(/^[A-Za-z0-9_.-]+$/, "letters, digits, _ . - only (it names the results folder)"),
+  name: z
+    .string()
+    .regex(/^[A-Za-z0-9_.-]+$/, "letters, digits, _ . - only (it names the results folder)")
+    .refine((name) => name !== "." && name !== "..", {
+      message: "not . or .. (it names the results folder, results/NAME beside the spec)",
+    }),
   description: z.string().optional(),
   bench: z.string().min(1).describe("Bench name (benches/NAME.ts) or path, from the spec's folder."),
   topology: z
@@ -167,7 +172,10 @@ export const sweepSpecSchema = z.strictObject({
     .min(1)
     .default("default")
     .describe("Base topology: a name or a path, from the spec's folder."),
-  params: z.record(z.string(), z.unknown()).default({}).describe("Base bench params."),
+  params: z
+    .record(z.string().regex(/^[^=]+$/, "a param's name has no = (kb run --param NAME=VALUE)"), z.unknown())
+    .default({})
+    .describe("Base bench params."),
   plugins: z.array(z.string().min(1)).default([]).describe("Plug-ins every point loads."),
   set: z
     .record(targetSchema, z.unknown())

@@ -72,3 +72,15 @@ describe("fault: prototype keys in a topology", () => {
     ]);
   });
 });
+
+describe("fault: a YAML value that contains itself", () => {
+  it("is refused at the alias (hashing or writing it out recursed until the stack overflowed)", () => {
+    expect(problemOf("name: t\ncube:\n  hbm:\n    params: { tile: &a [1, *a] }\n")).toBe(
+      "t.yaml:4:28: cube.hbm.params.tile[1]: an alias that contains itself (its anchor is around it); write the value out instead.",
+    );
+  });
+
+  it("leaves an alias used twice side by side alone", () => {
+    expect(() => parseTopology("name: t\ndescription: &d x\n$schema: *d\n", "t.yaml")).not.toThrow();
+  });
+});

@@ -2,6 +2,7 @@ import { KbError } from "@kb/errors";
 import { isMap, isPair, isScalar, isSeq, LineCounter, type Node, parseDocument, type YAMLMap } from "yaml";
 import type * as z from "zod";
 import { prototypeKeyMessage, prototypeKeyPath } from "./prototype-keys.js";
+import { cyclePath } from "./yaml-cycles.js";
 import { yamlSyntaxIssues } from "./yaml-syntax.js";
 
 /** One problem found in a YAML file, with where it is. */
@@ -90,6 +91,18 @@ export function validateYaml<S extends z.ZodType>(schema: S, text: string, file:
     const position = locate(keyOffset);
     throw new YamlValidationError("TOPOLOGY_INVALID", file, [
       { file, ...position, path: formatPath(path, key), message: prototypeKeyMessage(key) },
+    ]);
+  }
+  const cycle = cyclePath(value);
+  if (cycle !== undefined) {
+    const { node } = findNode(document.contents as Node | null, cycle, undefined);
+    throw new YamlValidationError("TOPOLOGY_YAML_SYNTAX", file, [
+      {
+        file,
+        ...locate(node?.range?.[0]),
+        path: formatPath(cycle),
+        message: "an alias that contains itself (its anchor is around it); write the value out instead.",
+      },
     ]);
   }
   const result = schema.safeParse(value, { reportInput: true });
