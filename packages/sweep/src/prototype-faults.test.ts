@@ -5,7 +5,7 @@ import type { JobOutcome, SweepJob } from "./executor.js";
 import { pointInputs } from "./points.js";
 import { childEnvironment, LocalProcessPool } from "./process-pool.js";
 import { parseSweepSpec, type SweepSpec } from "./spec.js";
-import { metricAt } from "./table.js";
+import { describeValues, metricAt } from "./table.js";
 
 // Data is data: a sweep spec's paths, names and constraints never reach into JavaScript's
 // objects. A path through `__proto__` wrote into Object.prototype, from where every point's
@@ -151,5 +151,13 @@ describe("fault: a child process's environment", () => {
     }
     expect(await outcome).toEqual({ status: "ok", results: { polluted: null } });
     await pool.close();
+  });
+});
+
+describe("fault: a spec's strings on the terminal", () => {
+  it("prints an axis value with an escape sequence escaped, not as a terminal command", () => {
+    expect(describeValues({ hbm: "hbm3", title: "\u001b]0;owned\u0007\u001b[2J", pes: [2, 4] })).toBe(
+      'hbm=hbm3 title="\\u001b]0;owned\\u0007\\u001b[2J" pes=[2,4]',
+    );
   });
 });

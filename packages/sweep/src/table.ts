@@ -89,9 +89,20 @@ function csvCell(value: unknown): string {
   return /[",\r\n]/.test(text) ? `"${text.replaceAll('"', '""')}"` : text;
 }
 
-/** A point's axis values as short text for progress lines: `hbm=hbm3 pes=[2,4]`. */
+/**
+ * A point's axis values as short text for progress lines: `hbm=hbm3 pes=[2,4]`. A string with a
+ * control character (an escape sequence that would drive the terminal) is printed as JSON,
+ * escaped: a spec's values are data, not terminal commands.
+ */
 export function describeValues(values: AxisValues): string {
   return Object.entries(values)
-    .map(([name, value]) => `${name}=${typeof value === "string" ? value : JSON.stringify(value)}`)
+    .map(([name, value]) => {
+      const plain = typeof value === "string" && !CONTROL.test(value);
+      return `${name}=${plain ? value : JSON.stringify(value)}`;
+    })
     .join(" ");
 }
+
+/** C0 and C1 control characters and DEL: what starts a terminal's escape sequences. */
+// biome-ignore lint/suspicious/noControlCharactersInRegex: matching them is the point.
+const CONTROL = /[\u0000-\u001f\u007f-\u009f]/;
