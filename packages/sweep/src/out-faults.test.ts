@@ -17,7 +17,7 @@ import { LOCK_FILE, OutLock } from "./out-lock.js";
 import { ResultsTable } from "./results-files.js";
 import { runSweep } from "./run-sweep.js";
 import { parseSweepSpec } from "./spec.js";
-import { FakeExecutor } from "./test-executor.js";
+import { FakeExecutor } from "./test-support.js";
 
 // A results folder is one sweep's record: two sweeps on one --out are refused (each ran every
 // point and wrote every row twice), and a full disk is the sweep's output error, not the points'.

@@ -6,21 +6,13 @@ import { pointInputs } from "./points.js";
 import { childEnvironment, LocalProcessPool } from "./process-pool.js";
 import { parseSweepSpec, type SweepSpec } from "./spec.js";
 import { describeValues, metricAt } from "./table.js";
+import { specProblem } from "./test-support.js";
 
 // Data is data: a sweep spec's paths, names and constraints never reach into JavaScript's
 // objects. A path through `__proto__` wrote into Object.prototype, from where every point's
 // environment inherited NODE_OPTIONS, and every point ran the spec's JavaScript.
 
 const HOSTILE = "--import=data:text/javascript,process.exit(0)";
-
-function problemOf(text: string): string {
-  try {
-    parseSweepSpec(text, "s.yaml");
-  } catch (error) {
-    return (error as Error).message;
-  }
-  throw new Error("expected the spec to be refused");
-}
 
 afterEach(() => {
   // A failing test must not leave the rest of the run polluted.
@@ -32,7 +24,7 @@ afterEach(() => {
 describe("fault: prototype keys in a sweep spec", () => {
   it("refuses a set: path through __proto__, constructor or prototype, at its line", () => {
     for (const key of ["__proto__", "constructor", "prototype"]) {
-      const message = problemOf(
+      const message = specProblem(
         `name: x\nbench: vector-add\nset:\n  topology.${key}.NODE_OPTIONS: "${HOSTILE}"\naxes:\n  n: { path: params.n, values: [1] }\n`,
       );
       expect(message).toContain(
@@ -44,15 +36,15 @@ describe("fault: prototype keys in a sweep spec", () => {
 
   it("refuses an axis path, a params path and a metric path through one, naming the field", () => {
     expect(
-      problemOf("name: x\nbench: b\naxes:\n  n: { path: params.constructor.x, values: [1] }\n"),
+      specProblem("name: x\nbench: b\naxes:\n  n: { path: params.constructor.x, values: [1] }\n"),
     ).toContain('s.yaml:4:14: axes.n.path: "constructor" cannot be a key');
     expect(
-      problemOf(
+      specProblem(
         "name: x\nbench: b\naxes:\n  n: { path: [params.a, topology.prototype], values: [[1, 2]] }\n",
       ),
     ).toContain('axes.n.path[1]: "prototype" cannot be a key');
     expect(
-      problemOf(
+      specProblem(
         "name: x\nbench: b\naxes:\n  n: { path: params.n, values: [1] }\nmetrics: { t: manifest.constructor.name }\n",
       ),
     ).toContain('s.yaml:5:15: metrics.t: "constructor" cannot be a key');
@@ -60,13 +52,13 @@ describe("fault: prototype keys in a sweep spec", () => {
 
   it("refuses a prototype key among params, axis names and values, wherever it is written", () => {
     expect(
-      problemOf(
+      specProblem(
         "name: x\nbench: b\nparams: { __proto__: { x: 1 } }\naxes:\n  n: { path: params.n, values: [1] }\n",
       ),
     ).toContain('s.yaml:3:11: params.__proto__: "__proto__" cannot be a key');
-    expect(problemOf("name: x\nbench: b\naxes:\n  constructor: { path: params.n, values: [1] }\n")).toContain(
-      's.yaml:4:3: axes.constructor: "constructor" cannot be a key',
-    );
+    expect(
+      specProblem("name: x\nbench: b\naxes:\n  constructor: { path: params.n, values: [1] }\n"),
+    ).toContain('s.yaml:4:3: axes.constructor: "constructor" cannot be a key');
   });
 
   it("refuses a constraint that reads a prototype key, when it is parsed", () => {
@@ -74,7 +66,7 @@ describe("fault: prototype keys in a sweep spec", () => {
     expect(() => parseConstraint("params['__proto__'] == null")).toThrow(/"__proto__" cannot be a key/);
     expect(() => parseConstraint("__proto__ == 1")).toThrow(/"__proto__" cannot be a key/);
     expect(
-      problemOf(
+      specProblem(
         "name: x\nbench: b\naxes:\n  n: { path: params.n, values: [1] }\nconstraints: [\"params.constructor.name == 'Object'\"]\n",
       ),
     ).toMatch(/constraints\[0\] .*"constructor" cannot be a key/);

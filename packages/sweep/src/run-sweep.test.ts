@@ -6,7 +6,7 @@ import { afterAll, describe, expect, it } from "vitest";
 import type { SweepJob } from "./executor.js";
 import { runSweep } from "./run-sweep.js";
 import { parseSweepSpec } from "./spec.js";
-import { FakeExecutor } from "./test-executor.js";
+import { FakeExecutor } from "./test-support.js";
 
 const scratch = mkdtempSync(join(tmpdir(), "kb-sweep-run-"));
 afterAll(() => rmSync(scratch, { recursive: true, force: true }));

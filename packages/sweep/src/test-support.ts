@@ -1,4 +1,17 @@
 import type { Executor, ExecutorEvent, JobOutcome, SweepJob } from "./executor.js";
+import { parseSweepSpec } from "./spec.js";
+
+// What the tests of @kb/sweep share.
+
+/** The message of the error `parseSweepSpec(text, "s.yaml")` throws; fails when it parses. */
+export function specProblem(text: string): string {
+  try {
+    parseSweepSpec(text, "s.yaml");
+  } catch (error) {
+    return (error as Error).message;
+  }
+  throw new Error("expected the spec to be refused");
+}
 
 /**
  * The tests' executor: answers each job at once (in a microtask) with `answer(job)`, recording
