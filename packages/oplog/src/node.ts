@@ -61,7 +61,10 @@ export class JsonlSink implements OpLogSink {
     return this.lines;
   }
 
-  /** Appends one line; `OPLOG_MISUSE` after {@link close} or {@link abort}. */
+  /**
+   * Appends one line; `OPLOG_MISUSE` after {@link close} or {@link abort}, `OUTPUT_UNWRITABLE`
+   * when a buffered chunk cannot be written (the caller aborts).
+   */
   write(record: OpRecord): void {
     if (this.state !== "open") {
       throw new KbError(
@@ -109,12 +112,20 @@ export class JsonlSink implements OpLogSink {
     }
   }
 
+  /** Writes the buffer; `OUTPUT_UNWRITABLE` naming the file when the disk refuses (ENOSPC, EIO). */
   private flushChunk(): void {
     if (this.chunk.length === 0) return;
     const bytes = Buffer.from(this.chunk, "utf8");
     this.chunk = "";
-    let offset = 0;
-    while (offset < bytes.length) offset += writeSync(this.fd, bytes, offset, bytes.length - offset);
+    try {
+      let offset = 0;
+      while (offset < bytes.length) offset += writeSync(this.fd, bytes, offset, bytes.length - offset);
+    } catch (error) {
+      throw new KbError("OUTPUT_UNWRITABLE", `cannot write ${this.path}: ${(error as Error).message}.`, {
+        context: { file: this.path },
+        cause: error,
+      });
+    }
   }
 }
 
