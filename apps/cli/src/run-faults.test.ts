@@ -21,3 +21,24 @@ describe("fault: a bench's reference that throws", () => {
     );
   });
 });
+
+describe("fault: bench params that ask for absurd sizes", () => {
+  it("--param M=1e9 (gemm) is refused before allocating, naming the param, the bytes and the host limit", async () => {
+    expectUserError(
+      await kb("run", "gemm", "--param", "M=1e9"),
+      "random([1000000000, 1024], f16)",
+      "2048000000000 bytes",
+      "a host tensor may have at most 1073741824 bytes (1 GiB)",
+      "from the params M=1000000000",
+    );
+  });
+
+  it("--param n=1e10 (vector-add) is refused the same way", async () => {
+    expectUserError(
+      await kb("run", "vector-add", "--param", "n=1e10"),
+      "[TENSOR_INVALID]",
+      "20000000000 bytes",
+      "from the params n=10000000000",
+    );
+  });
+});

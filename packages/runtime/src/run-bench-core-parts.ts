@@ -75,6 +75,7 @@ export async function runUserCode(
   isUserError: ((error: unknown) => boolean) | undefined,
 ): Promise<BenchOutcome | undefined> {
   try {
+    sim.useBenchParams(params);
     return (await bench.run(sim, params)) ?? undefined;
   } catch (error) {
     if (isKbError(error) || isUserError?.(error) !== true) throw error;
