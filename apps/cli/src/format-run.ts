@@ -1,4 +1,4 @@
-import { formatNs, formatNumber, formatPercent, formatSi, groupDigits } from "@kb/errors";
+import { formatFixed, formatNs, formatNumber, formatPercent, formatSi, groupDigits } from "@kb/errors";
 import type { RunResults } from "@kb/runtime";
 import { formatGemmPeaks, formatLaunches } from "./format-launches.js";
 
@@ -205,7 +205,7 @@ export function formatByteCount(bytes: number): string {
 
 /** A wall time: `714 ms`, `12.34 s`. */
 export function formatWallMs(ms: number): string {
-  return ms < 1000 ? `${ms.toFixed(0)} ms` : `${(ms / 1000).toFixed(2)} s`;
+  return ms < 1000 ? `${formatFixed(ms, 0)} ms` : `${formatFixed(ms / 1000, 2)} s`;
 }
 
 /** A bench's own table: its title, then right-aligned columns (numbers as given). */

@@ -1,5 +1,6 @@
 import { type ProbeCase, type ProbeReport, runProbe } from "@kb/components";
 import { buildMachineFromFile, loadTopologyPlugins } from "@kb/components/node";
+import { formatFixed } from "@kb/errors";
 import type { Command } from "commander";
 import { locateTopology } from "./bench-files.js";
 import type { CliIo, RunState } from "./run-cli.js";
@@ -94,9 +95,9 @@ export function formatProbe(report: ProbeReport, file: string): string {
         entry.name,
         routeSummary(entry, short),
         String(entry.bytes),
-        entry.formulaNs.toFixed(2),
-        entry.measuredNs.toFixed(2),
-        entry.ratio.toFixed(4),
+        formatFixed(entry.formulaNs, 2),
+        formatFixed(entry.measuredNs, 2),
+        formatFixed(entry.ratio, 4),
       ]),
       [false, false, true, true, true, true],
     ),
@@ -120,7 +121,7 @@ export function formatProbe(report: ProbeReport, file: string): string {
   const dma = report.cases.find((entry) => entry.requester !== "host");
   if (dma !== undefined) {
     lines.push(
-      `  dma-* measured: submit to completion minus ${dma.fixedNs.toFixed(2)} ns fixed on the PE (pe_cpu.dispatch_ns + pe_mmu.miss_ns per page + pe_dma.setup_ns)`,
+      `  dma-* measured: submit to completion minus ${formatFixed(dma.fixedNs, 2)} ns fixed on the PE (pe_cpu.dispatch_ns + pe_mmu.miss_ns per page + pe_dma.setup_ns)`,
     );
   }
   const nonAnalytic = new Map<string, string[]>();
@@ -165,11 +166,11 @@ export function formatProbe(report: ProbeReport, file: string): string {
         ["PEs", "formula ns", "mean ns", "max ns", "mean/formula", "GB/s"],
         report.sweep.map((point) => [
           String(point.pes),
-          point.formulaNs.toFixed(2),
-          point.meanNs.toFixed(2),
-          point.maxNs.toFixed(2),
-          point.ratio.toFixed(4),
-          point.gbs.toFixed(2),
+          formatFixed(point.formulaNs, 2),
+          formatFixed(point.meanNs, 2),
+          formatFixed(point.maxNs, 2),
+          formatFixed(point.ratio, 4),
+          formatFixed(point.gbs, 2),
         ]),
         [true, true, true, true, true, true],
       ),
@@ -183,7 +184,7 @@ export function formatProbe(report: ProbeReport, file: string): string {
       `GEMM on ${first?.engine} (${first?.impl}), f16, each alone on a fresh machine: formula = the impl's own cycles / freq_ghz, measured = submit to completion minus pe_cpu.dispatch_ns`,
     );
     const fixed = (value: number | null, digits: number): string =>
-      value === null ? "-" : value.toFixed(digits);
+      value === null ? "-" : formatFixed(value, digits);
     lines.push(
       ...table(
         ["case", "m x n x k", "cycles", "formula ns", "measured ns", "ratio", "array util"],
@@ -192,9 +193,9 @@ export function formatProbe(report: ProbeReport, file: string): string {
           `${entry.m}x${entry.n}x${entry.k}`,
           entry.cycles === null ? "-" : String(entry.cycles),
           fixed(entry.formulaNs, 2),
-          entry.measuredNs.toFixed(2),
+          formatFixed(entry.measuredNs, 2),
           fixed(entry.ratio, 4),
-          entry.utilisation === null ? "-" : `${(entry.utilisation * 100).toFixed(1)}%`,
+          entry.utilisation === null ? "-" : `${formatFixed(entry.utilisation * 100, 1)}%`,
         ]),
         [false, true, true, true, true, true, true],
       ),

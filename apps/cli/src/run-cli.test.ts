@@ -127,7 +127,7 @@ describe("kb topology validate", () => {
     expect(run.code).toBe(1);
     expect(run.stdout).toBe("");
     expect(run.stderr).toMatch(
-      /^\[TOPOLOGY_NOT_FOUND\] no-such-topology\.yaml: cannot read topology file no-such-topology\.yaml: ENOENT/,
+      /^\[TOPOLOGY_NOT_FOUND\] no-such-topology\.yaml: cannot read the topology file no-such-topology\.yaml: ENOENT/,
     );
   });
 

@@ -2,16 +2,16 @@ import { existsSync } from "node:fs";
 import { resolve } from "node:path";
 import * as components from "@kb/components";
 import { formatVerifyTable } from "@kb/data-executor";
-import { KbError } from "@kb/errors";
+import { isKbError, KbError } from "@kb/errors";
 import { JsonlSink } from "@kb/oplog/node";
 import * as runtime from "@kb/runtime";
-import { RunResultsSchema } from "@kb/runtime";
 import {
   benchManifest,
   packageVersions,
   ResultsCache,
   type RunBenchOptions,
   type RunBenchResult,
+  resultsText,
   runBench,
 } from "@kb/runtime/node";
 import { isPrototypeKey, prototypeKeyMessage } from "@kb/topology";
@@ -229,7 +229,14 @@ async function runCommand(benchArg: string, options: RunOptions, io: CliIo): Pro
       ? new ResultsCache(resolve(cwd, options.cache))
       : null;
   const cached = cache?.get(manifest.digest) ?? null;
-  if (cached !== null) return printCached(cached, cache as ResultsCache, manifest.digest, options, io);
+  if (cached?.status === "hit") {
+    return printCached(cached, (cache as ResultsCache).path(manifest.digest), options, io);
+  }
+  if (cached?.status === "damaged") {
+    io.stderr.write(
+      `kb run: warning: ignoring the cache entry ${(cache as ResultsCache).path(manifest.digest)}: ${cached.reason}; running again and caching the new results.\n`,
+    );
+  }
 
   const progress = io.stderr.isTTY === true && options.json !== true ? new ProgressLine(io.stderr) : null;
   const view = progress === null ? null : new RunProgressView(progress, bench.name, topologyFile);
@@ -252,6 +259,7 @@ async function runCommand(benchArg: string, options: RunOptions, io: CliIo): Pro
       ? null
       : new PendingFile(traceOutput.temp, "trace", { gzip: isGzipPath(traceOutput.target) });
   let run: RunBenchResult;
+  let outputFailures: KbError[] = [];
   try {
     run = await runBench({
       ...runOptions,
@@ -259,13 +267,17 @@ async function runCommand(benchArg: string, options: RunOptions, io: CliIo): Pro
       ...(traceFile !== null
         ? { trace: options.traceCounterNs === undefined ? {} : { counterIntervalNs: options.traceCounterNs } }
         : {}),
-      opLogSink: oplogOutput === undefined ? null : new JsonlSink(oplogOutput.temp),
+      // The op log is an optional output: a full disk under it is reported after the results.
+      opLogSink:
+        oplogOutput === undefined ? null : files.optionalSink("--oplog", new JsonlSink(oplogOutput.temp)),
       onProgress: view === null ? undefined : (event) => view.show(event),
     });
     if (traceFile !== null && run.recorder !== null) {
-      await traceFile.write(chromeTraceChunks(run.recorder, options.traceFilter));
+      await traceFile
+        .write(chromeTraceChunks(run.recorder, options.traceFilter))
+        .catch((error: unknown) => files.fail("--trace", error));
     }
-    files.commit();
+    outputFailures = files.commit();
   } catch (error) {
     traceFile?.discard();
     files.discard();
@@ -274,12 +286,25 @@ async function runCommand(benchArg: string, options: RunOptions, io: CliIo): Pro
     stopHandlingSignals?.();
     progress?.clear();
   }
+  try {
+    cache?.put(manifest.digest, run.results);
+  } catch (error) {
+    // The cache is an optional output: the results are printed all the same.
+    if (!isKbError(error)) throw error;
+    io.stderr.write(`kb run: warning: ${error.detail}\n`);
+  }
+  printRun(run, options, io);
+  // An output the user asked for (--trace, --oplog) that could not be written: exit 1, after the results.
+  for (const failure of outputFailures) io.stderr.write(`${failure.message}\n`);
+  return run.passed && outputFailures.length === 0;
+}
+
+/** Prints a run's results: their JSON with --json, else the summary, report and checks. */
+function printRun(run: RunBenchResult, options: RunOptions, io: CliIo): void {
   const { results, verification, phaseCheck, wall } = run;
-  const json = `${JSON.stringify(results, null, 2)}\n`;
-  cache?.put(manifest.digest, json);
   if (options.json === true) {
-    io.stdout.write(json);
-    return run.passed;
+    io.stdout.write(resultsText(results));
+    return;
   }
   const outputs = Object.entries(run.outcome?.check ?? {}).map(([name, check]): RunOutput => {
     const actual = (check as Partial<runtime.BenchCheck> | undefined)?.actual;
@@ -303,24 +328,21 @@ async function runCommand(benchArg: string, options: RunOptions, io: CliIo): Pro
     io.stdout.write(formatVerifyTable(verification));
   }
   if (phaseCheck !== null) io.stdout.write(`\n${runtime.formatPhaseCheck(phaseCheck)}`);
-  return run.passed;
 }
 
 /** Prints a cached run: its JSON as it was written, or its summary with a note. */
 function printCached(
-  text: string,
-  cache: ResultsCache,
-  digest: string,
+  { text, results }: { readonly text: string; readonly results: runtime.RunResults },
+  file: string,
   options: RunOptions,
   io: CliIo,
 ): boolean {
-  const results = RunResultsSchema.parse(JSON.parse(text));
   const passed = results.verification?.pass !== false && results.phaseCheck?.firstDifference == null;
   if (options.json === true) {
     io.stdout.write(text);
     return passed;
   }
-  io.stdout.write(`cached: ${cache.path(digest)} (the same manifest digest; not simulated again)\n`);
+  io.stdout.write(`cached: ${file} (the same manifest digest; not simulated again)\n`);
   io.stdout.write(formatRunSummary(results, { buildWallMs: 0, runWallMs: 0, outputs: [] }));
   if (results.report !== undefined) io.stdout.write(`\n${formatReport(results.report)}`);
   if (results.verification !== undefined) {

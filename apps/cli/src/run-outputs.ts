@@ -1,6 +1,7 @@
 import { existsSync, realpathSync, renameSync, rmSync, statSync } from "node:fs";
 import { basename, dirname, join, resolve } from "node:path";
 import { KbError } from "@kb/errors";
+import type { OpLogSink, OpRecord } from "@kb/oplog";
 
 // The output files of one `kb run`: checked before the run, written to temporary files beside
 // them, and renamed together at the end, so a run leaves all of them or none.
@@ -34,6 +35,7 @@ const SIGNAL_EXIT = { SIGINT: 130, SIGTERM: 143 } as const;
  */
 export class RunOutputs {
   private state: "open" | "committed" | "discarded" = "open";
+  private readonly failures = new Map<string, KbError>();
 
   private constructor(readonly outputs: readonly PlannedOutput[]) {}
 
@@ -86,13 +88,76 @@ export class RunOutputs {
     return this.outputs.find((output) => output.option === option);
   }
 
-  /** Renames every temporary file to its target: the run succeeded. */
-  commit(): void {
-    if (this.state !== "open") return;
+  /**
+   * Records that `option`'s output cannot be written (a full disk): its temporary files are
+   * removed now, {@link commit} leaves its target alone and returns the failure. The run goes on:
+   * its results are kept and printed.
+   */
+  fail(option: string, error: unknown): void {
+    const output = this.get(option);
+    if (output === undefined || this.failures.has(option)) return;
+    removeTemps([output]);
+    const reason = error instanceof KbError ? (error.cause ?? error) : error;
+    const message = reason instanceof Error ? reason.message : String(reason);
+    this.failures.set(
+      option,
+      new KbError(
+        "OUTPUT_UNWRITABLE",
+        `cannot write ${output.target}: ${message.replace(/\.$/, "")}. No ${option} file was written; the run's results are printed above. Free space or name another file, and run again.`,
+        { context: { file: output.path }, cause: error },
+      ),
+    );
+  }
+
+  /**
+   * Renames every temporary file to its target: the run succeeded. Returns the outputs that could
+   * not be written (from {@link fail}, or a rename that failed), as `OUTPUT_UNWRITABLE` errors.
+   */
+  commit(): KbError[] {
+    if (this.state !== "open") return [];
     this.state = "committed";
     for (const output of this.outputs) {
-      if (existsSync(output.temp)) renameSync(output.temp, output.target);
+      if (this.failures.has(output.option) || !existsSync(output.temp)) continue;
+      try {
+        renameSync(output.temp, output.target);
+      } catch (error) {
+        this.fail(output.option, error);
+      }
     }
+    return [...this.failures.values()];
+  }
+
+  /**
+   * `sink` (the op-log file's) as an optional output of `option`: a write, close or abort that
+   * fails is {@link fail}ed, not thrown into the run, and later records are dropped.
+   */
+  optionalSink(option: string, sink: OpLogSink): OpLogSink {
+    const failed = (error: unknown): void => {
+      try {
+        sink.abort?.();
+      } catch {
+        // Its temporary files are removed by fail().
+      }
+      this.fail(option, error);
+    };
+    const guard = (action: () => void | Promise<void>): void | Promise<void> => {
+      if (this.failures.has(option)) return;
+      try {
+        const done = action();
+        if (done instanceof Promise) return done.catch(failed);
+      } catch (error) {
+        failed(error);
+      }
+    };
+    return {
+      write: (record: OpRecord) => {
+        guard(() => sink.write(record));
+      },
+      close: () => guard(() => sink.close?.()),
+      abort: () => {
+        guard(() => sink.abort?.());
+      },
+    };
   }
 
   /** Removes every temporary file (and a writer's own `.tmp-*` beside it); targets are left untouched. */

@@ -133,7 +133,7 @@ describe("parseCclConfig", () => {
     await expect(loadCclConfig(join(dir, "bad.yaml"))).rejects.toThrow(
       /bad\.yaml:2:\d+: broadcast\[0\]\.algorithm/,
     );
-    await expect(loadCclConfig(join(dir, "missing.yaml"))).rejects.toThrow(/cannot read ccl config/);
+    await expect(loadCclConfig(join(dir, "missing.yaml"))).rejects.toThrow(/cannot read the ccl config/);
   });
 });
 

@@ -2,6 +2,7 @@
  * The invariant checks of `kb probe`: what must hold between measured and formula times, across
  * the sweep, between placements, and for the GEMMs against their engine's own formula.
  */
+import { formatFixed } from "@kb/errors";
 import {
   EPSILON_NS,
   PROBE_UNCONTENDED_TOLERANCE,
@@ -16,7 +17,7 @@ import {
 // Invariants
 
 /** `1322.06 ns`; a float residue such as -1e-13 prints as 0.00, not -0.00. */
-const ns = (value: number): string => `${(Math.abs(value) < 0.005 ? 0 : value).toFixed(2)} ns`;
+const ns = (value: number): string => `${formatFixed(Math.abs(value) < 0.005 ? 0 : value, 2)} ns`;
 
 /**
  * Why a 1% check was not made: `hbm_banked (sip0.cube0.hbm, sip0.cube1.hbm) is not analytic;
@@ -37,8 +38,8 @@ export function notAnalyticReason(
     ([impl, ids]) =>
       `${impl} (${ids.slice(0, 2).join(", ")}${ids.length > 2 ? ` and ${ids.length - 2} more` : ""})`,
   );
-  const low = Math.min(...ratios).toFixed(2);
-  const high = Math.max(...ratios).toFixed(2);
+  const low = formatFixed(Math.min(...ratios), 2);
+  const high = formatFixed(Math.max(...ratios), 2);
   const measured =
     ratios.length === 0 ? "" : `; measured is ${low === high ? low : `${low}x to ${high}`}x the formula`;
   return `${impls.join(", ")} ${impls.length === 1 ? "is" : "are"} not analytic${measured}`;
@@ -149,7 +150,7 @@ function uncontendedWithinTolerance(
   for (const check of checks) if (worst === undefined || deviation(check) > deviation(worst)) worst = check;
   if (worst === undefined) return { id, title, status: "skip", detail: "no uncontended transfers" };
   const percent = (check: { measured: number; formula: number }): string =>
-    `${((check.measured / check.formula - 1) * 100).toFixed(3)}%`;
+    `${formatFixed((check.measured / check.formula - 1) * 100, 3)}%`;
   const failures = checks.filter((check) => deviation(check) > PROBE_UNCONTENDED_TOLERANCE);
   if (failures.length > 0) {
     return {
@@ -193,7 +194,7 @@ function monotonicInUtilisation(sweep: readonly ProbeSweepPoint[]): ProbeInvaria
     }
   }
   const series = (pick: (point: ProbeSweepPoint) => number): string =>
-    sweep.map((point) => pick(point).toFixed(2)).join(" <= ");
+    sweep.map((point) => formatFixed(pick(point), 2)).join(" <= ");
   if (broken.length > 0) return { id, title, status: "fail", detail: broken.join("; ") };
   return {
     id,
@@ -303,7 +304,7 @@ function gemmMatchesFormula(gemm: readonly ProbeGemmCase[]): ProbeInvariant {
     detail: `${stated.length} GEMMs on ${first.impl}: ${stated
       .map(
         (entry) =>
-          `${entry.name} ${entry.m}x${entry.n}x${entry.k} ${ns(entry.measuredNs)} (array utilisation ${((entry.utilisation as number) * 100).toFixed(1)}%)`,
+          `${entry.name} ${entry.m}x${entry.n}x${entry.k} ${ns(entry.measuredNs)} (array utilisation ${formatFixed((entry.utilisation as number) * 100, 1)}%)`,
       )
       .join(", ")}`,
     ...notChecked,

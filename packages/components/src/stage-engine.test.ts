@@ -257,19 +257,33 @@ describe("defineStageEngine", () => {
     expect(span(separate, "math").t_end).toBeLessThan(span(separate, "gemm").t_end);
   });
 
-  it("reports a timing function that returns no time as a broken contract", () => {
-    const broken = defineStageEngine({
-      kind: "pe_gemm",
-      impl: "broken",
-      description: "d",
-      params: z.strictObject({}),
-      timing: () => Number.NaN,
-    });
-    expect(() => run(broken, GEMM)).toThrow(/test:broken: its timing function returned null for gemm/);
-    try {
-      run(broken, GEMM);
-    } catch (error) {
+  it("fault: a plug-in's NaN or Infinity time is named as such, with the plug-in, node, method and time", () => {
+    for (const [returned, shown] of [
+      [Number.NaN, "NaN"],
+      [Number.POSITIVE_INFINITY, "Infinity"],
+      [{ ns: Number.NaN, flops: 1 }, '{"ns":NaN,"flops":1}'],
+      [-1, "-1"],
+      [undefined, "undefined"],
+    ] as const) {
+      const broken = defineStageEngine({
+        kind: "pe_gemm",
+        impl: "broken",
+        description: "d",
+        params: z.strictObject({}),
+        timing: () => returned as never,
+      });
+      let error: unknown;
+      try {
+        run(broken, GEMM);
+      } catch (caught) {
+        error = caught;
+      }
       expect((error as KbError).code).toBe("MACHINE_INVARIANT");
+      expect((error as KbError).detail).toMatch(
+        new RegExp(
+          `^plug-in test:broken \\(sip0\\.cube0\\.pe\\d+\\.pe_gemm\\) returned ${shown.replace(/[{}()[\]]/g, "\\$&")} from timing\\(\\) at t=\\d+(\\.\\d+)? ns for gemm`,
+        ),
+      );
     }
   });
 

@@ -1,5 +1,5 @@
 import type { Environment, Event, Request, Resource } from "@kb/des";
-import { KbError } from "@kb/errors";
+import { formatSimTime, KbError } from "@kb/errors";
 import type * as z from "zod";
 import { computeSlotOf } from "./builtin/pe-support.js";
 import {
@@ -347,9 +347,11 @@ export class StageEngine<P = unknown, St = unknown> extends Component<P> {
   }
 
   private badTiming(token: TileToken, result: unknown): KbError {
+    // A plug-in's impl is "package:name"; a built-in's is a bare name.
+    const who = this.impl.includes(":") ? "plug-in" : `${this.kind} impl`;
     return new KbError(
       "MACHINE_INVARIANT",
-      `${this.kind} ${this.impl}: its timing function returned ${JSON.stringify(result) ?? String(result)} for ${token.label} (${token.op}); it must return a time in ns, a finite number >= 0 (or { ns, flops?, bytes? }).`,
+      `${who} ${this.impl} (${this.id}) returned ${returnedValue(result)} from timing() at t=${formatSimTime(this.env.now)} ns for ${token.label} (${token.op}); it must return a time in ns, a finite number >= 0 (or { ns, flops?, bytes? }).`,
       { context: { nodeId: this.id, simTimeNs: this.env.now } },
     );
   }
@@ -418,4 +420,16 @@ function* holdingSlot(slot: Resource, work: StageWork): StageWork {
   } finally {
     slot.release(request);
   }
+}
+
+/**
+ * A value a plug-in returned, as a message shows it: NaN and Infinity by name (JSON would print
+ * them as null), objects as JSON with their non-finite numbers named too.
+ */
+function returnedValue(value: unknown): string {
+  if (typeof value === "number" || value === undefined) return String(value);
+  const json = JSON.stringify(value, (_key, inner: unknown) =>
+    typeof inner === "number" && !Number.isFinite(inner) ? `\u0000${inner}\u0000` : inner,
+  );
+  return json === undefined ? String(value) : json.replace(/"\\u0000(.*?)\\u0000"/g, "$1");
 }

@@ -1,6 +1,11 @@
 // How kernbench-ts prints numbers: one definition for error messages (@kb/errors), `kb run`'s
 // summary and verdicts (@kb/runtime, the CLI) and the `kb web` page. No float noise
-// (`2048.9049999999997` never prints), no exponents, the same on every machine.
+// (`2048.9049999999997` never prints), no exponents for the magnitudes a run has, the same on every
+// machine, and never a throw: a value of any magnitude (a 1e300 ns latency, a rate of 1e-290 B/s),
+// NaN and Infinity print (`toFixed` throws past 100 decimals; these never ask for more than 20).
+
+/** Decimals {@link formatFixed} prints at most; past these a number is printed with an exponent. */
+const MAX_DECIMALS = 20;
 
 /** `1234567` as `1,234,567` (the same on every machine, unlike toLocaleString). */
 export function groupDigits(value: number): string {
@@ -43,7 +48,7 @@ export function formatSi(value: number, unit: string): string {
 
 /** A fraction as a percentage with one decimal: `27.8%`. */
 export function formatPercent(fraction: number): string {
-  return `${(fraction * 100).toFixed(1)}%`;
+  return `${formatFixed(fraction * 100, 1)}%`;
 }
 
 /** A ratio such as `1.234 x`; `-` when there is none. */
@@ -51,10 +56,25 @@ export function formatRatio(ratio: number | null): string {
   return ratio === null ? "-" : `${formatNumber(ratio, 4)} x`;
 }
 
-/** `digits` significant digits, no float noise, no exponent. */
+/**
+ * `digits` significant digits, no float noise, no exponent from 1e-17 to 1e21 (outside, an
+ * exponent: `1.235e-300`). NaN and Infinity print as such. Never throws.
+ */
 export function formatNumber(value: number, digits: number): string {
   if (value === 0 || !Number.isFinite(value)) return String(value);
   const magnitude = Math.floor(Math.log10(Math.abs(value)));
   const decimals = Math.max(0, digits - 1 - magnitude);
+  if (decimals > MAX_DECIMALS || magnitude >= 21) return String(Number(value.toPrecision(digits)));
   return String(Number(value.toFixed(decimals)));
+}
+
+/**
+ * `value.toFixed(decimals)` that takes any value: decimals are clamped to 0..20, NaN and
+ * Infinity print as such, and from 1e21 up JavaScript's exponent form (`2.5e+300`). The one
+ * fixed-decimals format of a computed value in a report (probe tables, percentages).
+ */
+export function formatFixed(value: number, decimals: number): string {
+  if (!Number.isFinite(value)) return String(value);
+  const clamped = Math.min(MAX_DECIMALS, Math.max(0, Math.trunc(decimals) || 0));
+  return value.toFixed(clamped);
 }

@@ -1,4 +1,5 @@
 export {
+  formatFixed,
   formatNs,
   formatNumber,
   formatPercent,

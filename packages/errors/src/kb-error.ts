@@ -73,6 +73,8 @@ export type KbErrorCode =
   | "KERNEL_FAILED"
   /** A bench definition, bench parameter or simulator call that is wrong (unknown bench, bad --param, bad grid). */
   | "RUNTIME_INVALID"
+  /** An output file that cannot be written (a full disk, no permission): a trace, an op log, a results cache entry. */
+  | "OUTPUT_UNWRITABLE"
   /** A run stopped by one of its limits (DES events, simulated time, wall time): a kernel that never ends, or a limit set too low. */
   | "RUN_LIMIT"
   /** A sweep spec that is wrong (unknown axis path, bad design, a constraint that does not parse), or a sweep's output that cannot be resumed. */

@@ -1,7 +1,8 @@
-import { closeSync, openSync, readFileSync, renameSync, rmSync, writeSync } from "node:fs";
-import { open } from "node:fs/promises";
+import { closeSync, openSync, renameSync, rmSync, writeSync } from "node:fs";
+import type { FileHandle } from "node:fs/promises";
 import { createInterface } from "node:readline";
 import { isKbError, KbError } from "@kb/errors";
+import { readUserText, type UserFileOptions, userFileHandle } from "@kb/errors/node";
 import { OpLogJsonlParser, opRecordToJson, parseOpLogJsonl } from "./jsonl.js";
 import type { OpLogSink } from "./logger.js";
 import type { OpRecord } from "./schema.js";
@@ -60,7 +61,10 @@ export class JsonlSink implements OpLogSink {
     return this.lines;
   }
 
-  /** Appends one line; `OPLOG_MISUSE` after {@link close} or {@link abort}. */
+  /**
+   * Appends one line; `OPLOG_MISUSE` after {@link close} or {@link abort}, `OUTPUT_UNWRITABLE`
+   * when a buffered chunk cannot be written (the caller aborts).
+   */
   write(record: OpRecord): void {
     if (this.state !== "open") {
       throw new KbError(
@@ -108,42 +112,49 @@ export class JsonlSink implements OpLogSink {
     }
   }
 
+  /** Writes the buffer; `OUTPUT_UNWRITABLE` naming the file when the disk refuses (ENOSPC, EIO). */
   private flushChunk(): void {
     if (this.chunk.length === 0) return;
     const bytes = Buffer.from(this.chunk, "utf8");
     this.chunk = "";
-    let offset = 0;
-    while (offset < bytes.length) offset += writeSync(this.fd, bytes, offset, bytes.length - offset);
+    try {
+      let offset = 0;
+      while (offset < bytes.length) offset += writeSync(this.fd, bytes, offset, bytes.length - offset);
+    } catch (error) {
+      throw new KbError("OUTPUT_UNWRITABLE", `cannot write ${this.path}: ${(error as Error).message}.`, {
+        context: { file: this.path },
+        cause: error,
+      });
+    }
   }
 }
 
 /**
+ * The largest op log {@link readOpLog} reads whole: 256 MiB, about a million records. An op log
+ * is larger than any other input (one line per op of a run), but one string of it must stay
+ * under V8's string limit (about 512 MiB) and its records in memory; longer logs are streamed
+ * with {@link streamOpLog}, which has no cap.
+ */
+export const OPLOG_READ_MAX_BYTES = 256 * 2 ** 20;
+
+/**
  * Reads a whole op-log JSONL file into an array, validating every line (see `parseOpLogJsonl`:
- * `OPLOG_INVALID` naming `file:line`). `OPLOG_MISUSE` if the file cannot be read. For files too
- * big for one string, use {@link streamOpLog}.
+ * `OPLOG_INVALID` naming `file:line`). `OPLOG_MISUSE` if the file cannot be read, is not a
+ * regular file (a FIFO, a device) or is above {@link OPLOG_READ_MAX_BYTES}. For files too big
+ * for one string, use {@link streamOpLog}.
  */
 export function readOpLog(path: string): OpRecord[] {
-  let text: string;
-  try {
-    text = readFileSync(path, "utf8");
-  } catch (error) {
-    throw cannotRead(path, error);
-  }
-  return parseOpLogJsonl(text, path);
+  return parseOpLogJsonl(readUserText(path, opLogFile(OPLOG_READ_MAX_BYTES)), path);
 }
 
 /**
  * Streams the records of an op-log JSONL file line by line (readline), validating each as
  * {@link readOpLog} does, with memory bounded by one line. Errors surface from the iteration:
- * `OPLOG_MISUSE` if the file cannot be read, `OPLOG_INVALID` at the first bad line.
+ * `OPLOG_MISUSE` if the file cannot be read or is not a regular file, `OPLOG_INVALID` at the
+ * first bad line.
  */
 export async function* streamOpLog(path: string): AsyncGenerator<OpRecord, void, undefined> {
-  let handle: Awaited<ReturnType<typeof open>>;
-  try {
-    handle = await open(path, "r");
-  } catch (error) {
-    throw cannotRead(path, error);
-  }
+  const handle: FileHandle = await userFileHandle(path, opLogFile(Number.POSITIVE_INFINITY));
   const input = handle.createReadStream({ encoding: "utf8" });
   const lines = createInterface({ input, crlfDelay: Number.POSITIVE_INFINITY });
   const parser = new OpLogJsonlParser(path);
@@ -154,16 +165,16 @@ export async function* streamOpLog(path: string): AsyncGenerator<OpRecord, void,
     }
   } catch (error) {
     if (isKbError(error)) throw error;
-    throw cannotRead(path, error);
+    throw new KbError("OPLOG_MISUSE", `cannot read the op log file ${path}: ${(error as Error).message}.`, {
+      context: { file: path },
+      cause: error,
+    });
   } finally {
     lines.close();
     input.destroy();
   }
 }
 
-function cannotRead(path: string, error: unknown): KbError {
-  return new KbError("OPLOG_MISUSE", `cannot read the op log file ${path}: ${(error as Error).message}.`, {
-    context: { file: path },
-    cause: error,
-  });
+function opLogFile(maxBytes: number): UserFileOptions {
+  return { what: "op log file", maxBytes, code: "OPLOG_MISUSE" };
 }

@@ -45,6 +45,47 @@ export function tensorBytes(call: string, name: string, shape: readonly number[]
   return bytes;
 }
 
+/**
+ * The largest host tensor a bench may make: 1 GiB. Host tensors are real arrays in this process
+ * (filled, copied to the device, kept for the reference), so a tensor of params such as
+ * `--param M=1e9` would allocate terabytes; the largest shipped bench uses 64 MiB.
+ */
+export const HOST_TENSOR_MAX_BYTES = 2 ** 30;
+
+/**
+ * The bytes of a host tensor `call(shape, dtype)` would make, checked arithmetically before it
+ * is made: `TENSOR_INVALID` for a bad shape or one above {@link HOST_TENSOR_MAX_BYTES}, naming
+ * the bytes, the limit and `note()` (the params that made the shape, where it was asked for).
+ */
+export function hostTensorBytes(
+  call: string,
+  shape: readonly number[],
+  dtype: Dtype,
+  note: () => string,
+): number {
+  const bytes = tensorBytes(call, "host", shape, dtype);
+  if (bytes > HOST_TENSOR_MAX_BYTES) {
+    throw new KbError(
+      "TENSOR_INVALID",
+      `${call}(${formatShape(shape)}, ${dtype}): ${bytes} bytes; a host tensor may have at most ${HOST_TENSOR_MAX_BYTES} bytes (1 GiB)${note()}. Use smaller sizes.`,
+    );
+  }
+  return bytes;
+}
+
+/**
+ * `, from the params M=1000000000, K=1024`: the numeric params whose values are dimensions of
+ * `shape` (the ones that made it), or an empty string.
+ */
+export function paramsOfShape(params: Readonly<Record<string, unknown>>, shape: readonly unknown[]): string {
+  const named = Object.entries(params).filter(
+    ([, value]) => typeof value === "number" && value > 1 && shape.includes(value),
+  );
+  return named.length === 0
+    ? ""
+    : `, from the params ${named.map(([key, value]) => `${key}=${value}`).join(", ")}`;
+}
+
 /** Throws `MEMORY_ACCESS` when `tensor` was freed: a host call cannot read or write it. */
 export function refuseFreed(call: string, tensor: DeviceTensor, verb: string, instead: string): void {
   if (!tensor.freed) return;

@@ -3,7 +3,8 @@
 
 export type { LoadSimulatorOptions } from "./node/load-simulator.js";
 export { loadSimulator } from "./node/load-simulator.js";
-export { ResultsCache } from "./node/manifest-cache.js";
+export type { CacheLookup } from "./node/manifest-cache.js";
+export { ResultsCache, resultsText } from "./node/manifest-cache.js";
 export type { RunManifestOptions } from "./node/manifest-node.js";
 export { packageVersions, runManifest } from "./node/manifest-node.js";
 export type { RunBenchOptions } from "./node/run-bench.js";

@@ -156,6 +156,7 @@ class Reporter {
   }
 }
 
-function isPromiseLike(value: Tensor | Promise<Tensor>): value is Promise<Tensor> {
+/** Whether a reference's result is a promise (an async reference). */
+export function isPromiseLike(value: Tensor | Promise<Tensor>): value is Promise<Tensor> {
   return typeof (value as { then?: unknown }).then === "function";
 }

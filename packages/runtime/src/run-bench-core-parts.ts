@@ -1,8 +1,8 @@
 import type { Tracer } from "@kb/components";
 import { isKbError, KbError } from "@kb/errors";
 import { MemorySink, type OpLogSink, type OpRecord } from "@kb/oplog";
-import type { Bench, BenchOutcome } from "./bench.js";
-import type { ReferenceProgress } from "./reference-progress.js";
+import type { Bench, BenchCheck, BenchOutcome } from "./bench.js";
+import { isPromiseLike, type ReferenceProgress } from "./reference-progress.js";
 import type { Simulator } from "./simulator.js";
 
 // The parts of runBenchCore (run-bench-core.ts) that are not the orchestration itself: progress,
@@ -75,6 +75,7 @@ export async function runUserCode(
   isUserError: ((error: unknown) => boolean) | undefined,
 ): Promise<BenchOutcome | undefined> {
   try {
+    sim.useBenchParams(params);
     return (await bench.run(sim, params)) ?? undefined;
   } catch (error) {
     if (isKbError(error) || isUserError?.(error) !== true) throw error;
@@ -83,6 +84,57 @@ export async function runUserCode(
       cause: error,
     });
   }
+}
+
+/**
+ * `outcome` with each check's reference wrapped: a reference that throws (or rejects) something
+ * other than a `KbError` is a `RUNTIME_INVALID` `reference of <bench> threw: <message> at
+ * <file:line:col>`, located at the deepest frame of the stack in the bench's file (else the top
+ * frame), not a crash of kb.
+ */
+export function withReferenceErrors(
+  outcome: BenchOutcome | undefined,
+  bench: string,
+  file: string | undefined,
+): BenchOutcome | undefined {
+  if (outcome?.check === undefined) return outcome;
+  const check: Record<string, BenchCheck> = {};
+  for (const [name, original] of Object.entries(outcome.check)) {
+    const fail = (error: unknown): never => {
+      if (isKbError(error)) throw error;
+      const message = error instanceof Error ? error.message : String(error);
+      const where = throwLocation(error, file);
+      throw new KbError(
+        "RUNTIME_INVALID",
+        `reference of ${bench} threw: ${message}${where === null ? "" : ` at ${where}`} (check "${name}"). A reference computes the expected output on the host; fix it, or leave --verify out.`,
+        { ...(file !== undefined ? { context: { file } } : {}), cause: error },
+      );
+    };
+    check[name] = {
+      ...original,
+      reference: (context) => {
+        try {
+          const result = original.reference(context);
+          return isPromiseLike(result) ? Promise.resolve(result).catch(fail) : result;
+        } catch (error) {
+          return fail(error);
+        }
+      },
+    };
+  }
+  return { ...outcome, check };
+}
+
+/** `file:line:col` of the first stack frame in `file` (a path), else of the top frame; null without a stack. */
+function throwLocation(error: unknown, file: string | undefined): string | null {
+  if (!(error instanceof Error) || error.stack === undefined) return null;
+  const frames = [...error.stack.matchAll(/^\s+at (?:.*? \()?(.+?):(\d+):(\d+)\)?$/gm)].map((match) => ({
+    path: (match[1] as string).replace(/^file:\/\//, ""),
+    line: match[2],
+    col: match[3],
+  }));
+  const frame = frames.find((candidate) => file !== undefined && candidate.path === file) ?? frames[0];
+  return frame === undefined ? null : `${frame.path}:${frame.line}:${frame.col}`;
 }
 
 /** A thrown value as text: a KbError's message, an Error's stack (it points into the user's file). */

@@ -22,6 +22,7 @@ import {
   type RunProgress,
   runUserCode,
   teeSink,
+  withReferenceErrors,
 } from "./run-bench-core-parts.js";
 import type { RunLimits } from "./run-limits.js";
 import { Simulator } from "./simulator.js";
@@ -211,7 +212,8 @@ export async function runBenchCore(options: RunBenchCoreOptions): Promise<RunBen
       if (verify) {
         onProgress?.({ stage: "compare" });
         const checkStart = performance.now();
-        const watched = withReferenceProgress(outcome, (reference) => {
+        const located = withReferenceErrors(outcome, bench.name, options.benchFile);
+        const watched = withReferenceProgress(located, (reference) => {
           if (reference.done) referenceMs += reference.elapsedMs;
           onProgress?.({ stage: "reference", reference });
         });

@@ -33,7 +33,15 @@ import {
 import { callerLocation } from "./caller-location.js";
 import { DeviceTensor, type Placement } from "./device-tensor.js";
 import { type Grid, type GridSpec, gridPlacements, isGrid, resolveGrid } from "./grid.js";
-import { freeOrExplain, refuseDoubleFree, refuseFreed, refuseFreedArgs, tensorBytes } from "./host-checks.js";
+import {
+  freeOrExplain,
+  hostTensorBytes,
+  paramsOfShape,
+  refuseDoubleFree,
+  refuseFreed,
+  refuseFreedArgs,
+  tensorBytes,
+} from "./host-checks.js";
 import { createKernelMemory } from "./kernel-memory.js";
 import { LaunchMeter } from "./launch-meter.js";
 import { defaultScratchBytes } from "./launch-scratch.js";
@@ -98,6 +106,7 @@ export class Simulator {
   private readonly dispatchCycles: number;
   private failed: unknown = null;
   private tensors = 0;
+  private benchParams: Readonly<Record<string, unknown>> = {};
 
   /**
    * Builds the machine of a topology: YAML text, a topology object, or an expanded graph, with
@@ -187,19 +196,34 @@ export class Simulator {
   // ---------------------------------------------------------------------------------------------
   // Host tensors
 
+  // Host tensors are checked arithmetically before they are made (hostTensorBytes).
+
   /** A host tensor of uniform random values, reproducible from `seed`. */
   random(shape: readonly number[], dtype: Dtype, options: TensorRandomOptions = {}): Tensor {
+    hostTensorBytes("random", shape, dtype, () => this.sizeNote(shape));
     return Tensor.random(shape, dtype, options);
   }
 
   /** A host tensor from values (rounded to `dtype`). */
   fromArray(values: ArrayLike<number>, shape: readonly number[], dtype: Dtype): Tensor {
+    hostTensorBytes("fromArray", shape, dtype, () => this.sizeNote(shape));
     return Tensor.fromArray(values, shape, dtype);
   }
 
   /** A host tensor of zeros. */
   zeros(shape: readonly number[], dtype: Dtype): Tensor {
+    hostTensorBytes("zeros", shape, dtype, () => this.sizeNote(shape));
     return Tensor.zeros(shape, dtype);
+  }
+
+  /** @internal The params of the bench this simulator runs (`runBenchCore`), for size messages. */
+  useBenchParams(params: Readonly<Record<string, unknown>>): void {
+    this.benchParams = params;
+  }
+
+  private sizeNote(shape: readonly number[]): string {
+    const where = callerLocation();
+    return `${paramsOfShape(this.benchParams, shape)}${where === null ? "" : ` (at ${where})`}`;
   }
 
   // ---------------------------------------------------------------------------------------------

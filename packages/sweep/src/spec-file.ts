@@ -1,12 +1,19 @@
-import { readFileSync } from "node:fs";
 import { dirname, isAbsolute, resolve } from "node:path";
 import { KbError } from "@kb/errors";
+import { readUserText } from "@kb/errors/node";
+import { TOPOLOGY_FILE_MAX_BYTES } from "@kb/topology/node";
 import { parseDocument } from "yaml";
 import { parseSweepSpec, type SweepSpec } from "./spec.js";
 
-/** Reads and validates a sweep spec file (see {@link parseSweepSpec}); `SWEEP_INVALID` when unreadable. */
+/** The largest sweep spec file read: 4 MiB (the shipped specs are about 1 KB). */
+export const SWEEP_SPEC_MAX_BYTES = 4 * 2 ** 20;
+
+/**
+ * Reads and validates a sweep spec file (see {@link parseSweepSpec}); `SWEEP_INVALID` when it
+ * cannot be read, is not a regular file or is above {@link SWEEP_SPEC_MAX_BYTES}.
+ */
 export function loadSweepSpec(file: string): SweepSpec {
-  return parseSweepSpec(readText(file, "sweep spec"), file);
+  return parseSweepSpec(readText(file, "sweep spec file", SWEEP_SPEC_MAX_BYTES), file);
 }
 
 /**
@@ -15,7 +22,7 @@ export function loadSweepSpec(file: string): SweepSpec {
  * copy, written elsewhere, loads the same plug-ins.
  */
 export function readTopologyInput(file: string): Record<string, unknown> {
-  const document = parseDocument(readText(file, "topology"));
+  const document = parseDocument(readText(file, "topology file", TOPOLOGY_FILE_MAX_BYTES));
   if (document.errors.length > 0) {
     throw new KbError("SWEEP_INVALID", `${file}: not valid YAML: ${document.errors[0]?.message}`, {
       context: { file },
@@ -43,13 +50,6 @@ export function isPath(plugin: string): boolean {
   return plugin.startsWith("./") || plugin.startsWith("../") || isAbsolute(plugin);
 }
 
-function readText(file: string, what: string): string {
-  try {
-    return readFileSync(file, "utf8");
-  } catch (error) {
-    throw new KbError("SWEEP_INVALID", `cannot read the ${what} file ${file}: ${(error as Error).message}`, {
-      context: { file },
-      cause: error,
-    });
-  }
+function readText(file: string, what: string, maxBytes: number): string {
+  return readUserText(file, { what, maxBytes, code: "SWEEP_INVALID" });
 }

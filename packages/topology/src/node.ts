@@ -1,5 +1,5 @@
-import { readFileSync } from "node:fs";
-import { isKbError, KbError } from "@kb/errors";
+import { isKbError } from "@kb/errors";
+import { readUserText } from "@kb/errors/node";
 import { expandTopology } from "./expand.js";
 import type { TopologyGraph } from "./graph.js";
 import { parseTopology } from "./load.js";
@@ -67,19 +67,20 @@ function locatedWarnings(topology: Topology, text: string, file: string): Locate
   });
 }
 
-function readTopologyText(path: string): string {
-  let text: string;
-  try {
-    text = readFileSync(path, "utf8");
-  } catch (error) {
-    throw new KbError(
-      "TOPOLOGY_NOT_FOUND",
-      `cannot read topology file ${path}: ${(error as Error).message}`,
-      {
-        context: { file: path },
-        cause: error,
-      },
-    );
-  }
-  return text;
+/**
+ * The largest topology file read: 4 MiB. The reference topologies are 1-4 KB; a heterogeneous
+ * design with an override per PE of a 64-cube SIP stays well under 1 MiB.
+ */
+export const TOPOLOGY_FILE_MAX_BYTES = 4 * 2 ** 20;
+
+/**
+ * The text of a topology file: `TOPOLOGY_NOT_FOUND` when it cannot be read, is not a regular file
+ * (a FIFO, a device, a directory) or is above {@link TOPOLOGY_FILE_MAX_BYTES}.
+ */
+export function readTopologyText(path: string): string {
+  return readUserText(path, {
+    what: "topology file",
+    maxBytes: TOPOLOGY_FILE_MAX_BYTES,
+    code: "TOPOLOGY_NOT_FOUND",
+  });
 }

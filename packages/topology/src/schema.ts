@@ -10,8 +10,36 @@ import { topologyLimitIssues } from "./topology-limits.js";
  * --resolved`.
  */
 
-const positive = (description: string) => z.number().positive().describe(description);
 const count = (description: string) => z.number().int().min(1).describe(description);
+
+/**
+ * The range of the physical numbers of a topology. Outside it a value is a typo or a hostile
+ * file, not a design point: a 1e300 ns latency makes every rate of a report 1e-290 B/s and sums
+ * overflow to Infinity. Wide enough for any design: from a wire to a rack.
+ */
+export const PHYSICAL_LIMITS = Object.freeze({
+  /** A latency, an access time, a per-hop or forwarding overhead: at most 1 s, in ns. */
+  maxNs: 1e9,
+  /** A bandwidth: at least 1 MB/s, in GB/s. */
+  minGbs: 1e-3,
+  /** A bandwidth: at most 1 PB/s, in GB/s. */
+  maxGbs: 1e6,
+  /** A wire length: at most 1 km, in mm. */
+  maxMm: 1e6,
+  /** A wire delay: at most 1 µs per mm, in ns/mm. */
+  maxNsPerMm: 1e3,
+});
+
+/** A time in ns, 0 to {@link PHYSICAL_LIMITS}`.maxNs`. */
+const nanoseconds = (description: string) =>
+  z.number().min(0).max(PHYSICAL_LIMITS.maxNs).describe(`${description} At most 1e9 (1 s).`);
+/** A bandwidth in GB/s within {@link PHYSICAL_LIMITS}. */
+const gigabytesPerSecond = (description: string) =>
+  z
+    .number()
+    .min(PHYSICAL_LIMITS.minGbs)
+    .max(PHYSICAL_LIMITS.maxGbs)
+    .describe(`${description} From 0.001 (1 MB/s) to 1e6 (1 PB/s).`);
 
 /**
  * A link: bandwidth plus either an explicit latency or a physical length (latency = length x the
@@ -25,13 +53,14 @@ export const linkPatternSchema = z
   );
 
 const linkShape = z.strictObject({
-  bw_gbs: positive("Bandwidth in GB/s (1 GB/s = 1 byte/ns)."),
+  bw_gbs: gigabytesPerSecond("Bandwidth in GB/s (1 GB/s = 1 byte/ns)."),
   length_mm: z
     .number()
     .min(0)
+    .max(PHYSICAL_LIMITS.maxMm)
     .optional()
-    .describe("Wire length in mm; latency = length_mm x wire_delay_ns_per_mm."),
-  latency_ns: z.number().min(0).optional().describe("Explicit latency in ns (instead of length_mm)."),
+    .describe("Wire length in mm; latency = length_mm x wire_delay_ns_per_mm. At most 1e6 (1 km)."),
+  latency_ns: nanoseconds("Explicit latency in ns (instead of length_mm).").optional(),
 });
 
 function lengthOrLatency<
@@ -78,7 +107,7 @@ export const componentSchema = (kind: string, impl: string) =>
 /** A forwarding ("transit") component: routers, XBAR halves, bridge, UCIe ports. */
 const transitSchema = (kind: string) =>
   componentSchema(kind, "transit_v1").extend({
-    first_flit_ns: z.number().min(0).default(1).describe("Per-hop overhead of the first flit, in ns."),
+    first_flit_ns: nanoseconds("Per-hop overhead of the first flit, in ns.").default(1),
   });
 
 const PE_COMPONENTS = {
@@ -129,8 +158,8 @@ export const peTemplateSchema = z
 export const hbmSchema = componentSchema("hbm_ctrl", "hbm_ctrl_v1").extend({
   channels: count("Channels per stack.").default(8),
   pseudo_channels: count("Pseudo-channels per channel.").default(2),
-  pc_bw_gbs: positive("Bandwidth of one pseudo-channel in GB/s.").default(32),
-  access_latency_ns: z.number().min(0).default(40).describe("Access latency of a pseudo-channel in ns."),
+  pc_bw_gbs: gigabytesPerSecond("Bandwidth of one pseudo-channel in GB/s.").default(32),
+  access_latency_ns: nanoseconds("Access latency of a pseudo-channel in ns.").default(40),
   interleave_bytes: z
     .number()
     .int()
@@ -199,11 +228,9 @@ export const cubeSchema = z
     m_cpu: componentSchema("m_cpu", "m_cpu_v1").prefault({}),
     m_cpu_dma: componentSchema("m_cpu_dma", "m_cpu_dma_v1")
       .extend({
-        forward_ns: z
-          .number()
-          .min(0)
-          .default(20)
-          .describe("Overhead in ns for traffic the M_CPU.DMA forwards (IO_CPU <-> HBM); assumption."),
+        forward_ns: nanoseconds(
+          "Overhead in ns for traffic the M_CPU.DMA forwards (IO_CPU <-> HBM); assumption.",
+        ).default(20),
       })
       .prefault({}),
     hbm: checkedHbmSchema.prefault({}),
@@ -226,8 +253,8 @@ export const cubeSchema = z
           .min(0)
           .default(8 * 2 ** 20)
           .describe("Shared SRAM capacity in bytes."),
-        bw_gbs: positive("Shared SRAM bandwidth in GB/s.").default(256),
-        latency_ns: z.number().min(0).default(5).describe("Shared SRAM access latency in ns."),
+        bw_gbs: gigabytesPerSecond("Shared SRAM bandwidth in GB/s.").default(256),
+        latency_ns: nanoseconds("Shared SRAM access latency in ns.").default(5),
       })
       .prefault({}),
     ucie_port: transitSchema("ucie_port").prefault({}).describe("Each UCIe port of the cube."),
@@ -253,13 +280,9 @@ export const sipSchema = z
   .strictObject({
     io_cpu: componentSchema("io_cpu", "io_cpu_v1")
       .extend({
-        forward_ns: z
-          .number()
-          .min(0)
-          .default(50)
-          .describe(
-            "Overhead in ns for traffic the IO_CPU forwards (host <-> cube, SIP <-> SIP); assumption.",
-          ),
+        forward_ns: nanoseconds(
+          "Overhead in ns for traffic the IO_CPU forwards (host <-> cube, SIP <-> SIP); assumption.",
+        ).default(50),
       })
       .prefault({}),
     host_link: link(64, 0).describe("Host <-> IO_CPU (PCIe-class link)."),
@@ -303,9 +326,10 @@ export const topologySchema = z
     wire_delay_ns_per_mm: z
       .number()
       .min(0)
+      .max(PHYSICAL_LIMITS.maxNsPerMm)
       .default(0.01)
       .describe(
-        "Wire delay in ns per mm for links given by length (default: 10 ps/mm, a repeated on-die wire; assumption).",
+        "Wire delay in ns per mm for links given by length (default: 10 ps/mm, a repeated on-die wire; assumption). At most 1000.",
       ),
     system: z
       .strictObject({

@@ -1,4 +1,3 @@
-import { readFileSync } from "node:fs";
 import { isKbError } from "@kb/errors";
 import {
   closest,
@@ -13,7 +12,7 @@ import {
   YamlValidationError,
   yamlLocator,
 } from "@kb/topology";
-import { loadTopologyGraphFile } from "@kb/topology/node";
+import { loadTopologyGraphFile, readTopologyText } from "@kb/topology/node";
 import type * as z from "zod";
 import { defaultRegistry } from "../builtin/index.js";
 import type { KbPlugin } from "../define.js";
@@ -147,7 +146,7 @@ class TopologyPlaces {
   }
 
   private locate(path: readonly (string | number)[], key = false): Located {
-    this.locator ??= yamlLocator(readFileSync(this.file, "utf8"));
+    this.locator ??= yamlLocator(readTopologyText(this.file));
     const place = this.locator(path, { key });
     return { line: place.line, col: place.col, path: formatPath(path), exact: place.found === path.length };
   }

@@ -1,8 +1,10 @@
-import { existsSync, readFileSync, realpathSync, statSync } from "node:fs";
+import { existsSync, realpathSync, statSync } from "node:fs";
 import { dirname, extname, join, resolve } from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
 import { isKbError, KbError } from "@kb/errors";
+import { readUserText } from "@kb/errors/node";
 import { type Topology, yamlLocator } from "@kb/topology";
+import { readTopologyText } from "@kb/topology/node";
 import * as zod from "zod";
 import { checkPlugin, type KbPlugin } from "../define.js";
 import * as components from "../index.js";
@@ -180,7 +182,7 @@ export async function loadTopologyPlugins(
       key,
       loadPlugin(entry, from, directory).catch((error: unknown) => {
         if (!isKbError(error)) throw error;
-        const place = yamlLocator(readFileSync(file, "utf8"))(["plugins", index]);
+        const place = yamlLocator(readTopologyText(file))(["plugins", index]);
         throw new KbError(error.code, error.detail, {
           context: { file, line: place.line, col: place.col },
           cause: error.cause ?? error,
@@ -248,6 +250,7 @@ async function loadPlugin(entry: string, from: readonly string[], relativeTo: st
   try {
     file = realpathSync(entryOf(directory));
   } catch (error) {
+    if (isKbError(error)) throw error;
     throw new KbError(
       "COMPONENT_PLUGIN_NOT_FOUND",
       `cannot import plug-in package "${name}" from ${directory}: ${(error as Error).message}. ` +
@@ -292,6 +295,7 @@ async function loadPluginPath(entry: string, path: string, relativeTo: string): 
     try {
       file = entryOf(found);
     } catch (error) {
+      if (isKbError(error)) throw error;
       throw new KbError(
         "COMPONENT_PLUGIN_NOT_FOUND",
         `cannot import the plug-in package in ${found} (${what}): ${(error as Error).message}. Build it (its dist is missing?) or fix its package.json.`,
@@ -359,12 +363,21 @@ function findPackage(name: string, from: readonly string[]): string | undefined 
   return undefined;
 }
 
+/** The largest plug-in package.json read: 1 MiB (a package.json is a few KB). */
+const PACKAGE_JSON_MAX_BYTES = 2 ** 20;
+
 /**
  * The entry file of a package: `exports["."]` (import/node/default) or `main`; when that file
- * does not exist, `src/index.ts` (a workspace package not built).
+ * does not exist, `src/index.ts` (a workspace package not built). Its package.json is read as a
+ * user's file: `COMPONENT_PLUGIN_NOT_FOUND` for a FIFO, a device or one above 1 MiB.
  */
 function entryOf(directory: string): string {
-  const json = JSON.parse(readFileSync(join(directory, "package.json"), "utf8")) as {
+  const packageJson = readUserText(join(directory, "package.json"), {
+    what: "plug-in package.json",
+    maxBytes: PACKAGE_JSON_MAX_BYTES,
+    code: "COMPONENT_PLUGIN_NOT_FOUND",
+  });
+  const json = JSON.parse(packageJson) as {
     exports?: unknown;
     main?: unknown;
   };

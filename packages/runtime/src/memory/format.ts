@@ -1,3 +1,5 @@
+import { formatFixed } from "@kb/errors";
+
 /** `0x1000` for a device address; anything that is not an integer >= 0 as `String` shows it. */
 export function formatAddress(address: number): string {
   return typeof address === "number" && Number.isSafeInteger(address) && address >= 0
@@ -21,7 +23,7 @@ export function formatBytes(bytes: number): string {
     unit = name;
   }
   if (unit === "") return `${bytes} bytes`;
-  const shown = Number.isInteger(value) ? String(value) : value.toFixed(2);
+  const shown = Number.isInteger(value) ? String(value) : formatFixed(value, 2);
   return `${bytes} bytes (${shown} ${unit})`;
 }
 

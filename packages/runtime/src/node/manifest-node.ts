@@ -2,6 +2,7 @@ import { readFileSync } from "node:fs";
 import { createRequire } from "node:module";
 import type { KbPlugin } from "@kb/components";
 import { loadPlugins, loadTopologyPlugins } from "@kb/components/node";
+import { readUserFile } from "@kb/errors/node";
 import { resolveTopology, type Topology, type TopologyInput } from "@kb/topology";
 import { loadTopologyFile } from "@kb/topology/node";
 import type { Bench } from "../bench.js";
@@ -44,6 +45,9 @@ export function packageVersions(
   return versions;
 }
 
+/** The largest bench file digested: 16 MiB (a bench is a few KB of TypeScript). */
+const BENCH_FILE_MAX_BYTES = 16 * 2 ** 20;
+
 /** What {@link runManifest} describes. */
 export interface RunManifestOptions {
   readonly bench: Bench;
@@ -80,7 +84,11 @@ export async function runManifest(options: RunManifestOptions): Promise<RunManif
   }
   return manifestOf({
     bench: options.bench,
-    benchSource: readFileSync(options.benchFile),
+    benchSource: readUserFile(options.benchFile, {
+      what: "bench file",
+      maxBytes: BENCH_FILE_MAX_BYTES,
+      code: "RUNTIME_INVALID",
+    }),
     topology,
     plugins,
     params: options.params,

@@ -1,0 +1,61 @@
+import { describe, expect, it } from "vitest";
+import { formatFixed, formatNs, formatNumber, formatPercent, formatRatio, formatSi } from "./index.js";
+
+// Every magnitude a computed value can take: a 1e300 ns link latency makes rates of 1e-290 B/s,
+// sums of such latencies overflow to Infinity, 0/0 is NaN.
+const magnitudes = [
+  ...Array.from({ length: 61 }, (_, i) => 10 ** (i * 10 - 300)),
+  ...Array.from({ length: 61 }, (_, i) => -(10 ** (i * 10 - 300))),
+  Number.MIN_VALUE,
+  Number.MAX_VALUE,
+  -Number.MAX_VALUE,
+  0,
+  -0,
+  Number.NaN,
+  Number.POSITIVE_INFINITY,
+  Number.NEGATIVE_INFINITY,
+];
+
+describe("fault: number formats at any magnitude", () => {
+  it("never throw and always print something readable, for 1e-300..1e300, NaN and Infinity", () => {
+    for (const value of magnitudes) {
+      for (const text of [
+        formatNumber(value, 4),
+        formatNs(value),
+        formatSi(value, "B/s"),
+        formatPercent(value),
+        formatRatio(value),
+        formatFixed(value, 2),
+        formatFixed(value, 150),
+      ]) {
+        expect(text, String(value)).toMatch(/^-?(?:[0-9][0-9.,]*(?:e[+-]\d+)?|NaN|Infinity)(?: ?\S*)?$/);
+        expect(text.length, String(value)).toBeLessThan(48);
+      }
+    }
+  });
+
+  it("keep the value of tiny and huge numbers (an exponent where digits would not fit)", () => {
+    expect(formatNumber(1.23456e-300, 4)).toBe("1.235e-300");
+    expect(formatNumber(1.23456e300, 4)).toBe("1.235e+300");
+    expect(formatSi(2e-290, "B/s")).toBe("2e-290 B/s");
+    expect(formatNs(1e300)).toBe("1e+291 s");
+    expect(formatPercent(1e-300)).toBe("0.0%");
+    expect(formatFixed(1e-300, 2)).toBe("0.00");
+    expect(formatFixed(2.5e300, 2)).toBe("2.5e+300");
+  });
+
+  it("print non-finite values as such", () => {
+    expect(formatNumber(Number.NaN, 4)).toBe("NaN");
+    expect(formatNs(Number.POSITIVE_INFINITY)).toBe("Infinity s");
+    expect(formatPercent(Number.NaN)).toBe("NaN%");
+    expect(formatFixed(Number.NEGATIVE_INFINITY, 2)).toBe("-Infinity");
+  });
+
+  it("print ordinary values as before", () => {
+    expect(formatNumber(2048.9049999999997, 4)).toBe("2049");
+    expect(formatNumber(0.00012345, 3)).toBe("0.000123");
+    expect(formatSi(819.2e9, "B/s")).toBe("819.2 GB/s");
+    expect(formatFixed(1.005, 2)).toBe((1.005).toFixed(2));
+    expect(formatPercent(0.278)).toBe("27.8%");
+  });
+});
