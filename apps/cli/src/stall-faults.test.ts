@@ -15,7 +15,7 @@ describe("fault: kb run of a kernel that never ends", () => {
     const stopped = await kb("run", zeroTimeSpinBench, "--max-events", "5e6");
     expect(stopped.code).toBe(1);
     expect(stopped.stderr).toMatch(
-      /^\[RUN_LIMIT\] .*zero-time-spin-bench\.ts:7:21 kernel zeroSpin on sip0\.cube0\.pe0 at t=[\d.]+ ns: the run stalled: 500,000 tl calls in a row left the machine without progress \(no byte moved, nothing computed, nothing passed through a queue\) and simulated time did not advance \(--max-stall-calls\); 1 kernel\(s\) made those calls:\n {2}sip0\.cube0\.pe0: kernel zeroSpin, 500,000 calls of tl\.cycles\(0\) at .*zero-time-spin-bench\.ts:7:21\n/,
+      /^\[RUN_LIMIT\] .*zero-time-spin-bench\.ts:7:21 kernel zeroSpin on sip0\.cube0\.pe0 at t=[\d.]+ ns: the run stalled: 250,000 tl calls in a row left the machine without progress \(no byte moved, nothing computed, nothing passed through a queue\) and simulated time did not advance \(--max-stall-calls\); 1 kernel\(s\) made those calls:\n {2}sip0\.cube0\.pe0: kernel zeroSpin, 250,000 calls of tl\.cycles\(0\) at .*zero-time-spin-bench\.ts:7:21\n/,
     );
     expect(stopped.stderr).toContain(
       "raise the limit (--max-stall-calls), or turn the check off with --max-stall-calls Infinity.",
@@ -43,6 +43,6 @@ describe("fault: kb run of a kernel that never ends", () => {
     expect(help.stdout.replace(/\s+/g, " ")).toContain(
       "--max-stall-calls <n> stop the run after N tl calls in a row",
     );
-    expect(help.stdout.replace(/\s+/g, " ")).toContain("(default 500,000, a few seconds;");
+    expect(help.stdout.replace(/\s+/g, " ")).toContain("(default 250,000, a few seconds;");
   });
 });

@@ -60,11 +60,11 @@ export const LIMIT_OPTIONS: Readonly<Record<LimitName, string>> = Object.freeze(
 export const DEFAULT_MAX_EVENTS = 500_000_000;
 
 /**
- * The default stall budget: 500,000 tl calls with no progress, about 2 s of an endless
- * `tl.cycles` loop on a laptop (3-4 µs a call). The shipped benches' longest stretch without
- * progress is a few calls (see packages/runtime/README.md, Run limits).
+ * The default stall budget: 250,000 tl calls with no progress, about 1 s of an endless
+ * `tl.cycles` loop (3-4 µs a call). The shipped benches' longest stretch without progress is 13
+ * calls (see packages/runtime/README.md, "The stall detector").
  */
-export const DEFAULT_MAX_STALL_CALLS = 500_000;
+export const DEFAULT_MAX_STALL_CALLS = 250_000;
 
 /** Events between two checks of the limits. */
 export const SLICE_EVENTS = 200_000;

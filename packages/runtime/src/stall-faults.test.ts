@@ -21,7 +21,7 @@ const zeroSpin = async (tl: TL) => {
 
 /**
  * A backstop so that a run the detector misses fails the test in seconds instead of hours. (The
- * tests with the default budget take a few seconds: 500,000 calls; their time limit is the test
+ * tests with the default budget take a few seconds: 250,000 calls; their time limit is the test
  * runner's, not an assertion.)
  */
 const BACKSTOP = { maxEvents: 5_000_000 };
@@ -36,9 +36,9 @@ describe("fault: kernels that never end stop at the stall limit", () => {
   it("a tl.cycles(1) loop stops with the defaults, naming PE, kernel, call site and call", async () => {
     const { sim, error } = await stall(spin, {});
     expect(error.code).toBe("RUN_LIMIT");
-    expect(DEFAULT_MAX_STALL_CALLS).toBe(500_000);
+    expect(DEFAULT_MAX_STALL_CALLS).toBe(250_000);
     expect(error.detail).toMatch(
-      /^the run stalled: 500,000 tl calls in a row left the machine without progress \(no byte moved, nothing computed, nothing passed through a queue\) while simulated time advanced 500 µs \(--max-stall-calls\); 1 kernel\(s\) made those calls:\n {2}sip0\.cube0\.pe0: kernel spin, 500,000 calls of tl\.cycles\(1\) at .*stall-faults\.test\.ts:14:21\n/,
+      /^the run stalled: 250,000 tl calls in a row left the machine without progress \(no byte moved, nothing computed, nothing passed through a queue\) while simulated time advanced 250 µs \(--max-stall-calls\); 1 kernel\(s\) made those calls:\n {2}sip0\.cube0\.pe0: kernel spin, 250,000 calls of tl\.cycles\(1\) at .*stall-faults\.test\.ts:14:21\n/,
     );
     expect(error.detail).toContain(
       "If a kernel really waits this long without work, raise the limit (--max-stall-calls), or turn the check off with --max-stall-calls Infinity.",
@@ -53,7 +53,7 @@ describe("fault: kernels that never end stop at the stall limit", () => {
     const { sim, error } = await stall(zeroSpin, {});
     expect(error.code).toBe("RUN_LIMIT");
     expect(error.detail).toMatch(
-      /^the run stalled: 500,000 tl calls in a row left the machine without progress \(no byte moved, nothing computed, nothing passed through a queue\) and simulated time did not advance \(--max-stall-calls\); 1 kernel\(s\) made those calls:\n {2}sip0\.cube0\.pe0: kernel zeroSpin, 500,000 calls of tl\.cycles\(0\) at .*stall-faults\.test\.ts:19:21\n/,
+      /^the run stalled: 250,000 tl calls in a row left the machine without progress \(no byte moved, nothing computed, nothing passed through a queue\) and simulated time did not advance \(--max-stall-calls\); 1 kernel\(s\) made those calls:\n {2}sip0\.cube0\.pe0: kernel zeroSpin, 250,000 calls of tl\.cycles\(0\) at .*stall-faults\.test\.ts:19:21\n/,
     );
     expect(error.context).toMatchObject({ kernel: "zeroSpin", line: 19, col: 21 });
     expect(sim.machine.env.processedEventCount).toBeLessThan(BACKSTOP.maxEvents);
