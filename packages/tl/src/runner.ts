@@ -155,7 +155,7 @@ export class KernelHost {
     this.held--;
   }
 
-  /** @internal A kernel posted `command` from its tl call `site`: counted by the stall detector. */
+  /** @internal A kernel posted `command` (from the tl call in flight): counted by the stall detector. */
   _issued(runner: KernelRunner, command: PeCommand): void {
     if (this.watch?.posted(runner, runner.tl._callInFlight(), command)) this.env.pause();
   }
