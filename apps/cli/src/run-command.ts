@@ -38,6 +38,7 @@ interface RunOptions {
   maxEvents?: number;
   maxSimTime?: number;
   timeout?: number;
+  maxStallCalls?: number;
   manifestOnly?: boolean;
   cache?: string;
 }
@@ -96,6 +97,11 @@ export function addRunCommand(program: Command, io: CliIo, state: RunState): Com
       positiveNumber("--max-sim-time"),
     )
     .option("--timeout <seconds>", "stop the run after SECONDS of wall time", positiveNumber("--timeout"))
+    .option(
+      "--max-stall-calls <n>",
+      `stop the run after N tl calls in a row (all kernels together) with no progress of the machine: no byte moved, nothing computed, nothing through a queue (default ${groupDigits(runtime.DEFAULT_MAX_STALL_CALLS)}, a few seconds; catches a kernel looping for ever on tl.cycles or tl.wait; Infinity turns it off)`,
+      positiveNumber("--max-stall-calls"),
+    )
     .option(
       "--plugin <package...>",
       "also load these plug-ins: npm package names, or paths (./my-hbm, ./my-hbm.ts, a package directory) from the current directory",
@@ -215,6 +221,7 @@ async function runCommand(benchArg: string, options: RunOptions, io: CliIo): Pro
       ...(options.maxEvents !== undefined ? { maxEvents: options.maxEvents } : {}),
       ...(options.maxSimTime !== undefined ? { maxSimTimeNs: options.maxSimTime } : {}),
       ...(options.timeout !== undefined ? { timeoutMs: options.timeout * 1000 } : {}),
+      ...(options.maxStallCalls !== undefined ? { maxStallCalls: options.maxStallCalls } : {}),
     },
     packages: kbPackageVersions(),
   };

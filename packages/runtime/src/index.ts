@@ -44,7 +44,7 @@ export { runBenchCore } from "./run-bench-core.js";
 export type { Phase2OpLog, RunProgress } from "./run-bench-core-parts.js";
 export { memoryPhase2Log } from "./run-bench-core-parts.js";
 export type { LimitName, RunLimits } from "./run-limits.js";
-export { DEFAULT_MAX_EVENTS, LIMIT_OPTIONS } from "./run-limits.js";
+export { DEFAULT_MAX_EVENTS, DEFAULT_MAX_STALL_CALLS, LIMIT_OPTIONS } from "./run-limits.js";
 export type {
   FreeOptions,
   HostWrite,

@@ -54,6 +54,7 @@ describe("run limits", () => {
       maxEvents: "--max-events",
       maxSimTimeNs: "--max-sim-time",
       timeoutMs: "--timeout",
+      maxStallCalls: "--max-stall-calls",
     });
   });
 
@@ -61,7 +62,12 @@ describe("run limits", () => {
     const env = new Environment();
     const host = new KernelHost(env);
     let nowMs = 0;
-    const slices = limitSlices(host, { timeoutMs: 1000 }, () => nowMs);
+    const slices = limitSlices(
+      host,
+      { timeoutMs: 1000 },
+      () => nowMs,
+      () => 0,
+    );
     await slices.between(); // 0 ms: within the limit
     nowMs = 999;
     await slices.between();

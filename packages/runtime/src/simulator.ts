@@ -53,7 +53,7 @@ import { programCount, programQueues, resolveProgramGrid } from "./program-grid.
 import { collectResults, type LaunchRecord, type RunResults } from "./results.js";
 import { checkRunLimits, limitSlices } from "./run-limits.js";
 import type { FreeOptions, KernelInstance, LaunchOptions, SimulatorOptions } from "./simulator-options.js";
-import { explainDeadlock } from "./stalled-kernels.js";
+import { explainDeadlock, machineProgress } from "./stalled-kernels.js";
 
 export type { HostWrite } from "./memory/host-writes.js";
 export type { FreeOptions, KernelInstance, LaunchOptions, SimulatorOptions } from "./simulator-options.js";
@@ -157,7 +157,12 @@ export class Simulator {
     }
     this.hostLog = new HostWriteLog(hostWriteMemoryBytes, options.hostWriteFile ?? null);
     checkRunLimits(options.limits ?? {});
-    this.slices = limitSlices(this.host, options.limits ?? {}, () => performance.now());
+    this.slices = limitSlices(
+      this.host,
+      options.limits ?? {},
+      () => performance.now(),
+      () => machineProgress(machine),
+    );
     this.hostWrites = this.hostLog.entries;
     const topology = machine.graph.topology;
     const pe0 = "sip0.cube0.pe0";

@@ -41,11 +41,12 @@ export class CallSite {
 
   /**
    * `tl.load at my-kernel.ts:12:5`, `tl.recv("west") at k.ts:8:11` when the call's key arguments
-   * were recorded, or without ` at ...` when the location is unknown.
+   * were recorded (or are given: `shownArguments`), or without ` at ...` when the location is
+   * unknown.
    */
-  describe(): string {
+  describe(shownArguments: string | null = this.shownArguments): string {
     const location = this.location;
-    const call = this.shownArguments === null ? `tl.${this.call}` : `tl.${this.call}(${this.shownArguments})`;
+    const call = shownArguments === null ? `tl.${this.call}` : `tl.${this.call}(${shownArguments})`;
     return location === null ? call : `${call} at ${formatLocation(location)}`;
   }
 }

@@ -23,3 +23,4 @@ export { KernelRegistry } from "./registry.js";
 export type { Kernel, KernelRunnerOptions } from "./runner.js";
 export { KernelHost, KernelRunner, type RunSlices } from "./runner.js";
 export { SCRATCH_ALIGN } from "./scratch.js";
+export type { StallBudget, StalledKernel, StallReport } from "./stall-watch.js";

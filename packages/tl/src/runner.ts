@@ -3,6 +3,7 @@ import type { Environment, Event } from "@kb/des";
 import { formatSimTime, KbError } from "@kb/errors";
 import { TLContext } from "./context.js";
 import type { CommandSink, TLOptions } from "./options.js";
+import { type StallBudget, type StallReport, StallTally, StallWatch } from "./stall-watch.js";
 
 /** How {@link KernelHost.run} cuts a long run into slices. */
 export interface RunSlices {
@@ -15,6 +16,13 @@ export interface RunSlices {
   readonly stopAfterNs?: number;
   /** The engine also stops once it has processed this many events in all (`between` is called at once). */
   readonly eventLimit?: number;
+  /**
+   * The stall detector's budget (stall-watch.ts): once that many tl calls in a row left the
+   * machine without progress, the engine stops and `between` is called at once (it should throw,
+   * reading {@link KernelHost.stalled}; if it returns, counting starts again). Absent, or
+   * `calls: Infinity`, no detector.
+   */
+  readonly stall?: StallBudget;
   /** Called between slices: may throw (a limit tripped) or await the event loop (signals, timers). */
   readonly between: () => Promise<void>;
 }
@@ -38,14 +46,29 @@ export class KernelHost {
   started = 0;
   /** The kernel instances started that have not returned or thrown yet, in start order. */
   readonly active = new Set<KernelRunner>();
+  /** The stall detector of the run in progress (with `RunSlices.stall`), else null. */
+  private watch: StallWatch<KernelRunner> | null = null;
+  /** The first stretch number of the next watch (the runners' tallies outlive a watch). */
+  private stretches = 0;
 
   constructor(readonly env: Environment) {}
+
+  /**
+   * What the stall detector saw when it stopped the run (`RunSlices.stall`): the tl calls made
+   * without progress, since when, and the kernels that made them with their last calls; null
+   * while no stall was detected.
+   */
+  stalled(): StallReport<KernelRunner> | null {
+    return this.watch?.tripped ?? null;
+  }
 
   /**
    * Runs the simulation until `until` is processed, letting held kernels continue in between.
    * With `slices`, the engine also stops every `slices.events` events and awaits
    * `slices.between()` (which may check limits and throw, or let the event loop run) before it
-   * goes on; the simulation is the same with or without.
+   * goes on; the simulation is the same with or without. With `slices.stall`, a stall detector
+   * counts the kernels' calls (stall-watch.ts): when it trips, the engine stops and `between` is
+   * called at once.
    *
    * Throws what the simulation throws (a kernel's error, `DES_DEADLOCK` with the waiting
    * processes when nothing can complete `until`) and what `between` throws.
@@ -59,26 +82,43 @@ export class KernelHost {
         ? undefined
         : { maxEvents: 1, stopAfterNs: slices.stopAfterNs ?? Number.POSITIVE_INFINITY };
     const eventLimit = slices?.eventLimit ?? Number.POSITIVE_INFINITY;
+    const stall = slices?.stall;
+    const watch =
+      stall !== undefined && stall.calls < Number.POSITIVE_INFINITY
+        ? new StallWatch(stall, () => env.now, this.active, this.stretches)
+        : null;
+    this.watch = watch;
     let sliceStart = env.processedEventCount;
-    for (;;) {
-      await this.settle();
-      if (slices === undefined || options === undefined) {
-        env.run(until);
-      } else {
+    try {
+      for (;;) {
+        await this.settle();
+        if (slices === undefined || options === undefined) {
+          env.run(until);
+        } else {
+          // A call that tripped the stall detector paused the engine: the check throws (or goes on).
+          if (watch?.tripped != null) {
+            sliceStart = env.processedEventCount;
+            await slices.between();
+            watch.restart();
+          }
+          const done = env.processedEventCount;
+          options.maxEvents = Math.max(1, Math.min(slices.events - (done - sliceStart), eventLimit - done));
+          env.run(until, options);
+        }
+        if (until.processed) {
+          if (!until.ok) throw until.value;
+          return until.value as T;
+        }
+        if (slices === undefined || options === undefined) continue;
         const done = env.processedEventCount;
-        options.maxEvents = Math.max(1, Math.min(slices.events - (done - sliceStart), eventLimit - done));
-        env.run(until, options);
+        if (env.peek() > options.stopAfterNs || done >= eventLimit || done - sliceStart >= slices.events) {
+          sliceStart = done;
+          await slices.between();
+        }
       }
-      if (until.processed) {
-        if (!until.ok) throw until.value;
-        return until.value as T;
-      }
-      if (slices === undefined || options === undefined) continue;
-      const done = env.processedEventCount;
-      if (env.peek() > options.stopAfterNs || done >= eventLimit || done - sliceStart >= slices.events) {
-        sliceStart = done;
-        await slices.between();
-      }
+    } finally {
+      if (watch !== null) this.stretches = watch.nextStretch;
+      this.watch = null;
     }
   }
 
@@ -114,6 +154,11 @@ export class KernelHost {
   _posted(): void {
     this.held--;
   }
+
+  /** @internal A kernel posted `command` (from the tl call in flight): counted by the stall detector. */
+  _issued(runner: KernelRunner, command: PeCommand): void {
+    if (this.watch?.posted(runner, runner.tl._callInFlight(), command)) this.env.pause();
+  }
 }
 
 /** Options of a {@link KernelRunner}. */
@@ -139,6 +184,8 @@ type RunnerState = "new" | "running" | "done";
 export class KernelRunner implements CommandSource {
   readonly name: string;
   readonly tl: TLContext;
+  /** @internal Its calls since the machine last made progress (the host's stall detector). */
+  readonly stallTally = new StallTally();
   private state: RunnerState = "new";
   /** Commands issued so far (program positions). */
   private issued = 0;
@@ -193,6 +240,7 @@ export class KernelRunner implements CommandSource {
     } else if (this.inFlight !== null) {
       const resume = this.inFlight;
       this.inFlight = null;
+      this.stallTally.lastPending = false;
       // A kernel that already returned (without awaiting its last call) is not resumed.
       if (!this.ended) this.host._resumed();
       resume();
@@ -230,6 +278,7 @@ export class KernelRunner implements CommandSource {
       );
     }
     this.record?.push(command);
+    this.host._issued(this, command);
     this.postedAtNs = this.host.env.now;
     const index = this.issued++;
     const done = new Promise<void>((resolve) => {
