@@ -140,6 +140,35 @@ describe("fault: kb web on a large trace in Chrome's array form", () => {
   }, 120_000);
 });
 
+describe("fault: kb web on a trace of very many tracks", () => {
+  /** A trace in kb's line form with one slice on each of `tracks` tracks (pid 1, tid i). */
+  function manyTracks(name: string, tracks: number): string {
+    const lines = Array.from(
+      { length: tracks },
+      (_, tid) => `{"name":"w","ph":"X","ts":0,"dur":1,"pid":1,"tid":${tid}}`,
+    );
+    const path = join(scratch, name);
+    writeFileSync(path, `{"traceEvents":[\n${lines.join(",\n")}\n]}\n`);
+    return path;
+  }
+
+  it("a trace of 100,000 tracks is refused at the track past 65,536, not built into bins for each", async () => {
+    expectRefusal(
+      await web(manyTracks("many-tracks-100k.json", 100_000)),
+      /many-tracks-100k\.json:65538: a trace of more than 65,536 tracks \(distinct pid, tid pairs\), the most kb web draws/,
+    );
+  }, 60_000);
+
+  it("a window of a trace of 20,000 tracks has at most 4 Mi cells, whatever width is asked for", async () => {
+    const { slices } = await loadWebData([manyTracks("many-tracks.json", 20_000)], { topology: defaultYaml });
+    const index = slices[0];
+    expect(index?.tracks).toBe(20_000);
+    const window = index?.window(0, 1000, 4096);
+    expect(window?.width).toBe(Math.floor((4 * MiB) / 20_000));
+    expect(Buffer.from(window?.busy ?? "", "base64")).toHaveLength(20_000 * (window?.width ?? 0));
+  }, 60_000);
+});
+
 describe("fault: kb web on what is not a regular file", () => {
   it("a FIFO is refused at once, not waited on", async () => {
     const fifo = join(scratch, "trace.fifo");
