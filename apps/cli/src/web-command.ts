@@ -76,11 +76,13 @@ export function addWebCommand(program: Command, io: CliIo, hooks: WebCommandHook
       "address to bind; anything but a loopback address shows your results to the network, and a wildcard address (0.0.0.0, ::) needs --allow-host",
       "127.0.0.1",
     )
-    .option(
-      "--allow-host <names>",
-      "a host name or address the page is opened at, besides localhost and --host's address: requests for any other Host are refused (403), so no web site can read your results through DNS rebinding; required with --host 0.0.0.0 or ::; repeat it or give a comma list (default: none)",
-      collectHosts,
-      [],
+    .addOption(
+      new Option(
+        "--allow-host <names>",
+        "a host name or address the page is opened at, besides localhost and --host's address: requests for any other Host are refused (403), so no web site can read your results through DNS rebinding; required with --host 0.0.0.0 or ::; repeat it or give a comma list",
+      )
+        .argParser(collectHosts)
+        .default([], "none"),
     )
     .addOption(
       new Option(
