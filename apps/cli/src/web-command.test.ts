@@ -1,7 +1,7 @@
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { request } from "node:http";
 import { createServer } from "node:net";
-import { tmpdir } from "node:os";
+import { networkInterfaces, tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { RunResultsSchema } from "@kb/runtime";
@@ -55,12 +55,12 @@ interface Response {
 function get(
   server: WebServer,
   path: string,
-  options: { method?: string; host?: string } = {},
+  options: { method?: string; host?: string; address?: string } = {},
 ): Promise<Response> {
   return new Promise((resolvePromise, reject) => {
     const req = request(
       {
-        host: "127.0.0.1",
+        host: options.address ?? "127.0.0.1",
         port: server.port,
         path,
         method: options.method ?? "GET",
@@ -92,7 +92,8 @@ describe("kb web: help", () => {
       '(default: "127.0.0.1")',
       "Examples:",
     ]) {
-      expect(help.stdout).toContain(text);
+      // Commander wraps the descriptions at 80 columns.
+      expect(help.stdout.replace(/\s+/g, " ")).toContain(text);
     }
   });
 
@@ -208,7 +209,7 @@ describe("loadWebData: errors name the bad file", () => {
     [
       "a trace with a broken event",
       () => file("bad-trace.json", JSON.stringify({ traceEvents: [{ ph: "B", pid: 1, tid: 1 }] })),
-      /bad-trace\.json: traceEvents\[0\] has no numeric ts, pid and tid/,
+      /bad-trace\.json:1: traceEvents\[0\] has no numeric ts, pid and tid/,
     ],
   ];
   for (const [what, make, message] of cases) {
@@ -357,5 +358,93 @@ describe("the kb web command", () => {
       probe.once("error", reject);
       probe.listen(server.port, "127.0.0.1", () => probe.close(() => resolvePromise()));
     });
+  });
+});
+
+/** A non-loopback IPv4 address of this machine, if it has one. */
+const lanAddress = Object.values(networkInterfaces())
+  .flat()
+  .find((entry) => entry !== undefined && entry.family === "IPv4" && !entry.internal)?.address;
+
+describe("fault: kb web on a non-loopback address and the Host header (DNS rebinding)", () => {
+  let data: WebData;
+  beforeAll(async () => {
+    data = (await loadWebData([resultsFile], { topology: defaultYaml })).data;
+  });
+
+  it("--host 0.0.0.0 without --allow-host refuses to start, saying what to pass", async () => {
+    const message =
+      /^\[CLI_USAGE\] kb web: --host 0\.0\.0\.0 listens on every address of this machine, so the Host of a request is no proof it was meant for kb web .*Pass --allow-host NAME with each name or address the page is opened at/;
+    await expect(startWebServer({ data, pageDir: pageDir(), host: "0.0.0.0", port: 0 })).rejects.toThrow(
+      message,
+    );
+    await expect(startWebServer({ data, pageDir: pageDir(), host: "::", port: 0 })).rejects.toThrow(
+      /--host :: listens on every address/,
+    );
+    const run = await kb("web", resultsFile, "--topology", defaultYaml, "--host", "0.0.0.0", "--port", "0");
+    expect(run.code).toBe(1);
+    expect(run.stdout).toBe("");
+    expect(run.stderr).toMatch(message);
+  });
+
+  it("on 0.0.0.0 with --allow-host, answers the names allowed and localhost, refuses any other Host", async () => {
+    const server = await startWebServer({
+      data,
+      pageDir: pageDir(),
+      host: "0.0.0.0",
+      port: 0,
+      allowHosts: ["MyHost.Example", "192.0.2.7"],
+    });
+    try {
+      for (const host of [
+        "myhost.example",
+        `myhost.example:${server.port}`,
+        "192.0.2.7:80",
+        `localhost:${server.port}`,
+      ]) {
+        expect((await get(server, "/api/data", { host })).status, host).toBe(200);
+      }
+      for (const host of [
+        "evil.example",
+        `evil.example:${server.port}`,
+        `0.0.0.0:${server.port}`,
+        "myhost.example.evil.example",
+      ]) {
+        const refused = await get(server, "/api/data", { host });
+        expect(refused.status, host).toBe(403);
+        expect(refused.body).not.toContain("schema");
+      }
+    } finally {
+      await server.close();
+    }
+  });
+
+  it.skipIf(lanAddress === undefined)(
+    "on one non-loopback address, answers that address and refuses any other Host",
+    async () => {
+      const address = lanAddress as string;
+      const server = await startWebServer({ data, pageDir: pageDir(), host: address, port: 0 });
+      try {
+        expect((await get(server, "/api/data", { address, host: `${address}:${server.port}` })).status).toBe(
+          200,
+        );
+        expect((await get(server, "/api/data", { address, host: "evil.example" })).status).toBe(403);
+      } finally {
+        await server.close();
+      }
+    },
+  );
+
+  it("--allow-host takes names and addresses, repeated or in a comma list, never with a port", async () => {
+    const help = await kb("web", "--help");
+    const text = help.stdout.replace(/\s+/g, " ");
+    expect(text).toContain("--allow-host <names>");
+    expect(text).toContain("required with --host 0.0.0.0 or ::");
+    expect(text).toContain("a wildcard address (0.0.0.0, ::) needs --allow-host");
+    for (const bad of ["evil.example:80", "a b", "*", ""]) {
+      const run = await kb("web", "--allow-host", bad, "--port", "0");
+      expect(run.code, bad).toBe(1);
+      expect(run.stderr).toContain("expected host names or addresses without a port");
+    }
   });
 });

@@ -1,10 +1,21 @@
+import { isIP } from "node:net";
 import { KbError } from "@kb/errors";
 import type { WebData } from "@kb/web-ui/api";
-import { type Command, InvalidArgumentError } from "commander";
+import { type Command, InvalidArgumentError, Option } from "commander";
 import { groupDigits } from "./format-run.js";
 import type { CliIo } from "./run-cli.js";
 import { loadWebData } from "./web-data.js";
-import { DEFAULT_WEB_PORT, findPageDir, isLoopback, startWebServer, type WebServer } from "./web-server.js";
+import { DEFAULT_MAX_INPUT_BYTES, MAX_INPUT_OPTION } from "./web-file.js";
+import {
+  DEFAULT_WEB_PORT,
+  findPageDir,
+  hostName,
+  isLoopback,
+  isWildcard,
+  startWebServer,
+  type WebServer,
+  wildcardWithoutAllowHost,
+} from "./web-server.js";
 import { loadSweepSource, type SweepSource, sweepTableIn } from "./web-sweep.js";
 
 // `kb web`: reads results and traces, serves the page that draws them (apps/web). What crosses
@@ -18,6 +29,8 @@ interface WebOptions {
   cache?: string;
   port: number;
   host: string;
+  allowHost: string[];
+  maxInputSize: number;
 }
 
 /** What tests and embedding tools can pass to {@link addWebCommand}. */
@@ -60,8 +73,24 @@ export function addWebCommand(program: Command, io: CliIo, hooks: WebCommandHook
     .option("--port <n>", "port to listen on (0: any free port)", parsePort, DEFAULT_WEB_PORT)
     .option(
       "--host <address>",
-      "address to bind; anything but a loopback address shows your results to the network",
+      "address to bind; anything but a loopback address shows your results to the network, and a wildcard address (0.0.0.0, ::) needs --allow-host",
       "127.0.0.1",
+    )
+    .addOption(
+      new Option(
+        "--allow-host <names>",
+        "a host name or address the page is opened at, besides localhost and --host's address: requests for any other Host are refused (403), so no web site can read your results through DNS rebinding; required with --host 0.0.0.0 or ::; repeat it or give a comma list",
+      )
+        .argParser(collectHosts)
+        .default([], "none"),
+    )
+    .addOption(
+      new Option(
+        `${MAX_INPUT_OPTION} <size>`,
+        "the most kb web reads of one file, on disk and once decompressed (a gzip can inflate a thousand times), such as 512MiB or 16GiB; a larger file is refused saying so",
+      )
+        .argParser(parseByteSize)
+        .default(DEFAULT_MAX_INPUT_BYTES, "4GiB"),
     )
     .addHelpText(
       "after",
@@ -70,11 +99,22 @@ export function addWebCommand(program: Command, io: CliIo, hooks: WebCommandHook
         "  kb web gemm.json gemm.trace.json            # then open http://127.0.0.1:8080/\n" +
         "  kb web small.json big.json --port 0         # compare two design points on a free port\n" +
         "  kb web ref.json --topology topologies/ref-cube.yaml\n" +
-        "  kb web sweeps/results/gemm-hbm/results.jsonl --cache /tmp/kbcache   # a sweep's page",
+        "  kb web sweeps/results/gemm-hbm/results.jsonl --cache /tmp/kbcache   # a sweep's page\n" +
+        "  kb web gemm.json --host 0.0.0.0 --allow-host myhost.example   # open it at http://myhost.example:8080/",
     )
     .action(async (files: string[], options: WebOptions) => {
       const cwd = process.cwd();
       const topology = options.topology !== undefined ? { topology: options.topology } : {};
+      const maxInputBytes = options.maxInputSize;
+      const listen = {
+        host: options.host,
+        port: options.port,
+        allowHosts: options.allowHost,
+      };
+      // Said before the files are read, which can take a while.
+      if (isWildcard(options.host) && options.allowHost.length === 0) {
+        throw wildcardWithoutAllowHost(options.host);
+      }
       const sweepFile = await sweepTableIn(files);
       if (sweepFile === null && options.cache !== undefined) {
         throw new KbError(
@@ -86,23 +126,24 @@ export function addWebCommand(program: Command, io: CliIo, hooks: WebCommandHook
       let served: { warnings: readonly string[]; description: string };
       let server: WebServer;
       if (sweepFile === null) {
-        const { data, slices } = await loadWebData(files, { ...topology, cwd });
-        server = await startWebServer({ data, slices, pageDir, host: options.host, port: options.port });
+        const { data, slices } = await loadWebData(files, { ...topology, cwd, maxInputBytes });
+        server = await startWebServer({ ...listen, data, slices, pageDir });
         served = { warnings: data.warnings, description: describeData(data) };
       } else {
         const sweep = await loadSweepSource(sweepFile, {
           ...topology,
           ...(options.cache !== undefined ? { cacheDir: options.cache } : {}),
           cwd,
+          maxInputBytes,
         });
-        server = await startWebServer({ sweep, pageDir, host: options.host, port: options.port });
+        server = await startWebServer({ ...listen, sweep, pageDir });
         served = { warnings: sweep.data.warnings, description: describeSweep(sweep) };
       }
       const warnings = isLoopback(options.host)
         ? served.warnings
         : [
             ...served.warnings,
-            `listening on ${options.host}, not a loopback address: anyone who can reach this machine can read the page and its results.`,
+            `listening on ${options.host === "" ? "every address" : options.host}, not a loopback address: anyone who can reach this machine can read the page and its results.`,
           ];
       for (const warning of warnings) io.stderr.write(`kb web: warning: ${warning}\n`);
       io.stdout.write(`${served.description}kb web: serving on ${server.url} (Ctrl-C to stop)\n`);
@@ -119,6 +160,50 @@ function parsePort(value: string): number {
     throw new InvalidArgumentError("expected a port number from 0 to 65535 (0: any free port).");
   }
   return port;
+}
+
+/** A DNS name: labels of letters, digits and inner hyphens, separated by dots. */
+const HOST_NAME = /^[a-z0-9]([a-z0-9-]*[a-z0-9])?(\.[a-z0-9]([a-z0-9-]*[a-z0-9])?)*$/;
+
+/** `--allow-host`: names and addresses added to the ones before, from a comma list. */
+function collectHosts(value: string, previous: string[]): string[] {
+  const names = value.split(",").map((name) => name.trim());
+  for (const name of names) {
+    const bare = hostName(name);
+    const plainName = bare === name.toLowerCase().replace(/\.$/, "") && HOST_NAME.test(bare);
+    if (isIP(bare) === 0 && !plainName) {
+      throw new InvalidArgumentError(
+        `expected host names or addresses without a port, such as myhost.example or 192.168.1.20, separated by commas; got "${name}".`,
+      );
+    }
+  }
+  return [...previous, ...names];
+}
+
+/** A size in bytes: a whole number of bytes, or a number with KiB, MiB, GiB, TiB (or kB, MB, GB, TB). */
+function parseByteSize(value: string): number {
+  const match = /^(\d+(?:\.\d+)?)\s*(B|KiB|MiB|GiB|TiB|kB|KB|MB|GB|TB)?$/i.exec(value.trim());
+  const units: Readonly<Record<string, number>> = {
+    b: 1,
+    kib: 1024,
+    mib: 1024 ** 2,
+    gib: 1024 ** 3,
+    tib: 1024 ** 4,
+    kb: 1e3,
+    mb: 1e6,
+    gb: 1e9,
+    tb: 1e12,
+  };
+  const bytes =
+    match === null
+      ? Number.NaN
+      : Math.floor(Number(match[1]) * (units[(match[2] ?? "b").toLowerCase()] ?? 1));
+  if (!Number.isSafeInteger(bytes) || bytes < 1) {
+    throw new InvalidArgumentError(
+      `expected a size such as 512MiB, 16GiB or 1000000 (bytes); got "${value}".`,
+    );
+  }
+  return bytes;
 }
 
 /** What the server read, for the terminal. */

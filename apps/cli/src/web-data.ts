@@ -5,6 +5,7 @@ import type { SliceIndex } from "@kb/web-ui/slice-index";
 import { webTopologyOf } from "@kb/web-ui/topology-data";
 import type { TraceTimeline } from "@kb/web-ui/trace-timeline";
 import { findUp, locateTopology } from "./bench-files.js";
+import { DEFAULT_MAX_INPUT_BYTES } from "./web-file.js";
 import { readWebInput } from "./web-input.js";
 
 // What `kb web` serves at /api/data: the results and trace files read, and the topology.
@@ -15,6 +16,8 @@ export interface WebDataOptions {
   readonly topology?: string;
   /** Where names are looked up from (default: the current directory). */
   readonly cwd?: string;
+  /** The most read of each file, on disk and decompressed (default {@link DEFAULT_MAX_INPUT_BYTES}). */
+  readonly maxInputBytes?: number;
 }
 
 /** What `kb web` serves: `/api/data`, and the slices of each timeline for `/api/timeline`. */
@@ -29,8 +32,9 @@ export interface LoadedWebData {
  * traces `"traceEvents"` or are an array of trace events; either may be gzip-compressed) and the
  * topology, into what `/api/data` and `/api/timeline` serve.
  *
- * Throws a `KbError` naming the file when one cannot be read, is not JSON, is neither kind or is
- * a results file that does not match `RunResultsSchema`; and the topology's errors.
+ * Throws a `KbError` naming the file when one cannot be read (not a regular file, larger than
+ * `maxInputBytes`), is not JSON, is neither kind or is a results file that does not match
+ * `RunResultsSchema`; and the topology's errors.
  */
 export async function loadWebData(
   files: readonly string[],
@@ -42,7 +46,7 @@ export async function loadWebData(
   const traces: TraceTimeline[] = [];
   for (const [index, file] of files.entries()) {
     const label = labels[index] as string;
-    const input = await readWebInput(file, label);
+    const input = await readWebInput(file, label, options.maxInputBytes ?? DEFAULT_MAX_INPUT_BYTES);
     if (input.kind === "results") results.push({ file, label, results: input.results });
     else traces.push(input.trace);
   }

@@ -1,9 +1,8 @@
-import { createReadStream } from "node:fs";
-import { open } from "node:fs/promises";
-import { createInterface } from "node:readline";
-import { createGunzip } from "node:zlib";
 import { KbError } from "@kb/errors";
 import { type RunResults, RunResultsSchema } from "@kb/runtime";
+import { formatByteCount } from "./format-run.js";
+import { inputChunks } from "./web-file.js";
+import { JsonEventSplitter, SplitterError } from "./web-json-events.js";
 import {
   isRecord,
   TimelineBuilder,
@@ -12,136 +11,107 @@ import {
   WHAT_KB_WEB_READS,
 } from "./web-timeline.js";
 
-// Reading one file given to `kb web`: a results file or a trace, gzip-compressed or not. A trace as
-// kb run --trace writes it (one event per line) is read as a stream, line by line: no string of
-// the whole file, no array of its events, so a trace of millions of slices fits in memory.
+// Reading one file given to `kb web`: a results file or a trace, gzip-compressed or not. A trace is
+// read as a stream, event by event, whatever its layout (kb run --trace's one event per line,
+// Chrome's array form, all on one line): no string of the whole file, no array of its events, so
+// a trace of millions of slices fits in memory, and a file that is not one is refused as soon as
+// that shows.
+
+/** The longest JSON text of one trace event kb web reads (kb run --trace writes ~100 bytes). */
+export const MAX_TRACE_EVENT_BYTES = 16 * 1024 ** 2;
+
+/** The most JSON kb web parses as one text: a results file, or a trace object besides its events. */
+export const MAX_JSON_TEXT_BYTES = 256 * 1024 ** 2;
 
 /** A file given to kb web, read. */
 export type WebInput =
   | { readonly kind: "results"; readonly results: RunResults }
   | { readonly kind: "trace"; readonly trace: TraceTimeline };
 
-/** The first line of a trace as kb run --trace writes it. */
-const KB_TRACE_HEADER = '{"traceEvents":[';
-
 /**
  * Reads `file` (gunzipped when it starts with gzip's magic bytes 0x1f 0x8b, whatever its name):
- * results (`"schema": "kb.results/1"`) or a trace (`"traceEvents"`, or an array of events).
+ * results (`"schema": "kb.results/1"`) or a trace (`"traceEvents"`, or an array of events), of at
+ * most `maxBytes` on disk and decompressed.
  *
- * Throws a `KbError` naming the file when it cannot be read, does not decompress, is not JSON, is
- * neither kind, or is a results file that does not match `RunResultsSchema`.
+ * Throws a `KbError` naming the file (and the line, for a trace's event) when it cannot be read
+ * (see `inputChunks`), does not decompress, is not JSON, is neither kind, has an event longer than
+ * {@link MAX_TRACE_EVENT_BYTES} or more than {@link MAX_JSON_TEXT_BYTES} of other JSON, or is a
+ * results file that does not match `RunResultsSchema`.
  */
-export async function readWebInput(file: string, label: string): Promise<WebInput> {
-  const gzip = await startsWithGzipMagic(file);
-  const lines = createInterface({ input: source(file, gzip), crlfDelay: Number.POSITIVE_INFINITY });
-  let builder: TimelineBuilder | null = null;
-  let first = true;
-  let index = 0;
-  let footer: string | null = null;
-  let broken = false;
-  const text: string[] = [];
+export async function readWebInput(file: string, label: string, maxBytes: number): Promise<WebInput> {
+  const builder = new TimelineBuilder(file);
+  const splitter = new JsonEventSplitter(
+    { maxEventBytes: MAX_TRACE_EVENT_BYTES, maxFrameBytes: MAX_JSON_TEXT_BYTES },
+    (text, index, line) => addEvent(builder, text, index, { file, line }),
+  );
+  let frame: string;
   try {
-    for await (const raw of lines) {
-      if (first) {
-        first = false;
-        if (raw.trim() === KB_TRACE_HEADER) {
-          builder = new TimelineBuilder(file);
-          continue;
-        }
-      }
-      if (builder === null) {
-        text.push(raw);
-        continue;
-      }
-      const line = raw.trim();
-      if (line === "") continue;
-      if (footer !== null || line.startsWith("]")) {
-        if (footer !== null) broken = true;
-        footer = line;
-        if (broken) break;
-        continue;
-      }
-      let event: unknown;
-      try {
-        event = JSON.parse(line.endsWith(",") ? line.slice(0, -1) : line);
-      } catch {
-        broken = true;
-        break;
-      }
-      builder.add(event, index++);
-    }
+    for await (const chunk of inputChunks(file, maxBytes)) splitter.push(chunk);
+    frame = splitter.finish();
   } catch (error) {
-    throw readError(file, error);
-  } finally {
-    lines.close();
+    if (error instanceof SplitterError) throw splitterError(file, error);
+    throw error;
   }
-  if (builder !== null && !broken && footer !== null && closes(footer)) {
-    return { kind: "trace", trace: builder.finish(label) };
-  }
-  // Not (or not wholly) in kb's line form: parse the whole text, for JSON's own error message.
-  return interpret(builder === null ? text.join("\n") : await wholeText(file, gzip), file, label);
+  return interpret(frame, file, label, splitter.hasEvents ? builder : null);
 }
 
-/** Whether `footer` (the line after the last event) closes kb's header into JSON. */
-function closes(footer: string): boolean {
+/** Parses one event's text and adds it; errors located at the event's line. */
+function addEvent(
+  builder: TimelineBuilder,
+  text: string,
+  index: number,
+  where: { file: string; line: number },
+): void {
+  let event: unknown;
   try {
-    JSON.parse(`${KB_TRACE_HEADER}${footer}`);
-    return true;
-  } catch {
-    return false;
-  }
-}
-
-async function startsWithGzipMagic(file: string): Promise<boolean> {
-  try {
-    const handle = await open(file, "r");
-    try {
-      const head = Buffer.alloc(2);
-      const { bytesRead } = await handle.read(head, 0, 2, 0);
-      return bytesRead === 2 && head[0] === 0x1f && head[1] === 0x8b;
-    } finally {
-      await handle.close();
-    }
+    event = JSON.parse(text);
   } catch (error) {
-    throw readError(file, error);
-  }
-}
-
-function source(file: string, gzip: boolean): NodeJS.ReadableStream {
-  const stream = createReadStream(file);
-  if (!gzip) return stream;
-  const gunzip = createGunzip();
-  stream.on("error", (error) => gunzip.destroy(error));
-  return stream.pipe(gunzip);
-}
-
-async function wholeText(file: string, gzip: boolean): Promise<string> {
-  const chunks: Buffer[] = [];
-  try {
-    for await (const chunk of source(file, gzip)) chunks.push(chunk as Buffer);
-  } catch (error) {
-    throw readError(file, error);
-  }
-  return Buffer.concat(chunks).toString("utf8");
-}
-
-/** A read or decompression error as kb web reports it. */
-function readError(file: string, error: unknown): KbError {
-  if (error instanceof KbError) return error;
-  const code = (error as NodeJS.ErrnoException).code ?? "";
-  const message = (error as Error).message;
-  if (code.startsWith("Z_") || /unexpected end of file|incorrect header check|invalid/i.test(message)) {
-    return new KbError(
+    throw new KbError(
       "CLI_USAGE",
-      `a gzip file that does not decompress (${message}): truncated or damaged? Write it again with kb run --trace.`,
-      { context: { file }, cause: error },
+      `traceEvents[${index}] is not JSON: ${(error as Error).message}. ${WHAT_KB_WEB_READS}`,
+      { context: where, cause: error },
     );
   }
-  return new KbError("CLI_USAGE", `cannot read the file: ${message}`, { context: { file }, cause: error });
+  try {
+    builder.add(event, index);
+  } catch (error) {
+    if (!(error instanceof KbError)) throw error;
+    throw new KbError(error.code, error.detail, { context: { ...error.context, ...where }, cause: error });
+  }
 }
 
-/** A whole JSON text as results or a trace. */
-function interpret(text: string, file: string, label: string): WebInput {
+/** A problem the splitter found, as kb web reports it. */
+function splitterError(file: string, error: SplitterError): KbError {
+  const context = { file, line: error.where.line };
+  switch (error.kind) {
+    case "event-size":
+      return new KbError(
+        "CLI_USAGE",
+        `traceEvents[${error.where.event}] is longer than ${formatByteCount(MAX_TRACE_EVENT_BYTES)}, the most kb web reads of one trace event (kb run --trace writes about 100 bytes each): not a trace kb web can read. ${WHAT_KB_WEB_READS}`,
+        { context },
+      );
+    case "frame-size":
+      return new KbError(
+        "CLI_USAGE",
+        `more than ${formatByteCount(MAX_JSON_TEXT_BYTES)} of JSON that is not a trace's events, the most kb web parses as one text (a results file of kb run --json is far smaller). ${WHAT_KB_WEB_READS}`,
+        { context },
+      );
+    case "not-object-or-array":
+      return new KbError(
+        "CLI_USAGE",
+        `not JSON, or JSON that is neither an object nor an array: neither a results file nor a trace. ${WHAT_KB_WEB_READS}`,
+        { context },
+      );
+    default:
+      return new KbError("CLI_USAGE", `not JSON: ${error.message}. ${WHAT_KB_WEB_READS}`, { context });
+  }
+}
+
+/**
+ * A whole JSON text as results or a trace; `builder` holds the events of a trace read as a stream,
+ * whose text here has an empty events array.
+ */
+function interpret(text: string, file: string, label: string, builder: TimelineBuilder | null): WebInput {
   let json: unknown;
   try {
     json = JSON.parse(text);
@@ -173,12 +143,9 @@ function interpret(text: string, file: string, label: string): WebInput {
     }
     return { kind: "results", results: parsed.data };
   }
+  if (builder !== null) return { kind: "trace", trace: builder.finish(label) };
   if (isRecord(json) && Array.isArray(json.traceEvents)) {
     return { kind: "trace", trace: timelineOfTrace(json.traceEvents, file, label) };
-  }
-  // Chrome's other trace form: a bare array of events.
-  if (Array.isArray(json) && json.every((event) => isRecord(event) && typeof event.ph === "string")) {
-    return { kind: "trace", trace: timelineOfTrace(json, file, label) };
   }
   throw new KbError("CLI_USAGE", `neither a results file nor a trace. ${WHAT_KB_WEB_READS}`, {
     context: { file },

@@ -46,6 +46,11 @@ export interface WebServerOptions {
   readonly host?: string;
   /** Port (default {@link DEFAULT_WEB_PORT}; 0 picks a free one). */
   readonly port?: number;
+  /**
+   * Host names and addresses requests may be for, besides loopback names and `host` itself
+   * (`--allow-host`). Required when `host` is a wildcard address (0.0.0.0, ::).
+   */
+  readonly allowHosts?: readonly string[];
 }
 
 /** What a sweep's server answers (see web-sweep.ts). */
@@ -90,10 +95,13 @@ const SECURITY_HEADERS = {
 /**
  * Serves the page from `pageDir` and the data at `GET /api/data` on `host:port` (node:http).
  * Only GET and HEAD are answered (405 otherwise); a path outside `pageDir` is a 404 like any
- * missing file. Bound to a loopback address, it answers only requests whose Host is a loopback
- * name (403 otherwise), so another web site cannot read the results through DNS rebinding.
+ * missing file. It answers only requests whose Host header names this server: a loopback name,
+ * the address bound, or one of `allowHosts` (403 otherwise), so another web site cannot read the
+ * results through DNS rebinding.
  *
- * Throws a `KbError` when the port is taken or the address cannot be bound.
+ * Throws a `KbError` when the port is taken, the address cannot be bound, or it is a wildcard
+ * address (every address of the machine: no name to check a Host against) and `allowHosts` is
+ * empty.
  */
 export async function startWebServer(options: WebServerOptions): Promise<WebServer> {
   const host = options.host ?? "127.0.0.1";
@@ -102,12 +110,12 @@ export async function startWebServer(options: WebServerOptions): Promise<WebServ
   const body = options.data === undefined ? null : Buffer.from(JSON.stringify(options.data), "utf8");
   const sweepBody =
     options.sweep === undefined ? null : Buffer.from(JSON.stringify(options.sweep.data), "utf8");
-  const loopbackOnly = isLoopback(host);
+  const hostNames = new Set((options.allowHosts ?? []).map(hostName));
 
   const server = createServer((request, response) => {
     const sweep =
       options.sweep === undefined || sweepBody === null ? null : { source: options.sweep, body: sweepBody };
-    handle(request, response, { pageDir, body, sweep, loopbackOnly, slices: options.slices ?? [] }).catch(
+    handle(request, response, { pageDir, body, sweep, hostNames, slices: options.slices ?? [] }).catch(
       (error: unknown) => {
         send(response, 500, `internal error: ${(error as Error).message}\n`);
       },
@@ -125,7 +133,17 @@ export async function startWebServer(options: WebServerOptions): Promise<WebServ
   });
   const address = server.address();
   const port = typeof address === "object" && address !== null ? address.port : requestedPort;
-  const shownHost = host === "0.0.0.0" || host === "::" ? "127.0.0.1" : host;
+  const bound = typeof address === "object" && address !== null ? address.address : host;
+  if (isWildcard(bound)) {
+    if (hostNames.size === 0) {
+      await new Promise<void>((resolvePromise) => server.close(() => resolvePromise()));
+      throw wildcardWithoutAllowHost(host);
+    }
+  } else {
+    hostNames.add(hostName(host));
+    hostNames.add(hostName(bound));
+  }
+  const shownHost = isWildcard(bound) ? "127.0.0.1" : host;
   const url = `http://${isIP(shownHost) === 6 ? `[${shownHost}]` : shownHost}:${port}/`;
   let closing: Promise<void> | null = null;
   return {
@@ -146,7 +164,8 @@ interface HandlerState {
   readonly pageDir: string;
   readonly body: Buffer | null;
   readonly sweep: { readonly source: WebSweep; readonly body: Buffer } | null;
-  readonly loopbackOnly: boolean;
+  /** Names a request's Host may have besides loopback names (lower case, no port or brackets). */
+  readonly hostNames: ReadonlySet<string>;
   readonly slices: readonly SliceIndex[];
 }
 
@@ -159,8 +178,12 @@ async function handle(
     send(response, 405, "only GET and HEAD\n", { Allow: "GET, HEAD" });
     return;
   }
-  if (state.loopbackOnly && !isLoopbackHostHeader(request.headers.host)) {
-    send(response, 403, "kb web answers only requests to localhost\n");
+  if (!isAllowedHost(request.headers.host, state.hostNames)) {
+    send(
+      response,
+      403,
+      "kb web answers only requests for localhost and the names it was started with (kb web --allow-host NAME)\n",
+    );
     return;
   }
   let pathname: string;
@@ -320,9 +343,35 @@ export function isLoopback(host: string): boolean {
   return host === "localhost" || host === "::1" || /^127\.\d+\.\d+\.\d+$/.test(host);
 }
 
-/** Whether a Host header names this machine's loopback (`localhost`, `127.x.x.x`, `[::1]`, with a port). */
-function isLoopbackHostHeader(header: string | undefined): boolean {
+/**
+ * The error of a wildcard `--host` without `--allow-host`: every address of the machine is no
+ * name to check a request's Host against.
+ */
+export function wildcardWithoutAllowHost(host: string): KbError {
+  return new KbError(
+    "CLI_USAGE",
+    `kb web: --host ${host === "" ? '""' : host} listens on every address of this machine, so the Host of a request is no proof it was meant for kb web (a web page can send requests here through DNS rebinding). Pass --allow-host NAME with each name or address the page is opened at (such as --allow-host myhost.example,192.168.1.20; localhost is always allowed), or --host with one address of this machine.`,
+  );
+}
+
+/** True for an address that means every address of the machine (`0.0.0.0`, `::`, or none). */
+export function isWildcard(address: string): boolean {
+  return address === "" || address === "0.0.0.0" || (isIP(address) === 6 && /^[0:]+$/.test(address));
+}
+
+/** A host name or address as Host headers are compared: lower case, without a port, brackets or a trailing dot. */
+export function hostName(host: string): string {
+  const name = host.startsWith("[")
+    ? host.slice(1, host.indexOf("]"))
+    : isIP(host) === 6
+      ? host
+      : host.replace(/:\d*$/, "");
+  return name.toLowerCase().replace(/\.$/, "");
+}
+
+/** Whether a Host header names a loopback name or one of `names` (with or without a port). */
+function isAllowedHost(header: string | undefined, names: ReadonlySet<string>): boolean {
   if (header === undefined) return false;
-  const name = header.startsWith("[") ? header.slice(1, header.indexOf("]")) : header.replace(/:\d+$/, "");
-  return isLoopback(name.toLowerCase());
+  const name = hostName(header);
+  return isLoopback(name) || names.has(name);
 }

@@ -1,11 +1,14 @@
-import { existsSync } from "node:fs";
-import { open, readFile } from "node:fs/promises";
+import { existsSync, statSync } from "node:fs";
 import { dirname, extname, join, resolve } from "node:path";
 import { KbError } from "@kb/errors";
 import { type SweepRow, sweepRowSchema } from "@kb/sweep";
 import type { WebData } from "@kb/web-ui/api";
 import type { SweepData, SweepWebRow } from "@kb/web-ui/sweep-api";
 import { loadWebData } from "./web-data.js";
+import { DEFAULT_MAX_INPUT_BYTES, inputLines } from "./web-file.js";
+
+/** The longest row of a sweep's results table kb web reads. */
+export const MAX_SWEEP_ROW_BYTES = 16 * 1024 ** 2;
 
 // `kb web results.jsonl`: a sweep's results table (kb sweep's results.jsonl) for the sweep page,
 // and the run of each point whose results are in the results cache (kb sweep --cache DIR) for the
@@ -30,6 +33,8 @@ export interface SweepSourceOptions {
   readonly topology?: string;
   /** Where names are looked up from (default: the current directory). */
   readonly cwd?: string;
+  /** The most read of the table and of each cached run, on disk and decompressed (default {@link DEFAULT_MAX_INPUT_BYTES}). */
+  readonly maxInputBytes?: number;
 }
 
 /**
@@ -53,20 +58,15 @@ export async function sweepTableIn(files: readonly string[]): Promise<string | n
 
 async function isSweepTable(file: string): Promise<boolean> {
   if (extname(file).toLowerCase() === ".jsonl") return true;
-  let head: string;
+  let firstLine = "";
   try {
-    const handle = await open(file, "r");
-    try {
-      const buffer = Buffer.alloc(64 * 1024);
-      const { bytesRead } = await handle.read(buffer, 0, buffer.length, 0);
-      head = buffer.subarray(0, bytesRead).toString("utf8");
-    } finally {
-      await handle.close();
+    for await (const { text } of inputLines(file, DEFAULT_MAX_INPUT_BYTES, 64 * 1024)) {
+      firstLine = text;
+      break;
     }
   } catch {
     return false; // readWebInput reports what is wrong with the file
   }
-  const firstLine = head.split("\n", 1)[0] ?? "";
   try {
     const json: unknown = JSON.parse(firstLine);
     return typeof json === "object" && json !== null && "point" in json && "key" in json && "status" in json;
@@ -81,34 +81,27 @@ async function isSweepTable(file: string): Promise<boolean> {
  * short) is dropped with a warning. Throws a `KbError` at `file:line` for any other line that is
  * not a row, and when the file cannot be read or holds no row.
  */
-export async function readSweepTable(file: string): Promise<{ rows: SweepRow[]; warnings: string[] }> {
-  let text: string;
-  try {
-    text = await readFile(file, "utf8");
-  } catch (error) {
-    throw new KbError("CLI_USAGE", `cannot read the sweep's results table: ${(error as Error).message}`, {
-      context: { file },
-      cause: error,
-    });
-  }
-  const lines = text.split("\n");
+export async function readSweepTable(
+  file: string,
+  maxBytes = DEFAULT_MAX_INPUT_BYTES,
+): Promise<{ rows: SweepRow[]; warnings: string[] }> {
   const rows = new Map<string, SweepRow>();
   const warnings: string[] = [];
-  for (const [index, line] of lines.entries()) {
-    if (line.trim() === "") continue;
-    const problem = rowProblem(line);
+  for await (const { text, line, unterminated } of inputLines(file, maxBytes, MAX_SWEEP_ROW_BYTES)) {
+    if (text.trim() === "") continue;
+    const problem = rowProblem(text);
     if (typeof problem !== "string") {
       rows.set(problem.key, problem);
       continue;
     }
-    if (index === lines.length - 1) {
-      warnings.push(`${file}:${index + 1}: a last line cut short (${problem}) is left out.`);
+    if (unterminated) {
+      warnings.push(`${file}:${line}: a last line cut short (${problem}) is left out.`);
       continue;
     }
     throw new KbError(
       "CLI_USAGE",
       `not a row of a sweep's results table (${problem}). kb web reads the results.jsonl kb sweep writes, one row per line; run kb sweep again to rewrite it.`,
-      { context: { file, line: index + 1 } },
+      { context: { file, line } },
     );
   }
   if (rows.size === 0) {
@@ -137,9 +130,25 @@ function rowProblem(line: string): SweepRow | string {
     .join("; ");
 }
 
-/** The topology `kb sweep` wrote for a point: `topologies/<first 16 hex digits of its key>.yaml` beside the table. */
-export function pointTopologyFile(tableFile: string, key: string): string {
+/**
+ * The topology `kb sweep` wrote for a point: `topologies/<first 16 hex digits of its key>.yaml`
+ * beside the table; null for a key that does not start with 16 hex digits (a row's key never
+ * names a path).
+ */
+export function pointTopologyFile(tableFile: string, key: string): string | null {
+  if (!/^[0-9a-f]{16}/.test(key)) return null;
   return join(dirname(tableFile), "topologies", `${key.slice(0, 16)}.yaml`);
+}
+
+/** A manifest digest: 64 hex digits. */
+const DIGEST = /^[0-9a-f]{64}$/;
+
+function isFolder(path: string): boolean {
+  try {
+    return statSync(path).isDirectory();
+  } catch {
+    return false;
+  }
 }
 
 /**
@@ -150,15 +159,17 @@ export function pointTopologyFile(tableFile: string, key: string): string {
 export async function loadSweepSource(file: string, options: SweepSourceOptions = {}): Promise<SweepSource> {
   const cwd = options.cwd ?? process.cwd();
   const cacheDir = options.cacheDir === undefined ? null : resolve(cwd, options.cacheDir);
-  if (cacheDir !== null && !existsSync(cacheDir)) {
+  if (cacheDir !== null && !isFolder(cacheDir)) {
     throw new KbError(
       "CLI_USAGE",
-      `--cache ${options.cacheDir}: no such folder. Pass the folder given to kb sweep --cache (where each run is <digest>.json).`,
+      `--cache ${options.cacheDir}: ${existsSync(cacheDir) ? "not a folder" : "no such folder"}. Pass the folder given to kb sweep --cache (where each run is <digest>.json).`,
     );
   }
-  const { rows, warnings } = await readSweepTable(file);
+  const maxBytes = options.maxInputBytes ?? DEFAULT_MAX_INPUT_BYTES;
+  const { rows, warnings } = await readSweepTable(file, maxBytes);
+  // A digest names a file in the cache: only a digest's 64 hex digits, never a path.
   const cachedFile = (digest: string | null) =>
-    cacheDir === null || digest === null ? null : join(cacheDir, `${digest}.json`);
+    cacheDir === null || digest === null || !DIGEST.test(digest) ? null : join(cacheDir, `${digest}.json`);
   const webRows: SweepWebRow[] = rows.map((row) => {
     const cached = cachedFile(row.digest);
     return { ...row, cached: cached !== null && existsSync(cached) };
@@ -182,7 +193,7 @@ export async function loadSweepSource(file: string, options: SweepSourceOptions 
       if (row === undefined || cached === null || !existsSync(cached)) return Promise.resolve(null);
       let loaded = runs.get(digest);
       if (loaded === undefined) {
-        loaded = loadRun(file, row, cached, options.topology, cwd);
+        loaded = loadRun(file, row, cached, { topology: options.topology, cwd, maxBytes });
         // A failed read is tried again on the next request.
         loaded.catch(() => runs.delete(digest));
         runs.set(digest, loaded);
@@ -197,22 +208,28 @@ async function loadRun(
   tableFile: string,
   row: SweepRow,
   cachedFile: string,
-  topology: string | undefined,
-  cwd: string,
+  options: { topology: string | undefined; cwd: string; maxBytes: number },
 ): Promise<WebData> {
+  const { topology, cwd, maxBytes } = options;
   const own = pointTopologyFile(tableFile, row.key);
-  const hasOwn = existsSync(own);
+  const hasOwn = own !== null && existsSync(own);
   const chosen = topology ?? (hasOwn ? own : undefined);
   const { data } = await loadWebData([cachedFile], {
     ...(chosen !== undefined ? { topology: chosen } : {}),
     cwd,
+    maxInputBytes: maxBytes,
   });
+  const drawn = `the diagram draws "${data.topology.name}" found by name (${data.topology.file}), not the point's own variant`;
   const missing =
-    topology === undefined && !hasOwn
-      ? [
-          `the topology kb sweep wrote for point ${row.point} (${own}) is missing, so the diagram draws "${data.topology.name}" found by name (${data.topology.file}), not the point's own variant; run kb sweep again to write it, or pass --topology.`,
-        ]
-      : [];
+    topology !== undefined || hasOwn
+      ? []
+      : own === null
+        ? [
+            `point ${row.point} has a key that does not start with 16 hex digits (not one kb sweep wrote), so its topology is not looked for: ${drawn}; pass --topology to choose one.`,
+          ]
+        : [
+            `the topology kb sweep wrote for point ${row.point} (${own}) is missing, so ${drawn}; run kb sweep again to write it, or pass --topology.`,
+          ];
   return {
     ...data,
     results: data.results.map((entry) => ({ ...entry, label: `point ${row.point}` })),

@@ -194,7 +194,7 @@ describe("reading traces", () => {
       ]),
     );
     await expect(loadWebData([bad], { topology: defaultYaml })).rejects.toThrow(
-      /bad-line\.json: traceEvents\[1\] has no numeric ts, pid and tid/,
+      /bad-line\.json:3: traceEvents\[1\] has no numeric ts, pid and tid/,
     );
   });
 });

@@ -1,4 +1,4 @@
-import { KbError } from "@kb/errors";
+import { groupDigits, KbError } from "@kb/errors";
 import type { WebTimeline } from "./api.js";
 import { SliceCollector, type SliceIndex } from "./slice-index.js";
 
@@ -8,6 +8,13 @@ import { SliceCollector, type SliceIndex } from "./slice-index.js";
 
 /** Counter points sent as they are, over all series of a trace; more are binned ({@link COUNTER_BINS}). */
 export const MAX_TIMELINE_COUNTER_POINTS = 200_000;
+
+/**
+ * Tracks (distinct pid, tid pairs with slices or open slices) a trace may have: kb run --trace
+ * writes one per component lane (a few thousand on the largest shipped topology); past this, a
+ * trace would cost gigabytes in busy bins, so it is refused.
+ */
+export const MAX_TIMELINE_TRACKS = 65_536;
 
 /** Bins over the run of each counter series of a trace with more than {@link MAX_TIMELINE_COUNTER_POINTS} points. */
 export const COUNTER_BINS = 2048;
@@ -163,6 +170,13 @@ export class TimelineBuilder {
     const key = `${pid}:${tid}`;
     let track = this.tracks.get(key);
     if (track === undefined) {
+      if (this.tracks.size === MAX_TIMELINE_TRACKS) {
+        throw new KbError(
+          "CLI_USAGE",
+          `a trace of more than ${groupDigits(MAX_TIMELINE_TRACKS)} tracks (distinct pid, tid pairs), the most kb web draws (kb run --trace writes one per component lane): not a trace kb web can read. ${WHAT_KB_WEB_READS}`,
+          { context: { file: this.file } },
+        );
+      }
       track = { pid, tid, index: this.tracks.size, open: [], used: false };
       this.tracks.set(key, track);
     }
