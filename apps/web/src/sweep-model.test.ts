@@ -181,6 +181,11 @@ describe("table", () => {
     expect(cellText(null)).toBe("");
   });
 
+  it("fault: shows numbers of any magnitude (a metric of 1.5e-200 once threw in the formatter)", () => {
+    expect(cellText(1.5e-200)).toBe("1.5e-200");
+    expect(cellText(1e300)).toBe("1e+300");
+  });
+
   it("parallel coordinates: categories for text and list axes, values for numbers, ok rows only", () => {
     const model = parallelModel(data);
     expect(model.dimensions).toEqual([
