@@ -2,6 +2,7 @@ import { constants, type Stats } from "node:fs";
 import { type FileHandle, open } from "node:fs/promises";
 import { createGunzip } from "node:zlib";
 import { KbError } from "@kb/errors";
+import { fileKindOf } from "@kb/errors/node";
 import { formatByteCount } from "./format-run.js";
 import { formatBytes } from "./format-topology.js";
 
@@ -131,22 +132,11 @@ async function openRegular(file: string): Promise<FileHandle> {
   }
 }
 
-/** What a file that is not a regular file is, for the message. */
+/** A file that is not a regular file, as kb web refuses it. */
 function notRegular(file: string, stats: Stats): KbError {
-  const kind = stats.isDirectory()
-    ? "a folder"
-    : stats.isFIFO()
-      ? "a FIFO (named pipe)"
-      : stats.isCharacterDevice()
-        ? "a character device"
-        : stats.isBlockDevice()
-          ? "a block device"
-          : stats.isSocket()
-            ? "a socket"
-            : "not a regular file";
   return new KbError(
     "CLI_USAGE",
-    `${kind}: kb web reads only regular files (results, traces, a sweep's results.jsonl). Save what you want shown to a file and give kb web that file.`,
+    `${fileKindOf(stats)}: kb web reads only regular files (results, traces, a sweep's results.jsonl). Save what you want shown to a file and give kb web that file.`,
     { context: { file } },
   );
 }

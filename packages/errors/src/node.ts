@@ -86,7 +86,7 @@ function checkStats(path: string, stats: Stats, options: UserFileOptions): numbe
   if (!stats.isFile()) {
     throw new KbError(
       options.code,
-      `the ${options.what} ${path} is ${kindOf(stats)}, not a regular file; kb reads a ${options.what} only from a regular file (a pipe or a device may block or never end). Save it to a file and name that.`,
+      `the ${options.what} ${path} is ${fileKindOf(stats)}, not a regular file; kb reads a ${options.what} only from a regular file (a pipe or a device may block or never end). Save it to a file and name that.`,
       { context: { file: path } },
     );
   }
@@ -94,8 +94,12 @@ function checkStats(path: string, stats: Stats, options: UserFileOptions): numbe
   return stats.size;
 }
 
-function kindOf(stats: Stats): string {
-  if (stats.isDirectory()) return "a directory";
+/**
+ * What a file that is not a regular file is, for messages: `a folder`, `a FIFO (named pipe)`,
+ * `a character device`, `a block device`, `a socket`.
+ */
+export function fileKindOf(stats: Stats): string {
+  if (stats.isDirectory()) return "a folder";
   if (stats.isFIFO()) return "a FIFO (named pipe)";
   if (stats.isCharacterDevice()) return "a character device";
   if (stats.isBlockDevice()) return "a block device";

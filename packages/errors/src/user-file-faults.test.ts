@@ -39,7 +39,7 @@ describe("fault: user files that are not small regular files", () => {
   it("refuses a directory", () => {
     const folder = join(dir, "folder.yaml");
     mkdirSync(folder);
-    expect(refusal(() => readUserText(folder, options))).toContain("a directory, not a regular file");
+    expect(refusal(() => readUserText(folder, options))).toContain("a folder, not a regular file");
   });
 
   it("refuses a file above the cap, saying its size and the cap", () => {
