@@ -21,6 +21,7 @@ export type KbSource =
 
 /** A package.json, as far as kb init reads it. */
 interface Manifest {
+  readonly name: string;
   readonly version: string;
   readonly dependencies?: Readonly<Record<string, string>>;
 }
@@ -99,6 +100,17 @@ function withKbDependencies(names: readonly string[]): string[] {
   return [...all].sort();
 }
 
+/**
+ * `^version` of an @kb package as this kb has it; published under another scope than @kb (the
+ * release's `kbRelease.scope`, docs/releasing.md), an npm alias of it, so that it installs as
+ * `node_modules/@kb/NAME`, where the code imports it from.
+ */
+function registrySpec(name: string): string {
+  const range = `^${installedManifest(name).version}`;
+  const scope = installedManifest("@kb/cli").name.split("/")[0] ?? "@kb";
+  return scope === "@kb" ? range : `npm:${scope}/${name.slice("@kb/".length)}@${range}`;
+}
+
 /** A `file:` spec of `target` as npm writes it in `dir`'s package.json (relative, `/`). */
 function fileSpec(dir: string, target: string): string {
   const path = relative(dir, target).split(sep).join("/");
@@ -127,7 +139,7 @@ export function kbDependencies<G extends string>(
     for (const name of names) {
       if (listed.has(name)) continue;
       listed.add(name);
-      if (source.kind === "registry") specs[name] = `^${installedManifest(name).version}`;
+      if (source.kind === "registry") specs[name] = registrySpec(name);
       else if (source.kind === "clone") specs[name] = fileSpec(dir, installedDir(name));
       else {
         const tarball = source.tarballs.get(name);
