@@ -180,13 +180,10 @@ function npm(args, cwd, options) {
   });
 }
 
-/** Whether `name@version` is on the registry already. */
-function published(name, version, options) {
-  try {
-    return npm(["view", `${name}@${version}`, "version"], tmpdir(), options).trim() === version;
-  } catch {
-    return false; // E404: not yet
-  }
+/** Whether npm refused a publish because that version is on the registry already. */
+function alreadyPublished(error) {
+  const text = `${error?.stderr ?? ""}${error?.stdout ?? ""}${error?.message ?? ""}`;
+  return /EPUBLISHCONFLICT|cannot publish over|previously published|already present/i.test(text);
 }
 
 function main() {
@@ -207,10 +204,6 @@ function main() {
     for (const pkg of dependencyOrder(packages)) {
       const { version } = pkg.json;
       const name = publishedName(pkg.json.name, scope);
-      if (options.pack === undefined && !options.dryRun && published(name, version, options)) {
-        process.stdout.write(`release: ${name}@${version} is published already, skipped\n`);
-        continue;
-      }
       const stage = join(stages, name.replace("/", "+"));
       stagePackage(root, pkg, versions, scope, stage);
       let out;
@@ -221,7 +214,14 @@ function main() {
         const flags = ["--access", "public", "--ignore-scripts", "--json"];
         if (options.provenance) flags.push("--provenance");
         if (options.dryRun) flags.push("--dry-run");
-        out = npm(["publish", stage, ...flags], stages, options);
+        try {
+          out = npm(["publish", stage, ...flags], stages, options);
+        } catch (error) {
+          if (!alreadyPublished(error))
+            throw new Error(`npm publish of ${name}@${version} failed: ${error.stderr ?? error}`);
+          process.stdout.write(`release: ${name}@${version} is published already, skipped\n`);
+          continue;
+        }
       }
       const parsed = JSON.parse(out.slice(out.indexOf(out.trimStart().startsWith("[") ? "[" : "{")));
       const files = (Array.isArray(parsed) ? parsed[0] : (parsed[name] ?? parsed)).files ?? [];

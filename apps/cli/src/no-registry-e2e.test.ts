@@ -11,7 +11,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { type Ran, release, run } from "./registry-support.js";
+import { INSTALL_E2E, installedKb, type Ran, release, run, succeeded } from "./registry-support.js";
 
 // Issue 34 point 2: before the @kb packages are published, a kb init project and a kb init
 // --plugin package install with plain npm and run, with no @kb package on any registry (npm is
@@ -20,7 +20,7 @@ import { type Ran, release, run } from "./registry-support.js";
 // tarballs of `pnpm release --pack` (file: paths to them). Runs with the registry test, in CI (CI=true) or
 // with KB_REGISTRY_E2E=1; it needs the build (pnpm test builds first) and the npm registry.
 
-const enabled = process.env.CI === "true" || process.env.KB_REGISTRY_E2E === "1";
+const enabled = INSTALL_E2E;
 if (!enabled) {
   console.info(
     "no-registry end-to-end test skipped: it runs in CI (CI=true) or with KB_REGISTRY_E2E=1 (a few minutes: npm install of generated projects).",
@@ -37,12 +37,8 @@ describe.skipIf(!enabled)("kb init folders install with plain npm, no @kb packag
 
   const npm = (cwd: string, ...args: string[]): Promise<Ran> =>
     run("npm", [...args, "--userconfig", npmrc], cwd);
-  const kb = (cwd: string, ...args: string[]): Promise<Ran> =>
-    run(join(cwd, "node_modules", ".bin", "kb"), args, cwd);
-  const ok = (ran: Ran) => {
-    expect(ran.code, `exit ${ran.code}\n${ran.stdout}\n${ran.stderr}`).toBe(0);
-    return ran;
-  };
+  const kb = installedKb;
+  const ok = succeeded;
   const manifest = (dir: string) =>
     JSON.parse(readFileSync(join(dir, "package.json"), "utf8")) as Record<string, Record<string, string>>;
   /** The @kb specs of a package.json, all of its dependency groups. */

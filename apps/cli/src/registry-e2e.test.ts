@@ -14,6 +14,8 @@ import { fileURLToPath } from "node:url";
 import ts from "typescript";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import {
+  INSTALL_E2E,
+  installedKb,
   publishAll,
   type Ran,
   type Registry,
@@ -21,6 +23,7 @@ import {
   releaseCopy,
   run,
   startRegistry,
+  succeeded,
 } from "./registry-support.js";
 
 // Issue 18 point 4: the packages as a user gets them. A real private registry (verdaccio) on
@@ -32,7 +35,7 @@ import {
 // Runs in CI (CI=true, .ci/run) or with KB_REGISTRY_E2E=1; it needs the build (pnpm test builds
 // first) and the npm registry (verdaccio proxies the packages' own dependencies from it).
 
-const enabled = process.env.CI === "true" || process.env.KB_REGISTRY_E2E === "1";
+const enabled = INSTALL_E2E;
 if (!enabled) {
   console.info(
     "registry end-to-end test skipped: it runs in CI (CI=true) or with KB_REGISTRY_E2E=1 (about a minute: verdaccio, npm publish, npm install).",
@@ -62,9 +65,7 @@ describe.skipIf(!enabled)("the packages from a registry, with plain npm", () => 
         npm_config_cache: join(scratch, "npm-cache"),
       },
     );
-  /** The `kb` npm installed in `cwd`'s node_modules/.bin. */
-  const kb = (cwd: string, ...args: string[]): Promise<Ran> =>
-    run(join(cwd, "node_modules", ".bin", "kb"), args, cwd);
+  const kb = installedKb;
   /** An empty folder with a package.json, as `npm init` makes. */
   const emptyProject = (name: string): string => {
     const dir = join(scratch, name);
@@ -72,10 +73,7 @@ describe.skipIf(!enabled)("the packages from a registry, with plain npm", () => 
     writeFileSync(join(dir, "package.json"), JSON.stringify({ name, private: true, type: "module" }));
     return dir;
   };
-  const ok = (ran: Ran) => {
-    expect(ran.code, `exit ${ran.code}\n${ran.stdout}\n${ran.stderr}`).toBe(0);
-    return ran;
-  };
+  const ok = succeeded;
 
   beforeAll(async () => {
     scratch = realpathSync(mkdtempSync(join(tmpdir(), "kb-registry-e2e-")));
@@ -84,7 +82,7 @@ describe.skipIf(!enabled)("the packages from a registry, with plain npm", () => 
     released = await publishAll(join(scratch, "copy"), registry);
     app = emptyProject("app");
     ok(await npm(app, "install", "@kb/cli"));
-  }, 5 * MINUTE);
+  }, 10 * MINUTE);
 
   afterAll(async () => {
     await registry?.stop();

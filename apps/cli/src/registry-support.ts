@@ -13,6 +13,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { freePort } from "@kb/tooling/node/free-port";
+import { expect } from "vitest";
 
 // For registry-e2e.test.ts: a real private registry (verdaccio) on 127.0.0.1 in a temp folder,
 // the workspace's public packages released to it by the release script (scripts/release.mjs,
@@ -20,6 +21,20 @@ import { freePort } from "@kb/tooling/node/free-port";
 // and plain npm commands run against it.
 
 const repoRoot = fileURLToPath(new URL("../../../", import.meta.url));
+
+/** Whether the install end-to-end tests run: in CI (CI=true) or with KB_REGISTRY_E2E=1. */
+export const INSTALL_E2E = process.env.CI === "true" || process.env.KB_REGISTRY_E2E === "1";
+
+/** `ran`, after expecting it exited 0 (else the failure shows its output). */
+export function succeeded(ran: Ran): Ran {
+  expect(ran.code, `exit ${ran.code}\n${ran.stdout}\n${ran.stderr}`).toBe(0);
+  return ran;
+}
+
+/** The `kb` npm installed in `cwd`'s node_modules/.bin, run there. */
+export function installedKb(cwd: string, ...args: string[]): Promise<Ran> {
+  return run(join(cwd, "node_modules", ".bin", "kb"), args, cwd);
+}
 
 /** What a command printed and returned. */
 export interface Ran {
