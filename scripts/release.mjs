@@ -193,9 +193,12 @@ function main() {
   if (options.version && options.pack === undefined) {
     run(process.execPath, [join(repo, "node_modules", "@changesets", "cli", "bin.js"), "version"]);
   }
-  if (options.build)
-    run(process.execPath, [join(repo, "node_modules", "turbo", "bin", "turbo"), "run", "build"]);
   const packages = workspacePackages(root);
+  if (options.build) {
+    // The public packages and what they build from (not the playground, not the perf suites).
+    const filters = dependencyOrder(packages).map((pkg) => `--filter=${pkg.json.name}...`);
+    run(process.execPath, [join(repo, "node_modules", "turbo", "bin", "turbo"), "run", "build", ...filters]);
+  }
   const versions = new Map(packages.map((pkg) => [pkg.json.name, pkg.json.version]));
   const scope = publishScope(root);
   const stages = mkdtempSync(join(tmpdir(), "kb-release-"));
