@@ -167,7 +167,7 @@ describe("kb init", () => {
     expect(ran.stdout).toContain("bench my-bench on topology default");
     expect(ran.stdout).toContain("PASS: 1 of 1 output matches");
     expect(ran.code).toBe(0);
-  });
+  }, 60_000);
 
   it("never overwrites a file: it names the ones in the way and writes nothing", async () => {
     const dir = join(scratch, "taken");
