@@ -1,10 +1,12 @@
 import { execFile } from "node:child_process";
 import { mkdirSync, mkdtempSync, readFileSync, realpathSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
-import { join } from "node:path";
+import { join, relative } from "node:path";
 import { fileURLToPath } from "node:url";
 import { promisify } from "node:util";
 import { afterAll, describe, expect, it } from "vitest";
+import { scaffold } from "./init-command.js";
+import { kbDependencies } from "./init-sources.js";
 import { kb } from "./test-support.js";
 
 // kb init's project and plug-in, each run as generated: the bench verified against its reference,
@@ -53,14 +55,35 @@ describe("kb init", () => {
     ]) {
       expect(ran.stdout).toContain(`  ${file}\n`);
     }
+    expect(ran.stdout).toContain(
+      `@kb packages: file: links to the kernbench-ts clone in ${root.replace(/\/$/, "")} (not published yet; see README.md)\n`,
+    );
     expect(ran.stdout).toMatch(
       /next:\n {2}cd .*My Project\n {2}npm install\n {2}npx kb run my-bench --verify\n$/,
     );
   });
 
-  it("names the package after the folder and depends on what the bench imports, at this kb's versions", () => {
+  it("run from a clone, links the clone's packages (file:), which npm installs without a registry", () => {
     const manifest = json(join(project, "package.json"));
     expect(manifest.name).toBe("my-project");
+    const link = (dir: string) => `file:${relative(project, join(root, dir))}`;
+    expect(manifest.dependencies).toEqual({
+      "@kb/runtime": link("packages/runtime"),
+      "@kb/tensor": link("packages/tensor"),
+      "@kb/tl": link("packages/tl"),
+      zod: json(join(root, "apps", "cli", "package.json")).dependencies?.zod,
+    });
+    expect(manifest.devDependencies?.["@kb/cli"]).toBe(link("apps/cli"));
+    expect(manifest.scripts?.verify).toBe("kb run my-bench --verify");
+    expect(read(join(project, "README.md"))).toContain(
+      `The \`@kb\` packages are \`file:\` links to the kernbench-ts clone in \`${root.replace(/\/$/, "")}\``,
+    );
+  });
+
+  it("installed from a registry, depends on what the bench imports at this kb's versions", () => {
+    const dir = join(scratch, "from-registry");
+    scaffold(dir, { source: { kind: "registry" } });
+    const manifest = json(join(dir, "package.json"));
     expect(manifest.dependencies).toEqual({
       "@kb/runtime": `^${version("packages/runtime")}`,
       "@kb/tensor": `^${version("packages/tensor")}`,
@@ -68,7 +91,55 @@ describe("kb init", () => {
       zod: json(join(root, "apps", "cli", "package.json")).dependencies?.zod,
     });
     expect(manifest.devDependencies?.["@kb/cli"]).toBe(`^${version("apps/cli")}`);
-    expect(manifest.scripts?.verify).toBe("kb run my-bench --verify");
+    expect(read(join(dir, "README.md"))).toContain("come from the npm registry");
+  });
+
+  it("installed from tarballs, lists every @kb package it needs at its tarball, or says which is missing", () => {
+    const tarballs = new Map(
+      [
+        "ccl",
+        "components",
+        "data-executor",
+        "des",
+        "errors",
+        "oplog",
+        "runtime",
+        "sweep",
+        "tensor",
+        "tl",
+        "topology",
+        "cli",
+      ].map((name) => [`@kb/${name}`, join(scratch, "tarballs", `kb-${name}-0.0.0.tgz`)] as const),
+    );
+    mkdirSync(join(scratch, "tarballs"), { recursive: true });
+    for (const file of tarballs.values()) writeFileSync(file, "");
+    const dir = join(scratch, "from-tarballs");
+    const specs = kbDependencies({ dependencies: ["@kb/tl"], devDependencies: ["@kb/cli"] }, dir, {
+      kind: "tarballs",
+      tarballs,
+    });
+    // @kb/tl and what it needs; kb's own packages beyond those under devDependencies.
+    expect(Object.keys(specs.dependencies)).toEqual([
+      "@kb/components",
+      "@kb/des",
+      "@kb/errors",
+      "@kb/oplog",
+      "@kb/tensor",
+      "@kb/tl",
+      "@kb/topology",
+    ]);
+    expect(specs.dependencies["@kb/tl"]).toBe("file:../tarballs/kb-tl-0.0.0.tgz");
+    expect(Object.keys(specs.devDependencies)).toEqual([
+      "@kb/ccl",
+      "@kb/cli",
+      "@kb/data-executor",
+      "@kb/runtime",
+      "@kb/sweep",
+    ]);
+    tarballs.delete("@kb/des");
+    expect(() => scaffold(dir, { source: { kind: "tarballs", tarballs } })).toThrow(
+      /kb init: this kb was installed from tarballs, but not @kb\/des from one; a project needs it\./,
+    );
   });
 
   it("copies kb's default topology, its schema from the installed @kb/topology", () => {
@@ -96,7 +167,7 @@ describe("kb init", () => {
     expect(ran.stdout).toContain("bench my-bench on topology default");
     expect(ran.stdout).toContain("PASS: 1 of 1 output matches");
     expect(ran.code).toBe(0);
-  });
+  }, 60_000);
 
   it("never overwrites a file: it names the ones in the way and writes nothing", async () => {
     const dir = join(scratch, "taken");

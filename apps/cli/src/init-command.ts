@@ -1,16 +1,24 @@
 import { existsSync, mkdirSync, readdirSync, readFileSync, statSync, writeFileSync } from "node:fs";
-import { createRequire } from "node:module";
 import { basename, dirname, join, relative, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { KbError } from "@kb/errors";
 import type { Command } from "commander";
 import { shippedDir } from "./bench-files.js";
+import {
+  installedManifest,
+  type KbSource,
+  kbDependencies,
+  kbSource,
+  sourceLine,
+  sourceNote,
+} from "./init-sources.js";
 import type { CliIo } from "./run-cli.js";
 
 // `kb init [DIR]`: a project (a bench with its kernel and reference, a topology, a tsconfig) or,
 // with --plugin, a plug-in package, each running as generated. The files come from
-// apps/cli/templates/ ({{name}} replaced), the package.json is written here with the versions of
-// the @kb packages this kb runs with, and the project's topology is kb's shipped default.
+// apps/cli/templates/ ({{name}} and {{kbPackages}} replaced), the package.json is written here
+// with the @kb packages this kb runs with (registry ranges, or file: specs when kb is not a
+// registry install: init-sources.ts), and the project's topology is kb's shipped default.
 
 /** Options of `kb init` as commander parses them. */
 interface InitOptions {
@@ -24,6 +32,8 @@ export interface ScaffoldOptions {
   readonly plugin?: boolean;
   /** The package name; default: from the folder's name (`kb-plugin-<folder>` for a plug-in). */
   readonly name?: string;
+  /** Where the @kb packages come from; default: where this kb's came from ({@link kbSource}). */
+  readonly source?: KbSource;
 }
 
 /** The templates: `templates/` beside `src/` and `dist/`. */
@@ -31,6 +41,9 @@ const TEMPLATES = resolve(dirname(fileURLToPath(import.meta.url)), "..", "templa
 
 /** Type checking of what kb init makes (not a runtime need: kb runs .ts files as they are). */
 const DEV_TOOLS = { "@types/node": "^20.19.0", typescript: "~5.9.3" };
+
+/** A plug-in's test runner (its src/index.test.ts). */
+const VITEST = "^4.1.0";
 
 /** Adds `kb init [dir]` to the program. */
 export function addInitCommand(program: Command, io: CliIo): Command {
@@ -42,8 +55,11 @@ export function addInitCommand(program: Command, io: CliIo): Command {
         "packages its bench imports, topologies/default.yaml (a copy of kb's default design point), " +
         "benches/my-bench.ts (a kernel, its host reference and its params), tsconfig.json, README.md " +
         "and .gitignore. With --plugin, a plug-in package instead: src/index.ts (a PE_GEMM impl), " +
-        "topologies/example.yaml that uses it, package.json (keyword kb-plugin, @kb/components and " +
-        "zod as peers), tsconfig.json, README.md. Existing files are never overwritten: kb init stops " +
+        "topologies/example.yaml that uses it, src/index.test.ts with vitest.config.ts, package.json " +
+        "(keyword kb-plugin, @kb/components and zod as peers), tsconfig.json, README.md. The @kb " +
+        "packages are registry ranges when kb was installed from a registry, else file: specs of the " +
+        "packages this kb runs with (links to its clone, or the tarballs it was installed from), so " +
+        "npm install needs no registry for them. Existing files are never overwritten: kb init stops " +
         "and names them.",
     )
     .argument("[dir]", "folder to create or fill", ".")
@@ -65,11 +81,12 @@ export function addInitCommand(program: Command, io: CliIo): Command {
       const cd = where === "." ? "" : `  cd ${where}\n`;
       const next =
         options.plugin === true
-          ? "  npx kb probe --topology topologies/example.yaml\n  npx kb run gemm --topology topologies/example.yaml\n"
+          ? "  npm test\n  npx kb probe --topology topologies/example.yaml\n  npx kb run gemm --topology topologies/example.yaml --verify\n"
           : "  npx kb run my-bench --verify\n";
       io.stdout.write(
         `kb init: created ${options.plugin === true ? "the plug-in package" : "the project"} ${made.name} in ${target}:\n` +
           made.files.map((file) => `  ${file}\n`).join("") +
+          `${sourceLine()}\n` +
           `next:\n${cd}  npm install\n${next}`,
       );
     });
@@ -95,17 +112,17 @@ export function scaffold(dir: string, options: ScaffoldOptions = {}): { name: st
       `kb init: "${name}" is not an npm package name (lower case letters, digits, - . _ ~, optionally @scope/): pass --name.`,
     );
   }
+  const source = options.source ?? kbSource();
   const files = new Map<string, string>();
   const templates = join(TEMPLATES, plugin ? "plugin" : "project");
   for (const file of listFiles(templates)) {
     // npm leaves .gitignore out of a package: the template is named gitignore.
     const target = file === "gitignore" ? ".gitignore" : file;
-    files.set(target, readFileSync(join(templates, file), "utf8").replaceAll("{{name}}", name));
+    const text = readFileSync(join(templates, file), "utf8");
+    files.set(target, text.replaceAll("{{name}}", name).replaceAll("{{kbPackages}}", sourceNote(source)));
   }
-  files.set(
-    "package.json",
-    `${JSON.stringify(plugin ? pluginPackage(name) : projectPackage(name), null, 2)}\n`,
-  );
+  const manifest = plugin ? pluginPackage(name, dir, source) : projectPackage(name, dir, source);
+  files.set("package.json", `${JSON.stringify(manifest, null, 2)}\n`);
   if (!plugin) files.set(join("topologies", "default.yaml"), projectTopology());
 
   const existing = [...files.keys()].filter((file) => existsSync(join(dir, file))).sort();
@@ -144,25 +161,14 @@ function listFiles(dir: string, prefix = ""): string[] {
   );
 }
 
-const require = createRequire(import.meta.url);
-
-/** `^<version>` of an @kb package as this kb has it installed. */
-function kbRange(name: string): string {
-  const json = require(`${name}/package.json`) as { version: string };
-  return `^${json.version}`;
-}
-
-/** The CLI's own package.json. */
-function cliPackage(): { version: string; dependencies: Record<string, string> } {
-  return JSON.parse(readFileSync(new URL("../package.json", import.meta.url), "utf8")) as {
-    version: string;
-    dependencies: Record<string, string>;
-  };
-}
-
 /** The package.json of a project: what its bench imports, and kb and TypeScript to run and check it. */
-function projectPackage(name: string): Record<string, unknown> {
-  const cli = cliPackage();
+function projectPackage(name: string, dir: string, source: KbSource): Record<string, unknown> {
+  const zod = installedManifest("@kb/cli").dependencies?.zod;
+  const kb = kbDependencies(
+    { dependencies: ["@kb/runtime", "@kb/tensor", "@kb/tl"], devDependencies: ["@kb/cli"] },
+    dir,
+    source,
+  );
   return {
     name,
     version: "0.1.0",
@@ -174,20 +180,18 @@ function projectPackage(name: string): Record<string, unknown> {
       probe: "kb probe",
       typecheck: "tsc",
     },
-    dependencies: {
-      "@kb/runtime": kbRange("@kb/runtime"),
-      "@kb/tensor": kbRange("@kb/tensor"),
-      "@kb/tl": kbRange("@kb/tl"),
-      zod: cli.dependencies.zod,
-    },
-    devDependencies: { "@kb/cli": `^${cli.version}`, ...DEV_TOOLS },
+    dependencies: { ...kb.dependencies, zod },
+    devDependencies: { ...kb.devDependencies, ...DEV_TOOLS },
   };
 }
 
-/** The package.json of a plug-in: ESM, built to dist/, @kb/components and zod as peers. */
-function pluginPackage(name: string): Record<string, unknown> {
-  const cli = cliPackage();
-  const components = kbRange("@kb/components");
+/**
+ * The package.json of a plug-in: ESM, built to dist/, @kb/components and zod as peers (a range
+ * even when the dev dependency is a file: spec), tested with vitest.
+ */
+function pluginPackage(name: string, dir: string, source: KbSource): Record<string, unknown> {
+  const zod = installedManifest("@kb/cli").dependencies?.zod;
+  const kb = kbDependencies({ devDependencies: ["@kb/cli", "@kb/components"] }, dir, source);
   return {
     name,
     version: "0.1.0",
@@ -207,16 +211,12 @@ function pluginPackage(name: string): Record<string, unknown> {
     scripts: {
       build: "tsc",
       typecheck: "tsc --noEmit",
+      test: "vitest run",
       probe: "kb probe --topology topologies/example.yaml",
       prepublishOnly: "tsc",
     },
-    peerDependencies: { "@kb/components": components, zod: cli.dependencies.zod },
-    devDependencies: {
-      "@kb/cli": `^${cli.version}`,
-      "@kb/components": components,
-      zod: cli.dependencies.zod,
-      ...DEV_TOOLS,
-    },
+    peerDependencies: { "@kb/components": `^${installedManifest("@kb/components").version}`, zod },
+    devDependencies: { ...kb.devDependencies, zod, ...DEV_TOOLS, vitest: VITEST },
   };
 }
 

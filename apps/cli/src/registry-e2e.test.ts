@@ -14,23 +14,28 @@ import { fileURLToPath } from "node:url";
 import ts from "typescript";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import {
+  INSTALL_E2E,
+  installedKb,
   publishAll,
   type Ran,
   type Registry,
+  type Released,
+  releaseCopy,
   run,
   startRegistry,
-  versionedCopy,
+  succeeded,
 } from "./registry-support.js";
 
 // Issue 18 point 4: the packages as a user gets them. A real private registry (verdaccio) on
-// 127.0.0.1, the public packages versioned by `changeset version` in a throwaway copy and
-// published to it, then plain npm in empty folders: kb with its shipped benches and topologies,
+// 127.0.0.1, the public packages released to it by `pnpm release`'s script in a throwaway copy
+// (its dry run: changeset version, then npm publish in dependency order, issue 34 point 4),
+// then plain npm in empty folders: kb with its shipped benches and topologies,
 // @kb/des alone, @kb/runtime from code, a kb init project, the example plug-ins through
 // plugins:. The registry and everything it started are stopped at the end, pass or fail.
 // Runs in CI (CI=true, .ci/run) or with KB_REGISTRY_E2E=1; it needs the build (pnpm test builds
 // first) and the npm registry (verdaccio proxies the packages' own dependencies from it).
 
-const enabled = process.env.CI === "true" || process.env.KB_REGISTRY_E2E === "1";
+const enabled = INSTALL_E2E;
 if (!enabled) {
   console.info(
     "registry end-to-end test skipped: it runs in CI (CI=true) or with KB_REGISTRY_E2E=1 (about a minute: verdaccio, npm publish, npm install).",
@@ -45,6 +50,10 @@ describe.skipIf(!enabled)("the packages from a registry, with plain npm", () => 
   let registry: Registry | undefined;
   /** A folder with @kb/cli installed from the registry. */
   let app = "";
+  /** The public packages' versions before the release, by name. */
+  let before = new Map<string, string>();
+  /** What the release published. */
+  let released: Released[] = [];
 
   /** npm with the registry's install config, in `cwd`. */
   const npm = (cwd: string, ...args: string[]): Promise<Ran> =>
@@ -56,9 +65,7 @@ describe.skipIf(!enabled)("the packages from a registry, with plain npm", () => 
         npm_config_cache: join(scratch, "npm-cache"),
       },
     );
-  /** The `kb` npm installed in `cwd`'s node_modules/.bin. */
-  const kb = (cwd: string, ...args: string[]): Promise<Ran> =>
-    run(join(cwd, "node_modules", ".bin", "kb"), args, cwd);
+  const kb = installedKb;
   /** An empty folder with a package.json, as `npm init` makes. */
   const emptyProject = (name: string): string => {
     const dir = join(scratch, name);
@@ -66,24 +73,39 @@ describe.skipIf(!enabled)("the packages from a registry, with plain npm", () => 
     writeFileSync(join(dir, "package.json"), JSON.stringify({ name, private: true, type: "module" }));
     return dir;
   };
-  const ok = (ran: Ran) => {
-    expect(ran.code, `exit ${ran.code}\n${ran.stdout}\n${ran.stderr}`).toBe(0);
-    return ran;
-  };
+  const ok = succeeded;
 
   beforeAll(async () => {
     scratch = realpathSync(mkdtempSync(join(tmpdir(), "kb-registry-e2e-")));
     registry = await startRegistry(join(scratch, "registry"));
-    const published = await publishAll(await versionedCopy(join(scratch, "copy")), registry);
-    expect(published).toEqual(expect.arrayContaining([expect.stringMatching(/^@kb\/cli@\d+\.\d+\.\d+$/)]));
+    before = releaseCopy(join(scratch, "copy"));
+    released = await publishAll(join(scratch, "copy"), registry);
     app = emptyProject("app");
     ok(await npm(app, "install", "@kb/cli"));
-  }, 5 * MINUTE);
+  }, 10 * MINUTE);
 
   afterAll(async () => {
     await registry?.stop();
     if (scratch !== "") rmSync(scratch, { recursive: true, force: true });
   }, MINUTE);
+
+  it("pnpm release: versions bumped by the changesets, in dependency order, each with LICENSE, README and types", () => {
+    const names = released.map((pkg) => pkg.name);
+    expect([...names].sort()).toEqual([...before.keys()].sort());
+    // Each after what it depends on.
+    expect(names.indexOf("@kb/errors")).toBeLessThan(names.indexOf("@kb/des"));
+    expect(names.indexOf("@kb/components")).toBeLessThan(names.indexOf("@kb/runtime"));
+    expect(names.indexOf("@kb/runtime")).toBeLessThan(names.indexOf("@kb/cli"));
+    const cli = released.find((pkg) => pkg.name === "@kb/cli");
+    expect(cli?.version).not.toBe(before.get("@kb/cli")); // .changeset/ has @kb/cli changes
+    for (const pkg of released) {
+      expect(pkg.files, pkg.name).toEqual(expect.arrayContaining(["LICENSE", "README.md", "package.json"]));
+      expect(
+        pkg.files.some((file) => file.endsWith(".d.ts")),
+        `${pkg.name} has types`,
+      ).toBe(true);
+    }
+  });
 
   it(
     "kb runs the benches and topologies it ships, in a folder that has none",
@@ -219,15 +241,30 @@ describe.skipIf(!enabled)("the packages from a registry, with plain npm", () => 
   );
 
   it(
-    "kb init --plugin makes a package that installs, builds and is probed",
+    "kb init --plugin makes a package that installs, passes its tests with sources and dist/, is probed and verified",
     async () => {
       ok(await kb(app, "init", "--plugin", "big-gemm"));
       const plugin = join(app, "big-gemm");
       ok(await npm(plugin, "install"));
+      expect(ok(await npm(plugin, "test")).stdout).toContain("3 passed"); // from src/
       ok(await npm(plugin, "run", "build"));
       expect(readdirSync(join(plugin, "dist"))).toContain("index.js");
+      expect(ok(await npm(plugin, "test")).stdout).toContain("3 passed"); // from dist/
       const probed = ok(await kb(plugin, "probe", "--topology", "topologies/example.yaml"));
       expect(probed.stdout).toContain("GEMMs on kb-plugin-big-gemm:big_array");
+      const verified = ok(
+        await kb(
+          plugin,
+          "run",
+          "gemm",
+          "--topology",
+          "topologies/example.yaml",
+          "--verify",
+          "--param",
+          "M=256",
+        ),
+      );
+      expect(verified.stdout).toContain("PASS: 2 of 2 outputs match");
     },
     3 * MINUTE,
   );

@@ -1,14 +1,40 @@
 import { type ChildProcess, execFile, spawn } from "node:child_process";
-import { cpSync, existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
+import {
+  cpSync,
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  writeFileSync,
+} from "node:fs";
+import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { freePort } from "@kb/tooling/node/free-port";
+import { expect } from "vitest";
 
 // For registry-e2e.test.ts: a real private registry (verdaccio) on 127.0.0.1 in a temp folder,
-// the workspace's public packages versioned by `changeset version` in a throwaway copy and
-// published to it with npm, and plain npm commands run against it.
+// the workspace's public packages released to it by the release script (scripts/release.mjs,
+// `pnpm release`: changeset version in a throwaway copy, then npm publish in dependency order),
+// and plain npm commands run against it.
 
 const repoRoot = fileURLToPath(new URL("../../../", import.meta.url));
+
+/** Whether the install end-to-end tests run: in CI (CI=true) or with KB_REGISTRY_E2E=1. */
+export const INSTALL_E2E = process.env.CI === "true" || process.env.KB_REGISTRY_E2E === "1";
+
+/** `ran`, after expecting it exited 0 (else the failure shows its output). */
+export function succeeded(ran: Ran): Ran {
+  expect(ran.code, `exit ${ran.code}\n${ran.stdout}\n${ran.stderr}`).toBe(0);
+  return ran;
+}
+
+/** The `kb` npm installed in `cwd`'s node_modules/.bin, run there. */
+export function installedKb(cwd: string, ...args: string[]): Promise<Ran> {
+  return run(join(cwd, "node_modules", ".bin", "kb"), args, cwd);
+}
 
 /** What a command printed and returned. */
 export interface Ran {
@@ -151,8 +177,6 @@ interface Manifest {
   version: string;
   private?: boolean;
   files?: string[];
-  devDependencies?: Record<string, string>;
-  [field: string]: unknown;
 }
 
 /** The workspace's package folders, relative (the globs of pnpm-workspace.yaml). */
@@ -166,80 +190,66 @@ function workspaceDirs(): string[] {
 }
 
 /**
- * Copies the workspace into `copy` as a release would see it: every package.json (changesets
- * needs them all), the changesets, and the published files of each public package (their built
- * dist/: build first). Then runs `changeset version` there and returns the public packages'
- * folders in the copy.
+ * Copies the workspace into `copy` as a release sees it: every package.json (changesets needs
+ * them all), the changesets, the LICENSE, and the published files of each public package (their
+ * built dist/: build first). Returns the public packages' versions before the release, by name.
  */
-export async function versionedCopy(copy: string): Promise<string[]> {
+export function releaseCopy(copy: string): Map<string, string> {
   mkdirSync(copy, { recursive: true });
   for (const file of ["package.json", "pnpm-workspace.yaml", "LICENSE"]) {
     cpSync(join(repoRoot, file), join(copy, file));
   }
   cpSync(join(repoRoot, ".changeset"), join(copy, ".changeset"), { recursive: true });
-  const published: string[] = [];
+  const versions = new Map<string, string>();
   for (const dir of workspaceDirs()) {
     const manifest = JSON.parse(readFileSync(join(repoRoot, dir, "package.json"), "utf8")) as Manifest;
     mkdirSync(join(copy, dir), { recursive: true });
     cpSync(join(repoRoot, dir, "package.json"), join(copy, dir, "package.json"));
     if (manifest.private === true) continue;
-    for (const entry of manifest.files ?? []) {
+    for (const entry of [...(manifest.files ?? []), "README.md"]) {
       const from = join(repoRoot, dir, entry);
-      if (!existsSync(from))
+      if (!existsSync(from)) {
+        if (entry === "README.md") continue;
         throw new Error(`${dir}/${entry} is missing: build the workspace first (pnpm build)`);
+      }
       cpSync(from, join(copy, dir, entry), { recursive: true });
     }
-    published.push(join(copy, dir));
+    versions.set(manifest.name, manifest.version);
   }
-  const changeset = join(repoRoot, "node_modules", "@changesets", "cli", "bin.js");
-  const versioned = await run(process.execPath, [changeset, "version"], copy);
-  if (versioned.code !== 0)
-    throw new Error(`changeset version failed:\n${versioned.stdout}${versioned.stderr}`);
-  return published;
+  return versions;
+}
+
+/** What the release script reports of each package it published or packed. */
+export interface Released {
+  readonly name: string;
+  readonly version: string;
+  /** The tarball's files, sorted. */
+  readonly files: readonly string[];
+}
+
+/** The release script, `pnpm release` (scripts/release.mjs), run with `args`. */
+export async function release(args: readonly string[], cwd: string = repoRoot): Promise<Released[]> {
+  const dir = mkdtempSync(join(tmpdir(), "kb-release-report-"));
+  try {
+    const report = join(dir, "released.json");
+    const script = join(repoRoot, "scripts", "release.mjs");
+    const ran = await run(process.execPath, [script, ...args, "--json", report], cwd);
+    if (ran.code !== 0)
+      throw new Error(`scripts/release.mjs ${args.join(" ")} failed:\n${ran.stdout}${ran.stderr}`);
+    return JSON.parse(readFileSync(report, "utf8")) as Released[];
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
 }
 
 /**
- * Publishes the packages in `dirs` (of a {@link versionedCopy}) to the registry with npm:
- * `workspace:` ranges become the versions `changeset version` gave (as pnpm publish writes them),
- * and devDependencies, which only the workspace needs, are dropped.
+ * `pnpm release` of a {@link releaseCopy} to the registry, as a dry run of the real one:
+ * `changeset version` there, then every public package published in dependency order (no build:
+ * the copy has the built files).
  */
-export async function publishAll(dirs: readonly string[], registry: Registry): Promise<string[]> {
-  const manifests = dirs.map((dir) => ({
-    dir,
-    json: JSON.parse(readFileSync(join(dir, "package.json"), "utf8")) as Manifest,
-  }));
-  const versions = new Map(manifests.map(({ json }) => [json.name, json.version]));
-  const names: string[] = [];
-  for (const { dir, json } of manifests) {
-    delete json.devDependencies;
-    for (const field of ["dependencies", "peerDependencies", "optionalDependencies"]) {
-      const ranges = json[field] as Record<string, string> | undefined;
-      for (const [name, range] of Object.entries(ranges ?? {})) {
-        if (!range.startsWith("workspace:")) continue;
-        const spec = range.slice("workspace:".length);
-        const version = versions.get(name);
-        if (version === undefined) throw new Error(`${json.name} depends on ${name}, which is not published`);
-        (ranges as Record<string, string>)[name] =
-          spec === "*" ? version : spec === "^" || spec === "~" ? spec + version : spec;
-      }
-    }
-    writeFileSync(join(dir, "package.json"), `${JSON.stringify(json, null, 2)}\n`);
-    const published = await run(
-      "npm",
-      [
-        "publish",
-        "--userconfig",
-        registry.publishConfig,
-        "--registry",
-        registry.url,
-        "--access",
-        "public",
-        "--ignore-scripts",
-      ],
-      dir,
-    );
-    if (published.code !== 0) throw new Error(`npm publish of ${json.name} failed:\n${published.stderr}`);
-    names.push(`${json.name}@${json.version}`);
-  }
-  return names;
+export function publishAll(copy: string, registry: Registry): Promise<Released[]> {
+  return release(
+    ["--root", copy, "--no-build", "--registry", registry.url, "--userconfig", registry.publishConfig],
+    copy,
+  );
 }
