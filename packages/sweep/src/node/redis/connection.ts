@@ -56,8 +56,8 @@ export function parseRedisUrl(url: string): RedisTarget {
       `"${redactRedisUrl(url)}": the database after the last / is a whole number (redis://host:6379/0); got "${dbText}".`,
     );
   }
-  const username = decodeURIComponent(parsed.username);
-  const password = parsed.password === "" ? undefined : decodeURIComponent(parsed.password);
+  const username = decodedPart(parsed.username, "user name", url);
+  const password = parsed.password === "" ? undefined : decodedPart(parsed.password, "password", url);
   const where = `${parsed.hostname}:${port}`;
   return {
     where,
@@ -78,6 +78,21 @@ export function parseRedisUrl(url: string): RedisTarget {
       retryStrategy: (times: number) => (times > 30 ? null : Math.min(times * 200, 2000)),
     },
   };
+}
+
+/**
+ * A user name or password of a URL, percent-decoded; `SWEEP_QUEUE` naming the redacted URL when
+ * it has a `%` that is not a percent-escape (`pa%ss`), never the part itself.
+ */
+function decodedPart(part: string, what: "user name" | "password", url: string): string {
+  try {
+    return decodeURIComponent(part);
+  } catch {
+    throw new KbError(
+      "SWEEP_QUEUE",
+      `"${redactRedisUrl(url)}": its ${what} has a % that is not followed by two hex digits. A Redis URL's user name and password are percent-encoded: write % as %25 (and @ as %40, : as %3A, / as %2F), such as redis://:ONE%25TWO@HOST:PORT for the password ONE%TWO.`,
+    );
+  }
 }
 
 /**
