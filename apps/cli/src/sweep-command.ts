@@ -124,7 +124,14 @@ async function sweep(specArg: string, options: SweepOptions, io: CliIo): Promise
     if (options.cache !== undefined) {
       throw usage("--cache is for points run here; with --redis give each kb worker its own --cache DIR.");
     }
-    const { RedisExecutor, queueNameOf } = await import("@kb/sweep/redis");
+    const { isBenchName, RedisExecutor, queueNameOf, rootRelative } = await import("@kb/sweep/redis");
+    if (!isBenchName(spec.bench) && rootRelative(specDir, spec.bench) === null) {
+      throw new KbError(
+        "SWEEP_QUEUE",
+        `${specFile}: bench ${spec.bench} is outside the spec's folder ${specDir}, and kb workers read files only inside their --root, which stands for that folder. Move the bench (or the spec) so that the bench is inside it, name a bench (benches/NAME.ts), or run the sweep without --redis.`,
+        { context: { file: specFile } },
+      );
+    }
     const queue = options.queue ?? queueNameOf(spec.name);
     const redis = await RedisExecutor.open({
       url: redisUrlOf(options.redis, "kb sweep"),

@@ -1,6 +1,7 @@
-import { mkdtempSync, rmSync } from "node:fs";
+import { mkdtempSync, rmSync, statSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
+import { KbError } from "@kb/errors";
 import { packageVersions } from "@kb/runtime/node";
 import { type JobOutcome, LOST_WORKER_DEFAULTS } from "@kb/sweep";
 import { LocalProcessPool } from "@kb/sweep/node";
@@ -96,9 +97,15 @@ function positiveNumber(value: string): number {
 
 async function worker(options: WorkerOptions, io: CliIo): Promise<number> {
   // Loaded here, not at the top: BullMQ and ioredis cost every other kb command ~100 ms to load.
-  const { jobRunner, refusalOf, runWorker } = await import("@kb/sweep/redis");
+  const { jobFiles, jobRunner, runWorker } = await import("@kb/sweep/redis");
   const url = redisUrlOf(options.redis ?? true, "kb worker");
   const root = resolve(process.cwd(), options.root ?? ".");
+  if (!(statSync(root, { throwIfNoEntry: false })?.isDirectory() ?? false)) {
+    throw new KbError(
+      "CLI_USAGE",
+      `kb worker --root ${options.root ?? "."}: ${root} is not a folder. Give the folder with the sweep's bench and plug-in files (the sweep's folder).`,
+    );
+  }
   // What this worker's kb run uses: a point queued by a sweep of other versions is refused.
   const versions = packageVersions();
   const cacheDir = options.cache === undefined ? undefined : resolve(process.cwd(), options.cache);
@@ -119,18 +126,18 @@ async function worker(options: WorkerOptions, io: CliIo): Promise<number> {
   const runOnPool = jobRunner(pool);
   let stopping = false;
   const runJob = async (queued: QueuedJob): Promise<JobOutcome | null> => {
-    let benchFile: string | undefined;
-    try {
-      benchFile = locateBench(queued.job.bench, root);
-    } catch {
-      benchFile = undefined;
-    }
-    const refusal = refusalOf(queued, benchFile, root, versions);
-    if (refusal !== null || benchFile === undefined) {
-      return { status: "failed", reason: refusal ?? `no bench "${queued.job.bench}"` };
-    }
+    // Bench and plug-ins only from inside --root (or a bench name), with the sweep's digests.
+    const files = jobFiles(queued, root, versions, (name) => {
+      try {
+        return locateBench(name, root);
+      } catch {
+        return undefined;
+      }
+    });
+    if ("refusal" in files) return { status: "failed", reason: files.refusal };
+    const benchFile = files.benchFile;
     // The sweep machine's cache folder means nothing here: this worker's own, if any.
-    const job = { ...queued.job, run: { ...queued.job.run, cacheDir } };
+    const job = { ...files.job, run: { ...files.job.run, cacheDir } };
     benchFiles.set(job, benchFile);
     try {
       const outcome = await runOnPool(job);
@@ -153,6 +160,10 @@ async function worker(options: WorkerOptions, io: CliIo): Promise<number> {
     ...(options.idleExit !== undefined ? { idleExitMs: options.idleExit * 1000 } : {}),
     runJob,
     onJob: (event) => {
+      if (event.type === "refused") {
+        io.stderr.write(`job ${JSON.stringify(event.jobId.slice(0, 80))} REFUSED: ${event.reason}\n`);
+        return;
+      }
       const { job } = event.queued;
       const name = `point ${job.point} (${job.key.slice(0, 12)})`;
       if (event.type === "started") {

@@ -13,7 +13,7 @@ export interface RedisExecutorOptions {
   /** The sweep's folder: relative plug-in paths are read from it for their digests. */
   readonly root: string;
   /** The @kb package versions the sweep's `kb run` would use, sent with each job ({@link QueuedJob.versions}). */
-  readonly versions?: Readonly<Record<string, string>>;
+  readonly versions: Readonly<Record<string, string>>;
   /** Reported as `concurrency` (for the progress line): how many points the workers run at once, if known (default 1). */
   readonly concurrency?: number;
 }
@@ -59,7 +59,7 @@ export class RedisExecutor implements Executor {
   readonly #queue: Queue;
   readonly #events: QueueEvents;
   readonly #root: string;
-  readonly #versions: Readonly<Record<string, string>> | undefined;
+  readonly #versions: Readonly<Record<string, string>>;
   readonly #listeners: ((event: ExecutorEvent) => void)[] = [];
   /** Job id -> the job, while it is not finished. */
   readonly #pending = new Map<string, SweepJob>();
@@ -121,7 +121,18 @@ export class RedisExecutor implements Executor {
     this.#attempts.set(job.key, attempt);
     const id = `${job.key}-${attempt}`;
     this.#pending.set(id, job);
-    const data: QueuedJob = queuedJob(job, this.#root, this.#versions);
+    let data: QueuedJob;
+    try {
+      data = queuedJob(job, this.#root, this.#versions);
+    } catch (error) {
+      // A file no worker would read (outside the sweep's folder): the point's row says so.
+      const reason = error instanceof Error ? error.message : String(error);
+      this.#adding = Promise.all([
+        this.#adding,
+        Promise.resolve().then(() => this.#finished(id, { status: "failed", reason })),
+      ]);
+      return;
+    }
     const adding = this.#queue
       .add(`point-${job.point}`, data, {
         jobId: id,

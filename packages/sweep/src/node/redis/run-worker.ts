@@ -4,7 +4,7 @@ import type { JobOutcome } from "../../executor.js";
 import { LOST_WORKER_DEFAULTS, type LostWorkerSettings } from "../../lost-worker.js";
 import { checkRedis, parseRedisUrl, type RedisTarget, redactText } from "./connection.js";
 import { type IdleWatch, UNFINISHED_STATES, type WorkerIdle, watchIdle } from "./idle-watch.js";
-import type { QueuedJob } from "./job-files.js";
+import { checkQueuedJob, type QueuedJob } from "./job-schema.js";
 
 /** Options of {@link runWorker}. */
 export interface RunWorkerOptions extends LostWorkerSettings {
@@ -14,7 +14,8 @@ export interface RunWorkerOptions extends LostWorkerSettings {
   /** Points at once. */
   readonly concurrency: number;
   /**
-   * Runs one job (in its own process, with the worker's own bench and plug-ins, refusing ones
+   * Runs one job, checked already (`checkQueuedJob`: a job of another shape is refused without
+   * calling it), (in its own process, with the worker's own bench and plug-ins, refusing ones
    * whose digests differ) and gives its outcome; a failed point is an outcome, not a throw.
    * `null` gives the job back to the queue unrecorded, for any worker to run again (its process
    * was stopped from outside, as when the worker itself is being stopped).
@@ -35,6 +36,7 @@ export interface RunWorkerOptions extends LostWorkerSettings {
 
 /** A worker's log event. */
 export type WorkerJobEvent =
+  | { readonly type: "refused"; readonly jobId: string; readonly reason: string }
   | { readonly type: "started"; readonly queued: QueuedJob }
   | { readonly type: "given back"; readonly queued: QueuedJob }
   | { readonly type: "finished"; readonly queued: QueuedJob; readonly outcome: JobOutcome };
@@ -73,14 +75,20 @@ export async function runWorker(options: RunWorkerOptions): Promise<RunningWorke
   await checkRedis(target);
   const settings = { ...LOST_WORKER_DEFAULTS, ...definedOf(options) };
   /** Jobs running here, with the token that holds their lock, to give back on a forced close. */
-  const active = new Map<Job<QueuedJob, JobOutcome>, string>();
+  const active = new Map<Job<unknown, JobOutcome>, string>();
   /** Jobs in the processor now, and when one last started or ended (for idleExitMs). */
   let running = 0;
   let lastActivityAt = performance.now();
-  const worker = new Worker<QueuedJob, JobOutcome>(
+  const worker = new Worker<unknown, JobOutcome>(
     options.queue,
-    async (job: Job<QueuedJob, JobOutcome>, token?: string) => {
-      const queued = job.data;
+    async (job: Job<unknown, JobOutcome>, token?: string) => {
+      // Anyone who can write to Redis can add a job: checked before anything is read or run.
+      const checked = checkQueuedJob(job.data, job.id ?? "");
+      if ("refusal" in checked) {
+        options.onJob?.({ type: "refused", jobId: job.id ?? "", reason: checked.refusal });
+        return { status: "failed", reason: checked.refusal };
+      }
+      const { queued } = checked;
       running++;
       lastActivityAt = performance.now();
       if (token !== undefined) active.set(job, token);
