@@ -3,7 +3,7 @@ import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { KbError } from "@kb/errors";
 import { packageVersions } from "@kb/runtime/node";
-import { describeValues, type Executor, type SweepJob, type SweepRow } from "@kb/sweep";
+import { describeValues, type Executor, REDIS_GIVE_UP_S, type SweepJob, type SweepRow } from "@kb/sweep";
 import {
   isPath,
   LocalProcessPool,
@@ -27,6 +27,7 @@ interface SweepOptions {
   dryRun?: boolean;
   redis?: string | true;
   queue?: string;
+  giveUpS?: number;
 }
 
 /** Exit codes of an interrupted sweep, as a shell reports a signal. */
@@ -60,6 +61,11 @@ export function addSweepCommand(program: Command, io: CliIo, state: RunState): C
       "queue the points on Redis for `kb worker`s (BullMQ) instead of running them here: redis://[user:password@]host[:port][/db] or rediss:// for TLS; without a value, the KB_REDIS_URL environment variable",
     )
     .option("--queue <name>", "the queue of --redis (default: kb-sweep-NAME, NAME the spec's name)")
+    .option(
+      "--give-up-s <s>",
+      `with --redis: exit (code 1) once Redis has not answered for this many seconds, the rows so far kept; meanwhile it reconnects and says so once a minute; 0 waits for ever (default: ${REDIS_GIVE_UP_S})`,
+      seconds,
+    )
     .addHelpText(
       "after",
       "\nExamples:\n" +
@@ -71,6 +77,17 @@ export function addSweepCommand(program: Command, io: CliIo, state: RunState): C
     .action(async (specArg: string, options: SweepOptions) => {
       state.exitCode = await sweep(specArg, options, io);
     });
+}
+
+/** A number of seconds >= 0 of an option. */
+export function seconds(value: string): number {
+  const number = Number(value);
+  if (!Number.isFinite(number) || number < 0) {
+    throw new InvalidArgumentError(
+      `expected a number of seconds >= 0, such as 300 (0: for ever); got "${value}".`,
+    );
+  }
+  return number;
 }
 
 /** A whole number >= 1 of an option. */
@@ -109,8 +126,12 @@ async function sweep(specArg: string, options: SweepOptions, io: CliIo): Promise
 
   let executor: Executor;
   let waiting = "";
+  let gaveUp: KbError | undefined;
+  const controller = new AbortController();
   if (options.redis === undefined) {
     if (options.queue !== undefined) throw usage("--queue names the queue of --redis: add --redis URL.");
+    if (options.giveUpS !== undefined)
+      throw usage("--give-up-s is for the Redis of --redis: add --redis URL.");
     const bin = kbBin();
     const topologies = join(outDir, "topologies");
     executor = new LocalProcessPool({
@@ -138,11 +159,17 @@ async function sweep(specArg: string, options: SweepOptions, io: CliIo): Promise
       queue,
       root: specDir,
       versions: packageVersions(),
+      ...(options.giveUpS !== undefined ? { giveUpMs: options.giveUpS * 1000 } : {}),
+      onNotice: (line) => io.stderr.write(`kb sweep: ${line}\n`),
     });
     executor = redis;
+    // Redis gone too long: the sweep stops as on Ctrl-C (the rows so far kept), then says why.
+    void redis.gaveUp.then((error) => {
+      gaveUp = error;
+      controller.abort();
+    });
     waiting = `queued on ${redis.target.redacted}, queue ${queue}: run \`kb worker --redis URL --queue ${queue} --root ${specDir}\` on the machines (--root: a folder with this spec's bench and plug-in files; see docs/cluster.md)\n`;
   }
-  const controller = new AbortController();
   let signalled: keyof typeof SIGNAL_EXIT | null = null;
   const handlers = (Object.keys(SIGNAL_EXIT) as (keyof typeof SIGNAL_EXIT)[]).map((signal) => {
     const handler = () => {
@@ -170,6 +197,12 @@ async function sweep(specArg: string, options: SweepOptions, io: CliIo): Promise
       onProgress: progress,
     });
     const files = `${join(outDir, RESULTS_CSV)} and ${RESULTS_JSONL}`;
+    if (summary.interrupted && gaveUp !== undefined) {
+      io.stderr.write(
+        `kb sweep: ${summary.ok + summary.failed} of ${summary.total} points are in ${files}; run the same command again to resume once Redis answers.\n`,
+      );
+      throw gaveUp;
+    }
     if (summary.interrupted) {
       io.stderr.write(
         `kb sweep: interrupted (${signalled ?? "abort"}); ${summary.ok + summary.failed} of ${summary.total} points are in ${files}. Run the same command again to resume.\n`,

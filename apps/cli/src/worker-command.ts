@@ -3,13 +3,13 @@ import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { KbError } from "@kb/errors";
 import { packageVersions } from "@kb/runtime/node";
-import { type JobOutcome, LOST_WORKER_DEFAULTS } from "@kb/sweep";
+import { type JobOutcome, LOST_WORKER_DEFAULTS, RECONNECT_CAP_MS, REDIS_GIVE_UP_S } from "@kb/sweep";
 import { LocalProcessPool } from "@kb/sweep/node";
 import type { QueuedJob } from "@kb/sweep/redis";
 import { type Command, InvalidArgumentError } from "commander";
 import { locateBench } from "./bench-files.js";
 import type { CliIo, RunState } from "./run-cli.js";
-import { kbBin, kbRunArgs, positiveInteger, redisUrlOf, SIGNAL_EXIT } from "./sweep-command.js";
+import { kbBin, kbRunArgs, positiveInteger, redisUrlOf, SIGNAL_EXIT, seconds } from "./sweep-command.js";
 
 /** Options of `kb worker` as commander parses them. */
 interface WorkerOptions {
@@ -22,6 +22,7 @@ interface WorkerOptions {
   stalledCheckS?: number;
   maxLost?: number;
   idleExit?: number;
+  giveUpS?: number;
 }
 
 /** Adds `kb worker --redis URL --queue NAME` to the program. */
@@ -74,6 +75,11 @@ export function addWorkerCommand(program: Command, io: CliIo, state: RunState): 
       "--idle-exit <s>",
       "exit (code 0) once, for this many seconds in a row, this worker has run nothing and the queue has no point waiting, delayed or running on any worker (default: run until stopped)",
       positiveNumber,
+    )
+    .option(
+      "--give-up-s <s>",
+      `exit (code 1) once Redis has not answered for this many seconds, so that a supervisor (systemd Restart=on-failure, a Slurm requeue) starts it again or frees the node; meanwhile it reconnects every ${RECONNECT_CAP_MS / 1000} s at most and says so once a minute; 0 waits for ever (default: ${REDIS_GIVE_UP_S})`,
+      seconds,
     )
     .addHelpText(
       "after",
@@ -158,6 +164,7 @@ async function worker(options: WorkerOptions, io: CliIo): Promise<number> {
     ...(options.stalledCheckS !== undefined ? { stalledCheckMs: options.stalledCheckS * 1000 } : {}),
     ...(options.maxLost !== undefined ? { maxLost: options.maxLost } : {}),
     ...(options.idleExit !== undefined ? { idleExitMs: options.idleExit * 1000 } : {}),
+    ...(options.giveUpS !== undefined ? { giveUpMs: options.giveUpS * 1000 } : {}),
     runJob,
     onJob: (event) => {
       if (event.type === "refused") {
@@ -196,7 +203,17 @@ async function worker(options: WorkerOptions, io: CliIo): Promise<number> {
 
   const signals = signalOnce();
   try {
-    const first = await Promise.race([signals.signal, running.idle.then(() => "idle" as const)]);
+    const first = await Promise.race([
+      signals.signal,
+      running.idle.then(() => "idle" as const),
+      running.gaveUp,
+    ]);
+    if (typeof first === "object") {
+      // Redis gone too long: its points are lost with it or come back once their locks lapse.
+      stopping = true;
+      await Promise.all([pool.close(), running.close(true)]);
+      throw first;
+    }
     if (first === "idle") {
       io.stderr.write(
         `kb worker: nothing run for ${options.idleExit} s and no point waiting, delayed or running on queue ${options.queue}: exiting.\n`,

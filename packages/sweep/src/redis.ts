@@ -3,7 +3,7 @@
 // and send the outcomes back. A separate entry so that only its users load BullMQ and ioredis.
 
 export type { LostWorkerSettings } from "./lost-worker.js";
-export { LOST_WORKER_DEFAULTS } from "./lost-worker.js";
+export { LOST_WORKER_DEFAULTS, RECONNECT_CAP_MS, REDIS_GIVE_UP_S } from "./lost-worker.js";
 export type { RedisTarget } from "./node/redis/connection.js";
 export {
   CONNECT_TIMEOUT_MS,
