@@ -5,6 +5,8 @@ import { isKbError } from "@kb/errors";
 import { runRedisTests, startRedis } from "@kb/tooling/node/redis";
 import { describe, expect, it } from "vitest";
 import { checkRedis, parseRedisUrl } from "./connection.js";
+import { RedisExecutor } from "./redis-executor.js";
+import { runWorker } from "./run-worker.js";
 
 // Faults of a Redis URL (issue 32): a password with a bare `%` (not a percent-escape) was a
 // URIError from decodeURIComponent, a stack and exit 2; it is a SWEEP_QUEUE error saying to
@@ -49,5 +51,31 @@ describe("fault: a Redis URL whose password or user has a bare %", () => {
       }
     },
     20_000,
+  );
+});
+
+describe("fault: a queue name BullMQ refuses", () => {
+  it.each(["a:b", ""])(
+    "%j is a SWEEP_QUEUE error for the sweep and the worker, before any connection",
+    async (queue) => {
+      // Port 1: nothing listens there, so an error about the name says it was checked first.
+      const url = "redis://127.0.0.1:1";
+      const errors = await Promise.all([
+        RedisExecutor.open({ url, queue, root: tmpdir(), versions: { "@kb/runtime": "0" } }).then(
+          () => "opened",
+          (error: unknown) => error,
+        ),
+        runWorker({ url, queue, concurrency: 1, runJob: async () => null }).then(
+          () => "started",
+          (error: unknown) => error,
+        ),
+      ]);
+      for (const error of errors) {
+        expect(isKbError(error) && error.code).toBe("SWEEP_QUEUE");
+        expect(String(error)).toContain(
+          `queue name ${JSON.stringify(queue)}: a BullMQ queue name is not empty and has no ":"`,
+        );
+      }
+    },
   );
 });

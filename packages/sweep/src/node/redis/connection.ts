@@ -135,6 +135,18 @@ export function redactText(text: string, target?: RedisTarget): string {
 }
 
 /**
+ * Throws `SWEEP_QUEUE` for a queue name BullMQ refuses (empty, or with a `:`), before anything
+ * connects: BullMQ's own error would be a crash.
+ */
+export function checkQueueName(queue: string): void {
+  if (queue !== "" && !queue.includes(":")) return;
+  throw new KbError(
+    "SWEEP_QUEUE",
+    `queue name ${JSON.stringify(queue)}: a BullMQ queue name is not empty and has no ":". Give --queue a name of letters, digits, - _ and . (kb sweep --redis prints the one it uses, kb-sweep-NAME by default).`,
+  );
+}
+
+/**
  * Connects to the target and sends PING, so that a wrong host, port or password is a
  * `SWEEP_QUEUE` error within {@link CONNECT_TIMEOUT_MS} (ioredis alone would retry forever).
  */

@@ -4,6 +4,7 @@ import type { Executor, ExecutorEvent, JobOutcome, SweepJob } from "../../execut
 import { REDIS_GIVE_UP_S } from "../../lost-worker.js";
 import {
   CONNECT_TIMEOUT_MS,
+  checkQueueName,
   checkRedis,
   dropConnections,
   parseRedisUrl,
@@ -63,8 +64,10 @@ const EVENTS_KEPT = 1000;
 
 /** A job that a sweep gets back: what the worker returned, a point's outcome. */
 function isOutcome(value: unknown): value is JobOutcome {
-  const status = (value as { status?: unknown } | null)?.status;
-  return status === "ok" || status === "failed";
+  if (value === null || typeof value !== "object" || Array.isArray(value)) return false;
+  const { status, reason } = value as { status?: unknown; reason?: unknown };
+  // Anyone who can write to Redis can finish a job: a failure's reason must be text to print.
+  return status === "ok" || (status === "failed" && typeof reason === "string");
 }
 
 /**
@@ -136,6 +139,7 @@ export class RedisExecutor implements Executor {
    */
   static async open(options: RedisExecutorOptions): Promise<RedisExecutor> {
     const target = parseRedisUrl(options.url);
+    checkQueueName(options.queue);
     await checkRedis(target);
     const queue = new Queue(options.queue, {
       connection: target.options,

@@ -3,6 +3,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { isKbError } from "@kb/errors";
 import { type RunningRedis, redisSkipReason, runRedisTests, startRedis } from "@kb/tooling/node/redis";
+import { Worker } from "bullmq";
 import { Redis } from "ioredis";
 import { afterEach, describe, expect, it } from "vitest";
 import type { ExecutorEvent, JobOutcome } from "../../executor.js";
@@ -196,4 +197,29 @@ describe.skipIf(!runRedisTests)("fault: Redis lost, restarted or gone under a sw
     await until(() => finished.length === 1, 15_000, "the point");
     expect(finished[0]).toMatchObject({ outcome: OK });
   }, 40_000);
+
+  it("records a job finished with something that is not an outcome as failed, saying so", async () => {
+    const redis = await server();
+    const executor = await RedisExecutor.open({
+      url: redis.url,
+      queue: "forged",
+      root: tmpdir(),
+      versions: TEST_VERSIONS,
+    });
+    cleanups.push(() => executor.close());
+    const finished: ExecutorEvent[] = [];
+    executor.onEvent((event) => {
+      if (event.type === "finished") finished.push(event);
+    });
+    // A worker of someone else's making, answering with a reason that is no text.
+    const forger = new Worker("forged", async () => ({ status: "failed", reason: { toString: 1 } }), {
+      connection: parseRedisUrl(redis.url).options,
+    });
+    cleanups.push(() => forger.close(true));
+    executor.submit(testJob(4));
+    await until(() => finished.length === 1, 10_000, "the point");
+    expect(finished[0]).toMatchObject({
+      outcome: { status: "failed", reason: "the worker returned no outcome (another kb version?)" },
+    });
+  }, 20_000);
 });

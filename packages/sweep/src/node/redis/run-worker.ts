@@ -4,6 +4,7 @@ import type { JobOutcome } from "../../executor.js";
 import { LOST_WORKER_DEFAULTS, type LostWorkerSettings, REDIS_GIVE_UP_S } from "../../lost-worker.js";
 import {
   CONNECT_TIMEOUT_MS,
+  checkQueueName,
   checkRedis,
   dropConnections,
   parseRedisUrl,
@@ -92,6 +93,7 @@ export async function runWorker(options: RunWorkerOptions): Promise<RunningWorke
     );
   }
   const target = parseRedisUrl(options.url);
+  checkQueueName(options.queue);
   await checkRedis(target);
   // Connection trouble is told by the watch; the same message of BullMQ at most once a minute.
   const onError = options.onError === undefined ? undefined : onceAWhile(options.onError);
