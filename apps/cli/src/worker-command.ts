@@ -33,8 +33,9 @@ export function addWorkerCommand(program: Command, io: CliIo, state: RunState): 
     .description(
       "Take points of a sweep queued by `kb sweep SPEC --redis URL` and run each as `kb run --json` in its own " +
         "process, --concurrency at a time, sending the results back. A point runs only with this machine's own " +
-        "bench and plug-in files, found from --root (the sweep's folder) as kb sweep finds them, and only when " +
-        "their sha256 is the one the sweep planned with; otherwise the point fails with the reason. A worker that " +
+        "bench and plug-in files, found from --root (the sweep's folder) as kb sweep finds them, never outside it " +
+        "(a job naming an absolute or .. path, or any field kb sweep does not send, is refused before anything is read), " +
+        "and only when their sha256 is the one the sweep planned with; otherwise the point fails with the reason. A worker that " +
         "dies mid-point loses nothing: another worker takes the point once its lock lapses. Stop with Ctrl-C " +
         "(running points are given back to the queue), or give --idle-exit to end by itself once the sweep " +
         "has no more work (a Slurm job array frees its nodes). See docs/cluster.md.",

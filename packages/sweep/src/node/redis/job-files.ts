@@ -43,17 +43,9 @@ export function queuedJob(
   };
   const plugin = (entry: unknown): unknown =>
     typeof entry === "string" && isPath(entry) ? inRoot(entry, "plug-in") : entry;
-  const { topology } = job.inputs;
   const sent: SweepJob = {
-    ...job,
+    ...withPlugins(job, plugin),
     bench: isBenchName(job.bench) ? job.bench : inRoot(job.bench, "bench"),
-    inputs: {
-      ...job.inputs,
-      topology: Array.isArray(topology.plugins)
-        ? { ...topology, plugins: topology.plugins.map(plugin) }
-        : topology,
-      plugins: job.inputs.plugins.map((entry) => plugin(entry) as string),
-    },
   };
   return {
     job: sent,
@@ -171,18 +163,20 @@ export function jobFiles(
     real.set(plugin, found.file);
   }
   const local = (entry: unknown): unknown => (typeof entry === "string" ? (real.get(entry) ?? entry) : entry);
+  return { benchFile: bench.file, job: withPlugins(job, local) };
+}
+
+/** `job` with each of its plug-ins (its own and its topology's) replaced by `map` of it. */
+function withPlugins(job: SweepJob, map: (entry: unknown) => unknown): SweepJob {
   const { topology } = job.inputs;
   return {
-    benchFile: bench.file,
-    job: {
-      ...job,
-      inputs: {
-        ...job.inputs,
-        topology: Array.isArray(topology.plugins)
-          ? { ...topology, plugins: topology.plugins.map(local) }
-          : topology,
-        plugins: job.inputs.plugins.map((entry) => local(entry) as string),
-      },
+    ...job,
+    inputs: {
+      ...job.inputs,
+      topology: Array.isArray(topology.plugins)
+        ? { ...topology, plugins: topology.plugins.map(map) }
+        : topology,
+      plugins: job.inputs.plugins.map((entry) => map(entry) as string),
     },
   };
 }

@@ -66,15 +66,19 @@ describe.skipIf(!runRedisTests)("fault: Redis lost, restarted or gone under a sw
     return { running, lines };
   }
 
-  it("queues again, with a line, the jobs a Redis restarted without its data lost, and records them once", async () => {
-    const first = await server();
+  /** A sweep's executor on `url`, closed after the test, its finished events and notices kept. */
+  async function sweep(
+    url: string,
+    queue: string,
+    extra: { lostCheckMs?: number; giveUpMs?: number } = {},
+  ): Promise<{ executor: RedisExecutor; finished: ExecutorEvent[]; notices: string[] }> {
     const notices: string[] = [];
     const executor = await RedisExecutor.open({
-      url: first.url,
-      queue: "restarted",
+      url,
+      queue,
       root: tmpdir(),
       versions: TEST_VERSIONS,
-      lostCheckMs: 300,
+      ...extra,
       onNotice: (line) => notices.push(line),
     });
     cleanups.push(() => executor.close());
@@ -82,6 +86,12 @@ describe.skipIf(!runRedisTests)("fault: Redis lost, restarted or gone under a sw
     executor.onEvent((event) => {
       if (event.type === "finished") finished.push(event);
     });
+    return { executor, finished, notices };
+  }
+
+  it("queues again, with a line, the jobs a Redis restarted without its data lost, and records them once", async () => {
+    const first = await server();
+    const { executor, finished, notices } = await sweep(first.url, "restarted", { lostCheckMs: 300 });
     for (const point of [0, 1, 2]) executor.submit(testJob(point));
     // Queued, then the server is killed and another one, empty, takes its port.
     const probe = new Redis(parseRedisUrl(first.url).options);
@@ -105,16 +115,7 @@ describe.skipIf(!runRedisTests)("fault: Redis lost, restarted or gone under a sw
 
   it("records a job that finished on the queue without its event reaching the sweep", async () => {
     const redis = await server();
-    const executor = await RedisExecutor.open({
-      url: redis.url,
-      queue: "missed",
-      root: tmpdir(),
-      versions: TEST_VERSIONS,
-      lostCheckMs: 300,
-    });
-    cleanups.push(() => executor.close());
-    const finished: ExecutorEvent[] = [];
-    executor.onEvent((event) => finished.push(event));
+    const { executor, finished } = await sweep(redis.url, "missed", { lostCheckMs: 300 });
     const job = testJob(7);
     executor.submit(job);
     // Finished by hand, as BullMQ would but without the event (as when the capped event stream
@@ -141,16 +142,7 @@ describe.skipIf(!runRedisTests)("fault: Redis lost, restarted or gone under a sw
 
   it("says when Redis goes away, and gives up after giveUpMs with a SWEEP_QUEUE error: the sweep and a worker", async () => {
     const redis = await server();
-    const notices: string[] = [];
-    const executor = await RedisExecutor.open({
-      url: redis.url,
-      queue: "gone",
-      root: tmpdir(),
-      versions: TEST_VERSIONS,
-      giveUpMs: 1500,
-      onNotice: (line) => notices.push(line),
-    });
-    cleanups.push(() => executor.close());
+    const { executor, notices } = await sweep(redis.url, "gone", { giveUpMs: 1500 });
     const { running, lines } = await worker(redis.url, "gone", 1500);
     await redis.stop();
     const [sweepError, workerError] = await Promise.all([executor.gaveUp, running.gaveUp]);
@@ -182,17 +174,7 @@ describe.skipIf(!runRedisTests)("fault: Redis lost, restarted or gone under a sw
     expect(lines.join("\n")).toContain("retrying until it is back");
     const second = await server(first.port);
     await until(() => lines.some((line) => line.includes("answers again")), 15_000, "the line");
-    const executor = await RedisExecutor.open({
-      url: second.url,
-      queue: "back",
-      root: tmpdir(),
-      versions: TEST_VERSIONS,
-    });
-    cleanups.push(() => executor.close());
-    const finished: ExecutorEvent[] = [];
-    executor.onEvent((event) => {
-      if (event.type === "finished") finished.push(event);
-    });
+    const { executor, finished } = await sweep(second.url, "back");
     executor.submit(testJob(1));
     await until(() => finished.length === 1, 15_000, "the point");
     expect(finished[0]).toMatchObject({ outcome: OK });
@@ -200,17 +182,7 @@ describe.skipIf(!runRedisTests)("fault: Redis lost, restarted or gone under a sw
 
   it("records a job finished with something that is not an outcome as failed, saying so", async () => {
     const redis = await server();
-    const executor = await RedisExecutor.open({
-      url: redis.url,
-      queue: "forged",
-      root: tmpdir(),
-      versions: TEST_VERSIONS,
-    });
-    cleanups.push(() => executor.close());
-    const finished: ExecutorEvent[] = [];
-    executor.onEvent((event) => {
-      if (event.type === "finished") finished.push(event);
-    });
+    const { executor, finished } = await sweep(redis.url, "forged");
     // A worker of someone else's making, answering with a reason that is no text.
     const forger = new Worker("forged", async () => ({ status: "failed", reason: { toString: 1 } }), {
       connection: parseRedisUrl(redis.url).options,
