@@ -149,7 +149,7 @@ async function sweep(specArg: string, options: SweepOptions, io: CliIo): Promise
     if (!isBenchName(spec.bench) && rootRelative(specDir, spec.bench) === null) {
       throw new KbError(
         "SWEEP_QUEUE",
-        `${specFile}: bench ${spec.bench} is outside the spec's folder ${specDir}, and kb workers read files only inside their --root, which stands for that folder. Move the bench (or the spec) so that the bench is inside it, name a bench (benches/NAME.ts), or run the sweep without --redis.`,
+        `bench ${spec.bench} is outside the spec's folder ${specDir}, and kb workers read files only inside their --root, which stands for that folder. Move the bench (or the spec) so that the bench is inside it, name a bench (benches/NAME.ts), or run the sweep without --redis.`,
         { context: { file: specFile } },
       );
     }

@@ -224,6 +224,16 @@ describe("kb sweep --redis and kb worker usage", () => {
   it("refuse options that mean nothing with a queue, and a missing URL, saying what to give", async () => {
     const dir = mkdtempSync(join(scratch, "usage-"));
     const spec = vectorAddSpec(dir);
+    // A spec whose bench is outside its folder, where no worker's --root reaches.
+    writeFileSync(join(dir, "bench.ts"), "export default 1;\n");
+    mkdirSync(join(dir, "spec"));
+    const outside = writeSpec(join(dir, "spec"), [
+      "name: outside",
+      "bench: ../bench.ts",
+      "topology: default",
+      "axes:",
+      "  n: { path: params.n, values: [1] }",
+    ]);
     const saved = process.env.KB_REDIS_URL;
     delete process.env.KB_REDIS_URL;
     try {
@@ -237,6 +247,15 @@ describe("kb sweep --redis and kb worker usage", () => {
           "--cache is for points run here; with --redis give each kb worker its own --cache DIR.",
         ],
         [["sweep", spec, "--queue", "q"], "--queue names the queue of --redis: add --redis URL."],
+        [["sweep", spec, "--give-up-s", "9"], "--give-up-s is for the Redis of --redis: add --redis URL."],
+        [
+          ["sweep", outside, "--redis", "redis://h"],
+          `[SWEEP_QUEUE] ${outside}: bench ../bench.ts is outside the spec's folder ${join(dir, "spec")}, and kb workers read files only inside their --root`,
+        ],
+        [
+          ["worker", "--queue", "q", "--redis", "redis://h", "--root", join(dir, "none")],
+          `kb worker --root ${join(dir, "none")}: ${join(dir, "none")} is not a folder.`,
+        ],
         [
           ["sweep", spec, "--redis"],
           "kb sweep needs a Redis URL: --redis redis://HOST:PORT, or the KB_REDIS_URL environment variable",
