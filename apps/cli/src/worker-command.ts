@@ -169,7 +169,8 @@ async function worker(options: WorkerOptions, io: CliIo): Promise<number> {
     runJob,
     onJob: (event) => {
       if (event.type === "refused") {
-        io.stderr.write(`job ${JSON.stringify(event.jobId.slice(0, 80))} REFUSED: ${event.reason}\n`);
+        // The reason names the job: kb worker on HOST refused job "ID": ...
+        io.stderr.write(`${event.reason}\n`);
         return;
       }
       const { job } = event.queued;
