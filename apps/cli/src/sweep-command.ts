@@ -8,6 +8,7 @@ import {
   designSize,
   type Executor,
   gridShape,
+  REDIS_GIVE_UP_S,
   SWEEP_LIMITS,
   type SweepJob,
   type SweepRow,
@@ -37,6 +38,7 @@ interface SweepOptions {
   dryRun?: boolean;
   redis?: string | true;
   queue?: string;
+  giveUpS?: number;
 }
 
 /** Exit codes of an interrupted sweep, as a shell reports a signal. */
@@ -77,6 +79,11 @@ export function addSweepCommand(program: Command, io: CliIo, state: RunState): C
       "queue the points on Redis for `kb worker`s (BullMQ) instead of running them here: redis://[user:password@]host[:port][/db] or rediss:// for TLS; without a value, the KB_REDIS_URL environment variable",
     )
     .option("--queue <name>", "the queue of --redis (default: kb-sweep-NAME, NAME the spec's name)")
+    .option(
+      "--give-up-s <s>",
+      `with --redis: exit (code 1) once Redis has not answered for this many seconds, the rows so far kept; meanwhile it reconnects and says so once a minute; 0 waits for ever (default: ${REDIS_GIVE_UP_S})`,
+      seconds,
+    )
     .addHelpText(
       "after",
       "\nExamples:\n" +
@@ -88,6 +95,17 @@ export function addSweepCommand(program: Command, io: CliIo, state: RunState): C
     .action(async (specArg: string, options: SweepOptions) => {
       state.exitCode = await sweep(specArg, options, io);
     });
+}
+
+/** A number of seconds >= 0 of an option. */
+export function seconds(value: string): number {
+  const number = Number(value);
+  if (!Number.isFinite(number) || number < 0) {
+    throw new InvalidArgumentError(
+      `expected a number of seconds >= 0, such as 300 (0: for ever); got "${value}".`,
+    );
+  }
+  return number;
 }
 
 /** Points of a design `kb sweep --dry-run` lists one by one; a larger design is counted only. */
@@ -154,11 +172,14 @@ async function sweep(specArg: string, options: SweepOptions, io: CliIo): Promise
 
   let executor: Executor;
   let waiting = "";
+  let gaveUp: KbError | undefined;
   const controller = new AbortController();
   /** Why the sweep stopped writing its folder, when it did. */
   let outputFailure: unknown;
   if (options.redis === undefined) {
     if (options.queue !== undefined) throw usage("--queue names the queue of --redis: add --redis URL.");
+    if (options.giveUpS !== undefined)
+      throw usage("--give-up-s is for the Redis of --redis: add --redis URL.");
     const bin = kbBin();
     const topologies = join(outDir, "topologies");
     executor = new LocalProcessPool({
@@ -181,15 +202,29 @@ async function sweep(specArg: string, options: SweepOptions, io: CliIo): Promise
     if (options.cache !== undefined) {
       throw usage("--cache is for points run here; with --redis give each kb worker its own --cache DIR.");
     }
-    const { RedisExecutor, queueNameOf } = await import("@kb/sweep/redis");
+    const { isBenchName, RedisExecutor, queueNameOf, rootRelative } = await import("@kb/sweep/redis");
+    if (!isBenchName(spec.bench) && rootRelative(specDir, spec.bench) === null) {
+      throw new KbError(
+        "SWEEP_QUEUE",
+        `bench ${spec.bench} is outside the spec's folder ${specDir}, and kb workers read files only inside their --root, which stands for that folder. Move the bench (or the spec) so that the bench is inside it, name a bench (benches/NAME.ts), or run the sweep without --redis.`,
+        { context: { file: specFile } },
+      );
+    }
     const queue = options.queue ?? queueNameOf(spec.name);
     const redis = await RedisExecutor.open({
       url: redisUrlOf(options.redis, "kb sweep"),
       queue,
       root: specDir,
       versions: packageVersions(),
+      ...(options.giveUpS !== undefined ? { giveUpMs: options.giveUpS * 1000 } : {}),
+      onNotice: (line) => io.stderr.write(`kb sweep: ${line}\n`),
     });
     executor = redis;
+    // Redis gone too long: the sweep stops as on Ctrl-C (the rows so far kept), then says why.
+    void redis.gaveUp.then((error) => {
+      gaveUp = error;
+      controller.abort();
+    });
     waiting = `queued on ${redis.target.redacted}, queue ${queue}: run \`kb worker --redis URL --queue ${queue} --root ${specDir}\` on the machines (--root: a folder with this spec's bench and plug-in files; see docs/cluster.md)\n`;
   }
   let signalled: keyof typeof SIGNAL_EXIT | null = null;
@@ -221,6 +256,12 @@ async function sweep(specArg: string, options: SweepOptions, io: CliIo): Promise
     });
     if (outputFailure !== undefined) throw outputFailure;
     const files = `${join(outDir, RESULTS_CSV)} and ${RESULTS_JSONL}`;
+    if (summary.interrupted && gaveUp !== undefined) {
+      io.stderr.write(
+        `kb sweep: ${summary.ok + summary.failed} of ${summary.total} points are in ${files}; run the same command again to resume once Redis answers.\n`,
+      );
+      throw gaveUp;
+    }
     if (summary.interrupted) {
       io.stderr.write(
         `kb sweep: interrupted (${signalled ?? "abort"}); ${summary.ok + summary.failed} of ${summary.total} points are in ${files}. Run the same command again to resume.\n`,

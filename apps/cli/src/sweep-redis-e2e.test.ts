@@ -31,7 +31,8 @@ const FAST_LOSS = ["--lock-s", "2", "--stalled-check-s", "1"];
 function vectorAddSpec(dir: string): string {
   return writeSpec(dir, [
     "name: vadd-redis",
-    `bench: ${join(repoRoot, "benches", "vector-add.ts")}`,
+    // A bench name: workers find it from their --root (the repository) as the sweep does from its folder.
+    "bench: vector-add",
     `topology: ${join(repoRoot, "topologies", "default.yaml")}`,
     "params: { chunk: 4096 }",
     "axes:",
@@ -109,13 +110,14 @@ describe.skipIf(!runRedisTests || !haveKb)("kb sweep --redis with kb workers on 
     for (const text of [sweep.stdout(), sweep.stderr(), doomed.stderr(), survivor.stderr()]) {
       expect(text).not.toContain(PASSWORD);
     }
-  }, 75_000);
+  }, 150_000);
 
   it("gives a point back at once when Ctrl-C reaches a worker and its kb run, and records it once", async () => {
     const dir = mkdtempSync(join(scratch, "ctrl-c-"));
     const spec = writeSpec(dir, [
       "name: ctrl-c",
-      `bench: ${join(repoRoot, "benches", "vector-add.ts")}`,
+      // A bench name: workers find it from their --root (the repository) as the sweep does from its folder.
+      "bench: vector-add",
       `topology: ${join(repoRoot, "topologies", "default.yaml")}`,
       "params: { chunk: 4096 }",
       "axes:",
@@ -222,6 +224,16 @@ describe("kb sweep --redis and kb worker usage", () => {
   it("refuse options that mean nothing with a queue, and a missing URL, saying what to give", async () => {
     const dir = mkdtempSync(join(scratch, "usage-"));
     const spec = vectorAddSpec(dir);
+    // A spec whose bench is outside its folder, where no worker's --root reaches.
+    writeFileSync(join(dir, "bench.ts"), "export default 1;\n");
+    mkdirSync(join(dir, "spec"));
+    const outside = writeSpec(join(dir, "spec"), [
+      "name: outside",
+      "bench: ../bench.ts",
+      "topology: default",
+      "axes:",
+      "  n: { path: params.n, values: [1] }",
+    ]);
     const saved = process.env.KB_REDIS_URL;
     delete process.env.KB_REDIS_URL;
     try {
@@ -235,6 +247,15 @@ describe("kb sweep --redis and kb worker usage", () => {
           "--cache is for points run here; with --redis give each kb worker its own --cache DIR.",
         ],
         [["sweep", spec, "--queue", "q"], "--queue names the queue of --redis: add --redis URL."],
+        [["sweep", spec, "--give-up-s", "9"], "--give-up-s is for the Redis of --redis: add --redis URL."],
+        [
+          ["sweep", outside, "--redis", "redis://h"],
+          `[SWEEP_QUEUE] ${outside}: bench ../bench.ts is outside the spec's folder ${join(dir, "spec")}, and kb workers read files only inside their --root`,
+        ],
+        [
+          ["worker", "--queue", "q", "--redis", "redis://h", "--root", join(dir, "none")],
+          `kb worker --root ${join(dir, "none")}: ${join(dir, "none")} is not a folder.`,
+        ],
         [
           ["sweep", spec, "--redis"],
           "kb sweep needs a Redis URL: --redis redis://HOST:PORT, or the KB_REDIS_URL environment variable",

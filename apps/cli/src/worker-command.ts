@@ -1,14 +1,15 @@
-import { mkdtempSync, rmSync } from "node:fs";
+import { mkdtempSync, rmSync, statSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
+import { KbError } from "@kb/errors";
 import { packageVersions } from "@kb/runtime/node";
-import { type JobOutcome, LOST_WORKER_DEFAULTS } from "@kb/sweep";
+import { type JobOutcome, LOST_WORKER_DEFAULTS, RECONNECT_CAP_MS, REDIS_GIVE_UP_S } from "@kb/sweep";
 import { LocalProcessPool } from "@kb/sweep/node";
 import type { QueuedJob } from "@kb/sweep/redis";
 import { type Command, InvalidArgumentError } from "commander";
 import { locateBench } from "./bench-files.js";
 import type { CliIo, RunState } from "./run-cli.js";
-import { kbBin, kbRunArgs, positiveInteger, redisUrlOf, SIGNAL_EXIT } from "./sweep-command.js";
+import { kbBin, kbRunArgs, positiveInteger, redisUrlOf, SIGNAL_EXIT, seconds } from "./sweep-command.js";
 
 /** Options of `kb worker` as commander parses them. */
 interface WorkerOptions {
@@ -21,6 +22,7 @@ interface WorkerOptions {
   stalledCheckS?: number;
   maxLost?: number;
   idleExit?: number;
+  giveUpS?: number;
 }
 
 /** Adds `kb worker --redis URL --queue NAME` to the program. */
@@ -31,8 +33,9 @@ export function addWorkerCommand(program: Command, io: CliIo, state: RunState): 
     .description(
       "Take points of a sweep queued by `kb sweep SPEC --redis URL` and run each as `kb run --json` in its own " +
         "process, --concurrency at a time, sending the results back. A point runs only with this machine's own " +
-        "bench and plug-in files, found from --root (the sweep's folder) as kb sweep finds them, and only when " +
-        "their sha256 is the one the sweep planned with; otherwise the point fails with the reason. A worker that " +
+        "bench and plug-in files, found from --root (the sweep's folder) as kb sweep finds them, never outside it " +
+        "(a job naming an absolute or .. path, or any field kb sweep does not send, is refused before anything is read), " +
+        "and only when their sha256 is the one the sweep planned with; otherwise the point fails with the reason. A worker that " +
         "dies mid-point loses nothing: another worker takes the point once its lock lapses. Stop with Ctrl-C " +
         "(running points are given back to the queue), or give --idle-exit to end by itself once the sweep " +
         "has no more work (a Slurm job array frees its nodes). See docs/cluster.md.",
@@ -74,6 +77,11 @@ export function addWorkerCommand(program: Command, io: CliIo, state: RunState): 
       "exit (code 0) once, for this many seconds in a row, this worker has run nothing and the queue has no point waiting, delayed or running on any worker (default: run until stopped)",
       positiveNumber,
     )
+    .option(
+      "--give-up-s <s>",
+      `exit (code 1) once Redis has not answered for this many seconds, so that a supervisor (systemd Restart=on-failure, a Slurm requeue) starts it again or frees the node; meanwhile it reconnects every ${RECONNECT_CAP_MS / 1000} s at most and says so once a minute; 0 waits for ever (default: ${REDIS_GIVE_UP_S})`,
+      seconds,
+    )
     .addHelpText(
       "after",
       "\nExamples:\n" +
@@ -96,9 +104,15 @@ function positiveNumber(value: string): number {
 
 async function worker(options: WorkerOptions, io: CliIo): Promise<number> {
   // Loaded here, not at the top: BullMQ and ioredis cost every other kb command ~100 ms to load.
-  const { jobRunner, refusalOf, runWorker } = await import("@kb/sweep/redis");
+  const { jobFiles, jobRunner, runWorker } = await import("@kb/sweep/redis");
   const url = redisUrlOf(options.redis ?? true, "kb worker");
   const root = resolve(process.cwd(), options.root ?? ".");
+  if (!(statSync(root, { throwIfNoEntry: false })?.isDirectory() ?? false)) {
+    throw new KbError(
+      "CLI_USAGE",
+      `kb worker --root ${options.root ?? "."}: ${root} is not a folder. Give the folder with the sweep's bench and plug-in files (the sweep's folder).`,
+    );
+  }
   // What this worker's kb run uses: a point queued by a sweep of other versions is refused.
   const versions = packageVersions();
   const cacheDir = options.cache === undefined ? undefined : resolve(process.cwd(), options.cache);
@@ -119,18 +133,18 @@ async function worker(options: WorkerOptions, io: CliIo): Promise<number> {
   const runOnPool = jobRunner(pool);
   let stopping = false;
   const runJob = async (queued: QueuedJob): Promise<JobOutcome | null> => {
-    let benchFile: string | undefined;
-    try {
-      benchFile = locateBench(queued.job.bench, root);
-    } catch {
-      benchFile = undefined;
-    }
-    const refusal = refusalOf(queued, benchFile, root, versions);
-    if (refusal !== null || benchFile === undefined) {
-      return { status: "failed", reason: refusal ?? `no bench "${queued.job.bench}"` };
-    }
+    // Bench and plug-ins only from inside --root (or a bench name), with the sweep's digests.
+    const files = jobFiles(queued, root, versions, (name) => {
+      try {
+        return locateBench(name, root);
+      } catch {
+        return undefined;
+      }
+    });
+    if ("refusal" in files) return { status: "failed", reason: files.refusal };
+    const benchFile = files.benchFile;
     // The sweep machine's cache folder means nothing here: this worker's own, if any.
-    const job = { ...queued.job, run: { ...queued.job.run, cacheDir } };
+    const job = { ...files.job, run: { ...files.job.run, cacheDir } };
     benchFiles.set(job, benchFile);
     try {
       const outcome = await runOnPool(job);
@@ -151,8 +165,14 @@ async function worker(options: WorkerOptions, io: CliIo): Promise<number> {
     ...(options.stalledCheckS !== undefined ? { stalledCheckMs: options.stalledCheckS * 1000 } : {}),
     ...(options.maxLost !== undefined ? { maxLost: options.maxLost } : {}),
     ...(options.idleExit !== undefined ? { idleExitMs: options.idleExit * 1000 } : {}),
+    ...(options.giveUpS !== undefined ? { giveUpMs: options.giveUpS * 1000 } : {}),
     runJob,
     onJob: (event) => {
+      if (event.type === "refused") {
+        // The reason names the job: kb worker on HOST refused job "ID": ...
+        io.stderr.write(`${event.reason}\n`);
+        return;
+      }
       const { job } = event.queued;
       const name = `point ${job.point} (${job.key.slice(0, 12)})`;
       if (event.type === "started") {
@@ -185,7 +205,17 @@ async function worker(options: WorkerOptions, io: CliIo): Promise<number> {
 
   const signals = signalOnce();
   try {
-    const first = await Promise.race([signals.signal, running.idle.then(() => "idle" as const)]);
+    const first = await Promise.race([
+      signals.signal,
+      running.idle.then(() => "idle" as const),
+      running.gaveUp,
+    ]);
+    if (typeof first === "object") {
+      // Redis gone too long: its points are lost with it or come back once their locks lapse.
+      stopping = true;
+      await Promise.all([pool.close(), running.close(true)]);
+      throw first;
+    }
     if (first === "idle") {
       io.stderr.write(
         `kb worker: nothing run for ${options.idleExit} s and no point waiting, delayed or running on queue ${options.queue}: exiting.\n`,

@@ -14,7 +14,7 @@ export type { Executor, ExecutorEvent, JobOutcome, SweepJob, SweepJobRun } from 
 export { SWEEP_LIMITS, timeoutMs } from "./limits.js";
 // The lost-worker settings of `kb worker` (the worker itself is @kb/sweep/redis's): constants only.
 export type { LostWorkerSettings } from "./lost-worker.js";
-export { LOST_WORKER_DEFAULTS } from "./lost-worker.js";
+export { LOST_WORKER_DEFAULTS, RECONNECT_CAP_MS, REDIS_GIVE_UP_S } from "./lost-worker.js";
 export type { PointInputs, SkippedPoint, SweepPlan, SweepPoint } from "./points.js";
 export { planSweep, pointInputs, pointKey } from "./points.js";
 export { SeededRandom } from "./random.js";

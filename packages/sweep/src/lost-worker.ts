@@ -20,3 +20,13 @@ export interface LostWorkerSettings {
 
 /** Defaults of {@link LostWorkerSettings}. */
 export const LOST_WORKER_DEFAULTS = { lockMs: 15_000, stalledCheckMs: 5_000, maxLost: 2 } as const;
+
+/**
+ * How long a sweep or a worker waits for a Redis that does not answer before it gives up with a
+ * `SWEEP_QUEUE` error (exit 1), by default, s (`--give-up-s`; 0 waits for ever). Meanwhile it
+ * reconnects, at most {@link RECONNECT_CAP_MS} apart, and says so once a minute.
+ */
+export const REDIS_GIVE_UP_S = 300;
+
+/** The longest wait between two attempts to reconnect to Redis, ms. */
+export const RECONNECT_CAP_MS = 5000;

@@ -3,7 +3,7 @@
 // and send the outcomes back. A separate entry so that only its users load BullMQ and ioredis.
 
 export type { LostWorkerSettings } from "./lost-worker.js";
-export { LOST_WORKER_DEFAULTS } from "./lost-worker.js";
+export { LOST_WORKER_DEFAULTS, RECONNECT_CAP_MS, REDIS_GIVE_UP_S } from "./lost-worker.js";
 export type { RedisTarget } from "./node/redis/connection.js";
 export {
   CONNECT_TIMEOUT_MS,
@@ -13,8 +13,16 @@ export {
   redactText,
 } from "./node/redis/connection.js";
 export type { WorkerIdle } from "./node/redis/idle-watch.js";
-export type { QueuedJob } from "./node/redis/job-files.js";
-export { pathDigest, pluginPaths, queuedJob, refusalOf } from "./node/redis/job-files.js";
+export type { JobFiles } from "./node/redis/job-files.js";
+export { jobFiles, pathDigest, pluginPaths, queuedJob, rootRelative } from "./node/redis/job-files.js";
+export type { CheckedJob, QueuedJob } from "./node/redis/job-schema.js";
+export {
+  checkQueuedJob,
+  isBenchName,
+  MAX_JOB_JSON,
+  MAX_POINT_TIMEOUT_S,
+  queuedJobSchema,
+} from "./node/redis/job-schema.js";
 export { jobRunner } from "./node/redis/pool-runner.js";
 export type { RedisExecutorOptions } from "./node/redis/redis-executor.js";
 export { queueNameOf, RedisExecutor } from "./node/redis/redis-executor.js";

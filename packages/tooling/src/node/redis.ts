@@ -38,6 +38,8 @@ export interface StartRedisOptions {
   readonly dir: string;
   /** `requirepass`, written to the config file (not the command line, so not in `ps`). */
   readonly password?: string;
+  /** The port (a free one by default): a server started again where another one was, as after a restart. */
+  readonly port?: number;
 }
 
 /**
@@ -50,7 +52,7 @@ export async function startRedis(options: StartRedisOptions): Promise<RunningRed
     throw new Error(`no redis-server at ${REDIS_SERVER}: install Debian's with: ${INSTALL_REDIS}`);
   }
   mkdirSync(options.dir, { recursive: true });
-  const port = await freePort();
+  const port = options.port ?? (await freePort());
   const config = join(options.dir, "redis.conf");
   writeFileSync(
     config,

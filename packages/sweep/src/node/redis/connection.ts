@@ -1,6 +1,7 @@
 import { KbError } from "@kb/errors";
 import type { RedisOptions } from "bullmq";
 import { Redis } from "ioredis";
+import { RECONNECT_CAP_MS } from "../../lost-worker.js";
 
 /** A Redis server as a `redis://` or `rediss://` URL names it, with its secret kept apart. */
 export interface RedisTarget {
@@ -16,6 +17,11 @@ export interface RedisTarget {
 
 /** How long a first connection may take before the server counts as unreachable, ms. */
 export const CONNECT_TIMEOUT_MS = 5000;
+
+/** Wait before reconnection attempt `times` (1, 2, ...), ms: 200 ms more each time, at most {@link RECONNECT_CAP_MS}. */
+export function reconnectDelayMs(times: number): number {
+  return Math.min(times * 200, RECONNECT_CAP_MS);
+}
 
 /**
  * Parses a Redis URL: `redis://[user[:password]@]host[:port][/db]`, or `rediss://` for TLS.
@@ -56,8 +62,8 @@ export function parseRedisUrl(url: string): RedisTarget {
       `"${redactRedisUrl(url)}": the database after the last / is a whole number (redis://host:6379/0); got "${dbText}".`,
     );
   }
-  const username = decodeURIComponent(parsed.username);
-  const password = parsed.password === "" ? undefined : decodeURIComponent(parsed.password);
+  const username = decodedPart(parsed.username, "user name", url);
+  const password = parsed.password === "" ? undefined : decodedPart(parsed.password, "password", url);
   const where = `${parsed.hostname}:${port}`;
   return {
     where,
@@ -74,10 +80,26 @@ export function parseRedisUrl(url: string): RedisTarget {
       // BullMQ's blocking connections need null; a dead server shows as a failing command
       // through the retry strategy below rather than a hang.
       maxRetriesPerRequest: null,
-      // Reconnect for about a minute (a restarted server), then give up: commands then fail.
-      retryStrategy: (times: number) => (times > 30 ? null : Math.min(times * 200, 2000)),
+      // Reconnect for ever (a restarted server, a network away for a while): whether to give up
+      // is the watch's decision (redis-watch.ts), which says so rather than leave a silent client.
+      retryStrategy: reconnectDelayMs,
     },
   };
+}
+
+/**
+ * A user name or password of a URL, percent-decoded; `SWEEP_QUEUE` naming the redacted URL when
+ * it has a `%` that is not a percent-escape (`pa%ss`), never the part itself.
+ */
+function decodedPart(part: string, what: "user name" | "password", url: string): string {
+  try {
+    return decodeURIComponent(part);
+  } catch {
+    throw new KbError(
+      "SWEEP_QUEUE",
+      `"${redactRedisUrl(url)}": its ${what} has a % that is not followed by two hex digits. A Redis URL's user name and password are percent-encoded: write % as %25 (and @ as %40, : as %3A, / as %2F), such as redis://:ONE%25TWO@HOST:PORT for the password ONE%TWO.`,
+    );
+  }
 }
 
 /**
@@ -110,6 +132,18 @@ export function redactText(text: string, target?: RedisTarget): string {
     if (encoded.length > 0) result = result.split(encoded).join("***");
   }
   return result;
+}
+
+/**
+ * Throws `SWEEP_QUEUE` for a queue name BullMQ refuses (empty, or with a `:`), before anything
+ * connects: BullMQ's own error would be a crash.
+ */
+export function checkQueueName(queue: string): void {
+  if (queue !== "" && !queue.includes(":")) return;
+  throw new KbError(
+    "SWEEP_QUEUE",
+    `queue name ${JSON.stringify(queue)}: a BullMQ queue name is not empty and has no ":". Give --queue a name of letters, digits, - _ and . (kb sweep --redis prints the one it uses, kb-sweep-NAME by default).`,
+  );
 }
 
 /**
@@ -163,7 +197,32 @@ function whyNot(error: unknown, target: RedisTarget): string {
   return `${message}. Check that redis-server runs there and that the host, port, password and firewall let this machine in, or give another URL.`;
 }
 
-function withTimeout<T>(promise: Promise<T>, ms: number): Promise<T> {
+/** A BullMQ queue, queue events or worker as {@link dropConnections} closes it. */
+export interface Droppable {
+  /** Its close (a worker's forced one). */
+  readonly close: () => Promise<unknown>;
+  /** Its ioredis clients (its BullMQ backend's, a worker's blocking one too). */
+  readonly clients: readonly (Promise<{ disconnect(): void }> | undefined)[];
+}
+
+/**
+ * Closes BullMQ objects without waiting for a Redis that does not answer (their close and
+ * disconnect wait for a reply or an end that a connection retrying a dead server never gets):
+ * each close is started, then its client is disconnected, which stops its reconnection timers so
+ * that the process can exit.
+ */
+export async function dropConnections(items: readonly Droppable[]): Promise<void> {
+  await Promise.allSettled(
+    items.map(async (item) => {
+      void item.close().catch(() => {});
+      for (const client of item.clients)
+        if (client !== undefined) (await withTimeout(client, 1000)).disconnect();
+    }),
+  );
+}
+
+/** `promise`, or a rejection after `ms`. */
+export function withTimeout<T>(promise: Promise<T>, ms: number): Promise<T> {
   let timer: NodeJS.Timeout | undefined;
   const timeout = new Promise<never>((_resolve, reject) => {
     timer = setTimeout(() => reject(new Error(`no answer in ${ms / 1000} s`)), ms);

@@ -1,10 +1,10 @@
 import { createHash } from "node:crypto";
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { mkdirSync, mkdtempSync, realpathSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
 import { hostname, tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import type { SweepJob } from "../../executor.js";
-import { pathDigest, pluginPaths, queuedJob, refusalOf } from "./job-files.js";
+import { jobFiles, pathDigest, pluginPaths, queuedJob, rootRelative } from "./job-files.js";
 
 const scratch = mkdtempSync(join(tmpdir(), "kb-job-files-"));
 afterAll(() => rmSync(scratch, { recursive: true, force: true }));
@@ -54,6 +54,8 @@ describe("pathDigest", () => {
   });
 });
 
+const VERSIONS = { "@kb/runtime": "0.3.0" };
+
 describe("pluginPaths and queuedJob", () => {
   it("list the plug-ins given by path, the point's and its topology's, once each; package names are not files", () => {
     const job = jobOf(
@@ -66,84 +68,145 @@ describe("pluginPaths and queuedJob", () => {
 
   it("carry the sha256 of each plug-in as the sweep's folder has it, null for a missing one", () => {
     const root = folderWith({ "hbm.ts": "hbm v1\n" });
-    const queued = queuedJob(jobOf("b", ["./hbm.ts", "./gone.ts"]), root);
+    const queued = queuedJob(jobOf("b", ["./hbm.ts", "./gone.ts"]), root, VERSIONS);
     expect(queued.pluginDigests).toEqual({ "./hbm.ts": sha256("hbm v1\n"), "./gone.ts": null });
+    expect(queued.versions).toEqual(VERSIONS);
     // Names and digests only: JSON as it crosses Redis.
     expect(JSON.parse(JSON.stringify(queued))).toEqual(queued);
   });
+
+  it("name every path relative to the sweep's folder (a topology's absolute plug-in too), and refuse one outside it", () => {
+    const root = folderWith({ "plugins/pe.ts": "pe\n", "bench.ts": "b" });
+    const queued = queuedJob(
+      { ...jobOf("b", ["./plugins/../plugins/pe.ts"], [join(root, "plugins", "pe.ts")]), bench: "bench.ts" },
+      root,
+      VERSIONS,
+    );
+    expect(queued.job.bench).toBe("./bench.ts");
+    expect(queued.job.inputs.plugins).toEqual(["./plugins/pe.ts"]);
+    expect(queued.job.inputs.topology.plugins).toEqual(["./plugins/pe.ts"]);
+    expect(queued.pluginDigests).toEqual({ "./plugins/pe.ts": sha256("pe\n") });
+    expect(() => queuedJob(jobOf("b", ["../elsewhere.ts"]), root, VERSIONS)).toThrow(
+      `point 3: the plug-in ../elsewhere.ts is outside the sweep's folder ${root}, and kb workers read files only inside their --root`,
+    );
+    expect(rootRelative(root, "/etc/passwd")).toBeNull();
+    expect(rootRelative(root, ".")).toBeNull();
+    expect(rootRelative(root, "a/b.ts")).toBe("./a/b.ts");
+  });
 });
 
-describe("refusalOf", () => {
+describe("jobFiles", () => {
   const bench = "export default defineBench({});\n";
+  const noBench = () => undefined;
 
-  it("lets a worker with the same bench and plug-ins run the job", () => {
+  it("lets a worker with the same bench and plug-ins run the job, with the real paths of its plug-ins", () => {
     const sweepSide = folderWith({ "bench.ts": bench, "hbm.ts": "hbm v1\n" });
     const workerSide = folderWith({ "bench.ts": bench, "hbm.ts": "hbm v1\n" });
-    const queued = queuedJob(jobOf(bench, ["./hbm.ts"]), sweepSide);
-    expect(refusalOf(queued, join(workerSide, "bench.ts"), workerSide)).toBeNull();
+    const queued = queuedJob(jobOf(bench, ["./hbm"], [join(sweepSide, "hbm.ts")]), sweepSide, VERSIONS);
+    const files = jobFiles(queued, workerSide, VERSIONS, noBench);
+    expect(files).toEqual({
+      benchFile: join(realpathSync(workerSide), "bench.ts"),
+      job: expect.objectContaining({
+        inputs: {
+          topology: { name: "t", plugins: [join(realpathSync(workerSide), "hbm.ts")] },
+          params: { n: 1 },
+          plugins: [join(realpathSync(workerSide), "hbm.ts")],
+        },
+      }),
+    });
+  });
+
+  it("finds a bench name with findBench", () => {
+    const side = folderWith({ "benches/gemm.ts": bench });
+    const queued = queuedJob({ ...jobOf(bench), bench: "gemm" }, side, VERSIONS);
+    expect(jobFiles(queued, side, VERSIONS, (name) => join(side, "benches", `${name}.ts`))).toMatchObject({
+      benchFile: join(side, "benches", "gemm.ts"),
+    });
   });
 
   it("refuses a bench whose bytes differ, naming the file, both digests and what to do", () => {
     const workerSide = folderWith({ "bench.ts": `${bench}// edited\n` });
-    const queued = queuedJob(jobOf(bench), workerSide);
-    const reason = refusalOf(queued, join(workerSide, "bench.ts"), workerSide);
-    expect(reason).toBe(
-      `kb worker on ${hostname()} refused point 3: its bench ${join(workerSide, "bench.ts")} has sha256 ` +
+    const queued = queuedJob(jobOf(bench), workerSide, VERSIONS);
+    expect(jobFiles(queued, workerSide, VERSIONS, noBench)).toEqual({
+      refusal:
+        `kb worker on ${hostname()} refused point 3: its bench ${join(realpathSync(workerSide), "bench.ts")} has sha256 ` +
         `${sha256(`${bench}// edited\n`).slice(0, 12)}, the sweep planned with ${sha256(bench).slice(0, 12)}. ` +
         "Give the worker the same bench file (same checkout or installation) and run the sweep again.",
-    );
+    });
   });
 
   it("refuses a job of a sweep whose @kb versions differ from the worker's, naming the first package", () => {
     const side = folderWith({ "bench.ts": bench });
     const sweepVersions = { "@kb/components": "0.4.0", "@kb/runtime": "0.3.0" };
     const queued = queuedJob(jobOf(bench), side, sweepVersions);
-    expect(queued.versions).toEqual(sweepVersions);
-    expect(refusalOf(queued, join(side, "bench.ts"), side, { ...sweepVersions })).toBeNull();
-    expect(
-      refusalOf(queued, join(side, "bench.ts"), side, { ...sweepVersions, "@kb/runtime": "0.3.1" }),
-    ).toBe(
-      `kb worker on ${hostname()} refused point 3: it runs @kb/runtime 0.3.1, the sweep planned with @kb/runtime 0.3.0. ` +
+    expect(jobFiles(queued, side, { ...sweepVersions }, noBench)).not.toHaveProperty("refusal");
+    expect(jobFiles(queued, side, { ...sweepVersions, "@kb/runtime": "0.3.1" }, noBench)).toEqual({
+      refusal:
+        `kb worker on ${hostname()} refused point 3: it runs @kb/runtime 0.3.1, the sweep planned with @kb/runtime 0.3.0. ` +
         "Install the same kb version on the workers as on the sweep's machine (npm install -g @kb/cli@VERSION, or the same checkout built), then run the sweep again.",
-    );
-    // A package on one side only differs too; a job or a worker without versions is not checked.
-    expect(refusalOf(queued, join(side, "bench.ts"), side, { "@kb/runtime": "0.3.0" })).toContain(
-      "it runs @kb/components (none), the sweep planned with @kb/components 0.4.0",
-    );
-    expect(
-      refusalOf(queuedJob(jobOf(bench), side), join(side, "bench.ts"), side, { "@kb/runtime": "9" }),
-    ).toBeNull();
-    expect(refusalOf(queued, join(side, "bench.ts"), side)).toBeNull();
+    });
+    // A package on one side only differs too.
+    expect(jobFiles(queued, side, { "@kb/runtime": "0.3.0" }, noBench)).toMatchObject({
+      refusal: expect.stringContaining(
+        "it runs @kb/components (none), the sweep planned with @kb/components 0.4.0",
+      ),
+    });
   });
 
   it("refuses when the worker has no such bench", () => {
     const workerSide = folderWith({});
-    const reason = refusalOf(queuedJob(jobOf(bench), workerSide), undefined, workerSide);
-    expect(reason).toContain(`refused point 3: it has no bench "./bench.ts" (looked from ${workerSide})`);
-    expect(reason).toContain("Start the worker in the sweep's folder (or --root it)");
+    const files = jobFiles(queuedJob(jobOf(bench), workerSide, VERSIONS), workerSide, VERSIONS, noBench);
+    expect(files).toMatchObject({
+      refusal: expect.stringContaining(
+        `refused point 3: it has no bench "./bench.ts" (looked from ${workerSide})`,
+      ),
+    });
   });
 
   it("refuses a plug-in that differs or is missing on the worker", () => {
     const sweepSide = folderWith({ "hbm.ts": "hbm v1\n" });
-    const queued = queuedJob(jobOf(bench, ["./hbm.ts"]), sweepSide);
+    const queued = queuedJob(jobOf(bench, ["./hbm.ts"]), sweepSide, VERSIONS);
     const other = folderWith({ "bench.ts": bench, "hbm.ts": "hbm v2\n" });
-    expect(refusalOf(queued, join(other, "bench.ts"), other)).toContain(
-      `its plug-in ${join(other, "hbm.ts")} has sha256 ${sha256("hbm v2\n").slice(0, 12)}, the sweep planned with ${sha256("hbm v1\n").slice(0, 12)}`,
-    );
+    expect(jobFiles(queued, other, VERSIONS, noBench)).toMatchObject({
+      refusal: expect.stringContaining(
+        `its plug-in ${join(other, "hbm.ts")} has sha256 ${sha256("hbm v2\n").slice(0, 12)}, the sweep planned with ${sha256("hbm v1\n").slice(0, 12)}`,
+      ),
+    });
     const without = folderWith({ "bench.ts": bench });
-    expect(refusalOf(queued, join(without, "bench.ts"), without)).toContain(
-      `its plug-in ${join(without, "hbm.ts")} has sha256 (missing)`,
-    );
+    expect(jobFiles(queued, without, VERSIONS, noBench)).toMatchObject({
+      refusal: expect.stringContaining(`its plug-in ${join(without, "hbm.ts")} has sha256 (missing)`),
+    });
   });
+});
 
-  it("checks a topology's plug-in by its absolute path", () => {
-    const shared = folderWith({ "pe.ts": "pe v1\n" });
-    const worker = folderWith({ "bench.ts": bench });
-    const queued = queuedJob(jobOf(bench, [], [join(shared, "pe.ts")]), folderWith({}));
-    expect(refusalOf(queued, join(worker, "bench.ts"), worker)).toBeNull();
-    writeFileSync(join(shared, "pe.ts"), "pe v2\n");
-    expect(refusalOf(queued, join(worker, "bench.ts"), worker)).toContain(
-      `its plug-in ${join(shared, "pe.ts")}`,
-    );
+describe("fault: a job's files out of the worker's --root", () => {
+  const bench = "export default 1;\n";
+
+  it("refuses a bench or plug-in that is a symlink out of the root, without reading it as the job's", () => {
+    const outside = folderWith({ "evil.ts": bench });
+    const root = folderWith({});
+    symlinkSync(join(outside, "evil.ts"), join(root, "bench.ts"));
+    symlinkSync(outside, join(root, "plugins"));
+    const queued = queuedJob(jobOf(bench), outside, VERSIONS);
+    expect(jobFiles(queued, root, VERSIONS, () => undefined)).toMatchObject({
+      refusal: expect.stringContaining(
+        `refused point 3: its bench "./bench.ts" is a link to ${realpathSync(join(outside, "evil.ts"))}, which leads out of its --root ${root}`,
+      ),
+    });
+    writeFileSync(join(root, "real-bench.ts"), bench);
+    const withPlugin = {
+      ...queued,
+      job: {
+        ...queued.job,
+        bench: "./real-bench.ts",
+        inputs: { ...queued.job.inputs, plugins: ["./plugins/evil"] },
+      },
+      pluginDigests: { "./plugins/evil": sha256(bench) },
+    };
+    expect(jobFiles(withPlugin, root, VERSIONS, () => undefined)).toMatchObject({
+      refusal: expect.stringContaining(
+        `its plug-in "./plugins/evil" is a link to ${realpathSync(join(outside, "evil.ts"))}`,
+      ),
+    });
   });
 });

@@ -1,27 +1,13 @@
 import { createHash } from "node:crypto";
-import { readdirSync, readFileSync, statSync } from "node:fs";
+import { readdirSync, readFileSync, realpathSync, statSync } from "node:fs";
 import { hostname } from "node:os";
-import { isAbsolute, join, relative, resolve } from "node:path";
+import { isAbsolute, join, relative, resolve, sep } from "node:path";
+import { KbError } from "@kb/errors";
 import type { SweepJob } from "../../executor.js";
 import { isPath } from "../../spec-file.js";
+import { isBenchName, type QueuedJob } from "./job-schema.js";
 
-/**
- * What a queued job carries: the sweep's job, and the sha256 of each plug-in given by path (the
- * point's own plug-ins, relative to the sweep's folder, and its topology's, absolute), so a
- * worker can tell that its copy is the one the sweep planned with. Names and digests only, never
- * code: a worker runs what it already has.
- */
-export interface QueuedJob {
-  readonly job: SweepJob;
-  /** Plug-in path as the job names it -> sha256 of its file (or package folder), `null` when missing at the sweep. */
-  readonly pluginDigests: Readonly<Record<string, string | null>>;
-  /**
-   * The versions of the @kb packages the sweep's own `kb run` would use (`packageVersions()` of
-   * `@kb/runtime/node`): a worker with other versions refuses the point, so one table never mixes
-   * results of two simulators. Absent in jobs queued by a kb that did not send them.
-   */
-  readonly versions?: Readonly<Record<string, string>>;
-}
+export type { QueuedJob } from "./job-schema.js";
 
 /** Extensions a plug-in path may leave out (`./my-hbm` for `./my-hbm.ts`), as `kb run --plugin` does. */
 const PLUGIN_EXTENSIONS = ["", ".ts", ".js", ".mjs"];
@@ -37,21 +23,54 @@ export function pluginPaths(job: SweepJob): string[] {
 }
 
 /**
- * {@link QueuedJob} of a job, its relative plug-in paths read from `root` (the sweep's folder),
- * with the sweep's @kb package `versions` when given.
+ * {@link QueuedJob} of a job: its bench and plug-in paths made relative to `root` (the sweep's
+ * folder, which a worker's --root stands for: `./sub/x.ts`), their digests read from there, and
+ * the sweep's @kb package `versions`. Throws `SWEEP_QUEUE` for a path outside `root`: no worker
+ * would read it.
  */
 export function queuedJob(
   job: SweepJob,
   root: string,
-  versions?: Readonly<Record<string, string>>,
+  versions: Readonly<Record<string, string>>,
 ): QueuedJob {
-  return {
-    job,
-    pluginDigests: Object.fromEntries(
-      pluginPaths(job).map((plugin) => [plugin, pathDigest(resolve(root, plugin))]),
-    ),
-    ...(versions !== undefined ? { versions } : {}),
+  const inRoot = (path: string, what: string): string => {
+    const relativePath = rootRelative(root, path);
+    if (relativePath !== null) return relativePath;
+    throw new KbError(
+      "SWEEP_QUEUE",
+      `point ${job.point}: the ${what} ${path} is outside the sweep's folder ${root}, and kb workers read files only inside their --root, which stands for that folder. Move it into ${root} (or the spec beside it), or run the sweep without --redis.`,
+    );
   };
+  const plugin = (entry: unknown): unknown =>
+    typeof entry === "string" && isPath(entry) ? inRoot(entry, "plug-in") : entry;
+  const sent: SweepJob = {
+    ...withPlugins(job, plugin),
+    bench: isBenchName(job.bench) ? job.bench : inRoot(job.bench, "bench"),
+  };
+  return {
+    job: sent,
+    pluginDigests: Object.fromEntries(
+      pluginPaths(sent).map((entry) => [entry, pathDigest(resolve(root, entry))]),
+    ),
+    versions,
+  };
+}
+
+/**
+ * `path` (from `root`) as a job names it, `./a/b.ts` relative to `root`, or `null` when it is not
+ * inside `root`.
+ */
+export function rootRelative(root: string, path: string): string | null {
+  const relativePath = relative(resolve(root), resolve(root, path));
+  if (
+    relativePath === "" ||
+    relativePath === ".." ||
+    relativePath.startsWith(`..${sep}`) ||
+    isAbsolute(relativePath)
+  ) {
+    return null;
+  }
+  return `./${relativePath.split(sep).join("/")}`;
 }
 
 /**
@@ -77,49 +96,120 @@ export function pathDigest(path: string): string | null {
   return null;
 }
 
+/** What a worker runs of a job: its bench file and the job with absolute plug-in paths, or why it refuses. */
+export type JobFiles = { readonly benchFile: string; readonly job: SweepJob } | { readonly refusal: string };
+
 /**
- * Why a worker refuses a job, or `null` when it may run it: the bench file it found (`benchFile`,
- * `undefined` when it found none) must have the job's digest, and each plug-in path, read from
- * `root`, the digest the sweep saw. The reason says which file differs, where, and what to do.
+ * The files a worker runs a checked job (`checkQueuedJob`) with, found from `root` (its --root),
+ * or why it refuses it: the sweep's @kb `versions` must be the worker's; the bench (a name, found
+ * by `findBench`, or a `./` path) and each plug-in path must be inside `root` once symlinks are
+ * followed, and have the digests the sweep planned with. The job it gives has each plug-in path
+ * (its own and its topology's) replaced by the real path found, for a topology written elsewhere.
+ * Nothing is imported here; a refusal says which file, where, and what to do.
  */
-export function refusalOf(
+export function jobFiles(
   queued: QueuedJob,
-  benchFile: string | undefined,
   root: string,
-  versions?: Readonly<Record<string, string>>,
-): string | null {
+  versions: Readonly<Record<string, string>>,
+  findBench: (name: string) => string | undefined,
+): JobFiles {
   const { job } = queued;
-  const worker = `kb worker on ${hostname()}`;
+  const refused = (why: string) => ({
+    refusal: `kb worker on ${hostname()} refused point ${job.point}: ${why}`,
+  });
   const differ = versionsDiffer(queued.versions, versions);
   if (differ !== null) {
-    return `${worker} refused point ${job.point}: it runs ${differ.worker}, the sweep planned with ${differ.sweep}. Install the same kb version on the workers as on the sweep's machine (npm install -g @kb/cli@VERSION, or the same checkout built), then run the sweep again.`;
+    return refused(
+      `it runs ${differ.worker}, the sweep planned with ${differ.sweep}. Install the same kb version on the workers as on the sweep's machine (npm install -g @kb/cli@VERSION, or the same checkout built), then run the sweep again.`,
+    );
   }
-  if (benchFile === undefined) {
-    return `${worker} refused point ${job.point}: it has no bench "${job.bench}" (looked from ${root}). Start the worker in the sweep's folder (or --root it) with the same bench files.`;
+  const bench = isBenchName(job.bench) ? { file: findBench(job.bench) } : fileInRoot(root, job.bench, [""]);
+  if ("outside" in bench) {
+    return refused(
+      `its bench "${job.bench}" is ${bench.outside}, which leads out of its --root ${root}: a worker runs only files inside it. Replace the link with the file itself.`,
+    );
   }
-  const benchDigest = pathDigest(benchFile);
+  if (bench.file === undefined) {
+    return refused(
+      `it has no bench "${job.bench}" (looked from ${root}). Start the worker in the sweep's folder (or --root it) with the same bench files.`,
+    );
+  }
+  const benchDigest = pathDigest(bench.file);
   if (benchDigest !== job.benchDigest) {
-    return `${worker} refused point ${job.point}: its bench ${benchFile} has sha256 ${short(benchDigest)}, the sweep planned with ${short(job.benchDigest)}. Give the worker the same bench file (same checkout or installation) and run the sweep again.`;
+    return refused(
+      `its bench ${bench.file} has sha256 ${short(benchDigest)}, the sweep planned with ${short(job.benchDigest)}. Give the worker the same bench file (same checkout or installation) and run the sweep again.`,
+    );
   }
-  for (const [plugin, expected] of Object.entries(queued.pluginDigests)) {
-    const file = isAbsolute(plugin) ? plugin : resolve(root, plugin);
-    const found = pathDigest(file);
-    if (found !== expected) {
-      return `${worker} refused point ${job.point}: its plug-in ${file} has sha256 ${short(found)}, the sweep planned with ${short(expected)}. Give the worker the same plug-in files and run the sweep again.`;
+  const real = new Map<string, string>();
+  for (const plugin of pluginPaths(job)) {
+    const found = fileInRoot(root, plugin, PLUGIN_EXTENSIONS);
+    if ("outside" in found) {
+      return refused(
+        `its plug-in "${plugin}" is ${found.outside}, which leads out of its --root ${root}: a worker runs only files inside it. Replace the link with the file itself.`,
+      );
     }
+    const expected = queued.pluginDigests[plugin];
+    if (expected === undefined) {
+      return refused(
+        `the job carries no sha256 of its plug-in "${plugin}", so the worker cannot check its copy.`,
+      );
+    }
+    const digest = found.file === undefined ? null : pathDigest(found.file);
+    if (found.file === undefined || digest !== expected) {
+      return refused(
+        `its plug-in ${resolve(root, plugin)} has sha256 ${short(digest)}, the sweep planned with ${short(expected)}. Give the worker the same plug-in files and run the sweep again.`,
+      );
+    }
+    real.set(plugin, found.file);
   }
-  return null;
+  const local = (entry: unknown): unknown => (typeof entry === "string" ? (real.get(entry) ?? entry) : entry);
+  return { benchFile: bench.file, job: withPlugins(job, local) };
+}
+
+/** `job` with each of its plug-ins (its own and its topology's) replaced by `map` of it. */
+function withPlugins(job: SweepJob, map: (entry: unknown) => unknown): SweepJob {
+  const { topology } = job.inputs;
+  return {
+    ...job,
+    inputs: {
+      ...job.inputs,
+      topology: Array.isArray(topology.plugins)
+        ? { ...topology, plugins: topology.plugins.map(map) }
+        : topology,
+      plugins: job.inputs.plugins.map((entry) => map(entry) as string),
+    },
+  };
+}
+
+/**
+ * The real path of `./path` (a checked job's, no `..`) in `root`, tried with each of `extensions`:
+ * `{ file }` (undefined when there is nothing there), or `{ outside }` naming the real path a
+ * symlink leads to when it is not inside `root`'s real path.
+ */
+function fileInRoot(
+  root: string,
+  path: string,
+  extensions: readonly string[],
+): { readonly file: string | undefined } | { readonly outside: string } {
+  const realRoot = realpathSync(root);
+  for (const extension of extensions) {
+    const candidate = resolve(realRoot, path + extension);
+    if (kindOf(candidate) === null) continue;
+    const real = realpathSync(candidate);
+    if (real !== realRoot && !real.startsWith(realRoot + sep)) return { outside: `a link to ${real}` };
+    return { file: real };
+  }
+  return { file: undefined };
 }
 
 /**
  * The first @kb package whose version differs between the sweep's and the worker's, as text for
- * each side (`@kb/runtime 0.3.0`), or `null` when they agree or either side sent none.
+ * each side (`@kb/runtime 0.3.0`), or `null` when they agree.
  */
 function versionsDiffer(
-  sweep: Readonly<Record<string, string>> | undefined,
-  worker: Readonly<Record<string, string>> | undefined,
+  sweep: Readonly<Record<string, string>>,
+  worker: Readonly<Record<string, string>>,
 ): { readonly sweep: string; readonly worker: string } | null {
-  if (sweep === undefined || worker === undefined) return null;
   for (const name of [...new Set([...Object.keys(sweep), ...Object.keys(worker)])].sort()) {
     if (sweep[name] !== worker[name]) {
       return { sweep: `${name} ${sweep[name] ?? "(none)"}`, worker: `${name} ${worker[name] ?? "(none)"}` };

@@ -1,12 +1,12 @@
 import { redisSkipReason, runRedisTests } from "@kb/tooling/node/redis";
 import { Queue, Worker } from "bullmq";
 import { describe, expect, it } from "vitest";
-import type { ExecutorEvent, JobOutcome, SweepJob } from "../../executor.js";
+import type { ExecutorEvent, JobOutcome } from "../../executor.js";
 import { parseRedisUrl } from "./connection.js";
-import type { QueuedJob } from "./job-files.js";
+import type { QueuedJob } from "./job-schema.js";
 import { RedisExecutor } from "./redis-executor.js";
 import { type RunningWorker, runWorker } from "./run-worker.js";
-import { useRedisServer } from "./test-server.js";
+import { TEST_VERSIONS, testJob, useRedisServer } from "./test-server.js";
 
 // RedisExecutor and runWorker on a real redis-server (the sweep's side and the worker's, in this
 // process; the points are answered by a function, not kb run: apps/cli's sweep-redis-e2e test
@@ -14,14 +14,7 @@ import { useRedisServer } from "./test-server.js";
 
 if (!runRedisTests) console.warn(`Redis queue tests skipped: ${redisSkipReason}`);
 
-const job = (point: number): SweepJob => ({
-  point,
-  key: `key${point}`,
-  bench: "./bench.ts",
-  benchDigest: "d",
-  inputs: { topology: {}, params: { n: point }, plugins: [] },
-  run: { verify: false, memoryMb: 1024 },
-});
+const job = testJob;
 
 /** A promise and its resolve. */
 function deferred<T>(): { promise: Promise<T>; resolve: (value: T) => void } {
@@ -43,7 +36,12 @@ describe.skipIf(!runRedisTests)("RedisExecutor with runWorker on redis-server", 
   const server = useRedisServer("test");
 
   async function open(queue: string): Promise<{ executor: RedisExecutor; events: ExecutorEvent[] }> {
-    const executor = await RedisExecutor.open({ url: server.url(), queue, root: server.dir });
+    const executor = await RedisExecutor.open({
+      url: server.url(),
+      queue,
+      root: server.dir,
+      versions: TEST_VERSIONS,
+    });
     server.closeLater(() => executor.close());
     const events: ExecutorEvent[] = [];
     executor.onEvent((event) => events.push(event));
@@ -216,6 +214,7 @@ describe.skipIf(!runRedisTests)("RedisExecutor with runWorker on redis-server", 
       url: `redis://:s3cret@127.0.0.1:${port}/99`,
       queue: "q",
       root: server.dir,
+      versions: TEST_VERSIONS,
     }).then(
       async (executor) => {
         await executor.close();

@@ -1,8 +1,19 @@
 import { KbError } from "@kb/errors";
 import { Job, Queue, QueueEvents } from "bullmq";
 import type { Executor, ExecutorEvent, JobOutcome, SweepJob } from "../../executor.js";
-import { checkRedis, parseRedisUrl, type RedisTarget, redactText } from "./connection.js";
+import { REDIS_GIVE_UP_S } from "../../lost-worker.js";
+import {
+  CONNECT_TIMEOUT_MS,
+  checkQueueName,
+  checkRedis,
+  dropConnections,
+  parseRedisUrl,
+  type RedisTarget,
+  redactText,
+  withTimeout,
+} from "./connection.js";
 import { type QueuedJob, queuedJob } from "./job-files.js";
+import { type RedisWatch, watchRedis } from "./redis-watch.js";
 
 /** Options of {@link RedisExecutor.open}. */
 export interface RedisExecutorOptions {
@@ -13,10 +24,25 @@ export interface RedisExecutorOptions {
   /** The sweep's folder: relative plug-in paths are read from it for their digests. */
   readonly root: string;
   /** The @kb package versions the sweep's `kb run` would use, sent with each job ({@link QueuedJob.versions}). */
-  readonly versions?: Readonly<Record<string, string>>;
+  readonly versions: Readonly<Record<string, string>>;
   /** Reported as `concurrency` (for the progress line): how many points the workers run at once, if known (default 1). */
   readonly concurrency?: number;
+  /**
+   * How often the queued jobs are compared with the queue, ms (default {@link LOST_CHECK_MS}): a
+   * job Redis no longer has (a restart without its data) is queued again, one that finished
+   * without its event reaching the sweep (the event stream is capped) is recorded.
+   */
+  readonly lostCheckMs?: number;
+  /** Give up once Redis has not answered this long, ms ({@link RedisExecutor.gaveUp}); 0 waits for ever. Default {@link REDIS_GIVE_UP_S} s. */
+  readonly giveUpMs?: number;
+  /** Told (redacted) of lost jobs queued again and of Redis going away and coming back: log lines. */
+  readonly onNotice?: (line: string) => void;
 }
+
+/** How often a sweep compares its queued jobs with the queue by default, ms. */
+export const LOST_CHECK_MS = 10_000;
+/** Jobs whose state is asked at once by the check. */
+const CHECK_BATCH = 200;
 
 /** The queue of a sweep named `name` when none is given: `kb-sweep-NAME` (BullMQ forbids `:` in it). */
 export function queueNameOf(name: string): string {
@@ -38,8 +64,10 @@ const EVENTS_KEPT = 1000;
 
 /** A job that a sweep gets back: what the worker returned, a point's outcome. */
 function isOutcome(value: unknown): value is JobOutcome {
-  const status = (value as { status?: unknown } | null)?.status;
-  return status === "ok" || status === "failed";
+  if (value === null || typeof value !== "object" || Array.isArray(value)) return false;
+  const { status, reason } = value as { status?: unknown; reason?: unknown };
+  // Anyone who can write to Redis can finish a job: a failure's reason must be text to print.
+  return status === "ok" || (status === "failed" && typeof reason === "string");
 }
 
 /**
@@ -59,10 +87,17 @@ export class RedisExecutor implements Executor {
   readonly #queue: Queue;
   readonly #events: QueueEvents;
   readonly #root: string;
-  readonly #versions: Readonly<Record<string, string>> | undefined;
+  readonly #versions: Readonly<Record<string, string>>;
   readonly #listeners: ((event: ExecutorEvent) => void)[] = [];
   /** Job id -> the job, while it is not finished. */
   readonly #pending = new Map<string, SweepJob>();
+  /** Job id -> its data, once added to the queue and while not finished: what the check looks for. */
+  readonly #queued = new Map<string, QueuedJob>();
+  readonly #watch: RedisWatch;
+  readonly #timer: NodeJS.Timeout;
+  readonly #onNotice: (line: string) => void;
+  /** The check in flight, if any. */
+  #checking: Promise<void> | null = null;
   /** Submits of each key so far (a job id's attempt part). */
   readonly #attempts = new Map<string, number>();
   #closed = false;
@@ -71,6 +106,18 @@ export class RedisExecutor implements Executor {
 
   private constructor(target: RedisTarget, options: RedisExecutorOptions, queue: Queue, events: QueueEvents) {
     this.target = target;
+    this.#onNotice = options.onNotice ?? (() => {});
+    this.#watch = watchRedis({
+      target,
+      who: "kb sweep",
+      giveUpMs: options.giveUpMs ?? REDIS_GIVE_UP_S * 1000,
+      onLine: this.#onNotice,
+    });
+    this.#timer = setInterval(() => {
+      if (this.#closed || this.#checking !== null) return;
+      this.#checking = this.#check().finally(() => (this.#checking = null));
+    }, options.lostCheckMs ?? LOST_CHECK_MS);
+    this.#timer.unref();
     this.concurrency = Math.max(1, Math.floor(options.concurrency ?? 1));
     this.#root = options.root;
     this.#versions = options.versions;
@@ -92,6 +139,7 @@ export class RedisExecutor implements Executor {
    */
   static async open(options: RedisExecutorOptions): Promise<RedisExecutor> {
     const target = parseRedisUrl(options.url);
+    checkQueueName(options.queue);
     await checkRedis(target);
     const queue = new Queue(options.queue, {
       connection: target.options,
@@ -121,9 +169,25 @@ export class RedisExecutor implements Executor {
     this.#attempts.set(job.key, attempt);
     const id = `${job.key}-${attempt}`;
     this.#pending.set(id, job);
-    const data: QueuedJob = queuedJob(job, this.#root, this.#versions);
+    let data: QueuedJob;
+    try {
+      data = queuedJob(job, this.#root, this.#versions);
+    } catch (error) {
+      // A file no worker would read (outside the sweep's folder): the point's row says so.
+      const reason = error instanceof Error ? error.message : String(error);
+      this.#adding = Promise.all([
+        this.#adding,
+        Promise.resolve().then(() => this.#finished(id, { status: "failed", reason })),
+      ]);
+      return;
+    }
+    this.#add(id, data);
+  }
+
+  /** Adds job `id` to the queue (again, for a lost one), then takes its outcome if it finished before. */
+  #add(id: string, data: QueuedJob): void {
     const adding = this.#queue
-      .add(`point-${job.point}`, data, {
+      .add(`point-${data.job.point}`, data, {
         jobId: id,
         // A worker's own failure (not a point's: that is an outcome) is final here; a sweep
         // retries failed points itself (run.retries) as new jobs.
@@ -133,16 +197,10 @@ export class RedisExecutor implements Executor {
         removeOnFail: { age: KEEP_UNRECORDED_S },
       })
       .then(async () => {
+        if (this.#pending.has(id)) this.#queued.set(id, data);
         // A job with this id that finished before this add (the sweep was stopped while a worker
         // ran it, and is run again) is not added again and reports nothing: ask for it once.
-        // The state first: a job read while active has no return value yet. Gone (undefined) means
-        // recorded meanwhile through its event.
-        const state = await this.#queue.getJobState(id);
-        if (state !== "completed" && state !== "failed") return;
-        const found = await Job.fromId<QueuedJob, unknown>(this.#queue, id);
-        if (found === undefined) return;
-        if (state === "completed") this.#finished(id, outcomeOf(found.returnvalue));
-        else this.#finished(id, failedOutcome(found.failedReason ?? "", this.target));
+        await this.#recover(id);
       })
       .catch((error: unknown) =>
         this.#finished(id, {
@@ -153,6 +211,59 @@ export class RedisExecutor implements Executor {
     this.#adding = Promise.all([this.#adding, adding]);
   }
 
+  /**
+   * Records job `id` if it has finished on the queue (its event missed or not sent), and gives its
+   * state. The state first: a job read while active has no return value yet. Gone (undefined)
+   * means recorded meanwhile through its event.
+   */
+  async #recover(id: string): Promise<string> {
+    const state = await this.#queue.getJobState(id);
+    if (state !== "completed" && state !== "failed") return state;
+    const found = await Job.fromId<QueuedJob, unknown>(this.#queue, id);
+    if (found === undefined) return state;
+    if (state === "completed") this.#finished(id, outcomeOf(found.returnvalue));
+    else this.#finished(id, failedOutcome(found.failedReason ?? "", this.target));
+    return state;
+  }
+
+  /**
+   * Compares the queued jobs with the queue: finished ones are recorded, and ones the queue no
+   * longer has at all (Redis restarted without its data, or someone removed them) are queued
+   * again, with one line saying how many. Skipped while Redis does not answer (the watch says so).
+   */
+  async #check(): Promise<void> {
+    const lost: [string, QueuedJob][] = [];
+    const ids = [...this.#queued.keys()];
+    try {
+      for (let start = 0; start < ids.length && !this.#closed; start += CHECK_BATCH) {
+        await Promise.all(
+          ids.slice(start, start + CHECK_BATCH).map(async (id) => {
+            const state = await this.#recover(id);
+            const data = this.#queued.get(id);
+            if (state === "unknown" && data !== undefined && this.#pending.has(id)) lost.push([id, data]);
+          }),
+        );
+      }
+    } catch {
+      return;
+    }
+    if (lost.length === 0 || this.#closed) return;
+    const points = lost.map(([, data]) => data.job.point).sort((a, b) => a - b);
+    const shown = points.length > 10 ? `${points.slice(0, 10).join(", ")}, ...` : points.join(", ");
+    this.#onNotice(
+      `${lost.length} queued point${lost.length === 1 ? " is" : "s are"} no longer on Redis at ${this.target.where} (restarted without its data?): queued again (point ${shown}).`,
+    );
+    for (const [id, data] of lost) {
+      this.#queued.delete(id);
+      this.#add(id, data);
+    }
+  }
+
+  /** Resolves with a `SWEEP_QUEUE` error once Redis has not answered for `giveUpMs`: the sweep stops then. */
+  get gaveUp(): Promise<KbError> {
+    return this.#watch.gaveUp;
+  }
+
   onEvent(listener: (event: ExecutorEvent) => void): void {
     this.#listeners.push(listener);
   }
@@ -160,18 +271,40 @@ export class RedisExecutor implements Executor {
   async close(): Promise<void> {
     if (this.#closed) return;
     this.#closed = true;
-    await this.#adding;
+    clearInterval(this.#timer);
+    // A check in flight is not waited for: it may wait for a Redis that does not answer.
+    const down = this.#watch.down();
+    await this.#watch.stop();
     // Jobs still queued are removed, so that workers do not run points nobody waits for. Jobs a
     // worker holds cannot be (BullMQ keeps their lock): they finish unrecorded and stay on Redis
-    // for the sweep run again (KEEP_UNRECORDED_S), as do finished ones not recorded yet.
-    await Promise.allSettled(
-      [...this.#pending.keys()].map(async (id) => {
-        const state = await this.#queue.getJobState(id);
-        if (state === "waiting" || state === "prioritized" || state === "delayed")
-          await this.#queue.remove(id);
-      }),
-    );
-    await Promise.allSettled([this.#events.close(), this.#queue.close()]);
+    // for the sweep run again (KEEP_UNRECORDED_S), as do finished ones not recorded yet. Not
+    // waited for when Redis does not answer (its commands would wait for it for ever).
+    const tidy = async () => {
+      await this.#adding;
+      await Promise.allSettled(
+        [...this.#pending.keys()].map(async (id) => {
+          const state = await this.#queue.getJobState(id);
+          if (state === "waiting" || state === "prioritized" || state === "delayed")
+            await this.#queue.remove(id);
+        }),
+      );
+      await Promise.allSettled([this.#events.close(), this.#queue.close()]);
+    };
+    const tidied =
+      !down &&
+      (await withTimeout(tidy(), CONNECT_TIMEOUT_MS).then(
+        () => true,
+        () => false,
+      ));
+    if (!tidied) {
+      await dropConnections([
+        {
+          close: () => this.#events.close(),
+          clients: [this.#events.backend.client, this.#events.backend.blockingConnection?.client],
+        },
+        { close: () => this.#queue.close(), clients: [this.#queue.backend.client] },
+      ]);
+    }
   }
 
   #emit(event: ExecutorEvent): void {
@@ -189,6 +322,7 @@ export class RedisExecutor implements Executor {
     // Finished already (BullMQ's event and the state asked after an add can both report it).
     if (job === undefined) return;
     this.#pending.delete(id);
+    this.#queued.delete(id);
     this.#emit({ type: "finished", job, outcome });
     // Recorded: the job's results need not stay on Redis.
     this.#adding = Promise.all([this.#adding, this.#queue.remove(id).catch(() => 0)]);

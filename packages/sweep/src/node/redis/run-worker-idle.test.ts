@@ -1,11 +1,11 @@
 import { redisSkipReason, runRedisTests } from "@kb/tooling/node/redis";
 import { Queue } from "bullmq";
 import { describe, expect, it } from "vitest";
-import type { JobOutcome, SweepJob } from "../../executor.js";
+import type { JobOutcome } from "../../executor.js";
 import { parseRedisUrl } from "./connection.js";
-import type { QueuedJob } from "./job-files.js";
+import type { QueuedJob } from "./job-schema.js";
 import { type RunningWorker, type RunWorkerOptions, runWorker } from "./run-worker.js";
-import { useRedisServer } from "./test-server.js";
+import { testQueued, useRedisServer } from "./test-server.js";
 
 // runWorker's idleExitMs (`kb worker --idle-exit`) on a real redis-server: a worker says it is idle
 // only once it has run nothing and the queue has held no waiting, delayed or active job for that
@@ -13,17 +13,7 @@ import { useRedisServer } from "./test-server.js";
 
 if (!runRedisTests) console.warn(`runWorker idle tests skipped: ${redisSkipReason}`);
 
-const queued = (point: number): QueuedJob => ({
-  job: {
-    point,
-    key: `key${point}`,
-    bench: "./bench.ts",
-    benchDigest: "d",
-    inputs: { topology: {}, params: { n: point }, plugins: [] },
-    run: { verify: false, memoryMb: 1024 },
-  } satisfies SweepJob,
-  pluginDigests: {},
-});
+const queued = testQueued;
 
 const OK: JobOutcome = { status: "ok", results: {} };
 

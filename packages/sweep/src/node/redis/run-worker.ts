@@ -1,10 +1,20 @@
 import { KbError } from "@kb/errors";
 import { type Job, Queue, WaitingError, Worker } from "bullmq";
 import type { JobOutcome } from "../../executor.js";
-import { LOST_WORKER_DEFAULTS, type LostWorkerSettings } from "../../lost-worker.js";
-import { checkRedis, parseRedisUrl, type RedisTarget, redactText } from "./connection.js";
+import { LOST_WORKER_DEFAULTS, type LostWorkerSettings, REDIS_GIVE_UP_S } from "../../lost-worker.js";
+import {
+  CONNECT_TIMEOUT_MS,
+  checkQueueName,
+  checkRedis,
+  dropConnections,
+  parseRedisUrl,
+  type RedisTarget,
+  redactText,
+  withTimeout,
+} from "./connection.js";
 import { type IdleWatch, UNFINISHED_STATES, type WorkerIdle, watchIdle } from "./idle-watch.js";
-import type { QueuedJob } from "./job-files.js";
+import { checkQueuedJob, type QueuedJob } from "./job-schema.js";
+import { watchRedis } from "./redis-watch.js";
 
 /** Options of {@link runWorker}. */
 export interface RunWorkerOptions extends LostWorkerSettings {
@@ -14,7 +24,8 @@ export interface RunWorkerOptions extends LostWorkerSettings {
   /** Points at once. */
   readonly concurrency: number;
   /**
-   * Runs one job (in its own process, with the worker's own bench and plug-ins, refusing ones
+   * Runs one job, checked already (`checkQueuedJob`: a job of another shape is refused without
+   * calling it), (in its own process, with the worker's own bench and plug-ins, refusing ones
    * whose digests differ) and gives its outcome; a failed point is an outcome, not a throw.
    * `null` gives the job back to the queue unrecorded, for any worker to run again (its process
    * was stopped from outside, as when the worker itself is being stopped).
@@ -31,10 +42,17 @@ export interface RunWorkerOptions extends LostWorkerSettings {
    * Without it the worker runs until closed.
    */
   readonly idleExitMs?: number | undefined;
+  /**
+   * Once Redis has not answered for this long, ms, {@link RunningWorker.gaveUp} resolves (the
+   * worker reconnects meanwhile, saying so through `onError`); 0 waits for ever. Default
+   * {@link REDIS_GIVE_UP_S} s.
+   */
+  readonly giveUpMs?: number | undefined;
 }
 
 /** A worker's log event. */
 export type WorkerJobEvent =
+  | { readonly type: "refused"; readonly jobId: string; readonly reason: string }
   | { readonly type: "started"; readonly queued: QueuedJob }
   | { readonly type: "given back"; readonly queued: QueuedJob }
   | { readonly type: "finished"; readonly queued: QueuedJob; readonly outcome: JobOutcome };
@@ -54,6 +72,11 @@ export interface RunningWorker {
    * meantime still runs and reports). Never resolves without `idleExitMs` or after `close`.
    */
   readonly idle: Promise<WorkerIdle>;
+  /**
+   * Resolves with a `SWEEP_QUEUE` error once Redis has not answered for `giveUpMs`; the caller
+   * then closes the worker (`close(true)`, which does not wait for Redis) and exits non-zero.
+   */
+  readonly gaveUp: Promise<KbError>;
 }
 
 /**
@@ -70,17 +93,32 @@ export async function runWorker(options: RunWorkerOptions): Promise<RunningWorke
     );
   }
   const target = parseRedisUrl(options.url);
+  checkQueueName(options.queue);
   await checkRedis(target);
+  // Connection trouble is told by the watch; the same message of BullMQ at most once a minute.
+  const onError = options.onError === undefined ? undefined : onceAWhile(options.onError);
   const settings = { ...LOST_WORKER_DEFAULTS, ...definedOf(options) };
   /** Jobs running here, with the token that holds their lock, to give back on a forced close. */
-  const active = new Map<Job<QueuedJob, JobOutcome>, string>();
+  const active = new Map<Job<unknown, JobOutcome>, string>();
   /** Jobs in the processor now, and when one last started or ended (for idleExitMs). */
   let running = 0;
   let lastActivityAt = performance.now();
-  const worker = new Worker<QueuedJob, JobOutcome>(
+  const redis = watchRedis({
+    target,
+    who: "kb worker",
+    giveUpMs: options.giveUpMs ?? REDIS_GIVE_UP_S * 1000,
+    onLine: (line) => options.onError?.(line),
+  });
+  const worker = new Worker<unknown, JobOutcome>(
     options.queue,
-    async (job: Job<QueuedJob, JobOutcome>, token?: string) => {
-      const queued = job.data;
+    async (job: Job<unknown, JobOutcome>, token?: string) => {
+      // Anyone who can write to Redis can add a job: checked before anything is read or run.
+      const checked = checkQueuedJob(job.data, job.id ?? "");
+      if ("refusal" in checked) {
+        options.onJob?.({ type: "refused", jobId: job.id ?? "", reason: checked.refusal });
+        return { status: "failed", reason: checked.refusal };
+      }
+      const { queued } = checked;
       running++;
       lastActivityAt = performance.now();
       if (token !== undefined) active.set(job, token);
@@ -115,21 +153,24 @@ export async function runWorker(options: RunWorkerOptions): Promise<RunningWorke
       autorun: false,
     },
   );
-  worker.on("error", (error) => options.onError?.(redactText(error.message, target)));
+  worker.on("error", (error) => {
+    // Connection trouble is the watch's to tell, once and rate-limited.
+    if (!redis.down() && !isConnectionError(error)) onError?.(redactText(error.message, target));
+  });
   // The queue's counts, on the same connection options, only to tell when it is idle.
   const counts =
     idleExitMs === undefined ? undefined : new Queue(options.queue, { connection: target.options });
-  counts?.on("error", (error) => options.onError?.(redactText(error.message, target)));
+  counts?.on("error", () => {});
   try {
     await Promise.all([worker.waitUntilReady(), counts?.waitUntilReady()]);
   } catch (error) {
-    await Promise.allSettled([worker.close(true), counts?.close()]);
+    await Promise.allSettled([worker.close(true), counts?.close(), redis.stop()]);
     throw new KbError(
       "SWEEP_QUEUE",
       `Redis at ${target.where}: ${redactText(error instanceof Error ? error.message : String(error), target)}`,
     );
   }
-  void worker.run().catch((error: unknown) => options.onError?.(redactText(String(error), target)));
+  void worker.run().catch((error: unknown) => onError?.(redactText(String(error), target)));
   const watch: IdleWatch | undefined =
     counts === undefined || idleExitMs === undefined
       ? undefined
@@ -142,20 +183,63 @@ export async function runWorker(options: RunWorkerOptions): Promise<RunningWorke
   return {
     target,
     idle: watch?.idle ?? new Promise<WorkerIdle>(() => {}),
+    gaveUp: redis.gaveUp,
     close: async (force) => {
       await watch?.stop();
-      if (force) {
-        // Take no more, then hand the running jobs back (no stalled count: nothing was lost).
-        await worker.pause(true);
-        await Promise.allSettled([...active].map(([job, token]) => job.moveToWait(token)));
-        active.clear();
-      }
-      try {
-        await worker.close(force);
-      } finally {
-        await counts?.close();
-      }
+      const down = redis.down();
+      await redis.stop();
+      const drop = () =>
+        dropConnections([
+          {
+            close: () => worker.close(true),
+            clients: [worker.backend.client, worker.backend.blockingConnection?.client],
+          },
+          ...(counts === undefined
+            ? []
+            : [{ close: () => counts.close(), clients: [counts.backend.client] }]),
+        ]);
+      // Nothing to hand back to or wait for: its jobs come back to the queue when their locks
+      // lapse, if Redis kept them.
+      if (down) return void (await drop());
+      const closing = (async () => {
+        if (force) {
+          // Take no more, then hand the running jobs back (no stalled count: nothing was lost).
+          await worker.pause(true);
+          await Promise.allSettled([...active].map(([job, token]) => job.moveToWait(token)));
+          active.clear();
+        }
+        try {
+          await worker.close(force);
+        } finally {
+          await counts?.close();
+        }
+      })();
+      // A forced close does not wait for a Redis that stopped answering (its commands would wait for ever).
+      if (!force) return closing;
+      await withTimeout(closing, CONNECT_TIMEOUT_MS).catch(drop);
     },
+  };
+}
+
+/** An error of the connection to Redis (refused, reset, closed), not of a command. */
+function isConnectionError(error: Error): boolean {
+  const code = (error as { code?: unknown }).code;
+  return (
+    (typeof code === "string" &&
+      /^(ECONNREFUSED|ECONNRESET|ETIMEDOUT|EPIPE|ENOTFOUND|EHOSTUNREACH|ENETUNREACH)$/.test(code)) ||
+    /Connection is closed|Stream isn't writeable/i.test(error.message)
+  );
+}
+
+/** `print`, but the same text at most once a minute. */
+function onceAWhile(print: (text: string) => void): (text: string) => void {
+  const printedAt = new Map<string, number>();
+  return (text) => {
+    const now = performance.now();
+    const last = printedAt.get(text);
+    if (last !== undefined && now - last < 60_000) return;
+    printedAt.set(text, now);
+    print(text);
   };
 }
 

@@ -6,6 +6,28 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { type RunningRedis, startRedis } from "@kb/tooling/node/redis";
 import { afterAll, beforeAll } from "vitest";
+import type { SweepJob } from "../../executor.js";
+import type { QueuedJob } from "./job-schema.js";
+
+/** A job of point `point` as a sweep queues it (a valid key and digest, the versions). */
+export function testJob(point: number): SweepJob {
+  return {
+    point,
+    key: point.toString(16).padStart(64, "0"),
+    bench: "./bench.ts",
+    benchDigest: "d".repeat(64),
+    inputs: { topology: {}, params: { n: point }, plugins: [] },
+    run: { verify: false, memoryMb: 1024 },
+  };
+}
+
+/** The versions the tests' sweeps send. */
+export const TEST_VERSIONS = { "@kb/runtime": "0.0.0" } as const;
+
+/** {@link testJob} as it crosses Redis. */
+export function testQueued(point: number): QueuedJob {
+  return { job: testJob(point), pluginDigests: {}, versions: TEST_VERSIONS };
+}
 
 /** The server of a describe block, as {@link useRedisServer} gives it. */
 export interface TestRedis {
