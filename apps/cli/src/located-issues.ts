@@ -1,5 +1,5 @@
 import { isKbError } from "@kb/errors";
-import type { LocatedIssue } from "@kb/topology";
+import { formatIssue, type LocatedIssue } from "@kb/topology";
 
 /**
  * The located issues of a topology validation error, or undefined for any other error.
@@ -15,6 +15,11 @@ export function locatedIssuesOf(error: unknown): readonly LocatedIssue[] | undef
   // A ComponentParamsError has `issues` too, by node id and not located: not these.
   if (!Array.isArray(issues) || !issues.every(isLocated)) return undefined;
   return issues as readonly LocatedIssue[];
+}
+
+/** A topology warning as `kb topology validate` and `kb run` print it (a line, no newline). */
+export function formatWarning(warning: LocatedIssue): string {
+  return `warning: ${formatIssue(warning)}`;
 }
 
 /** The codes of `YamlValidationError` (topology validation, and machine building from a file). */

@@ -15,9 +15,11 @@ import {
   runBench,
 } from "@kb/runtime/node";
 import { isPrototypeKey, prototypeKeyMessage } from "@kb/topology";
+import { topologyFileWarnings } from "@kb/topology/node";
 import { type Command, InvalidArgumentError } from "commander";
 import { loadBench, locateBench, locateTopology } from "./bench-files.js";
 import { formatReport, formatRunSummary, formatWallMs, groupDigits, type RunOutput } from "./format-run.js";
+import { formatWarning } from "./located-issues.js";
 import { chromeTraceChunks, isGzipPath, PendingFile } from "./pending-file.js";
 import { ProgressLine, RunProgressView } from "./progress-line.js";
 import type { CliIo, RunState } from "./run-cli.js";
@@ -209,6 +211,8 @@ async function runCommand(benchArg: string, options: RunOptions, io: CliIo): Pro
       "--manifest-only runs nothing, so it writes no --trace or --oplog file; leave those out.",
     );
   }
+  // The topology's warnings (as kb topology validate prints them), before the run.
+  for (const warning of topologyFileWarnings(topologyFile)) io.stderr.write(`${formatWarning(warning)}\n`);
   const runOptions: RunBenchOptions = {
     bench,
     benchFile,

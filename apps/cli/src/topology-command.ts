@@ -19,7 +19,7 @@ import {
   toMermaid,
 } from "./format-graph.js";
 import { formatCounts, formatTopology, specCounts, type TopologyCounts } from "./format-topology.js";
-import { locatedIssuesOf } from "./located-issues.js";
+import { formatWarning, locatedIssuesOf } from "./located-issues.js";
 import type { CliIo, RunState } from "./run-cli.js";
 
 /** Adds `kb topology validate | show | graph` to the program. */
@@ -77,7 +77,7 @@ export function addTopologyCommand(program: Command, io: CliIo, state: RunState)
           continue;
         }
         io.stdout.write(`OK ${file}: ${name}: ${formatCounts(counts)}\n`);
-        for (const warning of warnings) io.stderr.write(`warning: ${formatIssue(warning)}\n`);
+        for (const warning of warnings) io.stderr.write(`${formatWarning(warning)}\n`);
       }
     });
 

@@ -7,6 +7,7 @@ import { Component, type ComponentContext, type ComponentPeak, type Lane } from 
 import { type ComponentDefinition, defineComponent } from "./define.js";
 import type { Message } from "./message.js";
 import { type BatchTarget, Packet, PacketBatch } from "./packet.js";
+import type { Tracer } from "./trace.js";
 
 /**
  * What a memory model services: one packet's share of a block on one port (an HBM
@@ -104,7 +105,8 @@ export interface MemoryModelDefinition<S extends z.ZodType = z.ZodType> {
  * Declares a memory model: one service function over typed requests. The framework does the
  * rest: it turns fabric packets into {@link MemoryRequest}s (one per port a block touches, with
  * its address ranges), sends a read's response from `startNs` to `endNs`, completes a write at
- * `endNs`, keeps `stats` (ops, bytes, busy time), draws the `HBM GB/s` trace counter per port,
+ * `endNs`, keeps `stats` (ops, bytes, busy time), draws each request's data-bus time (`busyNs`
+ * from `startNs`) as a slice on its port's trace track and the `HBM GB/s` trace counter per port,
  * makes a port's requests wait (FIFO) while the model has `maxPending` requests unanswered, and reports a model
  * that answers wrongly (a time before the arrival or now, twice) or never.
  *
@@ -181,6 +183,8 @@ export class MemoryComponent<P = unknown> extends Component<P> implements BatchT
   private readonly drainScheduled: Uint8Array;
   private readonly maxPending: number;
   private bandwidth: BandwidthCounter | null = null;
+  /** Per port, where its last trace slice ended (ns); created with the first slice. */
+  private traceFreeNs: Float64Array | null = null;
   /** Data-bus ns per port, for reports: the same array as `laneBusyNs` (a port is a lane). */
   readonly portBusyNs: Float64Array;
   /** Bytes served per port, for reports. */
@@ -314,12 +318,12 @@ export class MemoryComponent<P = unknown> extends Component<P> implements BatchT
   private serve(packet: Packet, port: number): void {
     const now = this.env.now;
     this.stats.ops++;
-    const tracer = this.machine.tracer;
-    if (tracer !== null) {
-      const track = `${this.id}#${port}`;
-      tracer.record("engine_start", now, track, packet.label);
-      tracer.counter?.("queue depth", now, track, (this.backlog[port] as Packet[]).length);
-    }
+    this.machine.tracer?.counter?.(
+      "queue depth",
+      now,
+      `${this.id}#${port}`,
+      (this.backlog[port] as Packet[]).length,
+    );
     const request = new PortRequest(this, packet, port);
     const timing = this.model.service(request);
     if (timing !== undefined) request.complete(timing);
@@ -327,7 +331,6 @@ export class MemoryComponent<P = unknown> extends Component<P> implements BatchT
       this.pending[port] = (this.pending[port] as number) + 1;
       request.deferred = true;
     }
-    if (tracer !== null) tracer.record("engine_complete", now, `${this.id}#${port}`, packet.label);
   }
 
   /** Serves the requests waiting for `port` while it has room (after the model answered one). */
@@ -364,6 +367,7 @@ export class MemoryComponent<P = unknown> extends Component<P> implements BatchT
     this.addBusy(busy, request.port);
     this.addWindowBusy(request.port, startNs, startNs + busy);
     const tracer = this.machine.tracer;
+    if (tracer !== null) this.traceBusy(tracer, request, startNs, busy);
     if (tracer?.counter !== undefined) {
       this.bandwidth ??= new BandwidthCounter(
         tracer,
@@ -392,6 +396,23 @@ export class MemoryComponent<P = unknown> extends Component<P> implements BatchT
         env.timeout(0, port).addCallback(this.drainEvent);
       }
     }
+  }
+
+  /**
+   * Draws a request's data-bus time on its port's track: a slice of `busyNs` from `startNs`, or
+   * from the end of the port's previous slice when a model's intervals overlap (a controller
+   * interleaving bursts), so a track's slices never overlap, come in time order and add up to the
+   * port's busy time in the results.
+   */
+  private traceBusy(tracer: Tracer, request: PortRequest, startNs: number, busyNs: number): void {
+    const port = request.port;
+    this.traceFreeNs ??= new Float64Array(this.ports);
+    const start = Math.max(startNs, this.traceFreeNs[port] as number);
+    const end = start + busyNs;
+    this.traceFreeNs[port] = end;
+    const track = `${this.id}#${port}`;
+    tracer.record("engine_start", start, track, request.packet.label);
+    tracer.record("engine_complete", end, track, request.packet.label);
   }
 
   private answerWhere(request: PortRequest): string {

@@ -1,12 +1,19 @@
 // The verify table (formatVerifyTable): the report of verify.ts as the text kb run --verify prints.
 import { formatSimTime } from "@kb/errors";
 import { formatShape } from "@kb/tensor";
-import { elementCount, type NonFiniteCounts, type Tolerance, type VerifyReport } from "./verify.js";
+import {
+  elementCount,
+  type NonFiniteCounts,
+  type OutputCheck,
+  type Tolerance,
+  type VerifyReport,
+} from "./verify.js";
 
 /**
  * The report as an aligned text table, one row per output: output, dtype, shape, non-finite (the
  * output's NaN / Inf / -Inf counts and the first one's index, e.g. `32 NaN (first [0, 0])`, or
- * 0), max abs err, max rel err (NaN when every element had a NaN), mismatches (of the element
+ * 0), max abs err, max rel err (NaN when an element's error is NaN, a NaN in the output or the
+ * reference, and none is infinite; Inf when one is), mismatches (of the element
  * count), first mismatch (`[0, 3] actual NaN, expected 0.25`), tolerance, and PASS or FAIL (with
  * the problem, if any). Then, for outputs that FAIL (matching infinities are no news):
  *
@@ -42,8 +49,8 @@ export function formatVerifyTable(report: VerifyReport): string {
       check.dtype,
       formatShape(check.shape),
       compared ? formatNonFinite(check.actualNonFinite) : "-",
-      compared ? formatError(check.maxAbsError) : "-",
-      compared ? formatError(check.maxRelError) : "-",
+      compared ? formatError(shownError(check.maxAbsError, check)) : "-",
+      compared ? formatError(shownError(check.maxRelError, check)) : "-",
       compared ? `${check.mismatches} of ${elementCount(check.shape)}` : "-",
       first === null
         ? "-"
@@ -119,6 +126,16 @@ function formatNonFinite(counts: NonFiniteCounts): string {
   if (counts.posInf > 0) parts.push(`${counts.posInf} Inf`);
   if (counts.negInf > 0) parts.push(`${counts.negInf} -Inf`);
   return `${parts.join(", ")} (first ${formatShape(counts.first.index)})`;
+}
+
+/**
+ * An error maximum as the table shows it: NaN when an element's error is NaN (a NaN in the output
+ * or the reference, which the report's maxima leave out) and no error is infinite, so a NaN never
+ * sits beside a reassuring 0; the report's maximum otherwise (Inf beats NaN: it says more).
+ */
+function shownError(max: number, check: OutputCheck): number {
+  const nanError = check.actualNonFinite.nan > 0 || check.referenceNonFinite.nan > 0;
+  return nanError && Number.isFinite(max) ? Number.NaN : max;
 }
 
 /** An error maximum: 0, three significant digits, Inf, or NaN (nothing measured). */

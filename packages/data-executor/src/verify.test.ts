@@ -382,13 +382,13 @@ describe("formatVerifyTable", () => {
       firstNonFinite: origin,
     };
     // out: element [0, 3] (0.75) is NaN, [1, 1] (1.25) is Inf, [1, 2] (1.5) is -Inf, so the
-    // largest error is Inf; ref: the reference's NaN at [0] matches nothing.
+    // largest error is Inf; ref: the reference's NaN at [0] matches nothing and has a NaN error.
     expect(formatVerifyTable(report)).toBe(
       [
         "output  dtype  shape   non-finite                           max abs err  max rel err  mismatches  first mismatch                    tolerance                  result",
         "------  -----  ------  -----------------------------------  -----------  -----------  ----------  --------------------------------  -------------------------  ------",
         "out     f32    [3, 4]  1 NaN, 1 Inf, 1 -Inf (first [0, 3])          Inf          Inf     3 of 12  [0, 3] actual NaN, expected 0.75  rtol 0.00001 atol 0.00001  FAIL",
-        "ref     f32    [2]     0                                              0            0      1 of 2  [0] actual 0, expected NaN        rtol 0.00001 atol 0.00001  FAIL",
+        "ref     f32    [2]     0                                            NaN          NaN      1 of 2  [0] actual 0, expected NaN        rtol 0.00001 atol 0.00001  FAIL",
         "reference of ref has 1 NaN (first [0]): suspicious, a NaN in a reference matches nothing (not even a NaN); check how the bench computes it",
         "first non-finite value: op 17 (log on sip0.cube0.pe3.pe_math at t=812 ns), NaN at element 3 of its output",
         "FAIL: 2 of 2 outputs do not match (out, ref)",

@@ -58,6 +58,16 @@ export function loadTopologyGraphFile(path: string): TopologyGraphFile {
   }
 }
 
+/**
+ * The warnings of a topology file (what {@link loadTopologyGraphFile} gives, the lines
+ * `kb topology validate` prints), without expanding it: `kb run` prints them before a run.
+ * Throws what {@link loadTopologyFile} throws.
+ */
+export function topologyFileWarnings(path: string): readonly LocatedIssue[] {
+  const text = readTopologyText(path);
+  return locatedWarnings(parseTopology(text, path), text, path);
+}
+
 function locatedWarnings(topology: Topology, text: string, file: string): LocatedIssue[] {
   const locate = yamlLocator(text);
   const written = (path: readonly (string | number)[]) => locate(path).found === path.length;
