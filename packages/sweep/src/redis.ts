@@ -20,7 +20,6 @@ export {
   checkQueuedJob,
   isBenchName,
   MAX_JOB_JSON,
-  MAX_POINT_TIMEOUT_S,
   queuedJobSchema,
 } from "./node/redis/job-schema.js";
 export { jobRunner } from "./node/redis/pool-runner.js";

@@ -1,6 +1,8 @@
 import { hostname } from "node:os";
+import { prototypeKeyPath } from "@kb/topology";
 import * as z from "zod";
 import type { SweepJob } from "../../executor.js";
+import { SWEEP_LIMITS } from "../../limits.js";
 
 // What a worker accepts from its queue. Anyone who can write to the sweep's Redis can add jobs,
 // so a job is data to check before anything is imported, hashed or written: every field typed and
@@ -14,10 +16,6 @@ const MAX_TEXT = 1024;
 const MAX_PLUGINS = 64;
 /** Longest job, as JSON, characters: one point's topology and params. */
 export const MAX_JOB_JSON = 1_000_000;
-/** Longest wall time of a point, s: what setTimeout can wait (2^31 - 1 ms, about 24.8 days). */
-export const MAX_POINT_TIMEOUT_S = 2_147_483;
-/** Keys no job may hold at any depth: they reach an object's prototype when written as paths. */
-const FORBIDDEN_KEYS = new Set(["__proto__", "prototype", "constructor"]);
 
 const SHA256 = /^[0-9a-f]{64}$/;
 // npm's rules for a package name, scoped or not (lower case, URL-safe), as plug-in packages have.
@@ -87,8 +85,8 @@ const sweepJobSchema = z.strictObject({
     verify: z.boolean(),
     maxEvents: positive.optional(),
     maxSimTimeNs: positive.optional(),
-    memoryMb: z.number().int().min(64).max(1_048_576),
-    timeoutS: z.number().positive().max(MAX_POINT_TIMEOUT_S).optional(),
+    memoryMb: z.number().int().min(SWEEP_LIMITS.minMemoryMb).max(SWEEP_LIMITS.maxMemoryMb),
+    timeoutS: z.number().positive().max(SWEEP_LIMITS.maxTimeoutS).optional(),
     cacheDir: text.optional(),
   }),
 });
@@ -147,27 +145,17 @@ export function checkQueuedJob(data: unknown, jobId: string): CheckedJob {
       `its data is ${json.length} characters of JSON, more than the ${MAX_JOB_JSON} a job may have`,
     );
   }
-  const forbidden = forbiddenKeyPath(data, []);
-  if (forbidden !== null)
+  // Keys that reach an object's prototype when written as paths, at any depth.
+  const forbidden = prototypeKeyPath(data);
+  if (forbidden !== undefined)
     return refuse(
-      `${forbidden.join(".")}: the key ${quoted(forbidden.at(-1) ?? "")} is not allowed in a job`,
+      `${forbidden.join(".")}: the key ${quoted(String(forbidden.at(-1) ?? ""))} is not allowed in a job`,
     );
   const parsed = queuedJobSchema.safeParse(data);
   if (parsed.success) return { queued: parsed.data as QueuedJob };
   const issue = parsed.error.issues[0];
   const where = issue === undefined || issue.path.length === 0 ? "its data" : issue.path.join(".");
   return refuse(`${where}: ${issue?.message ?? "not a job"}${found(data, issue?.path ?? [])}`);
-}
-
-/** The path of the first forbidden key in `value`, or null. */
-function forbiddenKeyPath(value: unknown, path: string[]): string[] | null {
-  if (value === null || typeof value !== "object") return null;
-  for (const key of Object.keys(value)) {
-    if (FORBIDDEN_KEYS.has(key)) return [...path, key];
-    const inner = forbiddenKeyPath((value as Record<string, unknown>)[key], [...path, key]);
-    if (inner !== null) return inner;
-  }
-  return null;
 }
 
 /** ` (got "...")` of the value at `path` when it is a string or number, shortened; else "". */
