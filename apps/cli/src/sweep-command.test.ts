@@ -211,4 +211,29 @@ describe.skipIf(!existsSync(bin))("kb sweep", () => {
     expect(typeof rows[1]?.metrics.simTimeNs).toBe("number");
     expect(run.stdout).toContain("2 points (0 from an earlier run, 2 run now): 1 ok, 1 failed");
   }, 60_000);
+
+  it("gives each point the spec's run.maxStallCalls (kb run --max-stall-calls)", async () => {
+    const dir = mkdtempSync(join(scratch, "stall-"));
+    const spec = join(dir, "sweep.yaml");
+    writeFileSync(
+      spec,
+      [
+        "name: stalls",
+        `bench: ${join(root, "apps", "cli", "src", "__fixtures__", "zero-time-spin-bench.ts")}`,
+        `topology: ${join(root, "topologies", "default.yaml")}`,
+        "run: { maxStallCalls: 2000 }",
+        "axes:",
+        "  cols: { path: topology.cube.noc.cols, values: [2] }",
+        "",
+      ].join("\n"),
+    );
+    const out = join(dir, "out");
+    const run = await kb("sweep", spec, "--out", out, "--jobs", "1");
+    expect(run.code).toBe(0);
+    const [row] = rowsOf(out) as unknown as { status: string; reason: string }[];
+    expect(row?.status).toBe("failed");
+    // The spin stops after the spec's 2,000 calls, not kb run's default budget.
+    expect(row?.reason).toContain("[RUN_LIMIT]");
+    expect(row?.reason).toContain("2,000 tl calls in a row left the machine without progress");
+  }, 60_000);
 });

@@ -309,6 +309,7 @@ export function kbRunArgs(job: SweepJob, benchFile: string, topologyDir: string,
     ...(run.verify ? ["--verify"] : []),
     ...(run.maxEvents !== undefined ? ["--max-events", String(run.maxEvents)] : []),
     ...(run.maxSimTimeNs !== undefined ? ["--max-sim-time", String(run.maxSimTimeNs)] : []),
+    ...(run.maxStallCalls !== undefined ? ["--max-stall-calls", String(run.maxStallCalls)] : []),
     ...(run.cacheDir !== undefined ? ["--cache", run.cacheDir] : []),
   ];
 }

@@ -24,6 +24,8 @@ export interface SweepJobRun {
   readonly verify: boolean;
   readonly maxEvents?: number | undefined;
   readonly maxSimTimeNs?: number | undefined;
+  /** `kb run --max-stall-calls`: tl calls in a row without progress before the point stops. */
+  readonly maxStallCalls?: number | undefined;
   /** Heap limit of the point's process, MB. */
   readonly memoryMb: number;
   /** Wall time after which the point is stopped and recorded as failed, s. */

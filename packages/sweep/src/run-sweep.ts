@@ -138,6 +138,7 @@ async function runPoints(
     verify: spec.run.verify,
     maxEvents: spec.run.maxEvents,
     maxSimTimeNs: spec.run.maxSimTimeNs,
+    maxStallCalls: spec.run.maxStallCalls,
     memoryMb: spec.run.memoryMb,
     timeoutS: spec.run.timeoutS,
     cacheDir: options.cacheDir,

@@ -128,6 +128,11 @@ const runSchema = z
     maxSimTimeNs: bounded({ min: 0, max: SWEEP_LIMITS.maxSimTimeNs, above: true, unit: "ns" })
       .optional()
       .describe("kb run --max-sim-time for each point."),
+    maxStallCalls: bounded({ min: 1, max: SWEEP_LIMITS.maxEvents, integer: true })
+      .optional()
+      .describe(
+        "kb run --max-stall-calls for each point: tl calls in a row without progress of the machine before a point stops (default kb run's).",
+      ),
     memoryMb: bounded({
       min: SWEEP_LIMITS.minMemoryMb,
       max: SWEEP_LIMITS.maxMemoryMb,

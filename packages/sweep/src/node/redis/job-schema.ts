@@ -85,6 +85,7 @@ const sweepJobSchema = z.strictObject({
     verify: z.boolean(),
     maxEvents: positive.optional(),
     maxSimTimeNs: positive.optional(),
+    maxStallCalls: z.number().int().min(1).max(SWEEP_LIMITS.maxEvents).optional(),
     memoryMb: z.number().int().min(SWEEP_LIMITS.minMemoryMb).max(SWEEP_LIMITS.maxMemoryMb),
     timeoutS: z.number().positive().max(SWEEP_LIMITS.maxTimeoutS).optional(),
     cacheDir: text.optional(),
