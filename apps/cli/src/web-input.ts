@@ -1,5 +1,6 @@
 import { KbError } from "@kb/errors";
 import { type RunResults, RunResultsSchema } from "@kb/runtime";
+import { cacheEntryResults } from "@kb/runtime/node";
 import { formatByteCount } from "./format-run.js";
 import { inputChunks } from "./web-file.js";
 import { JsonEventSplitter, SplitterError } from "./web-json-events.js";
@@ -120,6 +121,18 @@ function interpret(text: string, file: string, label: string, builder: TimelineB
       context: { file },
       cause: error,
     });
+  }
+  // A run of a results cache (kb run --cache, kb sweep --cache): its results, once their sha256 holds.
+  const cached = cacheEntryResults(json);
+  if (cached !== null) {
+    if ("damaged" in cached) {
+      throw new KbError(
+        "CLI_USAGE",
+        `a results cache entry whose ${cached.damaged.replace(/^its /, "")}: kb web shows only what a run wrote. Run the point again (kb run --cache, or kb sweep --cache) to cache it anew.`,
+        { context: { file } },
+      );
+    }
+    json = cached.results;
   }
   if (isRecord(json) && "schema" in json) {
     if (json.schema !== "kb.results/1") {

@@ -5,6 +5,7 @@ import type { WebData } from "@kb/web-ui/api";
 import type { SweepData } from "@kb/web-ui/sweep-api";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { kb } from "./test-support.js";
+import { readWebInput } from "./web-input.js";
 import { startWebServer, type WebServer } from "./web-server.js";
 import { loadSweepSource, pointTopologyFile, readSweepTable, sweepTableIn } from "./web-sweep.js";
 import { haveBuiltKb, runSmallSweep, type SmallSweep } from "./web-sweep-support.js";
@@ -138,6 +139,22 @@ describe.skipIf(!haveBuiltKb)("kb web of a sweep run with --cache", () => {
     expect(run.topology.file).toBe(pointTopologyFile(sweep.table, point?.key ?? ""));
     expect(run.topology.name).toBe("default");
     expect(run.warnings).toEqual([]);
+  });
+
+  it("fault: shows a cached run only when its sha256 holds (kb run --cache's entries)", async () => {
+    const data = JSON.parse((await get(server as WebServer, "/api/sweep")).body) as SweepData;
+    const digest = data.rows.find((row) => row.point === 3)?.digest ?? "";
+    const entry = readFileSync(join(sweep.cache, `${digest}.json`), "utf8");
+    const good = join(scratch, "entry.json");
+    writeFileSync(good, entry);
+    const read = await readWebInput(good, "point 3", 2 ** 30);
+    expect(read.kind === "results" && read.results.manifest?.digest).toBe(digest);
+    // One figure edited by hand: the entry no longer hashes to its sha256.
+    const edited = join(scratch, "edited.json");
+    writeFileSync(edited, entry.replace(/"simTimeNs": (\d)/, '"simTimeNs": 9$1'));
+    await expect(readWebInput(edited, "point 3", 2 ** 30)).rejects.toThrow(
+      "a results cache entry whose results do not match their sha256 (edited or damaged)",
+    );
   });
 
   it("serves the sweep page at / and the run page at /?run=", async () => {

@@ -4,7 +4,7 @@
 export type { LoadSimulatorOptions } from "./node/load-simulator.js";
 export { loadSimulator } from "./node/load-simulator.js";
 export type { CacheLookup } from "./node/manifest-cache.js";
-export { ResultsCache, resultsText } from "./node/manifest-cache.js";
+export { cacheEntryResults, ResultsCache, resultsText } from "./node/manifest-cache.js";
 export type { RunManifestOptions } from "./node/manifest-node.js";
 export { packageVersions, runManifest } from "./node/manifest-node.js";
 export type { RunBenchOptions } from "./node/run-bench.js";

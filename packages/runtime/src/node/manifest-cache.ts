@@ -89,6 +89,23 @@ export function resultsText(results: RunResults): string {
   return `${JSON.stringify(results, null, 2)}\n`;
 }
 
+/**
+ * The results of a parsed cache entry (`{ "sha256": ..., "results": ... }`) when their text hashes
+ * to the recorded sha256 (`results`, not yet checked against the schema); `damaged` with why when
+ * it does not; `null` when `entry` is not shaped as a cache entry. For readers of a cache folder
+ * other than {@link ResultsCache} (kb web's sweep page).
+ */
+export function cacheEntryResults(
+  entry: unknown,
+): { readonly results: unknown; readonly text: string } | { readonly damaged: string } | null {
+  if (entry === null || typeof entry !== "object" || Array.isArray(entry)) return null;
+  const { sha256: recorded, results } = entry as { sha256?: unknown; results?: unknown };
+  if (typeof recorded !== "string" || results === undefined) return null;
+  const text = `${JSON.stringify(results, null, 2)}\n`;
+  if (sha256(text) !== recorded) return { damaged: "its results do not match their sha256 (edited or damaged)" };
+  return { results, text };
+}
+
 function verifyEntry(stored: string, digest: string): CacheLookup {
   let entry: unknown;
   try {
@@ -96,14 +113,10 @@ function verifyEntry(stored: string, digest: string): CacheLookup {
   } catch (error) {
     return { status: "damaged", reason: `not JSON (${(error as Error).message})` };
   }
-  const { sha256: recorded, results } = (entry ?? {}) as { sha256?: unknown; results?: unknown };
-  if (typeof recorded !== "string" || results === undefined) {
-    return { status: "damaged", reason: "not a cache entry (no sha256 and results)" };
-  }
-  const text = `${JSON.stringify(results, null, 2)}\n`;
-  if (sha256(text) !== recorded) {
-    return { status: "damaged", reason: "its results do not match their sha256 (edited or damaged)" };
-  }
+  const checked = cacheEntryResults(entry);
+  if (checked === null) return { status: "damaged", reason: "not a cache entry (no sha256 and results)" };
+  if ("damaged" in checked) return { status: "damaged", reason: checked.damaged };
+  const { results, text } = checked;
   const parsed = RunResultsSchema.safeParse(results);
   if (!parsed.success) {
     return {
