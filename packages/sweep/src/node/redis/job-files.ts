@@ -2,6 +2,7 @@ import { createHash } from "node:crypto";
 import { readdirSync, readFileSync, statSync } from "node:fs";
 import { hostname } from "node:os";
 import { isAbsolute, join, relative, resolve } from "node:path";
+import { benchFileDigest } from "@kb/runtime/node";
 import type { SweepJob } from "../../executor.js";
 import { isPath } from "../../spec-file.js";
 
@@ -97,7 +98,7 @@ export function refusalOf(
   if (benchFile === undefined) {
     return `${worker} refused point ${job.point}: it has no bench "${job.bench}" (looked from ${root}). Start the worker in the sweep's folder (or --root it) with the same bench files.`;
   }
-  const benchDigest = pathDigest(benchFile);
+  const benchDigest = benchFileDigest(benchFile);
   if (benchDigest !== job.benchDigest) {
     return `${worker} refused point ${job.point}: its bench ${benchFile} has sha256 ${short(benchDigest)}, the sweep planned with ${short(job.benchDigest)}. Give the worker the same bench file (same checkout or installation) and run the sweep again.`;
   }
