@@ -63,14 +63,12 @@ export function moduleGraphFiles(entry: string): string[] {
 
 /**
  * The sha256 (hex) of files: each one's path relative to `root` and its bytes, in sorted order.
- * A single file that is `root` itself hashes to the sha256 of its bytes (a lone bench file's
- * digest is the one a browser computes from its text).
+ * A single file hashes to the sha256 of its bytes (a lone bench file's digest is the one a
+ * browser computes from its text).
  */
 export function filesDigest(root: string, files: readonly string[]): string {
   const hash = createHash("sha256");
-  if (files.length === 1 && resolve(files[0] as string) === resolve(root)) {
-    return hash.update(readFileSync(root)).digest("hex");
-  }
+  if (files.length === 1) return hash.update(readFileSync(files[0] as string)).digest("hex");
   for (const file of [...files].sort()) {
     hash.update(`${relative(root, file).split("\\").join("/")}\0`);
     hash.update(readFileSync(file));
@@ -84,8 +82,7 @@ export function filesDigest(root: string, files: readonly string[]): string {
  * none, the sha256 of its bytes.
  */
 export function benchFileDigest(file: string): string {
-  const files = moduleGraphFiles(file);
-  return filesDigest(files.length === 1 ? resolve(file) : dirname(resolve(file)), files);
+  return filesDigest(dirname(resolve(file)), moduleGraphFiles(file));
 }
 
 /**

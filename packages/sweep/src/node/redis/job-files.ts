@@ -1,8 +1,6 @@
-import { createHash } from "node:crypto";
-import { readdirSync, readFileSync, statSync } from "node:fs";
 import { hostname } from "node:os";
-import { isAbsolute, join, relative, resolve } from "node:path";
-import { benchFileDigest } from "@kb/runtime/node";
+import { dirname, isAbsolute, resolve } from "node:path";
+import { benchFileDigest, pluginSourceDigest } from "@kb/runtime/node";
 import type { SweepJob } from "../../executor.js";
 import { isPath } from "../../spec-file.js";
 
@@ -23,9 +21,6 @@ export interface QueuedJob {
    */
   readonly versions?: Readonly<Record<string, string>>;
 }
-
-/** Extensions a plug-in path may leave out (`./my-hbm` for `./my-hbm.ts`), as `kb run --plugin` does. */
-const PLUGIN_EXTENSIONS = ["", ".ts", ".js", ".mjs"];
 
 /** The plug-ins of a job given by path: its own and its topology's. */
 export function pluginPaths(job: SweepJob): string[] {
@@ -56,26 +51,13 @@ export function queuedJob(
 }
 
 /**
- * sha256 (hex) of a plug-in path: a file's bytes, or for a package folder its files' relative
- * paths and bytes in sorted order (node_modules and dot-folders left out); the extensions a path
- * may leave out are tried; `null` when there is nothing there.
+ * sha256 (hex) of a plug-in path's code, as a run's manifest digests it (`pluginSourceDigest`):
+ * a file and the files it imports by relative path, or a package folder's files (node_modules
+ * and dot-folders left out); the extensions a path may leave out are tried; `null` when there is
+ * nothing there.
  */
 export function pathDigest(path: string): string | null {
-  for (const extension of PLUGIN_EXTENSIONS) {
-    const candidate = path + extension;
-    const kind = kindOf(candidate);
-    if (kind === "file") return createHash("sha256").update(readFileSync(candidate)).digest("hex");
-    if (kind === "folder" && extension === "") {
-      const hash = createHash("sha256");
-      for (const file of folderFiles(candidate)) {
-        hash.update(`${relative(candidate, file)}\0`);
-        hash.update(readFileSync(file));
-        hash.update("\0");
-      }
-      return hash.digest("hex");
-    }
-  }
-  return null;
+  return pluginSourceDigest(path, [], dirname(path));
 }
 
 /**
@@ -131,25 +113,4 @@ function versionsDiffer(
 
 function short(digest: string | null): string {
   return digest === null ? "(missing)" : digest.slice(0, 12);
-}
-
-function kindOf(path: string): "file" | "folder" | null {
-  try {
-    const stat = statSync(path);
-    return stat.isFile() ? "file" : stat.isDirectory() ? "folder" : null;
-  } catch {
-    return null;
-  }
-}
-
-function folderFiles(folder: string): string[] {
-  const files: string[] = [];
-  const entries = readdirSync(folder, { withFileTypes: true }).sort((a, b) => (a.name < b.name ? -1 : 1));
-  for (const entry of entries) {
-    if (entry.name.startsWith(".") || entry.name === "node_modules") continue;
-    const path = join(folder, entry.name);
-    if (entry.isDirectory()) files.push(...folderFiles(path));
-    else if (entry.isFile()) files.push(path);
-  }
-  return files;
 }
