@@ -485,7 +485,9 @@ describe("kernel errors are located", () => {
     const sleepy = await failure(
       runKernel(machineOf(), async function sleepy(tl: TLContext) {
         await tl.cycles(1);
-        await new Promise((resolve) => setTimeout(resolve, 20));
+        // Long enough that a loaded machine (the whole suite on 2 cores) cannot fire it before
+        // the host's check (one macrotask turn); the run fails at once, it is never waited for.
+        await new Promise((resolve) => setTimeout(resolve, 2000).unref());
         await tl.cycles(1);
       }),
     );
