@@ -102,7 +102,8 @@ export function cacheEntryResults(
   const { sha256: recorded, results } = entry as { sha256?: unknown; results?: unknown };
   if (typeof recorded !== "string" || results === undefined) return null;
   const text = `${JSON.stringify(results, null, 2)}\n`;
-  if (sha256(text) !== recorded) return { damaged: "its results do not match their sha256 (edited or damaged)" };
+  if (sha256(text) !== recorded)
+    return { damaged: "its results do not match their sha256 (edited or damaged)" };
   return { results, text };
 }
 
