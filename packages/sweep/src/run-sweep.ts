@@ -1,9 +1,9 @@
 import { readFileSync } from "node:fs";
 import { sha256Hex } from "@kb/runtime";
 import type { Executor, JobOutcome, SweepJob, SweepJobRun } from "./executor.js";
-import { OutLock } from "./out-lock.js";
+import { OutLock } from "./node/out-lock.js";
+import { ResultsTable } from "./node/results-files.js";
 import { planSweep, pointKey, type SweepPlan, type SweepPoint } from "./points.js";
-import { ResultsTable } from "./results-files.js";
 import type { SweepSpec } from "./spec.js";
 import { readTopologyInput } from "./spec-file.js";
 import { metricsOf, type SweepRow } from "./table.js";

@@ -2,10 +2,10 @@ import { appendFileSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
-import type { SweepJob } from "./executor.js";
-import { outcomeOf } from "./process-pool.js";
+import type { SweepJob } from "../executor.js";
+import { outcomeOf } from "../process-pool.js";
+import type { SweepRow } from "../table.js";
 import { ResultsTable } from "./results-files.js";
-import type { SweepRow } from "./table.js";
 
 const scratch = mkdtempSync(join(tmpdir(), "kb-sweep-table-"));
 afterAll(() => rmSync(scratch, { recursive: true, force: true }));

@@ -11,7 +11,7 @@ import {
 import { hostname } from "node:os";
 import { join } from "node:path";
 import { KbError } from "@kb/errors";
-import { outputError } from "./output-error.js";
+import { outputError } from "../output-error.js";
 
 /** The lock file of a results folder: one sweep writes a folder at a time. */
 export const LOCK_FILE = ".kb-sweep.lock";

@@ -10,8 +10,8 @@ import {
 } from "node:fs";
 import { join } from "node:path";
 import { KbError } from "@kb/errors";
-import { outputError } from "./output-error.js";
-import { csvHeader, csvRow, jsonlRow, type SweepRow, sweepRowSchema } from "./table.js";
+import { outputError } from "../output-error.js";
+import { csvHeader, csvRow, jsonlRow, type SweepRow, sweepRowSchema } from "../table.js";
 
 /** The files of a sweep's results folder. */
 export const RESULTS_JSONL = "results.jsonl";
