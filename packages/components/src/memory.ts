@@ -1,6 +1,6 @@
 import type { Event } from "@kb/des";
 import { KbError } from "@kb/errors";
-import type { HbmAddressMap, TopologyNode } from "@kb/topology";
+import type { HbmAddressMap, TopologyGraph, TopologyNode } from "@kb/topology";
 import type * as z from "zod";
 import { BandwidthCounter } from "./bandwidth-counter.js";
 import { Component, type ComponentContext, type ComponentPeak, type Lane } from "./component.js";
@@ -156,11 +156,14 @@ export function defineMemoryModel<S extends z.ZodType>(
 /** The window of {@link MemoryComponent.windowBusyNs}, ns. */
 export const BALANCE_WINDOW_NS = 10_000;
 
-/** The number of ports of a memory node: HBM lanes from its geometry params, else 1. */
-function portsOf(node: TopologyNode, params: unknown): number {
+/**
+ * The number of ports of a memory node: for an HBM controller, one per pseudo-channel of the
+ * topology's `cube.hbm` (the nodes the fabric routes to; an override cannot change it), else 1.
+ */
+function portsOf(node: TopologyNode, graph: TopologyGraph): number {
   if (node.kind !== "hbm_ctrl") return 1;
-  const p = params as { channels?: unknown; pseudo_channels?: unknown };
-  return Number(p.channels ?? 1) * Number(p.pseudo_channels ?? 1);
+  const { channels, pseudo_channels: pseudoChannels } = graph.topology.cube.hbm;
+  return channels * pseudoChannels;
 }
 
 /**
@@ -196,7 +199,7 @@ export class MemoryComponent<P = unknown> extends Component<P> implements BatchT
   readonly windowBusyNs: Float64Array[] = [];
 
   constructor(context: ComponentContext, params: P, definition: MemoryModelDefinition) {
-    const ports = portsOf(context.node, params);
+    const ports = portsOf(context.node, context.machine.graph);
     const depth =
       definition.queueDepth?.(params as never) ??
       Number((params as { queue_depth?: unknown }).queue_depth ?? 64);

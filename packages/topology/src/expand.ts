@@ -11,6 +11,7 @@ import {
   type TopologyEdge,
   TopologyGraph,
 } from "./graph.js";
+import { hbmGeometryOverrideError, hbmNodeParams } from "./hbm-geometry.js";
 import { PE_COMPONENT_NAMES, type Topology } from "./schema.js";
 import { assertTopologyLimits } from "./topology-limits.js";
 import { closest } from "./yaml-validate.js";
@@ -145,7 +146,10 @@ class GraphBuilder {
  *
  * Overrides then apply in order to the nodes that have an impl: `match` is an id or a glob whose
  * `*` matches within one id segment (see `idGlobToRegExp`); matched nodes get `impl` if given
- * and `params` merged shallowly over theirs.
+ * and `params` merged shallowly over theirs. An override may not set a key of
+ * `HBM_GEOMETRY_KEYS` (channels, pseudo_channels, pc_bw_gbs, ...) on an HBM controller: the
+ * nodes and links above, the fabric, the address map and the peaks all read the organisation
+ * from `cube.hbm`, so it has that one source.
  *
  * Sizes: a default cube (NOC 2 x 4, HBM 8 x 2) is 112 nodes and 262 edges (2 of them
  * noc_to_xbar), plus one node and two edges per UCIe port; `topologies/default.yaml` (one SIP,
@@ -153,7 +157,9 @@ class GraphBuilder {
  * edges.
  *
  * Throws `TOPOLOGY_INVALID` when the topology breaks a structural limit (`topologyLimitIssues`;
- * checked first, so nothing is allocated for absurd sizes), when an override matches no node (with a "did you mean") or leaves a
+ * checked first, so nothing is allocated for absurd sizes), when an override matches no node (with a "did you mean"),
+ * sets an HBM geometry key on a controller (`overrides[i].params.<key>: ...`, saying to set
+ * `cube.hbm.<key>` instead) or leaves a
  * `first_flit_ns` or `forward_ns` that is not a number of ns >= 0.
  */
 export function expandTopology(topology: Topology): TopologyGraph {
@@ -179,22 +185,7 @@ export function expandTopology(topology: Topology): TopologyGraph {
   const ioCpuParams = frozen(sipSpec.io_cpu.params, { forward_ns: sipSpec.io_cpu.forward_ns });
   const mCpuParams = frozen(cubeSpec.m_cpu.params);
   const mCpuDmaParams = frozen(cubeSpec.m_cpu_dma.params, { forward_ns: cubeSpec.m_cpu_dma.forward_ns });
-  const hbmParams = frozen(hbm.params, {
-    channels: hbm.channels,
-    pseudo_channels: hbm.pseudo_channels,
-    pc_bw_gbs: hbm.pc_bw_gbs,
-    access_latency_ns: hbm.access_latency_ns,
-    interleave_bytes: hbm.interleave_bytes,
-    flit_bytes: hbm.flit_bytes,
-    capacity_bytes: hbm.capacity_bytes,
-    mapping: hbm.mapping,
-    ...(hbm.preset === undefined ? {} : { preset: hbm.preset }),
-    sids: hbm.sids,
-    bank_groups: hbm.bank_groups,
-    banks_per_group: hbm.banks_per_group,
-    row_bytes: hbm.row_bytes,
-    burst_bytes: hbm.burst_bytes,
-  });
+  const hbmParams = frozen(hbmNodeParams(hbm));
   const pcParams = frozen({ bw_gbs: hbm.pc_bw_gbs, access_latency_ns: hbm.access_latency_ns });
   const xbarParams = frozen(cubeSpec.xbar.params, { first_flit_ns: cubeSpec.xbar.first_flit_ns });
   const bridgeParams = frozen(cubeSpec.bridge.params, { first_flit_ns: cubeSpec.bridge.first_flit_ns });
@@ -439,6 +430,11 @@ function applyOverrides(topology: Topology, builder: GraphBuilder): void {
       matched = node === undefined || node.impl === null ? [] : [node];
     }
     if (matched.length === 0) throw noMatch(i, match, nodes, withImpl);
+    if (override.params !== undefined) {
+      const controllers = matched.filter((node) => node.kind === "hbm_ctrl");
+      const geometry = hbmGeometryOverrideError(i, override.params, controllers, topology.cube.hbm);
+      if (geometry !== undefined) throw geometry;
+    }
     // Nodes that shared a params object share the merged one.
     const merged = new Map<Params, Params>();
     for (const node of matched) {

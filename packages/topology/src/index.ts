@@ -3,6 +3,7 @@ export { expandTopology, linkPatternPeers } from "./expand.js";
 export { idGlobToRegExp, isIdGlob } from "./glob.js";
 export type { TopologyEdge, TopologyNode } from "./graph.js";
 export { FORWARDING_KINDS, TopologyGraph } from "./graph.js";
+export { HBM_GEOMETRY_KEYS } from "./hbm-geometry.js";
 export type { HbmAddressMap, HbmCoordinates, HbmOrganisation } from "./hbm-mapping.js";
 export { HBM_MAPPINGS, hbmAddressMap } from "./hbm-mapping.js";
 export { parseTopology, resolveTopology, topologyJsonSchema, topologyToYaml } from "./load.js";
@@ -15,6 +16,7 @@ export {
   tcmAddress,
   tcmLocation,
 } from "./memory-map.js";
+export { overrideIssue } from "./override-issue.js";
 export { isPrototypeKey, PROTOTYPE_KEYS, prototypeKeyMessage, prototypeKeyPath } from "./prototype-keys.js";
 export type { Route } from "./route.js";
 export { idealTransferNs } from "./route.js";

@@ -1,11 +1,11 @@
-import { isKbError } from "@kb/errors";
 import { readUserText } from "@kb/errors/node";
 import { expandTopology } from "./expand.js";
 import type { TopologyGraph } from "./graph.js";
 import { parseTopology } from "./load.js";
+import { overrideIssue } from "./override-issue.js";
 import type { Topology } from "./schema.js";
 import { topologyWarnings } from "./topology-warnings.js";
-import { type LocatedIssue, locateYamlPath, YamlValidationError, yamlLocator } from "./yaml-validate.js";
+import { type LocatedIssue, YamlValidationError, yamlLocator } from "./yaml-validate.js";
 
 /**
  * Reads and validates a topology file (Node only: the rest of the package runs anywhere).
@@ -29,9 +29,10 @@ export interface TopologyGraphFile {
  * Reads, validates and expands a topology file. The structural limits (`topologyLimitIssues`)
  * are part of validation, so a topology too big for the device address or for memory fails
  * before anything is expanded. Problems found during expansion that belong to a place in the
- * file (an override that matches no node) are reported like validation errors, as
- * `file:line:col: overrides[i].match: message` (a `YamlValidationError`). Warnings
- * (`topologyWarnings`) come back located, as `file:line:col: path: message`.
+ * file (an override that matches no node, or sets an HBM geometry key) are reported like
+ * validation errors, as `file:line:col: overrides[i].match: message` (a `YamlValidationError`,
+ * see `overrideIssue`). Warnings (`topologyWarnings`) come back located, as
+ * `file:line:col: path: message`.
  */
 export function loadTopologyGraphFile(path: string): TopologyGraphFile {
   const text = readTopologyText(path);
@@ -40,21 +41,9 @@ export function loadTopologyGraphFile(path: string): TopologyGraphFile {
     const graph = expandTopology(topology);
     return { topology, graph, warnings: locatedWarnings(topology, text, path) };
   } catch (error) {
-    const match = isKbError(error, "TOPOLOGY_INVALID")
-      ? /^overrides\[(\d+)\]\.match: (.*)$/s.exec(error.detail)
-      : null;
-    if (match === null) throw error;
-    const index = Number(match[1]);
-    const position = locateYamlPath(text, ["overrides", index, "match"]);
-    throw new YamlValidationError("TOPOLOGY_INVALID", path, [
-      {
-        file: path,
-        line: position.line,
-        col: position.col,
-        path: `overrides[${index}].match`,
-        message: match[2] as string,
-      },
-    ]);
+    const issue = overrideIssue(error, text, path);
+    if (issue === undefined) throw error;
+    throw new YamlValidationError("TOPOLOGY_INVALID", path, [issue]);
   }
 }
 

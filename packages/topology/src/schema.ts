@@ -1,5 +1,6 @@
 import { isKbError } from "@kb/errors";
 import * as z from "zod";
+import { HBM_NODE_KEYS } from "./hbm-geometry.js";
 import { type HbmOrganisation, hbmAddressMap } from "./hbm-mapping.js";
 import { topologyLimitIssues } from "./topology-limits.js";
 
@@ -209,8 +210,20 @@ export function hbmOrganisationOf(hbm: z.output<typeof hbmSchema>): HbmOrganisat
   };
 }
 
-/** `hbmSchema` with its mapping checked against its organisation. */
+/**
+ * `hbmSchema` with its mapping checked against its organisation, and no key it sets itself
+ * (`HBM_NODE_KEYS`) under its `params`, where the topology's value would silently replace it.
+ */
 const checkedHbmSchema = hbmSchema.superRefine((hbm, context) => {
+  for (const key of HBM_NODE_KEYS) {
+    if (Object.hasOwn(hbm.params, key)) {
+      context.addIssue({
+        code: "custom",
+        path: ["params", key],
+        message: `cube.hbm sets ${key} for every HBM controller, over its params; write it as cube.hbm.${key} instead.`,
+      });
+    }
+  }
   try {
     hbmAddressMap(hbmOrganisationOf(hbm), hbm.mapping);
   } catch (error) {

@@ -2,7 +2,7 @@ import { isKbError } from "@kb/errors";
 import {
   expandTopology,
   type LocatedIssue,
-  locateYamlPath,
+  overrideIssue,
   parseTopology,
   type Topology,
   topologyWarnings,
@@ -46,7 +46,7 @@ export function topologyDiagnostics(text: string, name: string): TopologyDiagnos
 /**
  * Validates and expands a topology text. The text counterpart of `loadTopologyGraphFile` of
  * `@kb/topology/node` (which reads a file): an override matching no node is located at its
- * `match:`, the warnings at their paths, in the same words.
+ * `match:`, one setting an HBM geometry key at that param (`overrideIssue`), the warnings at their paths, in the same words.
  */
 export function checkTopologyText(
   text: string,
@@ -63,14 +63,9 @@ export function checkTopologyText(
   try {
     expandTopology(topology);
   } catch (error) {
-    const match = isKbError(error, "TOPOLOGY_INVALID")
-      ? /^overrides\[(\d+)\]\.match: (.*)$/s.exec(error.detail)
-      : null;
-    if (match === null) throw error;
-    const index = Number(match[1]);
-    const { line, col } = locateYamlPath(text, ["overrides", index, "match"]);
-    const path = `overrides[${index}].match`;
-    return { errors: [{ file: name, line, col, path, message: match[2] as string }], warnings: [] };
+    const issue = overrideIssue(error, text, name);
+    if (issue === undefined) throw error;
+    return { errors: [issue], warnings: [] };
   }
   const locate = yamlLocator(text);
   const written = (path: readonly (string | number)[]) => locate(path).found === path.length;
