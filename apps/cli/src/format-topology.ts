@@ -1,3 +1,4 @@
+import type { HbmStackPeak } from "@kb/components";
 import type { LinkSpec, Topology } from "@kb/topology";
 import { linkPatternPeers, PE_COMPONENT_NAMES } from "@kb/topology";
 
@@ -27,10 +28,23 @@ export function formatCounts(counts: TopologyCounts): string {
   return parts.join(", ");
 }
 
-/** Peak bandwidth of one HBM stack in GB/s: channels x pseudo-channels x per-PC bandwidth. */
-export function hbmStackPeakGbs(topology: Topology): number {
-  const hbm = topology.cube.hbm;
-  return hbm.channels * hbm.pseudo_channels * hbm.pc_bw_gbs;
+/** A stack's peak in GB/s: its model's `peak()`, else (a model that states none) PCs x `pc_bw_gbs`. */
+function stackGbs(topology: Topology, stack: HbmStackPeak | undefined): number {
+  const { hbm } = topology.cube;
+  return stack?.bytesPerNs ?? hbm.channels * hbm.pseudo_channels * hbm.pc_bw_gbs;
+}
+
+/** GB/s of one pseudo-channel of a stack (its peak over its PCs). */
+function perPcGbs(topology: Topology, stack: HbmStackPeak | undefined): number {
+  const { hbm } = topology.cube;
+  return stackGbs(topology, stack) / (hbm.channels * hbm.pseudo_channels);
+}
+
+/** Whose number a stack's per-PC rate is, when it is not `cube.hbm.pc_bw_gbs` (else ""). */
+function pcRateNote(topology: Topology, stack: HbmStackPeak | undefined): string {
+  const written = topology.cube.hbm.pc_bw_gbs;
+  if (stack === undefined || formatNumber(perPcGbs(topology, stack)) === formatNumber(written)) return "";
+  return `${stack.impl}'s peak(), not cube.hbm.pc_bw_gbs ${formatNumber(written)}`;
 }
 
 /**
@@ -51,12 +65,21 @@ export function patternLinkCount(
 
 /**
  * The human-readable summary of `kb topology show`: a tree host -> SIP -> cube -> PE grid, what
- * every cube and PE is made of, the links, the counts and the peak bandwidths (GB/s).
+ * every cube and PE is made of, the links, the counts and the peak bandwidths (GB/s). `stacks`
+ * are the HBM stacks in graph order (sip-major), each with its model's peak (`hbmStackPeaks` of
+ * `@kb/components`): the HBM peaks printed are those, as in `kb probe` and the run results.
  */
-export function formatTopology(topology: Topology, counts: TopologyCounts): string {
+export function formatTopology(
+  topology: Topology,
+  counts: TopologyCounts,
+  stacks: readonly HbmStackPeak[],
+): string {
   const lines: string[] = [];
   const { cube, sip, system } = topology;
-  const stackGbs = hbmStackPeakGbs(topology);
+  const stackPeaks = Array.from({ length: counts.cubes }, (_, i) => stackGbs(topology, stacks[i]));
+  const firstGbs = stackPeaks[0] ?? 0;
+  const perPc = perPcGbs(topology, stacks[0]);
+  const note = pcRateNote(topology, stacks[0]);
   const pesPerCube = cube.noc.rows * cube.noc.cols;
 
   lines.push(`topology ${topology.name}: ${formatCounts(counts)}`);
@@ -76,7 +99,9 @@ export function formatTopology(topology: Topology, counts: TopologyCounts): stri
       lines.push(
         `${sipIndent}${lastCube ? "└─" : "├─"} cube${cubeIndex}: ${pesPerCube} PEs (${cube.noc.rows} x ${
           cube.noc.cols
-        }), HBM ${formatBytes(cube.hbm.capacity_bytes)} at ${formatNumber(stackGbs)} GB/s`,
+        }), HBM ${formatBytes(cube.hbm.capacity_bytes)} at ${formatNumber(
+          stackPeaks[sipIndex * sip.cubes + cubeIndex] ?? firstGbs,
+        )} GB/s`,
       );
       const cubeIndent = `${sipIndent}${lastCube ? "   " : "│  "}`;
       const width = `pe${pesPerCube - 1}`.length;
@@ -103,9 +128,9 @@ export function formatTopology(topology: Topology, counts: TopologyCounts): stri
       ],
       [
         "hbm",
-        `${hbm.impl}: ${hbm.channels} channels x ${hbm.pseudo_channels} PCs x ${formatNumber(
-          hbm.pc_bw_gbs,
-        )} GB/s = ${formatNumber(stackGbs)} GB/s, ${formatBytes(hbm.capacity_bytes)}, access ${formatNumber(
+        `${hbm.impl}: ${hbm.channels} channels x ${hbm.pseudo_channels} PCs x ${formatNumber(perPc)} GB/s${
+          note === "" ? "" : ` (${note})`
+        } = ${formatNumber(firstGbs)} GB/s, ${formatBytes(hbm.capacity_bytes)}, access ${formatNumber(
           hbm.access_latency_ns,
         )} ns, ${
           hbm.mapping === "interleave" ? `interleave ${hbm.interleave_bytes} B` : `mapping ${hbm.mapping}`
@@ -218,14 +243,17 @@ export function formatTopology(topology: Topology, counts: TopologyCounts): stri
 
   // Peak bandwidths.
   const links = cube.links;
+  const low = Math.min(...stackPeaks);
+  const high = Math.max(...stackPeaks);
+  const perStack = low === high ? formatNumber(low) : `${formatNumber(low)} to ${formatNumber(high)}`;
   lines.push("peak bandwidth (GB/s)");
   lines.push(
     ...table([
       [
         "HBM",
-        `${formatNumber(stackGbs)} per stack (${hbm.channels} x ${hbm.pseudo_channels} x ${formatNumber(
-          hbm.pc_bw_gbs,
-        )}), ${formatNumber(stackGbs * counts.cubes)} total (${counts.cubes} stack(s))`,
+        `${perStack} per stack (${hbm.channels} x ${hbm.pseudo_channels} x ${formatNumber(perPc)}${
+          note === "" ? "" : `; ${note}`
+        }), ${formatNumber(stackPeaks.reduce((sum, gbs) => sum + gbs, 0))} total (${counts.cubes} stack(s))`,
       ],
       [
         "PE_DMA -> XBAR",

@@ -22,3 +22,31 @@ describe("an override that changes the HBM organisation of one controller", () =
     });
   });
 });
+
+// The peak of a stack is its model's peak(): hbm_ctrl_v1 4 PCs x pc_bw_gbs 25.6 = 102.4 GB/s;
+// hbm_ctrl_v2 (hbm3e) 4 PCs x 32 B / (2 / 2.4 ns) = 4 x 38.4 = 153.6 GB/s.
+describe("kb topology show, kb probe and kb run agree on the HBM peak", () => {
+  for (const [name, gbs, perPc, note] of [
+    ["hbm-v1-small.yaml", "102.4", "25.6", ""],
+    ["hbm-v2-small.yaml", "153.6", "38.4", "; hbm_ctrl_v2's peak(), not cube.hbm.pc_bw_gbs 25.6"],
+  ] as const) {
+    const file = fixture(name);
+    it(`${name}: ${gbs} GB/s per stack`, async () => {
+      const show = await kb("topology", "show", file);
+      expect(show.code).toBe(0);
+      expect(show.stdout).toContain(`cube0: 4 PEs (2 x 2), HBM 16 GiB at ${gbs} GB/s`);
+      expect(show.stdout).toMatch(
+        new RegExp(
+          `\\n  HBM +${gbs} per stack \\(2 x 2 x ${perPc}${note.replace(/[().]/g, "\\$&")}\\), ${gbs} total \\(1 stack\\(s\\)\\)\\n`,
+        ),
+      );
+      const probe = await kb("probe", "--topology", file);
+      expect(probe.stdout).toContain(
+        `HBM peak of sip0.cube0.hbm: ${gbs} GB/s (${name.includes("v2") ? "hbm_ctrl_v2" : "hbm_ctrl_v1"}'s peak(), 4 pseudo-channels x ${perPc} GB/s)`,
+      );
+      const run = await kb("run", "vector-add", "--topology", file, "--json");
+      expect(run.code).toBe(0);
+      expect(JSON.parse(run.stdout).peak.hbmBytesPerS / 1e9).toBeCloseTo(Number(gbs), 9);
+    }, 60_000);
+  }
+});

@@ -102,7 +102,15 @@ describe("kb probe", () => {
       "gemm",
       "invariants",
       "pass",
+      "hbmPeak",
     ]);
+    // default.yaml: 8 channels x 2 pseudo-channels x 25.6 GB/s, hbm_ctrl_v1's peak().
+    expect(report.hbmPeak).toEqual({
+      id: "sip0.cube0.hbm",
+      impl: "hbm_ctrl_v1",
+      ports: 16,
+      bytesPerNs: 409.6,
+    });
     expect(report.topology).toBe("default");
     expect(report.pass).toBe(true);
     const local = report.cases.find((entry: { name: string }) => entry.name === "dma-read-local");

@@ -3,6 +3,7 @@ import { buildMachineFromFile, loadTopologyPlugins } from "@kb/components/node";
 import { formatFixed } from "@kb/errors";
 import type { Command } from "commander";
 import { locateTopology } from "./bench-files.js";
+import { formatNumber } from "./format-topology.js";
 import type { CliIo, RunState } from "./run-cli.js";
 
 /** Options of `kb probe` as commander parses them. */
@@ -38,7 +39,7 @@ export function addProbeCommand(program: Command, io: CliIo, state: RunState): C
     )
     .option(
       "--json",
-      "print the report as JSON instead: { topology, bytes, requester, cases, sweep, gemm, invariants, pass }",
+      "print the report as JSON instead: { topology, bytes, requester, cases, sweep, gemm, invariants, pass, hbmPeak }",
     )
     .option(
       "--plugin <package...>",
@@ -87,6 +88,14 @@ export function formatProbe(report: ProbeReport, file: string): string {
       `blocks placed with cube.hbm.mapping interleave instead of ${report.mappingReplaced}, so each per-PC case is one pseudo-channel (a mapping decides which PC holds an address, not how a PC is timed)`,
     );
   }
+  const { hbmPeak } = report;
+  if (hbmPeak.bytesPerNs !== null) {
+    lines.push(
+      `HBM peak of ${hbmPeak.id}: ${formatNumber(hbmPeak.bytesPerNs)} GB/s (${hbmPeak.impl}'s peak(), ${hbmPeak.ports} pseudo-channels x ${formatNumber(hbmPeak.bytesPerNs / hbmPeak.ports)} GB/s)`,
+    );
+  } else {
+    lines.push(`HBM peak of ${hbmPeak.id}: not stated by ${hbmPeak.impl}'s model (it has no peak())`);
+  }
   lines.push("");
   lines.push(
     ...table(
@@ -113,7 +122,7 @@ export function formatProbe(report: ProbeReport, file: string): string {
     "  read (d2h, dma-read-*):   idealTransferNs(request, 0) + access_latency_ns + idealTransferNs(response, B)",
   );
   lines.push(
-    "  (B / min(bw) is at least the PC bus's ceil(B / flit_bytes) flits at pc_bw_gbs: the flit rounding)",
+    "  (min(bw) leaves out the PC's own bus; the formula takes the larger of B / min(bw) and the PC bus's ceil(B / flit_bytes) flits at the controller's rate, its peak() / PCs)",
   );
   lines.push(
     "  each block sits in one pseudo-channel (rows of at most interleave_bytes, one interleave stripe apart): one packet, one route",

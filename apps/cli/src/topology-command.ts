@@ -1,4 +1,5 @@
-import { checkTopologyComponents } from "@kb/components/node";
+import { hbmStackPeaks } from "@kb/components";
+import { buildMachineFromFile, checkTopologyComponents } from "@kb/components/node";
 import { isKbError } from "@kb/errors";
 import {
   formatIssue,
@@ -91,12 +92,13 @@ export function addTopologyCommand(program: Command, io: CliIo, state: RunState)
     .argument("<file>", "topology YAML file")
     .option("--resolved", "print the fully resolved YAML instead (every default written out)")
     .option("--json", "print the resolved topology as JSON instead")
-    .action((file: string, options: { resolved?: boolean; json?: boolean }) => {
+    .action(async (file: string, options: { resolved?: boolean; json?: boolean }) => {
       if (options.json === true) io.stdout.write(`${JSON.stringify(loadTopologyFile(file), null, 2)}\n`);
       else if (options.resolved === true) io.stdout.write(topologyToYaml(loadTopologyFile(file)));
       else {
-        const { topology: loaded, graph } = loadTopologyGraphFile(file);
-        io.stdout.write(formatTopology(loaded, graphCounts(loaded, graph)));
+        // The machine is built so the HBM peaks are its models' own peak() (as kb probe and kb run).
+        const { topology: loaded, graph, machine } = await buildMachineFromFile(file);
+        io.stdout.write(formatTopology(loaded, graphCounts(loaded, graph), hbmStackPeaks(machine)));
       }
     });
 

@@ -62,6 +62,8 @@ export { type MaskPiece, maskPieces, maskRunsProblem } from "./dma-mask.js";
 export { Fabric } from "./fabric.js";
 export type { GemmTiming } from "./gemm-timing.js";
 export { gemmPeakFlopsPerNs, gemmTimingOf } from "./gemm-timing.js";
+export type { HbmStackPeak } from "./hbm-peaks.js";
+export { hbmStackPeaks } from "./hbm-peaks.js";
 export type { IpcqConfig, IpcqDataHooks, IpcqDirection, IpcqPayload } from "./ipcq.js";
 export { IPCQ_DIRECTIONS, IpcqNetwork, ipcqConfigOf, ipcqRegionBytes, oppositeDirection } from "./ipcq.js";
 export type { HbmAccessObserver, LaunchOptions, MachineOptions, ParamsIssue } from "./machine.js";

@@ -96,8 +96,8 @@ export function hostCase(
   direction: "read" | "write",
 ): ProbeCase {
   const layout = singlePcLayout(graph, where.pc, bytes);
-  const timing = hbmTiming(graph, where.pc);
   const machine = fresh();
+  const timing = hbmTiming(machine, where.pc);
   const start = machine.env.now;
   // What Machine.hostWrite / hostRead do, with a block that stays in one pseudo-channel.
   const transfer = new Transfer(machine.env);
@@ -164,8 +164,8 @@ export function dmaCase(
   direction: "read" | "write",
 ): ProbeCase {
   const layout = singlePcLayout(graph, where.pc, bytes);
-  const timing = hbmTiming(graph, where.pc);
   const machine = fresh();
+  const timing = hbmTiming(machine, where.pc);
   const start = machine.env.now;
   const [end] = completionTimes(machine, [
     machine.submit(pe, [dmaCommand(graph.node(pe), layout, direction)], "probe"),
@@ -213,15 +213,15 @@ export function spreadCase(
     decodeAddress(layout.address).offset,
     graph.hbmAddressMap(),
   );
+  const machine = fresh();
   let formulaNs = 0;
   const path = peSide(pe);
   for (const share of shares) {
     const where = target(graph, dma, pcs[share.lane] as TopologyNode);
-    const timing = hbmTiming(graph, where.pc);
+    const timing = hbmTiming(machine, where.pc);
     formulaNs = Math.max(formulaNs, readFormula(where.request, where.response, share.bytes, timing));
     path.push(...pathOf(where, "read"));
   }
-  const machine = fresh();
   const start = machine.env.now;
   const [end] = completionTimes(machine, [
     machine.submit(pe, [dmaCommand(graph.node(pe), layout, "read")], "probe"),
@@ -272,7 +272,8 @@ export function runSweep(
   bytes: number,
 ): ProbeSweepPoint[] {
   const layout = singlePcLayout(graph, pc, bytes);
-  const timing = hbmTiming(graph, pc);
+  // The rate of the PC's controller, from a machine's model (every point builds its own).
+  const timing = hbmTiming(fresh(), pc);
   const pes = graph
     .pesOfCube(pc.sip as number, pc.cube as number)
     .map((node, index) => {

@@ -11,6 +11,7 @@ import {
   type TopologyNode,
 } from "@kb/topology";
 import type { Machine } from "./machine.js";
+import { MemoryComponent } from "./memory.js";
 import type { MemoryBlock } from "./message.js";
 import type { ProbeLayout, ProbePlacement } from "./probe-types.js";
 
@@ -59,13 +60,27 @@ function nocEgress(graph: TopologyGraph, dma: string, other: string): string | n
   return `sip${node.sip}.cube${node.cube}.noc.r${node.coords.row}c${node.coords.col}`;
 }
 
-/** A placement of `pc` seen from `requester`: the fabric routes both ways. */
+/**
+ * A placement of `pc` seen from `requester`: the fabric routes both ways. Their `minBwGbs` leaves
+ * out the channel <-> pseudo-channel link: that is the PC's own bus, which the fabric does not
+ * charge and the formula times at the controller's rate ({@link hbmTiming}).
+ */
 export function target(graph: TopologyGraph, requester: string, pc: TopologyNode): Target {
   return {
     pc,
-    request: fabricRoute(graph, requester, pc.id),
-    response: fabricRoute(graph, pc.id, requester),
+    request: withoutPcBus(fabricRoute(graph, requester, pc.id), pc.id),
+    response: withoutPcBus(fabricRoute(graph, pc.id, requester), pc.id),
   };
+}
+
+function withoutPcBus(route: Route, pc: string): Route {
+  let minBwGbs = Number.POSITIVE_INFINITY;
+  for (const link of route.links) {
+    if (link.src !== pc && link.dst !== pc) minBwGbs = Math.min(minBwGbs, link.bwGbs);
+  }
+  // Fields one by one: a route read off a search tree builds its hops and links in getters.
+  const { src, dst, hops, links, latencyNs } = route;
+  return { src, dst, hops, links, latencyNs, minBwGbs };
 }
 
 /** Least request latency, then fewest hops, then graph order. */
@@ -149,15 +164,24 @@ export function dmaPlacements(graph: TopologyGraph, dma: string): Map<ProbePlace
 // ---------------------------------------------------------------------------------------------
 // Blocks and formulas
 
-/** The timing of `pc`'s HBM controller: its node's params, else the topology's `cube.hbm`. */
-export function hbmTiming(graph: TopologyGraph, pc: TopologyNode): HbmTiming {
-  const spec = graph.topology.cube.hbm;
-  const params = graph.node(`sip${pc.sip}.cube${pc.cube}.hbm`).params;
+/**
+ * The timing of `pc`'s HBM controller in `machine`: its node's `access_latency_ns` and
+ * `flit_bytes` (else the topology's `cube.hbm`), and the rate of one pseudo-channel from its
+ * model's own `peak()` (peak / ports: `pc_bw_gbs` for hbm_ctrl_v1, `burst_bytes / tBL` for
+ * hbm_ctrl_v2), else `pc_bw_gbs` when the model states no peak.
+ */
+export function hbmTiming(machine: Machine, pc: TopologyNode): HbmTiming {
+  const spec = machine.graph.topology.cube.hbm;
+  const controller = machine.component(`sip${pc.sip}.cube${pc.cube}.hbm`);
+  const params = machine.graph.node(controller.id).params;
   const number = (value: unknown, fallback: number): number => (typeof value === "number" ? value : fallback);
+  const peak = controller.peak().bytesPerNs;
+  const ports =
+    controller instanceof MemoryComponent ? controller.ports : spec.channels * spec.pseudo_channels;
   return {
     accessNs: number(params.access_latency_ns, spec.access_latency_ns),
     flitBytes: number(params.flit_bytes, spec.flit_bytes),
-    pcBwGbs: number(params.pc_bw_gbs, spec.pc_bw_gbs),
+    pcBwGbs: peak === undefined ? spec.pc_bw_gbs : peak / ports,
   };
 }
 

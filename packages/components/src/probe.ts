@@ -2,6 +2,7 @@ import { KbError } from "@kb/errors";
 import { expandTopology, type Topology, type TopologyGraph } from "@kb/topology";
 import { defaultRegistry } from "./builtin/index.js";
 import type { KbPlugin } from "./define.js";
+import { type HbmStackPeak, hbmStackPeaks } from "./hbm-peaks.js";
 import { buildMachine, type Machine } from "./machine.js";
 import { dmaCase, gemmCases, hostCase, nonAnalyticOf, runSweep, spreadCase } from "./probe-catalog.js";
 import { dmaPlacements, nearest, target } from "./probe-formula.js";
@@ -52,6 +53,11 @@ export interface ProbeReport {
   /** No invariant failed. */
   readonly pass: boolean;
   /**
+   * The HBM stack of the requester's cube and its peak, from its model's own `peak()` (the
+   * number `kb topology show` and the run results' `peak.hbmBytesPerS` use).
+   */
+  readonly hbmPeak: HbmStackPeak;
+  /**
    * The topology's `cube.hbm.mapping` when it is not `interleave`: the probe then places its
    * blocks with `interleave` (so each per-PC case is one pseudo-channel); a mapping decides which
    * PC holds an address, not how a PC is timed. Absent for `interleave`.
@@ -79,8 +85,9 @@ export interface ProbeReport {
  * one PC, the fabric sends one packet over one route, and its time has a closed form.
  *
  * **Formula** (docs/latency-model.md §2-3), with routes as the fabric takes them (PE_DMA's NOC
- * egress for anything but its own cube's HBM) and `bus = ceil(B / flit_bytes) x flit_bytes /
- * pc_bw_gbs` of the PC's controller:
+ * egress for anything but its own cube's HBM; their narrowest link leaves out the PC's own bus) and
+ * `bus = ceil(B / flit_bytes) x flit_bytes / rate`, `rate` the PC's controller's own `peak()` /
+ * its ports (`pc_bw_gbs` for hbm_ctrl_v1, `burst_bytes / tBL` for hbm_ctrl_v2):
  * - write: `max(idealTransferNs(route, B), route.latencyNs + bus) + access_latency_ns` (complete
  *   when committed);
  * - read: `idealTransferNs(request, 0) + access_latency_ns + max(idealTransferNs(response, B),
@@ -149,6 +156,8 @@ export function runProbe(topologyGraph: TopologyGraph, options: ProbeOptions = {
 
   const sweep = local === undefined ? [] : runSweep(graph, fresh, nonAnalytic, local.pc, bytes);
   const gemm = gemmCases(fresh, nonAnalytic, peNode);
+  const hbmId = `sip${peNode.sip}.cube${peNode.cube}.hbm`;
+  const hbmPeak = hbmStackPeaks(fresh()).find((stack) => stack.id === hbmId) as HbmStackPeak;
   const invariants = checkInvariants(cases, sweep, gemm);
   return {
     topology: graph.topology.name,
@@ -159,6 +168,7 @@ export function runProbe(topologyGraph: TopologyGraph, options: ProbeOptions = {
     gemm,
     invariants,
     pass: invariants.every((invariant) => invariant.status !== "fail"),
+    hbmPeak,
     ...(mapping === "interleave" ? {} : { mappingReplaced: mapping }),
   };
 }
