@@ -1,20 +1,17 @@
 // The verify table (formatVerifyTable): the report of verify.ts as the text kb run --verify prints.
 import { formatSimTime } from "@kb/errors";
 import { formatShape } from "@kb/tensor";
-import {
-  elementCount,
-  type NonFiniteCounts,
-  type OutputCheck,
-  type Tolerance,
-  type VerifyReport,
-} from "./verify.js";
+import type { AppliedTolerance } from "./tolerance.js";
+import { elementCount, type NonFiniteCounts, type OutputCheck, type VerifyReport } from "./verify.js";
 
 /**
  * The report as an aligned text table, one row per output: output, dtype, shape, non-finite (the
  * output's NaN / Inf / -Inf counts and the first one's index, e.g. `32 NaN (first [0, 0])`, or
  * 0), max abs err, max rel err (NaN when an element's error is NaN, a NaN in the output or the
  * reference, and none is infinite; Inf when one is), mismatches (of the element
- * count), first mismatch (`[0, 3] actual NaN, expected 0.25`), tolerance, and PASS or FAIL (with
+ * count), first mismatch (`[0, 3] actual NaN, expected 0.25`), tolerance (`rtol 0.001 atol 0.001`,
+ * `rtol 0.01 x max|ref| 4, atol 0` for the relative-to-max norm, `exact`; `(bench's)` when the
+ * check stated it rather than its dtype's default), and PASS or FAIL (with
  * the problem, if any). Then, for outputs that FAIL (matching infinities are no news):
  *
  * - a line per reference that holds non-finite values (`reference of out has 4 NaN (first [1, 0])`,
@@ -49,13 +46,13 @@ export function formatVerifyTable(report: VerifyReport): string {
       check.dtype,
       formatShape(check.shape),
       compared ? formatNonFinite(check.actualNonFinite) : "-",
-      compared ? formatError(shownError(check.maxAbsError, check)) : "-",
-      compared ? formatError(shownError(check.maxRelError, check)) : "-",
+      compared ? formatError(shownMaxErrors(check).abs) : "-",
+      compared ? formatError(shownMaxErrors(check).rel) : "-",
       compared ? `${check.mismatches} of ${elementCount(check.shape)}` : "-",
       first === null
         ? "-"
         : `${formatShape(first.index)} actual ${formatValue(first.actual)}, expected ${formatValue(first.expected)}`,
-      formatTolerance(check.tolerance),
+      formatTolerance(check.tolerance, check.referenceMaxAbs),
       check.pass ? "PASS" : compared ? "FAIL" : `FAIL: ${check.problem}`,
     ];
   });
@@ -102,7 +99,8 @@ export function formatVerifyTable(report: VerifyReport): string {
   // A large relative error next to PASS looks wrong: say where it comes from.
   for (const check of report.outputs) {
     const { rtol, atol } = check.tolerance;
-    if (check.pass && check.problem === undefined && check.maxRelError > rtol && rtol > 0) {
+    const elementwise = check.tolerance.norm === "elementwise";
+    if (check.pass && check.problem === undefined && elementwise && check.maxRelError > rtol && rtol > 0) {
       lines.push(
         `${check.name}: max rel err ${formatError(check.maxRelError)} is above rtol ${rtol}, yet every element matches: it comes from elements whose expected value is near 0, where |actual - expected| <= atol + rtol x |expected| is held by atol (${atol}).`,
       );
@@ -129,13 +127,15 @@ function formatNonFinite(counts: NonFiniteCounts): string {
 }
 
 /**
- * An error maximum as the table shows it: NaN when an element's error is NaN (a NaN in the output
- * or the reference, which the report's maxima leave out) and no error is infinite, so a NaN never
- * sits beside a reassuring 0; the report's maximum otherwise (Inf beats NaN: it says more).
+ * A check's error maxima as the verify tables show them (`kb run --verify`, kb web): NaN when an
+ * element's error is NaN (a NaN in the output or the reference, which the report's maxima leave
+ * out) and no error is infinite, so a NaN never sits beside a reassuring 0; the report's maximum
+ * otherwise (Inf beats NaN: it says more).
  */
-function shownError(max: number, check: OutputCheck): number {
+export function shownMaxErrors(check: OutputCheck): { readonly abs: number; readonly rel: number } {
   const nanError = check.actualNonFinite.nan > 0 || check.referenceNonFinite.nan > 0;
-  return nanError && Number.isFinite(max) ? Number.NaN : max;
+  const shown = (max: number) => (nanError && Number.isFinite(max) ? Number.NaN : max);
+  return { abs: shown(check.maxAbsError), rel: shown(check.maxRelError) };
 }
 
 /** An error maximum: 0, three significant digits, Inf, or NaN (nothing measured). */
@@ -152,8 +152,17 @@ function formatValue(x: number): string {
   return String(x);
 }
 
-function formatTolerance(tolerance: Tolerance): string {
-  return tolerance.rtol === 0 && tolerance.atol === 0
-    ? "exact"
-    : `rtol ${tolerance.rtol} atol ${tolerance.atol}`;
+/**
+ * `rtol 0.001 atol 0.001` (elementwise), `rtol 0.01 x max|ref| 4, atol 0` (relative-to-max, with
+ * the reference's max), or `exact`; ` (bench's)` after a tolerance the check stated.
+ */
+function formatTolerance(tolerance: AppliedTolerance, referenceMaxAbs: number): string {
+  const { rtol, atol } = tolerance;
+  const text =
+    rtol === 0 && atol === 0
+      ? "exact"
+      : tolerance.norm === "relative-to-max"
+        ? `rtol ${rtol} x max|ref| ${Number.isNaN(referenceMaxAbs) ? "-" : formatValue(referenceMaxAbs)}, atol ${atol}`
+        : `rtol ${rtol} atol ${atol}`;
+  return tolerance.from === "check" ? `${text} (bench's)` : text;
 }
