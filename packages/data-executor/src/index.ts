@@ -22,4 +22,10 @@ export type {
   VerifyReport,
 } from "./verify.js";
 export { verify } from "./verify.js";
-export { formatVerifyTable, shownMaxErrors } from "./verify-table.js";
+export {
+  formatError,
+  formatNonFinite,
+  formatTolerance,
+  formatVerifyTable,
+  shownMaxErrors,
+} from "./verify-table.js";

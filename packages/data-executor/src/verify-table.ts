@@ -116,8 +116,15 @@ export function formatVerifyTable(report: VerifyReport): string {
   return `${lines.join("\n")}\n`;
 }
 
-/** Non-finite counts as `3 NaN, 1 Inf, 2 -Inf (first [0, 2])`, kinds with no element left out; `0` when none. */
-function formatNonFinite(counts: NonFiniteCounts): string {
+/**
+ * Non-finite counts as `3 NaN, 1 Inf, 2 -Inf (first [0, 2])`, kinds with no element left out; `0`
+ * when none. Takes a report's counts or their JSON form (kb web's verify table uses it too).
+ */
+export function formatNonFinite(
+  counts: Pick<NonFiniteCounts, "nan" | "posInf" | "negInf"> & {
+    readonly first: { readonly index: readonly number[] } | null;
+  },
+): string {
   if (counts.first === null) return "0";
   const parts: string[] = [];
   if (counts.nan > 0) parts.push(`${counts.nan} NaN`);
@@ -138,8 +145,8 @@ export function shownMaxErrors(check: OutputCheck): { readonly abs: number; read
   return { abs: shown(check.maxAbsError), rel: shown(check.maxRelError) };
 }
 
-/** An error maximum: 0, three significant digits, Inf, or NaN (nothing measured). */
-function formatError(x: number): string {
+/** An error maximum: 0, three significant digits, Inf, or NaN (nothing measured); kb web's table uses it too. */
+export function formatError(x: number): string {
   if (x === 0 || !Number.isFinite(x)) return formatValue(x);
   const magnitude = Math.abs(x);
   return magnitude >= 1e-3 && magnitude < 1e4 ? String(Number(x.toPrecision(3))) : x.toExponential(2);
@@ -154,15 +161,19 @@ function formatValue(x: number): string {
 
 /**
  * `rtol 0.001 atol 0.001` (elementwise), `rtol 0.01 x max|ref| 4, atol 0` (relative-to-max, with
- * the reference's max), or `exact`; ` (bench's)` after a tolerance the check stated.
+ * the reference's max, `-` when unknown), or `exact`; ` (bench's)` after a tolerance the check
+ * stated. A field left out (results JSON written before norms) reads as elementwise, the dtype's.
  */
-function formatTolerance(tolerance: AppliedTolerance, referenceMaxAbs: number): string {
+export function formatTolerance(
+  tolerance: Pick<AppliedTolerance, "rtol" | "atol"> & Partial<Pick<AppliedTolerance, "norm" | "from">>,
+  referenceMaxAbs: number | null | undefined,
+): string {
   const { rtol, atol } = tolerance;
   const text =
     rtol === 0 && atol === 0
       ? "exact"
       : tolerance.norm === "relative-to-max"
-        ? `rtol ${rtol} x max|ref| ${Number.isNaN(referenceMaxAbs) ? "-" : formatValue(referenceMaxAbs)}, atol ${atol}`
+        ? `rtol ${rtol} x max|ref| ${typeof referenceMaxAbs === "number" && !Number.isNaN(referenceMaxAbs) ? formatValue(referenceMaxAbs) : "-"}, atol ${atol}`
         : `rtol ${rtol} atol ${atol}`;
   return tolerance.from === "check" ? `${text} (bench's)` : text;
 }
