@@ -102,7 +102,11 @@ export function formatVerifyTable(report: VerifyReport): string {
     const elementwise = check.tolerance.norm === "elementwise";
     if (check.pass && check.problem === undefined && elementwise && check.maxRelError > rtol && rtol > 0) {
       lines.push(
-        `${check.name}: max rel err ${formatError(check.maxRelError)} is above rtol ${rtol}, yet every element matches: it comes from elements whose expected value is near 0, where |actual - expected| <= atol + rtol x |expected| is held by atol (${atol}).`,
+        `${check.name}: max rel err ${formatError(check.maxRelError)} is above rtol ${rtol}, yet every element matches: it comes from elements whose expected value is near 0, where |actual - expected| <= atol + rtol x |expected| is held by atol (${atol}).${
+          check.tolerance.from === "dtype"
+            ? " If outputs this small are expected, the dtype's atol is loose for them: state the check's own tolerance (docs/verification.md)."
+            : ""
+        }`,
       );
     }
   }

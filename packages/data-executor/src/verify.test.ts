@@ -345,7 +345,7 @@ describe("formatVerifyTable", () => {
     );
     expect(report.pass).toBe(true);
     expect(formatVerifyTable(report)).toContain(
-      "out: max rel err 1 is above rtol 0.001, yet every element matches: it comes from elements whose expected value is near 0, where |actual - expected| <= atol + rtol x |expected| is held by atol (0.001).\nPASS: 1 of 1 output matches\n",
+      "out: max rel err 1 is above rtol 0.001, yet every element matches: it comes from elements whose expected value is near 0, where |actual - expected| <= atol + rtol x |expected| is held by atol (0.001). If outputs this small are expected, the dtype's atol is loose for them: state the check's own tolerance (docs/verification.md).\nPASS: 1 of 1 output matches\n",
     );
   });
 
