@@ -3,6 +3,7 @@ import type { RunResults } from "@kb/runtime";
 import type { WebResults } from "./api.js";
 import { formatNs, formatNumber, formatPercent, formatRatio, formatSi } from "./format.js";
 import { type ComparedRow, type Headline, headlines } from "./results-model.js";
+import { verificationRows } from "./verification-model.js";
 
 // Tables are built with DOM nodes and textContent: file names and ids never become markup.
 
@@ -99,25 +100,25 @@ export function verificationTable(entry: WebResults): HTMLElement {
     return empty(`${entry.label}: no verification (run kb run --verify --json to get one).`);
   }
   const passed = verification.outputs.filter((output) => output.pass).length;
-  const rows = verification.outputs.map((output): Cell[] => [
-    output.name,
-    output.dtype,
-    `[${output.shape.join(", ")}]`,
-    num(output.maxAbsError === null ? "not finite" : String(output.maxAbsError)),
-    num(output.maxRelError === null ? "not finite" : String(output.maxRelError)),
-    num(`${output.mismatches} of ${output.shape.reduce((product, size) => product * size, 1)}`),
-    output.firstMismatch === null
-      ? "-"
-      : `[${output.firstMismatch.index.join(", ")}]: ${output.firstMismatch.actual} vs ${output.firstMismatch.expected}`,
-    `rtol ${output.rtol} atol ${output.atol}`,
-    { text: output.pass ? "PASS" : "FAIL", className: output.pass ? "pass" : "fail" },
-    output.problem ?? "",
+  const rows = verificationRows(verification.outputs).map((row): Cell[] => [
+    row.name,
+    row.dtype,
+    row.shape,
+    row.nonFinite,
+    num(row.maxAbsError),
+    num(row.maxRelError),
+    num(row.mismatches),
+    row.firstMismatch,
+    row.tolerance,
+    { text: row.pass ? "PASS" : "FAIL", className: row.pass ? "pass" : "fail" },
+    row.problem,
   ]);
   return table(
     [
       "output",
       "dtype",
       "shape",
+      "non-finite",
       "max abs err",
       "max rel err",
       "mismatches",

@@ -11,14 +11,21 @@ export {
 } from "./gemm/index.js";
 export { applyMath } from "./math.js";
 export { MEMORY_STORE_PAGE_BYTES, MemoryStore, type MemoryStoreOptions } from "./memory-store.js";
+export type { AppliedTolerance, Tolerance, ToleranceNorm } from "./tolerance.js";
+export { TOLERANCE_NORMS, TOLERANCES, toleranceProblem } from "./tolerance.js";
 export type {
   Mismatch,
   NonFiniteCounts,
   NonFiniteElement,
   OutputCheck,
-  Tolerance,
   VerifyOptions,
   VerifyReport,
 } from "./verify.js";
-export { TOLERANCES, verify } from "./verify.js";
-export { formatVerifyTable } from "./verify-table.js";
+export { verify } from "./verify.js";
+export {
+  formatError,
+  formatNonFinite,
+  formatTolerance,
+  formatVerifyTable,
+  shownMaxErrors,
+} from "./verify-table.js";

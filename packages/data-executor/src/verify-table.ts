@@ -1,20 +1,17 @@
 // The verify table (formatVerifyTable): the report of verify.ts as the text kb run --verify prints.
 import { formatSimTime } from "@kb/errors";
 import { formatShape } from "@kb/tensor";
-import {
-  elementCount,
-  type NonFiniteCounts,
-  type OutputCheck,
-  type Tolerance,
-  type VerifyReport,
-} from "./verify.js";
+import type { AppliedTolerance } from "./tolerance.js";
+import { elementCount, type NonFiniteCounts, type OutputCheck, type VerifyReport } from "./verify.js";
 
 /**
  * The report as an aligned text table, one row per output: output, dtype, shape, non-finite (the
  * output's NaN / Inf / -Inf counts and the first one's index, e.g. `32 NaN (first [0, 0])`, or
  * 0), max abs err, max rel err (NaN when an element's error is NaN, a NaN in the output or the
  * reference, and none is infinite; Inf when one is), mismatches (of the element
- * count), first mismatch (`[0, 3] actual NaN, expected 0.25`), tolerance, and PASS or FAIL (with
+ * count), first mismatch (`[0, 3] actual NaN, expected 0.25`), tolerance (`rtol 0.001 atol 0.001`,
+ * `rtol 0.01 x max|ref| 4, atol 0` for the relative-to-max norm, `exact`; `(bench's)` when the
+ * check stated it rather than its dtype's default), and PASS or FAIL (with
  * the problem, if any). Then, for outputs that FAIL (matching infinities are no news):
  *
  * - a line per reference that holds non-finite values (`reference of out has 4 NaN (first [1, 0])`,
@@ -49,13 +46,13 @@ export function formatVerifyTable(report: VerifyReport): string {
       check.dtype,
       formatShape(check.shape),
       compared ? formatNonFinite(check.actualNonFinite) : "-",
-      compared ? formatError(shownError(check.maxAbsError, check)) : "-",
-      compared ? formatError(shownError(check.maxRelError, check)) : "-",
+      compared ? formatError(shownMaxErrors(check).abs) : "-",
+      compared ? formatError(shownMaxErrors(check).rel) : "-",
       compared ? `${check.mismatches} of ${elementCount(check.shape)}` : "-",
       first === null
         ? "-"
         : `${formatShape(first.index)} actual ${formatValue(first.actual)}, expected ${formatValue(first.expected)}`,
-      formatTolerance(check.tolerance),
+      formatTolerance(check.tolerance, check.referenceMaxAbs),
       check.pass ? "PASS" : compared ? "FAIL" : `FAIL: ${check.problem}`,
     ];
   });
@@ -102,9 +99,14 @@ export function formatVerifyTable(report: VerifyReport): string {
   // A large relative error next to PASS looks wrong: say where it comes from.
   for (const check of report.outputs) {
     const { rtol, atol } = check.tolerance;
-    if (check.pass && check.problem === undefined && check.maxRelError > rtol && rtol > 0) {
+    const elementwise = check.tolerance.norm === "elementwise";
+    if (check.pass && check.problem === undefined && elementwise && check.maxRelError > rtol && rtol > 0) {
       lines.push(
-        `${check.name}: max rel err ${formatError(check.maxRelError)} is above rtol ${rtol}, yet every element matches: it comes from elements whose expected value is near 0, where |actual - expected| <= atol + rtol x |expected| is held by atol (${atol}).`,
+        `${check.name}: max rel err ${formatError(check.maxRelError)} is above rtol ${rtol}, yet every element matches: it comes from elements whose expected value is near 0, where |actual - expected| <= atol + rtol x |expected| is held by atol (${atol}).${
+          check.tolerance.from === "dtype"
+            ? " If outputs this small are expected, the dtype's atol is loose for them: state the check's own tolerance (docs/verification.md)."
+            : ""
+        }`,
       );
     }
   }
@@ -118,8 +120,15 @@ export function formatVerifyTable(report: VerifyReport): string {
   return `${lines.join("\n")}\n`;
 }
 
-/** Non-finite counts as `3 NaN, 1 Inf, 2 -Inf (first [0, 2])`, kinds with no element left out; `0` when none. */
-function formatNonFinite(counts: NonFiniteCounts): string {
+/**
+ * Non-finite counts as `3 NaN, 1 Inf, 2 -Inf (first [0, 2])`, kinds with no element left out; `0`
+ * when none. Takes a report's counts or their JSON form (kb web's verify table uses it too).
+ */
+export function formatNonFinite(
+  counts: Pick<NonFiniteCounts, "nan" | "posInf" | "negInf"> & {
+    readonly first: { readonly index: readonly number[] } | null;
+  },
+): string {
   if (counts.first === null) return "0";
   const parts: string[] = [];
   if (counts.nan > 0) parts.push(`${counts.nan} NaN`);
@@ -129,17 +138,19 @@ function formatNonFinite(counts: NonFiniteCounts): string {
 }
 
 /**
- * An error maximum as the table shows it: NaN when an element's error is NaN (a NaN in the output
- * or the reference, which the report's maxima leave out) and no error is infinite, so a NaN never
- * sits beside a reassuring 0; the report's maximum otherwise (Inf beats NaN: it says more).
+ * A check's error maxima as the verify tables show them (`kb run --verify`, kb web): NaN when an
+ * element's error is NaN (a NaN in the output or the reference, which the report's maxima leave
+ * out) and no error is infinite, so a NaN never sits beside a reassuring 0; the report's maximum
+ * otherwise (Inf beats NaN: it says more).
  */
-function shownError(max: number, check: OutputCheck): number {
+export function shownMaxErrors(check: OutputCheck): { readonly abs: number; readonly rel: number } {
   const nanError = check.actualNonFinite.nan > 0 || check.referenceNonFinite.nan > 0;
-  return nanError && Number.isFinite(max) ? Number.NaN : max;
+  const shown = (max: number) => (nanError && Number.isFinite(max) ? Number.NaN : max);
+  return { abs: shown(check.maxAbsError), rel: shown(check.maxRelError) };
 }
 
-/** An error maximum: 0, three significant digits, Inf, or NaN (nothing measured). */
-function formatError(x: number): string {
+/** An error maximum: 0, three significant digits, Inf, or NaN (nothing measured); kb web's table uses it too. */
+export function formatError(x: number): string {
   if (x === 0 || !Number.isFinite(x)) return formatValue(x);
   const magnitude = Math.abs(x);
   return magnitude >= 1e-3 && magnitude < 1e4 ? String(Number(x.toPrecision(3))) : x.toExponential(2);
@@ -152,8 +163,21 @@ function formatValue(x: number): string {
   return String(x);
 }
 
-function formatTolerance(tolerance: Tolerance): string {
-  return tolerance.rtol === 0 && tolerance.atol === 0
-    ? "exact"
-    : `rtol ${tolerance.rtol} atol ${tolerance.atol}`;
+/**
+ * `rtol 0.001 atol 0.001` (elementwise), `rtol 0.01 x max|ref| 4, atol 0` (relative-to-max, with
+ * the reference's max, `-` when unknown), or `exact`; ` (bench's)` after a tolerance the check
+ * stated. A field left out (results JSON written before norms) reads as elementwise, the dtype's.
+ */
+export function formatTolerance(
+  tolerance: Pick<AppliedTolerance, "rtol" | "atol"> & Partial<Pick<AppliedTolerance, "norm" | "from">>,
+  referenceMaxAbs: number | null | undefined,
+): string {
+  const { rtol, atol } = tolerance;
+  const text =
+    rtol === 0 && atol === 0
+      ? "exact"
+      : tolerance.norm === "relative-to-max"
+        ? `rtol ${rtol} x max|ref| ${typeof referenceMaxAbs === "number" && !Number.isNaN(referenceMaxAbs) ? formatValue(referenceMaxAbs) : "-"}, atol ${atol}`
+        : `rtol ${rtol} atol ${atol}`;
+  return tolerance.from === "check" ? `${text} (bench's)` : text;
 }

@@ -1,7 +1,8 @@
 import { Tensor } from "@kb/tensor";
 import { describe, expect, it } from "vitest";
 import type { NonFiniteOrigin } from "./executor.js";
-import { TOLERANCES, verify } from "./verify.js";
+import { TOLERANCES } from "./tolerance.js";
+import { verify } from "./verify.js";
 import { formatVerifyTable } from "./verify-table.js";
 
 const finite = { nan: 0, posInf: 0, negInf: 0, first: null };
@@ -35,7 +36,8 @@ describe("verify", () => {
         name: "c",
         dtype: "f32",
         shape: [3, 4],
-        tolerance: { rtol: 1e-5, atol: 1e-5 },
+        tolerance: { rtol: 1e-5, atol: 1e-5, norm: "elementwise", from: "dtype" },
+        referenceMaxAbs: 2.75, // the largest |b| of grid()
         maxAbsError: 0,
         maxRelError: 0,
         mismatches: 0,
@@ -239,7 +241,12 @@ describe("verify", () => {
       { tolerances: { f32: { rtol: 0, atol: 2 ** -10 } } },
     );
     expect(report.pass).toBe(true);
-    expect(report.outputs[0]?.tolerance).toEqual({ rtol: 0, atol: 2 ** -10 });
+    expect(report.outputs[0]?.tolerance).toEqual({
+      rtol: 0,
+      atol: 2 ** -10,
+      norm: "elementwise",
+      from: "dtype",
+    });
     // Other dtypes keep their defaults.
     const i32 = Tensor.fromArray([1], [1], "i32");
     const mixed = verify(
@@ -247,13 +254,16 @@ describe("verify", () => {
       { a: reference, b: i32 },
       { tolerances: { f32: TOLERANCES.f16 } },
     );
-    expect(mixed.outputs.map((check) => check.tolerance)).toEqual([TOLERANCES.f16, TOLERANCES.i32]);
+    expect(mixed.outputs.map((check) => check.tolerance)).toEqual([
+      { ...TOLERANCES.f16, norm: "elementwise", from: "dtype" },
+      { ...TOLERANCES.i32, norm: "elementwise", from: "dtype" },
+    ]);
   });
 
   it("rejects a tolerance that is negative or not finite", () => {
     const t = Tensor.fromArray([1], [1], "f32");
     expect(() => verify({ t }, { t }, { tolerances: { f32: { rtol: -1, atol: 0 } } })).toThrow(
-      /TENSOR_INVALID.*f32 tolerance must have finite rtol and atol >= 0, got rtol -1 and atol 0/,
+      /TENSOR_INVALID.*the f32 tolerance's rtol must be a finite number >= 0, got -1\./,
     );
     expect(() => verify({ t }, { t }, { tolerances: { bf16: { rtol: 0, atol: Number.NaN } } })).toThrow(
       /TENSOR_INVALID/,
@@ -335,7 +345,7 @@ describe("formatVerifyTable", () => {
     );
     expect(report.pass).toBe(true);
     expect(formatVerifyTable(report)).toContain(
-      "out: max rel err 1 is above rtol 0.001, yet every element matches: it comes from elements whose expected value is near 0, where |actual - expected| <= atol + rtol x |expected| is held by atol (0.001).\nPASS: 1 of 1 output matches\n",
+      "out: max rel err 1 is above rtol 0.001, yet every element matches: it comes from elements whose expected value is near 0, where |actual - expected| <= atol + rtol x |expected| is held by atol (0.001). If outputs this small are expected, the dtype's atol is loose for them: state the check's own tolerance (docs/verification.md).\nPASS: 1 of 1 output matches\n",
     );
   });
 

@@ -1,30 +1,7 @@
 import { KbError } from "@kb/errors";
 import { bf16BitsToF32, type Dtype, f16BitsToF32, formatShape, Tensor } from "@kb/tensor";
 import type { NonFiniteOrigin } from "./executor.js";
-
-/**
- * How close an output element `a` must be to its reference `b`: `|a - b| <= atol + rtol * |b|`
- * (numpy's `allclose`, the reference as `b`). `{ rtol: 0, atol: 0 }` means exact.
- */
-export interface Tolerance {
-  /** Relative tolerance, a multiple of `|b|`; >= 0. */
-  readonly rtol: number;
-  /** Absolute tolerance, in the values' own units; >= 0. */
-  readonly atol: number;
-}
-
-/**
- * The default tolerance of each dtype (ADR-0020 D11): `np.allclose` with rtol = atol = 1e-5 for
- * f32, 1e-3 for f16 and 1e-2 for bf16; `np.array_equal` (exact) for the integer dtypes and `i1`.
- */
-export const TOLERANCES: Readonly<Record<Dtype, Tolerance>> = Object.freeze({
-  f32: Object.freeze({ rtol: 1e-5, atol: 1e-5 }),
-  f16: Object.freeze({ rtol: 1e-3, atol: 1e-3 }),
-  bf16: Object.freeze({ rtol: 1e-2, atol: 1e-2 }),
-  i8: Object.freeze({ rtol: 0, atol: 0 }),
-  i32: Object.freeze({ rtol: 0, atol: 0 }),
-  i1: Object.freeze({ rtol: 0, atol: 0 }),
-});
+import { type AppliedTolerance, dtypeTolerances, outputTolerance, type Tolerance } from "./tolerance.js";
 
 /** One element of an output that is not close to its reference. */
 export interface Mismatch {
@@ -74,8 +51,13 @@ export interface OutputCheck {
   readonly dtype: Dtype;
   /** The reference's shape. */
   readonly shape: readonly number[];
-  /** The tolerance applied. */
-  readonly tolerance: Tolerance;
+  /** The tolerance applied: rtol, atol, norm, and whether the dtype's default or the check's own. */
+  readonly tolerance: AppliedTolerance;
+  /**
+   * The reference's largest finite `|b|` (what `rtol` multiplies with `norm: "relative-to-max"`);
+   * 0 when it has no finite element, NaN when nothing was compared (a `problem`).
+   */
+  readonly referenceMaxAbs: number;
   /**
    * The largest `|a - b|` over the elements without a NaN (equal values, equal infinities too,
    * count as 0); Infinity when an infinity meets a finite value or the opposite infinity.
@@ -132,6 +114,11 @@ export interface VerifyReport {
 export interface VerifyOptions {
   /** Tolerances that replace the {@link TOLERANCES} of their dtypes. Default: none. */
   readonly tolerances?: Partial<Record<Dtype, Tolerance>>;
+  /**
+   * Tolerances of single outputs, by name: the fields given replace those of the output's dtype
+   * tolerance (`{ rtol: 1e-2 }` keeps the dtype's atol). Default: none.
+   */
+  readonly outputTolerances?: Readonly<Record<string, Partial<Tolerance>>>;
 }
 
 /**
@@ -139,7 +126,8 @@ export interface VerifyOptions {
  *
  * An element `a` of an output is close to its reference element `b` when
  * `|a - b| <= atol + rtol * |b|` with the tolerance of the reference's dtype ({@link TOLERANCES},
- * or `options.tolerances`), as numpy's `allclose` with `equal_nan=False` decides: a NaN never
+ * or `options.tolerances`) or the output's own (`options.outputTolerances`, whose `norm:
+ * "relative-to-max"` puts the reference's largest finite `|b|` in place of `|b|`), as numpy's `allclose` with `equal_nan=False` decides: a NaN never
  * matches (not even a NaN), an infinity matches only the same infinity, and a finite output never
  * matches an infinite reference whatever the tolerance. Integer dtypes are exact by default.
  *
@@ -161,14 +149,15 @@ export interface VerifyOptions {
  * allocation per element, constant extra memory): about 100 ms for 16M elements.
  *
  * Throws `TENSOR_INVALID` when a value of `outputs` or `references` is not a {@link Tensor}, or a
- * tolerance is not a pair of finite numbers >= 0.
+ * tolerance is not a pair of finite numbers >= 0 (or names an unknown norm), naming the output.
  */
 export function verify(
   outputs: Readonly<Record<string, Tensor>>,
   references: Readonly<Record<string, Tensor>>,
   options: VerifyOptions = {},
 ): VerifyReport {
-  const tolerances = resolveTolerances(options.tolerances);
+  const tolerances = dtypeTolerances(options.tolerances);
+  const own = options.outputTolerances ?? {};
   const names = Object.keys(references).sort();
   const checks: OutputCheck[] = [];
   for (const name of names) {
@@ -186,7 +175,12 @@ export function verify(
         `verify: output "${name}" must be a Tensor, got ${describeValue(output)}.`,
       );
     }
-    checks.push(checkOutput(name, output, reference, tolerances[reference.dtype]));
+    const tolerance = outputTolerance(
+      name,
+      tolerances[reference.dtype],
+      Object.hasOwn(own, name) ? own[name] : undefined,
+    );
+    checks.push(checkOutput(name, output, reference, tolerance));
   }
   return { pass: checks.every((check) => check.pass), outputs: checks };
 }
@@ -203,13 +197,14 @@ function checkOutput(
   name: string,
   output: Tensor | undefined,
   reference: Tensor,
-  tolerance: Tolerance,
+  tolerance: AppliedTolerance,
 ): OutputCheck {
   const base = { name, dtype: reference.dtype, shape: reference.shape, tolerance };
   const problem = output === undefined ? "missing" : layoutProblem(output, reference);
   if (problem !== undefined || output === undefined) {
     return {
       ...base,
+      referenceMaxAbs: Number.NaN,
       maxAbsError: Number.NaN,
       maxRelError: Number.NaN,
       mismatches: 0,
@@ -225,6 +220,11 @@ function checkOutput(
   const actualView = elementView(output);
   const expectedView = elementView(reference);
   const size = reference.size;
+  // With relative-to-max, rtol multiplies max|b| for every element (a pass over the reference
+  // first); elementwise, each |b|, and max|b| is found on the way.
+  const perElement = tolerance.norm === "elementwise";
+  let referenceMaxAbs = perElement ? 0 : maxFiniteMagnitude(reference.dtype, expectedView, size);
+  const maxBound = atol + rtol * referenceMaxAbs;
   let maxAbs = 0;
   let maxRel = 0;
   let unmeasured = 0;
@@ -262,13 +262,17 @@ function checkOutput(
       // Equal values (equal infinities too) have error 0; a NaN has none (NaN), counted apart.
       const error = a === b ? 0 : Math.abs(a - b);
       const magnitude = Math.abs(b);
+      if (perElement && magnitude > referenceMaxAbs && magnitude !== Number.POSITIVE_INFINITY) {
+        referenceMaxAbs = magnitude;
+      }
       if (Number.isNaN(error)) unmeasured++;
       // NaN errors fail every `>`, so they never enter the maxima.
       else if (error > maxAbs) maxAbs = error;
       if (magnitude !== 0 && error / magnitude > maxRel) maxRel = error / magnitude;
       // numpy's isclose, equal_nan=False: equal values (equal infinities too) are close; otherwise
       // the error must be within tolerance of a finite reference. A NaN fails both.
-      if (a === b || (error <= atol + rtol * magnitude && magnitude !== Number.POSITIVE_INFINITY)) continue;
+      const bound = perElement ? atol + rtol * magnitude : maxBound;
+      if (a === b || (error <= bound && magnitude !== Number.POSITIVE_INFINITY)) continue;
       if (mismatches === 0) firstFlat = start + i;
       mismatches++;
     }
@@ -277,6 +281,7 @@ function checkOutput(
   const nothingMeasured = size > 0 && unmeasured === size;
   return {
     ...base,
+    referenceMaxAbs,
     maxAbsError: nothingMeasured ? Number.NaN : maxAbs,
     maxRelError: nothingMeasured ? Number.NaN : maxRel,
     mismatches,
@@ -348,6 +353,21 @@ function elementView(tensor: Tensor): ElementView {
   }
 }
 
+/** The largest finite `|b|` of the first `size` elements of `view` (0 when none is finite). */
+function maxFiniteMagnitude(dtype: Dtype, view: ElementView, size: number): number {
+  let max = 0;
+  for (let start = 0; start < size; start += CHUNK) {
+    const count = Math.min(CHUNK, size - start);
+    decodeChunk(dtype, view, start, count, expectedChunk);
+    for (let i = 0; i < count; i++) {
+      const magnitude = Math.abs(expectedChunk[i]!);
+      // NaN fails the `>`; an infinity is no scale.
+      if (magnitude > max && magnitude !== Number.POSITIVE_INFINITY) max = magnitude;
+    }
+  }
+  return max;
+}
+
 /** Decodes elements [start, start + count) of `view` into `out[0 .. count)`, exactly. */
 function decodeChunk(dtype: Dtype, view: ElementView, start: number, count: number, out: Float64Array): void {
   if (dtype === "f16" || dtype === "bf16") {
@@ -381,30 +401,6 @@ function valueTable(decode: (bits: number) => number): Float64Array {
 
 // ---------------------------------------------------------------------------------------------
 // Helpers
-
-function resolveTolerances(
-  overrides: Partial<Record<Dtype, Tolerance>> | undefined,
-): Record<Dtype, Tolerance> {
-  const resolved = { ...TOLERANCES };
-  if (overrides === undefined) return resolved;
-  for (const dtype of Object.keys(TOLERANCES) as Dtype[]) {
-    const tolerance = overrides[dtype];
-    if (tolerance === undefined) continue;
-    const { rtol, atol } = tolerance;
-    if (!isTolerance(rtol) || !isTolerance(atol)) {
-      throw new KbError(
-        "TENSOR_INVALID",
-        `verify: the ${dtype} tolerance must have finite rtol and atol >= 0, got rtol ${String(rtol)} and atol ${String(atol)}.`,
-      );
-    }
-    resolved[dtype] = { rtol, atol };
-  }
-  return resolved;
-}
-
-function isTolerance(value: unknown): boolean {
-  return typeof value === "number" && Number.isFinite(value) && value >= 0;
-}
 
 function sameShape(a: readonly number[], b: readonly number[]): boolean {
   if (a.length !== b.length) return false;

@@ -2,6 +2,7 @@ import { KbError } from "@kb/errors";
 import type { Tensor } from "@kb/tensor";
 import { isPrototypeKey, prototypeKeyMessage, prototypeKeyPath } from "@kb/topology";
 import type * as z from "zod";
+import type { CheckTolerance } from "./check-tolerance.js";
 import type { DeviceTensor } from "./device-tensor.js";
 import type { ReferenceContext } from "./reference-progress.js";
 import type { Simulator } from "./simulator.js";
@@ -16,6 +17,14 @@ export interface BenchCheck {
    * ETA); `context` is absent when nobody listens (see {@link withReferenceProgress}).
    */
   readonly reference: (context?: ReferenceContext) => Tensor | Promise<Tensor>;
+  /**
+   * This output's own tolerance, `{ rtol?, atol?, norm? }`: the fields given replace its dtype's
+   * default (`TOLERANCES` of `@kb/data-executor`), e.g. `{ rtol: 1e-2, atol: 1e-5 }` for an f16
+   * output whose values are much smaller than 1, or `{ rtol: 2e-3, atol: 0, norm:
+   * "relative-to-max" }` to scale by the reference's largest magnitude. A bad value is a located
+   * `RUNTIME_INVALID` when the bench returns. See docs/verification.md.
+   */
+  readonly tolerance?: CheckTolerance;
 }
 
 /** What a bench's `run` returns: the outputs `--verify` checks. */

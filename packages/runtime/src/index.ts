@@ -2,6 +2,8 @@ export type { Bench, BenchCheck, BenchOutcome, BenchReport } from "./bench.js";
 export { defineBench, describeParams, isBench, parseBenchParams } from "./bench.js";
 export type { ComparePhasesOptions, PhaseCheck, PhaseDifference } from "./check-phases.js";
 export { comparePhases, formatPhaseCheck, PhaseComparer } from "./check-phases.js";
+export type { CheckTolerance } from "./check-tolerance.js";
+export { checkToleranceSchema } from "./check-tolerance.js";
 export type { Placement } from "./device-tensor.js";
 export { DeviceTensor } from "./device-tensor.js";
 export type { Grid, GridSpec } from "./grid.js";

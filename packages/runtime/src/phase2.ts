@@ -11,6 +11,7 @@ import { KbError } from "@kb/errors";
 import type { OpRecord } from "@kb/oplog";
 import { Tensor } from "@kb/tensor";
 import type { BenchOutcome } from "./bench.js";
+import { checkOutcomeTolerances } from "./check-tolerance.js";
 import { applyHostWrite, type HostWrite } from "./memory/host-writes.js";
 
 /** What phase 2 leaves: the memory after every op, and what the executor did. */
@@ -106,7 +107,8 @@ export interface VerifyOutcomeOptions {
 
 /**
  * Checks a bench's outputs (read from phase 2's memory) against its references with the D11
- * tolerances. The references come from the bench (a separate host implementation).
+ * tolerances, or a check's own `tolerance` (its fields over the dtype's). The references come
+ * from the bench (a separate host implementation).
  *
  * One check at a time, in the outcome's order: its reference is computed, its output read (into
  * one buffer as large as the largest output, reused), the two compared and dropped before the
@@ -118,13 +120,15 @@ export interface VerifyOutcomeOptions {
  * phase2.executor.firstNonFinite })`.
  *
  * Throws `MEMORY_ACCESS` for a check whose output tensor was freed (its bytes are gone from
- * phase 2's memory too), naming the check and where the tensor was freed.
+ * phase 2's memory too), naming the check and where the tensor was freed; `RUNTIME_INVALID` for a
+ * check's bad `tolerance` (as `runBenchCore` does when the bench returns).
  */
 export async function verifyOutcome(
   outcome: BenchOutcome | undefined,
   store: MemoryStore,
   options: VerifyOutcomeOptions = {},
 ): Promise<VerifyReport> {
+  checkOutcomeTolerances(outcome);
   const checks: OutputCheck[] = [];
   const entries = Object.entries(outcome?.check ?? {});
   // One buffer for every output, as large as the largest: verify keeps nothing of the tensors it
@@ -143,7 +147,8 @@ export async function verifyOutcome(
     const reference = await check.reference();
     const bytes = store.readInto(actual.address, buffer.subarray(0, actual.nbytes));
     const output = new Tensor(actual.shape, actual.dtype, bytes);
-    checks.push(...verify({ [name]: output }, { [name]: reference }).outputs);
+    const own = check.tolerance === undefined ? {} : { outputTolerances: { [name]: check.tolerance } };
+    checks.push(...verify({ [name]: output }, { [name]: reference }, own).outputs);
     // A turn of the event loop: the collector can reclaim this check's arrays (a reference's
     // inputs, hundreds of MiB for a large output) before the next check makes its own.
     await new Promise((resolve) => setTimeout(resolve, 0));

@@ -15,7 +15,7 @@ import {
   laneRowsSchema,
   linksSchema,
 } from "./spread-results.js";
-import { nonFiniteCounts, nonFiniteValue } from "./verification-json.js";
+import { nonFiniteCounts, nonFiniteValue, toleranceFields } from "./verification-json.js";
 
 const componentRow = z.object({
   id: z.string(),
@@ -145,6 +145,7 @@ export const RunResultsSchema = z.object({
           shape: z.array(z.number()),
           rtol: z.number(),
           atol: z.number(),
+          ...toleranceFields,
           maxAbsError: z
             .number()
             .nullable()
@@ -196,7 +197,9 @@ export const RunResultsSchema = z.object({
         ),
     })
     .optional()
-    .describe("Phase 2 (kb run --verify): each output against its reference with the D11 tolerances."),
+    .describe(
+      "Phase 2 (kb run --verify): each output against its reference with its dtype's D11 tolerance or the check's own.",
+    ),
   phaseCheck: z
     .object({
       observed: z.number().int().describe("tl.loads observed in phase 1 (loads of pending bytes are not)."),

@@ -11,6 +11,7 @@ import {
 } from "@kb/topology";
 import { type Bench, type BenchOutcome, parseBenchParams } from "./bench.js";
 import { type PhaseCheck, PhaseComparer } from "./check-phases.js";
+import { checkOutcomeTolerances } from "./check-tolerance.js";
 import { manifestOf, type RunManifest } from "./manifest.js";
 import { replay, verifyOutcome } from "./phase2.js";
 import { withReferenceProgress } from "./reference-progress.js";
@@ -180,6 +181,7 @@ export async function runBenchCore(options: RunBenchCoreOptions): Promise<RunBen
     tap?.start(sim);
     const runStart = performance.now();
     const outcome = await runUserCode(bench, sim, params, options.benchFile, options.isUserError);
+    checkOutcomeTolerances(outcome, bench.name, options.benchFile);
     const runEnd = performance.now();
     let results: RunResults = sim.results(bench.name, params);
     if (outcome?.report !== undefined) {
