@@ -61,6 +61,24 @@ describe("a check's own tolerance", () => {
   });
 });
 
+describe("the note on a PASS held by atol", () => {
+  // 6/1024 against 5/1024 passes by atol: max rel err 0.2 is above rtol.
+  const reference = Tensor.fromArray([5 / 1024], [1], "f16");
+  const output = Tensor.fromArray([6 / 1024], [1], "f16");
+  const advice = "state the check's own tolerance (docs/verification.md)";
+
+  it("suggests stating a tolerance when the dtype's default let it pass", () => {
+    expect(formatVerifyTable(verify({ y: output }, { y: reference }))).toContain(advice);
+  });
+
+  it("does not when the check stated its own", () => {
+    const own = verify({ y: output }, { y: reference }, { outputTolerances: { y: { atol: 1e-3 } } });
+    const table = formatVerifyTable(own);
+    expect(table).toContain("y: max rel err 0.2 is above rtol 0.001");
+    expect(table).not.toContain(advice);
+  });
+});
+
 describe("the relative-to-max norm: |a - b| <= atol + rtol x max|b|", () => {
   // max|b| = 4 (the -4; the norm takes magnitudes). rtol 1/32: elementwise bound at 0.125 is
   // 0.00390625, relative-to-max bound everywhere is 0.125.
