@@ -89,6 +89,13 @@ export interface PluginMeta {
 export interface KbPlugin {
   readonly meta: PluginMeta;
   readonly components: readonly ComponentDefinition[];
+  /**
+   * Set by the loader (`loadPlugins` of `@kb/components/node`), not written by a plug-in: the
+   * sha256 (hex) of the code it loaded, the files of its package folder (node_modules left out)
+   * or its file and the files it imports by relative path. Part of the run manifest's plug-in
+   * digest, so an edit to a model is a new run, not a cached one.
+   */
+  readonly codeDigest?: string;
 }
 
 /**

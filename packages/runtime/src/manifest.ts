@@ -11,7 +11,12 @@ import * as z from "zod";
 const pluginSchema = z.object({
   name: z.string().describe("Package name, or the path the run was given."),
   version: z.string().nullable().describe("Its package.json version; null for a bare file."),
-  digest: z.string().nullable().describe("sha256 of its entry file, hex; null when not known."),
+  digest: z
+    .string()
+    .nullable()
+    .describe(
+      "sha256 of its metadata, factories and the code the loader read (its package's files, or its file and the files it imports by relative path), hex; null when not known.",
+    ),
 });
 
 /** The published zod schema of a run manifest (`RunResults.manifest`, `kb run --manifest-only`). */
@@ -31,7 +36,11 @@ export const RunManifestSchema = z.object({
   }),
   bench: z.object({
     name: z.string(),
-    digest: z.string().describe("sha256 of the bench file's bytes, hex."),
+    digest: z
+      .string()
+      .describe(
+        "sha256 of the bench file's bytes, hex; for a bench that imports files by relative path, of the relative paths and bytes of it and those files (transitively), sorted.",
+      ),
   }),
   params: z.record(z.string(), z.unknown()).describe("Bench params after defaults."),
   seed: z
@@ -108,6 +117,12 @@ export interface ManifestInputs {
   readonly bench: { readonly name: string };
   /** The bench file's text or bytes: its sha256 (of the UTF-8 bytes for text) is the bench's digest. */
   readonly benchSource: string | Uint8Array;
+  /**
+   * The bench's digest when it is more than its own file's (`benchFileDigest` of
+   * `@kb/components/node`: the file and what it imports by relative path); default the sha256 of
+   * `benchSource`.
+   */
+  readonly benchDigest?: string;
   /** The resolved topology (every default filled in, as `parseTopology` gives it). */
   readonly topology: Topology;
   /** The plug-ins the run loads (the topology's and any others). */
@@ -140,7 +155,7 @@ export async function manifestOf(inputs: ManifestInputs): Promise<RunManifest> {
       })),
     ),
     topology: { name: inputs.topology.name, digest: await sha256Hex(canonicalJson(inputs.topology)) },
-    bench: { name: inputs.bench.name, digest: await sha256Hex(inputs.benchSource) },
+    bench: { name: inputs.bench.name, digest: inputs.benchDigest ?? (await sha256Hex(inputs.benchSource)) },
     params: { ...params },
     seed: typeof params.seed === "number" ? params.seed : null,
     options: { ...inputs.options },
@@ -167,15 +182,17 @@ export function runtimeVersion(): string {
 }
 
 /**
- * A plug-in's digest: the sha256 of the canonical JSON of its meta and, for each component, its
- * kind, impl, description, flags and the source text of its `create` function. It changes when the
- * plug-in's version or metadata changes or its factory is edited; code the factory reaches only
- * through imports is covered by the version (bump it when the model changes).
+ * A plug-in's digest: the sha256 of the canonical JSON of its meta, the digest of the code the
+ * loader read ({@link KbPlugin.codeDigest}: its package's files, or its file and relative
+ * imports) and, for each component, its kind, impl, description, flags and the source text of its
+ * `create` function. An edit to any file of the plug-in changes it; a plug-in built in memory
+ * (no `codeDigest`) is covered by its metadata and factories only.
  */
 export function pluginDigest(plugin: KbPlugin): Promise<string> {
   return sha256Hex(
     canonicalJson({
       meta: plugin.meta,
+      code: plugin.codeDigest,
       components: plugin.components.map((component) => ({
         kind: component.kind,
         impl: component.impl,

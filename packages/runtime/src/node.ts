@@ -1,6 +1,8 @@
 // `@kb/runtime/node`: what a run needs of Node (DESIGN §9): topology files, plug-ins by package
 // name, host writes spilled to a temporary file. The main entry runs anywhere.
 
+// The digests of the code a run loads, for a sweep's point keys and a worker's checks.
+export { benchFileDigest, pluginSourceDigest } from "@kb/components/node";
 export type { LoadSimulatorOptions } from "./node/load-simulator.js";
 export { loadSimulator } from "./node/load-simulator.js";
 export type { CacheLookup } from "./node/manifest-cache.js";

@@ -8,6 +8,7 @@ import { readTopologyText } from "@kb/topology/node";
 import * as zod from "zod";
 import { checkPlugin, type KbPlugin } from "../define.js";
 import * as components from "../index.js";
+import { pluginCodeDigest } from "./source-digest.js";
 
 // ---------------------------------------------------------------------------------------------
 // Importing JavaScript and TypeScript sources (plug-ins given by path, `kb run`'s bench files)
@@ -227,6 +228,37 @@ const TYPESCRIPT = new Set([".ts", ".mts", ".cts"]);
 const LOADABLE = new Set([...PLUGIN_EXTENSIONS, ".cts", ".cjs"]);
 
 async function loadPlugin(entry: string, from: readonly string[], relativeTo: string): Promise<KbPlugin> {
+  const plugin = await importPluginEntry(entry, from, relativeTo);
+  const codeDigest = pluginSourceDigest(entry, from, relativeTo);
+  return codeDigest === null ? plugin : { ...plugin, codeDigest };
+}
+
+/**
+ * The digest of the code a `plugins:` entry loads (see {@link KbPlugin.codeDigest}), resolved as
+ * {@link loadPlugins} resolves it but without importing it: a package's folder, a path's folder
+ * (with package.json) or file and its relative imports; `null` when the entry finds nothing.
+ */
+export function pluginSourceDigest(
+  entry: string,
+  from: readonly string[],
+  relativeTo: string,
+): string | null {
+  if (!isPluginPath(entry)) {
+    const folder = PACKAGE_NAME.test(entry) ? findPackage(entry, from) : undefined;
+    return folder === undefined ? null : pluginCodeDigest({ folder: realpathSync(folder) });
+  }
+  const found = candidatesOf(resolve(relativeTo, entry)).find((candidate) => existsSync(candidate));
+  if (found === undefined) return null;
+  const real = realpathSync(found);
+  if (!statSync(real).isDirectory()) return pluginCodeDigest({ file: real });
+  return existsSync(join(real, "package.json")) ? pluginCodeDigest({ folder: real }) : null;
+}
+
+async function importPluginEntry(
+  entry: string,
+  from: readonly string[],
+  relativeTo: string,
+): Promise<KbPlugin> {
   if (isPluginPath(entry)) return loadPluginPath(entry, resolve(relativeTo, entry), relativeTo);
   const name = entry;
   if (!PACKAGE_NAME.test(name)) {

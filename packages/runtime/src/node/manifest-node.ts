@@ -1,7 +1,7 @@
 import { readFileSync } from "node:fs";
 import { createRequire } from "node:module";
 import type { KbPlugin } from "@kb/components";
-import { loadPlugins, loadTopologyPlugins } from "@kb/components/node";
+import { benchFileDigest, loadPlugins, loadTopologyPlugins } from "@kb/components/node";
 import { readUserFile } from "@kb/errors/node";
 import { resolveTopology, type Topology, type TopologyInput } from "@kb/topology";
 import { loadTopologyFile } from "@kb/topology/node";
@@ -51,7 +51,7 @@ const BENCH_FILE_MAX_BYTES = 16 * 2 ** 20;
 /** What {@link runManifest} describes. */
 export interface RunManifestOptions {
   readonly bench: Bench;
-  /** The bench's file: its bytes are the bench's digest. */
+  /** The bench's file: it and the files it imports by relative path are the bench's digest. */
   readonly benchFile: string;
   /** A topology file path, or a topology object. */
   readonly topology: string | TopologyInput;
@@ -82,13 +82,15 @@ export async function runManifest(options: RunManifestOptions): Promise<RunManif
     topology = resolveTopology(options.topology);
     plugins = await loadPlugins([...topology.plugins, ...extra], { from: process.cwd() });
   }
+  const benchSource = readUserFile(options.benchFile, {
+    what: "bench file",
+    maxBytes: BENCH_FILE_MAX_BYTES,
+    code: "RUNTIME_INVALID",
+  });
   return manifestOf({
     bench: options.bench,
-    benchSource: readUserFile(options.benchFile, {
-      what: "bench file",
-      maxBytes: BENCH_FILE_MAX_BYTES,
-      code: "RUNTIME_INVALID",
-    }),
+    benchSource,
+    benchDigest: benchFileDigest(options.benchFile),
     topology,
     plugins,
     params: options.params,

@@ -41,6 +41,16 @@ describe("pathDigest", () => {
     expect(pathDigest(join(dir, "missing"))).toBeNull();
   });
 
+  it("of a plug-in file covers the files it imports by relative path (fault: an edited model the worker ran)", () => {
+    const dir = folderWith({
+      "plug.ts": 'import { T_RP } from "./model.js";\nexport default T_RP;\n',
+      "model.ts": "export const T_RP = 14;\n",
+    });
+    const before = pathDigest(join(dir, "plug.ts"));
+    writeFileSync(join(dir, "model.ts"), "export const T_RP = 40;\n");
+    expect(pathDigest(join(dir, "plug.ts"))).not.toBe(before);
+  });
+
   it("of a package folder changes with any file's path or bytes, not with node_modules or dot-folders", () => {
     const files = { "package.json": "{}", "src/index.ts": "export {};\n" };
     const a = folderWith(files);
