@@ -42,6 +42,22 @@ function editModel(model: string): void {
   writeFileSync(model, edited);
 }
 
+/** Copies benches/vector-add.ts and the library it imports (benches/lib) into `dir`. */
+function copyBench(dir: string): string {
+  cpSync(join(root, "benches", "vector-add.ts"), join(dir, "vector-add.ts"));
+  cpSync(join(root, "benches", "lib"), join(dir, "lib"), { recursive: true });
+  return join(dir, "vector-add.ts");
+}
+
+/** One constant of a file the bench imports: the largest seed lib/params.ts accepts, 2^32 - 16 -> - 17. */
+function editLibrary(dir: string): void {
+  const params = join(dir, "lib", "params.ts");
+  const text = readFileSync(params, "utf8");
+  const edited = text.replace(".max(2 ** 32 - 16)", ".max(2 ** 32 - 17)");
+  expect(edited).not.toBe(text);
+  writeFileSync(params, edited);
+}
+
 interface Manifest {
   digest: string;
   plugins: { name: string; digest: string | null }[];
@@ -83,16 +99,13 @@ describe("fault: an edited file a bench imports served from the cache", () => {
   it("a constant edited in a bench's imported file gives a new bench digest and a cache miss", async () => {
     const dir = join(scratch, "bench");
     mkdirSync(dir);
-    cpSync(join(root, "benches", "vector-add.ts"), join(dir, "vector-add.ts"));
-    cpSync(join(root, "benches", "lib"), join(dir, "lib"), { recursive: true });
+    copyBench(dir);
     const cache = join(dir, "cache");
     const args = ["run", join(dir, "vector-add.ts"), "--param", "n=4096", "--json", "--cache", cache];
     const first = await kb(...args);
     expect(first.code).toBe(0);
     const before = manifestOf(first.stdout);
-    // One constant of a file the bench imports (its default grid, from lib/params.ts).
-    const params = join(dir, "lib", "params.ts");
-    writeFileSync(params, `${readFileSync(params, "utf8")}\nexport const EDITED = 2;\n`);
+    editLibrary(dir);
     const second = await kb(...args);
     expect(second.code).toBe(0);
     const after = manifestOf(second.stdout);
@@ -102,15 +115,16 @@ describe("fault: an edited file a bench imports served from the cache", () => {
   }, 60_000);
 });
 
-describe("fault: a sweep that does not re-run points of an edited plug-in", () => {
-  it("a sweep over 2 points, run, plug-in edited, run again: the 2 points run again", async () => {
+describe("fault: a sweep that does not re-run points of an edited plug-in or bench library", () => {
+  it("a sweep over 2 points, run, plug-in edited, run again: the 2 points run again; the same for a file the bench imports", async () => {
     const { dir, topology, model } = pluginSetup("sweep");
+    const bench = copyBench(dir);
     const spec = join(dir, "sweep.yaml");
     writeFileSync(
       spec,
       [
         "name: edited",
-        `bench: ${join(root, "benches", "vector-add.ts")}`,
+        `bench: ${bench}`,
         `topology: ${topology}`,
         "axes:",
         "  n: { path: params.n, values: [2048, 4096] }",
@@ -128,12 +142,11 @@ describe("fault: a sweep that does not re-run points of an edited plug-in", () =
     const edited = await kb("sweep", spec, "--out", out);
     expect(edited.code).toBe(0);
     expect(edited.stderr).toContain("edited: 2 points, 2 to run");
+    editLibrary(dir);
+    const library = await kb("sweep", spec, "--out", out);
+    expect(library.code).toBe(0);
+    expect(library.stderr).toContain("edited: 2 points, 2 to run");
     const rows = readFileSync(join(out, "results.jsonl"), "utf8").split("\n").filter(Boolean);
-    expect(rows.map((row) => (JSON.parse(row) as { status: string }).status)).toEqual([
-      "ok",
-      "ok",
-      "ok",
-      "ok",
-    ]);
-  }, 120_000);
+    expect(rows.map((row) => (JSON.parse(row) as { status: string }).status)).toEqual(Array(6).fill("ok"));
+  }, 180_000);
 });

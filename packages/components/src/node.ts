@@ -13,9 +13,8 @@ export {
   isPluginPath,
   loadPlugins,
   loadTopologyPlugins,
-  pluginSourceDigest,
+  pluginCodeSource,
 } from "./node/plugin-loader.js";
-export { benchFileDigest } from "./node/source-digest.js";
 
 // ---------------------------------------------------------------------------------------------
 // Checking a topology's components, building a machine from a file

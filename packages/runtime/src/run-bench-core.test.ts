@@ -15,9 +15,9 @@ import { failure } from "./test-support.js";
 // runBenchCore is the run without files: given the topology's text and the bench's source, it
 // gives what runBench (its Node adapter, reading the same files) gives, manifest included.
 
-// The bench's file is a single file (no relative imports), as the playground's editor holds one:
-// its digest is the sha256 of its text on both sides. A bench that imports files by relative path
-// has a digest of all of them (`benchFileDigest`), which a text alone cannot give.
+// The bench's file is a single file (no relative imports): its digest is the sha256 of its text on
+// both sides. A bench that imports files passes them (`importedSourceFiles`), as the playground
+// does; source-files.test.ts checks that both sides find the same files.
 const benchSource = readFileSync(fileURLToPath(import.meta.url), "utf8").replace(/^import .*\n/gm, "");
 const benchDir = mkdtempSync(join(tmpdir(), "kb-core-bench-"));
 afterAll(() => rmSync(benchDir, { recursive: true, force: true }));

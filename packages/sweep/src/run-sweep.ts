@@ -93,11 +93,14 @@ export async function runSweep(options: RunSweepOptions): Promise<SweepSummary> 
   let lock: OutLock;
   try {
     plan = planSweep(options.spec, readTopologyInput(options.topologyFile));
-    benchDigest = benchFileDigest(options.benchFile);
+    benchDigest = await benchFileDigest(options.benchFile);
     const digest = benchDigest;
     const code = pluginCode(options);
     keyed = await Promise.all(
-      plan.points.map(async (point) => ({ point, key: await pointKey(digest, point.inputs, code(point)) })),
+      plan.points.map(async (point) => ({
+        point,
+        key: await pointKey(digest, point.inputs, await code(point)),
+      })),
     );
     lock = OutLock.acquire(options.outDir, options.onWarning);
   } catch (error) {
@@ -117,11 +120,11 @@ export async function runSweep(options: RunSweepOptions): Promise<SweepSummary> 
  * `kb run` resolves them: paths from the spec's folder (the topology's are absolute already),
  * package names from the topology's folder, then the spec's. One digest per entry per sweep.
  */
-function pluginCode(options: RunSweepOptions): (point: SweepPoint) => Record<string, string | null> {
+function pluginCode(options: RunSweepOptions): (point: SweepPoint) => Promise<Record<string, string | null>> {
   const root = resolve(options.pluginRoot ?? process.cwd());
   const from = [dirname(resolve(options.topologyFile)), root];
-  const digests = new Map<string, string | null>();
-  return (point) => {
+  const digests = new Map<string, Promise<string | null>>();
+  return async (point) => {
     const listed = (point.inputs.topology as { plugins?: unknown }).plugins;
     const entries = [
       ...(Array.isArray(listed) ? listed.filter((each): each is string => typeof each === "string") : []),
@@ -129,8 +132,12 @@ function pluginCode(options: RunSweepOptions): (point: SweepPoint) => Record<str
     ];
     const code: Record<string, string | null> = {};
     for (const entry of entries) {
-      if (!digests.has(entry)) digests.set(entry, pluginSourceDigest(entry, from, root));
-      code[entry] = digests.get(entry) ?? null;
+      let digest = digests.get(entry);
+      if (digest === undefined) {
+        digest = pluginSourceDigest(entry, from, root);
+        digests.set(entry, digest);
+      }
+      code[entry] = await digest;
     }
     return code;
   };

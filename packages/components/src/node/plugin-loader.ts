@@ -6,9 +6,8 @@ import { readUserText } from "@kb/errors/node";
 import { type Topology, yamlLocator } from "@kb/topology";
 import { readTopologyText } from "@kb/topology/node";
 import * as zod from "zod";
-import { checkPlugin, type KbPlugin } from "../define.js";
+import { checkPlugin, type KbPlugin, type PluginCodeSource } from "../define.js";
 import * as components from "../index.js";
-import { pluginCodeDigest } from "./source-digest.js";
 
 // ---------------------------------------------------------------------------------------------
 // Importing JavaScript and TypeScript sources (plug-ins given by path, `kb run`'s bench files)
@@ -229,29 +228,29 @@ const LOADABLE = new Set([...PLUGIN_EXTENSIONS, ".cts", ".cjs"]);
 
 async function loadPlugin(entry: string, from: readonly string[], relativeTo: string): Promise<KbPlugin> {
   const plugin = await importPluginEntry(entry, from, relativeTo);
-  const codeDigest = pluginSourceDigest(entry, from, relativeTo);
-  return codeDigest === null ? plugin : { ...plugin, codeDigest };
+  const codeSource = pluginCodeSource(entry, from, relativeTo);
+  return codeSource === null ? plugin : { ...plugin, codeSource };
 }
 
 /**
- * The digest of the code a `plugins:` entry loads (see {@link KbPlugin.codeDigest}), resolved as
+ * Where the code a `plugins:` entry loads lies (see {@link KbPlugin.codeSource}), resolved as
  * {@link loadPlugins} resolves it but without importing it: a package's folder, a path's folder
- * (with package.json) or file and its relative imports; `null` when the entry finds nothing.
+ * (with package.json) or file; `null` when the entry finds nothing. Real paths.
  */
-export function pluginSourceDigest(
+export function pluginCodeSource(
   entry: string,
   from: readonly string[],
   relativeTo: string,
-): string | null {
+): PluginCodeSource | null {
   if (!isPluginPath(entry)) {
     const folder = PACKAGE_NAME.test(entry) ? findPackage(entry, from) : undefined;
-    return folder === undefined ? null : pluginCodeDigest({ folder: realpathSync(folder) });
+    return folder === undefined ? null : { folder: realpathSync(folder) };
   }
   const found = candidatesOf(resolve(relativeTo, entry)).find((candidate) => existsSync(candidate));
   if (found === undefined) return null;
   const real = realpathSync(found);
-  if (!statSync(real).isDirectory()) return pluginCodeDigest({ file: real });
-  return existsSync(join(real, "package.json")) ? pluginCodeDigest({ folder: real }) : null;
+  if (!statSync(real).isDirectory()) return { file: real };
+  return existsSync(join(real, "package.json")) ? { folder: real } : null;
 }
 
 async function importPluginEntry(

@@ -28,11 +28,11 @@ export function pluginPaths(job: SweepJob): string[] {
  * the sweep's @kb package `versions`. Throws `SWEEP_QUEUE` for a path outside `root`: no worker
  * would read it.
  */
-export function queuedJob(
+export async function queuedJob(
   job: SweepJob,
   root: string,
   versions: Readonly<Record<string, string>>,
-): QueuedJob {
+): Promise<QueuedJob> {
   const inRoot = (path: string, what: string): string => {
     const relativePath = rootRelative(root, path);
     if (relativePath !== null) return relativePath;
@@ -50,7 +50,9 @@ export function queuedJob(
   return {
     job: sent,
     pluginDigests: Object.fromEntries(
-      pluginPaths(sent).map((entry) => [entry, pathDigest(resolve(root, entry))]),
+      await Promise.all(
+        pluginPaths(sent).map(async (entry) => [entry, await pathDigest(resolve(root, entry))] as const),
+      ),
     ),
     versions,
   };
@@ -79,7 +81,7 @@ export function rootRelative(root: string, path: string): string | null {
  * and dot-folders left out); the extensions a path may leave out are tried; `null` when there is
  * nothing there.
  */
-export function pathDigest(path: string): string | null {
+export function pathDigest(path: string): Promise<string | null> {
   return pluginSourceDigest(path, [], dirname(path));
 }
 
@@ -94,12 +96,12 @@ export type JobFiles = { readonly benchFile: string; readonly job: SweepJob } | 
  * (its own and its topology's) replaced by the real path found, for a topology written elsewhere.
  * Nothing is imported here; a refusal says which file, where, and what to do.
  */
-export function jobFiles(
+export async function jobFiles(
   queued: QueuedJob,
   root: string,
   versions: Readonly<Record<string, string>>,
   findBench: (name: string) => string | undefined,
-): JobFiles {
+): Promise<JobFiles> {
   const { job } = queued;
   const refused = (why: string) => ({
     refusal: `kb worker on ${hostname()} refused point ${job.point}: ${why}`,
@@ -121,7 +123,7 @@ export function jobFiles(
       `it has no bench "${job.bench}" (looked from ${root}). Start the worker in the sweep's folder (or --root it) with the same bench files.`,
     );
   }
-  const benchDigest = benchFileDigest(bench.file);
+  const benchDigest = await benchFileDigest(bench.file);
   if (benchDigest !== job.benchDigest) {
     return refused(
       `its bench ${bench.file} has sha256 ${short(benchDigest)}, the sweep planned with ${short(job.benchDigest)}. Give the worker the same bench file (same checkout or installation) and run the sweep again.`,
@@ -141,7 +143,7 @@ export function jobFiles(
         `the job carries no sha256 of its plug-in "${plugin}", so the worker cannot check its copy.`,
       );
     }
-    const digest = found.file === undefined ? null : pathDigest(found.file);
+    const digest = found.file === undefined ? null : await pathDigest(found.file);
     if (found.file === undefined || digest !== expected) {
       return refused(
         `its plug-in ${resolve(root, plugin)} has sha256 ${short(digest)}, the sweep planned with ${short(expected)}. Give the worker the same plug-in files and run the sweep again.`,
