@@ -248,6 +248,7 @@ async function sweep(specArg: string, options: SweepOptions, io: CliIo): Promise
       topologyFile,
       outDir,
       executor,
+      pluginRoot: specDir,
       cacheDir: options.cache === undefined ? undefined : resolve(cwd, options.cache),
       retryFailed: options.retryFailed === true,
       signal: controller.signal,

@@ -134,7 +134,7 @@ async function worker(options: WorkerOptions, io: CliIo): Promise<number> {
   let stopping = false;
   const runJob = async (queued: QueuedJob): Promise<JobOutcome | null> => {
     // Bench and plug-ins only from inside --root (or a bench name), with the sweep's digests.
-    const files = jobFiles(queued, root, versions, (name) => {
+    const files = await jobFiles(queued, root, versions, (name) => {
       try {
         return locateBench(name, root);
       } catch {

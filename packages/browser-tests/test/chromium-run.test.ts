@@ -1,5 +1,5 @@
 import { execFile } from "node:child_process";
-import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { tmpdir } from "node:os";
@@ -33,6 +33,20 @@ if (!runBrowserTests) {
 
 const CLI = `${repoRoot}apps/cli/dist/bin.js`;
 const run = promisify(execFile);
+
+/** `benches/<bench>.ts` and every file of benches/lib, text by path, as the playground holds them. */
+function benchAndLibrary(bench: string): Record<string, string> {
+  const files: Record<string, string> = {};
+  for (const path of [
+    `benches/${bench}.ts`,
+    ...readdirSync(`${repoRoot}benches/lib`, { recursive: true, encoding: "utf8" }).map(
+      (each) => `benches/lib/${each.split("\\").join("/")}`,
+    ),
+  ]) {
+    if (path.endsWith(".ts")) files[path] = readFileSync(`${repoRoot}${path}`, "utf8");
+  }
+  return files;
+}
 
 /** `kb run <bench> --param ... --verify --json` on Node: its stdout. */
 async function kbRunJson(bench: string, params: Record<string, string>): Promise<string> {
@@ -112,7 +126,7 @@ describe.skipIf(!runBrowserTests)("benches with verification in headless Chromiu
         topologyText,
         topologyName: "topologies/default.yaml",
         params,
-        benchSource: readFileSync(`${repoRoot}benches/${bench}.ts`, "utf8"),
+        files: benchAndLibrary(bench),
         // The versions the CLI records: the page's bundle has no @kb/cli to read them from.
         packages: nodeResults.manifest.packages,
       };
@@ -123,7 +137,7 @@ describe.skipIf(!runBrowserTests)("benches with verification in headless Chromiu
       );
       expect(pageErrors).toEqual([]);
       const pageResults = JSON.parse(inPage) as { manifest: RunManifest };
-      // The run's identity is the CLI's: the same topology, bench source, params and options give
+      // The run's identity is the CLI's: the same topology, bench files, params and options give
       // the same digest on Node and in the page. Only the runtime that ran it differs.
       expect(pageResults.manifest.digest).toBe(nodeResults.manifest.digest);
       expect(pageResults.manifest.node).toMatch(/^browser (Headless)?Chrome\/\d+/);

@@ -1,11 +1,11 @@
-import { type Bench, runBenchCore } from "@kb/runtime";
+import { type Bench, importedSourceFiles, runBenchCore } from "@kb/runtime";
 import gemm from "../../../benches/gemm.js";
 import vectorAdd from "../../../benches/vector-add.js";
 
 // The page script of the Chromium test, bundled for the browser with the benches: a run with
 // verification through runBenchCore, the orchestration `kb run --verify --json` runs on Node
 // (runBench of @kb/runtime/node is it with files), with the topology as YAML text, the bench's
-// source as text and the op log in memory, printed as the CLI prints it.
+// files as text and the op log in memory, printed as the CLI prints it.
 
 const benches: Record<string, Bench> = { gemm, "vector-add": vectorAdd };
 
@@ -17,8 +17,12 @@ export interface PageRun {
   readonly topologyName: string;
   /** Params as `--param key=value` strings. */
   readonly params: Record<string, string>;
-  /** The bench file's text (the manifest's bench digest). */
-  readonly benchSource: string;
+  /**
+   * The bench's file and the files it may import (benches/lib), text by path as the playground
+   * holds them (`benches/gemm.ts`, `benches/lib/params.ts`): the page finds what the bench
+   * imports, whose digest is the manifest's bench digest.
+   */
+  readonly files: Record<string, string>;
   /** The @kb package versions the CLI's manifest records. */
   readonly packages: Record<string, string>;
 }
@@ -32,7 +36,7 @@ export async function runVerified(run: PageRun): Promise<string> {
     topology: run.topologyText,
     topologyName: run.topologyName,
     params: run.params,
-    benchSource: run.benchSource,
+    benchSource: importedSourceFiles(`benches/${run.bench}.ts`, (path) => run.files[path]),
     packages: run.packages,
     verify: true,
   });

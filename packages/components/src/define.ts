@@ -86,9 +86,20 @@ export interface PluginMeta {
 }
 
 /** What a plug-in package default-exports: its metadata and component definitions. */
+/** Where a loaded plug-in's code lies: an absolute, real path ({@link KbPlugin.codeSource}). */
+export type PluginCodeSource = { readonly folder: string } | { readonly file: string };
+
 export interface KbPlugin {
   readonly meta: PluginMeta;
   readonly components: readonly ComponentDefinition[];
+  /**
+   * Set by the loader (`loadPlugins` of `@kb/components/node`), not written by a plug-in: where
+   * the code it loaded lies, a package folder (its files but node_modules and dot-folders) or a
+   * plug-in file (it and the files it imports by relative path). The run manifest's plug-in digest
+   * covers those files (`pluginCodeDigest` of `@kb/runtime/node`), so an edit to a model is a new
+   * run, not a cached one.
+   */
+  readonly codeSource?: PluginCodeSource;
 }
 
 /**

@@ -56,7 +56,7 @@ export type {
 export { Component } from "./component.js";
 export type { CounterPointSink } from "./counter-sampler.js";
 export { CounterSampler, DEFAULT_COUNTER_INTERVAL_NS } from "./counter-sampler.js";
-export type { ComponentDefinition, KbPlugin, PluginMeta } from "./define.js";
+export type { ComponentDefinition, KbPlugin, PluginCodeSource, PluginMeta } from "./define.js";
 export { defineComponent, definePlugin } from "./define.js";
 export { type MaskPiece, maskPieces, maskRunsProblem } from "./dma-mask.js";
 export { Fabric } from "./fabric.js";

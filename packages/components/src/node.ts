@@ -8,7 +8,13 @@ import type { Tracer } from "./trace.js";
 export type { CheckTopologyComponentsOptions, TopologyComponents } from "./node/check-topology.js";
 export { checkTopologyComponents } from "./node/check-topology.js";
 export type { ImportSourceOptions, LoadPluginsOptions } from "./node/plugin-loader.js";
-export { importSourceFile, isPluginPath, loadPlugins, loadTopologyPlugins } from "./node/plugin-loader.js";
+export {
+  importSourceFile,
+  isPluginPath,
+  loadPlugins,
+  loadTopologyPlugins,
+  pluginCodeSource,
+} from "./node/plugin-loader.js";
 
 // ---------------------------------------------------------------------------------------------
 // Checking a topology's components, building a machine from a file

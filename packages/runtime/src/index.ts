@@ -7,7 +7,7 @@ export { checkToleranceSchema } from "./check-tolerance.js";
 export type { Placement } from "./device-tensor.js";
 export { DeviceTensor } from "./device-tensor.js";
 export type { Grid, GridSpec } from "./grid.js";
-export type { ManifestInputs, RunManifest, RunManifestInput } from "./manifest.js";
+export type { DigestedPlugin, ManifestInputs, RunManifest, RunManifestInput } from "./manifest.js";
 export {
   canonicalJson,
   completeManifest,
@@ -16,6 +16,7 @@ export {
   RunManifestSchema,
   runtimeVersion,
   sha256Hex,
+  sourceFilesDigest,
 } from "./manifest.js";
 export type { DeviceMemoryAllocatorStats, DeviceMemoryLayout } from "./memory/device-memory.js";
 export { DeviceMemory } from "./memory/device-memory.js";
@@ -55,4 +56,6 @@ export type {
   SimulatorOptions,
 } from "./simulator.js";
 export { Simulator } from "./simulator.js";
+export type { SourceBytes, SourceFiles } from "./source-files.js";
+export { importCandidates, importedSourceFiles } from "./source-files.js";
 export { verificationJson } from "./verification-json.js";

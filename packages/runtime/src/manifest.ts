@@ -2,6 +2,7 @@ import type { KbPlugin } from "@kb/components";
 import { KbError } from "@kb/errors";
 import type { Topology } from "@kb/topology";
 import * as z from "zod";
+import type { SourceBytes, SourceFiles } from "./source-files.js";
 
 // A run's identity (DESIGN §10): what went into it, so that two runs with the same manifest digest
 // are the same run and a sweep or `kb run --cache` need not simulate it twice. Browser-safe: the
@@ -11,7 +12,12 @@ import * as z from "zod";
 const pluginSchema = z.object({
   name: z.string().describe("Package name, or the path the run was given."),
   version: z.string().nullable().describe("Its package.json version; null for a bare file."),
-  digest: z.string().nullable().describe("sha256 of its entry file, hex; null when not known."),
+  digest: z
+    .string()
+    .nullable()
+    .describe(
+      "sha256 of its metadata, factories and the code the loader read (its package's files, or its file and the files it imports by relative path), hex; null when not known.",
+    ),
 });
 
 /** The published zod schema of a run manifest (`RunResults.manifest`, `kb run --manifest-only`). */
@@ -31,7 +37,11 @@ export const RunManifestSchema = z.object({
   }),
   bench: z.object({
     name: z.string(),
-    digest: z.string().describe("sha256 of the bench file's bytes, hex."),
+    digest: z
+      .string()
+      .describe(
+        "sha256 of the bench file's bytes, hex; for a bench that imports files by relative path, of the relative paths and bytes of it and those files (transitively), sorted.",
+      ),
   }),
   params: z.record(z.string(), z.unknown()).describe("Bench params after defaults."),
   seed: z
@@ -92,6 +102,37 @@ export async function sha256Hex(data: string | Uint8Array): Promise<string> {
 }
 
 /**
+ * The sha256 (hex) of a bench's or plug-in's files: for a lone file, the sha256 of its bytes (a
+ * single-file bench's digest is its file's, as before); for several, the sha256 of each one's
+ * relative path and bytes, `path\0bytes\0`, in sorted path order. Deterministic: the same files
+ * in any insertion order give the same digest, and no time or absolute path enters it.
+ */
+export function sourceFilesDigest(files: SourceFiles): Promise<string> {
+  const paths = Object.keys(files).sort();
+  const encoder = new TextEncoder();
+  const bytesOf = (path: string): Uint8Array => {
+    const bytes = files[path] as SourceBytes;
+    return typeof bytes === "string" ? encoder.encode(bytes) : bytes;
+  };
+  if (paths.length === 1) return sha256Hex(bytesOf(paths[0] as string));
+  const parts: Uint8Array[] = [];
+  const separator = new Uint8Array([0]);
+  for (const path of paths) parts.push(encoder.encode(path), separator, bytesOf(path), separator);
+  const all = new Uint8Array(parts.reduce((total, part) => total + part.length, 0));
+  let at = 0;
+  for (const part of parts) {
+    all.set(part, at);
+    at += part.length;
+  }
+  return sha256Hex(all);
+}
+
+/** A bench's code as files: a lone text or bytes is one file (its digest is its sha256). */
+function benchFilesOf(source: string | Uint8Array | SourceFiles): SourceFiles {
+  return typeof source === "string" || source instanceof Uint8Array ? { bench: source } : source;
+}
+
+/**
  * Completes a manifest with its digest: the sha256 of the canonical JSON of every field but
  * `node`. The Node version is recorded but left out of the identity: the simulation uses no
  * Node-specific behaviour (integer and IEEE arithmetic, no wall time, no Math.random), so a
@@ -106,12 +147,16 @@ export async function completeManifest(input: RunManifestInput): Promise<RunMani
 /** What {@link manifestOf} describes: a run's inputs, loaded (no file or package is read). */
 export interface ManifestInputs {
   readonly bench: { readonly name: string };
-  /** The bench file's text or bytes: its sha256 (of the UTF-8 bytes for text) is the bench's digest. */
-  readonly benchSource: string | Uint8Array;
+  /**
+   * The bench's code: its file's text or bytes, or the file and the files it imports by relative
+   * path (`importedSourceFiles`; `benchFiles` of `@kb/runtime/node` reads them). Their
+   * {@link sourceFilesDigest} is the bench's digest: for a lone file, the sha256 of its bytes.
+   */
+  readonly benchSource: string | Uint8Array | SourceFiles;
   /** The resolved topology (every default filled in, as `parseTopology` gives it). */
   readonly topology: Topology;
-  /** The plug-ins the run loads (the topology's and any others). */
-  readonly plugins: readonly KbPlugin[];
+  /** The plug-ins the run loads (the topology's and any others), with the digests of their code. */
+  readonly plugins: readonly DigestedPlugin[];
   /** The bench params after defaults (`parseBenchParams`). */
   readonly params: Readonly<Record<string, unknown>>;
   /** Run options that change the results (verify, checkPhases). */
@@ -140,7 +185,7 @@ export async function manifestOf(inputs: ManifestInputs): Promise<RunManifest> {
       })),
     ),
     topology: { name: inputs.topology.name, digest: await sha256Hex(canonicalJson(inputs.topology)) },
-    bench: { name: inputs.bench.name, digest: await sha256Hex(inputs.benchSource) },
+    bench: { name: inputs.bench.name, digest: await sourceFilesDigest(benchFilesOf(inputs.benchSource)) },
     params: { ...params },
     seed: typeof params.seed === "number" ? params.seed : null,
     options: { ...inputs.options },
@@ -167,15 +212,26 @@ export function runtimeVersion(): string {
 }
 
 /**
- * A plug-in's digest: the sha256 of the canonical JSON of its meta and, for each component, its
- * kind, impl, description, flags and the source text of its `create` function. It changes when the
- * plug-in's version or metadata changes or its factory is edited; code the factory reaches only
- * through imports is covered by the version (bump it when the model changes).
+ * A loaded plug-in with the digest of the code the loader read (`pluginCodeDigest` of
+ * `@kb/runtime/node` of its `KbPlugin.codeSource`: its package folder's files, or its file and the
+ * files it imports by relative path, by {@link sourceFilesDigest}); none for a plug-in built in
+ * memory.
  */
-export function pluginDigest(plugin: KbPlugin): Promise<string> {
+export interface DigestedPlugin extends KbPlugin {
+  readonly codeDigest?: string | undefined;
+}
+
+/**
+ * A plug-in's digest: the sha256 of the canonical JSON of its meta, the digest of its code
+ * ({@link DigestedPlugin.codeDigest}) and, for each component, its kind, impl, description, flags
+ * and the source text of its `create` function. An edit to any file of the plug-in changes it; a
+ * plug-in built in memory (no `codeDigest`) is covered by its metadata and factories only.
+ */
+export function pluginDigest(plugin: DigestedPlugin): Promise<string> {
   return sha256Hex(
     canonicalJson({
       meta: plugin.meta,
+      code: plugin.codeDigest,
       components: plugin.components.map((component) => ({
         kind: component.kind,
         impl: component.impl,

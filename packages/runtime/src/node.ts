@@ -9,6 +9,14 @@ export type { RunManifestOptions } from "./node/manifest-node.js";
 export { packageVersions, runManifest } from "./node/manifest-node.js";
 export type { RunBenchOptions } from "./node/run-bench.js";
 export { benchManifest, runBench } from "./node/run-bench.js";
+// The code a run loads, read and digested for the manifest, a sweep's point keys and a worker's checks.
+export {
+  benchFileDigest,
+  benchFiles,
+  folderSourceFiles,
+  pluginCodeDigest,
+  pluginSourceDigest,
+} from "./node/source-files-node.js";
 // Re-exported for code written before they moved to the main entry with runBenchCore.
 export type { RunBenchResult, RunWallTimes } from "./run-bench-core.js";
 export type { RunProgress } from "./run-bench-core-parts.js";

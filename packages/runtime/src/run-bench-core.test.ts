@@ -4,7 +4,7 @@ import { join } from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
 import { Tensor } from "@kb/tensor";
 import { readmeExample } from "@kb/tooling/readme-example";
-import { describe, expect, it } from "vitest";
+import { afterAll, describe, expect, it } from "vitest";
 import * as z from "zod";
 import { defineBench } from "./bench.js";
 import { packageVersions } from "./node/manifest-node.js";
@@ -15,8 +15,14 @@ import { failure } from "./test-support.js";
 // runBenchCore is the run without files: given the topology's text and the bench's source, it
 // gives what runBench (its Node adapter, reading the same files) gives, manifest included.
 
-const benchFile = fileURLToPath(import.meta.url);
-const benchSource = readFileSync(benchFile, "utf8");
+// The bench's file is a single file (no relative imports): its digest is the sha256 of its text on
+// both sides. A bench that imports files passes them (`importedSourceFiles`), as the playground
+// does; source-files.test.ts checks that both sides find the same files.
+const benchSource = readFileSync(fileURLToPath(import.meta.url), "utf8").replace(/^import .*\n/gm, "");
+const benchDir = mkdtempSync(join(tmpdir(), "kb-core-bench-"));
+afterAll(() => rmSync(benchDir, { recursive: true, force: true }));
+const benchFile = join(benchDir, "copy-bench.ts");
+writeFileSync(benchFile, benchSource);
 
 /** Copies n f32 ones to the device and checks them there. */
 const copyBench = defineBench({

@@ -28,6 +28,7 @@ import {
 import type { RunLimits } from "./run-limits.js";
 import { Simulator } from "./simulator.js";
 import type { SimulatorOptions } from "./simulator-options.js";
+import type { SourceFiles } from "./source-files.js";
 import { verificationJson } from "./verification-json.js";
 
 /** What {@link runBenchCore} passes a simulator factory: the op logger, tracer, phase check and limits. */
@@ -56,8 +57,12 @@ export interface RunBenchCoreOptions {
   readonly simulator?: (options: CoreSimulatorOptions) => Promise<Simulator>;
   /** The run's manifest when the caller made it already (a cache lookup, topology files). */
   readonly manifest?: RunManifest | undefined;
-  /** The bench file's text or bytes, for the manifest's bench digest (without `manifest`). */
-  readonly benchSource?: string | Uint8Array;
+  /**
+   * The bench's code, for the manifest's bench digest (without `manifest`): its file's text or
+   * bytes, or, for a bench that imports files by relative path, it and those files by relative
+   * path (`importedSourceFiles`, as the playground and `kb run` find them).
+   */
+  readonly benchSource?: string | Uint8Array | SourceFiles;
   /** Package versions for the manifest (without `manifest`; default none). */
   readonly packages?: Readonly<Record<string, string>>;
   /** The manifest's `node` field (without `manifest`; default `runtimeVersion()`). */

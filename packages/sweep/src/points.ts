@@ -134,10 +134,17 @@ function setPath(
 }
 
 /**
- * A point's key: the sha256 of the canonical JSON of its bench file's digest and its inputs. A
- * sweep that is run again finds its finished points by key: the same bench file, topology,
- * params and plug-ins give the same key whatever the design that produced the point.
+ * A point's key: the sha256 of the canonical JSON of its bench's digest (the bench file and the
+ * files it imports), its inputs and the digests of its plug-ins' code (`code`: entry -> digest,
+ * left out of the key when empty). A sweep that is run again finds its finished points by key:
+ * the same bench files, topology, params and plug-in code give the same key whatever the design
+ * that produced the point; an edited plug-in or imported file gives a new one.
  */
-export function pointKey(benchDigest: string, inputs: PointInputs): Promise<string> {
-  return sha256Hex(canonicalJson({ bench: benchDigest, ...inputs }));
+export function pointKey(
+  benchDigest: string,
+  inputs: PointInputs,
+  code: Readonly<Record<string, string | null>> = {},
+): Promise<string> {
+  const plugins = Object.keys(code).length > 0 ? { code } : {};
+  return sha256Hex(canonicalJson({ bench: benchDigest, ...inputs, ...plugins }));
 }

@@ -1,5 +1,5 @@
-import { readFileSync } from "node:fs";
-import { sha256Hex } from "@kb/runtime";
+import { dirname, resolve } from "node:path";
+import { benchFileDigest, pluginSourceDigest } from "@kb/runtime/node";
 import type { Executor, JobOutcome, SweepJob, SweepJobRun } from "./executor.js";
 import { OutLock } from "./node/out-lock.js";
 import { ResultsTable } from "./node/results-files.js";
@@ -11,13 +11,18 @@ import { metricsOf, type SweepRow } from "./table.js";
 /** Options of {@link runSweep}. */
 export interface RunSweepOptions {
   readonly spec: SweepSpec;
-  /** The bench file the spec names, resolved (its bytes give the points' keys). */
+  /** The bench file the spec names, resolved (it and the files it imports give the points' keys). */
   readonly benchFile: string;
   /** The base topology file the spec names, resolved. */
   readonly topologyFile: string;
   /** The results folder: results.jsonl and results.csv. */
   readonly outDir: string;
   readonly executor: Executor;
+  /**
+   * The folder the points' plug-in paths are relative to (the spec's folder; default the current
+   * directory): their code's digests enter the points' keys.
+   */
+  readonly pluginRoot?: string | undefined;
   /** Passed to each point: a folder of results cached by manifest digest. */
   readonly cacheDir?: string | undefined;
   /** Run the points whose rows say failed again (their rows are replaced). */
@@ -88,10 +93,14 @@ export async function runSweep(options: RunSweepOptions): Promise<SweepSummary> 
   let lock: OutLock;
   try {
     plan = planSweep(options.spec, readTopologyInput(options.topologyFile));
-    benchDigest = await sha256Hex(readFileSync(options.benchFile));
+    benchDigest = await benchFileDigest(options.benchFile);
     const digest = benchDigest;
+    const code = pluginCode(options);
     keyed = await Promise.all(
-      plan.points.map(async (point) => ({ point, key: await pointKey(digest, point.inputs) })),
+      plan.points.map(async (point) => ({
+        point,
+        key: await pointKey(digest, point.inputs, await code(point)),
+      })),
     );
     lock = OutLock.acquire(options.outDir, options.onWarning);
   } catch (error) {
@@ -104,6 +113,34 @@ export async function runSweep(options: RunSweepOptions): Promise<SweepSummary> 
   } finally {
     lock.release();
   }
+}
+
+/**
+ * The digests of a point's plug-ins' code, by entry (its own and its topology's), resolved as its
+ * `kb run` resolves them: paths from the spec's folder (the topology's are absolute already),
+ * package names from the topology's folder, then the spec's. One digest per entry per sweep.
+ */
+function pluginCode(options: RunSweepOptions): (point: SweepPoint) => Promise<Record<string, string | null>> {
+  const root = resolve(options.pluginRoot ?? process.cwd());
+  const from = [dirname(resolve(options.topologyFile)), root];
+  const digests = new Map<string, Promise<string | null>>();
+  return async (point) => {
+    const listed = (point.inputs.topology as { plugins?: unknown }).plugins;
+    const entries = [
+      ...(Array.isArray(listed) ? listed.filter((each): each is string => typeof each === "string") : []),
+      ...point.inputs.plugins,
+    ];
+    const code: Record<string, string | null> = {};
+    for (const entry of entries) {
+      let digest = digests.get(entry);
+      if (digest === undefined) {
+        digest = pluginSourceDigest(entry, from, root);
+        digests.set(entry, digest);
+      }
+      code[entry] = await digest;
+    }
+    return code;
+  };
 }
 
 /** The points of a planned sweep run into its table (the folder's lock held). */

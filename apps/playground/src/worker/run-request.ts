@@ -1,5 +1,5 @@
 import { type OpLogSink, opRecordToJson } from "@kb/oplog";
-import { isBench, type RunProgress, runBenchCore } from "@kb/runtime";
+import { importedSourceFiles, isBench, type RunProgress, runBenchCore } from "@kb/runtime";
 import { LIMIT_FIELDS, type RunDoneMessage, type RunProgressMessage, type RunRequest } from "../protocol.js";
 import { KB_PACKAGE_VERSIONS } from "./bundled-modules.js";
 import { evaluateFiles, SourceError } from "./virtual-modules.js";
@@ -37,7 +37,8 @@ export async function runRequest(
     params: request.params,
     topology: request.topology.text,
     topologyName: request.topology.name,
-    benchSource: request.files[request.main] as string,
+    // The bench's file and the files it imports, found as `kb run` finds them: the same digest.
+    benchSource: importedSourceFiles(request.main, (path) => request.files[path]),
     packages: KB_PACKAGE_VERSIONS,
     verify: request.verify,
     limits: { ...request.limits, names: LIMIT_FIELDS },

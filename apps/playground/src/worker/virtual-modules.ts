@@ -1,3 +1,4 @@
+import { importCandidates } from "@kb/runtime";
 import { transform } from "sucrase";
 import type { SourceLocation } from "../protocol.js";
 import { BUNDLED_MODULES } from "./bundled-modules.js";
@@ -126,8 +127,9 @@ function compile(path: string, code: string): CompiledModule {
 
 /**
  * What a specifier imports: a virtual file's path, null for a bundled module, undefined for
- * nothing. A relative path resolves as TypeScript does: `./lib/params.js` is `lib/params.ts`
- * when that is the file there is, then `.ts` and `/index.ts` are tried.
+ * nothing. A relative path resolves as TypeScript does (`importCandidates` of @kb/runtime, the
+ * rules the manifest's bench digest follows too): `./lib/params.js` is `lib/params.ts` when that
+ * is the file there is, then extensions and `/index` files are tried.
  */
 function resolveSpecifier(
   files: Readonly<Record<string, string>>,
@@ -135,19 +137,7 @@ function resolveSpecifier(
   specifier: string,
 ): string | null | undefined {
   if (!specifier.startsWith(".")) return specifier in BUNDLED_MODULES ? null : undefined;
-  const base = joinPath(from.split("/").slice(0, -1), specifier);
-  const stem = base.replace(/\.[cm]?js$/, "");
-  const candidates = [base, `${stem}.ts`, `${stem}.mts`, `${stem}.cts`, `${base}.ts`, `${base}/index.ts`];
-  return candidates.find((candidate) => files[candidate] !== undefined);
-}
-
-function joinPath(dir: readonly string[], relative: string): string {
-  const parts = [...dir];
-  for (const part of relative.split("/")) {
-    if (part === "..") parts.pop();
-    else if (part !== "." && part !== "") parts.push(part);
-  }
-  return parts.join("/");
+  return importCandidates(from, specifier).find((candidate) => files[candidate] !== undefined);
 }
 
 function unknownImport(files: Readonly<Record<string, string>>, from: string, specifier: string): string {

@@ -6,7 +6,7 @@ import { readUserText } from "@kb/errors/node";
 import { type Topology, yamlLocator } from "@kb/topology";
 import { readTopologyText } from "@kb/topology/node";
 import * as zod from "zod";
-import { checkPlugin, type KbPlugin } from "../define.js";
+import { checkPlugin, type KbPlugin, type PluginCodeSource } from "../define.js";
 import * as components from "../index.js";
 
 // ---------------------------------------------------------------------------------------------
@@ -227,6 +227,37 @@ const TYPESCRIPT = new Set([".ts", ".mts", ".cts"]);
 const LOADABLE = new Set([...PLUGIN_EXTENSIONS, ".cts", ".cjs"]);
 
 async function loadPlugin(entry: string, from: readonly string[], relativeTo: string): Promise<KbPlugin> {
+  const plugin = await importPluginEntry(entry, from, relativeTo);
+  const codeSource = pluginCodeSource(entry, from, relativeTo);
+  return codeSource === null ? plugin : { ...plugin, codeSource };
+}
+
+/**
+ * Where the code a `plugins:` entry loads lies (see {@link KbPlugin.codeSource}), resolved as
+ * {@link loadPlugins} resolves it but without importing it: a package's folder, a path's folder
+ * (with package.json) or file; `null` when the entry finds nothing. Real paths.
+ */
+export function pluginCodeSource(
+  entry: string,
+  from: readonly string[],
+  relativeTo: string,
+): PluginCodeSource | null {
+  if (!isPluginPath(entry)) {
+    const folder = PACKAGE_NAME.test(entry) ? findPackage(entry, from) : undefined;
+    return folder === undefined ? null : { folder: realpathSync(folder) };
+  }
+  const found = candidatesOf(resolve(relativeTo, entry)).find((candidate) => existsSync(candidate));
+  if (found === undefined) return null;
+  const real = realpathSync(found);
+  if (!statSync(real).isDirectory()) return { file: real };
+  return existsSync(join(real, "package.json")) ? { folder: real } : null;
+}
+
+async function importPluginEntry(
+  entry: string,
+  from: readonly string[],
+  relativeTo: string,
+): Promise<KbPlugin> {
   if (isPluginPath(entry)) return loadPluginPath(entry, resolve(relativeTo, entry), relativeTo);
   const name = entry;
   if (!PACKAGE_NAME.test(name)) {

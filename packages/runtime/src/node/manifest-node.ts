@@ -6,7 +6,8 @@ import { readUserFile } from "@kb/errors/node";
 import { resolveTopology, type Topology, type TopologyInput } from "@kb/topology";
 import { loadTopologyFile } from "@kb/topology/node";
 import type { Bench } from "../bench.js";
-import { manifestOf, type RunManifest } from "../manifest.js";
+import { type DigestedPlugin, manifestOf, type RunManifest } from "../manifest.js";
+import { benchFiles, pluginCodeDigest } from "./source-files-node.js";
 
 /** The @kb packages a run of `@kb/runtime` uses: itself and what it depends on. */
 const RUNTIME_PACKAGES = [
@@ -51,7 +52,7 @@ const BENCH_FILE_MAX_BYTES = 16 * 2 ** 20;
 /** What {@link runManifest} describes. */
 export interface RunManifestOptions {
   readonly bench: Bench;
-  /** The bench's file: its bytes are the bench's digest. */
+  /** The bench's file: it and the files it imports by relative path are the bench's digest. */
   readonly benchFile: string;
   /** A topology file path, or a topology object. */
   readonly topology: string | TopologyInput;
@@ -82,18 +83,27 @@ export async function runManifest(options: RunManifestOptions): Promise<RunManif
     topology = resolveTopology(options.topology);
     plugins = await loadPlugins([...topology.plugins, ...extra], { from: process.cwd() });
   }
+  // Read first for its checks (a missing, unreadable or oversized file is a located error).
+  readUserFile(options.benchFile, {
+    what: "bench file",
+    maxBytes: BENCH_FILE_MAX_BYTES,
+    code: "RUNTIME_INVALID",
+  });
   return manifestOf({
     bench: options.bench,
-    benchSource: readUserFile(options.benchFile, {
-      what: "bench file",
-      maxBytes: BENCH_FILE_MAX_BYTES,
-      code: "RUNTIME_INVALID",
-    }),
+    benchSource: benchFiles(options.benchFile),
     topology,
-    plugins,
+    plugins: await Promise.all(plugins.map(withCodeDigest)),
     params: options.params,
     options: options.options ?? {},
     packages: options.packages ?? packageVersions(),
     runtime: process.version,
   });
+}
+
+/** A loaded plug-in with the digest of the files it was loaded from (`codeSource`), when it was. */
+async function withCodeDigest(plugin: KbPlugin): Promise<DigestedPlugin> {
+  return plugin.codeSource === undefined
+    ? plugin
+    : { ...plugin, codeDigest: await pluginCodeDigest(plugin.codeSource) };
 }

@@ -1,8 +1,8 @@
-import { createHash } from "node:crypto";
-import { readdirSync, readFileSync, realpathSync, statSync } from "node:fs";
+import { realpathSync, statSync } from "node:fs";
 import { hostname } from "node:os";
-import { isAbsolute, join, relative, resolve, sep } from "node:path";
+import { dirname, isAbsolute, relative, resolve, sep } from "node:path";
 import { KbError } from "@kb/errors";
+import { benchFileDigest, pluginSourceDigest } from "@kb/runtime/node";
 import type { SweepJob } from "../../executor.js";
 import { isPath } from "../../spec-file.js";
 import { isBenchName, type QueuedJob } from "./job-schema.js";
@@ -28,11 +28,11 @@ export function pluginPaths(job: SweepJob): string[] {
  * the sweep's @kb package `versions`. Throws `SWEEP_QUEUE` for a path outside `root`: no worker
  * would read it.
  */
-export function queuedJob(
+export async function queuedJob(
   job: SweepJob,
   root: string,
   versions: Readonly<Record<string, string>>,
-): QueuedJob {
+): Promise<QueuedJob> {
   const inRoot = (path: string, what: string): string => {
     const relativePath = rootRelative(root, path);
     if (relativePath !== null) return relativePath;
@@ -50,7 +50,9 @@ export function queuedJob(
   return {
     job: sent,
     pluginDigests: Object.fromEntries(
-      pluginPaths(sent).map((entry) => [entry, pathDigest(resolve(root, entry))]),
+      await Promise.all(
+        pluginPaths(sent).map(async (entry) => [entry, await pathDigest(resolve(root, entry))] as const),
+      ),
     ),
     versions,
   };
@@ -74,26 +76,13 @@ export function rootRelative(root: string, path: string): string | null {
 }
 
 /**
- * sha256 (hex) of a plug-in path: a file's bytes, or for a package folder its files' relative
- * paths and bytes in sorted order (node_modules and dot-folders left out); the extensions a path
- * may leave out are tried; `null` when there is nothing there.
+ * sha256 (hex) of a plug-in path's code, as a run's manifest digests it (`pluginSourceDigest`):
+ * a file and the files it imports by relative path, or a package folder's files (node_modules
+ * and dot-folders left out); the extensions a path may leave out are tried; `null` when there is
+ * nothing there.
  */
-export function pathDigest(path: string): string | null {
-  for (const extension of PLUGIN_EXTENSIONS) {
-    const candidate = path + extension;
-    const kind = kindOf(candidate);
-    if (kind === "file") return createHash("sha256").update(readFileSync(candidate)).digest("hex");
-    if (kind === "folder" && extension === "") {
-      const hash = createHash("sha256");
-      for (const file of folderFiles(candidate)) {
-        hash.update(`${relative(candidate, file)}\0`);
-        hash.update(readFileSync(file));
-        hash.update("\0");
-      }
-      return hash.digest("hex");
-    }
-  }
-  return null;
+export function pathDigest(path: string): Promise<string | null> {
+  return pluginSourceDigest(path, [], dirname(path));
 }
 
 /** What a worker runs of a job: its bench file and the job with absolute plug-in paths, or why it refuses. */
@@ -107,12 +96,12 @@ export type JobFiles = { readonly benchFile: string; readonly job: SweepJob } | 
  * (its own and its topology's) replaced by the real path found, for a topology written elsewhere.
  * Nothing is imported here; a refusal says which file, where, and what to do.
  */
-export function jobFiles(
+export async function jobFiles(
   queued: QueuedJob,
   root: string,
   versions: Readonly<Record<string, string>>,
   findBench: (name: string) => string | undefined,
-): JobFiles {
+): Promise<JobFiles> {
   const { job } = queued;
   const refused = (why: string) => ({
     refusal: `kb worker on ${hostname()} refused point ${job.point}: ${why}`,
@@ -134,7 +123,7 @@ export function jobFiles(
       `it has no bench "${job.bench}" (looked from ${root}). Start the worker in the sweep's folder (or --root it) with the same bench files.`,
     );
   }
-  const benchDigest = pathDigest(bench.file);
+  const benchDigest = await benchFileDigest(bench.file);
   if (benchDigest !== job.benchDigest) {
     return refused(
       `its bench ${bench.file} has sha256 ${short(benchDigest)}, the sweep planned with ${short(job.benchDigest)}. Give the worker the same bench file (same checkout or installation) and run the sweep again.`,
@@ -154,7 +143,7 @@ export function jobFiles(
         `the job carries no sha256 of its plug-in "${plugin}", so the worker cannot check its copy.`,
       );
     }
-    const digest = found.file === undefined ? null : pathDigest(found.file);
+    const digest = found.file === undefined ? null : await pathDigest(found.file);
     if (found.file === undefined || digest !== expected) {
       return refused(
         `its plug-in ${resolve(root, plugin)} has sha256 ${short(digest)}, the sweep planned with ${short(expected)}. Give the worker the same plug-in files and run the sweep again.`,
@@ -229,16 +218,4 @@ function kindOf(path: string): "file" | "folder" | null {
   } catch {
     return null;
   }
-}
-
-function folderFiles(folder: string): string[] {
-  const files: string[] = [];
-  const entries = readdirSync(folder, { withFileTypes: true }).sort((a, b) => (a.name < b.name ? -1 : 1));
-  for (const entry of entries) {
-    if (entry.name.startsWith(".") || entry.name === "node_modules") continue;
-    const path = join(folder, entry.name);
-    if (entry.isDirectory()) files.push(...folderFiles(path));
-    else if (entry.isFile()) files.push(path);
-  }
-  return files;
 }

@@ -169,19 +169,18 @@ export class RedisExecutor implements Executor {
     this.#attempts.set(job.key, attempt);
     const id = `${job.key}-${attempt}`;
     this.#pending.set(id, job);
-    let data: QueuedJob;
-    try {
-      data = queuedJob(job, this.#root, this.#versions);
-    } catch (error) {
-      // A file no worker would read (outside the sweep's folder): the point's row says so.
-      const reason = error instanceof Error ? error.message : String(error);
-      this.#adding = Promise.all([
-        this.#adding,
-        Promise.resolve().then(() => this.#finished(id, { status: "failed", reason })),
-      ]);
-      return;
-    }
-    this.#add(id, data);
+    // The job's plug-in digests are read first (hashing is asynchronous); closed meanwhile, it is not added.
+    const queuing = queuedJob(job, this.#root, this.#versions).then(
+      (data) => {
+        if (!this.#closed) this.#add(id, data);
+      },
+      (error: unknown) => {
+        // A file no worker would read (outside the sweep's folder): the point's row says so.
+        const reason = error instanceof Error ? error.message : String(error);
+        this.#finished(id, { status: "failed", reason });
+      },
+    );
+    this.#adding = Promise.all([this.#adding, queuing]);
   }
 
   /** Adds job `id` to the queue (again, for a lost one), then takes its outcome if it finished before. */
