@@ -90,6 +90,13 @@ describe("checkBench", { timeout: 120_000 }, () => {
     ]);
   });
 
+  it("refuses a JavaScript bench, saying it checks TypeScript files", async () => {
+    const file = write("plain.mjs", "export default 1;\n");
+    await expect(checkBench([file])).rejects.toThrow(
+      `${file} is JavaScript: kb check type-checks TypeScript bench files (.ts, .mts, .cts); run a JavaScript bench without the check.`,
+    );
+  });
+
   it("says where it looked when kb's declarations cannot be found", async () => {
     const file = write("good-again.ts", BENCH('tl.load(src, [n], "f32")'));
     await expect(checkBench([file], { resolveFrom: join(dir, "cli.js") })).rejects.toThrow(

@@ -46,14 +46,21 @@ export interface CheckBenchOptions {
  * found by module resolution from `resolveFrom`, so this works in a clone (after a build) and in
  * an installed kb alike. Loads TypeScript when called.
  *
- * Throws `RUNTIME_INVALID` when a file does not exist or when the @kb declarations cannot be found
- * (a clone not built yet).
+ * Throws `RUNTIME_INVALID` when a file does not exist or is not TypeScript, or when the @kb
+ * declarations cannot be found (a clone not built yet).
  */
 export async function checkBench(
   files: readonly string[],
   options: CheckBenchOptions = {},
 ): Promise<BenchCheckResult> {
   const roots = files.map((file) => resolve(file));
+  const script = roots.find((root) => !/\.[cm]?ts$/.test(root) || root.endsWith(".d.ts"));
+  if (script !== undefined) {
+    throw new KbError(
+      "RUNTIME_INVALID",
+      `${script} is JavaScript: kb check type-checks TypeScript bench files (.ts, .mts, .cts); run a JavaScript bench without the check.`,
+    );
+  }
   const ts = (await import("typescript")).default;
   const converted = ts.convertCompilerOptionsFromJson(BENCH_COMPILER_OPTIONS, "/");
   const compilerOptions = converted.options;
