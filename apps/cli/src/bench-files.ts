@@ -9,7 +9,7 @@ import * as errors from "@kb/errors";
 import { KbError } from "@kb/errors";
 import * as oplog from "@kb/oplog";
 import * as runtime from "@kb/runtime";
-import { type Bench, isBench } from "@kb/runtime";
+import { type Bench, type BenchPackage, isBench } from "@kb/runtime";
 import * as tensor from "@kb/tensor";
 import * as tl from "@kb/tl";
 import * as topology from "@kb/topology";
@@ -161,9 +161,10 @@ export function locateTopology(topologyArg: string, cwd: string): string {
 /**
  * The modules a bench file gets from the CLI itself rather than from its own node_modules: one
  * copy of each, so its `KbError`s, tensors and kernels are the ones the simulator knows, and a
- * bench file outside any project (no node_modules) still runs.
+ * bench file outside any project (no node_modules) still runs. Keyed by `BENCH_PACKAGES` of
+ * @kb/runtime, the list the type check and the playground use too.
  */
-const SHARED_MODULES: Record<string, unknown> = {
+const SHARED_MODULES: Readonly<Record<BenchPackage, unknown>> = {
   "@kb/ccl": ccl,
   "@kb/components": components,
   "@kb/data-executor": dataExecutor,
@@ -175,6 +176,13 @@ const SHARED_MODULES: Record<string, unknown> = {
   "@kb/topology": topology,
   zod,
 };
+
+/**
+ * Where a bench's imports of SHARED_MODULES are resolved from when it is type-checked
+ * (`kb check`, `kb run --typecheck`): this file, so the declarations are those of the modules a
+ * run hands the bench.
+ */
+export const BENCH_MODULES_FROM: string = import.meta.url;
 
 /**
  * Imports a bench file (TypeScript or JavaScript, through `importSourceFile` of

@@ -1,4 +1,5 @@
 import {
+  existsSync,
   mkdirSync,
   mkdtempSync,
   readdirSync,
@@ -136,6 +137,19 @@ describe.skipIf(!enabled)("kb init folders install with plain npm, no @kb packag
         await kb(app, "run", "gemm", "--param", "M=256", "--param", "N=256", "--param", "K=256"),
       );
       expect(gemm.stdout).toContain("bench gemm on topology default");
+      // kb check finds the @kb declarations where kb is installed, not in a clone.
+      expect(ok(await kb(app, "check", "gemm")).stdout).toMatch(
+        /^ok: \S*gemm\.ts and the \d+ files it imports type-check clean\n$/,
+      );
+      // BullMQ and ioredis are optional peers of @kb/sweep: not installed, and kb worker says so.
+      expect(existsSync(join(app, "node_modules", "bullmq"))).toBe(false);
+      expect(existsSync(join(app, "node_modules", "ioredis"))).toBe(false);
+      const worker = await kb(app, "worker", "--redis", "redis://127.0.0.1:1", "--queue", "q");
+      expect(worker.stderr).toContain(
+        "kb sweep --redis / kb worker need bullmq and ioredis: npm install bullmq ioredis",
+      );
+      expect(worker.stderr).not.toContain("    at ");
+      expect(worker.code).toBe(1);
 
       const init = ok(await kb(app, "init", "project"));
       expect(init.stdout).toContain("@kb packages: file: paths to the tarballs kb was installed from");

@@ -2,6 +2,7 @@ import { readFileSync } from "node:fs";
 import { isKbError } from "@kb/errors";
 import { formatIssue } from "@kb/topology";
 import { Command, CommanderError } from "commander";
+import { addCheckCommand } from "./check-command.js";
 import { addComponentsCommand } from "./components-command.js";
 import { addInitCommand } from "./init-command.js";
 import { locatedIssuesOf } from "./located-issues.js";
@@ -83,6 +84,7 @@ function buildProgram(io: CliIo, state: RunState): Command {
   addTopologyCommand(program, io, state);
   addComponentsCommand(program, io);
   addRunCommand(program, io, state);
+  addCheckCommand(program, io, state);
   addProbeCommand(program, io, state);
   addSweepCommand(program, io, state);
   addWorkerCommand(program, io, state);

@@ -18,6 +18,7 @@ import { isPrototypeKey, prototypeKeyMessage } from "@kb/topology";
 import { topologyFileWarnings } from "@kb/topology/node";
 import { type Command, InvalidArgumentError } from "commander";
 import { loadBench, locateBench, locateTopology } from "./bench-files.js";
+import { typeCheckBeforeRun } from "./check-command.js";
 import { formatReport, formatRunSummary, formatWallMs, groupDigits, type RunOutput } from "./format-run.js";
 import { formatWarning } from "./located-issues.js";
 import { chromeTraceChunks, isGzipPath, PendingFile } from "./pending-file.js";
@@ -43,6 +44,7 @@ interface RunOptions {
   maxStallCalls?: number;
   manifestOnly?: boolean;
   cache?: string;
+  typecheck?: boolean;
 }
 
 /** Adds `kb run BENCH` to the program. */
@@ -124,6 +126,10 @@ export function addRunCommand(program: Command, io: CliIo, state: RunState): Com
       "--cache <dir>",
       "keep results by manifest digest in DIR (DIR/<digest>.json) and print a cached run instead of simulating it again (not with --trace or --oplog, which need the run)",
     )
+    .option(
+      "--typecheck",
+      "type-check the bench and the files it imports first, as kb check does; on a type error print it (FILE:LINE:COL: error TSnnnn) and run nothing (exit 1)",
+    )
     .addHelpText(
       "after",
       "\nExamples:\n" +
@@ -196,6 +202,7 @@ function collectParam(value: string, previous: Record<string, string> | undefine
 async function runCommand(benchArg: string, options: RunOptions, io: CliIo): Promise<boolean> {
   const cwd = process.cwd();
   const benchFile = locateBench(benchArg, cwd);
+  if (options.typecheck === true) await typeCheckBeforeRun(benchFile, io, cwd);
   const bench = await loadBench(benchFile);
   const topologyFile = locateTopology(options.topology ?? "default", cwd);
 

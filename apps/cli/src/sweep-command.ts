@@ -17,6 +17,7 @@ import {
 import {
   isPath,
   LocalProcessPool,
+  loadRedisSweep,
   loadSweepSpec,
   outputError,
   RESULTS_CSV,
@@ -202,7 +203,7 @@ async function sweep(specArg: string, options: SweepOptions, io: CliIo): Promise
     if (options.cache !== undefined) {
       throw usage("--cache is for points run here; with --redis give each kb worker its own --cache DIR.");
     }
-    const { isBenchName, RedisExecutor, queueNameOf, rootRelative } = await import("@kb/sweep/redis");
+    const { isBenchName, RedisExecutor, queueNameOf, rootRelative } = await loadRedisSweep();
     if (!isBenchName(spec.bench) && rootRelative(specDir, spec.bench) === null) {
       throw new KbError(
         "SWEEP_QUEUE",

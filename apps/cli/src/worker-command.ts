@@ -4,7 +4,7 @@ import { join, resolve } from "node:path";
 import { KbError } from "@kb/errors";
 import { packageVersions } from "@kb/runtime/node";
 import { type JobOutcome, LOST_WORKER_DEFAULTS, RECONNECT_CAP_MS, REDIS_GIVE_UP_S } from "@kb/sweep";
-import { LocalProcessPool } from "@kb/sweep/node";
+import { LocalProcessPool, loadRedisSweep } from "@kb/sweep/node";
 import type { QueuedJob } from "@kb/sweep/redis";
 import { type Command, InvalidArgumentError } from "commander";
 import { locateBench } from "./bench-files.js";
@@ -104,7 +104,7 @@ function positiveNumber(value: string): number {
 
 async function worker(options: WorkerOptions, io: CliIo): Promise<number> {
   // Loaded here, not at the top: BullMQ and ioredis cost every other kb command ~100 ms to load.
-  const { jobFiles, jobRunner, runWorker } = await import("@kb/sweep/redis");
+  const { jobFiles, jobRunner, runWorker } = await loadRedisSweep();
   const url = redisUrlOf(options.redis ?? true, "kb worker");
   const root = resolve(process.cwd(), options.root ?? ".");
   if (!(statSync(root, { throwIfNoEntry: false })?.isDirectory() ?? false)) {

@@ -4,20 +4,22 @@
 // module resolution reads. Written as one JSON map, virtual path -> text, to
 // src/editor/generated/types.json, which the TypeScript worker (src/editor/ts-worker.ts) loads.
 //
-// The set is what TypeScript itself loads for a file importing every `@kb/*` package the
-// playground depends on, so it is exactly what the editor needs and nothing more.
+// The set is what TypeScript itself loads for a file importing every package a bench may import
+// (BENCH_PACKAGES of @kb/runtime), so it is exactly what the editor needs and nothing more.
 //
 // Usage: node scripts/gather-types.mjs            (from apps/playground)
 
 import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { dirname, join, sep } from "node:path";
 import { fileURLToPath } from "node:url";
+import { BENCH_COMPILER_OPTIONS, BENCH_PACKAGES } from "@kb/runtime";
 import ts from "typescript";
 
 const playground = fileURLToPath(new URL("..", import.meta.url));
 
-/** The lib files a bench sees: the language (ES2022) and what a Web Worker offers (console...). */
-export const BENCH_LIBS = ["lib.es2022.d.ts", "lib.webworker.d.ts"];
+/** The lib files a bench sees (`lib` of BENCH_COMPILER_OPTIONS): ES2022 and a Web Worker's globals. */
+export const BENCH_LIBS = ts.convertCompilerOptionsFromJson({ lib: BENCH_COMPILER_OPTIONS.lib }, "/").options
+  .lib;
 
 /** Where the lib files sit in the virtual file system. */
 export const LIB_DIR = "/lib";
@@ -36,24 +38,14 @@ const RESOLUTION_FIELDS = [
 ];
 
 /**
- * The packages a bench may import: the playground's `@kb/*` dependencies (its own UI and build
- * tooling aside) and zod.
- */
-function importablePackages() {
-  const manifest = JSON.parse(readFileSync(join(playground, "package.json"), "utf8"));
-  return Object.keys(manifest.dependencies ?? {}).filter(
-    (name) => (name.startsWith("@kb/") && name !== "@kb/web-ui") || name === "zod",
-  );
-}
-
-/**
  * The declarations as a map from virtual path (`/lib/lib.es2022.d.ts`,
  * `/node_modules/@kb/tl/dist/index.d.ts`, `/node_modules/zod/package.json`) to text.
  * Throws when a package's declarations are missing (not built yet) or two copies of a package
  * differ.
  */
 export function gatherTypes() {
-  const packages = importablePackages();
+  // What a bench may import (BENCH_PACKAGES: those kb run hands it and kb check checks it with).
+  const packages = BENCH_PACKAGES;
   const entry = join(playground, "__kb_types_entry__.ts");
   const entryText = packages.map((name, i) => `import * as p${i} from "${name}";\n`).join("");
   const options = {

@@ -1,6 +1,8 @@
 // `@kb/runtime/node`: what a run needs of Node (DESIGN §9): topology files, plug-ins by package
 // name, host writes spilled to a temporary file. The main entry runs anywhere.
 
+export type { BenchCheckResult, BenchDiagnostic, CheckBenchOptions } from "./node/check-bench.js";
+export { checkBench } from "./node/check-bench.js";
 export type { LoadSimulatorOptions } from "./node/load-simulator.js";
 export { loadSimulator } from "./node/load-simulator.js";
 export type { CacheLookup } from "./node/manifest-cache.js";

@@ -3,6 +3,8 @@
 
 export type { LockHolder } from "./node/out-lock.js";
 export { LOCK_FILE, OutLock } from "./node/out-lock.js";
+export type { RedisSweep } from "./node/redis-loader.js";
+export { loadRedisSweep, REDIS_PEERS } from "./node/redis-loader.js";
 export { RESULTS_CSV, RESULTS_JSONL, ResultsTable } from "./node/results-files.js";
 export { outputError } from "./output-error.js";
 export type { LocalProcessPoolOptions, PointCommand } from "./process-pool.js";

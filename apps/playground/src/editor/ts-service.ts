@@ -1,4 +1,5 @@
 import { KbError } from "@kb/errors";
+import { BENCH_COMPILER_OPTIONS } from "@kb/runtime";
 import type * as Ts from "typescript";
 
 // The TypeScript language service over a virtual file system: the bench's files (by the
@@ -66,30 +67,11 @@ export interface TsService {
 }
 
 /**
- * The compiler options a bench is checked with: the repository's strict base
- * (packages/tooling/tsconfig.base.json) with the lib files a Web Worker has.
+ * The compiler options a bench is checked with: `BENCH_COMPILER_OPTIONS` of @kb/runtime, those
+ * `kb check` uses too.
  */
 export function benchCompilerOptions(ts: typeof Ts): Ts.CompilerOptions {
-  return {
-    target: ts.ScriptTarget.ES2022,
-    module: ts.ModuleKind.ESNext,
-    moduleResolution: ts.ModuleResolutionKind.Bundler,
-    moduleDetection: ts.ModuleDetectionKind.Force,
-    lib: ["lib.es2022.d.ts", "lib.webworker.d.ts"],
-    types: [],
-    strict: true,
-    exactOptionalPropertyTypes: true,
-    noUncheckedIndexedAccess: true,
-    noImplicitOverride: true,
-    noImplicitReturns: true,
-    noFallthroughCasesInSwitch: true,
-    useUnknownInCatchVariables: true,
-    verbatimModuleSyntax: true,
-    isolatedModules: true,
-    resolveJsonModule: true,
-    skipLibCheck: true,
-    noEmit: true,
-  };
+  return ts.convertCompilerOptionsFromJson(BENCH_COMPILER_OPTIONS, "/").options;
 }
 
 /**

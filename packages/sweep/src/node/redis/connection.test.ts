@@ -138,11 +138,18 @@ describe("checkRedis", () => {
   });
 
   it("says the password is wrong when the server refuses it", async () => {
-    // A server that answers like redis-server with requirepass and another password.
+    // A server that answers like redis-server with requirepass and another password: one error
+    // per command (ioredis 6 sends HELLO and two CLIENT SETINFO in one packet and awaits three).
     const server = await tcpServer((socket) =>
-      socket.on("data", () =>
-        socket.write("-WRONGPASS invalid username-password pair or user is disabled.\r\n"),
-      ),
+      socket.on("data", (data: Buffer) => {
+        const commands = data
+          .toString()
+          .split("\r\n")
+          .filter((line) => line.startsWith("*")).length;
+        socket.write(
+          "-WRONGPASS invalid username-password pair or user is disabled.\r\n".repeat(Math.max(commands, 1)),
+        );
+      }),
     );
     try {
       const message = await queueError(() =>
