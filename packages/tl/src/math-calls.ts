@@ -121,6 +121,28 @@ export interface MathCalls {
   softmax(x: TensorHandle, axis?: number, options?: MathOptions): Promise<TensorHandle>;
   /** Inclusive prefix sums along `axis` (default the last), same shape (summed in f64, rounded once). */
   cumsum(x: TensorHandle, axis?: number, options?: MathOptions): Promise<TensorHandle>;
+  /** The arcsine elementwise (libdevice `asin`): NaN outside [-1, 1]. */
+  asin(x: TensorHandle, options?: MathOptions): Promise<TensorHandle>;
+  /** The arccosine elementwise (libdevice `acos`). */
+  acos(x: TensorHandle, options?: MathOptions): Promise<TensorHandle>;
+  /** The arctangent elementwise (libdevice `atan`). */
+  atan(x: TensorHandle, options?: MathOptions): Promise<TensorHandle>;
+  /** The angle of the point `(x, y)`, `atan2(y, x)` (libdevice `atan2`); either side may be a number. */
+  atan2(y: Operand, x: Operand, options?: MathOptions): Promise<TensorHandle>;
+  /** The hyperbolic sine elementwise. */
+  sinh(x: TensorHandle, options?: MathOptions): Promise<TensorHandle>;
+  /** The hyperbolic cosine elementwise. */
+  cosh(x: TensorHandle, options?: MathOptions): Promise<TensorHandle>;
+  /** The inverse error function elementwise (libdevice `erfinv`): ±1 -> ±Inf, NaN outside [-1, 1]. */
+  erfinv(x: TensorHandle, options?: MathOptions): Promise<TensorHandle>;
+  /** `log(1 + x)` elementwise, accurate near 0 (libdevice `log1p`). */
+  log1p(x: TensorHandle, options?: MathOptions): Promise<TensorHandle>;
+  /** `e^x - 1` elementwise, accurate near 0 (libdevice `expm1`). */
+  expm1(x: TensorHandle, options?: MathOptions): Promise<TensorHandle>;
+  /** The cube root elementwise (libdevice `cbrt`; negative for negative x). */
+  cbrt(x: TensorHandle, options?: MathOptions): Promise<TensorHandle>;
+  /** `sqrt(a^2 + b^2)` without overflow in the squares (libdevice `hypot`); either side may be a number. */
+  hypot(a: Operand, b: Operand, options?: MathOptions): Promise<TensorHandle>;
 }
 
 /**
