@@ -48,6 +48,37 @@ export async function softmaxKernel(
   await tl.store(output.at(row_idx, 0), softmax_output, { mask });
 }
 
+/**
+ * The same softmax with `ROWS` rows per program, as Triton kernels for norms and cross-entropy
+ * write it: program `pid` takes rows `pid * ROWS ..` in one `[ROWS, BLOCK_SIZE]` tile, rows
+ * `n_cols` elements apart (the tile is wider than the rows), masked to `rows < n_rows` and
+ * `cols < n_cols`; the masked-off columns load as -inf and never move.
+ */
+export async function softmaxRowsKernel(
+  tl: TL,
+  output: DeviceTensor,
+  input: DeviceTensor,
+  n_rows: number,
+  n_cols: number,
+  BLOCK_SIZE: number,
+  ROWS: number,
+): Promise<void> {
+  const row_start = tl.programId(0) * ROWS;
+  const row_offsets = tl.expandDims(await tl.add(tl.arange(0, ROWS), row_start), 1); // [:, None]
+  const col_offsets = tl.expandDims(tl.arange(0, BLOCK_SIZE), 0); // [None, :]
+  const mask = await tl.and(await tl.lt(row_offsets, n_rows), await tl.lt(col_offsets, n_cols));
+  const rows = await tl.load(input.at(row_start, 0), [ROWS, BLOCK_SIZE], input.dtype, {
+    stride: n_cols,
+    mask,
+    other: Number.NEGATIVE_INFINITY,
+  });
+  const rows_minus_max = await tl.sub(rows, await tl.max(rows, 1));
+  const numerator = await tl.exp(rows_minus_max);
+  const denominator = await tl.sum(numerator, 1);
+  const softmax_output = await tl.div(numerator, denominator);
+  await tl.store(output.at(row_start, 0), softmax_output, { stride: n_cols, mask });
+}
+
 /** Tutorial 02: the row softmax of x `[n_rows, n_cols]` on a logical grid of `n_rows` programs. */
 export default defineBench({
   name: "triton-02-fused-softmax",
@@ -61,6 +92,14 @@ export default defineBench({
       .positive()
       .default(781)
       .describe("Columns of x and y, the softmax axis (Triton's tutorial: 781, not a power of two)."),
+    ROWS: z
+      .number()
+      .int()
+      .positive()
+      .default(1)
+      .describe(
+        "Rows per program: 1 is the tutorial's 1-D block per row; more loads [ROWS, BLOCK_SIZE] tiles (rows n_cols apart, masked to rows < n_rows and cols < n_cols).",
+      ),
     ...commonParams,
   }),
   async run(sim, p) {
@@ -70,12 +109,22 @@ export default defineBench({
     const x = sim.random([p.n_rows, p.n_cols], dtype, { seed: p.seed, low: -4, high: 4 });
     const X = await sim.toDevice(x, { ...where, name: "x" });
     const y = sim.empty([p.n_rows, p.n_cols], dtype, { ...where, name: "y" });
-    await sim.launch(softmaxKernel, {
-      grid,
-      programs: [p.n_rows],
-      args: [y, X, p.n_cols, nextPowerOf2(p.n_cols)],
-      name: "softmax",
-    });
+    const BLOCK_SIZE = nextPowerOf2(p.n_cols);
+    if (p.ROWS === 1) {
+      await sim.launch(softmaxKernel, {
+        grid,
+        programs: [p.n_rows],
+        args: [y, X, p.n_cols, BLOCK_SIZE],
+        name: "softmax",
+      });
+    } else {
+      await sim.launch(softmaxRowsKernel, {
+        grid,
+        programs: [Math.ceil(p.n_rows / p.ROWS)],
+        args: [y, X, p.n_rows, p.n_cols, BLOCK_SIZE, p.ROWS],
+        name: "softmax",
+      });
+    }
     return { check: { y: { actual: y, reference: () => softmax(x, dtype) } } };
   },
 });

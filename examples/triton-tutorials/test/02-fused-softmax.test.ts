@@ -33,4 +33,20 @@ describe("tutorial 02: fused softmax, one program per row in a masked block", { 
       expect(dmaBytes).toBe(2 * 24 * 100 * DTYPE_BYTES[dtype as Dtype]);
     },
   );
+
+  // ROWS = 4: 10 rows of 100 columns in [4, 128] tiles whose rows lie 100 apart (the tile is wider
+  // than the rows); the third program's last two rows and every row's last 28 columns are off.
+  test.each([
+    ["f32", "default"],
+    ["f16", "ref-cube"],
+  ])("%s on %s.yaml, 4 rows per program: y PASSes, only the rows' own bytes move", async (dtype, name) => {
+    const { outputs, phases, dmaBytes } = await runTutorial(
+      fusedSoftmax,
+      { n_rows: 10, n_cols: 100, ROWS: 4, dtype },
+      name,
+    );
+    expect(outputs).toEqual([["y", true, 0]]);
+    expect(phases).toMatchObject({ observed: 3, compared: 3, differing: 0, unmatched: 0 });
+    expect(dmaBytes).toBe(2 * 10 * 100 * DTYPE_BYTES[dtype as Dtype]);
+  });
 });

@@ -138,3 +138,35 @@ describe("masked DMA commands", () => {
     expect(() => machine.run(done)).toThrow(/sip0\.cube0\.pe0 command .*\(dma\): mask run 0 \[200, 100\]/);
   });
 });
+
+describe("masked tiles wider than the row (stride below the tile's row length)", () => {
+  it("4 rows of 64 f32, 64 apart, in a 128-wide tile: 1 KiB moves, timed as 1 KiB (hand-computed)", () => {
+    // A [4, 64] f32 matrix loaded as a [4, 128] tile (stride 64, column mask cols < 64): runs of
+    // 256 B at tile offsets 0, 512, 1024, 1536, 256 B apart at HBM offset 0: one piece of 4 rows,
+    // 1 KiB in one block.
+    const runs = [0, 256, 512, 256, 1024, 256, 1536, 256];
+    expect(maskPieces(runs, 512, 256, 512)).toEqual([
+      { srcOffset: 0, dstOffset: 0, rows: 4, bytes: 256, srcStride: 256, dstStride: 512 },
+    ]);
+    const wide = run({
+      kind: "dma",
+      src: hbm(0),
+      dst: tcm,
+      bytes: 512,
+      rows: 4,
+      srcStride: 256,
+      dstStride: 512,
+      mask: { runs, fill: F32_ZERO },
+    });
+    // As the 1-D example above: dispatch 2 + PE_MMU miss 50 + the 1 KiB read at HBM offset 0
+    // (52.06) = 104.06 ns; the masked-off half of the tile moves nothing.
+    expect(wide.bytes).toBe(1024);
+    expect(wide.ns).toBeCloseTo(104.06, 9);
+    expect(wide.records[0]?.params).toMatchObject({
+      rows: 4,
+      src_stride: 256,
+      dst_stride: 512,
+      mask_runs: runs,
+    });
+  });
+});

@@ -1,3 +1,4 @@
+import { erfinv } from "./libdevice.js";
 import { argLine, cumsumLine, erf, gelu, type LineFn, pow, silu, softmaxLine } from "./math-functions.js";
 import type { Dtype } from "./schema.js";
 
@@ -240,6 +241,21 @@ const TABLE = {
   // Inclusive prefix sums along the axis: an add per vector (carrying the previous vector's total)
   // and a work-efficient scan over the lanes (up-sweep and down-sweep: 2 tree passes).
   cumsum: { ...BASE, shape: "row", cycles: 1, treePasses: 2, line: cumsumLine, internal: false },
+  // The libdevice subset (Triton's tl.extra.libdevice / tl.math): one SFU op and a short
+  // polynomial is 6 cycles (asin, acos, atan, sinh, cosh, log1p, expm1, cbrt; hypot: two
+  // multiplies, an add and a sqrt), two SFU ops and a polynomial 10 (atan2: a division and atan;
+  // erfinv: a log, a sqrt and a polynomial).
+  asin: elementwise(6, Math.asin),
+  acos: elementwise(6, Math.acos),
+  atan: elementwise(6, Math.atan),
+  atan2: elementwise(10, Math.atan2, BINARY),
+  sinh: elementwise(6, Math.sinh),
+  cosh: elementwise(6, Math.cosh),
+  erfinv: elementwise(10, erfinv),
+  log1p: elementwise(6, Math.log1p),
+  expm1: elementwise(6, Math.expm1),
+  cbrt: elementwise(6, Math.cbrt),
+  hypot: elementwise(6, (a, b) => Math.hypot(a, b), BINARY),
 } satisfies Record<string, MathOpInfo>;
 
 /** The name of a math op of the table. */

@@ -14,6 +14,7 @@ import {
   UNARY_OPS,
   type ValueType,
 } from "./program.js";
+import { LIBDEVICE_OPS, type LibdeviceOp } from "./reference/index.js";
 
 /** The numbers a generator draws for one program; `buildProgram` makes them a valid program. */
 export interface RawProgram {
@@ -205,7 +206,14 @@ export function buildProgram(raw: RawProgram): Program {
         break;
       }
       case 2: {
-        const op = UNARY_OPS[pick(choice.b, UNARY_OPS.length)] as (typeof UNARY_OPS)[number];
+        // The unary ops, then the libdevice calls (tl.asin, ...).
+        const which = pick(choice.b, UNARY_OPS.length + LIBDEVICE_OPS.length);
+        const op = UNARY_OPS[which];
+        if (op === undefined) {
+          const call = LIBDEVICE_OPS[which - UNARY_OPS.length] as LibdeviceOp;
+          push({ kind: "libdevice", op: call, x }, { ...tx, exact: null });
+          break;
+        }
         push({ kind: "unary", op, x }, { ...tx, exact: op === "abs" || op === "relu" ? tx.exact : null });
         break;
       }

@@ -66,6 +66,7 @@ function stepSource(program: Program, step: Step, i: number): string {
       return `${out} tl.full([${rowsOf(t.rows)}, ${t.cols}], ${literal(step.value)}, ${q(t.dtype)});`;
     }
     case "unary":
+    case "libdevice":
       return `${out} await tl.${step.op}(${v(step.x)});`;
     case "binary":
       return `${out} await tl.${step.op}(${v(step.a)}, ${typeof step.b === "number" ? v(step.b) : literal(step.b.scalar)});`;

@@ -49,6 +49,9 @@ export function evaluate(program: Program): ref.RefTensor[] {
         case "unary":
           values[i] = ref.unary(step.op, value(step.x));
           return;
+        case "libdevice":
+          values[i] = ref.libdevice(step.op, value(step.x));
+          return;
         case "binary":
           values[i] = ref.binary(
             step.op,

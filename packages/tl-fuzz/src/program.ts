@@ -4,7 +4,7 @@
 // that does not fit is taken modulo what fits, or dropped, so a shrunk choice list is still a
 // program.
 
-import type { BinaryOp, UnaryOp } from "./reference/index.js";
+import type { BinaryOp, LibdeviceOp, UnaryOp } from "./reference/index.js";
 
 /** Element types. */
 export type Dtype = "f32" | "f16" | "bf16" | "i8" | "i32";
@@ -75,6 +75,7 @@ export type Step =
   | { readonly kind: "load"; readonly input: number; readonly col0: number; readonly cols: number }
   | { readonly kind: "full"; readonly like: number; readonly value: number }
   | { readonly kind: "unary"; readonly op: UnaryOp; readonly x: number }
+  | { readonly kind: "libdevice"; readonly op: LibdeviceOp; readonly x: number }
   | {
       readonly kind: "binary";
       readonly op: BinaryOp;

@@ -11,13 +11,22 @@ import { type MathCalls, mathCalls } from "./math-calls.js";
 import { type MetadataCalls, metadataCalls } from "./metadata-calls.js";
 import { type MovementCalls, movementCalls } from "./movement-calls.js";
 import type { CommandSink, KernelPlacement, TLOptions } from "./options.js";
+import { type SplitJoinCalls, splitJoinCalls } from "./split-join-calls.js";
 import { valuesOf } from "./values.js";
 
 /**
  * The primitives of `tl`, one module per family: each declares its calls (signature and doc) in
  * an interface and implements them in an object installed on `TLContext.prototype` below.
  */
-const FAMILIES = [metadataCalls, movementCalls, computeCalls, mathCalls, ipcqCalls, controlCalls] as const;
+const FAMILIES = [
+  metadataCalls,
+  movementCalls,
+  computeCalls,
+  mathCalls,
+  ipcqCalls,
+  controlCalls,
+  splitJoinCalls,
+] as const;
 
 // Declaration merging: the class gets these methods from the families' objects (installed on its
 // prototype at the end of this module), and this interface gives them their types and docs.
@@ -27,7 +36,8 @@ export interface TLContext
     ComputeCalls,
     MathCalls,
     IpcqCalls,
-    ControlCalls {}
+    ControlCalls,
+    SplitJoinCalls {}
 
 /**
  * The `tl` object a kernel receives (ADR-0046): one per kernel instance (PE and launch). Metadata

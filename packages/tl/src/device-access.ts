@@ -38,6 +38,9 @@ export function checkDeviceSide(tl: ErrorSource, call: string, address: number):
 /**
  * Rows, row bytes and source/destination row stride (bytes) of a load/store of `shape`: one
  * contiguous row unless `stride` (elements between the starts of rows of a 2-D block) is given.
+ * A `masked` copy may have a stride below the row length (a tile wider than the matrix's rows,
+ * Triton's `BLOCK = next_power_of_2(N)`): its mask must keep the rows' elements apart
+ * (`maskedBlock` checks it).
  */
 export function blockOf(
   tl: ErrorSource,
@@ -45,16 +48,23 @@ export function blockOf(
   shape: readonly number[],
   dtype: Dtype,
   stride: number | undefined,
+  masked = false,
 ): MemoryBlock {
   const size = DTYPE_BYTES[dtype];
   const cols = shape[shape.length - 1] as number;
   const rows = shapeSize(shape) / cols;
   const rowBytes = cols * size;
   if (stride === undefined) return { rows: 1, rowBytes: rows * rowBytes, stride: rows * rowBytes };
-  if (shape.length !== 2 || !Number.isInteger(stride) || stride < cols) {
+  if (shape.length !== 2 || !Number.isInteger(stride) || stride < 1) {
     throw tl._error(
       "TL_INVALID_CALL",
-      `tl.${call}: stride ${stride} needs a 2-D shape and a whole number of elements >= the row length ${cols}; got shape ${formatShape(shape)}.`,
+      `tl.${call}: stride ${stride} needs a 2-D shape and a whole number of elements >= 1; got shape ${formatShape(shape)}.`,
+    );
+  }
+  if (stride < cols && !masked && rows > 1) {
+    throw tl._error(
+      "TL_INVALID_CALL",
+      `tl.${call}: stride ${stride} is below the row length ${cols}: pass a mask that turns off the columns from ${stride} on (mask = await tl.lt(tl.expandDims(tl.arange(0, ${cols}), 0), ${stride})), or load a block of ${stride} columns.`,
     );
   }
   return { rows, rowBytes, stride: stride * size };

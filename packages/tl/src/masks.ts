@@ -64,6 +64,7 @@ export function maskedBlock(
     scalars: [],
   });
   const size = DTYPE_BYTES[dtype];
+  if (block.rows > 1 && block.stride < block.rowBytes) checkApart(tl, call, on, shape, block.stride / size);
   const tileBytes = block.rows * block.rowBytes;
   const runs = maskRuns(on, size, block.rows === 1 ? on.length : block.rowBytes / size);
   if (runs.length === 2 && runs[0] === 0 && runs[1] === tileBytes) return null;
@@ -73,6 +74,35 @@ export function maskedBlock(
     pieces: maskPieces(runs, block.rowBytes, block.stride, block.rowBytes),
     tileBytes,
   };
+}
+
+/**
+ * A tile wider than its rows' spacing (`stride` elements < the row length, Triton's
+ * `BLOCK = next_power_of_2(N)` over rows N apart): its masked-on elements must be distinct
+ * device elements, so every masked-on byte moves once and a masked-off column never does.
+ */
+function checkApart(
+  tl: MemoryScope,
+  call: string,
+  on: Float64Array,
+  shape: readonly number[],
+  stride: number,
+): void {
+  const cols = shape[1] as number;
+  const seen = new Map<number, number>();
+  for (let i = 0; i < on.length; i++) {
+    if (on[i] === 0) continue;
+    const row = Math.floor(i / cols);
+    const at = row * stride + (i % cols);
+    const other = seen.get(at);
+    if (other !== undefined) {
+      throw tl._error(
+        "TL_INVALID_CALL",
+        `tl.${call}: with rows ${stride} elements apart (stride ${stride} < the tile's ${cols} columns), the masked-on elements at row ${Math.floor(other / cols)}, column ${other % cols} and row ${row}, column ${i % cols} are the same device element. Mask off the columns from ${stride} on (cols < ${stride}), as Triton's BLOCK = next_power_of_2(N) kernels do with mask = cols < N.`,
+      );
+    }
+    seen.set(at, i);
+  }
 }
 
 /** `[offset, bytes, ...]` of the runs of non-zero `on` elements, none crossing a row of `cols`. */

@@ -10,14 +10,16 @@ import { runMath } from "./compute.js";
 import type { TLContext } from "./context.js";
 import type { TensorHandle } from "./handles.js";
 import type { MathOptions } from "./options.js";
+import { reduceAll } from "./reduce-all.js";
 import { checkDtype } from "./validate.js";
 
 // The math calls of `tl` (blocking, one PE_MATH command each), made from the op table
 // (`MATH_OPS` of @kb/oplog): a method per public op, whose arguments follow the op's entry in
 // order: its tensor operands (one of them may be a number where the op takes a scalar: `tl.div(1,
 // x)`), its `params` (clamp's lo, hi), its target dtype (cast), its axis (reduce and row ops,
-// default -1), then `{ out }`. Elementwise operands broadcast (numpy's rules). A new op needs its
-// table entry and its typing line below.
+// default -1; the reductions default to every axis, Triton's axis=None), then `{ out }`.
+// Elementwise operands broadcast (numpy's rules). A new op needs its table entry and its typing
+// line below.
 
 /** A tensor operand, or a finite number where the op takes a scalar. */
 type Operand = TensorHandle | number;
@@ -99,20 +101,48 @@ export interface MathCalls {
   silu(x: TensorHandle, options?: MathOptions): Promise<TensorHandle>;
   /** `x` converted to `dtype` (Triton's `x.to(dtype)`), rounding to nearest even. */
   cast(x: TensorHandle, dtype: Dtype, options?: MathOptions): Promise<TensorHandle>;
-  /** Sum along `axis` (default the last; that dimension becomes 1). */
-  sum(x: TensorHandle, axis?: number, options?: MathOptions): Promise<TensorHandle>;
-  /** Maximum along `axis` (default the last; that dimension becomes 1). */
-  max(x: TensorHandle, axis?: number, options?: MathOptions): Promise<TensorHandle>;
-  /** Minimum along `axis` (default the last; that dimension becomes 1). */
-  min(x: TensorHandle, axis?: number, options?: MathOptions): Promise<TensorHandle>;
-  /** The `i32` index of the maximum along `axis` (that dimension becomes 1): the first on ties, the first NaN if any. */
-  argmax(x: TensorHandle, axis?: number, options?: MathOptions): Promise<TensorHandle>;
-  /** The `i32` index of the minimum along `axis`: the first on ties, the first NaN if any. */
-  argmin(x: TensorHandle, axis?: number, options?: MathOptions): Promise<TensorHandle>;
+  /**
+   * Sum along `axis` (that dimension becomes 1); without an axis, of every element (Triton's
+   * `axis=None`: shape `[1, ..., 1]`).
+   */
+  sum(x: TensorHandle, axis?: number | MathOptions, options?: MathOptions): Promise<TensorHandle>;
+  /** Maximum along `axis` (that dimension becomes 1); without an axis, of every element. */
+  max(x: TensorHandle, axis?: number | MathOptions, options?: MathOptions): Promise<TensorHandle>;
+  /** Minimum along `axis` (that dimension becomes 1); without an axis, of every element. */
+  min(x: TensorHandle, axis?: number | MathOptions, options?: MathOptions): Promise<TensorHandle>;
+  /**
+   * The `i32` index of the maximum along `axis` (that dimension becomes 1): the first on ties, the
+   * first NaN if any; without an axis, the flat (row-major) index over every element.
+   */
+  argmax(x: TensorHandle, axis?: number | MathOptions, options?: MathOptions): Promise<TensorHandle>;
+  /** The `i32` index of the minimum along `axis` (without one, the flat index): the first on ties, the first NaN if any. */
+  argmin(x: TensorHandle, axis?: number | MathOptions, options?: MathOptions): Promise<TensorHandle>;
   /** Softmax along `axis` (default the last) as one PE_MATH op (phase 2: max, sub, exp, sum, div). */
   softmax(x: TensorHandle, axis?: number, options?: MathOptions): Promise<TensorHandle>;
   /** Inclusive prefix sums along `axis` (default the last), same shape (summed in f64, rounded once). */
   cumsum(x: TensorHandle, axis?: number, options?: MathOptions): Promise<TensorHandle>;
+  /** The arcsine elementwise (libdevice `asin`): NaN outside [-1, 1]. */
+  asin(x: TensorHandle, options?: MathOptions): Promise<TensorHandle>;
+  /** The arccosine elementwise (libdevice `acos`). */
+  acos(x: TensorHandle, options?: MathOptions): Promise<TensorHandle>;
+  /** The arctangent elementwise (libdevice `atan`). */
+  atan(x: TensorHandle, options?: MathOptions): Promise<TensorHandle>;
+  /** The angle of the point `(x, y)`, `atan2(y, x)` (libdevice `atan2`); either side may be a number. */
+  atan2(y: Operand, x: Operand, options?: MathOptions): Promise<TensorHandle>;
+  /** The hyperbolic sine elementwise. */
+  sinh(x: TensorHandle, options?: MathOptions): Promise<TensorHandle>;
+  /** The hyperbolic cosine elementwise. */
+  cosh(x: TensorHandle, options?: MathOptions): Promise<TensorHandle>;
+  /** The inverse error function elementwise (libdevice `erfinv`): ±1 -> ±Inf, NaN outside [-1, 1]. */
+  erfinv(x: TensorHandle, options?: MathOptions): Promise<TensorHandle>;
+  /** `log(1 + x)` elementwise, accurate near 0 (libdevice `log1p`). */
+  log1p(x: TensorHandle, options?: MathOptions): Promise<TensorHandle>;
+  /** `e^x - 1` elementwise, accurate near 0 (libdevice `expm1`). */
+  expm1(x: TensorHandle, options?: MathOptions): Promise<TensorHandle>;
+  /** The cube root elementwise (libdevice `cbrt`; negative for negative x). */
+  cbrt(x: TensorHandle, options?: MathOptions): Promise<TensorHandle>;
+  /** `sqrt(a^2 + b^2)` without overflow in the squares (libdevice `hypot`); either side may be a number. */
+  hypot(a: Operand, b: Operand, options?: MathOptions): Promise<TensorHandle>;
 }
 
 /**
@@ -175,9 +205,15 @@ function mathCall(op: PublicMathOpName, info: MathOpInfo) {
     for (const _ of info.params) scalars.push(args[next++] as number);
     const target = info.target ? (args[next++] as Dtype) : undefined;
     if (info.target) checkDtype(this, op, target as Dtype);
-    const axis = takesAxis ? ((args[next++] as number | undefined) ?? -1) : undefined;
+    // An omitted axis: the last one, except for the reductions (every axis, Triton's axis=None);
+    // `{ out }` may stand where the axis would.
+    const given =
+      takesAxis && typeof args[next] !== "object" ? (args[next++] as number | undefined) : undefined;
+    const axis = takesAxis ? (given ?? -1) : undefined;
     const out = (args[next] as MathOptions | undefined)?.out;
     CALL_CHECKS[op]?.(this, inputs, scalars);
+    if (given === undefined && info.shape === "reduce")
+      return this._call(op, () => reduceAll(this._scope, op, inputs[0] as TensorHandle, out));
     return this._call(op, () =>
       runMath(this._scope, op, inputs, scalars, {
         ...(target !== undefined ? { target } : {}),

@@ -49,7 +49,7 @@ export async function prepareLoad(
   checkShape(tl, call, shape);
   checkDtype(tl, call, dtype);
   const src = pointerAddress(tl, ptr, call);
-  const block = blockOf(tl, call, shape, dtype, options.stride);
+  const block = blockOf(tl, call, shape, dtype, options.stride, options.mask !== undefined);
   checkDeviceSide(tl, call, src);
   const cols = shape[shape.length - 1] as number;
   const from: LoadSource = {
@@ -124,7 +124,7 @@ export async function runStore(
   const dst = pointerAddress(tl, ptr, "store");
   checkDeviceSide(tl, "store", dst);
   const source = await scope.inTcm("store", value);
-  const block = blockOf(tl, "store", value.shape, value.dtype, options.stride);
+  const block = blockOf(tl, "store", value.shape, value.dtype, options.stride, options.mask !== undefined);
   const t = mistypedPointer(ptr, value.dtype) ?? mistypedTensorAt(tl.memory, dst, value.dtype);
   if (t !== null) {
     throw tl._error(

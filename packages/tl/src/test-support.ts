@@ -106,3 +106,10 @@ export async function failure(promise: Promise<unknown>): Promise<KbError> {
   }
   throw new Error("expected a KbError");
 }
+
+/** Simulated ns of `kernel` run alone on PE 0 of a fresh machine of the schema's defaults. */
+export async function timeOf(kernel: Kernel): Promise<number> {
+  const machine = machineOf();
+  await runKernel(machine, kernel);
+  return machine.env.now;
+}
