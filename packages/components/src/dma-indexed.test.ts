@@ -1,36 +1,17 @@
-import { MemorySink, OpLogger } from "@kb/oplog";
 import { encodeAddress } from "@kb/topology";
 import { describe, expect, it } from "vitest";
 import type { DmaCommand } from "./commands.js";
 import { indexedRunsProblem } from "./dma-indexed.js";
-import { machineOf } from "./test-support.js";
+import { machineOf, runAlone } from "./test-support.js";
 
 const hbm = (offset: number) => encodeAddress({ sip: 0, cube: 0, space: "hbm", offset });
 const tcm = encodeAddress({ sip: 0, cube: 0, space: "tcm", offset: 0 });
 
-/** Runs `command` alone on PE 0 of default.yaml: the time it took, PE_DMA bytes, the op records. */
-function run(command: DmaCommand) {
-  const sink = new MemorySink();
-  const logger = new OpLogger(sink, { validate: true });
-  const machine = machineOf("default", { opLogger: logger });
-  machine.run(machine.submit("sip0.cube0.pe0", [command]));
-  logger.close();
-  const dma = machine.stats().components.find((c) => c.id === "sip0.cube0.pe0.pe_dma");
-  return { ns: machine.env.now, bytes: dma?.bytes, records: sink.records };
-}
+const run = (command: DmaCommand) => runAlone(command);
 
-/** A gather of `bytes` (8 f32 by default) from HBM offset 0 into TCM through `runs`, on `machine`'s PE 0. */
-function gather(runs: number[], topology: string | Record<string, unknown> = "default", bytes = 32) {
-  const sink = new MemorySink();
-  const logger = new OpLogger(sink, { validate: true });
-  const machine = machineOf(topology, { opLogger: logger });
-  machine.run(
-    machine.submit("sip0.cube0.pe0", [{ kind: "dma", src: hbm(0), dst: tcm, bytes, indexed: { runs } }]),
-  );
-  logger.close();
-  const dma = machine.stats().components.find((c) => c.id === "sip0.cube0.pe0.pe_dma");
-  return { ns: machine.env.now, bytes: dma?.bytes, records: sink.records };
-}
+/** A gather of `bytes` (8 f32 by default) from HBM offset 0 into TCM through `runs`, on `topology`'s PE 0. */
+const gather = (runs: number[], topology: string | Record<string, unknown> = "default", bytes = 32) =>
+  runAlone({ kind: "dma", src: hbm(0), dst: tcm, bytes, indexed: { runs } }, topology);
 
 // Offsets [4, 5, 6, 20, 21, 40, 41, 42] of f32: three runs of 12, 8 and 12 bytes.
 const THREE_RUNS = [16, 0, 12, 80, 12, 8, 160, 20, 12];

@@ -161,6 +161,14 @@ export function buildProgram(raw: RawProgram): Program {
     return value;
   };
 
+  /** A block-split input drawn by `choice.b`, or null after loading a new one (there is none yet). */
+  const splitInputOrLoad = (choice: RawStep): number | null => {
+    const splitInputs = inputs.map((input, i) => (input.split ? i : -1)).filter((i) => i >= 0);
+    if (splitInputs.length > 0) return splitInputs[pick(choice.b, splitInputs.length)] as number;
+    loadNew(COLS[pick(choice.b, COLS.length)] as number, DTYPES[pick(choice.c, DTYPES.length)] as Dtype);
+    return null;
+  };
+
   for (const choice of raw.steps) {
     const kind = pick(choice.kind, STEP_KINDS);
     const existing = values();
@@ -406,15 +414,8 @@ export function buildProgram(raw: RawProgram): Program {
       }
       case 17: {
         // A load into a tl.empty buffer ({ out }).
-        const splitInputs = inputs.map((input, i) => (input.split ? i : -1)).filter((i) => i >= 0);
-        if (splitInputs.length === 0) {
-          loadNew(
-            COLS[pick(choice.b, COLS.length)] as number,
-            DTYPES[pick(choice.c, DTYPES.length)] as Dtype,
-          );
-          break;
-        }
-        const input = splitInputs[pick(choice.b, splitInputs.length)] as number;
+        const input = splitInputOrLoad(choice);
+        if (input === null) break;
         const { shape, dtype } = inputs[input] as InputTensor;
         known.add(
           push(
@@ -427,15 +428,8 @@ export function buildProgram(raw: RawProgram): Program {
       case 18: {
         // A gather of columns idx (drawn, repeats and any order) of an input's block rows through
         // offsets computed from the loaded i32 index input: (b * BR + r) * C + idx[j].
-        const splitInputs = inputs.map((input, i) => (input.split ? i : -1)).filter((i) => i >= 0);
-        if (splitInputs.length === 0) {
-          loadNew(
-            COLS[pick(choice.b, COLS.length)] as number,
-            DTYPES[pick(choice.c, DTYPES.length)] as Dtype,
-          );
-          break;
-        }
-        const input = splitInputs[pick(choice.b, splitInputs.length)] as number;
+        const input = splitInputOrLoad(choice);
+        if (input === null) break;
         const { shape, dtype } = inputs[input] as InputTensor;
         const k = COLS[pick(choice.c, COLS.length)] as number;
         const idx = Array.from({ length: k }, () => pick(random() * shape[1], shape[1]));
