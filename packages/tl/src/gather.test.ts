@@ -91,6 +91,21 @@ describe("tl.load through offsets (a gather)", () => {
     });
   });
 
+  it("tl.loadAsync gathers too: the tile lands when tl.wait covers it", async () => {
+    const memory = memoryWith([1, 2, 3, 4], 0);
+    let got: number[] = [];
+    await runKernel(
+      machineOf(),
+      async (tl: TLContext) => {
+        const future = await tl.loadAsync(hbm(0), [4], "f32", { offsets: await tl.sub(3, tl.arange(0, 4)) });
+        got = numbers((await tl.wait(future)).data);
+      },
+      [],
+      { memory },
+    );
+    expect(got).toEqual([4, 3, 2, 1]);
+  });
+
   it("consecutive offsets covering the whole tile are a plain copy from there", async () => {
     const commands = await listCommands(async (tl) => {
       await tl.load(hbm(0), [4], "f32", { offsets: await tl.add(tl.arange(0, 4), 6) });
