@@ -42,6 +42,21 @@ export interface DmaCommand extends CommandBase {
   readonly dstStride?: number;
   /** A masked copy (`tl.load` / `tl.store` with a mask): only the mask's runs move. */
   readonly mask?: DmaMask;
+  /** A gather or scatter (`tl.load` / `tl.store` through offsets): only the runs move. */
+  readonly indexed?: DmaIndexed;
+}
+
+/**
+ * The runs of an indexed copy (a gather into TCM, or a scatter out of it): `runs` are
+ * `[srcOffset, dstOffset, bytes, ...]` triples from `src` and `dst`, copied in that order (a later
+ * run over the same bytes wins). The TCM side's runs stay within the `bytes` tile (`rows` is 1);
+ * the device side's may go anywhere (negative offsets too). The PE_DMA moves each run as one
+ * descriptor (see docs/latency-model.md, "Gathers and scatters").
+ */
+export interface DmaIndexed {
+  readonly runs: readonly number[];
+  /** A gather's value of elements no run writes (`other`), as one element's bytes; as `DmaMask.fill`. */
+  readonly fill?: readonly number[];
 }
 
 /**

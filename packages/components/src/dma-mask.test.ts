@@ -1,24 +1,15 @@
-import { MemorySink, OpLogger } from "@kb/oplog";
 import { encodeAddress } from "@kb/topology";
 import { describe, expect, it } from "vitest";
 import type { DmaCommand } from "./commands.js";
 import { maskPieces, maskRunsProblem } from "./dma-mask.js";
-import { machineOf } from "./test-support.js";
+import { machineOf, runAlone } from "./test-support.js";
 
 const hbm = (offset: number) => encodeAddress({ sip: 0, cube: 0, space: "hbm", offset });
 const tcm = encodeAddress({ sip: 0, cube: 0, space: "tcm", offset: 0 });
 const F32_ZERO = [0, 0, 0, 0];
 
 /** Runs `command` alone on PE 0 of default.yaml: the time it took, PE_DMA bytes, the op records. */
-function run(command: DmaCommand) {
-  const sink = new MemorySink();
-  const logger = new OpLogger(sink, { validate: true });
-  const machine = machineOf("default", { opLogger: logger });
-  machine.run(machine.submit("sip0.cube0.pe0", [command]));
-  logger.close();
-  const dma = machine.stats().components.find((c) => c.id === "sip0.cube0.pe0.pe_dma");
-  return { ns: machine.env.now, bytes: dma?.bytes, records: sink.records };
-}
+const run = (command: DmaCommand) => runAlone(command);
 
 describe("maskPieces", () => {
   it("a 1-D tail is one shorter block", () => {

@@ -34,6 +34,7 @@ export type {
   CyclesCommand,
   DelayCommand,
   DmaCommand,
+  DmaIndexed,
   DmaMask,
   Dtype,
   EpilogueOp,
@@ -58,6 +59,7 @@ export type { CounterPointSink } from "./counter-sampler.js";
 export { CounterSampler, DEFAULT_COUNTER_INTERVAL_NS } from "./counter-sampler.js";
 export type { ComponentDefinition, KbPlugin, PluginCodeSource, PluginMeta } from "./define.js";
 export { defineComponent, definePlugin } from "./define.js";
+export { type IndexedRun, indexedRuns, indexedRunsProblem } from "./dma-indexed.js";
 export { type MaskPiece, maskPieces, maskRunsProblem } from "./dma-mask.js";
 export { Fabric } from "./fabric.js";
 export type { GemmTiming } from "./gemm-timing.js";

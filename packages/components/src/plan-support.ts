@@ -1,6 +1,6 @@
 import { KbError } from "@kb/errors";
 import { decodeAddress, tcmLocation } from "@kb/topology";
-import type { DmaMask, Dtype } from "./commands.js";
+import type { DmaIndexed, DmaMask, Dtype } from "./commands.js";
 import { DTYPE_BYTES } from "./commands.js";
 import type { Component } from "./component.js";
 import type { DmaCopy, MemoryBlock, OpSpec, Stage, StageParams, StageType, TilePlan } from "./message.js";
@@ -103,7 +103,12 @@ export function block(address: number, rows: number, rowBytes: number, stride: n
   return { address, rows, rowBytes, stride: rows === 1 ? rowBytes : stride };
 }
 
-export function memoryOp(name: "dma_read" | "dma_write", copy: DmaCopy, mask?: DmaMask): OpSpec {
+export function memoryOp(
+  name: "dma_read" | "dma_write",
+  copy: DmaCopy,
+  mask?: DmaMask,
+  indexed?: DmaIndexed,
+): OpSpec {
   const { src, dst } = copy;
   const params: Record<string, unknown> = {
     src_addr: src.address,
@@ -120,6 +125,10 @@ export function memoryOp(name: "dma_read" | "dma_write", copy: DmaCopy, mask?: D
   if (mask !== undefined) {
     params.mask_runs = mask.runs;
     if (mask.fill !== undefined) params.mask_fill = mask.fill;
+  }
+  if (indexed !== undefined) {
+    params.index_runs = indexed.runs;
+    if (indexed.fill !== undefined) params.mask_fill = indexed.fill;
   }
   return { kind: "memory", name, params };
 }

@@ -1,4 +1,5 @@
 import type { DmaCommand, GemmCommand, PeCommand } from "./commands.js";
+import { indexedRuns, indexedRunsProblem } from "./dma-indexed.js";
 import { maskPieces, maskRunsProblem } from "./dma-mask.js";
 import type { DmaCopy, StageParams } from "./message.js";
 import { compositeGemmFeed, compositeMathFeed } from "./plan-composite.js";
@@ -67,6 +68,23 @@ function dmaFeed(id: string, where: string, command: DmaCommand, engines: PeEngi
     dst: block(command.dst, rows, bytes, dstStride),
   };
   const type = dstTcm ? "dma_read" : "dma_write";
+  const indexed = command.indexed;
+  if (indexed !== undefined) {
+    // A gather or scatter: one descriptor per run; one op record of the tile with its runs.
+    if (rows !== 1 || command.mask !== undefined)
+      throw invalid(
+        where,
+        "an indexed copy (gather or scatter) has rows 1 and no mask: its runs say what moves.",
+      );
+    const problem = indexedRunsProblem(indexed.runs, bytes, dstTcm);
+    if (problem !== null) throw invalid(where, problem);
+    const pieces = indexedRuns(indexed.runs).map((run) => ({
+      src: block(command.src + run.srcOffset, 1, run.bytes, run.bytes),
+      dst: block(command.dst + run.dstOffset, 1, run.bytes, run.bytes),
+    }));
+    const ops = [memoryOp(type, copy, undefined, indexed)];
+    return singleFeed(id, (index) => ({ tileId: index, stages: [dmaStage(type, engines, pieces, ops)] }));
+  }
   const mask = command.mask;
   if (mask === undefined)
     return singleFeed(id, (index) => ({ tileId: index, stages: [dmaStage(type, engines, [copy])] }));

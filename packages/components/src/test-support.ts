@@ -1,6 +1,8 @@
 import { readFileSync } from "node:fs";
 import { fileURLToPath } from "node:url";
+import { MemorySink, OpLogger } from "@kb/oplog";
 import { expandTopology, parseTopology, resolveTopology, type TopologyGraph } from "@kb/topology";
+import type { PeCommand } from "./commands.js";
 import { buildMachine, type Machine, type MachineOptions } from "./machine.js";
 
 /** Path of a topology under the repository's `topologies/`. */
@@ -22,4 +24,18 @@ export function graphFrom(input: Record<string, unknown>): TopologyGraph {
 /** A machine of `topologies/<name>.yaml` or of a topology object. */
 export function machineOf(topology: string | Record<string, unknown>, options: MachineOptions = {}): Machine {
   return buildMachine(typeof topology === "string" ? graphOf(topology) : graphFrom(topology), options);
+}
+
+/**
+ * Runs one PE command alone on PE 0 of `topology` (default.yaml by default), with a validating
+ * op logger: the simulated time it took, the bytes its PE_DMA moved, and the op records.
+ */
+export function runAlone(command: PeCommand, topology: string | Record<string, unknown> = "default") {
+  const sink = new MemorySink();
+  const logger = new OpLogger(sink, { validate: true });
+  const machine = machineOf(topology, { opLogger: logger });
+  machine.run(machine.submit("sip0.cube0.pe0", [command]));
+  logger.close();
+  const dma = machine.stats().components.find((c) => c.id === "sip0.cube0.pe0.pe_dma");
+  return { ns: machine.env.now, bytes: dma?.bytes, records: sink.records };
 }

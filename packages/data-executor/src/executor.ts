@@ -4,6 +4,7 @@ import { DTYPE_BYTES, type Dtype, isFloatDtype, shapeSize, Tensor } from "@kb/te
 import type { GemmPool } from "./gemm/gemm-pool.js";
 import { fromFloat32, type GemmProblem, igemm, sgemm, toFloat32 } from "./gemm/index.js";
 import { type Access, accessesOf, conflict, gemmKey } from "./hazards.js";
+import { indexedCopy } from "./indexed-copy.js";
 import { applyMath } from "./math.js";
 import type { MemoryStore } from "./memory-store.js";
 import { firstNonFiniteIndex, hasNonFinite, storedValue } from "./non-finite.js";
@@ -262,7 +263,10 @@ export class DataExecutor {
     const srcStride = record.params.src_stride ?? rowBytes;
     const dstStride = record.params.dst_stride ?? rowBytes;
     const runs = record.params.mask_runs;
-    if (runs !== undefined) {
+    const indexed = record.params.index_runs;
+    if (indexed !== undefined) {
+      indexedCopy(this.store, record.params, indexed);
+    } else if (runs !== undefined) {
       this.maskedCopy(record, runs, rows, rowBytes, srcStride, dstStride);
     } else if (rows === 1 || (srcStride === rowBytes && dstStride === rowBytes)) {
       this.store.copy(src_addr, dst_addr, nbytes);

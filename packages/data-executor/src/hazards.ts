@@ -3,6 +3,7 @@
 // records it does not touch. @internal to the package.
 import type { GemmOpRecord, OpRecord } from "@kb/oplog";
 import { DTYPE_BYTES, shapeSize } from "@kb/tensor";
+import { indexedSpans } from "./indexed-copy.js";
 
 /** A byte range an op reads or writes: [start, end). */
 interface Range {
@@ -27,6 +28,12 @@ export function accessesOf(record: OpRecord): Access {
   switch (record.op_kind) {
     case "memory": {
       const p = record.params;
+      if (p.index_runs !== undefined) {
+        const { src, dst } = indexedSpans(p, p.index_runs);
+        const span = (from: [number, number]) =>
+          from[1] > from[0] ? [range(from[0], from[1] - from[0])] : [];
+        return { reads: span(src), writes: span(dst) };
+      }
       const rows = p.rows ?? 1;
       const rowBytes = p.nbytes / rows;
       const srcSpan = (rows - 1) * (p.src_stride ?? rowBytes) + rowBytes;

@@ -121,6 +121,12 @@ export const memoryParamsSchema = z.strictObject({
     .describe(
       "Extension (masked loads): one element's bytes (little-endian); the destination's bytes outside mask_runs are this pattern repeated (Triton's other).",
     ),
+  index_runs: z
+    .array(z.number().int())
+    .exactOptional()
+    .describe(
+      "Extension (gathers and scatters, tl.load/tl.store with offsets): [src_offset, dst_offset, bytes, ...] triples from src_addr and dst_addr, copied in order (a later run over the same bytes wins); with mask_fill, the whole destination tile (nbytes) is filled first.",
+    ),
 });
 
 /** One epilogue step of a GEMM (an extension: ADR-0020 leaves fused ops open). */
@@ -266,6 +272,12 @@ export interface MemoryParams {
   mask_runs?: number[];
   /** Extension (masked loads): one element's bytes; the rest of the destination tile repeats them. */
   mask_fill?: number[];
+  /**
+   * Extension (gathers and scatters): `[src_offset, dst_offset, bytes, ...]` triples from
+   * `src_addr` / `dst_addr`, copied in order; `nbytes` is the TCM tile's. With `mask_fill`, the
+   * destination tile is filled with it first.
+   */
+  index_runs?: number[];
 }
 
 /**

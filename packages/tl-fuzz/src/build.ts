@@ -55,7 +55,7 @@ const EXACT_EPILOGUE: readonly EpilogueStep[] = [
   { op: "minimum", scope: "k_tile", scalar: 2 },
 ];
 
-const STEP_KINDS = 18;
+const STEP_KINDS = 19;
 /** Kinds that need no earlier value: a load and the composites. */
 const STANDALONE = new Set([0, 14, 15, 17]);
 const COMPOSITE_MATH_OPS = [...UNARY_OPS, ...BINARY_OPS, "sum", "max", "min", "softmax"] as const;
@@ -160,6 +160,14 @@ export function buildProgram(raw: RawProgram): Program {
     );
     known.add(value);
     return value;
+  };
+
+  /** A block-split input drawn by `choice.b`, or null after loading a new one (there is none yet). */
+  const splitInputOrLoad = (choice: RawStep): number | null => {
+    const splitInputs = inputs.map((input, i) => (input.split ? i : -1)).filter((i) => i >= 0);
+    if (splitInputs.length > 0) return splitInputs[pick(choice.b, splitInputs.length)] as number;
+    loadNew(COLS[pick(choice.b, COLS.length)] as number, DTYPES[pick(choice.c, DTYPES.length)] as Dtype);
+    return null;
   };
 
   for (const choice of raw.steps) {
@@ -414,20 +422,37 @@ export function buildProgram(raw: RawProgram): Program {
       }
       case 17: {
         // A load into a tl.empty buffer ({ out }).
-        const splitInputs = inputs.map((input, i) => (input.split ? i : -1)).filter((i) => i >= 0);
-        if (splitInputs.length === 0) {
-          loadNew(
-            COLS[pick(choice.b, COLS.length)] as number,
-            DTYPES[pick(choice.c, DTYPES.length)] as Dtype,
-          );
-          break;
-        }
-        const input = splitInputs[pick(choice.b, splitInputs.length)] as number;
+        const input = splitInputOrLoad(choice);
+        if (input === null) break;
         const { shape, dtype } = inputs[input] as InputTensor;
         known.add(
           push(
             { kind: "loadInto", input },
             { rows: "block", cols: shape[1], dtype, exact: exactType(dtype) },
+          ),
+        );
+        break;
+      }
+      case 18: {
+        // A gather of columns idx (drawn, repeats and any order) of an input's block rows through
+        // offsets computed from the loaded i32 index input: (b * BR + r) * C + idx[j].
+        const input = splitInputOrLoad(choice);
+        if (input === null) break;
+        const { shape, dtype } = inputs[input] as InputTensor;
+        const k = COLS[pick(choice.c, COLS.length)] as number;
+        const idx = Array.from({ length: k }, () => pick(random() * shape[1], shape[1]));
+        inputs.push({
+          name: `X${inputs.length}`,
+          shape: [1, k],
+          dtype: "i32",
+          split: false,
+          transposed: false,
+          values: idx,
+        });
+        known.add(
+          push(
+            { kind: "gather", input, index: inputs.length - 1 },
+            { rows: "block", cols: k, dtype, exact: exactType(dtype) },
           ),
         );
         break;

@@ -106,6 +106,16 @@ function stepSource(program: Program, step: Step, i: number): string {
     }
     case "branch":
       return `${out} ${v(step.x)}.data.getFlat(0) > 0 ? await tl.${step.then}(${v(step.y)}) : await tl.${step.otherwise}(${v(step.y)});`;
+    case "gather": {
+      const input = program.inputs[step.input];
+      const index = program.inputs[step.index];
+      if (input === undefined || index === undefined) throw new Error(`step ${i}: bad gather`);
+      const t = type(i);
+      const k = index.shape[1];
+      const rowsIndex = "tl.expandDims(await tl.add(tl.arange(0, rows), b * BR), 1)";
+      const offsets = `await tl.add(await tl.mul(${rowsIndex}, ${input.shape[1]}), await tl.load(${index.name}, [1, ${k}], "i32"))`;
+      return `${out} await tl.load(${input.name}, [rows, ${k}], ${q(t.dtype)}, { offsets: ${offsets} });`;
+    }
     case "loadInto": {
       const input = program.inputs[step.input];
       if (input === undefined) throw new Error(`step ${i}: no input ${step.input}`);

@@ -109,6 +109,19 @@ export function evaluate(program: Program): ref.RefTensor[] {
             value(step.y),
           );
           return;
+        case "gather": {
+          // README: element i of the tile is at base + offsets[i]; offsets (b * BR + r) * C + idx[j].
+          const source = input(step.input);
+          const idx = input(step.index).data;
+          const cols = source.shape[1] as number;
+          const offsets = new Float64Array(rows * idx.length);
+          for (let r = 0; r < rows; r++)
+            idx.forEach((j, c) => {
+              offsets[r * idx.length + c] = (row0 + r) * cols + j;
+            });
+          values[i] = ref.gather(source, ref.tensor(offsets, [rows, idx.length], "i32"));
+          return;
+        }
         case "loadInto":
           values[i] = ref.block(input(step.input), row0, 0, rows, input(step.input).shape[1] as number);
           return;

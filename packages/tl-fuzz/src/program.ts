@@ -107,6 +107,11 @@ export type Step =
       readonly then: UnaryOp;
       readonly otherwise: UnaryOp;
     }
+  /**
+   * A gather (`tl.load` with `offsets`): row `r` of the block, column `j` is the split input's
+   * element `(b * BR + r) * C + idx[j]`, `idx` the loaded i32 input `index` ([1, k]).
+   */
+  | { readonly kind: "gather"; readonly input: number; readonly index: number }
   /** A load into a `tl.empty` buffer (`{ out }`). */
   | { readonly kind: "loadInto"; readonly input: number }
   | {

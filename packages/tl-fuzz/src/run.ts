@@ -72,7 +72,9 @@ export async function runOnMachine(program: Program): Promise<MachineRun> {
   );
   args.push(...outputs);
   const kernel = compileKernel(program);
-  const branches = program.steps.some((step) => step.kind === "branch");
+  // Kernels that depend on loaded data (a branch, a gather through loaded indices) issue what
+  // command-list mode cannot know: only runner mode runs them.
+  const branches = program.steps.some((step) => step.kind === "branch" || step.kind === "gather");
   const instances: KernelInstance[] = [];
   await sim.launch(kernel, {
     grid: { pes: program.pes },

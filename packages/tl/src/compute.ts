@@ -128,6 +128,6 @@ export async function runMath(
     ...(options.scalarIndex !== undefined ? { scalarIndex: options.scalarIndex } : {}),
   });
   if (known === null) scope.tl.memory?.markPending?.(out.address, out.nbytes);
-  else noteKnownResult(scope.tl, out, known);
+  else noteKnownResult(scope.tl, out, known, inputs);
   return out;
 }

@@ -12,6 +12,15 @@ import {
   mistypedTensorAt,
   writeBlock,
 } from "./device-access.js";
+import {
+  checkIndexedAccess,
+  contiguousOffset,
+  type IndexedBlock,
+  indexedBlock,
+  indexedCommand,
+  landGather,
+  scatter,
+} from "./gather.js";
 import type { TensorHandle } from "./handles.js";
 import { markBlockPending } from "./kernel-memory.js";
 import { checkMaskedAccess, landMaskedLoad, maskedBlock, storeMasked } from "./masks.js";
@@ -48,9 +57,13 @@ export async function prepareLoad(
   const tl = scope.tl;
   checkShape(tl, call, shape);
   checkDtype(tl, call, dtype);
-  const src = pointerAddress(tl, ptr, call);
+  const base = pointerAddress(tl, ptr, call);
   const block = blockOf(tl, call, shape, dtype, options.stride, options.mask !== undefined);
-  checkDeviceSide(tl, call, src);
+  const gather = indexedOf(scope, call, options, shape, dtype, true);
+  // Offsets that make one contiguous copy of the whole tile are a plain load from there.
+  const src = base + (gather === null ? 0 : (contiguousOffset(gather) ?? 0));
+  const indexed = gather !== null && contiguousOffset(gather) === null ? gather : null;
+  if (indexed === null) checkDeviceSide(tl, call, src);
   const cols = shape[shape.length - 1] as number;
   const from: LoadSource = {
     address: src,
@@ -67,9 +80,11 @@ export async function prepareLoad(
       `tl.${call} of ${dtype} elements from ${t}: the bytes would be read as ${dtype}. Load as ${t.dtype} (its element type) and tl.cast the tile if you need ${dtype}.`,
     );
   }
-  const masked = maskedBlock(tl, call, options.mask, options.other, shape, dtype, block);
+  const masked =
+    gather === null ? maskedBlock(tl, call, options.mask, options.other, shape, dtype, block) : null;
   const memory = tl.memory;
-  if (memory !== null) {
+  if (indexed !== null) checkIndexedAccess(tl, memory, call, base, indexed, DTYPE_BYTES[dtype]);
+  else if (memory !== null) {
     const what = `tl.${call} at ${hex(src)}`;
     if (masked === null) checkBlockAccess(tl, memory, src, block, what);
     else checkMaskedAccess(tl, memory, src, masked, what);
@@ -83,13 +98,16 @@ export async function prepareLoad(
     srcStride: block.stride,
     dstStride: block.rowBytes,
     ...(masked === null ? {} : { mask: masked.mask }),
+    ...(indexed === null ? {} : { indexed: indexedCommand(indexed, true) }),
   };
   const land = () => {
     if (memory === null) return;
     const bytes =
-      masked === null
-        ? landLoad(tl, memory, src, block, handle.address)
-        : landMaskedLoad(tl, memory, src, masked, handle.address);
+      indexed !== null
+        ? landGather(tl, memory, src, indexed, handle.address)
+        : masked === null
+          ? landLoad(tl, memory, src, block, handle.address)
+          : landMaskedLoad(tl, memory, src, masked, handle.address);
     if (bytes === null) return;
     memory.observeLoad?.({
       kernel: tl.kernel,
@@ -121,10 +139,14 @@ export async function runStore(
 ): Promise<void> {
   const tl = scope.tl;
   checkOwned(tl, "store", value);
-  const dst = pointerAddress(tl, ptr, "store");
-  checkDeviceSide(tl, "store", dst);
+  const base = pointerAddress(tl, ptr, "store");
   const source = await scope.inTcm("store", value);
   const block = blockOf(tl, "store", value.shape, value.dtype, options.stride, options.mask !== undefined);
+  const spread = indexedOf(scope, "store", options, value.shape, value.dtype, false);
+  // Offsets that make one contiguous copy of the whole tile are a plain store there.
+  const dst = base + (spread === null ? 0 : (contiguousOffset(spread) ?? 0));
+  const indexed = spread !== null && contiguousOffset(spread) === null ? spread : null;
+  if (indexed === null) checkDeviceSide(tl, "store", dst);
   const t = mistypedPointer(ptr, value.dtype) ?? mistypedTensorAt(tl.memory, dst, value.dtype);
   if (t !== null) {
     throw tl._error(
@@ -132,14 +154,18 @@ export async function runStore(
       `tl.store of ${value.describe()} from tl.${value.op} into ${t}: the tile's ${value.dtype} bytes (${DTYPE_BYTES[value.dtype]} per element) would be written into ${t.dtype} elements (${DTYPE_BYTES[t.dtype]} bytes each). Convert it first: await tl.store(ptr, await tl.cast(x, "${t.dtype}")).`,
     );
   }
-  const masked = maskedBlock(tl, "store", options.mask, null, value.shape, value.dtype, block);
+  const masked =
+    spread === null ? maskedBlock(tl, "store", options.mask, null, value.shape, value.dtype, block) : null;
   const memory = tl.memory;
+  if (indexed !== null) checkIndexedAccess(tl, memory, "store", base, indexed, DTYPE_BYTES[value.dtype]);
   if (memory !== null) {
     const what = `tl.store at ${hex(dst)}`;
     // Known bytes are visible at issue (ADR-0020 D3); a pending tile makes the destination
     // pending, so no later load in phase 1 reads what was there before.
     const values = valuesOf(tl, source);
-    if (masked !== null) {
+    if (indexed !== null) {
+      scatter(tl, memory, dst, indexed, values === null ? null : values.bytes);
+    } else if (masked !== null) {
       checkMaskedAccess(tl, memory, dst, masked, what);
       storeMasked(tl, memory, dst, masked, values === null ? null : values.bytes, what);
     } else {
@@ -158,5 +184,36 @@ export async function runStore(
     srcStride: block.rowBytes,
     dstStride: block.stride,
     ...(masked === null ? {} : { mask: masked.mask }),
+    ...(indexed === null ? {} : { indexed: indexedCommand(indexed, false) }),
   });
+}
+
+/**
+ * The runs of a load's (`load`) or store's gather or scatter when `options` has `offsets`, else
+ * null. `stride` does not go with `offsets` (the offsets say where each element is).
+ */
+function indexedOf(
+  scope: CallScope,
+  call: string,
+  options: LoadOptions,
+  shape: readonly number[],
+  dtype: Dtype,
+  load: boolean,
+): IndexedBlock | null {
+  if (options.offsets === undefined) return null;
+  if (options.stride !== undefined) {
+    throw scope.tl._error(
+      "TL_INVALID_CALL",
+      `tl.${call}: stride and offsets do not go together: the offsets say where each element is (row r, column c of a block is at r * stride + c).`,
+    );
+  }
+  return indexedBlock(
+    scope.tl,
+    call,
+    options.offsets,
+    options.mask,
+    load ? options.other : null,
+    shape,
+    dtype,
+  );
 }

@@ -69,6 +69,13 @@ export interface StoreOptions extends BlockOptions {
    * known in phase 1: computed from `tl.arange`, `tl.full`, program ids and scalars.
    */
   readonly mask?: TensorHandle;
+  /**
+   * A gather or scatter (Triton's `ptr + offs`): an integer tile broadcastable to the tile's
+   * shape; element `i` (row-major) is at `ptr + offsets[i]` elements. Its values (and the mask's)
+   * must be known in phase 1: constants, loaded integer tiles, and integer math of them. Not with
+   * `stride`.
+   */
+  readonly offsets?: TensorHandle;
 }
 
 /** Options of `tl.load` and `tl.loadAsync`: a block, which of its elements move, and where in TCM it lands. */

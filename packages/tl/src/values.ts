@@ -1,5 +1,5 @@
 import { evaluateMath } from "@kb/components";
-import { DTYPE_BYTES, type Dtype, Tensor } from "@kb/tensor";
+import { DTYPE_BYTES, type Dtype, isFloatDtype, Tensor } from "@kb/tensor";
 import { type MemoryScope, readMemory, writeMemory } from "./device-access.js";
 import type { TensorHandle } from "./handles.js";
 import { pendingIn } from "./kernel-memory.js";
@@ -16,6 +16,27 @@ import { pendingIn } from "./kernel-memory.js";
 /** Math results phase 1 computed (and views and reshapes of them). */
 const knownResults = new WeakSet<TensorHandle>();
 
+// Index arithmetic: an integer math op (integer operands, integer result) whose operands phase 1
+// holds (constants, loaded integer tiles, earlier index results) is computed in phase 1 too, so
+// offsets built from loaded ids (`ids * stride + cols`, `ids % M`) are known when a gather or
+// scatter needs them. These results are not constants: masks of plain loads still refuse them.
+const indexResults = new WeakSet<TensorHandle>();
+
+/** True for an op phase 1 evaluates as index arithmetic: integer operands and result. */
+function indexArithmetic(inputs: readonly TensorHandle[], dtype: Dtype): boolean {
+  return !isFloatDtype(dtype) && inputs.every((input) => !isFloatDtype(input.dtype));
+}
+
+/**
+ * The values of `handle` when phase 1 knows them for addressing (a gather's offsets or mask): a
+ * constant's, a known math result's, or an integer tile's whose bytes phase 1 holds (a loaded
+ * tile of bytes no compute result wrote, an index arithmetic result); null otherwise.
+ */
+export function indexValuesOf(tl: MemoryScope, handle: TensorHandle): Tensor | null {
+  if (fromConstants(handle)) return valuesOf(tl, handle);
+  return isFloatDtype(handle.dtype) ? null : valuesOf(tl, handle);
+}
+
 /** True when `handle` derives from constants only: a constant, a known math result, or a view of one. */
 function fromConstants(handle: TensorHandle): boolean {
   const root = handle._root ?? handle;
@@ -24,8 +45,8 @@ function fromConstants(handle: TensorHandle): boolean {
 
 /** Marks `derived` (a view, reshape or transpose of `source`) known when `source` is a known result. */
 export function deriveKnown(source: TensorHandle, derived: TensorHandle): void {
-  if (knownResults.has(source) || (source._root !== null && knownResults.has(source._root)))
-    knownResults.add(derived);
+  for (const results of [knownResults, indexResults])
+    if (results.has(source) || (source._root !== null && results.has(source._root))) results.add(derived);
 }
 
 /**
@@ -43,8 +64,9 @@ export function knownMathResult(
   scalarIndex: number | undefined,
 ): Tensor | null {
   const operands = [];
+  const index = indexArithmetic(inputs, dtype);
   for (const input of inputs) {
-    const values = constantValuesOf(tl, input);
+    const values = index ? indexValuesOf(tl, input) : constantValuesOf(tl, input);
     if (values === null) return null;
     operands.push({ values: values.toFloat64Array(), shape: values.shape });
   }
@@ -63,9 +85,18 @@ export function constantValuesOf(tl: MemoryScope, handle: TensorHandle): Tensor 
   return fromConstants(handle) ? valuesOf(tl, handle) : null;
 }
 
-/** Records that `out` holds `values`, computed in phase 1: its TCM bytes in runner mode, its data. */
-export function noteKnownResult(tl: MemoryScope, out: TensorHandle, values: Tensor): void {
-  knownResults.add(out);
+/**
+ * Records that `out` holds `values`, computed in phase 1 from `inputs`: its TCM bytes in runner
+ * mode, its data. It is a constant-derived result when every input is, else an index result.
+ */
+export function noteKnownResult(
+  tl: MemoryScope,
+  out: TensorHandle,
+  values: Tensor,
+  inputs: readonly TensorHandle[],
+): void {
+  if (inputs.every(fromConstants)) knownResults.add(out);
+  else indexResults.add(out);
   out._data = values;
   const memory = tl.memory;
   if (memory !== null)
@@ -85,7 +116,9 @@ export function valuesOf(tl: MemoryScope, handle: TensorHandle): Tensor | null {
   if (root.origin === "constant" && !root._materialised && !handle._materialised) return handle._data;
   const memory = tl.memory;
   if (memory === null || (memory.isPending === undefined && handle.origin === "compute"))
-    return handle.origin === "constant" || knownResults.has(handle) ? handle._data : null;
+    return handle.origin === "constant" || knownResults.has(handle) || indexResults.has(handle)
+      ? handle._data
+      : null;
   if (pendingIn(memory, handle.address, handle.nbytes)) return null;
   const bytes = readMemory(tl, memory, handle.address, handle.nbytes, `${handle.describe()}.data`);
   if (!handle.transposed) return new Tensor(handle.shape, handle.dtype, bytes);

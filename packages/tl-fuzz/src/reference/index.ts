@@ -31,6 +31,7 @@ export {
   unary,
   where,
 } from "./elementwise.js";
+export { gather } from "./gather.js";
 export type { CompositeGemmOptions, DotOptions, EpilogueStep } from "./gemm.js";
 export { accumulatorDtype, compositeGemm, dot } from "./gemm.js";
 export { block, transpose, view } from "./layout.js";
