@@ -79,6 +79,20 @@ describe("topologyDiagnostics", () => {
     expect(found.map((e) => e.line)).toEqual(await cliLines(NO_SUCH_PE, "no-such-pe.yaml"));
   });
 
+  it("marks an override that changes the HBM organisation at its param, as the CLI does", async () => {
+    const text = "name: g\noverrides:\n  - match: sip0.cube0.hbm\n    params: { channels: 16 }\n";
+    const found = editorLines(text, "geometry.yaml");
+    expect(found).toEqual([
+      {
+        line: expect.stringMatching(
+          /:4:25: overrides\[0\]\.params\.channels: 16 would change the HBM organisation of node sip0\.cube0\.hbm for its model only: .* Set cube\.hbm\.channels instead/,
+        ),
+        marked: "16",
+      },
+    ]);
+    expect(found.map((e) => e.line)).toEqual(await cliLines(text, "geometry.yaml"));
+  });
+
   it("marks a YAML syntax error (a duplicate key) as the CLI does", async () => {
     const text = "name: a\nname: b\n";
     const found = topologyDiagnostics(text, "dup.yaml");
