@@ -56,6 +56,8 @@ export class TLContext {
   private nextCompletion = 0;
   /** The tl call that has been made and has not completed yet (at most one: calls are awaited). */
   private inFlight: CallSite | null = null;
+  /** The tl call whose synchronous part is running now (its argument checks), or null. */
+  private current: CallSite | null = null;
   /** The first error a tl call of this kernel raised (it fails the kernel even if not awaited). */
   private firstFailure: unknown = null;
 
@@ -82,7 +84,12 @@ export class TLContext {
    * @internal A KbError located at this kernel instance (kernel, PE, simulated time) and, while a
    * tl call runs, at that call's line in the kernel's source.
    */
-  _error(code: KbErrorCode, detail: string, cause?: unknown, site: CallSite | null = this.inFlight): KbError {
+  _error(
+    code: KbErrorCode,
+    detail: string,
+    cause?: unknown,
+    site: CallSite | null = this._currentCall(),
+  ): KbError {
     const now = this._scope.sink.now();
     const location = site?.location ?? null;
     return new KbError(code, detail, {
@@ -99,6 +106,11 @@ export class TLContext {
   /** @internal The values of `handle` as phase 1 knows them now, or null (see values.ts). */
   _valuesOf(handle: TensorHandle): Tensor | null {
     return valuesOf(this, handle);
+  }
+
+  /** @internal The tl call being made now (its synchronous part), else the one in flight, or null. */
+  _currentCall(): CallSite | null {
+    return this.current ?? this.inFlight;
   }
 
   /** @internal The tl call made and not completed yet (what the kernel waits on), or null. */
@@ -137,7 +149,7 @@ export class TLContext {
    * even when nobody awaits it. The returned promise never counts as an unhandled rejection.
    */
   _call<T>(name: string, body: (site: CallSite) => Promise<T>): Promise<T> {
-    const site = CallSite.capture(name);
+    const site = this.current ?? CallSite.capture(name);
     const earlier = this.inFlight;
     let promise: Promise<T>;
     if (earlier !== null) {
@@ -167,6 +179,23 @@ export class TLContext {
     return promise;
   }
 
+  /**
+   * @internal Runs the tl call `name` (every public call goes through here, see the end of this
+   * module): where it was made is captured at its entry, so an error its argument checks raise
+   * names the kernel's line, in synchronous calls (`reshape`) as in the part of an async call
+   * before its command (`where`'s dtype check). A tl call made by another (`zeros` calls `full`)
+   * keeps the outer call's site.
+   */
+  _located<T>(name: string, body: () => T): T {
+    if (this.current !== null) return body();
+    this.current = CallSite.capture(name);
+    try {
+      return body();
+    } finally {
+      this.current = null;
+    }
+  }
+
   private noteFailure(error: unknown): void {
     if (this.firstFailure === null) this.firstFailure = error;
   }
@@ -174,9 +203,27 @@ export class TLContext {
 
 function ignore(): void {}
 
-// The calls become methods of the class, as if written in it: not enumerable, getters kept.
+/** `call` as the tl call `name`: run through `TLContext._located`, so its errors name the kernel's line. */
+function located(name: string, call: (...args: unknown[]) => unknown) {
+  return function (this: TLContext, ...args: unknown[]): unknown {
+    return this._located(name, () => call.apply(this, args));
+  };
+}
+
+// The calls become methods of the class, as if written in it: not enumerable, getters kept, each
+// call located (above).
 for (const family of FAMILIES) {
   for (const [name, descriptor] of Object.entries(Object.getOwnPropertyDescriptors(family))) {
-    Object.defineProperty(TLContext.prototype, name, { ...descriptor, enumerable: false });
+    const value: unknown = descriptor.value;
+    Object.defineProperty(TLContext.prototype, name, {
+      ...descriptor,
+      ...(typeof value === "function"
+        ? { value: located(name, value as (...args: unknown[]) => unknown) }
+        : {}),
+      enumerable: false,
+    });
   }
 }
+
+/** The names of tl's calls, for the "did you mean" of a misspelt one. */
+export const TL_CALL_NAMES: readonly string[] = FAMILIES.flatMap((family) => Object.keys(family)).sort();
