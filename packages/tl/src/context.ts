@@ -57,7 +57,7 @@ export class TLContext {
   /** The tl call that has been made and has not completed yet (at most one: calls are awaited). */
   private inFlight: CallSite | null = null;
   /** The tl call whose synchronous part is running now (its argument checks), or null. */
-  private current: CallSite | null = null;
+  private current: string | null = null;
   /** The first error a tl call of this kernel raised (it fails the kernel even if not awaited). */
   private firstFailure: unknown = null;
 
@@ -108,9 +108,12 @@ export class TLContext {
     return valuesOf(this, handle);
   }
 
-  /** @internal The tl call being made now (its synchronous part), else the one in flight, or null. */
+  /**
+   * @internal The tl call being made now (its synchronous part: its site is captured now, from
+   * the stack of the call), else the one in flight, or null.
+   */
   _currentCall(): CallSite | null {
-    return this.current ?? this.inFlight;
+    return this.current !== null ? CallSite.captureInCall(this.current) : this.inFlight;
   }
 
   /** @internal The tl call made and not completed yet (what the kernel waits on), or null. */
@@ -149,7 +152,7 @@ export class TLContext {
    * even when nobody awaits it. The returned promise never counts as an unhandled rejection.
    */
   _call<T>(name: string, body: (site: CallSite) => Promise<T>): Promise<T> {
-    const site = this.current ?? CallSite.capture(name);
+    const site = CallSite.capture(name);
     const earlier = this.inFlight;
     let promise: Promise<T>;
     if (earlier !== null) {
@@ -180,17 +183,17 @@ export class TLContext {
   }
 
   /**
-   * @internal Runs the tl call `name` (every public call goes through here, see the end of this
-   * module): where it was made is captured at its entry, so an error its argument checks raise
-   * names the kernel's line, in synchronous calls (`reshape`) as in the part of an async call
-   * before its command (`where`'s dtype check). A tl call made by another (`zeros` calls `full`)
-   * keeps the outer call's site.
+   * @internal Runs `call` on `self` with `args` as the tl call `name` (every public call goes
+   * through here, see the end of this module, and `handle.data`): an error raised while it runs
+   * synchronously (the argument checks of `reshape`, `where`'s dtypes before its command) names
+   * the kernel's line, found then in the stack below this frame (nothing is captured when no
+   * error is raised). A tl call made by another (`zeros` calls `full`) keeps the outer call's name.
    */
-  _located<T>(name: string, body: () => T): T {
-    if (this.current !== null) return body();
-    this.current = CallSite.capture(name);
+  _located<T, A extends unknown[]>(name: string, call: (...args: A) => T, self: unknown, args: A): T {
+    if (this.current !== null) return call.apply(self, args);
+    this.current = name;
     try {
-      return body();
+      return call.apply(self, args);
     } finally {
       this.current = null;
     }
@@ -206,7 +209,7 @@ function ignore(): void {}
 /** `call` as the tl call `name`: run through `TLContext._located`, so its errors name the kernel's line. */
 function located(name: string, call: (...args: unknown[]) => unknown) {
   return function (this: TLContext, ...args: unknown[]): unknown {
-    return this._located(name, () => call.apply(this, args));
+    return this._located(name, call, this, args);
   };
 }
 

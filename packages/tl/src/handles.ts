@@ -128,7 +128,7 @@ export class TensorHandle {
    * naming why, and `TL_INVALID_CALL` for a handle released by `tl.scratchRelease`.
    */
   get data(): Tensor {
-    return this.tl._located("data", () => this.readData());
+    return this.tl._located("data", this.readData, this, []);
   }
 
   private readData(): Tensor {
