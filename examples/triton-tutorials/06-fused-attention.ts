@@ -50,7 +50,7 @@ export async function attnFwd(
   // The running state, outside the loop's scratch: m_i, l_i [BLOCK_M] and acc [BLOCK_M, HEAD_DIM].
   const m_i = tl.full([BLOCK_M], Number.NEGATIVE_INFINITY, "f32");
   const l_i = tl.full([BLOCK_M], 1, "f32");
-  const acc = tl.zeros([BLOCK_M, HEAD_DIM], "f32");
+  let acc = tl.zeros([BLOCK_M, HEAD_DIM], "f32");
   const minusInf = tl.full([BLOCK_M, BLOCK_N], Number.NEGATIVE_INFINITY, "f32"); // where's `b`
   const q = await tl.load(Q.at(off_z, off_h, m0, 0), [BLOCK_M, HEAD_DIM], Q.dtype);
   // Causal: keys past the block's last row are never read; blocks from m0 on cross the diagonal.
@@ -74,7 +74,7 @@ export async function attnFwd(
     await tl.fma(l_i, alpha, l_ij, { out: l_i }); // l_i = l_i * alpha + l_ij
     await tl.mul(acc, tl.expandDims(alpha, 1), { out: acc }); // acc = acc * alpha[:, None]
     const v = await tl.load(V.at(off_z, off_h, start_n, 0), [BLOCK_N, HEAD_DIM], V.dtype);
-    await tl.dot(V.dtype === "f32" ? p : await tl.cast(p, V.dtype), v, acc); // acc += p @ v
+    acc = await tl.dot(V.dtype === "f32" ? p : await tl.cast(p, V.dtype), v, acc); // acc += p @ v
     await tl.maximum(m_i, m_ij, { out: m_i }); // m_i = m_ij (m_ij >= m_i)
     tl.scratchRelease(mark);
   }

@@ -62,7 +62,7 @@ async function flashLoop(
   const qkScale = config.scale * Math.LOG2E; // exp(x) = exp2(x log2 e)
   const mI = tl.full([rows], Number.NEGATIVE_INFINITY, "f32");
   const lI = tl.full([rows], 0, "f32");
-  const acc = tl.zeros([rows, headDim], "f32");
+  let acc = tl.zeros([rows, headDim], "f32");
   const offsM = causalFrom === null ? null : tl.arange(causalFrom, causalFrom + rows);
   const kBuffers = [0, 1].map(() => tl.empty([config.blockN, headDim], Kc.dtype));
   const vBuffers = [0, 1].map(() => tl.empty([config.blockN, headDim], Vc.dtype));
@@ -102,7 +102,7 @@ async function flashLoop(
     await tl.fma(lI, alpha, tl.reshape(await tl.sum(p, 1), [rows]), { out: lI }); // l = l alpha + rowsum(p)
     await tl.mul(acc, tl.expandDims(alpha, 1), { out: acc });
     const v = await tl.wait(current.v);
-    await tl.dot(await toDtype(tl, p, Vc.dtype), v, acc); // acc += p @ v
+    acc = await tl.dot(await toDtype(tl, p, Vc.dtype), v, acc); // acc += p @ v
     await tl.maximum(mI, mIJ, { out: mI });
     tl.scratchRelease(mark);
   }

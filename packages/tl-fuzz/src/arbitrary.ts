@@ -1,9 +1,9 @@
 import * as fc from "fast-check";
-import type { RawProgram, RawStep } from "./build.js";
+import { type RawProgram, type RawStep, STEP_KINDS } from "./build.js";
 
 /** One step's raw choices. Shrinks toward 0: the simplest op of each kind on the first value. */
 export const rawStep: fc.Arbitrary<RawStep> = fc.record({
-  kind: fc.nat(18),
+  kind: fc.nat(STEP_KINDS - 1),
   a: fc.nat(999),
   b: fc.nat(999),
   c: fc.nat(999),

@@ -55,7 +55,8 @@ const EXACT_EPILOGUE: readonly EpilogueStep[] = [
   { op: "minimum", scope: "k_tile", scalar: 2 },
 ];
 
-const STEP_KINDS = 19;
+/** Step kinds a raw step picks from (`RawStep.kind` modulo this). */
+export const STEP_KINDS = 20;
 /** Kinds that need no earlier value: a load and the composites. */
 const STANDALONE = new Set([0, 14, 15, 17]);
 const COMPOSITE_MATH_OPS = [...UNARY_OPS, ...BINARY_OPS, "sum", "max", "min", "softmax"] as const;
@@ -170,7 +171,12 @@ export function buildProgram(raw: RawProgram): Program {
     return null;
   };
 
+  /** Dots with an accumulator (`tl.zeros` or an earlier value): each consumed it. */
+  const accumulated: number[] = [];
+  /** A step the run must refuse was added: the kernel stops there. */
+  let refused = false;
   for (const choice of raw.steps) {
+    if (refused) break;
     const kind = pick(choice.kind, STEP_KINDS);
     const existing = values();
     if (existing.length === 0 && !STANDALONE.has(kind)) {
@@ -179,7 +185,9 @@ export function buildProgram(raw: RawProgram): Program {
     }
     const x = existing[pick(choice.a, Math.max(1, existing.length))] as number;
     const tx = types[x] as ValueType;
-    switch (kind) {
+    // A use of a consumed accumulator before any dot consumed one: a dot with one first.
+    const dotFirst = kind === 18 && accumulated.length === 0;
+    switch (dotFirst ? 12 : kind) {
       case 0: {
         const splitInputs = inputs.map((input, i) => (input.split ? i : -1)).filter((i) => i >= 0);
         if (splitInputs.length === 0 || pick(choice.a, 3) === 0) {
@@ -343,7 +351,7 @@ export function buildProgram(raw: RawProgram): Program {
           (type) =>
             type.rows === tx.rows && type.cols === n && type.dtype === accDtype && type.exact !== null,
         );
-        const accChoice = pick(choice.d, 3);
+        const accChoice = dotFirst ? 1 + pick(choice.d, 2) : pick(choice.d, 3);
         const acc =
           accChoice === 0
             ? null
@@ -359,6 +367,7 @@ export function buildProgram(raw: RawProgram): Program {
         if (exact === null || Math.log2(Math.max(1, exact.bound)) - exact.grain > 22) break;
         // A dot with an accumulator writes its result over the accumulator's bytes.
         if (typeof acc === "number") overwrite(acc);
+        if (acc !== null) accumulated.push(steps.length);
         push(
           { kind: "dot", a: x, b: w, acc, outDtype },
           { rows: tx.rows, cols: n, dtype: outDtype ?? accDtype, exact },
@@ -457,7 +466,7 @@ export function buildProgram(raw: RawProgram): Program {
         );
         break;
       }
-      default: {
+      case 15: {
         // out = op(inputs) as one composite per block over the block's rows.
         const op = COMPOSITE_MATH_OPS[
           pick(choice.a, COMPOSITE_MATH_OPS.length)
@@ -483,10 +492,18 @@ export function buildProgram(raw: RawProgram): Program {
         break;
       }
     }
+    if (kind === 19 && accumulated.length > 0) {
+      // A use of an accumulator a dot consumed (not its result): the run must refuse it.
+      const dot = accumulated[pick(choice.b, accumulated.length)] as number;
+      const op = UNARY_OPS[pick(choice.c, UNARY_OPS.length)] as (typeof UNARY_OPS)[number];
+      push({ kind: "useConsumed", dot, op }, null);
+      refused = true;
+    }
   }
   // The last values computed are stored too (up to three not stored yet), so most steps reach
   // an output the check compares.
   const stored = new Set(steps.flatMap((step) => (step.kind === "store" ? [step.x] : [])));
+  if (refused) live.clear(); // never reached
   const last = [...live].filter((value) => !stored.has(value) && steps[value]?.kind !== "load").slice(-3);
   for (const value of last) {
     const type = types[value] as ValueType;

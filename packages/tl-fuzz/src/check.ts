@@ -1,6 +1,6 @@
 import { isKbError } from "@kb/errors";
 import { evaluate } from "./evaluate.js";
-import type { Program } from "./program.js";
+import { expectedRefusal, type Program } from "./program.js";
 import * as ref from "./reference/index.js";
 import { runOnMachine } from "./run.js";
 
@@ -42,6 +42,7 @@ export interface Verdict {
  * simulator refused what its documentation allows.
  */
 export async function check(program: Program, options: CheckOptions = {}): Promise<Verdict> {
+  if (expectedRefusal(program) !== null) return checkRefused(program);
   let expected: readonly ref.RefTensor[];
   try {
     expected = (options.evaluate ?? evaluate)(program);
@@ -115,6 +116,35 @@ export async function check(program: Program, options: CheckOptions = {}): Promi
     loadsCompared: run.phases.compared,
     commandLists: run.commandListsCompared,
   };
+}
+
+/**
+ * A program whose last step uses an accumulator a dot consumed: the run must fail with
+ * `TL_INVALID_CALL` naming that `tl.dot` and the kernel's line; running to the end, or failing
+ * otherwise, is a failure.
+ */
+async function checkRefused(program: Program): Promise<Verdict> {
+  const refusal = expectedRefusal(program);
+  const wanted = `TL_INVALID_CALL naming the tl.dot of v${refusal?.dot} (step ${program.steps.length - 1} uses its consumed accumulator)`;
+  const verdict = (summary: string | null): Verdict => ({
+    failure: summary === null ? null : { kind: "error", summary },
+    expected: null,
+    ops: 0,
+    loadsCompared: 0,
+  });
+  try {
+    await runOnMachine(program);
+  } catch (error) {
+    if (
+      isKbError(error) &&
+      error.code === "TL_INVALID_CALL" &&
+      error.context.line !== undefined &&
+      /is the accumulator of tl\.dot at .*:\d+:\d+, which took its bytes/.test(error.detail)
+    )
+      return verdict(null);
+    return verdict(`expected ${wanted}; the run failed otherwise: ${text(error)}`);
+  }
+  return verdict(`expected ${wanted}; the run completed without an error`);
 }
 
 function text(error: unknown): string {

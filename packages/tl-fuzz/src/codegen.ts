@@ -48,6 +48,11 @@ function q(text: string): string {
   return JSON.stringify(text);
 }
 
+/** The kernel's name for the accumulator of the dot at step `i`: an earlier value, or its `tl.zeros`. */
+function accumulatorOf(step: Extract<Step, { kind: "dot" }>, i: number): string {
+  return typeof step.acc === "number" ? `v${step.acc}` : `acc${i}`;
+}
+
 function stepSource(program: Program, step: Step, i: number): string {
   const v = (index: number) => `v${index}`;
   const type = (index: number) => program.types[index] as ValueType;
@@ -95,14 +100,21 @@ function stepSource(program: Program, step: Step, i: number): string {
       const b = stored?.transposed === true ? `tl.trans(${v(step.b)})` : v(step.b);
       const result = type(i);
       const options =
+        step.acc !== null
+          ? `, { acc: ${accumulatorOf(step, i)} }`
+          : step.outDtype !== null
+            ? `, { outDtype: ${q(step.outDtype)} }`
+            : "";
+      const zeros =
         step.acc === "zeros"
-          ? `, { acc: tl.zeros([${rowsOf(result.rows)}, ${result.cols}], ${q(result.dtype)}) }`
-          : typeof step.acc === "number"
-            ? `, { acc: ${v(step.acc)} }`
-            : step.outDtype !== null
-              ? `, { outDtype: ${q(step.outDtype)} }`
-              : "";
-      return `${out} await tl.dot(${v(step.a)}, ${b}${options});`;
+          ? `const ${accumulatorOf(step, i)} = tl.zeros([${rowsOf(result.rows)}, ${result.cols}], ${q(result.dtype)}); `
+          : "";
+      return `${zeros}${out} await tl.dot(${v(step.a)}, ${b}${options});`;
+    }
+    case "useConsumed": {
+      const dot = program.steps[step.dot];
+      if (dot?.kind !== "dot") throw new Error(`step ${i}: step ${step.dot} is not a dot`);
+      return `await tl.${step.op}(${accumulatorOf(dot, step.dot)}); // consumed by the dot of ${v(step.dot)}: refused`;
     }
     case "branch":
       return `${out} ${v(step.x)}.data.getFlat(0) > 0 ? await tl.${step.then}(${v(step.y)}) : await tl.${step.otherwise}(${v(step.y)});`;

@@ -123,6 +123,12 @@ export type Step =
       readonly epilogue: readonly EpilogueStep[];
       readonly outDtype: Dtype | null;
     }
+  /**
+   * A misuse the run must refuse: `tl.<op>` of the accumulator the dot of step `dot` consumed,
+   * instead of the dot's result. Expected: `TL_INVALID_CALL` naming that dot. Always the last step
+   * (the kernel stops there).
+   */
+  | { readonly kind: "useConsumed"; readonly dot: number; readonly op: UnaryOp }
   | {
       readonly kind: "compositeMath";
       readonly op: UnaryOp | BinaryOp | "sum" | "max" | "min" | "softmax";
@@ -145,6 +151,12 @@ export interface Program {
   readonly steps: readonly Step[];
   /** The type of each step's value (null for steps without one: stores, composites). */
   readonly types: readonly (ValueType | null)[];
+}
+
+/** The step of `program` the run must refuse (a use of a consumed accumulator), or null. */
+export function expectedRefusal(program: Program): Extract<Step, { kind: "useConsumed" }> | null {
+  const last = program.steps.at(-1);
+  return last?.kind === "useConsumed" ? last : null;
 }
 
 export function blockCount(program: Pick<Program, "rows" | "blockRows">): number {

@@ -91,3 +91,24 @@ describe("a transposed ref operand of a composite GEMM", () => {
     for (let i = 0; i < expected.size; i++) expect(actual.getFlat(i)).toBeCloseTo(expected.getFlat(i), 4);
   });
 });
+
+describe("a tile loaded with { stride }, reshaped (issue 33)", () => {
+  // Its TCM copy is contiguous, as packages/tl/README.md says: reshape and expandDims read it in
+  // row-major order, in phase 2 as in phase 1.
+  async function kernel(tl: TL, x: DeviceTensor, y: DeviceTensor) {
+    const block = await tl.load(x.at(0, 4), [8, 4], "f32", { stride: 16 }); // columns 4..7
+    const row = tl.expandDims(tl.reshape(block, [32]), 0);
+    await tl.store(y, await tl.mul(row, 2));
+  }
+
+  it("phase 2 stores the block's elements row by row, doubled", async () => {
+    const x = Tensor.random([8, 16], "f32", { seed: 7 });
+    const actual = await phase2Of(async (sim) => {
+      const X = await sim.toDevice(x);
+      const Y = sim.empty([1, 32], "f32");
+      await sim.launch(kernel, { grid: { pes: 1 }, args: [X, Y] });
+      return Y;
+    });
+    for (let i = 0; i < 32; i++) expect(actual.getFlat(i)).toBe(2 * x.get(Math.floor(i / 4), 4 + (i % 4)));
+  });
+});

@@ -10,6 +10,8 @@
  */
 export class CallSite {
   private parsed: SourceLocation | null | undefined;
+  /** Captured inside a call: the location is below its `TLContext._located` frame. */
+  private belowCallEntry = false;
   /** The call's key arguments as source text (`"west"`), set by {@link withArguments}; null if none. */
   private shownArguments: string | null = null;
 
@@ -24,9 +26,24 @@ export class CallSite {
     return new CallSite(call, new Error());
   }
 
+  /**
+   * Captures the site of the tl call `call` from inside it, at any depth (an argument check of a
+   * helper): the location is the first frame outside @kb/tl below the call's `TLContext._located`
+   * frame, so helpers of other modules (validate.ts, shapes.ts) are never taken for the kernel.
+   */
+  static captureInCall(call: string): CallSite {
+    // Deep enough for the checks' helpers, the call and the kernel frame below them.
+    const limit = Error.stackTraceLimit;
+    if (limit > 0) Error.stackTraceLimit = Math.max(limit, IN_CALL_FRAMES);
+    const site = new CallSite(call, new Error());
+    Error.stackTraceLimit = limit;
+    site.belowCallEntry = true;
+    return site;
+  }
+
   /** The kernel-side location, or null when unknown. */
   get location(): SourceLocation | null {
-    if (this.parsed === undefined) this.parsed = userFrame(this.stack?.stack);
+    if (this.parsed === undefined) this.parsed = userFrame(this.stack?.stack, this.belowCallEntry);
     return this.parsed;
   }
 
@@ -65,6 +82,10 @@ export function formatLocation(location: SourceLocation): string {
 
 /** Frames of this package: its classes' methods and the capture itself. */
 const INTERNAL = /^(?:async )?(?:new )?(?:TLContext|TensorHandle|CallSite)\b/;
+/** Frames a site captured inside a call keeps (an error's path, so their cost does not matter). */
+const IN_CALL_FRAMES = 64;
+/** The frame of `TLContext._located`, which every public tl call runs through. */
+const CALL_ENTRY = /^TLContext\._located\b/;
 /** `    at fn (file:line:col)` or `    at file:line:col` (V8's format). */
 const FRAME = /^\s*at (?:(.+?) \()?(.+?):(\d+):(\d+)\)?$/;
 
@@ -86,8 +107,10 @@ function frames(stack: string | undefined): { name: string; file: string; line: 
   return found;
 }
 
-function userFrame(stack: string | undefined): SourceLocation | null {
-  for (const { name, file, line, col } of frames(stack)) {
+function userFrame(stack: string | undefined, belowCallEntry: boolean): SourceLocation | null {
+  const all = frames(stack);
+  const entry = belowCallEntry ? all.findIndex((frame) => CALL_ENTRY.test(frame.name)) : -1;
+  for (const { name, file, line, col } of all.slice(entry + 1)) {
     if (INTERNAL.test(name) || file === OWN_FILE || file.startsWith("node:")) continue;
     return { file: shortPath(file), line: Number(line), col: Number(col) };
   }

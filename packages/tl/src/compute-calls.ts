@@ -16,7 +16,9 @@ import { checkOwned, checkShape, pointerAddress } from "./validate.js";
 /** The GEMM and composite calls of `tl` (installed on `TLContext` by context.ts). */
 export interface ComputeCalls {
   /**
-   * `a @ b` on PE_GEMM; both in TCM, `(M, K) x (K, N)`. With `acc` (or `{ acc }`), adds into it;
+   * `a @ b` on PE_GEMM; both in TCM, `(M, K) x (K, N)`. With `acc` (or `{ acc }`), adds into it
+   * and consumes it: the result takes its bytes, so use the returned handle (`acc = await
+   * tl.dot(a, b, acc)`); the old one is `TL_INVALID_CALL` from then on;
    * `{ outDtype }` sets the result dtype (default: the accumulator's, else f32 for float inputs
    * and i32 for i8).
    */
@@ -52,7 +54,7 @@ export interface ComputeCalls {
 export const computeCalls: ComputeCalls & ThisType<TLContext> = {
   dot(a, b, options = {}) {
     const opts: DotOptions = options instanceof TensorHandle ? { acc: options } : options;
-    return this._call("dot", () => runDot(this._scope, a, b, opts));
+    return this._call("dot", (site) => runDot(this._scope, site, a, b, opts));
   },
 
   composite(op, a, b, options) {

@@ -1,6 +1,7 @@
 import { MATH_OPS, type MathOpInfo, mathOutputShape } from "@kb/components";
 import { type Dtype, formatShape, isFloatDtype } from "@kb/tensor";
 import type { CallScope } from "./call-scope.js";
+import type { CallSite } from "./call-site.js";
 import type { TensorHandle } from "./handles.js";
 import type { DotOptions } from "./options.js";
 import { checkDot, checkMathInputs, mathAxis } from "./validate.js";
@@ -23,9 +24,10 @@ export interface MathCallOptions {
   out?: TensorHandle | undefined;
 }
 
-/** `tl.dot(a, b, options)`. */
+/** `tl.dot(a, b, options)` made at `site`: consumes the accumulator (its handle may not be used again). */
 export async function runDot(
   scope: CallScope,
+  site: CallSite,
   a: TensorHandle,
   b: TensorHandle,
   options: DotOptions,
@@ -36,9 +38,21 @@ export async function runDot(
   const acc = options.acc;
   const aa = await scope.inTcm("dot", a, true);
   const bb = await scope.inTcm("dot", b, true);
-  // A zeros accumulator that was never written: overwrite instead of adding (same result).
-  const freshZeros = acc !== undefined && acc.origin === "constant" && !acc._materialised && isZeros(acc);
+  // A whole tl.zeros never written: overwrite instead of adding (same result). A view of one is
+  // written first, as its tensor is written whole: a later fill must never land on the result.
+  const freshZeros =
+    acc !== undefined &&
+    acc._root === null &&
+    acc.origin === "constant" &&
+    !acc._materialised &&
+    isZeros(acc);
   const accumulator = acc !== undefined && !freshZeros ? await scope.inTcm("dot", acc) : acc;
+  if (acc !== undefined) {
+    // The result takes the accumulator's bytes: the old handle names no value any more (Triton's
+    // value semantics), and its constant is never written over them.
+    acc._materialised = true;
+    acc._consumedBy = { how: "accumulator", site };
+  }
   const out =
     accumulator !== undefined
       ? scope.handle({

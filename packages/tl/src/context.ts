@@ -66,6 +66,8 @@ export class TLContext {
   private nextCompletion = 0;
   /** The tl call that has been made and has not completed yet (at most one: calls are awaited). */
   private inFlight: CallSite | null = null;
+  /** The tl call whose synchronous part is running now (its argument checks), or null. */
+  private current: string | null = null;
   /** The first error a tl call of this kernel raised (it fails the kernel even if not awaited). */
   private firstFailure: unknown = null;
 
@@ -92,7 +94,12 @@ export class TLContext {
    * @internal A KbError located at this kernel instance (kernel, PE, simulated time) and, while a
    * tl call runs, at that call's line in the kernel's source.
    */
-  _error(code: KbErrorCode, detail: string, cause?: unknown, site: CallSite | null = this.inFlight): KbError {
+  _error(
+    code: KbErrorCode,
+    detail: string,
+    cause?: unknown,
+    site: CallSite | null = this._currentCall(),
+  ): KbError {
     const now = this._scope.sink.now();
     const location = site?.location ?? null;
     return new KbError(code, detail, {
@@ -109,6 +116,14 @@ export class TLContext {
   /** @internal The values of `handle` as phase 1 knows them now, or null (see values.ts). */
   _valuesOf(handle: TensorHandle): Tensor | null {
     return valuesOf(this, handle);
+  }
+
+  /**
+   * @internal The tl call being made now (its synchronous part: its site is captured now, from
+   * the stack of the call), else the one in flight, or null.
+   */
+  _currentCall(): CallSite | null {
+    return this.current !== null ? CallSite.captureInCall(this.current) : this.inFlight;
   }
 
   /** @internal The tl call made and not completed yet (what the kernel waits on), or null. */
@@ -177,6 +192,23 @@ export class TLContext {
     return promise;
   }
 
+  /**
+   * @internal Runs `call` on `self` with `args` as the tl call `name` (every public call goes
+   * through here, see the end of this module, and `handle.data`): an error raised while it runs
+   * synchronously (the argument checks of `reshape`, `where`'s dtypes before its command) names
+   * the kernel's line, found then in the stack below this frame (nothing is captured when no
+   * error is raised). A tl call made by another (`zeros` calls `full`) keeps the outer call's name.
+   */
+  _located<T, A extends unknown[]>(name: string, call: (...args: A) => T, self: unknown, args: A): T {
+    if (this.current !== null) return call.apply(self, args);
+    this.current = name;
+    try {
+      return call.apply(self, args);
+    } finally {
+      this.current = null;
+    }
+  }
+
   private noteFailure(error: unknown): void {
     if (this.firstFailure === null) this.firstFailure = error;
   }
@@ -184,9 +216,27 @@ export class TLContext {
 
 function ignore(): void {}
 
-// The calls become methods of the class, as if written in it: not enumerable, getters kept.
+/** `call` as the tl call `name`: run through `TLContext._located`, so its errors name the kernel's line. */
+function located(name: string, call: (...args: unknown[]) => unknown) {
+  return function (this: TLContext, ...args: unknown[]): unknown {
+    return this._located(name, call, this, args);
+  };
+}
+
+// The calls become methods of the class, as if written in it: not enumerable, getters kept, each
+// call located (above).
 for (const family of FAMILIES) {
   for (const [name, descriptor] of Object.entries(Object.getOwnPropertyDescriptors(family))) {
-    Object.defineProperty(TLContext.prototype, name, { ...descriptor, enumerable: false });
+    const value: unknown = descriptor.value;
+    Object.defineProperty(TLContext.prototype, name, {
+      ...descriptor,
+      ...(typeof value === "function"
+        ? { value: located(name, value as (...args: unknown[]) => unknown) }
+        : {}),
+      enumerable: false,
+    });
   }
 }
+
+/** The names of tl's calls, for the "did you mean" of a misspelt one. */
+export const TL_CALL_NAMES: readonly string[] = FAMILIES.flatMap((family) => Object.keys(family)).sort();

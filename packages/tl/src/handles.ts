@@ -1,6 +1,16 @@
 import type { KbError } from "@kb/errors";
 import { DTYPE_BYTES, type Dtype, formatShape, shapeSize, type Tensor } from "@kb/tensor";
+import type { CallSite } from "./call-site.js";
 import type { TLContext } from "./context.js";
+
+/**
+ * The call that took a handle's value away: the `tl.dot` whose result took the accumulator's
+ * bytes, or the `tl.scratchRelease` that freed its scratch.
+ */
+export interface Consumption {
+  readonly how: "accumulator" | "released";
+  readonly site: CallSite;
+}
 
 /** Where a handle's bytes are: a PE's TCM, or HBM/SRAM (a `tl.ref`, the source of a `tl.load`). */
 export type HandleSpace = "tcm" | "hbm";
@@ -70,6 +80,8 @@ export class TensorHandle {
   _materialised = false;
   /** @internal Its scratch was released: using it is an error. */
   _released = false;
+  /** @internal What took its value away (a dot's accumulator, a release), or null: using it is an error. */
+  _consumedBy: Consumption | null = null;
   /** @internal The tensor whose bytes this one names part of (`tl.view`, writes through `out`). */
   _root: TensorHandle | null = null;
 
@@ -116,12 +128,12 @@ export class TensorHandle {
    * naming why, and `TL_INVALID_CALL` for a handle released by `tl.scratchRelease`.
    */
   get data(): Tensor {
-    if (this._released) {
-      throw this.tl._error(
-        "TL_INVALID_CALL",
-        `${this.describe()} from tl.${this.op} was released by tl.scratchRelease; its TCM may hold other data now.`,
-      );
-    }
+    return this.tl._located("data", this.readData, this, []);
+  }
+
+  private readData(): Tensor {
+    const consumed = this._consumedText(`${this.describe()}.data`);
+    if (consumed !== null) throw this.tl._error("TL_INVALID_CALL", consumed);
     const loading = this._inFlightLoad();
     if (loading !== null)
       throw this.tl._error("TL_INVALID_CALL", loading._usedTooEarly(`${this.describe()}.data`));
@@ -153,6 +165,22 @@ export class TensorHandle {
       if (pending instanceof LoadFuture && pending._overlaps(this.address, this.nbytes)) return pending;
     }
     return null;
+  }
+
+  /**
+   * @internal Why `use` (`tl.exp: handle #3 ...`, `handle #3 ....data`) may not read this handle,
+   * or null when it may: the dot that consumed it (or the tensor it is a view or reshape of) as its
+   * accumulator, or the scratch release that freed it, with their lines.
+   */
+  _consumedText(use: string): string | null {
+    const by = this._consumedBy ?? this._root?._consumedBy ?? null;
+    if (by === null && !this._released) return null;
+    const what = use.startsWith("tl.") ? `${use}: ${this.describe()} from tl.${this.op}` : use;
+    if (by === null || by.how === "released")
+      return `${what} was released by ${by === null ? "tl.scratchRelease" : by.site.describe()}; its TCM may hold other data now. Release scratch after the last use of its tiles (tl.scratchRelease at the end of the loop body), or make the tiles you keep before tl.scratchMark.`;
+    const call = by.site.describe();
+    const itself = by === this._consumedBy ? "" : " (through the tensor it names)";
+    return `${what} is the accumulator of ${call}, which took its bytes${itself}: it names no value any more. Like Triton's tl.dot, the accumulator is consumed: use the handle tl.dot returned (\`acc = await tl.dot(a, b, acc)\`).`;
   }
 
   /** `handle #3 (f16 [64, 64] in tcm)`. */

@@ -56,7 +56,8 @@ export interface MetadataCalls {
 
   /**
    * The same elements in another shape of the same size (one dimension may be -1: inferred); no
-   * command. `x` must be contiguous: a plain TCM tensor (not transposed or strided) or a ref.
+   * command. `x` must be contiguous: a plain TCM tensor (a tile loaded with `{ stride }` is one:
+   * its TCM copy is contiguous), not a transposed view, or a ref.
    */
   reshape(x: TensorHandle, shape: readonly number[]): TensorHandle;
 
@@ -221,7 +222,7 @@ export const metadataCalls: MetadataCalls & ThisType<TLContext> = {
   },
 
   scratchRelease(mark) {
-    this._scope.scratch.release(this, mark);
+    this._scope.scratch.release(this, mark, this._currentCall());
   },
 
   get scratchUsage() {

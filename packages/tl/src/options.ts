@@ -103,7 +103,10 @@ export interface MathOptions {
 
 /** Options of `tl.dot`. */
 export interface DotOptions {
-  /** Accumulate into this handle (Triton's `tl.dot(a, b, acc)`); the result replaces it. */
+  /**
+   * Accumulate into this handle (Triton's `tl.dot(a, b, acc)`): the result takes its bytes and the
+   * handle is consumed (using it again is `TL_INVALID_CALL`): `acc = await tl.dot(a, b, acc)`.
+   */
   readonly acc?: TensorHandle;
   /** Output dtype (default: the accumulator's, else f32 for float inputs and i32 for i8). */
   readonly outDtype?: Dtype;

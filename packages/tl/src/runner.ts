@@ -4,6 +4,7 @@ import { formatSimTime, KbError } from "@kb/errors";
 import { TLContext } from "./context.js";
 import type { CommandSink, TLOptions } from "./options.js";
 import { type StallBudget, type StallReport, StallTally, StallWatch } from "./stall-watch.js";
+import { kernelThrew } from "./thrown.js";
 
 /** How {@link KernelHost.run} cuts a long run into slices. */
 export interface RunSlices {
@@ -330,14 +331,7 @@ export class KernelRunner implements CommandSource {
     this.ended = true;
     this.host.active.delete(this);
     this.host._posted();
-    this.failure =
-      error instanceof KbError && error.context.kernel !== undefined
-        ? error
-        : this.tl._error(
-            error instanceof KbError ? error.code : "KERNEL_FAILED",
-            `the kernel threw: ${error instanceof KbError ? error.detail : error instanceof Error ? error.message : String(error)}`,
-            error,
-          );
+    this.failure = kernelThrew(this.tl, error);
     const waiting = this.waiting;
     if (waiting !== null) {
       this.waiting = null;

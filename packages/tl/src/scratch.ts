@@ -1,15 +1,18 @@
 import { TCM_WINDOW_BYTES, tcmAddress } from "@kb/components";
 import { KbError } from "@kb/errors";
 import { DTYPE_BYTES, type Dtype, formatShape, shapeSize } from "@kb/tensor";
+import type { CallSite } from "./call-site.js";
+import type { Consumption } from "./handles.js";
 import type { ErrorSource } from "./validate.js";
 
 /** Scratch allocations are aligned to this many bytes (ADR-0046 D5). */
 export const SCRATCH_ALIGN = 16;
 
-/** What the allocator needs of a handle: where its scratch starts, and a flag to mark it released. */
+/** What the allocator needs of a handle: where its scratch starts, and fields to mark it released. */
 export interface ScratchHolder {
   readonly scratchOffset: number | null;
   _released: boolean;
+  _consumedBy: Consumption | null;
 }
 
 /**
@@ -75,10 +78,11 @@ export class Scratch {
   }
 
   /**
-   * Frees everything allocated after `mark` and flags the handles on it released. Throws
-   * `TL_INVALID_CALL` (through `errors`) when `mark` is not a mark of this scratch.
+   * Frees everything allocated after `mark` and flags the handles on it released (by the
+   * `tl.scratchRelease` call at `site`, when known). Throws `TL_INVALID_CALL` (through `errors`)
+   * when `mark` is not a mark of this scratch.
    */
-  release(errors: ErrorSource, mark: number): void {
+  release(errors: ErrorSource, mark: number, site: CallSite | null = null): void {
     if (!Number.isInteger(mark) || mark < 0 || mark > this.cursor) {
       throw errors._error(
         "TL_INVALID_CALL",
@@ -89,6 +93,7 @@ export class Scratch {
     this.holders = this.holders.filter((holder) => {
       if ((holder.scratchOffset as number) < mark) return true;
       holder._released = true;
+      if (site !== null) holder._consumedBy = { how: "released", site };
       return false;
     });
     this.cursor = mark;

@@ -60,7 +60,9 @@ export function resolveShape(
 
 /**
  * A handle on `x`'s bytes with another `shape` of the same element count (no command): `x` must
- * be a contiguous TCM tensor (not transposed, not strided) or a ref. A constant stays a constant
+ * be a contiguous TCM tensor (not transposed, not a strided view) or a ref. A tile loaded with
+ * `{ stride }` is contiguous in TCM (the DMA gathered its rows), so it qualifies; its strided
+ * source goes with it, so a composite still refuses to stream it. A constant stays a constant
  * (written to TCM as a whole when any alias of it is first read).
  */
 export function aliasOf(
@@ -71,7 +73,7 @@ export function aliasOf(
 ): TensorHandle {
   const tl = scope.tl;
   checkOwned(tl, call, x);
-  if (x.transposed || x.rowStride !== x.shape[x.shape.length - 1] || x.sourceStride !== null) {
+  if (x.transposed || x.rowStride !== x.shape[x.shape.length - 1]) {
     throw tl._error(
       "TL_INVALID_CALL",
       `tl.${call}: ${x.describe()} from tl.${x.op} is not contiguous (a transposed or strided view): its elements are not in ${formatShape(shape)}'s order. Copy it first (tl.swapAxes, or a load in the layout you need).`,
@@ -85,6 +87,7 @@ export function aliasOf(
     space: x.space,
     address: x.address,
     source: x.source,
+    sourceStride: x.sourceStride,
     scratchOffset: x.scratchOffset,
   });
   if (x._data !== null)

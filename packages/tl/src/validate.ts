@@ -77,12 +77,8 @@ export function checkOwned(tl: ErrorSource, call: string, handle: TensorHandle):
       `tl.${call}: ${handle.describe()} belongs to another kernel instance.`,
     );
   }
-  if (handle._released) {
-    throw tl._error(
-      "TL_INVALID_CALL",
-      `tl.${call}: ${handle.describe()} from tl.${handle.op} was released by tl.scratchRelease; its TCM may hold other data now.`,
-    );
-  }
+  const consumed = handle._consumedText(`tl.${call}`);
+  if (consumed !== null) throw tl._error("TL_INVALID_CALL", consumed);
   const loading = handle._inFlightLoad();
   if (loading !== null)
     throw tl._error("TL_INVALID_CALL", loading._usedTooEarly(`tl.${call}: ${handle.describe()}`));
