@@ -57,6 +57,8 @@ const EXACT_EPILOGUE: readonly EpilogueStep[] = [
 
 /** Step kinds a raw step picks from (`RawStep.kind` modulo this). */
 export const STEP_KINDS = 20;
+/** The kind of a use of an accumulator an earlier dot consumed (the last kind: the run must refuse it). */
+const USE_CONSUMED = 19;
 /** Kinds that need no earlier value: a load and the composites. */
 const STANDALONE = new Set([0, 14, 15, 17]);
 const COMPOSITE_MATH_OPS = [...UNARY_OPS, ...BINARY_OPS, "sum", "max", "min", "softmax"] as const;
@@ -186,7 +188,7 @@ export function buildProgram(raw: RawProgram): Program {
     const x = existing[pick(choice.a, Math.max(1, existing.length))] as number;
     const tx = types[x] as ValueType;
     // A use of a consumed accumulator before any dot consumed one: a dot with one first.
-    const dotFirst = kind === 18 && accumulated.length === 0;
+    const dotFirst = kind === USE_CONSUMED && accumulated.length === 0;
     switch (dotFirst ? 12 : kind) {
       case 0: {
         const splitInputs = inputs.map((input, i) => (input.split ? i : -1)).filter((i) => i >= 0);
@@ -492,7 +494,7 @@ export function buildProgram(raw: RawProgram): Program {
         break;
       }
     }
-    if (kind === 19 && accumulated.length > 0) {
+    if (kind === USE_CONSUMED && accumulated.length > 0) {
       // A use of an accumulator a dot consumed (not its result): the run must refuse it.
       const dot = accumulated[pick(choice.b, accumulated.length)] as number;
       const op = UNARY_OPS[pick(choice.c, UNARY_OPS.length)] as (typeof UNARY_OPS)[number];
