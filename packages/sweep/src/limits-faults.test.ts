@@ -3,7 +3,7 @@ import { describe, expect, it } from "vitest";
 import { designPoints, designSize, gridPoints } from "./designs.js";
 import type { JobOutcome, SweepJob } from "./executor.js";
 import { SWEEP_LIMITS } from "./limits.js";
-import { LocalProcessPool } from "./process-pool.js";
+import { LocalProcessPool } from "./node/process-pool.js";
 import { parseSweepSpec } from "./spec.js";
 import { specProblem } from "./test-support.js";
 

@@ -15,7 +15,7 @@ import { isKbError } from "@kb/errors";
 import { afterAll, describe, expect, it } from "vitest";
 import { LOCK_FILE, OutLock } from "./node/out-lock.js";
 import { ResultsTable } from "./node/results-files.js";
-import { runSweep } from "./run-sweep.js";
+import { runSweep } from "./node/run-sweep.js";
 import { parseSweepSpec } from "./spec.js";
 import { FakeExecutor } from "./test-support.js";
 

@@ -3,8 +3,8 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import type { SweepJob } from "../executor.js";
-import { outcomeOf } from "../process-pool.js";
 import type { SweepRow } from "../table.js";
+import { outcomeOf } from "./process-pool.js";
 import { ResultsTable } from "./results-files.js";
 
 const scratch = mkdtempSync(join(tmpdir(), "kb-sweep-table-"));

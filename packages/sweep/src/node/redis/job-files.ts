@@ -4,7 +4,7 @@ import { dirname, isAbsolute, relative, resolve, sep } from "node:path";
 import { KbError } from "@kb/errors";
 import { benchFileDigest, pluginSourceDigest } from "@kb/runtime/node";
 import type { SweepJob } from "../../executor.js";
-import { isPath } from "../../spec-file.js";
+import { isPath } from "../spec-file.js";
 import { isBenchName, type QueuedJob } from "./job-schema.js";
 
 export type { QueuedJob } from "./job-schema.js";

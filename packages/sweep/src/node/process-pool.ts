@@ -1,7 +1,7 @@
 import { type ChildProcess, spawn } from "node:child_process";
 import { availableParallelism } from "node:os";
-import type { Executor, ExecutorEvent, JobOutcome, SweepJob } from "./executor.js";
-import { SWEEP_LIMITS, timeoutMs } from "./limits.js";
+import type { Executor, ExecutorEvent, JobOutcome, SweepJob } from "../executor.js";
+import { SWEEP_LIMITS, timeoutMs } from "../limits.js";
 
 /** How a job becomes a process: the Node script and its arguments, and where it runs. */
 export interface PointCommand {

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import type { SweepJob } from "./executor.js";
+import type { SweepJob } from "../executor.js";
 import { outcomeOf } from "./process-pool.js";
 
 // What a point's exit means; here, which failures a signal from outside caused (`stopped`: a

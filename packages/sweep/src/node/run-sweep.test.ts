@@ -3,10 +3,10 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { sha256Hex } from "@kb/runtime";
 import { afterAll, describe, expect, it } from "vitest";
-import type { SweepJob } from "./executor.js";
+import type { SweepJob } from "../executor.js";
+import { parseSweepSpec } from "../spec.js";
+import { FakeExecutor } from "../test-support.js";
 import { runSweep } from "./run-sweep.js";
-import { parseSweepSpec } from "./spec.js";
-import { FakeExecutor } from "./test-support.js";
 
 const scratch = mkdtempSync(join(tmpdir(), "kb-sweep-run-"));
 afterAll(() => rmSync(scratch, { recursive: true, force: true }));

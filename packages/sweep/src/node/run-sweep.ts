@@ -1,12 +1,12 @@
 import { dirname, resolve } from "node:path";
 import { benchFileDigest, pluginSourceDigest } from "@kb/runtime/node";
-import type { Executor, JobOutcome, SweepJob, SweepJobRun } from "./executor.js";
-import { OutLock } from "./node/out-lock.js";
-import { ResultsTable } from "./node/results-files.js";
-import { planSweep, pointKey, type SweepPlan, type SweepPoint } from "./points.js";
-import type { SweepSpec } from "./spec.js";
+import type { Executor, JobOutcome, SweepJob, SweepJobRun } from "../executor.js";
+import { planSweep, pointKey, type SweepPlan, type SweepPoint } from "../points.js";
+import type { SweepSpec } from "../spec.js";
+import { metricsOf, type SweepRow } from "../table.js";
+import { OutLock } from "./out-lock.js";
+import { ResultsTable } from "./results-files.js";
 import { readTopologyInput } from "./spec-file.js";
-import { metricsOf, type SweepRow } from "./table.js";
 
 /** Options of {@link runSweep}. */
 export interface RunSweepOptions {

@@ -3,7 +3,7 @@ import { KbError } from "@kb/errors";
 import { readUserText } from "@kb/errors/node";
 import { TOPOLOGY_FILE_MAX_BYTES } from "@kb/topology/node";
 import { parseDocument } from "yaml";
-import { parseSweepSpec, type SweepSpec } from "./spec.js";
+import { parseSweepSpec, type SweepSpec } from "../spec.js";
 
 /** The largest sweep spec file read: 4 MiB (the shipped specs are about 1 KB). */
 export const SWEEP_SPEC_MAX_BYTES = 4 * 2 ** 20;
