@@ -130,6 +130,14 @@ const CASES: Readonly<Record<string, Case>> = {
     axis: 0,
     expected: [0, 3, 1, 4, 2, 5],
   },
+  // C's fmod: 7 % 3 = 1, -7 % 3 = -1 (the dividend's sign), 5.5 % 3 = 2.5.
+  mod: { inputs: [f32([7, -7, 5.5])], scalars: [3], shapeOut: [3], expected: [1, -1, 2.5] },
+  // 3 << 4 = 48; -1 << 31 = -2^31 (wraps).
+  shl: { inputs: [i32([3, -1]), i32([4, 31])], shapeOut: [2], dtype: "i32", expected: [48, -2147483648] },
+  // -16 >> 2 = -4 (arithmetic on i32).
+  shr: { inputs: [i32([-16, 16])], scalars: [2], shapeOut: [2], dtype: "i32", expected: [-4, 4] },
+  floor: { inputs: [f32([1.5, -1.5, 2])], shapeOut: [3], expected: [1, -2, 2] },
+  ceil: { inputs: [f32([1.5, -1.5, 2])], shapeOut: [3], expected: [2, -1, 2] },
 };
 
 describe("applyMath: every op of the table in phase 2", () => {

@@ -24,6 +24,7 @@ export const TOLERANCES: Readonly<Record<Dtype, Tolerance>> = Object.freeze({
   i8: Object.freeze({ rtol: 0, atol: 0 }),
   i32: Object.freeze({ rtol: 0, atol: 0 }),
   i1: Object.freeze({ rtol: 0, atol: 0 }),
+  u32: Object.freeze({ rtol: 0, atol: 0 }),
 });
 
 /** One element of an output that is not close to its reference. */
@@ -329,7 +330,7 @@ function layoutProblem(output: Tensor, reference: Tensor): string | undefined {
 }
 
 /** A tensor's elements as stored: binary32 values, integers, or 16-bit float patterns. */
-type ElementView = Float32Array | Uint16Array | Int8Array | Int32Array | Uint8Array;
+type ElementView = Float32Array | Uint16Array | Int8Array | Int32Array | Uint8Array | Uint32Array;
 
 function elementView(tensor: Tensor): ElementView {
   const { buffer, byteOffset } = tensor.bytes; // aligned for the dtype (Tensor guarantees it)
@@ -345,6 +346,8 @@ function elementView(tensor: Tensor): ElementView {
       return new Int32Array(buffer, byteOffset, tensor.size);
     case "i1":
       return new Uint8Array(buffer, byteOffset, tensor.size);
+    case "u32":
+      return new Uint32Array(buffer, byteOffset, tensor.size);
   }
 }
 

@@ -31,17 +31,20 @@ function line(op: string, values: readonly number[]): number[] {
 }
 
 describe("the math op table", () => {
-  it("lists the 48 ops of the tl surface, fill, iota, copy and transpose internal", () => {
+  it("lists the 53 ops of the tl surface, fill, iota, copy and transpose internal", () => {
     const binary = "add sub mul div maximum minimum fma where";
     const logic = "lt le gt ge eq ne and or xor not pow";
     const unary = "clamp exp log sqrt rsqrt exp2 log2 abs sigmoid cos sin relu tanh erf gelu silu cast";
     const internal = "fill iota copy transpose";
     const reductions = "sum max min argmax argmin softmax cumsum";
-    expect(Object.keys(MATH_OPS)).toEqual(`${binary} ${logic} ${unary} ${internal} ${reductions}`.split(" "));
+    const integer = "mod shl shr floor ceil";
+    expect(Object.keys(MATH_OPS)).toEqual(
+      `${binary} ${logic} ${unary} ${internal} ${reductions} ${integer}`.split(" "),
+    );
     const internals = new Set(internal.split(" "));
     expect(PUBLIC_MATH_OPS).toEqual(Object.keys(MATH_OPS).filter((op) => !internals.has(op)));
     expect([...SCALAR_OPS]).toEqual(
-      "add sub mul div maximum minimum lt le gt ge eq ne and or xor pow".split(" "),
+      "add sub mul div maximum minimum lt le gt ge eq ne and or xor pow mod shl shr".split(" "),
     );
   });
 
@@ -72,10 +75,12 @@ describe("the math op table", () => {
       .filter(([, info]) => info.inputDtypes !== null)
       .map(([op, info]) => [op, info.inputDtypes]);
     expect(restricted).toEqual([
-      ["and", ["i1", "i8", "i32"]],
-      ["or", ["i1", "i8", "i32"]],
-      ["xor", ["i1", "i8", "i32"]],
-      ["not", ["i1"]],
+      ["and", ["i1", "i8", "i32", "u32"]],
+      ["or", ["i1", "i8", "i32", "u32"]],
+      ["xor", ["i1", "i8", "i32", "u32"]],
+      ["not", ["i1", "i8", "i32", "u32"]],
+      ["shl", ["i8", "i32", "u32"]],
+      ["shr", ["i8", "i32", "u32"]],
     ]);
   });
 

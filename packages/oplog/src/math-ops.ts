@@ -137,7 +137,10 @@ const toBool: MathDtypeRule = () => "i1";
 const COMPARISON = { ...BINARY, dtype: toBool } as const;
 
 /** A bitwise op of booleans and integers (logical on `i1`'s 0 and 1). */
-const BITWISE = { ...BINARY, inputDtypes: ["i1", "i8", "i32"] } as const;
+const BITWISE = { ...BINARY, inputDtypes: ["i1", "i8", "i32", "u32"] } as const;
+
+/** A binary op of the integer dtypes only (shifts). */
+const INTEGER_BINARY = { ...BINARY, inputDtypes: ["i8", "i32", "u32"] } as const;
 
 /** A PE_MATH writer of a tensor that reads no operand (one scalar, the constant's dtype), not a kernel call. */
 function constant(element: ElementFn): ElementwiseMathOp & { readonly internal: true } {
@@ -200,8 +203,8 @@ const TABLE = {
   and: elementwise(1, (a, b) => a & b, BITWISE),
   or: elementwise(1, (a, b) => a | b, BITWISE),
   xor: elementwise(1, (a, b) => a ^ b, BITWISE),
-  // Logical not of a boolean.
-  not: elementwise(1, (a) => (a === 0 ? 1 : 0), { inputDtypes: ["i1"] }),
+  // Logical not of a boolean; bitwise (`~a`) on the integer dtypes (integer-ops.ts).
+  not: elementwise(1, (a) => (a === 0 ? 1 : 0), { inputDtypes: ["i1", "i8", "i32", "u32"] }),
   // C's pow (1 ** NaN is 1): log2, a multiply and exp2.
   pow: elementwise(9, pow, BINARY),
   clamp: elementwise(2, (x, lo, hi) => Math.min(Math.max(x, lo), hi), { params: ["lo", "hi"] }),
@@ -240,6 +243,13 @@ const TABLE = {
   // Inclusive prefix sums along the axis: an add per vector (carrying the previous vector's total)
   // and a work-efficient scan over the lanes (up-sweep and down-sweep: 2 tree passes).
   cumsum: { ...BASE, shape: "row", cycles: 1, treePasses: 2, line: cumsumLine, internal: false },
+  // C's remainder, the sign of the dividend (Triton's `%`: frem, srem / urem): a division, a
+  // multiply and a subtract. The integer forms of this and the shifts are in integer-ops.ts.
+  mod: elementwise(6, (a, b) => a % b, BINARY),
+  shl: elementwise(1, (a, n) => a * 2 ** n, INTEGER_BINARY),
+  shr: elementwise(1, (a, n) => Math.floor(a / 2 ** n), INTEGER_BINARY),
+  floor: elementwise(1, Math.floor),
+  ceil: elementwise(1, Math.ceil),
 } satisfies Record<string, MathOpInfo>;
 
 /** The name of a math op of the table. */

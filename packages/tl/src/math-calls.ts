@@ -55,13 +55,13 @@ export interface MathCalls {
   eq(a: Operand, b: Operand, options?: MathOptions): Promise<TensorHandle>;
   /** `a != b` as `i1` (NaN != anything is 1). */
   ne(a: Operand, b: Operand, options?: MathOptions): Promise<TensorHandle>;
-  /** Logical and of `i1` masks; bitwise and of `i8` / `i32`. */
+  /** Logical and of `i1` masks; bitwise and of `i8` / `i32` / `u32`. */
   and(a: Operand, b: Operand, options?: MathOptions): Promise<TensorHandle>;
-  /** Logical or of `i1` masks; bitwise or of `i8` / `i32`. */
+  /** Logical or of `i1` masks; bitwise or of `i8` / `i32` / `u32`. */
   or(a: Operand, b: Operand, options?: MathOptions): Promise<TensorHandle>;
-  /** Logical xor of `i1` masks; bitwise xor of `i8` / `i32`. */
+  /** Logical xor of `i1` masks; bitwise xor of `i8` / `i32` / `u32`. */
   xor(a: Operand, b: Operand, options?: MathOptions): Promise<TensorHandle>;
-  /** Logical not of an `i1` mask. */
+  /** Logical not of an `i1` mask; bitwise not (`~x`) of an integer tensor. */
   not(x: TensorHandle, options?: MathOptions): Promise<TensorHandle>;
   /** `a ** b` elementwise with C's rules (`pow(1, NaN)` is 1); either side may be a number. */
   pow(a: Operand, b: Operand, options?: MathOptions): Promise<TensorHandle>;
@@ -113,6 +113,16 @@ export interface MathCalls {
   softmax(x: TensorHandle, axis?: number, options?: MathOptions): Promise<TensorHandle>;
   /** Inclusive prefix sums along `axis` (default the last), same shape (summed in f64, rounded once). */
   cumsum(x: TensorHandle, axis?: number, options?: MathOptions): Promise<TensorHandle>;
+  /** `a % b` with the dividend's sign (Triton's `%`: C's fmod on floats, srem / urem on integers). */
+  mod(a: Operand, b: Operand, options?: MathOptions): Promise<TensorHandle>;
+  /** `a << n` on integers (Triton's `<<`): wraps; amounts outside [0, bits) give 0. */
+  shl(a: Operand, n: Operand, options?: MathOptions): Promise<TensorHandle>;
+  /** `a >> n` on integers (Triton's `>>`): arithmetic on signed, logical on unsigned dtypes. */
+  shr(a: Operand, n: Operand, options?: MathOptions): Promise<TensorHandle>;
+  /** The largest integer <= `x` elementwise (Triton's `tl.floor`). */
+  floor(x: TensorHandle, options?: MathOptions): Promise<TensorHandle>;
+  /** The smallest integer >= `x` elementwise (Triton's `tl.ceil`). */
+  ceil(x: TensorHandle, options?: MathOptions): Promise<TensorHandle>;
 }
 
 /**

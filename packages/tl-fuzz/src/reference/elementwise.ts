@@ -2,6 +2,7 @@
 // from the exact operand values by the README's formula, then rounded once to the result dtype.
 
 import { checkDtype, type Dtype, invalid, roundTo } from "./dtype.js";
+import { integerAbs, integerBinary, wraps } from "./integer.js";
 import { formatShape, fromRounded, type RefTensor, sameShape } from "./tensor.js";
 
 /** The unary ops (`tl.exp`, ...). */
@@ -85,7 +86,12 @@ export function unary(op: UnaryOp, x: RefTensor, options: UnaryOptions = {}): Re
   const dtype = options.dtype ?? x.dtype;
   checkDtype(op, dtype);
   const out = new Float64Array(x.data.length);
-  for (let i = 0; i < out.length; i++) out[i] = roundTo(dtype, applyUnary(op, x.data[i] as number));
+  // abs of an integer wraps (the README's integer arithmetic): abs(-128) in i8 is -128.
+  const integerAbsOf = op === "abs" && dtype === x.dtype && wraps(dtype);
+  for (let i = 0; i < out.length; i++) {
+    const v = x.data[i] as number;
+    out[i] = integerAbsOf ? integerAbs(dtype, v) : roundTo(dtype, applyUnary(op, v));
+  }
   return fromRounded(out, x.shape, dtype);
 }
 
@@ -110,14 +116,20 @@ export function binary(op: BinaryOp, a: RefTensor, b: RefTensor | number): RefTe
   if (!isBinaryOp(op))
     throw invalid("binary", `unknown op ${JSON.stringify(op)}; use ${BINARY_OPS.join(", ")}.`);
   const out = new Float64Array(a.data.length);
+  // add, sub, mul, div of integers wrap (the README's integer arithmetic), unless the scalar is
+  // not an integer: then f64 and round_d.
+  const integer =
+    wraps(a.dtype) && op !== "maximum" && op !== "minimum" && (typeof b !== "number" || Number.isInteger(b));
+  const apply = (x: number, y: number): number =>
+    integer
+      ? integerBinary(op as "add" | "sub" | "mul" | "div", a.dtype, x, y)
+      : roundTo(a.dtype, applyBinary(op, x, y));
   if (typeof b === "number") {
     if (!Number.isFinite(b)) throw invalid(op, `scalar must be finite, got ${b}.`);
-    for (let i = 0; i < out.length; i++) out[i] = roundTo(a.dtype, applyBinary(op, a.data[i] as number, b));
+    for (let i = 0; i < out.length; i++) out[i] = apply(a.data[i] as number, b);
   } else {
     checkOperands(op, [a, b]);
-    for (let i = 0; i < out.length; i++) {
-      out[i] = roundTo(a.dtype, applyBinary(op, a.data[i] as number, b.data[i] as number));
-    }
+    for (let i = 0; i < out.length; i++) out[i] = apply(a.data[i] as number, b.data[i] as number);
   }
   return fromRounded(out, a.shape, a.dtype);
 }
@@ -127,7 +139,11 @@ export function fma(a: RefTensor, b: RefTensor, c: RefTensor): RefTensor {
   checkOperands("fma", [a, b, c]);
   const out = new Float64Array(a.data.length);
   for (let i = 0; i < out.length; i++) {
-    out[i] = roundTo(a.dtype, (a.data[i] as number) * (b.data[i] as number) + (c.data[i] as number));
+    const [x, y, z] = [a.data[i] as number, b.data[i] as number, c.data[i] as number];
+    // Integers: the exact a · b + c, wrapped (the README's integer arithmetic).
+    out[i] = wraps(a.dtype)
+      ? integerBinary("add", a.dtype, integerBinary("mul", "i32", x, y), z)
+      : roundTo(a.dtype, x * y + z);
   }
   return fromRounded(out, a.shape, a.dtype);
 }
