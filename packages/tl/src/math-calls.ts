@@ -123,6 +123,12 @@ export interface MathCalls {
   floor(x: TensorHandle, options?: MathOptions): Promise<TensorHandle>;
   /** The smallest integer >= `x` elementwise (Triton's `tl.ceil`). */
   ceil(x: TensorHandle, options?: MathOptions): Promise<TensorHandle>;
+  /** Triton's `tl.randint(seed, offsets)`: Philox 4x32-10's first word per offset, `u32`. */
+  randint(seed: Operand, offsets: Operand, options?: MathOptions): Promise<TensorHandle>;
+  /** Triton's `tl.rand(seed, offsets)`: uniform f32 in [0, 1), equal bit for bit to Triton's. */
+  rand(seed: Operand, offsets: Operand, options?: MathOptions): Promise<TensorHandle>;
+  /** Triton's `tl.randn(seed, offsets)`: a standard normal f32 (Box-Muller), as Triton's. */
+  randn(seed: Operand, offsets: Operand, options?: MathOptions): Promise<TensorHandle>;
 }
 
 /**
@@ -147,6 +153,9 @@ const CALL_CHECKS: Partial<
     if (!((lo as number) <= (hi as number)))
       throw tl._error("TL_INVALID_CALL", `tl.clamp: needs lo <= hi, got ${lo} and ${hi}.`);
   },
+  randint: checkSeed("randint"),
+  rand: checkSeed("rand"),
+  randn: checkSeed("randn"),
   where(tl, inputs) {
     const [cond, a, b] = inputs as [TensorHandle, TensorHandle, TensorHandle];
     if ((cond.dtype !== "i1" && cond.dtype !== a.dtype) || b.dtype !== a.dtype) {
@@ -157,6 +166,18 @@ const CALL_CHECKS: Partial<
     }
   },
 };
+
+/** Triton's seeds are integers: a number seed (operand 0) must be a safe integer. */
+function checkSeed(op: string) {
+  return (tl: TLContext, _inputs: readonly TensorHandle[], scalars: readonly number[]) => {
+    const seed = scalars[0];
+    if (seed !== undefined && !Number.isSafeInteger(seed))
+      throw tl._error(
+        "TL_INVALID_CALL",
+        `tl.${op}(seed, offsets): the seed must be an integer (Triton's seeds are), got ${seed}; Math.floor it or draw an integer.`,
+      );
+  };
+}
 
 /** The method of `tl` for the math op `op`: reads its arguments as the op's entry says. */
 function mathCall(op: PublicMathOpName, info: MathOpInfo) {
