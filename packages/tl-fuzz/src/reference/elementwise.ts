@@ -15,11 +15,13 @@ export const UNARY_OPS = Object.freeze([
   "cos",
   "sin",
   "relu",
+  "floor",
+  "ceil",
 ] as const);
 export type UnaryOp = (typeof UNARY_OPS)[number];
 
 /** The binary ops (`tl.add`, ...); each also takes a scalar second operand. */
-export const BINARY_OPS = Object.freeze(["add", "sub", "mul", "div", "maximum", "minimum"] as const);
+export const BINARY_OPS = Object.freeze(["add", "sub", "mul", "div", "maximum", "minimum", "mod"] as const);
 export type BinaryOp = (typeof BINARY_OPS)[number];
 
 /** A unary op on one f64 value, before rounding. */
@@ -41,6 +43,10 @@ export function applyUnary(op: UnaryOp, x: number): number {
       return Math.sin(x);
     case "relu":
       return Math.max(x, 0);
+    case "floor":
+      return Math.floor(x);
+    case "ceil":
+      return Math.ceil(x);
   }
 }
 
@@ -60,6 +66,9 @@ export function applyBinary(op: BinaryOp, a: number, b: number): number {
       return a >= b || Number.isNaN(a) ? a : b;
     case "minimum":
       return a <= b || Number.isNaN(a) ? a : b;
+    case "mod":
+      // C's fmod: the dividend's sign; NaN for b = 0 (integers: integer.ts).
+      return a % b;
   }
 }
 
@@ -116,13 +125,13 @@ export function binary(op: BinaryOp, a: RefTensor, b: RefTensor | number): RefTe
   if (!isBinaryOp(op))
     throw invalid("binary", `unknown op ${JSON.stringify(op)}; use ${BINARY_OPS.join(", ")}.`);
   const out = new Float64Array(a.data.length);
-  // add, sub, mul, div of integers wrap (the README's integer arithmetic), unless the scalar is
+  // add, sub, mul, div, mod of integers wrap (the README's integer arithmetic), unless the scalar is
   // not an integer: then f64 and round_d.
   const integer =
     wraps(a.dtype) && op !== "maximum" && op !== "minimum" && (typeof b !== "number" || Number.isInteger(b));
   const apply = (x: number, y: number): number =>
     integer
-      ? integerBinary(op as "add" | "sub" | "mul" | "div", a.dtype, x, y)
+      ? integerBinary(op as "add" | "sub" | "mul" | "div" | "mod", a.dtype, x, y)
       : roundTo(a.dtype, applyBinary(op, x, y));
   if (typeof b === "number") {
     if (!Number.isFinite(b)) throw invalid(op, `scalar must be finite, got ${b}.`);

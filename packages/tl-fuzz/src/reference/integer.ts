@@ -20,7 +20,12 @@ export function wrapTo(dtype: Dtype, n: bigint): number {
 }
 
 /** The wrapped result of a binary op on two integers of `dtype` (the README's formulas). */
-export function integerBinary(op: "add" | "sub" | "mul" | "div", dtype: Dtype, a: number, b: number): number {
+export function integerBinary(
+  op: "add" | "sub" | "mul" | "div" | "mod",
+  dtype: Dtype,
+  a: number,
+  b: number,
+): number {
   const x = BigInt(a);
   const y = BigInt(b);
   switch (op) {
@@ -33,6 +38,9 @@ export function integerBinary(op: "add" | "sub" | "mul" | "div", dtype: Dtype, a
     case "div":
       // BigInt division truncates toward zero.
       return y === 0n ? -1 : wrapTo(dtype, x / y);
+    case "mod":
+      // BigInt's remainder has the dividend's sign; a % 0 is a.
+      return y === 0n ? a : wrapTo(dtype, x % y);
   }
 }
 

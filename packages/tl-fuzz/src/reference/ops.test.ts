@@ -71,6 +71,15 @@ describe("elementwise ops", () => {
     expect(values(unary("abs", tensor([-128, -5], [2], "i8")))).toEqual([-128, 5]);
   });
 
+  it("mod has the dividend's sign (fmod on floats, remainder on integers, a % 0 = a); floor and ceil", () => {
+    expect(values(binary("mod", tensor([7, -7, 5.5], [3], "f32"), 3))).toEqual([1, -1, 2.5]);
+    expect(values(binary("mod", tensor([-7, 7, 5], [3], "i32"), tensor([3, -3, 0], [3], "i32")))).toEqual([
+      -1, 1, 5,
+    ]);
+    expect(values(unary("floor", tensor([1.5, -1.5], [2], "f32")))).toEqual([1, -2]);
+    expect(values(unary("ceil", tensor([1.5, -1.5], [2], "f32")))).toEqual([2, -1]);
+  });
+
   it("fma, where, clamp, cast", () => {
     const f16 = (v: number[]) => tensor(v, [v.length], "f16");
     expect(values(fma(f16([2048]), f16([1]), f16([1])))).toEqual([2048]);
