@@ -3,7 +3,7 @@
  * addresses (`encodeAddress`); TCM addresses are in the issuing PE's own TCM window (see
  * `tcmAddress`). Matrices are row-major and contiguous unless a stride is given.
  */
-export type Dtype = "f32" | "f16" | "bf16" | "i8" | "i32" | "i1";
+export type Dtype = "f32" | "f16" | "bf16" | "i8" | "i32" | "i1" | "u32";
 
 /** Bytes per element of each dtype. */
 export const DTYPE_BYTES: Readonly<Record<Dtype, number>> = Object.freeze({
@@ -13,6 +13,7 @@ export const DTYPE_BYTES: Readonly<Record<Dtype, number>> = Object.freeze({
   i8: 1,
   i32: 4,
   i1: 1,
+  u32: 4,
 });
 
 /** Fields every command may carry. */

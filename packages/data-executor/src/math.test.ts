@@ -10,12 +10,16 @@ const bool = (values: readonly number[]) => Tensor.fromArray([...values], [value
 const i32 = (values: readonly number[]) => Tensor.fromArray([...values], [values.length], "i32");
 const values = (tensor: Tensor) => [...tensor.toFloat64Array()];
 
+/** Triton's uint_to_uniform_float of a non-negative i32 `x`: f32(x) times f32(4.6566127342e-10). */
+const uniform = (x: number) => Math.fround(Math.fround(x) * Math.fround(4.6566127342e-10));
+
 /** One phase-2 case of an op: its operands and the hand-computed result. */
 interface Case {
   readonly inputs: readonly Tensor[];
   readonly scalars?: readonly number[];
   readonly shapeOut: readonly number[];
   readonly axis?: number;
+  readonly scalarIndex?: number;
   readonly dtype?: Dtype;
   readonly expected: readonly number[];
 }
@@ -130,6 +134,45 @@ const CASES: Readonly<Record<string, Case>> = {
     axis: 0,
     expected: [0, 3, 1, 4, 2, 5],
   },
+  // C's fmod: 7 % 3 = 1, -7 % 3 = -1 (the dividend's sign), 5.5 % 3 = 2.5.
+  mod: { inputs: [f32([7, -7, 5.5])], scalars: [3], shapeOut: [3], expected: [1, -1, 2.5] },
+  // 3 << 4 = 48; -1 << 31 = -2^31 (wraps).
+  shl: { inputs: [i32([3, -1]), i32([4, 31])], shapeOut: [2], dtype: "i32", expected: [48, -2147483648] },
+  // -16 >> 2 = -4 (arithmetic on i32).
+  shr: { inputs: [i32([-16, 16])], scalars: [2], shapeOut: [2], dtype: "i32", expected: [-4, 4] },
+  floor: { inputs: [f32([1.5, -1.5, 2])], shapeOut: [3], expected: [1, -2, 2] },
+  ceil: { inputs: [f32([1.5, -1.5, 2])], shapeOut: [3], expected: [2, -1, 2] },
+  // Philox 4x32-10 of key (0, 0) and counter (0, 0, 0, 0) is 6627e8d5 e169c58d ... (Random123's
+  // known answer): seed 0 at offset 0. randint is the first word; rand its f32 times Triton's
+  // scale (positive as an i32); randn Box-Muller of both words in f32 (the second is negative as
+  // an i32: -x - 1 = 0x1e963a72).
+  randint: {
+    inputs: [i32([0])],
+    scalars: [0],
+    scalarIndex: 0,
+    shapeOut: [1],
+    dtype: "u32",
+    expected: [0x6627e8d5],
+  },
+  rand: {
+    inputs: [i32([0])],
+    scalars: [0],
+    scalarIndex: 0,
+    shapeOut: [1],
+    expected: [uniform(0x6627e8d5)],
+  },
+  randn: {
+    inputs: [i32([0])],
+    scalars: [0],
+    scalarIndex: 0,
+    shapeOut: [1],
+    expected: [
+      Math.fround(
+        Math.fround(Math.sqrt(Math.fround(-2 * Math.fround(Math.log(uniform(0x6627e8d5)))))) *
+          Math.fround(Math.cos(Math.fround(Math.fround(2 * Math.PI) * uniform(0x1e963a72)))),
+      ),
+    ],
+  },
 };
 
 describe("applyMath: every op of the table in phase 2", () => {
@@ -140,7 +183,7 @@ describe("applyMath: every op of the table in phase 2", () => {
   for (const [op, c] of Object.entries(CASES)) {
     it(`${op}`, () => {
       const dtype = c.dtype ?? "f32";
-      const out = applyMath(op, c.inputs, c.shapeOut, dtype, c.axis ?? null, c.scalars ?? []);
+      const out = applyMath(op, c.inputs, c.shapeOut, dtype, c.axis ?? null, c.scalars ?? [], c.scalarIndex);
       expect(out.dtype).toBe(dtype);
       expect(out.shape).toEqual(c.shapeOut);
       expect(values(out)).toEqual(c.expected);

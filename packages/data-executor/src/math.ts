@@ -20,6 +20,6 @@ export function applyMath(
   scalarIndex?: number,
 ): Tensor {
   const operands = inputs.map((input) => ({ values: input.toFloat64Array(), shape: input.shape }));
-  const values = evaluateMath(op, operands, shapeOut, axis, { scalars, scalarIndex });
+  const values = evaluateMath(op, operands, shapeOut, axis, { scalars, scalarIndex, dtype });
   return Tensor.fromArray(values, shapeOut, dtype);
 }

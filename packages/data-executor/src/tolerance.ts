@@ -53,6 +53,7 @@ export const TOLERANCES: Readonly<Record<Dtype, Tolerance>> = Object.freeze({
   i8: Object.freeze({ rtol: 0, atol: 0 }),
   i32: Object.freeze({ rtol: 0, atol: 0 }),
   i1: Object.freeze({ rtol: 0, atol: 0 }),
+  u32: Object.freeze({ rtol: 0, atol: 0 }),
 });
 
 /**

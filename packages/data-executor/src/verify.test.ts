@@ -25,6 +25,7 @@ describe("verify", () => {
       i8: { rtol: 0, atol: 0 },
       i32: { rtol: 0, atol: 0 },
       i1: { rtol: 0, atol: 0 },
+      u32: { rtol: 0, atol: 0 },
     });
   });
 

@@ -334,7 +334,7 @@ function layoutProblem(output: Tensor, reference: Tensor): string | undefined {
 }
 
 /** A tensor's elements as stored: binary32 values, integers, or 16-bit float patterns. */
-type ElementView = Float32Array | Uint16Array | Int8Array | Int32Array | Uint8Array;
+type ElementView = Float32Array | Uint16Array | Int8Array | Int32Array | Uint8Array | Uint32Array;
 
 function elementView(tensor: Tensor): ElementView {
   const { buffer, byteOffset } = tensor.bytes; // aligned for the dtype (Tensor guarantees it)
@@ -350,6 +350,8 @@ function elementView(tensor: Tensor): ElementView {
       return new Int32Array(buffer, byteOffset, tensor.size);
     case "i1":
       return new Uint8Array(buffer, byteOffset, tensor.size);
+    case "u32":
+      return new Uint32Array(buffer, byteOffset, tensor.size);
   }
 }
 

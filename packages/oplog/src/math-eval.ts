@@ -1,5 +1,7 @@
 import { KbError } from "@kb/errors";
+import { integerElement, integerType, WRAPPING_OPS, wrapInteger } from "./integer-ops.js";
 import { type ElementFn, type LineMathOp, MATH_OPS, type MathOpInfo, mathOutputShape } from "./math-ops.js";
+import type { Dtype } from "./schema.js";
 
 // The f64 evaluation of one math op of the table over whole operands: phase 2 (@kb/data-executor's
 // applyMath) and phase 1's known values (@kb/tl) both call it and round its result once to the
@@ -16,6 +18,12 @@ export interface MathScalars {
   readonly scalars: readonly number[];
   /** The operand the scalar stands for (default: the last). */
   readonly scalarIndex?: number | undefined;
+  /**
+   * The result dtype the caller rounds to. On an integer dtype (`i8`, `i32`, `u32`) the ops of
+   * `WRAPPING_OPS` compute as integers and wrap (integer-ops.ts), unless a scalar operand is not
+   * an integer (`mul(x, 0.5)`: f64, then the caller's rounding, as for a float op).
+   */
+  readonly dtype?: Dtype | undefined;
 }
 
 /**
@@ -50,7 +58,7 @@ export function evaluateMath(
   operands: readonly MathOperand[],
   shapeOut: readonly number[],
   axis: number | null,
-  { scalars, scalarIndex }: MathScalars,
+  { scalars, scalarIndex, dtype }: MathScalars,
 ): Float64Array {
   const info = MATH_OPS[op];
   if (info === undefined) throw new KbError("OPLOG_INVALID", `unknown math op "${op}".`);
@@ -62,6 +70,7 @@ export function evaluateMath(
     );
   }
   const out = new Float64Array(shapeOut.reduce((p, s) => p * s, 1));
+  const wrapType = WRAPPING_OPS.has(op) ? integerType(dtype) : undefined;
   if (info.shape === "elementwise") {
     const needed = (withScalar ? 1 : 0) + info.params.length;
     if (scalars.length < needed) {
@@ -84,7 +93,9 @@ export function evaluateMath(
       args.splice(at, 0, scalars[0] as number);
     }
     args.push(...scalars.slice(withScalar ? 1 : 0, needed));
-    elementwise(info.element, args, out);
+    const integer = wrapType !== undefined && scalars.slice(0, needed).every(Number.isInteger);
+    elementwise(integer ? integerElement(op, wrapType, info.element) : info.element, args, out);
+    if (integer) for (let i = 0; i < out.length; i++) out[i] = wrapInteger(out[i] as number, wrapType);
     return out;
   }
   const input = operands[0] as MathOperand;
@@ -94,6 +105,8 @@ export function evaluateMath(
     swapAxes(input, a, other, out);
   } else {
     line(info, input, a, out);
+    if (wrapType !== undefined)
+      for (let i = 0; i < out.length; i++) out[i] = wrapInteger(out[i] as number, wrapType);
   }
   return out;
 }

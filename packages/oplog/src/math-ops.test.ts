@@ -12,6 +12,8 @@ import type { Dtype } from "./schema.js";
 const entries = Object.entries(MATH_OPS) as [string, MathOpInfo][];
 const BOOLEAN_OPS = new Set(["lt", "le", "gt", "ge", "eq", "ne", "not"]);
 const INDEX_OPS = new Set(["argmax", "argmin"]);
+/** Random numbers of integer offsets: `randint` gives u32 words, `rand` and `randn` f32. */
+const RANDOM_DTYPES: Readonly<Record<string, Dtype>> = { randint: "u32", rand: "f32", randn: "f32" };
 
 /** The element function of an elementwise op (fails the test for a line op). */
 function element(op: string) {
@@ -31,20 +33,23 @@ function line(op: string, values: readonly number[]): number[] {
 }
 
 describe("the math op table", () => {
-  it("lists the 59 ops of the tl surface, fill, iota, copy and transpose internal", () => {
+  it("lists the 67 ops of the tl surface, fill, iota, copy and transpose internal", () => {
     const binary = "add sub mul div maximum minimum fma where";
     const logic = "lt le gt ge eq ne and or xor not pow";
     const unary = "clamp exp log sqrt rsqrt exp2 log2 abs sigmoid cos sin relu tanh erf gelu silu cast";
     const internal = "fill iota copy transpose";
     const reductions = "sum max min argmax argmin softmax cumsum";
     const libdevice = "asin acos atan atan2 sinh cosh erfinv log1p expm1 cbrt hypot";
+    const integer = "mod shl shr floor ceil randint rand randn";
     expect(Object.keys(MATH_OPS)).toEqual(
-      `${binary} ${logic} ${unary} ${internal} ${reductions} ${libdevice}`.split(" "),
+      `${binary} ${logic} ${unary} ${internal} ${reductions} ${libdevice} ${integer}`.split(" "),
     );
     const internals = new Set(internal.split(" "));
     expect(PUBLIC_MATH_OPS).toEqual(Object.keys(MATH_OPS).filter((op) => !internals.has(op)));
     expect([...SCALAR_OPS]).toEqual(
-      "add sub mul div maximum minimum lt le gt ge eq ne and or xor pow atan2 hypot".split(" "),
+      "add sub mul div maximum minimum lt le gt ge eq ne and or xor pow atan2 hypot mod shl shr randint rand randn".split(
+        " ",
+      ),
     );
   });
 
@@ -65,7 +70,13 @@ describe("the math op table", () => {
       expect(info.cycles, where).toBeGreaterThan(0);
       const input: Dtype = info.inputDtypes?.[0] ?? "bf16";
       const inputs = Array.from({ length: info.arity }, () => input);
-      const expected = info.target ? "i8" : BOOLEAN_OPS.has(op) ? "i1" : INDEX_OPS.has(op) ? "i32" : input;
+      const expected = info.target
+        ? "i8"
+        : BOOLEAN_OPS.has(op)
+          ? "i1"
+          : INDEX_OPS.has(op)
+            ? "i32"
+            : (RANDOM_DTYPES[op] ?? input);
       expect(info.dtype(inputs, info.target ? "i8" : undefined), where).toBe(expected);
     }
   });
@@ -75,10 +86,15 @@ describe("the math op table", () => {
       .filter(([, info]) => info.inputDtypes !== null)
       .map(([op, info]) => [op, info.inputDtypes]);
     expect(restricted).toEqual([
-      ["and", ["i1", "i8", "i32"]],
-      ["or", ["i1", "i8", "i32"]],
-      ["xor", ["i1", "i8", "i32"]],
-      ["not", ["i1"]],
+      ["and", ["i1", "i8", "i32", "u32"]],
+      ["or", ["i1", "i8", "i32", "u32"]],
+      ["xor", ["i1", "i8", "i32", "u32"]],
+      ["not", ["i1", "i8", "i32", "u32"]],
+      ["shl", ["i8", "i32", "u32"]],
+      ["shr", ["i8", "i32", "u32"]],
+      ["randint", ["i32", "u32"]],
+      ["rand", ["i32", "u32"]],
+      ["randn", ["i32", "u32"]],
     ]);
   });
 

@@ -1,5 +1,6 @@
 import { erfinv } from "./libdevice.js";
 import { argLine, cumsumLine, erf, gelu, type LineFn, pow, silu, softmaxLine } from "./math-functions.js";
+import { rand, randint, randn } from "./philox.js";
 import type { Dtype } from "./schema.js";
 
 export type { LineFn } from "./math-functions.js";
@@ -138,7 +139,17 @@ const toBool: MathDtypeRule = () => "i1";
 const COMPARISON = { ...BINARY, dtype: toBool } as const;
 
 /** A bitwise op of booleans and integers (logical on `i1`'s 0 and 1). */
-const BITWISE = { ...BINARY, inputDtypes: ["i1", "i8", "i32"] } as const;
+const BITWISE = { ...BINARY, inputDtypes: ["i1", "i8", "i32", "u32"] } as const;
+
+/**
+ * Triton's random numbers of (seed, offsets) (philox.ts): the seed a number (or a tensor) in
+ * operand 0, the offsets an i32 or u32 tensor; f32 results unless said otherwise.
+ */
+const toF32: MathDtypeRule = () => "f32";
+const RANDOM = { ...BINARY, inputDtypes: ["i32", "u32"], dtype: toF32 } as const;
+
+/** A binary op of the integer dtypes only (shifts). */
+const INTEGER_BINARY = { ...BINARY, inputDtypes: ["i8", "i32", "u32"] } as const;
 
 /** A PE_MATH writer of a tensor that reads no operand (one scalar, the constant's dtype), not a kernel call. */
 function constant(element: ElementFn): ElementwiseMathOp & { readonly internal: true } {
@@ -201,8 +212,8 @@ const TABLE = {
   and: elementwise(1, (a, b) => a & b, BITWISE),
   or: elementwise(1, (a, b) => a | b, BITWISE),
   xor: elementwise(1, (a, b) => a ^ b, BITWISE),
-  // Logical not of a boolean.
-  not: elementwise(1, (a) => (a === 0 ? 1 : 0), { inputDtypes: ["i1"] }),
+  // Logical not of a boolean; bitwise (`~a`) on the integer dtypes (integer-ops.ts).
+  not: elementwise(1, (a) => (a === 0 ? 1 : 0), { inputDtypes: ["i1", "i8", "i32", "u32"] }),
   // C's pow (1 ** NaN is 1): log2, a multiply and exp2.
   pow: elementwise(9, pow, BINARY),
   clamp: elementwise(2, (x, lo, hi) => Math.min(Math.max(x, lo), hi), { params: ["lo", "hi"] }),
@@ -256,6 +267,20 @@ const TABLE = {
   expm1: elementwise(6, Math.expm1),
   cbrt: elementwise(6, Math.cbrt),
   hypot: elementwise(6, (a, b) => Math.hypot(a, b), BINARY),
+  // C's remainder, the sign of the dividend (Triton's `%`: frem, srem / urem): a division, a
+  // multiply and a subtract. The integer forms of this and the shifts are in integer-ops.ts.
+  mod: elementwise(6, (a, b) => a % b, BINARY),
+  shl: elementwise(1, (a, n) => a * 2 ** n, INTEGER_BINARY),
+  shr: elementwise(1, (a, n) => Math.floor(a / 2 ** n), INTEGER_BINARY),
+  floor: elementwise(1, Math.floor),
+  ceil: elementwise(1, Math.ceil),
+  // Philox 4x32-10: 10 rounds of 4 multiplies (2 high, 2 low halves), 2 xors into each of 2 words
+  // and 2 key adds = 10 ALU ops a round, 100 a word; rand adds Triton's conversion to [0, 1) (a
+  // select of -x - 1, a conversion and a multiply: 3); randn converts two words (6) and adds
+  // Box-Muller: a max 1, log 4, a multiply 1, sqrt 4, a multiply 1, cos 6, a multiply 1 (18).
+  randint: elementwise(100, randint, { ...RANDOM, dtype: (): Dtype => "u32" }),
+  rand: elementwise(103, rand, RANDOM),
+  randn: elementwise(124, randn, RANDOM),
 } satisfies Record<string, MathOpInfo>;
 
 /** The name of a math op of the table. */

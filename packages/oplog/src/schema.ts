@@ -8,7 +8,7 @@ import * as z from "zod";
  */
 
 /** The element types of tensors in op params. */
-export const dtypeSchema = z.enum(["f32", "f16", "bf16", "i8", "i32", "i1"]);
+export const dtypeSchema = z.enum(["f32", "f16", "bf16", "i8", "i32", "i1", "u32"]);
 
 /** A memory an address lives in: HBM, a PE's TCM, or the cube SRAM. */
 export const memorySpaceSchema = z.enum(["hbm", "tcm", "sram"]);
@@ -238,7 +238,7 @@ export const opRecordSchema = z.discriminatedUnion("op_kind", [
   mathOpRecordSchema,
 ]);
 
-/** An element type: `"f32" | "f16" | "bf16" | "i8" | "i32" | "i1"` (i1: a boolean, one byte). */
+/** An element type: `"f32" | "f16" | "bf16" | "i8" | "i32" | "i1" | "u32"` (i1: a boolean, one byte; u32 unsigned). */
 export type Dtype = z.infer<typeof dtypeSchema>;
 /** A memory: `"hbm" | "tcm" | "sram"` (the same names as `@kb/topology`'s `MemorySpace`). */
 export type MemorySpace = z.infer<typeof memorySpaceSchema>;

@@ -201,7 +201,16 @@ describe("roundToDtype", () => {
 
   it("rejects an unknown dtype", () => {
     expect(() => roundToDtype(1, "f64" as never)).toThrow(
-      '[TENSOR_INVALID] expected a dtype (f32, f16, bf16, i8, i32, i1), got "f64".',
+      '[TENSOR_INVALID] expected a dtype (f32, f16, bf16, i8, i32, i1, u32), got "f64".',
     );
+  });
+});
+
+describe("u32", () => {
+  it("holds the unsigned words: rounds half to even and saturates to [0, 2^32 - 1] like the other integers", () => {
+    const t = Tensor.fromArray([0, 4294967295, 2147483648, -1, 4294967296, 2.5], [6], "u32");
+    expect([...t.toFloat64Array()]).toEqual([0, 4294967295, 2147483648, 0, 4294967295, 2]);
+    // Stored little-endian as an unsigned word: 2^31 is 00 00 00 80.
+    expect([...t.bytes.subarray(8, 12)]).toEqual([0, 0, 0, 0x80]);
   });
 });

@@ -143,6 +143,7 @@ export const INTEGER_RANGE = Object.freeze({
   i8: Object.freeze([-128, 127] as const),
   i32: Object.freeze([-2147483648, 2147483647] as const),
   i1: Object.freeze([0, 1] as const),
+  u32: Object.freeze([0, 4294967295] as const),
 });
 
 /**
@@ -151,7 +152,7 @@ export const INTEGER_RANGE = Object.freeze({
  * - `f32`: `Math.fround(x)` (nearest binary32, ties to even, overflow to ±Inf).
  * - `f16`, `bf16`: the nearest value, rounded directly from the double (see {@link f32ToF16Bits}),
  *   as a number; NaN stays NaN.
- * - `i8`, `i32`: rounded half to even (2.5 → 2, 3.5 → 4, -2.5 → -2), then saturated to the
+ * - `i8`, `i32`, `u32`: rounded half to even (2.5 → 2, 3.5 → 4, -2.5 → -2), then saturated to the
  *   type's range (300 → 127 in i8, -Inf → -2147483648 in i32); NaN stores 0. This is not what
  *   a JS `Int8Array` does (truncation modulo 2^8).
  * - `i1`: 0 for ±0, 1 for anything else (NaN included): `x != 0`, Triton's and PyTorch's
@@ -173,6 +174,8 @@ export function roundToDtype(x: number, dtype: Dtype): number {
       return roundToInteger(x, -2147483648, 2147483647);
     case "i1":
       return toBool(x);
+    case "u32":
+      return roundToInteger(x, 0, 4294967295);
     default:
       throw unknownDtype(dtype);
   }

@@ -1,13 +1,21 @@
 /**
  * An element type of a host tensor: IEEE binary32 (`f32`), IEEE binary16 (`f16`), bfloat16
- * (`bf16`, the top half of a binary32), two's-complement signed integers (`i8`, `i32`), and
- * booleans (`i1`: one byte per element holding 0 or 1, what comparisons produce and masks are).
+ * (`bf16`, the top half of a binary32), two's-complement signed integers (`i8`, `i32`), the
+ * unsigned 32-bit integer (`u32`, what Philox's `tl.randint` produces), and booleans (`i1`: one byte per element holding 0 or 1, what comparisons produce and masks are).
  * The same names as the op log's and the kernels' dtypes.
  */
-export type Dtype = "f32" | "f16" | "bf16" | "i8" | "i32" | "i1";
+export type Dtype = "f32" | "f16" | "bf16" | "i8" | "i32" | "i1" | "u32";
 
 /** Every {@link Dtype}, floats first. */
-export const DTYPES: readonly Dtype[] = Object.freeze(["f32", "f16", "bf16", "i8", "i32", "i1"] as const);
+export const DTYPES: readonly Dtype[] = Object.freeze([
+  "f32",
+  "f16",
+  "bf16",
+  "i8",
+  "i32",
+  "i1",
+  "u32",
+] as const);
 
 /** Bytes per element of each {@link Dtype}. */
 export const DTYPE_BYTES: Readonly<Record<Dtype, number>> = Object.freeze({
@@ -17,6 +25,7 @@ export const DTYPE_BYTES: Readonly<Record<Dtype, number>> = Object.freeze({
   i8: 1,
   i32: 4,
   i1: 1,
+  u32: 4,
 });
 
 /** True when `value` is one of the {@link DTYPES} names. */
@@ -27,7 +36,8 @@ export function isDtype(value: unknown): value is Dtype {
     value === "bf16" ||
     value === "i8" ||
     value === "i32" ||
-    value === "i1"
+    value === "i1" ||
+    value === "u32"
   );
 }
 

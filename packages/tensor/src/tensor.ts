@@ -26,13 +26,13 @@ export interface TensorRandomOptions {
 }
 
 /** The typed-array view a tensor reads and writes its elements through (f16 and bf16 as raw bits). */
-type Elements = Float32Array | Uint16Array | Int8Array | Int32Array | Uint8Array;
+type Elements = Float32Array | Uint16Array | Int8Array | Int32Array | Uint8Array | Uint32Array;
 
 /**
  * A host tensor: a dense, row-major (C order), contiguous array of `dtype` elements stored
  * little-endian in a `Uint8Array` — the byte layout the simulated device memory uses, so
  * `bytes` can be copied to and from device memory as is. f16 and bf16 elements are stored as
- * their 16-bit patterns, i8 and i32 as two's complement.
+ * their 16-bit patterns, i8 and i32 as two's complement, u32 as an unsigned word.
  *
  * Values go in and out as JS numbers: a number written to an element is rounded as
  * {@link roundToDtype} says (floats: nearest, ties to even, directly from the double; integers:
@@ -195,7 +195,7 @@ export class Tensor {
       }
       return tensor;
     }
-    const [min, max] = INTEGER_RANGE[dtype as "i8" | "i32" | "i1"];
+    const [min, max] = INTEGER_RANGE[dtype as "i8" | "i32" | "i1" | "u32"];
     if (!Number.isInteger(low) || !Number.isInteger(high) || low < min || high > max) {
       throw new KbError(
         "TENSOR_INVALID",
@@ -425,6 +425,9 @@ export class Tensor {
       case "i1":
         raw = toBool(value);
         break;
+      case "u32":
+        raw = roundToInteger(value, 0, 4294967295);
+        break;
     }
     if (fill) this.elements.fill(raw);
     else this.elements[offset] = raw;
@@ -452,6 +455,9 @@ export class Tensor {
       case "i1":
         for (let i = 0; i < size; i++) elements[i] = toBool(values[i]!);
         break;
+      case "u32":
+        for (let i = 0; i < size; i++) elements[i] = roundToInteger(values[i]!, 0, 4294967295);
+        break;
     }
   }
 }
@@ -475,6 +481,8 @@ function elementsOf(dtype: Dtype, bytes: Uint8Array, size: number): Elements {
       return new Int32Array(bytes.buffer, bytes.byteOffset, size);
     case "i1":
       return new Uint8Array(bytes.buffer, bytes.byteOffset, size);
+    case "u32":
+      return new Uint32Array(bytes.buffer, bytes.byteOffset, size);
   }
 }
 

@@ -541,6 +541,7 @@ function binaryExact(op: (typeof BINARY_OPS)[number], a: Exact | null, b: Exact 
     case "minimum":
       return { grain: Math.min(a.grain, b.grain), bound: Math.max(a.bound, b.bound) };
     case "div":
+    case "mod":
       return null;
   }
 }

@@ -57,13 +57,13 @@ export interface MathCalls {
   eq(a: Operand, b: Operand, options?: MathOptions): Promise<TensorHandle>;
   /** `a != b` as `i1` (NaN != anything is 1). */
   ne(a: Operand, b: Operand, options?: MathOptions): Promise<TensorHandle>;
-  /** Logical and of `i1` masks; bitwise and of `i8` / `i32`. */
+  /** Logical and of `i1` masks; bitwise and of `i8` / `i32` / `u32`. */
   and(a: Operand, b: Operand, options?: MathOptions): Promise<TensorHandle>;
-  /** Logical or of `i1` masks; bitwise or of `i8` / `i32`. */
+  /** Logical or of `i1` masks; bitwise or of `i8` / `i32` / `u32`. */
   or(a: Operand, b: Operand, options?: MathOptions): Promise<TensorHandle>;
-  /** Logical xor of `i1` masks; bitwise xor of `i8` / `i32`. */
+  /** Logical xor of `i1` masks; bitwise xor of `i8` / `i32` / `u32`. */
   xor(a: Operand, b: Operand, options?: MathOptions): Promise<TensorHandle>;
-  /** Logical not of an `i1` mask. */
+  /** Logical not of an `i1` mask; bitwise not (`~x`) of an integer tensor. */
   not(x: TensorHandle, options?: MathOptions): Promise<TensorHandle>;
   /** `a ** b` elementwise with C's rules (`pow(1, NaN)` is 1); either side may be a number. */
   pow(a: Operand, b: Operand, options?: MathOptions): Promise<TensorHandle>;
@@ -143,6 +143,22 @@ export interface MathCalls {
   cbrt(x: TensorHandle, options?: MathOptions): Promise<TensorHandle>;
   /** `sqrt(a^2 + b^2)` without overflow in the squares (libdevice `hypot`); either side may be a number. */
   hypot(a: Operand, b: Operand, options?: MathOptions): Promise<TensorHandle>;
+  /** `a % b` with the dividend's sign (Triton's `%`: C's fmod on floats, srem / urem on integers). */
+  mod(a: Operand, b: Operand, options?: MathOptions): Promise<TensorHandle>;
+  /** `a << n` on integers (Triton's `<<`): wraps; amounts outside [0, bits) give 0. */
+  shl(a: Operand, n: Operand, options?: MathOptions): Promise<TensorHandle>;
+  /** `a >> n` on integers (Triton's `>>`): arithmetic on signed, logical on unsigned dtypes. */
+  shr(a: Operand, n: Operand, options?: MathOptions): Promise<TensorHandle>;
+  /** The largest integer <= `x` elementwise (Triton's `tl.floor`). */
+  floor(x: TensorHandle, options?: MathOptions): Promise<TensorHandle>;
+  /** The smallest integer >= `x` elementwise (Triton's `tl.ceil`). */
+  ceil(x: TensorHandle, options?: MathOptions): Promise<TensorHandle>;
+  /** Triton's `tl.randint(seed, offsets)`: Philox 4x32-10's first word per offset, `u32`. */
+  randint(seed: Operand, offsets: Operand, options?: MathOptions): Promise<TensorHandle>;
+  /** Triton's `tl.rand(seed, offsets)`: uniform f32 in [0, 1), equal bit for bit to Triton's. */
+  rand(seed: Operand, offsets: Operand, options?: MathOptions): Promise<TensorHandle>;
+  /** Triton's `tl.randn(seed, offsets)`: a standard normal f32 (Box-Muller), as Triton's. */
+  randn(seed: Operand, offsets: Operand, options?: MathOptions): Promise<TensorHandle>;
 }
 
 /**
@@ -167,6 +183,9 @@ const CALL_CHECKS: Partial<
     if (!((lo as number) <= (hi as number)))
       throw tl._error("TL_INVALID_CALL", `tl.clamp: needs lo <= hi, got ${lo} and ${hi}.`);
   },
+  randint: checkSeed("randint"),
+  rand: checkSeed("rand"),
+  randn: checkSeed("randn"),
   where(tl, inputs) {
     const [cond, a, b] = inputs as [TensorHandle, TensorHandle, TensorHandle];
     if ((cond.dtype !== "i1" && cond.dtype !== a.dtype) || b.dtype !== a.dtype) {
@@ -177,6 +196,18 @@ const CALL_CHECKS: Partial<
     }
   },
 };
+
+/** Triton's seeds are integers: a number seed (operand 0) must be a safe integer. */
+function checkSeed(op: string) {
+  return (tl: TLContext, _inputs: readonly TensorHandle[], scalars: readonly number[]) => {
+    const seed = scalars[0];
+    if (seed !== undefined && !Number.isSafeInteger(seed))
+      throw tl._error(
+        "TL_INVALID_CALL",
+        `tl.${op}(seed, offsets): the seed must be an integer (Triton's seeds are), got ${seed}; Math.floor it or draw an integer.`,
+      );
+  };
+}
 
 /** The method of `tl` for the math op `op`: reads its arguments as the op's entry says. */
 function mathCall(op: PublicMathOpName, info: MathOpInfo) {

@@ -43,7 +43,7 @@ export function checkDtype(tl: ErrorSource, call: string, dtype: Dtype): void {
   if (!isDtype(dtype)) {
     throw tl._error(
       "TL_INVALID_CALL",
-      `tl.${call}: unknown dtype ${JSON.stringify(dtype)}; use f32, f16, bf16, i8, i32 or i1.`,
+      `tl.${call}: unknown dtype ${JSON.stringify(dtype)}; use f32, f16, bf16, i8, i32, u32 or i1.`,
     );
   }
 }
@@ -167,10 +167,10 @@ export function checkDot(tl: ErrorSource, a: TensorHandle, b: TensorHandle, opti
       `tl.dot: operand dtypes differ: ${a.dtype} and ${b.dtype}; cast one first.`,
     );
   }
-  if (a.dtype === "i1") {
+  if (a.dtype === "i1" || a.dtype === "u32") {
     throw tl._error(
       "TL_INVALID_CALL",
-      "tl.dot: PE_GEMM has no i1 (boolean) operands; cast them to i8 first.",
+      `tl.dot: PE_GEMM has no ${a.dtype} operands (${a.dtype === "i1" ? "booleans" : "unsigned words"}); cast them to i8 (or a float dtype) first.`,
     );
   }
   const acc = options.acc;

@@ -71,7 +71,7 @@ export function knownMathResult(
     operands.push({ values: values.toFloat64Array(), shape: values.shape });
   }
   return Tensor.fromArray(
-    evaluateMath(op, operands, shapeOut, axis, { scalars, scalarIndex }),
+    evaluateMath(op, operands, shapeOut, axis, { scalars, scalarIndex, dtype }),
     shapeOut,
     dtype,
   );

@@ -2,6 +2,7 @@
 // from the exact operand values by the README's formula, then rounded once to the result dtype.
 
 import { checkDtype, type Dtype, invalid, roundTo } from "./dtype.js";
+import { integerAbs, integerBinary, wraps } from "./integer.js";
 import { formatShape, fromRounded, type RefTensor, sameShape } from "./tensor.js";
 
 /** The unary ops (`tl.exp`, ...). */
@@ -14,11 +15,13 @@ export const UNARY_OPS = Object.freeze([
   "cos",
   "sin",
   "relu",
+  "floor",
+  "ceil",
 ] as const);
 export type UnaryOp = (typeof UNARY_OPS)[number];
 
 /** The binary ops (`tl.add`, ...); each also takes a scalar second operand. */
-export const BINARY_OPS = Object.freeze(["add", "sub", "mul", "div", "maximum", "minimum"] as const);
+export const BINARY_OPS = Object.freeze(["add", "sub", "mul", "div", "maximum", "minimum", "mod"] as const);
 export type BinaryOp = (typeof BINARY_OPS)[number];
 
 /** A unary op on one f64 value, before rounding. */
@@ -40,6 +43,10 @@ export function applyUnary(op: UnaryOp, x: number): number {
       return Math.sin(x);
     case "relu":
       return Math.max(x, 0);
+    case "floor":
+      return Math.floor(x);
+    case "ceil":
+      return Math.ceil(x);
   }
 }
 
@@ -59,6 +66,9 @@ export function applyBinary(op: BinaryOp, a: number, b: number): number {
       return a >= b || Number.isNaN(a) ? a : b;
     case "minimum":
       return a <= b || Number.isNaN(a) ? a : b;
+    case "mod":
+      // C's fmod: the dividend's sign; NaN for b = 0 (integers: integer.ts).
+      return a % b;
   }
 }
 
@@ -85,7 +95,12 @@ export function unary(op: UnaryOp, x: RefTensor, options: UnaryOptions = {}): Re
   const dtype = options.dtype ?? x.dtype;
   checkDtype(op, dtype);
   const out = new Float64Array(x.data.length);
-  for (let i = 0; i < out.length; i++) out[i] = roundTo(dtype, applyUnary(op, x.data[i] as number));
+  // abs of an integer wraps (the README's integer arithmetic): abs(-128) in i8 is -128.
+  const integerAbsOf = op === "abs" && dtype === x.dtype && wraps(dtype);
+  for (let i = 0; i < out.length; i++) {
+    const v = x.data[i] as number;
+    out[i] = integerAbsOf ? integerAbs(dtype, v) : roundTo(dtype, applyUnary(op, v));
+  }
   return fromRounded(out, x.shape, dtype);
 }
 
@@ -110,14 +125,20 @@ export function binary(op: BinaryOp, a: RefTensor, b: RefTensor | number): RefTe
   if (!isBinaryOp(op))
     throw invalid("binary", `unknown op ${JSON.stringify(op)}; use ${BINARY_OPS.join(", ")}.`);
   const out = new Float64Array(a.data.length);
+  // add, sub, mul, div, mod of integers wrap (the README's integer arithmetic), unless the scalar is
+  // not an integer: then f64 and round_d.
+  const integer =
+    wraps(a.dtype) && op !== "maximum" && op !== "minimum" && (typeof b !== "number" || Number.isInteger(b));
+  const apply = (x: number, y: number): number =>
+    integer
+      ? integerBinary(op as "add" | "sub" | "mul" | "div" | "mod", a.dtype, x, y)
+      : roundTo(a.dtype, applyBinary(op, x, y));
   if (typeof b === "number") {
     if (!Number.isFinite(b)) throw invalid(op, `scalar must be finite, got ${b}.`);
-    for (let i = 0; i < out.length; i++) out[i] = roundTo(a.dtype, applyBinary(op, a.data[i] as number, b));
+    for (let i = 0; i < out.length; i++) out[i] = apply(a.data[i] as number, b);
   } else {
     checkOperands(op, [a, b]);
-    for (let i = 0; i < out.length; i++) {
-      out[i] = roundTo(a.dtype, applyBinary(op, a.data[i] as number, b.data[i] as number));
-    }
+    for (let i = 0; i < out.length; i++) out[i] = apply(a.data[i] as number, b.data[i] as number);
   }
   return fromRounded(out, a.shape, a.dtype);
 }
@@ -127,7 +148,11 @@ export function fma(a: RefTensor, b: RefTensor, c: RefTensor): RefTensor {
   checkOperands("fma", [a, b, c]);
   const out = new Float64Array(a.data.length);
   for (let i = 0; i < out.length; i++) {
-    out[i] = roundTo(a.dtype, (a.data[i] as number) * (b.data[i] as number) + (c.data[i] as number));
+    const [x, y, z] = [a.data[i] as number, b.data[i] as number, c.data[i] as number];
+    // Integers: the exact a · b + c, wrapped (the README's integer arithmetic).
+    out[i] = wraps(a.dtype)
+      ? integerBinary("add", a.dtype, integerBinary("mul", "i32", x, y), z)
+      : roundTo(a.dtype, x * y + z);
   }
   return fromRounded(out, a.shape, a.dtype);
 }

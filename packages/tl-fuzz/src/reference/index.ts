@@ -36,6 +36,7 @@ export type { CompositeGemmOptions, DotOptions, EpilogueStep } from "./gemm.js";
 export { accumulatorDtype, compositeGemm, dot } from "./gemm.js";
 export { block, transpose, view } from "./layout.js";
 export { isLibdeviceOp, LIBDEVICE_OPS, type LibdeviceOp, libdevice } from "./libdevice.js";
+export { philox, random, uniform } from "./random.js";
 export type { ReduceOp } from "./reduce.js";
 export { REDUCE_OPS, reduce, softmax } from "./reduce.js";
 export type { RefTensor } from "./tensor.js";

@@ -61,10 +61,23 @@ describe("elementwise ops", () => {
     expect(min.data[3]).toBe(2);
   });
 
-  it("integer results round half to even and saturate", () => {
-    expect(values(binary("add", tensor([100, -100], [2], "i8"), 100))).toEqual([127, 0]);
+  it("integer arithmetic wraps and divides by truncation; a fractional scalar rounds and saturates", () => {
+    // 100 + 100 = 200 = 256 - 56 in i8.
+    expect(values(binary("add", tensor([100, -100], [2], "i8"), 100))).toEqual([-56, 0]);
     const quotient = binary("div", tensor([1, 0, 7, -7], [4], "i32"), tensor([0, 0, 2, 2], [4], "i32"));
-    expect(values(quotient)).toEqual([2147483647, 0, 4, -4]); // 3.5 -> 4, -3.5 -> -4
+    expect(values(quotient)).toEqual([-1, -1, 3, -3]); // x / 0 = -1; 3.5 -> 3, -3.5 -> -3
+    expect(values(binary("mul", tensor([65536], [1], "i32"), 65537))).toEqual([65536]); // 2^32 + 2^16
+    expect(values(binary("mul", tensor([3, 300], [2], "i32"), 0.5))).toEqual([2, 150]); // 1.5 -> 2
+    expect(values(unary("abs", tensor([-128, -5], [2], "i8")))).toEqual([-128, 5]);
+  });
+
+  it("mod has the dividend's sign (fmod on floats, remainder on integers, a % 0 = a); floor and ceil", () => {
+    expect(values(binary("mod", tensor([7, -7, 5.5], [3], "f32"), 3))).toEqual([1, -1, 2.5]);
+    expect(values(binary("mod", tensor([-7, 7, 5], [3], "i32"), tensor([3, -3, 0], [3], "i32")))).toEqual([
+      -1, 1, 5,
+    ]);
+    expect(values(unary("floor", tensor([1.5, -1.5], [2], "f32")))).toEqual([1, -2]);
+    expect(values(unary("ceil", tensor([1.5, -1.5], [2], "f32")))).toEqual([2, -1]);
   });
 
   it("fma, where, clamp, cast", () => {
@@ -102,10 +115,10 @@ describe("reductions and softmax", () => {
     expect(() => reduce("sum", x, 2)).toThrow(/out of range/);
   });
 
-  it("sums in f64 and rounds once; saturates integers; NaN wins max", () => {
+  it("sums in f64 and rounds once; wraps integers; NaN wins max", () => {
     // Step-by-step f16 rounding would stay at 2048.
     expect(values(reduce("sum", tensor([2048, 1, 1], [3], "f16"), 0))).toEqual([2050]);
-    expect(values(reduce("sum", tensor([100, 100], [2], "i8"), 0))).toEqual([127]);
+    expect(values(reduce("sum", tensor([100, 100], [2], "i8"), 0))).toEqual([-56]);
     expect(reduce("max", tensor([1, Number.NaN, 3], [3], "f32"), 0).data[0]).toBeNaN();
     expect(Object.is(reduce("max", tensor([-0, 0], [2], "f32"), 0).data[0], 0)).toBe(true);
   });

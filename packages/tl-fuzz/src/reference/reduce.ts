@@ -2,6 +2,7 @@
 // f64 in index order, rounded once to the input's dtype.
 
 import { invalid, roundTo } from "./dtype.js";
+import { integerSum, wraps } from "./integer.js";
 import { formatShape, fromRounded, type RefTensor } from "./tensor.js";
 
 /** The reductions (`tl.sum`, `tl.max`, `tl.min`). */
@@ -27,7 +28,7 @@ function split(x: RefTensor, axis: number): [number, number, number] {
 /**
  * `tl.sum / tl.max / tl.min (x, axis)`: that axis becomes 1. `sum` adds in f64 in index order
  * from 0; `max` / `min` are `Math.max` / `Math.min` over the axis (NaN if any element is NaN,
- * +0 above -0). Rounded once to `x.dtype` (an i8 sum saturates).
+ * +0 above -0). Rounded once to `x.dtype`; an integer sum is exact, wrapped to the dtype.
  */
 export function reduce(op: ReduceOp, x: RefTensor, axis = -1): RefTensor {
   if (!(REDUCE_OPS as readonly string[]).includes(op)) {
@@ -39,11 +40,13 @@ export function reduce(op: ReduceOp, x: RefTensor, axis = -1): RefTensor {
   for (let o = 0; o < outer; o++) {
     for (let i = 0; i < inner; i++) {
       let acc = op === "sum" ? 0 : op === "max" ? Number.NEGATIVE_INFINITY : Number.POSITIVE_INFINITY;
+      const line: number[] = [];
       for (let l = 0; l < length; l++) {
         const v = x.data[(o * length + l) * inner + i] as number;
+        line.push(v);
         acc = op === "sum" ? acc + v : op === "max" ? Math.max(acc, v) : Math.min(acc, v);
       }
-      out[o * inner + i] = roundTo(x.dtype, acc);
+      out[o * inner + i] = op === "sum" && wraps(x.dtype) ? integerSum(x.dtype, line) : roundTo(x.dtype, acc);
     }
   }
   return fromRounded(

@@ -1,0 +1,101 @@
+import type { ElementFn } from "./math-ops.js";
+import type { Dtype } from "./schema.js";
+
+// Integer arithmetic as Triton's (LLVM's) on the integer dtypes: results wrap modulo 2^bits
+// (two's complement for the signed types), `div` truncates toward zero and `mod` takes the sign
+// of the dividend (Triton's `//` and `%`: sdiv / udiv and srem / urem), shifts are logical for
+// unsigned and arithmetic for signed types. The op table (math-ops.ts) keeps one f64 `element`
+// per op for the float dtypes; an integer op listed in WRAPPING_OPS below is evaluated by
+// `integerElement` on integer operands and its result wrapped by `wrapInteger` instead of the
+// saturating rounding of a cast.
+
+/** Width and signedness of an integer dtype. */
+export interface IntegerType {
+  readonly bits: number;
+  readonly signed: boolean;
+}
+
+const INTEGER_TYPES: Readonly<Partial<Record<Dtype, IntegerType>>> = Object.freeze({
+  i8: Object.freeze({ bits: 8, signed: true }),
+  i32: Object.freeze({ bits: 32, signed: true }),
+  u32: Object.freeze({ bits: 32, signed: false }),
+});
+
+/** The integer type of `dtype`, or undefined for the floats and `i1` (booleans are not wrapped). */
+export function integerType(dtype: Dtype | undefined): IntegerType | undefined {
+  return dtype === undefined ? undefined : INTEGER_TYPES[dtype];
+}
+
+/**
+ * The integer `x` modulo 2^bits, in the type's range: [-2^(bits-1), 2^(bits-1)) signed, [0, 2^bits)
+ * unsigned. `x` is first truncated toward zero (NaN and ±Inf give 0); it must be exact in f64
+ * (|x| <= 2^53), as every integer op's result before wrapping is.
+ */
+export function wrapInteger(x: number, type: IntegerType): number {
+  if (!Number.isFinite(x)) return 0;
+  const modulus = 2 ** type.bits;
+  let r = Math.trunc(x) % modulus;
+  if (r < 0) r += modulus;
+  if (type.signed && r >= modulus / 2) r -= modulus;
+  return r + 0; // never -0
+}
+
+/**
+ * The ops whose result on an integer dtype wraps (a reduction or scan wraps its f64 total). Every
+ * other op rounds its f64 result to the dtype with saturation (`cast`, `maximum`, `exp`, ...).
+ */
+export const WRAPPING_OPS: ReadonlySet<string> = new Set([
+  "add",
+  "sub",
+  "mul",
+  "div",
+  "fma",
+  "abs",
+  "and",
+  "or",
+  "xor",
+  "not",
+  "mod",
+  "shl",
+  "shr",
+  "sum",
+  "cumsum",
+]);
+
+/** The value an integer division by zero gives: all bits set (-1 signed, 2^bits - 1 unsigned). */
+function divisionByZero(type: IntegerType): number {
+  return type.signed ? -1 : 2 ** type.bits - 1;
+}
+
+/** A shift amount that is in range: 0 <= n < bits (others are poison in LLVM; see shl, shr). */
+function inRange(n: number, type: IntegerType): boolean {
+  return n >= 0 && n < type.bits;
+}
+
+/**
+ * Integer versions of the ops whose f64 formula is not right on integers (their results are
+ * congruent to the exact result modulo 2^32, exact in f64, and wrapped afterwards). The ops of
+ * WRAPPING_OPS missing here use their table `element` on the integer values (`add`, `sub`, `abs`
+ * are exact in f64; `and`, `or`, `xor` work on the low 32 bits, JavaScript's bitwise operators).
+ */
+const INTEGER_ELEMENTS: Readonly<Record<string, (type: IntegerType) => ElementFn>> = {
+  // The low 32 bits of the product (an f64 product of two 32-bit integers is not exact).
+  mul: () => (a, b) => Math.imul(a, b),
+  fma: () => (a, b, c) => Math.imul(a, b) + c,
+  // Truncation toward zero (C, LLVM sdiv / udiv); exact: a 32-bit quotient is never rounded
+  // across an integer in f64.
+  div: (type) => (a, b) => (b === 0 ? divisionByZero(type) : Math.trunc(a / b)),
+  // The remainder with the dividend's sign (C, LLVM srem / urem); `a % 0` is `a`.
+  mod: () => (a, b) => (b === 0 ? a : a % b),
+  not: () => (a) => ~a,
+  // Amounts outside [0, bits) (negative ones included) shift every bit out: 0 for shl and the
+  // logical shr, the sign (0 or -1) for the arithmetic shr (PTX's clamped shifts).
+  shl: (type) => (a, n) => (inRange(n, type) ? a << n : 0),
+  shr: (type) => (a, n) =>
+    type.signed ? (inRange(n, type) ? a >> n : a < 0 ? -1 : 0) : inRange(n, type) ? a >>> n : 0,
+};
+
+/** The element function of `op` on integer operands of `type` (before wrapping). */
+export function integerElement(op: string, type: IntegerType, element: ElementFn): ElementFn {
+  return INTEGER_ELEMENTS[op]?.(type) ?? element;
+}

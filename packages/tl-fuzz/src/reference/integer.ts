@@ -1,0 +1,58 @@
+// Integer arithmetic of packages/tl/README.md ("Integer arithmetic wraps"): on i8 and i32 the
+// exact integer result is taken modulo 2^bits into the dtype's range (two's complement); `div`
+// truncates toward zero, `mod` has the dividend's sign, division by zero gives -1 and `a % 0` is
+// `a`. Computed with BigInt (exact at any size), independently of the implementation's f64 and
+// Math.imul arithmetic.
+
+import type { Dtype } from "./dtype.js";
+
+/** The integer dtypes whose arithmetic wraps, with their widths. */
+const BITS: Readonly<Partial<Record<Dtype, number>>> = Object.freeze({ i8: 8, i32: 32 });
+
+/** True when `dtype` is an integer dtype whose arithmetic wraps. */
+export function wraps(dtype: Dtype): boolean {
+  return BITS[dtype] !== undefined;
+}
+
+/** `n` modulo 2^bits of `dtype`, in its signed range, as a number. */
+export function wrapTo(dtype: Dtype, n: bigint): number {
+  return Number(BigInt.asIntN(BITS[dtype] as number, n));
+}
+
+/** The wrapped result of a binary op on two integers of `dtype` (the README's formulas). */
+export function integerBinary(
+  op: "add" | "sub" | "mul" | "div" | "mod",
+  dtype: Dtype,
+  a: number,
+  b: number,
+): number {
+  const x = BigInt(a);
+  const y = BigInt(b);
+  switch (op) {
+    case "add":
+      return wrapTo(dtype, x + y);
+    case "sub":
+      return wrapTo(dtype, x - y);
+    case "mul":
+      return wrapTo(dtype, x * y);
+    case "div":
+      // BigInt division truncates toward zero.
+      return y === 0n ? -1 : wrapTo(dtype, x / y);
+    case "mod":
+      // BigInt's remainder has the dividend's sign; a % 0 is a.
+      return y === 0n ? a : wrapTo(dtype, x % y);
+  }
+}
+
+/** `abs(a)` wrapped: the most negative value stays itself. */
+export function integerAbs(dtype: Dtype, a: number): number {
+  const x = BigInt(a);
+  return wrapTo(dtype, x < 0n ? -x : x);
+}
+
+/** The exact sum of integers, wrapped. */
+export function integerSum(dtype: Dtype, values: readonly number[]): number {
+  let total = 0n;
+  for (const v of values) total += BigInt(v);
+  return wrapTo(dtype, total);
+}
