@@ -70,10 +70,10 @@ describe("kb check", { timeout: 180_000 }, () => {
       .filter((name) => /^[^.]+\.ts$/.test(name))
       .map((name) => join(root, "benches", name));
     const tutorials = readdirSync(join(root, "examples", "triton-tutorials"))
-      .filter((name) => /^\d\d-[^.]+\.ts$/.test(name))
+      .filter((name) => /^[^.]+\.ts$/.test(name))
       .map((name) => join(root, "examples", "triton-tutorials", name));
     expect(benches.length).toBeGreaterThanOrEqual(10);
-    expect(tutorials.length).toBe(5);
+    expect(tutorials.length).toBeGreaterThanOrEqual(8); // 01-07 and the embedding lookup
     const ran = await kb("check", ...benches, ...tutorials);
     expect(ran.stderr).toBe("");
     expect(ran.stdout).toMatch(

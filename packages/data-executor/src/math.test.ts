@@ -4,6 +4,9 @@ import { type Dtype, Tensor } from "@kb/tensor";
 import { describe, expect, it } from "vitest";
 import { applyMath } from "./math.js";
 
+/** Rounds to f32 (an f32 output's values are read back as numbers). */
+const F = Math.fround;
+
 const f32 = (values: readonly number[], shape: readonly number[] = [values.length]) =>
   Tensor.fromArray([...values], shape, "f32");
 const bool = (values: readonly number[]) => Tensor.fromArray([...values], [values.length], "i1");
@@ -134,6 +137,22 @@ const CASES: Readonly<Record<string, Case>> = {
     axis: 0,
     expected: [0, 3, 1, 4, 2, 5],
   },
+  // The libdevice subset, each in f64 and rounded once to f32 (F = Math.fround).
+  asin: { inputs: [f32([0, 1, -1])], shapeOut: [3], expected: [0, F(Math.PI / 2), F(-Math.PI / 2)] },
+  acos: { inputs: [f32([1, 0])], shapeOut: [2], expected: [0, F(Math.PI / 2)] },
+  atan: { inputs: [f32([0, 1])], shapeOut: [2], expected: [0, F(Math.PI / 4)] },
+  // atan2(y, x): (1, 1) is pi/4, (0, -1) is pi.
+  atan2: { inputs: [f32([1, 0]), f32([1, -1])], shapeOut: [2], expected: [F(Math.PI / 4), F(Math.PI)] },
+  // sinh(1) = (e - 1/e) / 2, cosh(1) = (e + 1/e) / 2.
+  sinh: { inputs: [f32([0, 1])], shapeOut: [2], expected: [0, F((Math.E - 1 / Math.E) / 2)] },
+  cosh: { inputs: [f32([0, 1])], shapeOut: [2], expected: [1, F((Math.E + 1 / Math.E) / 2)] },
+  // erfinv(0.5) = 0.476936276204469873... (tables of the inverse error function).
+  erfinv: { inputs: [f32([0, 0.5])], shapeOut: [2], expected: [0, F(0.4769362762044699)] },
+  log1p: { inputs: [f32([0, 1])], shapeOut: [2], expected: [0, F(Math.LN2)] },
+  expm1: { inputs: [f32([0, 1])], shapeOut: [2], expected: [0, F(Math.E - 1)] },
+  cbrt: { inputs: [f32([8, -27])], shapeOut: [2], expected: [2, -3] },
+  // 3-4-5 and 5-12-13.
+  hypot: { inputs: [f32([3, 5]), f32([4, 12])], shapeOut: [2], expected: [5, 13] },
   // C's fmod: 7 % 3 = 1, -7 % 3 = -1 (the dividend's sign), 5.5 % 3 = 2.5.
   mod: { inputs: [f32([7, -7, 5.5])], scalars: [3], shapeOut: [3], expected: [1, -1, 2.5] },
   // 3 << 4 = 48; -1 << 31 = -2^31 (wraps).

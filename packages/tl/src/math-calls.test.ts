@@ -55,9 +55,12 @@ describe("the calls of tl, by family", () => {
 describe("a math call takes its arguments in the order of the op's entry", () => {
   // Operands x, y, z (f32 [2, 4], 32 B each at scratch 0, 32, 64), then the op's params, target
   // dtype and axis; the result lands at scratch 96.
+  // The scalar operand: 0.5, or 3 for an op of integer operands only (a Philox seed is an integer).
+  const scalarOf = (info: MathOpInfo) =>
+    info.inputDtypes?.every((dtype) => dtype === "i8" || dtype === "i32" || dtype === "u32") ? 3 : 0.5;
   const argumentsOf = (info: MathOpInfo, tensors: readonly TensorHandle[], scalarLast: boolean) => [
     ...tensors.slice(0, info.arity - (scalarLast ? 1 : 0)),
-    ...(scalarLast ? [0.5] : []),
+    ...(scalarLast ? [scalarOf(info)] : []),
     ...info.params.map((_, i) => i - 1), // lo = -1, hi = 0
     ...(info.target ? ["f16"] : []),
     ...(info.shape === "elementwise" ? [] : [0]),
@@ -81,7 +84,7 @@ describe("a math call takes its arguments in the order of the op's entry", () =>
           await call?.apply(tl, argumentsOf(info, tensors, scalarLast));
         });
         const tensors = info.arity - (scalarLast ? 1 : 0);
-        const scalars = [...(scalarLast ? [0.5] : []), ...info.params.map((_, i) => i - 1)];
+        const scalars = [...(scalarLast ? [scalarOf(info)] : []), ...info.params.map((_, i) => i - 1)];
         const expected: MathCommand = {
           kind: "math",
           op,

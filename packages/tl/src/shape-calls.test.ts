@@ -100,14 +100,14 @@ describe("comparisons, logic and where with an i1 mask", () => {
         await tl.and(x, x);
       }),
     );
-    expect(and.message).toContain("tl.and: takes i1, i8, i32 operands, got f32");
+    expect(and.message).toContain("tl.and: takes i1, i8, i32, u32 operands, got f32");
     const dot = await failure(
       list(async (tl) => {
         const mask = await tl.load(hbm(64), [4, 4], "i1");
         await tl.dot(mask, mask);
       }),
     );
-    expect(dot.message).toContain("tl.dot: PE_GEMM has no i1 (boolean) operands");
+    expect(dot.message).toContain("tl.dot: PE_GEMM has no i1 operands (booleans)");
   });
 });
 
