@@ -1,3 +1,4 @@
+import { pick } from "./pick.js";
 import {
   BINARY_OPS,
   blockCount,
@@ -15,6 +16,7 @@ import {
   type ValueType,
 } from "./program.js";
 import { LIBDEVICE_OPS, type LibdeviceOp } from "./reference/index.js";
+import { drawRound2 } from "./round2-steps.js";
 
 /** The numbers a generator draws for one program; `buildProgram` makes them a valid program. */
 export interface RawProgram {
@@ -56,17 +58,12 @@ const EXACT_EPILOGUE: readonly EpilogueStep[] = [
 ];
 
 /** Step kinds a raw step picks from (`RawStep.kind` modulo this). */
-export const STEP_KINDS = 20;
-/** The kind of a use of an accumulator an earlier dot consumed (the last kind: the run must refuse it). */
+export const STEP_KINDS = 23;
+/** The kind of a use of an accumulator an earlier dot consumed (the run must refuse it; kinds 20-22: round2-steps.ts). */
 const USE_CONSUMED = 19;
 /** Kinds that need no earlier value: a load and the composites. */
 const STANDALONE = new Set([0, 14, 15, 17]);
 const COMPOSITE_MATH_OPS = [...UNARY_OPS, ...BINARY_OPS, "sum", "max", "min", "softmax"] as const;
-
-/** Value of `n` modulo `length` for any integer (the draw may be negative). */
-function pick(n: number, length: number): number {
-  return ((Math.trunc(n) % length) + length) % length;
-}
 
 /** A small deterministic generator for the input values (no Math.random: runs are reproducible). */
 function generator(seed: number): () => number {
@@ -468,6 +465,11 @@ export function buildProgram(raw: RawProgram): Program {
         );
         break;
       }
+      case 20:
+      case 21:
+      case 22:
+        drawRound2(kind, choice, x, { blockRows, types, values, push });
+        break;
       case 15: {
         // out = op(inputs) as one composite per block over the block's rows.
         const op = COMPOSITE_MATH_OPS[

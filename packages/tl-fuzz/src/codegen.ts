@@ -53,6 +53,9 @@ function accumulatorOf(step: Extract<Step, { kind: "dot" }>, i: number): string 
   return typeof step.acc === "number" ? `v${step.acc}` : `acc${i}`;
 }
 
+/** The global row of each row of the block, `[rows, 1]` i32. */
+const blockRowsIndex = "tl.expandDims(await tl.add(tl.arange(0, rows), b * BR), 1)";
+
 function stepSource(program: Program, step: Step, i: number): string {
   const v = (index: number) => `v${index}`;
   const type = (index: number) => program.types[index] as ValueType;
@@ -124,9 +127,18 @@ function stepSource(program: Program, step: Step, i: number): string {
       if (input === undefined || index === undefined) throw new Error(`step ${i}: bad gather`);
       const t = type(i);
       const k = index.shape[1];
-      const rowsIndex = "tl.expandDims(await tl.add(tl.arange(0, rows), b * BR), 1)";
-      const offsets = `await tl.add(await tl.mul(${rowsIndex}, ${input.shape[1]}), await tl.load(${index.name}, [1, ${k}], "i32"))`;
+      const offsets = `await tl.add(await tl.mul(${blockRowsIndex}, ${input.shape[1]}), await tl.load(${index.name}, [1, ${k}], "i32"))`;
       return `${out} await tl.load(${input.name}, [rows, ${k}], ${q(t.dtype)}, { offsets: ${offsets} });`;
+    }
+    case "bits":
+      return step.b === null
+        ? `${out} await tl.${step.op}(${v(step.a)});`
+        : `${out} await tl.${step.op}(${v(step.a)}, ${typeof step.b === "number" ? v(step.b) : literal(step.b.scalar)});`;
+    case "reduceAll":
+      return `${out} await tl.${step.op}(${v(step.x)}); // every axis`;
+    case "random": {
+      const offsets = `await tl.add(await tl.mul(${blockRowsIndex}, ${step.cols}), tl.expandDims(tl.arange(0, ${step.cols}), 0))`;
+      return `${out} await tl.${step.op}(${literal(step.seed)}, ${offsets});`;
     }
     case "loadInto": {
       const input = program.inputs[step.input];

@@ -4,7 +4,7 @@
 // that does not fit is taken modulo what fits, or dropped, so a shrunk choice list is still a
 // program.
 
-import type { BinaryOp, LibdeviceOp, UnaryOp } from "./reference/index.js";
+import type { BinaryOp, BitOp, LibdeviceOp, UnaryOp } from "./reference/index.js";
 
 /** Element types. */
 export type Dtype = "f32" | "f16" | "bf16" | "i8" | "i32";
@@ -129,6 +129,20 @@ export type Step =
    * (the kernel stops there).
    */
   | { readonly kind: "useConsumed"; readonly dot: number; readonly op: UnaryOp }
+  /** An integer bit op (`tl.and`, `tl.shl`, ...) of `a` (i8 or i32) and a value or integer. */
+  | {
+      readonly kind: "bits";
+      readonly op: BitOp;
+      readonly a: number;
+      readonly b: number | { scalar: number } | null;
+    }
+  /** `tl.sum(x)` etc. without an axis: every axis reduced, shape [1, 1]. */
+  | { readonly kind: "reduceAll"; readonly op: "sum" | "max" | "min"; readonly x: number }
+  /**
+   * `tl.rand(seed, offsets)` / `tl.randn`: f32 [rows, cols] of the block, element (r, j) at offset
+   * (b * BR + r) * cols + j.
+   */
+  | { readonly kind: "random"; readonly op: "rand" | "randn"; readonly seed: number; readonly cols: number }
   | {
       readonly kind: "compositeMath";
       readonly op: UnaryOp | BinaryOp | "sum" | "max" | "min" | "softmax";

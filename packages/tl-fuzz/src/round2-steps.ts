@@ -1,0 +1,94 @@
+// The steps of the differential tester for issue 39's second round of Triton calls: integer bit
+// ops (`tl.and or xor not shl shr`), reductions without an axis (`tl.sum(x)`), and Philox random
+// numbers (`tl.rand`, `tl.randn`). Drawn by `buildProgram` for kinds 20 to 22.
+
+import { pick } from "./pick.js";
+import type { Dtype, Step, ValueType } from "./program.js";
+import { BIT_OPS } from "./reference/index.js";
+
+/** The kinds of the steps drawn here (appended after USE_CONSUMED, kind 19). */
+export const ROUND2_KINDS = Object.freeze({ bits: 20, reduceAll: 21, random: 22 } as const);
+
+/** Integer operands of `and or xor` that fit i8: all bits, none, a sign bit, small masks. */
+const BIT_SCALARS = [15, -1, 5, 0, -128, 127, 3];
+/** Shift amounts: in range, at the edges, and outside [0, bits) (everything shifted out). */
+const SHIFTS = [0, 1, 3, 7, 31, 8, 32, -1];
+/** Seeds of `tl.rand`: small, a date, past 2^32 (the key's high word), negative. */
+const SEEDS = [0, 1, 42, 20261124, 2 ** 33 + 7, -5];
+/** Column counts of random tiles. */
+const RANDOM_COLS = [1, 3, 8, 13, 33];
+
+/** What the step builder of build.ts lends the drawing of these steps. */
+export interface Round2Context {
+  readonly blockRows: number;
+  readonly types: readonly (ValueType | null)[];
+  values(filter?: (type: ValueType) => boolean): number[];
+  push(step: Step, type: ValueType | null): number;
+}
+
+/** The raw choices of one step (build.ts's RawStep). */
+interface Choice {
+  readonly a: number;
+  readonly b: number;
+  readonly c: number;
+  readonly d: number;
+}
+
+const isInteger = (dtype: Dtype) => dtype === "i8" || dtype === "i32";
+
+/** Draws the step of `kind` (one of ROUND2_KINDS) on the live value `x`. */
+export function drawRound2(kind: number, choice: Choice, x: number, ctx: Round2Context): void {
+  const tx = ctx.types[x] as ValueType;
+  switch (kind) {
+    case ROUND2_KINDS.bits: {
+      // On an integer value; a float one is cast to i32 first.
+      const ints = ctx.values((type) => isInteger(type.dtype));
+      const a =
+        ints.length > 0
+          ? (ints[pick(choice.a, ints.length)] as number)
+          : ctx.push(
+              { kind: "cast", x, dtype: "i32" },
+              {
+                ...tx,
+                dtype: "i32",
+                exact: tx.exact === null ? null : { grain: 0, bound: Math.ceil(tx.exact.bound) },
+              },
+            );
+      const ta = ctx.types[a] as ValueType;
+      const op = BIT_OPS[pick(choice.b, BIT_OPS.length)] as (typeof BIT_OPS)[number];
+      const partners = ctx.values(
+        (type) => type.rows === ta.rows && type.cols === ta.cols && type.dtype === ta.dtype,
+      );
+      const shift = op === "shl" || op === "shr";
+      const b =
+        op === "not"
+          ? null
+          : pick(choice.c, 3) === 0 && partners.length > 0
+            ? (partners[pick(choice.d, partners.length)] as number)
+            : {
+                scalar: (shift ? SHIFTS : BIT_SCALARS)[
+                  pick(choice.d, shift ? SHIFTS.length : BIT_SCALARS.length)
+                ] as number,
+              };
+      ctx.push({ kind: "bits", op, a, b }, { ...ta, exact: null });
+      return;
+    }
+    case ROUND2_KINDS.reduceAll: {
+      const op = (["sum", "max", "min"] as const)[pick(choice.b, 3)] as "sum" | "max" | "min";
+      const size = (tx.rows === "block" ? ctx.blockRows : tx.rows) * tx.cols;
+      const exact =
+        tx.exact === null || op !== "sum"
+          ? tx.exact
+          : { grain: tx.exact.grain, bound: tx.exact.bound * size };
+      ctx.push({ kind: "reduceAll", op, x }, { rows: 1, cols: 1, dtype: tx.dtype, exact });
+      return;
+    }
+    case ROUND2_KINDS.random: {
+      const op = pick(choice.c, 2) === 0 ? "rand" : "randn";
+      const cols = RANDOM_COLS[pick(choice.b, RANDOM_COLS.length)] as number;
+      const seed = SEEDS[pick(choice.d, SEEDS.length)] as number;
+      ctx.push({ kind: "random", op, seed, cols }, { rows: "block", cols, dtype: "f32", exact: null });
+      return;
+    }
+  }
+}

@@ -1,0 +1,92 @@
+import { describe, expect, it } from "vitest";
+import { buildProgram, type RawStep } from "./build.js";
+import { check } from "./check.js";
+import { kernelSource } from "./codegen.js";
+import { evaluate } from "./evaluate.js";
+import * as ref from "./reference/index.js";
+
+/** A program of 10 rows in blocks of 4 (3 blocks, one PE each) from `steps`. */
+function program(steps: RawStep[]) {
+  return buildProgram({ seed: 5, rows: 9, blockRows: 3, pes: 1, persistent: false, special: false, steps });
+}
+
+/** Kind 0 with a = 0: a new split input of 7 columns (b = 4) of DTYPES[c] (0 f32, 3 i8, 4 i32). */
+const load = (c: number): RawStep => ({ kind: 0, a: 0, b: 4, c, d: 0 });
+
+describe("the evaluator's integer bit ops (README: two's-complement bits, shifts out of range)", () => {
+  const i32 = (values: number[]) => ref.tensor(values, [values.length], "i32");
+  const i8 = (values: number[]) => ref.tensor(values, [values.length], "i8");
+  it("and, or, xor act on the two's-complement bits; not is -x - 1 wrapped", () => {
+    expect([...ref.bits("and", i32([-6, 12]), i32([3, 10])).data]).toEqual([2, 8]);
+    expect([...ref.bits("or", i32([-8]), 5).data]).toEqual([-3]);
+    expect([...ref.bits("xor", i32([5]), -1).data]).toEqual([-6]);
+    expect([...ref.bits("not", i32([7, -2147483648])).data]).toEqual([-8, 2147483647]);
+    expect([...ref.bits("not", i8([-128])).data]).toEqual([127]);
+  });
+  it("shl wraps, shr floors (arithmetic), amounts outside [0, bits) shift everything out", () => {
+    expect([...ref.bits("shl", i8([100]), 1).data]).toEqual([-56]);
+    expect([...ref.bits("shl", i32([1, 3, 3]), i32([31, 32, -1])).data]).toEqual([-2147483648, 0, 0]);
+    expect([...ref.bits("shr", i32([-7, -7, 7]), i32([1, 32, 40])).data]).toEqual([-4, -1, 0]);
+    expect([...ref.bits("shr", i8([-128]), 7).data]).toEqual([-1]);
+  });
+});
+
+describe("round-2 steps drawn by the differential tester (kinds 20-22)", () => {
+  it("kind 20 draws shl of an i32 value by a number; phase 1, phase 2 and the evaluator agree", async () => {
+    // b = 3 -> shl, c = 1 -> a number amount, d = 1 -> 1.
+    const p = program([load(4), { kind: 20, a: 0, b: 3, c: 1, d: 1 }]);
+    expect(p.steps.map((step) => step.kind)).toEqual(["load", "bits", "store"]);
+    expect(kernelSource(p)).toContain("const v1 = await tl.shl(v0, 1);");
+    const x = p.inputs[0]?.values ?? [];
+    expect([...(evaluate(p)[0]?.data ?? [])]).toEqual(x.map((v) => v * 2 + 0));
+    expect((await check(p)).failure).toBeNull();
+  });
+
+  it("kind 20 draws xor of two i32 tensors, and casts a float value to i32 before not", async () => {
+    // Two i32 inputs, then b = 2 -> xor, c = 0 -> a tensor partner, d = 1 -> v1.
+    const xor = program([load(4), load(4), { kind: 20, a: 0, b: 2, c: 0, d: 1 }]);
+    expect(kernelSource(xor)).toContain("const v2 = await tl.xor(v0, v1);");
+    const [x0, x1] = [xor.inputs[0]?.values ?? [], xor.inputs[1]?.values ?? []];
+    expect([...(evaluate(xor)[0]?.data ?? [])]).toEqual(x0.map((v, i) => v ^ (x1[i] as number)));
+    expect((await check(xor)).failure).toBeNull();
+    // An f32 value: b = 5 -> not, of its i32 cast (round half to even: -1.875 -> -2, ~-2 = 1).
+    const not = program([load(0), { kind: 20, a: 0, b: 5, c: 0, d: 0 }]);
+    expect(not.steps.map((step) => step.kind)).toEqual(["load", "cast", "bits", "store", "store"]);
+    expect(kernelSource(not)).toContain("const v2 = await tl.not(v1);");
+    expect(not.inputs[0]?.values[0]).toBe(-1.875);
+    expect(evaluate(not)[1]?.data[0]).toBe(1); // O0 holds the cast, O1 the not
+    expect((await check(not)).failure).toBeNull();
+  });
+
+  it("kind 21 draws tl.sum(x) without an axis: one [1, 1] value per block, the block's total", async () => {
+    const p = program([load(0), { kind: 21, a: 0, b: 0, c: 0, d: 0 }]);
+    expect(kernelSource(p)).toContain("const v1 = await tl.sum(v0); // every axis");
+    expect(p.outputs[0]?.shape).toEqual([3, 1]);
+    const x = p.inputs[0]?.values ?? [];
+    // Blocks of 4, 4 and 2 rows of 7: elements [0, 28), [28, 56), [56, 70).
+    const total = (from: number, to: number) => x.slice(from, to).reduce((s, v) => s + v, 0);
+    expect([...(evaluate(p)[0]?.data ?? [])]).toEqual([total(0, 28), total(28, 56), total(56, 70)]);
+    expect(total(0, 28)).toBe(4.625);
+    expect((await check(p)).failure).toBeNull();
+    // b = 1 -> max, on i8.
+    const max = program([load(3), { kind: 21, a: 0, b: 1, c: 0, d: 0 }]);
+    expect(kernelSource(max)).toContain("await tl.max(v0); // every axis");
+    expect((await check(max)).failure).toBeNull();
+  });
+
+  it("kind 22 draws tl.rand and tl.randn at offsets (b * BR + r) * cols + j, equal to Philox's known answer", async () => {
+    // b = 1 -> 3 columns, c = 0 -> rand, d = 0 -> seed 0.
+    const p = program([load(0), { kind: 22, a: 0, b: 1, c: 0, d: 0 }]);
+    expect(kernelSource(p)).toContain(
+      "const v1 = await tl.rand(0, await tl.add(await tl.mul(tl.expandDims(await tl.add(tl.arange(0, rows), b * BR), 1), 3), tl.expandDims(tl.arange(0, 3), 0)));",
+    );
+    // Random123's known answer: philox4x32_10 of counter 0, key 0 starts with 0x6627e8d5.
+    const f = Math.fround;
+    expect(evaluate(p)[0]?.data[0]).toBe(f(f(0x6627e8d5) * f(4.6566127342e-10)));
+    expect((await check(p)).failure).toBeNull();
+    // c = 1 -> randn, d = 4 -> seed 2^33 + 7 (a key with a high word).
+    const randn = program([load(0), { kind: 22, a: 0, b: 4, c: 1, d: 4 }]);
+    expect(kernelSource(randn)).toContain("await tl.randn(8589934599, ");
+    expect((await check(randn)).failure).toBeNull();
+  });
+});
