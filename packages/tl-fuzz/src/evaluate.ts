@@ -125,6 +125,52 @@ export function evaluate(program: Program): ref.RefTensor[] {
           values[i] = ref.gather(source, blockOffsets(row0, rows, source.shape[1] as number, idx));
           return;
         }
+        case "shape": {
+          const a = value(step.a);
+          const [r, c] = a.shape as [number, number];
+          if (step.op === "join" || step.op === "cat") {
+            const pair = step.op === "join" ? ref.join(a, value(step.b)) : ref.cat(a, value(step.b));
+            values[i] = ref.reshape(pair, [r, 2 * c]);
+            return;
+          }
+          const halves = ref.reshape(a, [r, c / 2, 2]);
+          values[i] =
+            step.op === "split"
+              ? ref.split(halves)[step.half]
+              : ref.reshape(ref.permute(halves, [0, 2, 1]), [r, c]);
+          return;
+        }
+        case "maskedGather": {
+          const source = input(step.input);
+          const idx = input(step.index).data;
+          const mask = ref.tensor(
+            Array.from({ length: rows * idx.length }, (_, e) => (e % idx.length < step.on ? 1 : 0)),
+            [rows, idx.length],
+            "i32",
+          );
+          const offsets = blockOffsets(row0, rows, source.shape[1] as number, idx);
+          values[i] = ref.gather(source, offsets, mask, step.other);
+          return;
+        }
+        case "scatter": {
+          const idx = input(step.index).data;
+          const target = outputs[step.output] as (typeof outputs)[number];
+          ref.scatter(target.data, value(step.x), blockOffsets(row0, rows, idx.length, idx));
+          return;
+        }
+        case "wideLoad": {
+          // README: element (r, c) at (row0 + r) * C + c where the mask (c < C) is on, else other.
+          const source = input(step.input);
+          const cols = source.shape[1] as number;
+          const columns = Array.from({ length: step.block }, (_, j) => (j < cols ? j : 0));
+          const mask = ref.tensor(
+            Array.from({ length: rows * step.block }, (_, e) => (e % step.block < cols ? 1 : 0)),
+            [rows, step.block],
+            "i32",
+          );
+          values[i] = ref.gather(source, blockOffsets(row0, rows, cols, columns), mask, step.other);
+          return;
+        }
         case "bits":
           values[i] = ref.bits(
             step.op,

@@ -143,6 +143,33 @@ export type Step =
    * (b * BR + r) * cols + j.
    */
   | { readonly kind: "random"; readonly op: "rand" | "randn"; readonly seed: number; readonly cols: number }
+  /**
+   * Triton's shape calls on a 2-D value, kept 2-D by reshapes: `join` / `cat` of `a` and `b` (one
+   * type) reshaped to `[rows, 2 * cols]`; `split` of `a` reshaped to `[rows, cols / 2, 2]` (its
+   * `half`); `permute` of that by `[0, 2, 1]`, reshaped back to `[rows, cols]`.
+   */
+  | {
+      readonly kind: "shape";
+      readonly op: "join" | "cat" | "split" | "permute";
+      readonly a: number;
+      readonly b: number;
+      readonly half: 0 | 1;
+    }
+  /** A gather as `gather`, with the column mask `j < on` and `other` (idx past `on`: out of range). */
+  | {
+      readonly kind: "maskedGather";
+      readonly input: number;
+      readonly index: number;
+      readonly on: number;
+      readonly other: number;
+    }
+  /** A scatter (`tl.store` with `offsets`) of `x` to `output`: (b * BR + r) * C + idx[j]. */
+  | { readonly kind: "scatter"; readonly x: number; readonly index: number; readonly output: number }
+  /**
+   * A tile wider than the row: `[rows, block]` of a split input of `C < block` columns loaded with
+   * `{ stride: C, mask: arange(0, block) < C, other }`.
+   */
+  | { readonly kind: "wideLoad"; readonly input: number; readonly block: number; readonly other: number }
   | {
       readonly kind: "compositeMath";
       readonly op: UnaryOp | BinaryOp | "sum" | "max" | "min" | "softmax";

@@ -89,4 +89,84 @@ describe("round-2 steps drawn by the differential tester (kinds 20-22)", () => {
     expect(kernelSource(randn)).toContain("await tl.randn(8589934599, ");
     expect((await check(randn)).failure).toBeNull();
   });
+
+  it("kind 23 draws join and cat (reshaped to [rows, 2C]), split and permute of [rows, C/2, 2]", async () => {
+    // Two f32 inputs of 7 columns; b = 0 -> join, 1 -> cat; c = 1 -> the partner v1.
+    const join = program([load(0), load(0), { kind: 23, a: 0, b: 0, c: 1, d: 0 }]);
+    expect(kernelSource(join)).toContain("const v2 = tl.reshape(await tl.join(v0, v1), [rows, 14]);");
+    const [x0, x1] = [join.inputs[0]?.values ?? [], join.inputs[1]?.values ?? []];
+    // Row 0 interleaves the rows: x0[0], x1[0], x0[1], x1[1], ...
+    expect([...(evaluate(join)[0]?.data ?? [])].slice(0, 4)).toEqual([x0[0], x1[0], x0[1], x1[1]]);
+    expect((await check(join)).failure).toBeNull();
+    const cat = program([load(0), load(0), { kind: 23, a: 0, b: 1, c: 1, d: 0 }]);
+    expect(kernelSource(cat)).toContain("const v2 = tl.reshape(await tl.cat(v0, v1), [rows, 14]);");
+    // Block 0 (4 rows): its [8, 7] cat is x0's 28 elements then x1's, so row 0 is x0[0 .. 13].
+    expect([...(evaluate(cat)[0]?.data ?? [])].slice(0, 14)).toEqual(x0.slice(0, 14));
+    expect((await check(cat)).failure).toBeNull();
+    // 8 columns (b = 5); b = 2 -> split, d = 1 -> the odd columns; b = 3 -> permute.
+    const split = program([
+      { kind: 0, a: 0, b: 5, c: 0, d: 0 },
+      { kind: 23, a: 0, b: 2, c: 0, d: 1 },
+    ]);
+    expect(kernelSource(split)).toContain("const v1 = (await tl.split(tl.reshape(v0, [rows, 4, 2])))[1];");
+    const x = split.inputs[0]?.values ?? [];
+    expect([...(evaluate(split)[0]?.data ?? [])].slice(0, 4)).toEqual([x[1], x[3], x[5], x[7]]);
+    expect((await check(split)).failure).toBeNull();
+    const permute = program([
+      { kind: 0, a: 0, b: 5, c: 0, d: 0 },
+      { kind: 23, a: 0, b: 3, c: 0, d: 0 },
+    ]);
+    expect(kernelSource(permute)).toContain(
+      "const v1 = tl.reshape(await tl.permute(tl.reshape(v0, [rows, 4, 2]), [0, 2, 1]), [rows, 8]);",
+    );
+    // Row 0: the even columns, then the odd ones.
+    expect([...(evaluate(permute)[0]?.data ?? [])].slice(0, 8)).toEqual(
+      [0, 2, 4, 6, 1, 3, 5, 7].map((j) => x[j]),
+    );
+    expect((await check(permute)).failure).toBeNull();
+  });
+
+  it("kind 24 draws a masked gather: columns past `on` are off (offsets no allocation holds), other there", async () => {
+    // c = 3 -> 4 columns, a = 2 -> the first 2 on, d = 1 -> other = -1.
+    const p = program([load(0), { kind: 24, a: 2, b: 0, c: 3, d: 1 }]);
+    expect(kernelSource(p)).toContain("mask: await tl.lt(tl.arange(0, 4), 2), other: -1 });");
+    const idx = p.inputs[1]?.values ?? [];
+    expect(idx.slice(2)).toEqual([2 ** 20, 2 ** 20]);
+    const x = p.inputs[0]?.values ?? [];
+    expect([...(evaluate(p)[0]?.data ?? [])].slice(0, 4)).toEqual([
+      x[idx[0] as number],
+      x[idx[1] as number],
+      -1,
+      -1,
+    ]);
+    expect((await check(p)).failure).toBeNull();
+  });
+
+  it("kind 25 draws a scatter of a value's columns through a permutation: out[r, idx[j]] = x[r, j]", async () => {
+    const p = program([load(0), { kind: 25, a: 0, b: 0, c: 0, d: 0 }]);
+    expect(p.steps.map((step) => step.kind)).toEqual(["load", "scatter"]);
+    expect(kernelSource(p)).toContain("await tl.store(O0, v0, { offsets: ");
+    const idx = p.inputs[1]?.values ?? [];
+    expect([...idx].sort()).toEqual([0, 1, 2, 3, 4, 5, 6]);
+    const x = p.inputs[0]?.values ?? [];
+    const out = evaluate(p)[0]?.data ?? [];
+    expect(idx.map((j) => out[j])).toEqual(x.slice(0, 7)); // row 0: x[0, c] lands in column idx[c]
+    expect((await check(p)).failure).toBeNull();
+  });
+
+  it("kind 26 draws a masked tile wider than the row: [rows, 8] of a 7-column input, other in column 7", async () => {
+    // An i8 input (c = 3), d = 1 -> other = -1.
+    const p = program([load(3), { kind: 26, a: 0, b: 0, c: 0, d: 1 }]);
+    expect(kernelSource(p)).toContain(
+      'const v1 = await tl.load(X0.at(b * BR, 0), [rows, 8], "i8", { stride: 7, mask: await tl.lt(tl.arange(0, 8), 7), other: -1 });',
+    );
+    const x = (p.inputs[0]?.values ?? []).map((v) => v + 0); // i8 holds no -0
+    expect([...(evaluate(p)[0]?.data ?? [])].slice(0, 16)).toEqual([
+      ...x.slice(0, 7),
+      -1,
+      ...x.slice(7, 14),
+      -1,
+    ]);
+    expect((await check(p)).failure).toBeNull();
+  });
 });
