@@ -7,7 +7,8 @@
 import type { BinaryOp, BitOp, LibdeviceOp, UnaryOp } from "./reference/index.js";
 
 /** Element types. */
-export type Dtype = "f32" | "f16" | "bf16" | "i8" | "i32";
+/** u32 values come from `tl.randint` only (not drawn for inputs). */
+export type Dtype = "f32" | "f16" | "bf16" | "i8" | "i32" | "u32";
 
 export const FLOAT_DTYPES: readonly Dtype[] = ["f32", "f16", "bf16"];
 export const DTYPES: readonly Dtype[] = ["f32", "f16", "bf16", "i8", "i32"];
@@ -142,7 +143,12 @@ export type Step =
    * `tl.rand(seed, offsets)` / `tl.randn`: f32 [rows, cols] of the block, element (r, j) at offset
    * (b * BR + r) * cols + j.
    */
-  | { readonly kind: "random"; readonly op: "rand" | "randn"; readonly seed: number; readonly cols: number }
+  | {
+      readonly kind: "random";
+      readonly op: "rand" | "randn" | "randint";
+      readonly seed: number;
+      readonly cols: number;
+    }
   /**
    * Triton's shape calls on a 2-D value, kept 2-D by reshapes: `join` / `cat` of `a` and `b` (one
    * type) reshaped to `[rows, 2 * cols]`; `split` of `a` reshaped to `[rows, cols / 2, 2]` (its

@@ -58,7 +58,7 @@ interface Choice {
   readonly d: number;
 }
 
-const isInteger = (dtype: Dtype) => dtype === "i8" || dtype === "i32";
+const isInteger = (dtype: Dtype) => dtype === "i8" || dtype === "i32" || dtype === "u32";
 
 /** Draws the step of `kind` (one of ROUND2_KINDS) on the live value `x`. */
 export function drawRound2(kind: number, choice: Choice, x: number, ctx: Round2Context): void {
@@ -108,10 +108,11 @@ export function drawRound2(kind: number, choice: Choice, x: number, ctx: Round2C
       return;
     }
     case ROUND2_KINDS.random: {
-      const op = pick(choice.c, 2) === 0 ? "rand" : "randn";
+      const op = (["rand", "randn", "randint"] as const)[pick(choice.c, 3)] as "rand" | "randn" | "randint";
       const cols = RANDOM_COLS[pick(choice.b, RANDOM_COLS.length)] as number;
       const seed = SEEDS[pick(choice.d, SEEDS.length)] as number;
-      ctx.push({ kind: "random", op, seed, cols }, { rows: "block", cols, dtype: "f32", exact: null });
+      const dtype = op === "randint" ? "u32" : "f32";
+      ctx.push({ kind: "random", op, seed, cols }, { rows: "block", cols, dtype, exact: null });
       return;
     }
     case ROUND2_KINDS.shape: {

@@ -29,6 +29,15 @@ describe("the evaluator's integer bit ops (README: two's-complement bits, shifts
     expect([...ref.bits("shr", i32([-7, -7, 7]), i32([1, 32, 40])).data]).toEqual([-4, -1, 0]);
     expect([...ref.bits("shr", i8([-128]), 7).data]).toEqual([-1]);
   });
+  it("on u32 the bits are unsigned: shr is logical, not and shl wrap into [0, 2^32)", () => {
+    const u32 = (values: number[]) => ref.tensor(values, [values.length], "u32");
+    expect([...ref.bits("shr", u32([2 ** 31, 2 ** 32 - 1]), 31).data]).toEqual([1, 1]);
+    expect([...ref.bits("not", u32([0, 5])).data]).toEqual([2 ** 32 - 1, 2 ** 32 - 6]);
+    expect([...ref.bits("shl", u32([3]), 31).data]).toEqual([2 ** 31]);
+    expect([...ref.bits("xor", u32([2 ** 32 - 1]), 1).data]).toEqual([2 ** 32 - 2]);
+    expect([...ref.binary("sub", u32([0]), 1).data]).toEqual([2 ** 32 - 1]);
+    expect([...ref.binary("div", u32([7]), 0).data]).toEqual([2 ** 32 - 1]);
+  });
 });
 
 describe("round-2 steps drawn by the differential tester (kinds 20-22)", () => {
@@ -88,6 +97,19 @@ describe("round-2 steps drawn by the differential tester (kinds 20-22)", () => {
     const randn = program([load(0), { kind: 22, a: 0, b: 4, c: 1, d: 4 }]);
     expect(kernelSource(randn)).toContain("await tl.randn(8589934599, ");
     expect((await check(randn)).failure).toBeNull();
+    // c = 2 -> randint: the word itself, u32 (stored as u32), then xor-ed with 15 (kind 20).
+    const randint = program([
+      load(0),
+      { kind: 22, a: 0, b: 1, c: 2, d: 0 },
+      { kind: 20, a: 0, b: 2, c: 1, d: 0 },
+    ]);
+    expect(kernelSource(randint)).toContain("const v1 = await tl.randint(0, ");
+    expect(kernelSource(randint)).toContain("const v2 = await tl.xor(v1, 15);");
+    const [words, xored] = evaluate(randint);
+    expect(words?.dtype).toBe("u32");
+    expect(words?.data[0]).toBe(0x6627e8d5);
+    expect(xored?.data[0]).toBe(0x6627e8d5 ^ 15);
+    expect((await check(randint)).failure).toBeNull();
   });
 
   it("kind 23 draws join and cat (reshaped to [rows, 2C]), split and permute of [rows, C/2, 2]", async () => {

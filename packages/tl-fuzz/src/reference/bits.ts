@@ -12,10 +12,10 @@ import { fromRounded, type RefTensor } from "./tensor.js";
 export const BIT_OPS = Object.freeze(["and", "or", "xor", "shl", "shr", "not"] as const);
 export type BitOp = (typeof BIT_OPS)[number];
 
-const WIDTH = { i8: 8, i32: 32 } as const;
+const WIDTH = { i8: 8, i32: 32, u32: 32 } as const;
 
 /** One element of `op(a, b)` on integers of `dtype` (`b` ignored by `not`). */
-export function applyBits(op: BitOp, dtype: "i8" | "i32", a: number, b: number): number {
+export function applyBits(op: BitOp, dtype: keyof typeof WIDTH, a: number, b: number): number {
   const x = BigInt(a);
   const y = BigInt(b);
   const bits = WIDTH[dtype];
@@ -31,15 +31,15 @@ export function applyBits(op: BitOp, dtype: "i8" | "i32", a: number, b: number):
     case "shl":
       return b < 0 || b >= bits ? 0 : wrapTo(dtype, x * 2n ** y);
     case "shr":
-      // BigInt's >> is floor(x / 2^n).
+      // BigInt's >> is floor(x / 2^n): arithmetic on the signed dtypes, logical on u32 (x >= 0).
       return b < 0 || b >= bits ? (a < 0 ? -1 : 0) : wrapTo(dtype, x >> y);
   }
 }
 
-/** `tl.<op>(a, b)`: `b` a tensor of `a`'s shape and dtype or an integer; `a` i8 or i32. */
+/** `tl.<op>(a, b)`: `b` a tensor of `a`'s shape and dtype or an integer; `a` i8, i32 or u32. */
 export function bits(op: BitOp, a: RefTensor, b: RefTensor | number = 0): RefTensor {
-  if (!wraps(a.dtype) || (a.dtype !== "i8" && a.dtype !== "i32")) {
-    throw invalid(op, `needs an integer tensor (i8, i32), got ${a.dtype}.`);
+  if (!wraps(a.dtype) || (a.dtype !== "i8" && a.dtype !== "i32" && a.dtype !== "u32")) {
+    throw invalid(op, `needs an integer tensor (i8, i32, u32), got ${a.dtype}.`);
   }
   const dtype = a.dtype;
   if (typeof b !== "number" && (b.dtype !== dtype || b.data.length !== a.data.length)) {
