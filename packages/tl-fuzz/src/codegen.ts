@@ -171,7 +171,9 @@ function stepSource(program: Program, step: Step, i: number): string {
       if (index === undefined || output === undefined) throw new Error(`step ${i}: bad scatter`);
       const k = index.shape[1];
       const offsets = `await tl.add(await tl.mul(${blockRowsIndex}, ${k}), await tl.load(${index.name}, [1, ${k}], "i32"))`;
-      return `await tl.store(${output.name}, ${v(step.x)}, { offsets: ${offsets} });`;
+      if (step.on === null) return `await tl.store(${output.name}, ${v(step.x)}, { offsets: ${offsets} });`;
+      const mask = `await tl.lt(tl.arange(0, ${k}), ${step.on})`;
+      return `await tl.store(${output.name}.at(b * BR, 0), ${v(step.x)}); await tl.store(${output.name}, ${v(step.x)}, { offsets: ${offsets}, mask: ${mask} });`;
     }
     case "wideLoad": {
       const input = program.inputs[step.input];

@@ -13,6 +13,12 @@ function blockOffsets(row0: number, rows: number, cols: number, columns: ArrayLi
   return ref.tensor(offsets, [rows, columns.length], "i32");
 }
 
+/** The mask `j < on` of a `[rows, cols]` tile (1 on, 0 off). */
+function columnMask(rows: number, cols: number, on: number): ref.RefTensor {
+  const mask = Array.from({ length: rows * cols }, (_, e) => (e % cols < on ? 1 : 0));
+  return ref.tensor(mask, [rows, cols], "i32");
+}
+
 /**
  * What `program` leaves in its outputs, computed by the independent evaluator (the semantics of
  * packages/tl/README.md, in f64): the kernel body run on every block of rows, in block order.
@@ -143,19 +149,20 @@ export function evaluate(program: Program): ref.RefTensor[] {
         case "maskedGather": {
           const source = input(step.input);
           const idx = input(step.index).data;
-          const mask = ref.tensor(
-            Array.from({ length: rows * idx.length }, (_, e) => (e % idx.length < step.on ? 1 : 0)),
-            [rows, idx.length],
-            "i32",
-          );
           const offsets = blockOffsets(row0, rows, source.shape[1] as number, idx);
-          values[i] = ref.gather(source, offsets, mask, step.other);
+          values[i] = ref.gather(source, offsets, columnMask(rows, idx.length, step.on), step.other);
           return;
         }
         case "scatter": {
           const idx = input(step.index).data;
           const target = outputs[step.output] as (typeof outputs)[number];
-          ref.scatter(target.data, value(step.x), blockOffsets(row0, rows, idx.length, idx));
+          const offsets = blockOffsets(row0, rows, idx.length, idx);
+          if (step.on === null) {
+            ref.scatter(target.data, value(step.x), offsets);
+            return;
+          }
+          write(step.output, row0, value(step.x)); // the plain store first
+          ref.scatter(target.data, value(step.x), offsets, columnMask(rows, idx.length, step.on));
           return;
         }
         case "wideLoad": {
@@ -163,11 +170,7 @@ export function evaluate(program: Program): ref.RefTensor[] {
           const source = input(step.input);
           const cols = source.shape[1] as number;
           const columns = Array.from({ length: step.block }, (_, j) => (j < cols ? j : 0));
-          const mask = ref.tensor(
-            Array.from({ length: rows * step.block }, (_, e) => (e % step.block < cols ? 1 : 0)),
-            [rows, step.block],
-            "i32",
-          );
+          const mask = columnMask(rows, step.block, cols);
           values[i] = ref.gather(source, blockOffsets(row0, rows, cols, columns), mask, step.other);
           return;
         }

@@ -169,8 +169,17 @@ export type Step =
       readonly on: number;
       readonly other: number;
     }
-  /** A scatter (`tl.store` with `offsets`) of `x` to `output`: (b * BR + r) * C + idx[j]. */
-  | { readonly kind: "scatter"; readonly x: number; readonly index: number; readonly output: number }
+  /**
+   * A scatter (`tl.store` with `offsets`) of `x` to `output`: (b * BR + r) * C + idx[j]. With `on`,
+   * a plain store of `x` first, then the scatter masked by `j < on` (idx past `on`: out of range).
+   */
+  | {
+      readonly kind: "scatter";
+      readonly x: number;
+      readonly index: number;
+      readonly output: number;
+      readonly on: number | null;
+    }
   /**
    * A tile wider than the row: `[rows, block]` of a split input of `C < block` columns loaded with
    * `{ stride: C, mask: arange(0, block) < C, other }`.

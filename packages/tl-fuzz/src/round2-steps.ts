@@ -168,8 +168,10 @@ export function drawRound2(kind: number, choice: Choice, x: number, ctx: Round2C
         const swap = pick(ctx.random() * (j + 1), j + 1);
         [perm[j], perm[swap]] = [perm[swap] as number, perm[j] as number];
       }
-      const index = ctx.indexInput(perm);
-      ctx.push({ kind: "scatter", x: v, index, output: ctx.newOutput(tv.cols, tv.dtype) }, null);
+      // Masked (c odd): columns from `on` are off, their offsets out of range.
+      const on = pick(choice.c, 2) === 1 ? pick(choice.d, tv.cols + 1) : null;
+      const index = ctx.indexInput(on === null ? perm : perm.map((j, c) => (c < on ? j : FAR)));
+      ctx.push({ kind: "scatter", x: v, index, output: ctx.newOutput(tv.cols, tv.dtype), on }, null);
       return;
     }
   }

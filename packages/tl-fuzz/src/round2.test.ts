@@ -174,6 +174,18 @@ describe("round-2 steps drawn by the differential tester (kinds 20-22)", () => {
     const out = evaluate(p)[0]?.data ?? [];
     expect(idx.map((j) => out[j])).toEqual(x.slice(0, 7)); // row 0: x[0, c] lands in column idx[c]
     expect((await check(p)).failure).toBeNull();
+    // c = 1 -> masked: d = 3 -> columns 0..2 on. A plain store of x first, then the scatter, so
+    // column idx[c] of row 0 holds x[0, c] for c < 3 and x[0, j] elsewhere.
+    const masked = program([load(0), { kind: 25, a: 0, b: 0, c: 1, d: 3 }]);
+    expect(kernelSource(masked)).toContain("mask: await tl.lt(tl.arange(0, 7), 3) });");
+    const m = masked.inputs[1]?.values ?? [];
+    expect(m.slice(3)).toEqual([2 ** 20, 2 ** 20, 2 ** 20, 2 ** 20]);
+    const row = x.slice(0, 7);
+    m.slice(0, 3).forEach((j, c) => {
+      row[j] = x[c] as number;
+    });
+    expect([...(evaluate(masked)[0]?.data ?? [])].slice(0, 7)).toEqual(row);
+    expect((await check(masked)).failure).toBeNull();
   });
 
   it("kind 26 draws a masked tile wider than the row: [rows, 8] of a 7-column input, other in column 7", async () => {

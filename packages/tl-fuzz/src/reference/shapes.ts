@@ -73,11 +73,18 @@ export function reshape(x: RefTensor, shape: readonly number[]): RefTensor {
 }
 
 /**
- * `store(base, x, { offsets })` into `memory` (row-major elements): for `i` in row-major order,
- * element `i` of `x` is written at `offsets[i]`; the later `i` wins on a shared offset.
+ * `store(base, x, { offsets, mask })` into `memory` (row-major elements): for `i` in row-major
+ * order where `mask[i]` is 1 (every `i` without a mask), element `i` of `x` is written at
+ * `offsets[i]`; the later `i` wins on a shared offset.
  */
-export function scatter(memory: Float64Array, x: RefTensor, offsets: RefTensor): void {
+export function scatter(
+  memory: Float64Array,
+  x: RefTensor,
+  offsets: RefTensor,
+  mask: RefTensor | null = null,
+): void {
   offsets.data.forEach((offset, i) => {
+    if (mask !== null && mask.data[i] === 0) return;
     if (!Number.isInteger(offset) || offset < 0 || offset >= memory.length)
       throw invalid("scatter", `offset ${offset} of element ${i} is outside the ${memory.length} elements.`);
     memory[offset] = x.data[i] as number;
