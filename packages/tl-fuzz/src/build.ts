@@ -1,3 +1,5 @@
+import { binaryExact, exactOfScalar } from "./exact.js";
+import { pick } from "./pick.js";
 import {
   BINARY_OPS,
   blockCount,
@@ -15,6 +17,7 @@ import {
   type ValueType,
 } from "./program.js";
 import { LIBDEVICE_OPS, type LibdeviceOp } from "./reference/index.js";
+import { drawRound2 } from "./round2-steps.js";
 
 /** The numbers a generator draws for one program; `buildProgram` makes them a valid program. */
 export interface RawProgram {
@@ -56,17 +59,12 @@ const EXACT_EPILOGUE: readonly EpilogueStep[] = [
 ];
 
 /** Step kinds a raw step picks from (`RawStep.kind` modulo this). */
-export const STEP_KINDS = 20;
-/** The kind of a use of an accumulator an earlier dot consumed (the last kind: the run must refuse it). */
+export const STEP_KINDS = 27;
+/** The kind of a use of an accumulator an earlier dot consumed (the run must refuse it; kinds 20-26: round2-steps.ts). */
 const USE_CONSUMED = 19;
 /** Kinds that need no earlier value: a load and the composites. */
 const STANDALONE = new Set([0, 14, 15, 17]);
 const COMPOSITE_MATH_OPS = [...UNARY_OPS, ...BINARY_OPS, "sum", "max", "min", "softmax"] as const;
-
-/** Value of `n` modulo `length` for any integer (the draw may be negative). */
-function pick(n: number, length: number): number {
-  return ((Math.trunc(n) % length) + length) % length;
-}
 
 /** A small deterministic generator for the input values (no Math.random: runs are reproducible). */
 function generator(seed: number): () => number {
@@ -171,6 +169,19 @@ export function buildProgram(raw: RawProgram): Program {
     if (splitInputs.length > 0) return splitInputs[pick(choice.b, splitInputs.length)] as number;
     loadNew(COLS[pick(choice.b, COLS.length)] as number, DTYPES[pick(choice.c, DTYPES.length)] as Dtype);
     return null;
+  };
+
+  /** An i32 host input [1, k] read whole (a gather's or scatter's column indices). */
+  const indexInput = (idx: number[]): number => {
+    inputs.push({
+      name: `X${inputs.length}`,
+      shape: [1, idx.length],
+      dtype: "i32",
+      split: false,
+      transposed: false,
+      values: idx,
+    });
+    return inputs.length - 1;
   };
 
   /** Dots with an accumulator (`tl.zeros` or an earlier value): each consumed it. */
@@ -452,22 +463,35 @@ export function buildProgram(raw: RawProgram): Program {
         const { shape, dtype } = inputs[input] as InputTensor;
         const k = COLS[pick(choice.c, COLS.length)] as number;
         const idx = Array.from({ length: k }, () => pick(random() * shape[1], shape[1]));
-        inputs.push({
-          name: `X${inputs.length}`,
-          shape: [1, k],
-          dtype: "i32",
-          split: false,
-          transposed: false,
-          values: idx,
-        });
         known.add(
           push(
-            { kind: "gather", input, index: inputs.length - 1 },
+            { kind: "gather", input, index: indexInput(idx) },
             { rows: "block", cols: k, dtype, exact: exactType(dtype) },
           ),
         );
         break;
       }
+      case 20:
+      case 21:
+      case 22:
+      case 23:
+      case 24:
+      case 25:
+      case 26:
+        drawRound2(kind, choice, x, {
+          blockRows,
+          types,
+          values,
+          push,
+          inputs,
+          indexInput,
+          splitInputOrLoad,
+          newOutput: (cols, dtype) => newOutput(cols, dtype, "block"),
+          scalarFor,
+          exactType,
+          random,
+        });
+        break;
       case 15: {
         // out = op(inputs) as one composite per block over the block's rows.
         const op = COMPOSITE_MATH_OPS[
@@ -520,28 +544,4 @@ export function buildProgram(raw: RawProgram): Program {
     );
   }
   return { rows, blockRows, pes, persistent, inputs, outputs, steps, types };
-}
-
-function exactOfScalar(dtype: Dtype, value: number): Exact {
-  if (!isFloat(dtype)) return { grain: 0, bound: Math.abs(value) };
-  const grain = value === 0 || Number.isInteger(value) ? 0 : Number.isInteger(value * 2) ? -1 : -2;
-  return { grain, bound: Math.abs(value) };
-}
-
-/** What an elementwise binary op keeps of its operands' exactness (null: not exact). */
-function binaryExact(op: (typeof BINARY_OPS)[number], a: Exact | null, b: Exact | null): Exact | null {
-  if (a === null || b === null) return null;
-  switch (op) {
-    case "add":
-    case "sub":
-      return { grain: Math.min(a.grain, b.grain), bound: a.bound + b.bound };
-    case "mul":
-      return { grain: a.grain + b.grain, bound: a.bound * b.bound };
-    case "maximum":
-    case "minimum":
-      return { grain: Math.min(a.grain, b.grain), bound: Math.max(a.bound, b.bound) };
-    case "div":
-    case "mod":
-      return null;
-  }
 }

@@ -53,6 +53,9 @@ function accumulatorOf(step: Extract<Step, { kind: "dot" }>, i: number): string 
   return typeof step.acc === "number" ? `v${step.acc}` : `acc${i}`;
 }
 
+/** The global row of each row of the block, `[rows, 1]` i32. */
+const blockRowsIndex = "tl.expandDims(await tl.add(tl.arange(0, rows), b * BR), 1)";
+
 function stepSource(program: Program, step: Step, i: number): string {
   const v = (index: number) => `v${index}`;
   const type = (index: number) => program.types[index] as ValueType;
@@ -124,9 +127,60 @@ function stepSource(program: Program, step: Step, i: number): string {
       if (input === undefined || index === undefined) throw new Error(`step ${i}: bad gather`);
       const t = type(i);
       const k = index.shape[1];
-      const rowsIndex = "tl.expandDims(await tl.add(tl.arange(0, rows), b * BR), 1)";
-      const offsets = `await tl.add(await tl.mul(${rowsIndex}, ${input.shape[1]}), await tl.load(${index.name}, [1, ${k}], "i32"))`;
+      const offsets = `await tl.add(await tl.mul(${blockRowsIndex}, ${input.shape[1]}), await tl.load(${index.name}, [1, ${k}], "i32"))`;
       return `${out} await tl.load(${input.name}, [rows, ${k}], ${q(t.dtype)}, { offsets: ${offsets} });`;
+    }
+    case "bits":
+      return step.b === null
+        ? `${out} await tl.${step.op}(${v(step.a)});`
+        : `${out} await tl.${step.op}(${v(step.a)}, ${typeof step.b === "number" ? v(step.b) : literal(step.b.scalar)});`;
+    case "reduceAll":
+      return `${out} await tl.${step.op}(${v(step.x)}); // every axis`;
+    case "random": {
+      const offsets = `await tl.add(await tl.mul(${blockRowsIndex}, ${step.cols}), tl.expandDims(tl.arange(0, ${step.cols}), 0))`;
+      return `${out} await tl.${step.op}(${literal(step.seed)}, ${offsets});`;
+    }
+    case "shape": {
+      const t = type(step.a);
+      const [r, c] = [rowsOf(t.rows), t.cols];
+      const pairs = `${step.op === "join" ? "tl.join" : "tl.cat"}(${v(step.a)}, ${v(step.b)})`;
+      const halves = `tl.reshape(${v(step.a)}, [${r}, ${c / 2}, 2])`;
+      switch (step.op) {
+        case "join":
+        case "cat":
+          return `${out} tl.reshape(await ${pairs}, [${r}, ${2 * c}]);`;
+        case "split":
+          return `${out} (await tl.split(${halves}))[${step.half}];`;
+        case "permute":
+          return `${out} tl.reshape(await tl.permute(${halves}, [0, 2, 1]), [${r}, ${c}]);`;
+      }
+      break;
+    }
+    case "maskedGather": {
+      const input = program.inputs[step.input];
+      const index = program.inputs[step.index];
+      if (input === undefined || index === undefined) throw new Error(`step ${i}: bad gather`);
+      const k = index.shape[1];
+      const offsets = `await tl.add(await tl.mul(${blockRowsIndex}, ${input.shape[1]}), await tl.load(${index.name}, [1, ${k}], "i32"))`;
+      const mask = `await tl.lt(tl.arange(0, ${k}), ${step.on})`;
+      return `${out} await tl.load(${input.name}, [rows, ${k}], ${q(type(i).dtype)}, { offsets: ${offsets}, mask: ${mask}, other: ${literal(step.other)} });`;
+    }
+    case "scatter": {
+      const index = program.inputs[step.index];
+      const output = program.outputs[step.output];
+      if (index === undefined || output === undefined) throw new Error(`step ${i}: bad scatter`);
+      const k = index.shape[1];
+      const offsets = `await tl.add(await tl.mul(${blockRowsIndex}, ${k}), await tl.load(${index.name}, [1, ${k}], "i32"))`;
+      if (step.on === null) return `await tl.store(${output.name}, ${v(step.x)}, { offsets: ${offsets} });`;
+      const mask = `await tl.lt(tl.arange(0, ${k}), ${step.on})`;
+      return `await tl.store(${output.name}.at(b * BR, 0), ${v(step.x)}); await tl.store(${output.name}, ${v(step.x)}, { offsets: ${offsets}, mask: ${mask} });`;
+    }
+    case "wideLoad": {
+      const input = program.inputs[step.input];
+      if (input === undefined) throw new Error(`step ${i}: no input ${step.input}`);
+      const c = input.shape[1];
+      const mask = `await tl.lt(tl.arange(0, ${step.block}), ${c})`;
+      return `${out} await tl.load(${input.name}.at(b * BR, 0), [rows, ${step.block}], ${q(type(i).dtype)}, { stride: ${c}, mask: ${mask}, other: ${literal(step.other)} });`;
     }
     case "loadInto": {
       const input = program.inputs[step.input];

@@ -4,6 +4,21 @@ import * as ref from "./reference/index.js";
 /** The scheduler's default composite tile (pe_scheduler `tile_m/n/k` of the schema's defaults). */
 export const DEFAULT_TILE: readonly [number, number, number] = [128, 128, 128];
 
+/** i32 offsets `(row0 + r) * cols + columns[j]` of the block's rows, `[rows, columns.length]`. */
+function blockOffsets(row0: number, rows: number, cols: number, columns: ArrayLike<number>): ref.RefTensor {
+  const offsets = new Float64Array(rows * columns.length);
+  for (let r = 0; r < rows; r++)
+    for (let j = 0; j < columns.length; j++)
+      offsets[r * columns.length + j] = (row0 + r) * cols + (columns[j] as number);
+  return ref.tensor(offsets, [rows, columns.length], "i32");
+}
+
+/** The mask `j < on` of a `[rows, cols]` tile (1 on, 0 off). */
+function columnMask(rows: number, cols: number, on: number): ref.RefTensor {
+  const mask = Array.from({ length: rows * cols }, (_, e) => (e % cols < on ? 1 : 0));
+  return ref.tensor(mask, [rows, cols], "i32");
+}
+
 /**
  * What `program` leaves in its outputs, computed by the independent evaluator (the semantics of
  * packages/tl/README.md, in f64): the kernel body run on every block of rows, in block order.
@@ -113,13 +128,68 @@ export function evaluate(program: Program): ref.RefTensor[] {
           // README: element i of the tile is at base + offsets[i]; offsets (b * BR + r) * C + idx[j].
           const source = input(step.input);
           const idx = input(step.index).data;
+          values[i] = ref.gather(source, blockOffsets(row0, rows, source.shape[1] as number, idx));
+          return;
+        }
+        case "shape": {
+          const a = value(step.a);
+          const [r, c] = a.shape as [number, number];
+          if (step.op === "join" || step.op === "cat") {
+            const pair = step.op === "join" ? ref.join(a, value(step.b)) : ref.cat(a, value(step.b));
+            values[i] = ref.reshape(pair, [r, 2 * c]);
+            return;
+          }
+          const halves = ref.reshape(a, [r, c / 2, 2]);
+          values[i] =
+            step.op === "split"
+              ? ref.split(halves)[step.half]
+              : ref.reshape(ref.permute(halves, [0, 2, 1]), [r, c]);
+          return;
+        }
+        case "maskedGather": {
+          const source = input(step.input);
+          const idx = input(step.index).data;
+          const offsets = blockOffsets(row0, rows, source.shape[1] as number, idx);
+          values[i] = ref.gather(source, offsets, columnMask(rows, idx.length, step.on), step.other);
+          return;
+        }
+        case "scatter": {
+          const idx = input(step.index).data;
+          const target = outputs[step.output] as (typeof outputs)[number];
+          const offsets = blockOffsets(row0, rows, idx.length, idx);
+          if (step.on === null) {
+            ref.scatter(target.data, value(step.x), offsets);
+            return;
+          }
+          write(step.output, row0, value(step.x)); // the plain store first
+          ref.scatter(target.data, value(step.x), offsets, columnMask(rows, idx.length, step.on));
+          return;
+        }
+        case "wideLoad": {
+          // README: element (r, c) at (row0 + r) * C + c where the mask (c < C) is on, else other.
+          const source = input(step.input);
           const cols = source.shape[1] as number;
-          const offsets = new Float64Array(rows * idx.length);
-          for (let r = 0; r < rows; r++)
-            idx.forEach((j, c) => {
-              offsets[r * idx.length + c] = (row0 + r) * cols + j;
-            });
-          values[i] = ref.gather(source, ref.tensor(offsets, [rows, idx.length], "i32"));
+          const columns = Array.from({ length: step.block }, (_, j) => (j < cols ? j : 0));
+          const mask = columnMask(rows, step.block, cols);
+          values[i] = ref.gather(source, blockOffsets(row0, rows, cols, columns), mask, step.other);
+          return;
+        }
+        case "bits":
+          values[i] = ref.bits(
+            step.op,
+            value(step.a),
+            step.b === null ? undefined : typeof step.b === "number" ? value(step.b) : step.b.scalar,
+          );
+          return;
+        case "reduceAll": {
+          // README: x flattened to [size] in row-major order, reduced along its one axis, [1, 1].
+          const x = value(step.x);
+          values[i] = ref.reduce(step.op, ref.view(x, 0, [1, x.data.length]), 1);
+          return;
+        }
+        case "random": {
+          const columns = Array.from({ length: step.cols }, (_, j) => j);
+          values[i] = ref.random(step.op, step.seed, blockOffsets(row0, rows, step.cols, columns));
           return;
         }
         case "loadInto":

@@ -4,10 +4,11 @@
 // that does not fit is taken modulo what fits, or dropped, so a shrunk choice list is still a
 // program.
 
-import type { BinaryOp, LibdeviceOp, UnaryOp } from "./reference/index.js";
+import type { BinaryOp, BitOp, LibdeviceOp, UnaryOp } from "./reference/index.js";
 
 /** Element types. */
-export type Dtype = "f32" | "f16" | "bf16" | "i8" | "i32";
+/** u32 values come from `tl.randint` only (not drawn for inputs). */
+export type Dtype = "f32" | "f16" | "bf16" | "i8" | "i32" | "u32";
 
 export const FLOAT_DTYPES: readonly Dtype[] = ["f32", "f16", "bf16"];
 export const DTYPES: readonly Dtype[] = ["f32", "f16", "bf16", "i8", "i32"];
@@ -129,6 +130,61 @@ export type Step =
    * (the kernel stops there).
    */
   | { readonly kind: "useConsumed"; readonly dot: number; readonly op: UnaryOp }
+  /** An integer bit op (`tl.and`, `tl.shl`, ...) of `a` (i8 or i32) and a value or integer. */
+  | {
+      readonly kind: "bits";
+      readonly op: BitOp;
+      readonly a: number;
+      readonly b: number | { scalar: number } | null;
+    }
+  /** `tl.sum(x)` etc. without an axis: every axis reduced, shape [1, 1]. */
+  | { readonly kind: "reduceAll"; readonly op: "sum" | "max" | "min"; readonly x: number }
+  /**
+   * `tl.rand(seed, offsets)` / `tl.randn`: f32 [rows, cols] of the block, element (r, j) at offset
+   * (b * BR + r) * cols + j.
+   */
+  | {
+      readonly kind: "random";
+      readonly op: "rand" | "randn" | "randint";
+      readonly seed: number;
+      readonly cols: number;
+    }
+  /**
+   * Triton's shape calls on a 2-D value, kept 2-D by reshapes: `join` / `cat` of `a` and `b` (one
+   * type) reshaped to `[rows, 2 * cols]`; `split` of `a` reshaped to `[rows, cols / 2, 2]` (its
+   * `half`); `permute` of that by `[0, 2, 1]`, reshaped back to `[rows, cols]`.
+   */
+  | {
+      readonly kind: "shape";
+      readonly op: "join" | "cat" | "split" | "permute";
+      readonly a: number;
+      readonly b: number;
+      readonly half: 0 | 1;
+    }
+  /** A gather as `gather`, with the column mask `j < on` and `other` (idx past `on`: out of range). */
+  | {
+      readonly kind: "maskedGather";
+      readonly input: number;
+      readonly index: number;
+      readonly on: number;
+      readonly other: number;
+    }
+  /**
+   * A scatter (`tl.store` with `offsets`) of `x` to `output`: (b * BR + r) * C + idx[j]. With `on`,
+   * a plain store of `x` first, then the scatter masked by `j < on` (idx past `on`: out of range).
+   */
+  | {
+      readonly kind: "scatter";
+      readonly x: number;
+      readonly index: number;
+      readonly output: number;
+      readonly on: number | null;
+    }
+  /**
+   * A tile wider than the row: `[rows, block]` of a split input of `C < block` columns loaded with
+   * `{ stride: C, mask: arange(0, block) < C, other }`.
+   */
+  | { readonly kind: "wideLoad"; readonly input: number; readonly block: number; readonly other: number }
   | {
       readonly kind: "compositeMath";
       readonly op: UnaryOp | BinaryOp | "sum" | "max" | "min" | "softmax";

@@ -74,7 +74,9 @@ export async function runOnMachine(program: Program): Promise<MachineRun> {
   const kernel = compileKernel(program);
   // Kernels that depend on loaded data (a branch, a gather through loaded indices) issue what
   // command-list mode cannot know: only runner mode runs them.
-  const branches = program.steps.some((step) => step.kind === "branch" || step.kind === "gather");
+  const branches = program.steps.some((step) =>
+    ["branch", "gather", "maskedGather", "scatter"].includes(step.kind),
+  );
   const instances: KernelInstance[] = [];
   await sim.launch(kernel, {
     grid: { pes: program.pes },

@@ -2,7 +2,7 @@ import type { MathCommand } from "@kb/components";
 import { describe, expect, it } from "vitest";
 import type { TLContext } from "./context.js";
 import type { TensorHandle } from "./handles.js";
-import { failure, listCommands } from "./test-support.js";
+import { failure, hbmAt, listCommands } from "./test-support.js";
 
 // Triton's reductions without an axis (axis=None) reduce every axis: tl.sum(x) of a [4, 8] tile
 // is the sum of its 32 elements (one PE_MATH op over the flattened tile), shape [1, 1] (the
@@ -80,5 +80,15 @@ describe("reductions with the axis omitted reduce every axis (Triton's axis=None
     expect(error.code).toBe("TL_INVALID_CALL");
     expect(error.message).toMatch(/tl\.sum without an axis reduces every axis/);
     expect(error.message).toMatch(/pass the axis/);
+  });
+
+  it("a tile loaded with a stride is contiguous in TCM (README): reduced without an axis as one op", async () => {
+    // Columns 0..1 of a [3, 8] f32 matrix: strided in HBM, a contiguous [3, 2] tile in TCM.
+    const commands = await listCommands(async (tl) => {
+      const x = await tl.load(hbmAt(0), [3, 2], "f32", { stride: 8 });
+      expect((await tl.sum(x)).shape).toEqual([1, 1]);
+    });
+    const sums = commands.filter((c): c is MathCommand => c.kind === "math" && c.op === "sum");
+    expect(sums.map((c) => c.shape)).toEqual([[6]]);
   });
 });

@@ -20,7 +20,8 @@ export async function reduceAll(
   if (rank === 1) return runMath(scope, op, [x], [], { axis: 0, out });
   const tl = scope.tl;
   const ones = x.shape.map(() => 1);
-  if (x.transposed || x.rowStride !== x.shape[rank - 1] || x.sourceStride !== null) {
+  // A tile loaded with { stride } is contiguous in TCM (the DMA gathered its rows): reduced as one.
+  if (x.transposed || x.rowStride !== x.shape[rank - 1]) {
     throw tl._error(
       "TL_INVALID_CALL",
       `tl.${op} without an axis reduces every axis of ${x.describe()} from tl.${x.op}, which is not contiguous (a transposed or strided view); pass the axis (tl.${op}(x, ${rank - 1})), or copy it first (tl.swapAxes).`,

@@ -19,6 +19,7 @@ export const TOLERANCES: Readonly<Record<Dtype, Tolerance>> = Object.freeze({
   bf16: Object.freeze({ rtol: 1e-2, atol: 1e-2 }),
   i8: Object.freeze({ rtol: 0, atol: 0 }),
   i32: Object.freeze({ rtol: 0, atol: 0 }),
+  u32: Object.freeze({ rtol: 0, atol: 0 }),
 });
 
 /** The first element where two tensors disagree. */

@@ -5,10 +5,10 @@
 import { KbError } from "@kb/errors";
 
 /** The element types of the kernel language. */
-export type Dtype = "f32" | "f16" | "bf16" | "i8" | "i32";
+export type Dtype = "f32" | "f16" | "bf16" | "i8" | "i32" | "u32";
 
 /** Every dtype, floats first. */
-export const DTYPES: readonly Dtype[] = Object.freeze(["f32", "f16", "bf16", "i8", "i32"]);
+export const DTYPES: readonly Dtype[] = Object.freeze(["f32", "f16", "bf16", "i8", "i32", "u32"]);
 
 /** True for f32, f16 and bf16. */
 export function isFloat(dtype: Dtype): boolean {
@@ -104,10 +104,12 @@ export function decodeBf16(bits: number): number {
 }
 
 /** The range of each integer dtype, both ends included. */
-export const INTEGER_RANGES: Readonly<Record<"i8" | "i32", readonly [number, number]>> = Object.freeze({
-  i8: Object.freeze([-128, 127] as const),
-  i32: Object.freeze([-2147483648, 2147483647] as const),
-});
+export const INTEGER_RANGES: Readonly<Record<"i8" | "i32" | "u32", readonly [number, number]>> =
+  Object.freeze({
+    i8: Object.freeze([-128, 127] as const),
+    i32: Object.freeze([-2147483648, 2147483647] as const),
+    u32: Object.freeze([0, 4294967295] as const),
+  });
 
 /** `x` rounded half to even to an integer, saturated to `[min, max]`; NaN gives 0, never -0. */
 function roundToInteger(x: number, min: number, max: number): number {
@@ -115,7 +117,7 @@ function roundToInteger(x: number, min: number, max: number): number {
   if (x <= min) return min;
   if (x >= max) return max;
   const floor = Math.floor(x);
-  const fraction = x - floor; // exact: |x| < 2^31 here
+  const fraction = x - floor; // exact: |x| < 2^32 here
   const rounded = fraction > 0.5 ? floor + 1 : fraction < 0.5 ? floor : floor % 2 === 0 ? floor : floor + 1;
   return rounded + 0; // -0 becomes 0
 }
@@ -137,6 +139,8 @@ export function roundTo(dtype: Dtype, x: number): number {
       return roundToInteger(x, -128, 127);
     case "i32":
       return roundToInteger(x, -2147483648, 2147483647);
+    case "u32":
+      return roundToInteger(x, 0, 4294967295);
   }
 }
 

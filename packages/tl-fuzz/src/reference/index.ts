@@ -1,6 +1,7 @@
 // The independent host evaluator of the kernel language (packages/tl/README.md, "Semantics"):
 // f64 host tensors and the tl operations on them, written from the README alone.
 
+export { BIT_OPS, type BitOp, bits } from "./bits.js";
 export type { Agreement, Disagreement, Tolerance } from "./compare.js";
 export { close, sameWithin, TOLERANCES } from "./compare.js";
 export { compositeMath } from "./composite-math.js";
@@ -39,5 +40,6 @@ export { isLibdeviceOp, LIBDEVICE_OPS, type LibdeviceOp, libdevice } from "./lib
 export { philox, random, uniform } from "./random.js";
 export type { ReduceOp } from "./reduce.js";
 export { REDUCE_OPS, reduce, softmax } from "./reduce.js";
+export { cat, join, permute, reshape, scatter, split } from "./shapes.js";
 export type { RefTensor } from "./tensor.js";
 export { arange, formatShape, full, indexOf, sizeOf, tensor, zeros } from "./tensor.js";

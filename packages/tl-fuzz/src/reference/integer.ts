@@ -7,16 +7,17 @@
 import type { Dtype } from "./dtype.js";
 
 /** The integer dtypes whose arithmetic wraps, with their widths. */
-const BITS: Readonly<Partial<Record<Dtype, number>>> = Object.freeze({ i8: 8, i32: 32 });
+const BITS: Readonly<Partial<Record<Dtype, number>>> = Object.freeze({ i8: 8, i32: 32, u32: 32 });
 
 /** True when `dtype` is an integer dtype whose arithmetic wraps. */
 export function wraps(dtype: Dtype): boolean {
   return BITS[dtype] !== undefined;
 }
 
-/** `n` modulo 2^bits of `dtype`, in its signed range, as a number. */
+/** `n` modulo 2^bits of `dtype`, in its range (signed, or [0, 2^32) for u32), as a number. */
 export function wrapTo(dtype: Dtype, n: bigint): number {
-  return Number(BigInt.asIntN(BITS[dtype] as number, n));
+  const bits = BITS[dtype] as number;
+  return Number(dtype === "u32" ? BigInt.asUintN(bits, n) : BigInt.asIntN(bits, n));
 }
 
 /** The wrapped result of a binary op on two integers of `dtype` (the README's formulas). */
@@ -37,7 +38,8 @@ export function integerBinary(
       return wrapTo(dtype, x * y);
     case "div":
       // BigInt division truncates toward zero.
-      return y === 0n ? -1 : wrapTo(dtype, x / y);
+      // All bits set by zero: -1, or 2^32 - 1 in u32.
+      return y === 0n ? wrapTo(dtype, -1n) : wrapTo(dtype, x / y);
     case "mod":
       // BigInt's remainder has the dividend's sign; a % 0 is a.
       return y === 0n ? a : wrapTo(dtype, x % y);

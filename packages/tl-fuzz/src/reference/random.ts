@@ -30,13 +30,20 @@ export function uniform(word: bigint): number {
   return Math.fround(Math.fround(x < 0 ? -x - 1 : x) * Math.fround(4.6566127342e-10));
 }
 
-/** `tl.rand(seed, offsets)` / `tl.randn(seed, offsets)`: f32 of `offsets`' shape (i32 offsets). */
-export function random(op: "rand" | "randn", seed: number, offsets: RefTensor): RefTensor {
+/**
+ * `tl.randint(seed, offsets)` (u32: the first word), `tl.rand` / `tl.randn` (f32), of `offsets`'
+ * shape (i32 offsets).
+ */
+export function random(op: "randint" | "rand" | "randn", seed: number, offsets: RefTensor): RefTensor {
   if (!Number.isSafeInteger(seed)) throw invalid(op, `the seed must be an integer, got ${seed}.`);
   if (offsets.dtype !== "i32") throw invalid(op, `offsets must be i32, got ${offsets.dtype}.`);
   const out = new Float64Array(offsets.data.length);
   for (let i = 0; i < out.length; i++) {
     const [w0, w1] = philox(seed, offsets.data[i] as number) as [bigint, bigint];
+    if (op === "randint") {
+      out[i] = Number(w0);
+      continue;
+    }
     if (op === "rand") {
       out[i] = uniform(w0);
       continue;
@@ -46,5 +53,5 @@ export function random(op: "rand" | "randn", seed: number, offsets: RefTensor): 
     const r = f(Math.sqrt(f(-2 * f(Math.log(u1)))));
     out[i] = f(r * f(Math.cos(f(f(6.283185307179586) * uniform(w1)))));
   }
-  return fromRounded(out, offsets.shape, "f32");
+  return fromRounded(out, offsets.shape, op === "randint" ? "u32" : "f32");
 }

@@ -1,0 +1,53 @@
+// Integer bit operations of packages/tl/README.md ("Integer arithmetic wraps", "Elementwise
+// math"): `and or xor` act on the two's-complement bits, `not(x)` is `~x` = `-x - 1` wrapped,
+// `shl(a, n)` is `wrap_d(a · 2^n)` and `shr(a, n)` `floor(a / 2^n)` (arithmetic on the signed
+// dtypes); an amount outside [0, bits) shifts every bit out: 0, or -1 for a negative `a` in `shr`.
+// Computed with BigInt from that text alone.
+
+import { invalid } from "./dtype.js";
+import { wraps, wrapTo } from "./integer.js";
+import { fromRounded, type RefTensor } from "./tensor.js";
+
+/** The bit operations (`tl.and`, ...); `not` takes one operand. */
+export const BIT_OPS = Object.freeze(["and", "or", "xor", "shl", "shr", "not"] as const);
+export type BitOp = (typeof BIT_OPS)[number];
+
+const WIDTH = { i8: 8, i32: 32, u32: 32 } as const;
+
+/** One element of `op(a, b)` on integers of `dtype` (`b` ignored by `not`). */
+export function applyBits(op: BitOp, dtype: keyof typeof WIDTH, a: number, b: number): number {
+  const x = BigInt(a);
+  const y = BigInt(b);
+  const bits = WIDTH[dtype];
+  switch (op) {
+    case "and":
+      return wrapTo(dtype, x & y);
+    case "or":
+      return wrapTo(dtype, x | y);
+    case "xor":
+      return wrapTo(dtype, x ^ y);
+    case "not":
+      return wrapTo(dtype, -x - 1n);
+    case "shl":
+      return b < 0 || b >= bits ? 0 : wrapTo(dtype, x * 2n ** y);
+    case "shr":
+      // BigInt's >> is floor(x / 2^n): arithmetic on the signed dtypes, logical on u32 (x >= 0).
+      return b < 0 || b >= bits ? (a < 0 ? -1 : 0) : wrapTo(dtype, x >> y);
+  }
+}
+
+/** `tl.<op>(a, b)`: `b` a tensor of `a`'s shape and dtype or an integer; `a` i8, i32 or u32. */
+export function bits(op: BitOp, a: RefTensor, b: RefTensor | number = 0): RefTensor {
+  if (!wraps(a.dtype) || (a.dtype !== "i8" && a.dtype !== "i32" && a.dtype !== "u32")) {
+    throw invalid(op, `needs an integer tensor (i8, i32, u32), got ${a.dtype}.`);
+  }
+  const dtype = a.dtype;
+  if (typeof b !== "number" && (b.dtype !== dtype || b.data.length !== a.data.length)) {
+    throw invalid(op, `operands differ in dtype or size: ${dtype}, ${b.dtype}.`);
+  }
+  if (typeof b === "number" && !Number.isInteger(b)) throw invalid(op, `needs an integer, got ${b}.`);
+  const out = a.data.map((x, i) =>
+    applyBits(op, dtype, x, typeof b === "number" ? b : (b.data[i] as number)),
+  );
+  return fromRounded(out, a.shape, dtype);
+}
