@@ -1,0 +1,80 @@
+const INTEGER_TYPES = Object.freeze({
+    i8: Object.freeze({ bits: 8, signed: true }),
+    i32: Object.freeze({ bits: 32, signed: true }),
+    u32: Object.freeze({ bits: 32, signed: false }),
+});
+/** The integer type of `dtype`, or undefined for the floats and `i1` (booleans are not wrapped). */
+export function integerType(dtype) {
+    return dtype === undefined ? undefined : INTEGER_TYPES[dtype];
+}
+/**
+ * The integer `x` modulo 2^bits, in the type's range: [-2^(bits-1), 2^(bits-1)) signed, [0, 2^bits)
+ * unsigned. `x` is first truncated toward zero (NaN and ±Inf give 0); it must be exact in f64
+ * (|x| <= 2^53), as every integer op's result before wrapping is.
+ */
+export function wrapInteger(x, type) {
+    if (!Number.isFinite(x))
+        return 0;
+    const modulus = 2 ** type.bits;
+    let r = Math.trunc(x) % modulus;
+    if (r < 0)
+        r += modulus;
+    if (type.signed && r >= modulus / 2)
+        r -= modulus;
+    return r + 0; // never -0
+}
+/**
+ * The ops whose result on an integer dtype wraps (a reduction or scan wraps its f64 total). Every
+ * other op rounds its f64 result to the dtype with saturation (`cast`, `maximum`, `exp`, ...).
+ */
+export const WRAPPING_OPS = new Set([
+    "add",
+    "sub",
+    "mul",
+    "div",
+    "fma",
+    "abs",
+    "and",
+    "or",
+    "xor",
+    "not",
+    "mod",
+    "shl",
+    "shr",
+    "sum",
+    "cumsum",
+]);
+/** The value an integer division by zero gives: all bits set (-1 signed, 2^bits - 1 unsigned). */
+function divisionByZero(type) {
+    return type.signed ? -1 : 2 ** type.bits - 1;
+}
+/** A shift amount that is in range: 0 <= n < bits (others are poison in LLVM; see shl, shr). */
+function inRange(n, type) {
+    return n >= 0 && n < type.bits;
+}
+/**
+ * Integer versions of the ops whose f64 formula is not right on integers (their results are
+ * congruent to the exact result modulo 2^32, exact in f64, and wrapped afterwards). The ops of
+ * WRAPPING_OPS missing here use their table `element` on the integer values (`add`, `sub`, `abs`
+ * are exact in f64; `and`, `or`, `xor` work on the low 32 bits, JavaScript's bitwise operators).
+ */
+const INTEGER_ELEMENTS = {
+    // The low 32 bits of the product (an f64 product of two 32-bit integers is not exact).
+    mul: () => (a, b) => Math.imul(a, b),
+    fma: () => (a, b, c) => Math.imul(a, b) + c,
+    // Truncation toward zero (C, LLVM sdiv / udiv); exact: a 32-bit quotient is never rounded
+    // across an integer in f64.
+    div: (type) => (a, b) => (b === 0 ? divisionByZero(type) : Math.trunc(a / b)),
+    // The remainder with the dividend's sign (C, LLVM srem / urem); `a % 0` is `a`.
+    mod: () => (a, b) => (b === 0 ? a : a % b),
+    not: () => (a) => ~a,
+    // Amounts outside [0, bits) (negative ones included) shift every bit out: 0 for shl and the
+    // logical shr, the sign (0 or -1) for the arithmetic shr (PTX's clamped shifts).
+    shl: (type) => (a, n) => (inRange(n, type) ? a << n : 0),
+    shr: (type) => (a, n) => type.signed ? (inRange(n, type) ? a >> n : a < 0 ? -1 : 0) : inRange(n, type) ? a >>> n : 0,
+};
+/** The element function of `op` on integer operands of `type` (before wrapping). */
+export function integerElement(op, type, element) {
+    return INTEGER_ELEMENTS[op]?.(type) ?? element;
+}
+//# sourceMappingURL=integer-ops.js.map

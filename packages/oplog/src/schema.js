@@ -1,0 +1,229 @@
+import * as z from "zod";
+/*
+ * The OpRecord interchange format of ADR-0020 D5. Field names are snake_case as in the ADR because
+ * the JSONL file is read by a phase-2 data executor that may not be written in TypeScript. Every
+ * object is strict (an unknown key is an error), so a typo in a producer is caught by the reader.
+ * Times are simulated nanoseconds; addresses and sizes are bytes.
+ */
+/** The element types of tensors in op params. */
+export const dtypeSchema = z.enum(["f32", "f16", "bf16", "i8", "i32", "i1", "u32"]);
+/** A memory an address lives in: HBM, a PE's TCM, or the cube SRAM. */
+export const memorySpaceSchema = z.enum(["hbm", "tcm", "sram"]);
+/** Element order of a 2-D tensor in memory. */
+export const layoutSchema = z.enum(["row_major", "col_major"]);
+/** The executor-dispatch level of the op classification (ADR-0020 D5). */
+export const opKindSchema = z.enum(["memory", "gemm", "math"]);
+/**
+ * How the JSONL file spells the float values JSON has no number for: NaN and the infinities (which
+ * `JSON.stringify` would write as `null`) and -0 (which it would write as `0`; the sign matters for
+ * bit-exact replay: a later `1 / x` gives -Infinity, not Infinity). Each string is the number's
+ * usual decimal text, which the standard float parser of most languages reads back (`Number`,
+ * Python's `float`, Go's `strconv.ParseFloat`, Rust's `str::parse::<f64>`).
+ */
+export const FLOAT_TEXTS = ["NaN", "Infinity", "-Infinity", "-0"];
+const FLOAT_VALUES = new Map([
+    ["NaN", Number.NaN],
+    ["Infinity", Number.POSITIVE_INFINITY],
+    ["-Infinity", Number.NEGATIVE_INFINITY],
+    ["-0", -0],
+]);
+const FLOAT_EXPECTED = `expected a number or one of the strings ${FLOAT_TEXTS.map((text) => `"${text}"`).join(", ")}`;
+const FLOAT_HINT = 'write NaN as "NaN", Infinity as "Infinity", -Infinity as "-Infinity" and -0 as "-0" (JSON has no number for NaN and the infinities: JSON.stringify writes null)';
+/** A found value for an issue message: `null`, `"text"`, `an array`, `true`, ... */
+function describeFound(value) {
+    if (value === null)
+        return "null";
+    if (typeof value === "string")
+        return JSON.stringify(value);
+    if (Array.isArray(value))
+        return "an array";
+    if (typeof value === "object")
+        return "an object";
+    return String(value);
+}
+/**
+ * A float field of the format (math `scalars`, the numeric arguments of gemm `epilogue` steps):
+ * any number, including NaN, the infinities and -0 (an in-memory record), or one of
+ * {@link FLOAT_TEXTS} (how a JSONL line spells those), decoded to the number. Anything else, such
+ * as the `null` that `JSON.stringify` leaves for NaN, is an issue saying what to write instead.
+ */
+export const floatSchema = z
+    .unknown()
+    .transform((value, context) => {
+    if (typeof value === "number")
+        return value;
+    const decoded = FLOAT_VALUES.get(value);
+    if (decoded !== undefined)
+        return decoded;
+    context.issues.push({
+        code: "custom",
+        input: value,
+        message: `${FLOAT_EXPECTED}, got ${describeFound(value)}; ${FLOAT_HINT}`,
+    });
+    return z.NEVER;
+})
+    .describe('A float: a JSON number, or the string "NaN", "Infinity", "-Infinity" or "-0" for the values JSON has no number for (NaN, the infinities) or loses the sign of (-0).');
+/** A step argument other than `op`: the four strings of {@link FLOAT_TEXTS} decode to numbers. */
+const epilogueArgument = z.unknown().transform((value) => {
+    if (typeof value !== "string")
+        return value;
+    const decoded = FLOAT_VALUES.get(value);
+    return decoded === undefined ? value : decoded;
+});
+const byteAddress = z.number().int().nonnegative().describe("Byte address (a device address).");
+const shape = z.array(z.number().int().nonnegative()).describe("Tensor shape, outermost dimension first.");
+/** The read-modify-write ops of an atomic (`atomic.op` of a memory record; see `atomicResult`). */
+export const atomicOpSchema = z.enum(["add", "max", "min", "xchg", "cas"]);
+/** Params of a `memory` op (`dma_read`, `dma_write`): a copy of `nbytes` bytes. */
+export const memoryParamsSchema = z.strictObject({
+    src_addr: byteAddress,
+    dst_addr: byteAddress,
+    nbytes: z.number().int().nonnegative().describe("Bytes copied."),
+    src_space: memorySpaceSchema,
+    dst_space: memorySpaceSchema,
+    rows: z
+        .number()
+        .int()
+        .min(1)
+        .exactOptional()
+        .describe("Extension (2-D copies): rows of nbytes / rows bytes each; absent = 1 (contiguous)."),
+    src_stride: z
+        .number()
+        .int()
+        .nonnegative()
+        .exactOptional()
+        .describe("Extension: bytes between source rows."),
+    dst_stride: z
+        .number()
+        .int()
+        .nonnegative()
+        .exactOptional()
+        .describe("Extension: bytes between destination rows."),
+    mask_runs: z
+        .array(z.number().int().nonnegative())
+        .exactOptional()
+        .describe("Extension (masked copies, tl.load/tl.store with a mask): [offset, bytes, ...] runs within the packed tile (row after row); only they are copied, none crosses a row's end."),
+    mask_fill: z
+        .array(z.number().int().min(0).max(255))
+        .exactOptional()
+        .describe("Extension (masked loads): one element's bytes (little-endian); the destination's bytes outside mask_runs are this pattern repeated (Triton's other)."),
+    index_runs: z
+        .array(z.number().int())
+        .exactOptional()
+        .describe("Extension (gathers and scatters, tl.load/tl.store with offsets): [src_offset, dst_offset, bytes, ...] triples from src_addr and dst_addr, copied in order (a later run over the same bytes wins); with mask_fill, the whole destination tile (nbytes) is filled first."),
+    atomic: z
+        .strictObject({
+        op: atomicOpSchema,
+        dtype: dtypeSchema,
+        old_addr: byteAddress,
+        cmp_addr: byteAddress.exactOptional(),
+    })
+        .exactOptional()
+        .describe("Extension (atomics, tl.atomicAdd/Max/Min/Xchg/Cas): a dma_write whose index_runs are read-modify-writes element by element: old = dst, dst = op(old, src) (cas: src where old equals the cmp_addr tile's element), old stored in the old_addr tile at the element's src offset (zeros elsewhere)."),
+});
+/** One epilogue step of a GEMM (an extension: ADR-0020 leaves fused ops open). */
+export const epilogueStepSchema = z
+    .object({
+    op: z.string().min(1).describe('The step, such as "relu" or "bias_add"; other keys are its arguments.'),
+    scalar: floatSchema
+        .exactOptional()
+        .describe('The scalar operand of a binary step ("mul", "add", "maximum", ...): a number, or "NaN", "Infinity", "-Infinity", "-0".'),
+})
+    .catchall(epilogueArgument)
+    .describe('A step and its arguments. A numeric argument that is NaN, an infinity or -0 is written as the string "NaN", "Infinity", "-Infinity" or "-0" and read back as the number, so an argument cannot be one of those four strings.');
+/** Params of a `gemm` op: `out = A x B` (A, B transposed as flagged), operands in `addr_space`. */
+export const gemmParamsSchema = z.strictObject({
+    src_a_addr: byteAddress,
+    src_b_addr: byteAddress,
+    dst_addr: byteAddress,
+    shape_a: shape,
+    shape_b: shape,
+    shape_out: shape,
+    dtype_in: dtypeSchema,
+    dtype_acc: dtypeSchema,
+    dtype_out: dtypeSchema,
+    transpose_a: z.boolean(),
+    transpose_b: z.boolean(),
+    layout_a: layoutSchema,
+    layout_b: layoutSchema,
+    layout_out: layoutSchema,
+    addr_space: memorySpaceSchema,
+    epilogue: z
+        .array(epilogueStepSchema)
+        .exactOptional()
+        .describe("Extension (ADR-0020 open question 'fused operation'): steps applied to the output, in order."),
+    accumulate: z
+        .boolean()
+        .exactOptional()
+        .describe("Extension: true when the result is added into dst (K-tile accumulation) instead of stored."),
+});
+/** Params of a `math` op (`exp`, `add`, `sum`, `where`, ...). */
+export const mathParamsSchema = z.strictObject({
+    op: z.string().min(1),
+    input_addrs: z.array(byteAddress),
+    input_shapes: z.array(shape),
+    dst_addr: byteAddress,
+    shape_out: shape,
+    dtype: dtypeSchema,
+    axis: z.number().int().nullable().describe("Reduction axis, or null for an elementwise op."),
+    addr_space: memorySpaceSchema,
+    scalars: z
+        .array(floatSchema)
+        .exactOptional()
+        .describe('Extension (ADR-0020 open question \'math op schema\'): immediate scalar operands; NaN, Infinity, -Infinity and -0 are written as the strings "NaN", "Infinity", "-Infinity", "-0".'),
+    input_dtype: dtypeSchema
+        .exactOptional()
+        .describe("Extension: dtype of the inputs when it differs from `dtype` (a cast)."),
+    input_dtypes: z
+        .array(dtypeSchema)
+        .exactOptional()
+        .describe("Extension: dtype of each input, when they differ (where's i1 cond); overrides input_dtype."),
+    scalar_index: z
+        .number()
+        .int()
+        .nonnegative()
+        .exactOptional()
+        .describe("Extension: the operand scalars[0] stands for when it is not the last (tl.sub(0, x)); default the last."),
+});
+const simTime = z.number().nonnegative().describe("Simulated time in ns.");
+const recordId = z.number().int().nonnegative();
+// Keys in record order (the order of a JSONL line), so parsed records serialize the same way.
+function recordSchema(kind, params) {
+    return z.strictObject({
+        id: recordId.describe("Position of the record in t_start order: 0, 1, 2, ..."),
+        t_start: simTime,
+        t_end: simTime,
+        component_id: z.string().min(1).describe('Topology node id, such as "sip0.cube0.pe0.pe_gemm".'),
+        op_kind: z.literal(kind),
+        op_name: z.string().min(1).describe('The specific operation, such as "dma_read" or "exp".'),
+        params,
+        dependency_ids: z.array(recordId).describe("Ids of earlier records this one waits on."),
+    });
+}
+/** A `memory` record. */
+export const memoryOpRecordSchema = recordSchema("memory", memoryParamsSchema);
+/** A `gemm` record. */
+export const gemmOpRecordSchema = recordSchema("gemm", gemmParamsSchema);
+/** A `math` record. */
+export const mathOpRecordSchema = recordSchema("math", mathParamsSchema);
+/** One op-log record (one line of an op-log JSONL file), discriminated by `op_kind`. */
+export const opRecordSchema = z.discriminatedUnion("op_kind", [
+    memoryOpRecordSchema,
+    gemmOpRecordSchema,
+    mathOpRecordSchema,
+]);
+/**
+ * Returns `record` without `t_start` and `t_end` (a new object; fields in the record order), to
+ * compare the op logs of two timing models of the same run: they must agree on everything else.
+ */
+export function stripTimes(record) {
+    return {
+        id: record.id,
+        component_id: record.component_id,
+        op_kind: record.op_kind,
+        op_name: record.op_name,
+        params: record.params,
+        dependency_ids: record.dependency_ids,
+    };
+}
+//# sourceMappingURL=schema.js.map
