@@ -33,6 +33,7 @@ export type {
   CompositeMathCommand,
   CyclesCommand,
   DelayCommand,
+  DmaAtomic,
   DmaCommand,
   DmaIndexed,
   DmaMask,
