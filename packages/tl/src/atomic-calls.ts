@@ -1,7 +1,9 @@
 import type { AtomicOp } from "@kb/components";
+import type { Dtype } from "@kb/tensor";
 import { type AtomicOptions, runAtomic } from "./atomics.js";
 import type { TLContext } from "./context.js";
 import type { TensorHandle } from "./handles.js";
+import { siteOf } from "./movement.js";
 import type { Pointer } from "./options.js";
 
 // Triton's atomics (`tl.atomic_add` ... as `tl.atomicAdd` ...). Their work is in atomics.ts.
@@ -43,11 +45,8 @@ function atomic(
   cmp: TensorHandle | number | null,
   options: AtomicOptions,
 ): Promise<TensorHandle> {
-  return tl._call(call, () =>
-    runAtomic(tl._scope, call, op, ptr, val, cmp, options, (shape, value, dtype) =>
-      tl.full(shape, value, dtype),
-    ),
-  );
+  const full = (shape: readonly number[], value: number, dtype: Dtype) => tl.full(shape, value, dtype);
+  return tl._call(call, (site) => runAtomic(tl._scope, call, op, ptr, val, cmp, options, full, siteOf(site)));
 }
 
 export const atomicCalls: AtomicCalls & ThisType<TLContext> = {

@@ -53,6 +53,7 @@ export async function runAtomic(
   cmp: TensorHandle | number | null,
   options: AtomicOptions,
   full: Full,
+  site: string | null,
 ): Promise<TensorHandle> {
   const tl = scope.tl;
   checkOptions(scope, call, options);
@@ -126,13 +127,21 @@ export async function runAtomic(
           olds[e] = before;
         }
       }
-      writeMemory(
-        tl,
-        memory,
-        old.address,
-        Tensor.fromArray(olds, shape, dtype).bytes,
-        `tl.${call} old values`,
-      );
+      const bytes = Tensor.fromArray(olds, shape, dtype).bytes;
+      writeMemory(tl, memory, old.address, bytes, `tl.${call} old values`);
+      // --check-phases compares the old values with the ones phase 2 returns.
+      memory.observeLoad?.({
+        kernel: tl.kernel,
+        pe: tl.placement.pe,
+        site,
+        src: base,
+        dst: old.address,
+        rows: 1,
+        rowBytes: block.tileBytes,
+        srcStride: block.tileBytes,
+        bytes,
+        atNs: scope.sink.now() ?? 0,
+      });
     }
   }
   return old;
