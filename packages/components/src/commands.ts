@@ -1,3 +1,5 @@
+import type { AtomicOp } from "@kb/oplog";
+
 /**
  * PE commands: what a PE_CPU submits to its PE_SCHEDULER (ADR-0014 D3). Addresses are device
  * addresses (`encodeAddress`); TCM addresses are in the issuing PE's own TCM window (see
@@ -45,6 +47,27 @@ export interface DmaCommand extends CommandBase {
   readonly mask?: DmaMask;
   /** A gather or scatter (`tl.load` / `tl.store` through offsets): only the runs move. */
   readonly indexed?: DmaIndexed;
+  /**
+   * An atomic (`tl.atomicAdd`, ...): a TCM -> HBM/SRAM command whose `indexed` runs are
+   * read-modify-writes at the memory (see {@link DmaAtomic}).
+   */
+  readonly atomic?: DmaAtomic;
+}
+
+/**
+ * An atomic's read-modify-writes (docs/latency-model.md, "Atomics"): each element of the
+ * `indexed` runs reads the device value (old), writes `op`(old, the `src` tile's element) (`cas`:
+ * the element where old equals the `cmp` tile's), and returns old into the `old` TCM tile at the
+ * element's tile offset. Sequentially consistent in simulated time: an atomic waits for every
+ * earlier atomic on one of its addresses to write.
+ */
+export interface DmaAtomic {
+  readonly op: AtomicOp;
+  readonly dtype: Dtype;
+  /** TCM address of the tile of old values (as many bytes as `bytes`). */
+  readonly old: number;
+  /** TCM address of `cas`'s compared tile. */
+  readonly cmp?: number;
 }
 
 /**

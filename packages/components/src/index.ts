@@ -1,8 +1,9 @@
 export { KbError } from "@kb/errors";
 // The math op table lives in @kb/oplog (the op log's contract between the phases); re-exported
 // here, where PE commands name its ops.
-export type { MathOpInfo, MathOpName, MathShape, PublicMathOpName } from "@kb/oplog";
+export type { AtomicOp, MathOpInfo, MathOpName, MathShape, PublicMathOpName } from "@kb/oplog";
 export {
+  atomicResult,
   broadcastShapes,
   evaluateMath,
   MATH_OPS,
@@ -33,6 +34,7 @@ export type {
   CompositeMathCommand,
   CyclesCommand,
   DelayCommand,
+  DmaAtomic,
   DmaCommand,
   DmaIndexed,
   DmaMask,

@@ -171,9 +171,20 @@ export interface DmaCopy {
   readonly dst: MemoryBlock;
 }
 
+/** The elements an atomic stage read-modify-writes: device addresses of `elementBytes` each. */
+export interface AtomicStage {
+  readonly addresses: readonly number[];
+  readonly elementBytes: number;
+}
+
 /** Parameters of a stage, by type. */
 export type StageParams =
-  | { readonly type: "dma_read" | "dma_write"; readonly copies: readonly DmaCopy[] }
+  | {
+      readonly type: "dma_read" | "dma_write";
+      readonly copies: readonly DmaCopy[];
+      /** An atomic's copies (a dma_write): read, ALU op, write per element, serialised per address. */
+      readonly atomic?: AtomicStage;
+    }
   | { readonly type: "fetch" | "store"; readonly bytes: number }
   | {
       readonly type: "gemm";

@@ -334,7 +334,7 @@ describe("buildMachineFromFile", () => {
     ).toEqual([
       "6:28 cube.hbm.params.queue_depth: value must be >= 1, got number 0 (impl hbm_ctrl_v1; node sip0.cube0.hbm).",
       "9:25 overrides[0].params.setup_ns: value must be >= 0, got number -1 (impl pe_dma_v1; 7 nodes, e.g. sip0.cube0.pe0.pe_dma).",
-      '13:7 overrides[1].params.setupns: unknown param "setupns" of impl pe_dma_v1 (node sip0.cube0.pe2.pe_dma); did you mean "setup_ns"? Params of pe_dma_v1: queue_depth, setup_ns.',
+      '13:7 overrides[1].params.setupns: unknown param "setupns" of impl pe_dma_v1 (node sip0.cube0.pe2.pe_dma); did you mean "setup_ns"? Params of pe_dma_v1: atomic_alu_ns, queue_depth, setup_ns.',
     ]);
   });
 });

@@ -1,4 +1,5 @@
 import type { DmaCommand, GemmCommand, PeCommand } from "./commands.js";
+import { atomicFeed } from "./dma-atomic.js";
 import { indexedRuns, indexedRunsProblem } from "./dma-indexed.js";
 import { maskPieces, maskRunsProblem } from "./dma-mask.js";
 import type { DmaCopy, StageParams } from "./message.js";
@@ -68,6 +69,10 @@ function dmaFeed(id: string, where: string, command: DmaCommand, engines: PeEngi
     dst: block(command.dst, rows, bytes, dstStride),
   };
   const type = dstTcm ? "dma_read" : "dma_write";
+  if (command.atomic !== undefined) {
+    if (dstTcm) throw invalid(where, "an atomic's src is its operand tile in TCM and dst the HBM/SRAM base.");
+    return atomicFeed(id, where, command, engines, copy, command.atomic);
+  }
   const indexed = command.indexed;
   if (indexed !== undefined) {
     // A gather or scatter: one descriptor per run; one op record of the tile with its runs.

@@ -1,6 +1,7 @@
 import { KbError } from "@kb/errors";
 import type { GemmOpRecord, MathOpRecord, MemoryOpRecord, OpRecord } from "@kb/oplog";
 import { DTYPE_BYTES, type Dtype, isFloatDtype, shapeSize, Tensor } from "@kb/tensor";
+import { atomicCopy } from "./atomic.js";
 import type { GemmPool } from "./gemm/gemm-pool.js";
 import { fromFloat32, type GemmProblem, igemm, sgemm, toFloat32 } from "./gemm/index.js";
 import { type Access, accessesOf, conflict, gemmKey } from "./hazards.js";
@@ -264,7 +265,9 @@ export class DataExecutor {
     const dstStride = record.params.dst_stride ?? rowBytes;
     const runs = record.params.mask_runs;
     const indexed = record.params.index_runs;
-    if (indexed !== undefined) {
+    if (indexed !== undefined && record.params.atomic !== undefined) {
+      atomicCopy(this.store, record.params, indexed);
+    } else if (indexed !== undefined) {
       indexedCopy(this.store, record.params, indexed);
     } else if (runs !== undefined) {
       this.maskedCopy(record, runs, rows, rowBytes, srcStride, dstStride);

@@ -32,7 +32,14 @@ export function accessesOf(record: OpRecord): Access {
         const { src, dst } = indexedSpans(p, p.index_runs);
         const span = (from: [number, number]) =>
           from[1] > from[0] ? [range(from[0], from[1] - from[0])] : [];
-        return { reads: span(src), writes: span(dst) };
+        const atomic = p.atomic;
+        if (atomic === undefined) return { reads: span(src), writes: span(dst) };
+        // An atomic reads what it writes, and the operand (and cas's compared) tile, and writes old.
+        const cmp = atomic.cmp_addr === undefined ? [] : [range(atomic.cmp_addr, p.nbytes)];
+        return {
+          reads: [...span(src), ...span(dst), ...cmp],
+          writes: [...span(dst), range(atomic.old_addr, p.nbytes)],
+        };
       }
       const rows = p.rows ?? 1;
       const rowBytes = p.nbytes / rows;

@@ -1,3 +1,4 @@
+export { atomicResult } from "./atomic-ops.js";
 export { OpLogJsonlParser, opRecordToJson, parseOpLogJsonl } from "./jsonl.js";
 export type { OpLoggerOptions, OpLogSink } from "./logger.js";
 export { MemorySink, OpLogger } from "./logger.js";
@@ -18,6 +19,7 @@ export type {
 } from "./math-ops.js";
 export { MATH_OPS, MATH_SHAPES, mathOutputShape, PUBLIC_MATH_OPS, SCALAR_OPS } from "./math-ops.js";
 export type {
+  AtomicOp,
   Dtype,
   EpilogueStep,
   FloatText,
@@ -35,6 +37,7 @@ export type {
   TimelessOpRecord,
 } from "./schema.js";
 export {
+  atomicOpSchema,
   dtypeSchema,
   epilogueStepSchema,
   FLOAT_TEXTS,

@@ -84,6 +84,12 @@ const epilogueArgument = z.unknown().transform((value) => {
 const byteAddress = z.number().int().nonnegative().describe("Byte address (a device address).");
 const shape = z.array(z.number().int().nonnegative()).describe("Tensor shape, outermost dimension first.");
 
+/** The read-modify-write ops of an atomic (`atomic.op` of a memory record; see `atomicResult`). */
+export const atomicOpSchema = z.enum(["add", "max", "min", "xchg", "cas"]);
+
+/** One of the atomic ops (`tl.atomicAdd` is `add`, ...). */
+export type AtomicOp = z.output<typeof atomicOpSchema>;
+
 /** Params of a `memory` op (`dma_read`, `dma_write`): a copy of `nbytes` bytes. */
 export const memoryParamsSchema = z.strictObject({
   src_addr: byteAddress,
@@ -126,6 +132,17 @@ export const memoryParamsSchema = z.strictObject({
     .exactOptional()
     .describe(
       "Extension (gathers and scatters, tl.load/tl.store with offsets): [src_offset, dst_offset, bytes, ...] triples from src_addr and dst_addr, copied in order (a later run over the same bytes wins); with mask_fill, the whole destination tile (nbytes) is filled first.",
+    ),
+  atomic: z
+    .strictObject({
+      op: atomicOpSchema,
+      dtype: dtypeSchema,
+      old_addr: byteAddress,
+      cmp_addr: byteAddress.exactOptional(),
+    })
+    .exactOptional()
+    .describe(
+      "Extension (atomics, tl.atomicAdd/Max/Min/Xchg/Cas): a dma_write whose index_runs are read-modify-writes element by element: old = dst, dst = op(old, src) (cas: src where old equals the cmp_addr tile's element), old stored in the old_addr tile at the element's src offset (zeros elsewhere).",
     ),
 });
 
@@ -278,6 +295,12 @@ export interface MemoryParams {
    * destination tile is filled with it first.
    */
   index_runs?: number[];
+  /**
+   * Extension (atomics): the `index_runs` are read-modify-writes of `dtype` elements (old = dst,
+   * dst = `op`(old, src), old into the `old_addr` tile at the element's src offset; `cmp_addr` the
+   * compared tile of a `cas`). See `atomicResult`.
+   */
+  atomic?: { op: AtomicOp; dtype: Dtype; old_addr: number; cmp_addr?: number };
 }
 
 /**

@@ -149,8 +149,9 @@ export class PhaseComparer {
     const seen = observation.bytes;
     // Row by row, as the record wrote them; the observation holds them row after row.
     const copied = new Uint8Array(p.nbytes);
+    const dst = p.atomic?.old_addr ?? p.dst_addr;
     for (let row = 0; row < rows; row++)
-      store.readInto(p.dst_addr + row * dstStride, copied.subarray(row * rowBytes, (row + 1) * rowBytes));
+      store.readInto(dst + row * dstStride, copied.subarray(row * rowBytes, (row + 1) * rowBytes));
     let offset = -1;
     const common = Math.min(seen.length, copied.length);
     for (let i = 0; i < common; i++) {
@@ -204,10 +205,16 @@ function matchLoads(
   }
   const candidates = new Map<string, MemoryOpRecord[]>();
   for (const record of records) {
-    if (record.op_kind !== "memory" || record.op_name !== "dma_read") continue;
-    if (record.params.dst_space !== "tcm" || !record.component_id.endsWith(".pe_dma")) continue;
+    if (record.op_kind !== "memory" || !record.component_id.endsWith(".pe_dma")) continue;
+    // An atomic's old values are observed as a load from its device base into its old tile.
+    const atomic = record.op_name === "dma_write" ? record.params.atomic : undefined;
+    if (atomic === undefined && (record.op_name !== "dma_read" || record.params.dst_space !== "tcm"))
+      continue;
     const pe = record.component_id.slice(0, -".pe_dma".length);
-    const key = `${pe}|${record.params.src_addr}|${record.params.dst_addr}`;
+    const key =
+      atomic === undefined
+        ? `${pe}|${record.params.src_addr}|${record.params.dst_addr}`
+        : `${pe}|${record.params.dst_addr}|${atomic.old_addr}`;
     if (!queues.has(key)) continue;
     const list = candidates.get(key);
     if (list === undefined) candidates.set(key, [record]);

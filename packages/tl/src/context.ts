@@ -1,5 +1,6 @@
 import { KbError, type KbErrorCode } from "@kb/errors";
 import type { Tensor } from "@kb/tensor";
+import { type AtomicCalls, atomicCalls } from "./atomic-calls.js";
 import { CallScope } from "./call-scope.js";
 import { CallSite } from "./call-site.js";
 import { type ComputeCalls, computeCalls } from "./compute-calls.js";
@@ -26,6 +27,7 @@ const FAMILIES = [
   ipcqCalls,
   controlCalls,
   splitJoinCalls,
+  atomicCalls,
 ] as const;
 
 // Declaration merging: the class gets these methods from the families' objects (installed on its
@@ -37,7 +39,8 @@ export interface TLContext
     MathCalls,
     IpcqCalls,
     ControlCalls,
-    SplitJoinCalls {}
+    SplitJoinCalls,
+    AtomicCalls {}
 
 /**
  * The `tl` object a kernel receives (ADR-0046): one per kernel instance (PE and launch). Metadata

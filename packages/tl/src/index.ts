@@ -1,3 +1,5 @@
+export type { AtomicOptions } from "./atomics.js";
+export { ATOMIC_SCOPES, ATOMIC_SEMS } from "./atomics.js";
 export { commandList } from "./command-list.js";
 /** The kernel API's name in kernels: `async function k(tl: TL, ...)`. */
 export type { TLContext as TL } from "./context.js";

@@ -2,7 +2,7 @@ import type { Event } from "@kb/des";
 import * as z from "zod";
 import { Component, type ComponentContext, type StageWork } from "../component.js";
 import { defineComponent } from "../define.js";
-import { type DmaCopy, type Message, ServiceRequest, TileToken } from "../message.js";
+import { type AtomicStage, type DmaCopy, type Message, ServiceRequest, TileToken } from "../message.js";
 import { spaceOf } from "../plan-support.js";
 import { Transfer } from "../transfer.js";
 import { queueDepthParam } from "./fabric-impls.js";
@@ -13,6 +13,10 @@ import { ns, peOf, wrongMessage } from "./pe-support.js";
 
 const dmaParams = z.strictObject({
   setup_ns: ns("Descriptor setup per copy before its first packet, ns.", 0),
+  atomic_alu_ns: ns(
+    "An atomic's ALU op at the memory controller per element, between its read and its write, ns.",
+    2,
+  ),
   queue_depth: queueDepthParam(4),
 });
 
@@ -45,7 +49,33 @@ export class PeDmaV1 extends Component<z.output<typeof dmaParams>> {
     const params = message.stage.params;
     if (params.type !== "dma_read" && params.type !== "dma_write")
       throw wrongMessage(this, message, "DMA stages");
+    if (params.atomic !== undefined) return this.atomic(params.copies, params.atomic);
     return this.copy(params.type === "dma_read", params.copies);
+  }
+
+  /**
+   * An atomic (docs/latency-model.md, "Atomics"): once every earlier atomic on one of its addresses
+   * wrote (the order their stages started in, which is the op log's), the runs are read, each
+   * element goes through the memory controller's ALU (`atomic_alu_ns`), and the runs are written.
+   */
+  private *atomic(copies: readonly DmaCopy[], atomic: AtomicStage): StageWork {
+    const locks = atomicLocks(this.machine);
+    const earlier = new Set<Event<unknown>>();
+    for (const address of atomic.addresses) {
+      const previous = locks.get(address);
+      if (previous !== undefined) earlier.add(previous);
+    }
+    const done = this.env.event<unknown>();
+    for (const address of atomic.addresses) locks.set(address, done);
+    for (const event of earlier) if (!event.processed) yield event;
+    yield* this.copy(
+      true,
+      copies.map((copy) => ({ src: copy.dst, dst: copy.src })),
+    );
+    yield this.env.timeout(this.params.atomic_alu_ns * atomic.addresses.length);
+    yield* this.copy(false, copies);
+    done.succeed(null);
+    for (const address of atomic.addresses) if (locks.get(address) === done) locks.delete(address);
   }
 
   private *copy(read: boolean, copies: readonly DmaCopy[]): StageWork {
@@ -80,6 +110,18 @@ export class PeDmaV1 extends Component<z.output<typeof dmaParams>> {
     this.stats.bytes += transfer.bytes;
     yield transfer.done;
   }
+}
+
+/** Per machine: the completion of the last atomic on each device address (serialisation). */
+const ATOMIC_LOCKS = new WeakMap<object, Map<number, Event<unknown>>>();
+
+function atomicLocks(machine: object): Map<number, Event<unknown>> {
+  let locks = ATOMIC_LOCKS.get(machine);
+  if (locks === undefined) {
+    locks = new Map();
+    ATOMIC_LOCKS.set(machine, locks);
+  }
+  return locks;
 }
 
 export const peDmaV1 = defineComponent({
