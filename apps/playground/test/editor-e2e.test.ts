@@ -57,7 +57,9 @@ describe.skipIf(!runBrowserTests)("the playground's editors in Chromium", () => 
     }
     expect(await label.count()).toBe(1);
     const labels = await page.locator(".cm-tooltip-autocomplete .cm-completionLabel").allTextContents();
-    expect(labels).toEqual(expect.arrayContaining(["load", "store", "programId"]));
+    // CodeMirror renders at most 100 options (maxRenderedOptions) around the selected one, and tl
+    // has more members than that: check members near `load`, where the cursor is.
+    expect(labels).toEqual(expect.arrayContaining(["load", "loadAsync", "programId"]));
     await page.keyboard.press("Escape");
   }, 60_000);
 

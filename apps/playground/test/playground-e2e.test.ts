@@ -153,8 +153,9 @@ describe.skipIf(!runBrowserTests)("the playground in Chromium", () => {
         view.dispatch({ changes: { from: at, to: at + "tl.load(".length, insert: "tl.lod(" } });
       })()`);
       expect(await runAndWait(page)).toBe("error");
-      expect(await page.textContent("#error-code")).toBe("KERNEL_FAILED");
-      expect(await page.textContent("#error-message")).toContain("lod");
+      // A misspelt op is TL_INVALID_CALL naming the nearest one (issue 33 point 5).
+      expect(await page.textContent("#error-code")).toBe("TL_INVALID_CALL");
+      expect(await page.textContent("#error-message")).toContain("tl has no op lod; did you mean tl.load?");
       expect(await page.textContent("#error-location")).toMatch(
         new RegExp(`^benches/vector-add\\.ts:${line}:\\d+$`),
       );

@@ -344,7 +344,8 @@ export function buildProgram(raw: RawProgram): Program {
         break;
       case 12: {
         // x @ W (W a whole weight, maybe stored transposed), optionally accumulating.
-        if (tx.dtype === "i32" || tx.exact === null) break;
+        // PE_GEMM takes the float dtypes and i8 (not i32, u32 or i1).
+        if (!(isFloat(tx.dtype) || tx.dtype === "i8") || tx.exact === null) break;
         const n = COLS[pick(choice.b, COLS.length)] as number;
         const k = tx.cols;
         const transposed = pick(choice.c, 2) === 1;
