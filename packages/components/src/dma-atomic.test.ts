@@ -1,7 +1,7 @@
 import { MemorySink, OpLogger } from "@kb/oplog";
+import type { DmaCommand } from "@kb/spec";
 import { encodeAddress, tcmAddress } from "@kb/topology";
 import { describe, expect, it } from "vitest";
-import type { DmaCommand } from "./commands.js";
 import { machineOf, runAlone } from "./test-support.js";
 
 const sram = (offset: number) => encodeAddress({ sip: 0, cube: 0, space: "sram", offset });

@@ -1,6 +1,4 @@
-import type { DmaAtomic, DmaCommand } from "./commands.js";
-import { DTYPE_BYTES } from "./commands.js";
-import { indexedRuns, indexedRunsProblem } from "./dma-indexed.js";
+import { type DmaAtomic, type DmaCommand, DTYPE_BYTES, indexedRuns, indexedRunsProblem } from "@kb/spec";
 import type { DmaCopy } from "./message.js";
 import {
   block,

@@ -1,7 +1,6 @@
+import { type DmaCommand, indexedRunsProblem } from "@kb/spec";
 import { encodeAddress } from "@kb/topology";
 import { describe, expect, it } from "vitest";
-import type { DmaCommand } from "./commands.js";
-import { indexedRunsProblem } from "./dma-indexed.js";
 import { machineOf, runAlone } from "./test-support.js";
 
 const hbm = (offset: number) => encodeAddress({ sip: 0, cube: 0, space: "hbm", offset });

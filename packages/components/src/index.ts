@@ -1,21 +1,52 @@
 export { KbError } from "@kb/errors";
-// The math op table lives in @kb/oplog (the op log's contract between the phases); re-exported
-// here, where PE commands name its ops.
-export type { AtomicOp, MathOpInfo, MathOpName, MathShape, PublicMathOpName } from "@kb/oplog";
+// The vocabulary (dtypes, PE commands, the math op table, atomics, the HBM params a controller
+// receives) is defined in @kb/spec; re-exported here, where plug-ins first found it.
+export type {
+  AtomicOp,
+  CompositeGemmCommand,
+  CompositeMathCommand,
+  CyclesCommand,
+  DelayCommand,
+  DmaAtomic,
+  DmaCommand,
+  DmaIndexed,
+  DmaMask,
+  Dtype,
+  EpilogueOp,
+  GemmCommand,
+  IndexedRun,
+  IpcqRecvCommand,
+  IpcqSendCommand,
+  MaskPiece,
+  MathCommand,
+  MathOpInfo,
+  MathOpName,
+  MathShape,
+  PeCommand,
+  PublicMathOpName,
+  WaitCommand,
+} from "@kb/spec";
 export {
   atomicResult,
   broadcastShapes,
+  DTYPE_BYTES,
   evaluateMath,
+  hbmTopologyParams,
+  indexedRuns,
+  indexedRunsProblem,
   MATH_OPS,
   MATH_SHAPES,
+  maskPieces,
+  maskRunsProblem,
   mathOutputShape,
   PUBLIC_MATH_OPS,
+  queueDepthParam,
   SCALAR_OPS,
-} from "@kb/oplog";
+} from "@kb/spec";
 export type { HbmAddressMap, HbmCoordinates } from "@kb/topology";
 // The TCM address helpers are facts of the memory map (@kb/topology); re-exported here as before.
 export { TCM_WINDOW_BYTES, tcmAddress, tcmLocation } from "@kb/topology";
-export { hbmTopologyParams, queueDepthParam, transitParams } from "./builtin/fabric-impls.js";
+export { transitParams } from "./builtin/fabric-impls.js";
 export type { HbmPortStats } from "./builtin/hbm-v2/controller.js";
 export type { HbmCtrlV2Model } from "./builtin/hbm-v2/hbm-ctrl-v2.js";
 export { hbmCtrlV2 } from "./builtin/hbm-v2/hbm-ctrl-v2.js";
@@ -30,25 +61,6 @@ export { GEMM_DATAFLOWS, gemmMapping, peGemmV2Cycles, peGemmV2Params } from "./b
 export { simdNs } from "./builtin/pe-impls.js";
 export { compute, computeSlotOf } from "./builtin/pe-support.js";
 export type {
-  CompositeGemmCommand,
-  CompositeMathCommand,
-  CyclesCommand,
-  DelayCommand,
-  DmaAtomic,
-  DmaCommand,
-  DmaIndexed,
-  DmaMask,
-  Dtype,
-  EpilogueOp,
-  GemmCommand,
-  IpcqRecvCommand,
-  IpcqSendCommand,
-  MathCommand,
-  PeCommand,
-  WaitCommand,
-} from "./commands.js";
-export { DTYPE_BYTES } from "./commands.js";
-export type {
   ComponentContext,
   ComponentOptions,
   ComponentPeak,
@@ -61,8 +73,6 @@ export type { CounterPointSink } from "./counter-sampler.js";
 export { CounterSampler, DEFAULT_COUNTER_INTERVAL_NS } from "./counter-sampler.js";
 export type { ComponentDefinition, KbPlugin, PluginCodeSource, PluginMeta } from "./define.js";
 export { defineComponent, definePlugin } from "./define.js";
-export { type IndexedRun, indexedRuns, indexedRunsProblem } from "./dma-indexed.js";
-export { type MaskPiece, maskPieces, maskRunsProblem } from "./dma-mask.js";
 export { Fabric } from "./fabric.js";
 export type { GemmTiming } from "./gemm-timing.js";
 export { gemmPeakFlopsPerNs, gemmTimingOf } from "./gemm-timing.js";

@@ -1,6 +1,6 @@
 import { MemorySink, OpLogger } from "@kb/oplog";
+import type { PeCommand } from "@kb/spec";
 import { describe, expect, it } from "vitest";
-import type { PeCommand } from "./commands.js";
 import { tcmAddress } from "./machine.js";
 import { machineOf } from "./test-support.js";
 

@@ -258,7 +258,7 @@ describe("PE_CPU programs", () => {
         if (step === 1) return { kind: "delay", ns: 5 };
         if (step === 2) {
           // Decides 7 ns later (a kernel that has not posted yet).
-          const later = machine.env.event<import("./commands.js").PeCommand | null>();
+          const later = machine.env.event<import("@kb/spec").PeCommand | null>();
           machine.env.timeout(7).addCallback(() => later.succeed({ kind: "delay", ns: 3 }));
           return later;
         }

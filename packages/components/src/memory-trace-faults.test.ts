@@ -1,5 +1,5 @@
+import { hbmTopologyParams } from "@kb/spec";
 import { describe, expect, it } from "vitest";
-import { hbmTopologyParams } from "./builtin/fabric-impls.js";
 import { BUILTIN_COMPONENTS } from "./builtin/index.js";
 import { definePlugin } from "./define.js";
 import { defineMemoryModel } from "./memory.js";

@@ -1,6 +1,6 @@
+import { hbmTopologyParams } from "@kb/spec";
 import { describe, expect, it } from "vitest";
 import * as z from "zod";
-import { hbmTopologyParams } from "./builtin/fabric-impls.js";
 import { BUILTIN_COMPONENTS } from "./builtin/index.js";
 import { definePlugin } from "./define.js";
 import { defineMemoryModel, type MemoryRequest } from "./memory.js";

@@ -1,8 +1,8 @@
 import { KbError } from "@kb/errors";
 import { MemorySink, OpLogger } from "@kb/oplog";
+import type { PeCommand } from "@kb/spec";
 import { encodeAddress } from "@kb/topology";
 import { describe, expect, it } from "vitest";
-import type { PeCommand } from "./commands.js";
 import { PipelineContext } from "./message.js";
 import { machineOf } from "./test-support.js";
 import { TraceRecorder } from "./trace.js";

@@ -1,5 +1,10 @@
-import { MATH_OPS, MATH_SHAPES, mathOutputShape } from "@kb/oplog";
-import type { CompositeGemmCommand, CompositeMathCommand } from "./commands.js";
+import {
+  type CompositeGemmCommand,
+  type CompositeMathCommand,
+  MATH_OPS,
+  MATH_SHAPES,
+  mathOutputShape,
+} from "@kb/spec";
 import type { Stage, TilePlan } from "./message.js";
 import { mathInfo, mathOp } from "./plan-math.js";
 import {

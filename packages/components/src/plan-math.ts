@@ -1,5 +1,11 @@
-import { broadcastShapes, MATH_OPS, MATH_SHAPES, mathOutputShape } from "@kb/oplog";
-import type { Dtype, MathCommand } from "./commands.js";
+import {
+  broadcastShapes,
+  type Dtype,
+  MATH_OPS,
+  MATH_SHAPES,
+  type MathCommand,
+  mathOutputShape,
+} from "@kb/spec";
 import type { OpSpec, StageParams } from "./message.js";
 import {
   dtypeBytes,

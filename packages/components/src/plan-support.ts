@@ -1,7 +1,6 @@
 import { KbError } from "@kb/errors";
+import { type DmaIndexed, type DmaMask, DTYPE_BYTES, type Dtype } from "@kb/spec";
 import { decodeAddress, tcmLocation } from "@kb/topology";
-import type { DmaIndexed, DmaMask, Dtype } from "./commands.js";
-import { DTYPE_BYTES } from "./commands.js";
 import type { Component } from "./component.js";
 import type { DmaCopy, MemoryBlock, OpSpec, Stage, StageParams, StageType, TilePlan } from "./message.js";
 

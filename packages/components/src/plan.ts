@@ -1,7 +1,13 @@
-import type { DmaCommand, GemmCommand, PeCommand } from "./commands.js";
+import {
+  type DmaCommand,
+  type GemmCommand,
+  indexedRuns,
+  indexedRunsProblem,
+  maskPieces,
+  maskRunsProblem,
+  type PeCommand,
+} from "@kb/spec";
 import { atomicFeed } from "./dma-atomic.js";
-import { indexedRuns, indexedRunsProblem } from "./dma-indexed.js";
-import { maskPieces, maskRunsProblem } from "./dma-mask.js";
 import type { DmaCopy, StageParams } from "./message.js";
 import { compositeGemmFeed, compositeMathFeed } from "./plan-composite.js";
 import { mathFeed } from "./plan-math.js";

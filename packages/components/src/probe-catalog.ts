@@ -3,9 +3,9 @@
  * sweep and the GEMM cases, each run on a fresh machine and set against its formula.
  */
 import type { Event } from "@kb/des";
+import type { GemmCommand } from "@kb/spec";
 import { decodeAddress, type TopologyGraph, type TopologyNode, tcmAddress } from "@kb/topology";
 import { splitByPseudoChannel } from "./block-split.js";
-import type { GemmCommand } from "./commands.js";
 import { gemmTimingOf } from "./gemm-timing.js";
 import type { Machine } from "./machine.js";
 import {

@@ -1,5 +1,5 @@
 import type { Event } from "@kb/des";
-import type { PeCommand } from "./commands.js";
+import type { PeCommand } from "@kb/spec";
 import { Message } from "./message.js";
 
 /**

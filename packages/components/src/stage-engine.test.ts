@@ -1,12 +1,12 @@
 import { readFileSync } from "node:fs";
 import { KbError } from "@kb/errors";
 import { MemorySink, OpLogger, type OpRecord } from "@kb/oplog";
+import type { PeCommand } from "@kb/spec";
 import { encodeAddress, expandTopology, parseTopology, tcmAddress } from "@kb/topology";
 import { describe, expect, it } from "vitest";
 import * as z from "zod";
 import { gemmParams, macArrayNs } from "./builtin/pe-gemm-v1.js";
 import { simdNs } from "./builtin/pe-impls.js";
-import type { PeCommand } from "./commands.js";
 import type { ComponentDefinition } from "./define.js";
 import { definePlugin } from "./define.js";
 import { gemmTimingOf } from "./gemm-timing.js";

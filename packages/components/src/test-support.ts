@@ -1,8 +1,8 @@
 import { readFileSync } from "node:fs";
 import { fileURLToPath } from "node:url";
 import { MemorySink, OpLogger } from "@kb/oplog";
+import type { PeCommand } from "@kb/spec";
 import { expandTopology, parseTopology, resolveTopology, type TopologyGraph } from "@kb/topology";
-import type { PeCommand } from "./commands.js";
 import { buildMachine, type Machine, type MachineOptions } from "./machine.js";
 
 /** Path of a topology under the repository's `topologies/`. */

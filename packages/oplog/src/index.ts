@@ -1,26 +1,38 @@
-export { atomicResult } from "./atomic-ops.js";
-export { OpLogJsonlParser, opRecordToJson, parseOpLogJsonl } from "./jsonl.js";
-export type { OpLoggerOptions, OpLogSink } from "./logger.js";
-export { MemorySink, OpLogger } from "./logger.js";
-export type { MathOperand, MathScalars } from "./math-eval.js";
-export { broadcastShapes, evaluateMath } from "./math-eval.js";
+// The vocabulary the op log names (dtypes, atomics, the math op table with its scalar
+// evaluation) is defined in @kb/spec; re-exported here, where it was first published.
 export type {
+  AtomicOp,
+  Dtype,
   ElementFn,
   ElementwiseMathOp,
   LineFn,
   LineMathOp,
   MathDtypeRule,
+  MathOperand,
   MathOpInfo,
   MathOpName,
+  MathScalars,
   MathShape,
   MathShapeRule,
   PublicMathOpName,
   SwapMathOp,
-} from "./math-ops.js";
-export { MATH_OPS, MATH_SHAPES, mathOutputShape, PUBLIC_MATH_OPS, SCALAR_OPS } from "./math-ops.js";
+} from "@kb/spec";
+export {
+  atomicOpSchema,
+  atomicResult,
+  broadcastShapes,
+  dtypeSchema,
+  evaluateMath,
+  MATH_OPS,
+  MATH_SHAPES,
+  mathOutputShape,
+  PUBLIC_MATH_OPS,
+  SCALAR_OPS,
+} from "@kb/spec";
+export { OpLogJsonlParser, opRecordToJson, parseOpLogJsonl } from "./jsonl.js";
+export type { OpLoggerOptions, OpLogSink } from "./logger.js";
+export { MemorySink, OpLogger } from "./logger.js";
 export type {
-  AtomicOp,
-  Dtype,
   EpilogueStep,
   FloatText,
   GemmOpRecord,
@@ -37,8 +49,6 @@ export type {
   TimelessOpRecord,
 } from "./schema.js";
 export {
-  atomicOpSchema,
-  dtypeSchema,
   epilogueStepSchema,
   FLOAT_TEXTS,
   floatSchema,

@@ -1,3 +1,4 @@
+import { type AtomicOp, atomicOpSchema, type Dtype, dtypeSchema } from "@kb/spec";
 import * as z from "zod";
 
 /*
@@ -6,9 +7,6 @@ import * as z from "zod";
  * object is strict (an unknown key is an error), so a typo in a producer is caught by the reader.
  * Times are simulated nanoseconds; addresses and sizes are bytes.
  */
-
-/** The element types of tensors in op params. */
-export const dtypeSchema = z.enum(["f32", "f16", "bf16", "i8", "i32", "i1", "u32"]);
 
 /** A memory an address lives in: HBM, a PE's TCM, or the cube SRAM. */
 export const memorySpaceSchema = z.enum(["hbm", "tcm", "sram"]);
@@ -83,12 +81,6 @@ const epilogueArgument = z.unknown().transform((value) => {
 
 const byteAddress = z.number().int().nonnegative().describe("Byte address (a device address).");
 const shape = z.array(z.number().int().nonnegative()).describe("Tensor shape, outermost dimension first.");
-
-/** The read-modify-write ops of an atomic (`atomic.op` of a memory record; see `atomicResult`). */
-export const atomicOpSchema = z.enum(["add", "max", "min", "xchg", "cas"]);
-
-/** One of the atomic ops (`tl.atomicAdd` is `add`, ...). */
-export type AtomicOp = z.output<typeof atomicOpSchema>;
 
 /** Params of a `memory` op (`dma_read`, `dma_write`): a copy of `nbytes` bytes. */
 export const memoryParamsSchema = z.strictObject({
@@ -255,8 +247,6 @@ export const opRecordSchema = z.discriminatedUnion("op_kind", [
   mathOpRecordSchema,
 ]);
 
-/** An element type: `"f32" | "f16" | "bf16" | "i8" | "i32" | "i1" | "u32"` (i1: a boolean, one byte; u32 unsigned). */
-export type Dtype = z.infer<typeof dtypeSchema>;
 /** A memory: `"hbm" | "tcm" | "sram"` (the same names as `@kb/topology`'s `MemorySpace`). */
 export type MemorySpace = z.infer<typeof memorySpaceSchema>;
 /** `"row_major" | "col_major"`. */

@@ -1,5 +1,5 @@
 import { KbError } from "@kb/errors";
-import { DTYPES, type Dtype } from "./dtype.js";
+import { DTYPES, type Dtype } from "@kb/spec";
 
 /** True on a little-endian platform: typed arrays then read the tensor byte layout directly. */
 export const LITTLE_ENDIAN = new Uint8Array(new Uint16Array([1]).buffer)[0] === 1;

@@ -1,4 +1,5 @@
 import { KbError } from "@kb/errors";
+import { DTYPE_BYTES, type Dtype, isDtype, isFloatDtype } from "@kb/spec";
 import {
   bf16BitsToF32,
   f16BitsToF32,
@@ -11,7 +12,6 @@ import {
   toBool,
   unknownDtype,
 } from "./convert.js";
-import { DTYPE_BYTES, type Dtype, isDtype, isFloatDtype } from "./dtype.js";
 import { Xoshiro128StarStar } from "./random.js";
 import { describeShape, formatShape, rowMajorStrides, shapeProblem } from "./shape.js";
 

@@ -4,11 +4,14 @@
 // that does not fit is taken modulo what fits, or dropped, so a shrunk choice list is still a
 // program.
 
+import type { Dtype as KernelDtype } from "@kb/spec";
 import type { BinaryOp, BitOp, LibdeviceOp, UnaryOp } from "./reference/index.js";
 
-/** Element types. */
-/** u32 values come from `tl.randint` only (not drawn for inputs). */
-export type Dtype = "f32" | "f16" | "bf16" | "i8" | "i32" | "u32";
+/**
+ * The element types a program uses: the kernels' (@kb/spec) but booleans, which only masks and
+ * comparisons hold. u32 values come from `tl.randint` only (not drawn for inputs).
+ */
+export type Dtype = Exclude<KernelDtype, "i1">;
 
 export const FLOAT_DTYPES: readonly Dtype[] = ["f32", "f16", "bf16"];
 export const DTYPES: readonly Dtype[] = ["f32", "f16", "bf16", "i8", "i32"];

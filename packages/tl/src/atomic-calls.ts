@@ -1,4 +1,4 @@
-import type { AtomicOp } from "@kb/components";
+import type { AtomicOp } from "@kb/spec";
 import type { Dtype } from "@kb/tensor";
 import { type AtomicOptions, runAtomic } from "./atomics.js";
 import type { TLContext } from "./context.js";

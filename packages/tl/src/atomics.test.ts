@@ -1,4 +1,4 @@
-import type { DmaCommand, PeCommand } from "@kb/components";
+import type { DmaCommand, PeCommand } from "@kb/spec";
 import { Tensor } from "@kb/tensor";
 import { describe, expect, it } from "vitest";
 import type { TLContext } from "./context.js";

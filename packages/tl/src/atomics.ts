@@ -1,4 +1,4 @@
-import { type AtomicOp, atomicResult, type DmaCommand } from "@kb/components";
+import { type AtomicOp, atomicResult, type DmaCommand } from "@kb/spec";
 import { DTYPE_BYTES, type Dtype, formatShape, isDtype, Tensor } from "@kb/tensor";
 import type { CallScope } from "./call-scope.js";
 import { hex, mistypedPointer, readMemory, writeMemory } from "./device-access.js";

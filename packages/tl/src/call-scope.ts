@@ -1,4 +1,4 @@
-import type { MathCommand, PeCommand } from "@kb/components";
+import type { MathCommand, PeCommand } from "@kb/spec";
 import type { Dtype, Tensor } from "@kb/tensor";
 import { type MemoryScope, writeMemory } from "./device-access.js";
 import type { HandleInit, HandleOrigin, TensorHandle } from "./handles.js";

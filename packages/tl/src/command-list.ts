@@ -1,4 +1,4 @@
-import type { PeCommand } from "@kb/components";
+import type { PeCommand } from "@kb/spec";
 import { TLContext } from "./context.js";
 import type { CommandSink, TLOptions } from "./options.js";
 import type { Kernel } from "./runner.js";

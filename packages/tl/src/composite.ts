@@ -6,7 +6,7 @@ import {
   type MathOpInfo,
   mathOutputShape,
   PUBLIC_MATH_OPS,
-} from "@kb/components";
+} from "@kb/spec";
 import { DTYPE_BYTES, type Dtype, formatShape } from "@kb/tensor";
 import { checkAccess, hex, type MemoryScope, mistypedTensorAt, type TypedTensor } from "./device-access.js";
 import type { TensorHandle } from "./handles.js";

@@ -1,4 +1,4 @@
-import { broadcastShapes } from "@kb/components";
+import { broadcastShapes } from "@kb/spec";
 import { formatShape, shapeSize } from "@kb/tensor";
 import { compositeCommand } from "./composite.js";
 import { runDot, runMath } from "./compute.js";

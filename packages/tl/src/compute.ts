@@ -1,4 +1,4 @@
-import { MATH_OPS, type MathOpInfo, mathOutputShape } from "@kb/components";
+import { MATH_OPS, type MathOpInfo, mathOutputShape } from "@kb/spec";
 import { type Dtype, formatShape, isFloatDtype } from "@kb/tensor";
 import type { CallScope } from "./call-scope.js";
 import type { CallSite } from "./call-site.js";

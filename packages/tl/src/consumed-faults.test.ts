@@ -1,5 +1,5 @@
-import type { PeCommand } from "@kb/components";
 import type { KbError } from "@kb/errors";
+import type { PeCommand } from "@kb/spec";
 import { describe, expect, it } from "vitest";
 import type { TLContext } from "./context.js";
 import { failure, hbmAt, listCommands, machineOf, runKernel } from "./test-support.js";

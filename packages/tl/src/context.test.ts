@@ -1,6 +1,5 @@
-import { tcmAddress } from "@kb/components";
 import { Tensor } from "@kb/tensor";
-import { encodeAddress } from "@kb/topology";
+import { encodeAddress, tcmAddress } from "@kb/topology";
 import { describe, expect, it } from "vitest";
 import { commandList } from "./command-list.js";
 import type { TLContext } from "./context.js";

@@ -1,4 +1,4 @@
-import { broadcastShapes, type DmaIndexed, evaluateMath } from "@kb/components";
+import { broadcastShapes, type DmaIndexed, evaluateMath } from "@kb/spec";
 import { DTYPE_BYTES, type Dtype, formatShape, isFloatDtype, Tensor } from "@kb/tensor";
 import {
   checkAccess,

@@ -1,4 +1,4 @@
-import { broadcastShapes, type DmaMask, evaluateMath, type MaskPiece, maskPieces } from "@kb/components";
+import { broadcastShapes, type DmaMask, evaluateMath, type MaskPiece, maskPieces } from "@kb/spec";
 import { DTYPE_BYTES, type Dtype, formatShape, Tensor } from "@kb/tensor";
 import { checkBlockAccess, type MemoryScope, readMemory, writeMemory } from "./device-access.js";
 import type { TensorHandle } from "./handles.js";

@@ -1,6 +1,6 @@
-import { MATH_OPS, type MathCommand, type MathOpInfo, PUBLIC_MATH_OPS, tcmAddress } from "@kb/components";
+import { MATH_OPS, type MathCommand, type MathOpInfo, PUBLIC_MATH_OPS } from "@kb/spec";
 import { DTYPE_BYTES } from "@kb/tensor";
-import { encodeAddress } from "@kb/topology";
+import { encodeAddress, tcmAddress } from "@kb/topology";
 import { describe, expect, it } from "vitest";
 import { commandList } from "./command-list.js";
 import { computeCalls } from "./compute-calls.js";

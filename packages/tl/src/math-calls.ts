@@ -1,10 +1,4 @@
-import {
-  MATH_OPS,
-  MATH_SHAPES,
-  type MathOpInfo,
-  PUBLIC_MATH_OPS,
-  type PublicMathOpName,
-} from "@kb/components";
+import { MATH_OPS, MATH_SHAPES, type MathOpInfo, PUBLIC_MATH_OPS, type PublicMathOpName } from "@kb/spec";
 import type { Dtype } from "@kb/tensor";
 import { runMath } from "./compute.js";
 import type { TLContext } from "./context.js";

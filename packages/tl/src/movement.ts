@@ -1,4 +1,4 @@
-import type { DmaCommand } from "@kb/components";
+import type { DmaCommand } from "@kb/spec";
 import { DTYPE_BYTES, type Dtype } from "@kb/tensor";
 import type { CallScope, LoadSource } from "./call-scope.js";
 import { type CallSite, formatLocation } from "./call-site.js";

@@ -1,4 +1,4 @@
-import type { PeCommand } from "@kb/components";
+import type { PeCommand } from "@kb/spec";
 import type { Dtype } from "@kb/tensor";
 import type { TensorHandle } from "./handles.js";
 import type { KernelMemory } from "./kernel-memory.js";

@@ -1,4 +1,4 @@
-import type { MathCommand } from "@kb/components";
+import type { MathCommand } from "@kb/spec";
 import { describe, expect, it } from "vitest";
 import type { TLContext } from "./context.js";
 import type { TensorHandle } from "./handles.js";

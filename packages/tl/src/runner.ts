@@ -1,6 +1,6 @@
-import type { CommandSource, PeCommand } from "@kb/components";
 import type { Environment, Event } from "@kb/des";
 import { formatSimTime, KbError } from "@kb/errors";
+import type { PeCommand } from "@kb/spec";
 import { TLContext } from "./context.js";
 import type { CommandSink, TLOptions } from "./options.js";
 import { type StallBudget, type StallReport, StallTally, StallWatch } from "./stall-watch.js";
@@ -178,11 +178,13 @@ type RunnerState = "new" | "running" | "done";
 
 /**
  * Runs one kernel invocation on one PE (ADR-0020 D3, the greenlet bridge as async/await). It is
- * the PE_CPU's `CommandSource`: the PE_CPU asks for the next command, the runner resumes the
- * kernel with the previous command's result and answers with the command the kernel posts next.
- * It never logs ops (the components' hooks do) and never times anything itself.
+ * the PE_CPU's command source (the machine's `CommandSource`, which `@kb/runtime` hands it to the
+ * PE_CPU as; tl names only the vocabulary, not the machine): the PE_CPU asks for the next
+ * command, the runner resumes the kernel with the previous command's result and answers with the
+ * command the kernel posts next. It never logs ops (the components' hooks do) and never times
+ * anything itself.
  */
-export class KernelRunner implements CommandSource {
+export class KernelRunner {
   readonly name: string;
   readonly tl: TLContext;
   /** @internal Its calls since the machine last made progress (the host's stall detector). */

@@ -1,6 +1,6 @@
-import { TCM_WINDOW_BYTES, tcmAddress } from "@kb/components";
 import { KbError } from "@kb/errors";
 import { DTYPE_BYTES, type Dtype, formatShape, shapeSize } from "@kb/tensor";
+import { TCM_WINDOW_BYTES, tcmAddress } from "@kb/topology";
 import type { CallSite } from "./call-site.js";
 import type { Consumption } from "./handles.js";
 import type { ErrorSource } from "./validate.js";

@@ -1,4 +1,4 @@
-import type { PeCommand } from "@kb/components";
+import type { PeCommand } from "@kb/spec";
 import type { CallSite } from "./call-site.js";
 
 // The stall detector (issue 32, item 6): a kernel that loops without end on tl.cycles, tl.wait or

@@ -1,6 +1,7 @@
-import { buildMachine, type Machine, type PeCommand, tcmAddress } from "@kb/components";
+import { buildMachine, type Machine } from "@kb/components";
 import { isKbError, type KbError } from "@kb/errors";
-import { encodeAddress, expandTopology, resolveTopology, type TopologyInput } from "@kb/topology";
+import type { PeCommand } from "@kb/spec";
+import { encodeAddress, expandTopology, resolveTopology, type TopologyInput, tcmAddress } from "@kb/topology";
 import { commandList } from "./command-list.js";
 import type { KernelMemory } from "./kernel-memory.js";
 import type { KernelPlacement } from "./options.js";

@@ -1,5 +1,5 @@
-import { broadcastShapes, MATH_OPS, MATH_SHAPES } from "@kb/components";
 import type { KbError, KbErrorCode } from "@kb/errors";
+import { broadcastShapes, MATH_OPS, MATH_SHAPES } from "@kb/spec";
 import { type Dtype, formatShape, isDtype, isFloatDtype, shapeSize } from "@kb/tensor";
 import { TensorHandle } from "./handles.js";
 import type { DotOptions, Pointer } from "./options.js";

@@ -1,4 +1,4 @@
-import { evaluateMath } from "@kb/components";
+import { evaluateMath } from "@kb/spec";
 import { DTYPE_BYTES, type Dtype, isFloatDtype, Tensor } from "@kb/tensor";
 import { type MemoryScope, readMemory, writeMemory } from "./device-access.js";
 import type { TensorHandle } from "./handles.js";

@@ -54,7 +54,7 @@ function linkTargets(markdown: string): string[] {
 describe("published package metadata", () => {
   it("finds the libraries, the CLI and the example plug-ins", () => {
     expect(published.map((entry) => entry.json.name)).toEqual(
-      expect.arrayContaining(["@kb/des", "@kb/runtime", "@kb/cli", "kb-plugin-systolic-gemm"]),
+      expect.arrayContaining(["@kb/des", "@kb/spec", "@kb/runtime", "@kb/cli", "kb-plugin-systolic-gemm"]),
     );
   });
 
@@ -112,12 +112,39 @@ describe("published package metadata", () => {
     expect(missing).toEqual([]);
   });
 
-  it("takes zod as a peer where the user's schemas cross the API (defineBench, defineComponent)", () => {
-    for (const name of ["@kb/runtime", "@kb/components"]) {
+  it("takes zod as a peer where the user's schemas cross the API (defineBench, defineComponent, hbmTopologyParams)", () => {
+    for (const name of ["@kb/runtime", "@kb/components", "@kb/spec"]) {
       const json = byName(name);
       expect(json?.peerDependencies?.zod, name).toMatch(/^\^4\./);
       expect(json?.dependencies?.zod, name).toBeUndefined();
     }
+  });
+
+  it("layers the workspace: @kb/spec names only @kb/errors, and no package depends on itself through others", () => {
+    const all = ["packages", "apps", "examples"].flatMap((group) =>
+      readdirSync(join(repoRoot, group))
+        .filter((name) => existsSync(join(repoRoot, group, name, "package.json")))
+        .map(
+          (name) =>
+            JSON.parse(readFileSync(join(repoRoot, group, name, "package.json"), "utf8")) as PackageJson,
+        ),
+    );
+    /** The workspace packages `json` depends on (at run time, or also to build and test it). */
+    const workspace = (json: PackageJson, dev: boolean) =>
+      Object.keys({
+        ...json.dependencies,
+        ...json.peerDependencies,
+        ...(dev ? json.devDependencies : {}),
+      }).filter((name) => all.some((other) => other.name === name));
+    expect(workspace(byName("@kb/spec") as PackageJson, false)).toEqual(["@kb/errors"]);
+    const edges = new Map(all.map((json) => [json.name, workspace(json, true)]));
+    const cycles: string[] = [];
+    const visit = (name: string, path: readonly string[]): void => {
+      if (path.includes(name)) cycles.push([...path.slice(path.indexOf(name)), name].join(" -> "));
+      else for (const next of edges.get(name) ?? []) visit(next, [...path, name]);
+    };
+    for (const name of edges.keys()) visit(name, []);
+    expect(cycles).toEqual([]);
   });
 
   it("ships the topology JSON Schema in @kb/topology, exported by path", () => {

@@ -1,9 +1,10 @@
+// The HBM geometry keys are defined in @kb/spec (what a controller model receives); re-exported.
+export { HBM_GEOMETRY_KEYS } from "@kb/spec";
 export { ADDRESS_LAYOUT, TCM_WINDOW_BYTES } from "./address-layout.js";
 export { expandTopology, linkPatternPeers } from "./expand.js";
 export { idGlobToRegExp, isIdGlob } from "./glob.js";
 export type { TopologyEdge, TopologyNode } from "./graph.js";
 export { FORWARDING_KINDS, TopologyGraph } from "./graph.js";
-export { HBM_GEOMETRY_KEYS } from "./hbm-geometry.js";
 export type { HbmAddressMap, HbmCoordinates, HbmOrganisation } from "./hbm-mapping.js";
 export { HBM_MAPPINGS, hbmAddressMap } from "./hbm-mapping.js";
 export { parseTopology, resolveTopology, topologyJsonSchema, topologyToYaml } from "./load.js";

@@ -1,6 +1,6 @@
 import { isKbError } from "@kb/errors";
+import { HBM_NODE_KEYS, hbmPresetNameSchema } from "@kb/spec";
 import * as z from "zod";
-import { HBM_NODE_KEYS } from "./hbm-geometry.js";
 import { type HbmOrganisation, hbmAddressMap } from "./hbm-mapping.js";
 import { topologyLimitIssues } from "./topology-limits.js";
 
@@ -185,8 +185,7 @@ export const hbmSchema = componentSchema("hbm_ctrl", "hbm_ctrl_v1").extend({
     .describe(
       "Address mapping: interleave (units of interleave_bytes over channels, then pseudo-channels), xor (bank-group interleave with channel, pseudo-channel and bank bits XOR-folded with higher bits), mop4clxor (Ramulator's MOP4CLXOR), or a bit-order string MSB first such as RoBaBgSiPcCo4ChCo1. See docs/latency-model.md.",
     ),
-  preset: z
-    .enum(["hbm2", "hbm2e", "hbm3", "hbm3e"])
+  preset: hbmPresetNameSchema
     .optional()
     .describe("A JEDEC part whose timing a bank-aware controller (hbm_ctrl_v2) uses."),
   sids: count("Stack IDs (ranks) per pseudo-channel.").default(1),

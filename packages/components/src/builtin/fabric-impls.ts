@@ -1,5 +1,6 @@
 import type { Event } from "@kb/des";
 import { KbError } from "@kb/errors";
+import { hbmTopologyParams, queueDepthParam } from "@kb/spec";
 import * as z from "zod";
 import { Component, type ComponentContext } from "../component.js";
 import { defineComponent } from "../define.js";
@@ -7,9 +8,9 @@ import { defineMemoryModel, type MemoryModel, type MemoryRequest, type MemoryTim
 import type { Message } from "../message.js";
 import { Packet } from "../packet.js";
 
-/** `queue_depth`: every built-in's inbox capacity per lane. */
-export const queueDepthParam = (depth: number) =>
-  z.number().int().min(1).default(depth).describe("Inbox capacity per lane: the hardware queue depth.");
+// The HBM params schema is defined in @kb/spec; re-exported here for the built-in HBM models
+// that extend it from this file.
+export { hbmTopologyParams };
 
 /**
  * `queue_depth` of a forwarding hop: accepted so topologies that set it keep parsing, but a hop
@@ -157,28 +158,6 @@ function analyticPorts(ports: number, bwGbs: number, flitBytes: number, accessNs
     peak: () => ({ bytesPerNs: ports * bwGbs }),
   };
 }
-
-/**
- * The params the topology gives every HBM controller node (`cube.hbm`): an HBM memory model's
- * schema extends this (`hbmTopologyParams.extend({ ... })`) so its strict parse accepts them.
- */
-export const hbmTopologyParams = z.strictObject({
-  channels: z.number().int().min(1).describe("Channels (set by the topology's cube.hbm)."),
-  pseudo_channels: z.number().int().min(1).describe("Pseudo-channels per channel."),
-  pc_bw_gbs: z.number().positive().describe("Bandwidth of one pseudo-channel, GB/s."),
-  access_latency_ns: z.number().min(0).describe("Access latency of a pseudo-channel, ns."),
-  interleave_bytes: z.number().int().min(1).describe("Address interleave unit (mapping: interleave), bytes."),
-  flit_bytes: z.number().int().min(1).describe("Flit size: the bus commits a flit at a time."),
-  capacity_bytes: z.number().int().min(1).describe("Stack capacity, bytes."),
-  mapping: z.string().default("interleave").describe("Address mapping (cube.hbm.mapping)."),
-  preset: z.enum(["hbm2", "hbm2e", "hbm3", "hbm3e"]).optional().describe("JEDEC part (cube.hbm.preset)."),
-  sids: z.number().int().min(1).default(1).describe("SIDs per pseudo-channel."),
-  bank_groups: z.number().int().min(1).default(4).describe("Bank groups per SID."),
-  banks_per_group: z.number().int().min(1).default(4).describe("Banks per bank group."),
-  row_bytes: z.number().int().min(1).default(1024).describe("Row (page) size, bytes."),
-  burst_bytes: z.number().int().min(1).default(32).describe("Bytes per column access."),
-  queue_depth: queueDepthParam(64),
-});
 
 export const hbmCtrlV1 = defineMemoryModel({
   kind: "hbm_ctrl",

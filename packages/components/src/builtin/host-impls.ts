@@ -1,5 +1,6 @@
 import type { Event } from "@kb/des";
 import { KbError } from "@kb/errors";
+import { queueDepthParam } from "@kb/spec";
 import * as z from "zod";
 import { Component, type ComponentContext, type StageWork } from "../component.js";
 import { CONTROL_BYTES, type SipLaunch } from "../control.js";
@@ -8,7 +9,6 @@ import type { Message } from "../message.js";
 import { Packet } from "../packet.js";
 import { ControlMessage, type PeProgram, ProgramMessage } from "../program.js";
 import type { Transfer } from "../transfer.js";
-import { queueDepthParam } from "./fabric-impls.js";
 
 interface CubeLaunch {
   readonly pes: readonly { pe: string; commands: PeProgram }[];

@@ -1,7 +1,7 @@
 import { Event } from "@kb/des";
 import { KbError } from "@kb/errors";
+import { type IpcqRecvCommand, type PeCommand, queueDepthParam } from "@kb/spec";
 import * as z from "zod";
-import type { IpcqRecvCommand, PeCommand } from "../commands.js";
 import { Component, type ComponentContext, type StageWork } from "../component.js";
 import { CONTROL_BYTES } from "../control.js";
 import { defineComponent } from "../define.js";
@@ -14,7 +14,6 @@ import {
   ProgramMessage,
   Submission,
 } from "../program.js";
-import { queueDepthParam } from "./fabric-impls.js";
 import { ns, peOf, wrongMessage } from "./pe-support.js";
 
 // ---------------------------------------------------------------------------------------------

@@ -1,6 +1,6 @@
+import { queueDepthParam } from "@kb/spec";
 import * as z from "zod";
 import { defineComponent } from "../define.js";
-import { queueDepthParam } from "./fabric-impls.js";
 import { dtypeCyclesParam, MacArrayGemm } from "./mac-array-gemm.js";
 
 export const gemmParams = z.strictObject({

@@ -1,6 +1,6 @@
+import { queueDepthParam } from "@kb/spec";
 import * as z from "zod";
 import { defineComponent } from "../define.js";
-import { queueDepthParam } from "./fabric-impls.js";
 import { dtypeCyclesParam, MacArrayGemm } from "./mac-array-gemm.js";
 
 /** The dataflows of `pe_gemm_v2`: what stays in the array while the third dimension streams. */

@@ -1,10 +1,9 @@
 import type { Resource } from "@kb/des";
-import { MATH_OPS } from "@kb/oplog";
+import { MATH_OPS, queueDepthParam } from "@kb/spec";
 import * as z from "zod";
 import { Component, type ComponentContext, type ComponentPeak, type StageWork } from "../component.js";
 import { defineComponent } from "../define.js";
 import { type Message, TileToken } from "../message.js";
-import { queueDepthParam } from "./fabric-impls.js";
 import { compute, computeSlotOf, wrongMessage } from "./pe-support.js";
 
 // PE_MATH. The other PE engines: pe-cpu.ts (PE_CPU), pe-scheduler.ts (PE_SCHEDULER),

@@ -1,8 +1,8 @@
 import { readFileSync } from "node:fs";
 import { MemorySink, OpLogger, type OpRecord } from "@kb/oplog";
+import type { PeCommand } from "@kb/spec";
 import { expandTopology, parseTopology, tcmAddress } from "@kb/topology";
 import { describe, expect, it } from "vitest";
-import type { PeCommand } from "../commands.js";
 import { buildMachine } from "../machine.js";
 import { topologyPath } from "../test-support.js";
 import { simdNs } from "./pe-impls.js";

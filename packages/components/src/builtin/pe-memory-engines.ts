@@ -1,11 +1,11 @@
 import type { Event } from "@kb/des";
+import { queueDepthParam } from "@kb/spec";
 import * as z from "zod";
 import { Component, type ComponentContext, type StageWork } from "../component.js";
 import { defineComponent } from "../define.js";
 import { type AtomicStage, type DmaCopy, type Message, ServiceRequest, TileToken } from "../message.js";
 import { spaceOf } from "../plan-support.js";
 import { Transfer } from "../transfer.js";
-import { queueDepthParam } from "./fabric-impls.js";
 import { ns, peOf, wrongMessage } from "./pe-support.js";
 
 // ---------------------------------------------------------------------------------------------

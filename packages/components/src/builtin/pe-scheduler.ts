@@ -1,5 +1,6 @@
 import { type Event, Store } from "@kb/des";
 import { KbError } from "@kb/errors";
+import { queueDepthParam } from "@kb/spec";
 import { tcmAddress } from "@kb/topology";
 import * as z from "zod";
 import { Component, type ComponentContext } from "../component.js";
@@ -7,7 +8,6 @@ import { defineComponent } from "../define.js";
 import { type Message, PipelineContext, TileToken } from "../message.js";
 import { type Feed, feedOf, type PeEngines } from "../plan.js";
 import { Submission } from "../program.js";
-import { queueDepthParam } from "./fabric-impls.js";
 import { peOf, wrongMessage } from "./pe-support.js";
 
 // ---------------------------------------------------------------------------------------------

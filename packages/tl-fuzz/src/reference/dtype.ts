@@ -1,11 +1,13 @@
 // Element types and the rounding of a real (f64) value to each, as packages/tl/README.md
 // ("Semantics", "Dtypes and rounding") states them. Written from that text alone: no code is
-// shared with @kb/tensor or @kb/data-executor, so the two implementations check each other.
+// shared with @kb/tensor or @kb/data-executor, so the two implementations check each other (only
+// the dtype names, a type, come from @kb/spec, where the kernels' are defined).
 
 import { KbError } from "@kb/errors";
+import type { Dtype as KernelDtype } from "@kb/spec";
 
-/** The element types of the kernel language. */
-export type Dtype = "f32" | "f16" | "bf16" | "i8" | "i32" | "u32";
+/** The element types of the kernel language the reference computes in (booleans are masks). */
+export type Dtype = Exclude<KernelDtype, "i1">;
 
 /** Every dtype, floats first. */
 export const DTYPES: readonly Dtype[] = Object.freeze(["f32", "f16", "bf16", "i8", "i32", "u32"]);

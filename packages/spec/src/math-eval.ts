@@ -1,7 +1,7 @@
 import { KbError } from "@kb/errors";
+import type { Dtype } from "./dtype.js";
 import { integerElement, integerType, WRAPPING_OPS, wrapInteger } from "./integer-ops.js";
 import { type ElementFn, type LineMathOp, MATH_OPS, type MathOpInfo, mathOutputShape } from "./math-ops.js";
-import type { Dtype } from "./schema.js";
 
 // The f64 evaluation of one math op of the table over whole operands: phase 2 (@kb/data-executor's
 // applyMath) and phase 1's known values (@kb/tl) both call it and round its result once to the

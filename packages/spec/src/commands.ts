@@ -1,22 +1,9 @@
-import type { AtomicOp } from "@kb/oplog";
+import type { AtomicOp } from "./atomic-ops.js";
+import type { Dtype } from "./dtype.js";
 
-/**
- * PE commands: what a PE_CPU submits to its PE_SCHEDULER (ADR-0014 D3). Addresses are device
- * addresses (`encodeAddress`); TCM addresses are in the issuing PE's own TCM window (see
- * `tcmAddress`). Matrices are row-major and contiguous unless a stride is given.
- */
-export type Dtype = "f32" | "f16" | "bf16" | "i8" | "i32" | "i1" | "u32";
-
-/** Bytes per element of each dtype. */
-export const DTYPE_BYTES: Readonly<Record<Dtype, number>> = Object.freeze({
-  f32: 4,
-  f16: 2,
-  bf16: 2,
-  i8: 1,
-  i32: 4,
-  i1: 1,
-  u32: 4,
-});
+// PE commands: what a PE_CPU submits to its PE_SCHEDULER (ADR-0014 D3). Addresses are device
+// addresses (`encodeAddress`); TCM addresses are in the issuing PE's own TCM window (see
+// `tcmAddress`). Matrices are row-major and contiguous unless a stride is given.
 
 /** Fields every command may carry. */
 interface CommandBase {

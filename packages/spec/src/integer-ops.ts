@@ -1,5 +1,5 @@
+import type { Dtype } from "./dtype.js";
 import type { ElementFn } from "./math-ops.js";
-import type { Dtype } from "./schema.js";
 
 // Integer arithmetic as Triton's (LLVM's) on the integer dtypes: results wrap modulo 2^bits
 // (two's complement for the signed types), `div` truncates toward zero and `mod` takes the sign

@@ -1,8 +1,10 @@
+import * as z from "zod";
+
 /**
  * An element type of a host tensor: IEEE binary32 (`f32`), IEEE binary16 (`f16`), bfloat16
  * (`bf16`, the top half of a binary32), two's-complement signed integers (`i8`, `i32`), the
- * unsigned 32-bit integer (`u32`, what Philox's `tl.randint` produces), and booleans (`i1`: one byte per element holding 0 or 1, what comparisons produce and masks are).
- * The same names as the op log's and the kernels' dtypes.
+ * unsigned 32-bit integer (`u32`, what Philox's `tl.randint` produces), and booleans (`i1`: one
+ * byte per element holding 0 or 1, what comparisons produce and masks are). The one definition: host tensors, PE commands, the op log and the kernels all name these.
  */
 export type Dtype = "f32" | "f16" | "bf16" | "i8" | "i32" | "i1" | "u32";
 
@@ -16,6 +18,9 @@ export const DTYPES: readonly Dtype[] = Object.freeze([
   "i1",
   "u32",
 ] as const);
+
+/** The zod schema of a {@link Dtype} (the op log's `dtype` fields; a user's schema may reuse it). */
+export const dtypeSchema = z.enum(DTYPES as readonly Dtype[] as [Dtype, ...Dtype[]]);
 
 /** Bytes per element of each {@link Dtype}. */
 export const DTYPE_BYTES: Readonly<Record<Dtype, number>> = Object.freeze({

@@ -1,7 +1,7 @@
+import type { Dtype } from "./dtype.js";
 import { erfinv } from "./libdevice.js";
 import { argLine, cumsumLine, erf, gelu, type LineFn, pow, silu, softmaxLine } from "./math-functions.js";
 import { rand, randint, randn } from "./philox.js";
-import type { Dtype } from "./schema.js";
 
 export type { LineFn } from "./math-functions.js";
 

@@ -1,9 +1,16 @@
+import * as z from "zod";
+import type { Dtype } from "./dtype.js";
 import { integerType, wrapInteger } from "./integer-ops.js";
-import type { AtomicOp, Dtype } from "./schema.js";
 
 // Atomics (`tl.atomicAdd`, `atomicMax`, `atomicMin`, `atomicXchg`, `atomicCas`): the value a
 // read-modify-write leaves at an address. One definition, used by phase 1 (tl) and phase 2 (the
 // data executor), so both compute the same new value from the same old one.
+
+/** The read-modify-write ops of an atomic (`DmaAtomic.op`, the op log's `atomic.op`). */
+export const atomicOpSchema = z.enum(["add", "max", "min", "xchg", "cas"]);
+
+/** One of the atomic ops (`tl.atomicAdd` is `add`, ...). */
+export type AtomicOp = z.output<typeof atomicOpSchema>;
 
 /**
  * The value atomic `op` writes over `old` with operand `val` (and `cmp` for `cas`), before it is

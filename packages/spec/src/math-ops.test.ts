@@ -1,4 +1,5 @@
 import { describe, expect, it } from "vitest";
+import type { Dtype } from "./dtype.js";
 import {
   MATH_OPS,
   MATH_SHAPES,
@@ -7,7 +8,6 @@ import {
   PUBLIC_MATH_OPS,
   SCALAR_OPS,
 } from "./index.js";
-import type { Dtype } from "./schema.js";
 
 const entries = Object.entries(MATH_OPS) as [string, MathOpInfo][];
 const BOOLEAN_OPS = new Set(["lt", "le", "gt", "ge", "eq", "ne", "not"]);
