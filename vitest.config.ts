@@ -20,7 +20,9 @@ projectDirs.push("benches");
 export default defineConfig({
   resolve: {
     alias: [
-      // The page's modules the CLI shares (wire types, number formats) live in apps/web.
+      // The page's modules the CLI shares (wire types, number formats) live in apps/web, and so
+      // does kb web's server (apps/web/src/server, Node only).
+      { find: /^@kb\/web-ui\/server$/, replacement: `${root}apps/web/src/server/index.ts` },
       { find: /^@kb\/web-ui\/([a-z-]+)$/, replacement: `${root}apps/web/src/$1.ts` },
       { find: /^@kb\/([a-z-]+)$/, replacement: `${root}packages/$1/src/index.ts` },
       { find: /^@kb\/([a-z-]+)\/([a-z-]+)$/, replacement: `${root}packages/$1/src/$2.ts` },

@@ -13,6 +13,7 @@ import { type Bench, type BenchPackage, isBench } from "@kb/runtime";
 import * as tensor from "@kb/tensor";
 import * as tl from "@kb/tl";
 import * as topology from "@kb/topology";
+import type { TopologyLookup } from "@kb/web-ui/server";
 import * as zod from "zod";
 
 // Finding and loading the bench files of `kb run`.
@@ -157,6 +158,9 @@ export function locateTopology(topologyArg: string, cwd: string): string {
     `no topology named "${name}": looked for ${topologyArg === name ? "" : `${topologyArg} in ${resolve(cwd)}, then for `}${lookupPlaces("topologies", `${name}.yaml`, cwd)}. ${listNames("topologies", ".yaml", cwd)} Pass a topology name, or the path of a YAML file (./my-design.yaml).`,
   );
 }
+
+/** How `kb web` finds topologies by name: as `kb run --topology` does ({@link locateTopology}). */
+export const topologyLookup: TopologyLookup = { locate: locateTopology, find: findUp };
 
 /**
  * The modules a bench file gets from the CLI itself rather than from its own node_modules: one

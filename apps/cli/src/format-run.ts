@@ -1,5 +1,6 @@
 import { formatFixed, formatNs, formatNumber, formatPercent, formatSi, groupDigits } from "@kb/errors";
 import type { RunResults } from "@kb/runtime";
+import { formatByteCount } from "@kb/web-ui/server";
 import { formatGemmPeaks, formatLaunches } from "./format-launches.js";
 
 // Number formats are the page's (apps/web/src/format.ts, bundled in): `kb run` and `kb web` print
@@ -189,18 +190,6 @@ function rate(what: string, work: number, perS: number, peakPerS: number, unit: 
   if (work === 0) return `none (no ${what} work)`;
   if (peakPerS <= 0) return formatSi(perS, unit);
   return `${formatSi(perS, unit)} of ${formatSi(peakPerS, unit)} peak${which} (${formatPercent(perS / peakPerS)})`;
-}
-
-/** Bytes: `512 B`, then binary units with 4 significant digits (`24 KiB`, `1.5 MiB`). */
-export function formatByteCount(bytes: number): string {
-  const units = ["B", "KiB", "MiB", "GiB", "TiB"];
-  let value = bytes;
-  let unit = 0;
-  while (value >= 1024 && unit < units.length - 1) {
-    value /= 1024;
-    unit++;
-  }
-  return `${unit === 0 ? String(value) : formatNumber(value, 4)} ${units[unit]}`;
 }
 
 /** A wall time: `714 ms`, `12.34 s`. */

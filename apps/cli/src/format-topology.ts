@@ -1,6 +1,7 @@
 import type { HbmStackPeak } from "@kb/components";
 import type { LinkSpec, Topology } from "@kb/topology";
 import { linkPatternPeers, PE_COMPONENT_NAMES } from "@kb/topology";
+import { formatBytes } from "@kb/web-ui/server";
 
 /** Counts of a topology, from its spec (and from its expanded graph when one is given). */
 export interface TopologyCounts {
@@ -304,18 +305,6 @@ function formatParams(params: Record<string, unknown>): string {
 /** A number with at most three decimals and no float noise: 819.2, not 819.1999999999999. */
 export function formatNumber(value: number): string {
   return String(Math.round(value * 1000) / 1000);
-}
-
-/** Bytes in the largest binary unit that divides them: `16 GiB`, `8 MiB`, `1000 B`. */
-export function formatBytes(bytes: number): string {
-  const units = ["B", "KiB", "MiB", "GiB", "TiB"];
-  let value = bytes;
-  let unit = 0;
-  while (unit < units.length - 1 && value >= 1024 && value % 1024 === 0) {
-    value /= 1024;
-    unit++;
-  }
-  return `${value} ${units[unit]}`;
 }
 
 /** Left-aligned columns, indented by two spaces; trailing blanks trimmed. */

@@ -2,9 +2,9 @@ import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
+import { timelineOfTrace } from "@kb/web-ui/trace-timeline";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { kb } from "./test-support.js";
-import { timelineOfTrace } from "./web-timeline.js";
 
 // Issue 33 point 3: a memory port's trace slices span its data-bus busy time, so the trace, the
 // results and kb web's timeline tell the same story about an HBM-bound run.

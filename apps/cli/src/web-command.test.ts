@@ -6,12 +6,12 @@ import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { RunResultsSchema } from "@kb/runtime";
 import type { WebData, WebTimelineWindow } from "@kb/web-ui/api";
+import { loadWebData, startWebServer, type WebServer } from "@kb/web-ui/server";
 import { Command } from "commander";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { topologyLookup } from "./bench-files.js";
 import { kb } from "./test-support.js";
 import { addWebCommand } from "./web-command.js";
-import { loadWebData } from "./web-data.js";
-import { startWebServer, type WebServer } from "./web-server.js";
 
 const repo = (path: string) => fileURLToPath(new URL(`../../../${path}`, import.meta.url));
 const defaultYaml = repo("topologies/default.yaml");
@@ -110,7 +110,10 @@ describe("kb web: help", () => {
 
 describe("loadWebData: files told apart by content", () => {
   it("reads a results file and a trace, in any order, and the topology", async () => {
-    const { data, slices } = await loadWebData([traceFile, resultsFile], { topology: defaultYaml });
+    const { data, slices } = await loadWebData([traceFile, resultsFile], {
+      topologies: topologyLookup,
+      topology: defaultYaml,
+    });
     expect(data.schema).toBe("kb.web/1");
     expect(data.results).toHaveLength(1);
     expect(data.results[0]).toMatchObject({ file: resultsFile, label: "copy.json" });
@@ -144,14 +147,17 @@ describe("loadWebData: files told apart by content", () => {
   });
 
   it("finds topologies/NAME.yaml of the results' topology without --topology", async () => {
-    const { data } = await loadWebData([resultsFile], { cwd: repo(".") });
+    const { data } = await loadWebData([resultsFile], { topologies: topologyLookup, cwd: repo(".") });
     expect(data.topology.file).toBe(defaultYaml);
   });
 
   it("compares results of two topologies, saying so and naming both", async () => {
     const results = JSON.parse(readFileSync(resultsFile, "utf8"));
     const other = file("other.json", JSON.stringify({ ...results, topology: "ref-cube" }));
-    const { data } = await loadWebData([resultsFile, other], { topology: defaultYaml });
+    const { data } = await loadWebData([resultsFile, other], {
+      topologies: topologyLookup,
+      topology: defaultYaml,
+    });
     expect(data.results.map((entry) => entry.results.topology)).toEqual(["default", "ref-cube"]);
     expect(data.warnings).toEqual([
       `${other} ran on topology "ref-cube", the diagram draws "default" (${defaultYaml}): kb web compares the figures of runs on different topologies side by side (launches matched by position) and colours the diagram only where the ids match; to see "ref-cube" drawn, run kb web ${other} --topology with the YAML of "ref-cube".`,
@@ -164,6 +170,7 @@ describe("loadWebData: files told apart by content", () => {
       { name: "work", ph: "X", ts: 1, dur: 2, pid: 1, tid: 1 },
     ];
     const { data, slices } = await loadWebData([file("array.json", JSON.stringify(events))], {
+      topologies: topologyLookup,
       topology: defaultYaml,
     });
     expect(data.timelines[0]?.totalSlices).toBe(1);
@@ -174,7 +181,10 @@ describe("loadWebData: files told apart by content", () => {
     mkdirSync(join(scratch, "b"), { recursive: true });
     const second = join(scratch, "b", "copy.json");
     writeFileSync(second, readFileSync(resultsFile));
-    const { data } = await loadWebData([resultsFile, second], { topology: defaultYaml });
+    const { data } = await loadWebData([resultsFile, second], {
+      topologies: topologyLookup,
+      topology: defaultYaml,
+    });
     expect(data.results.map((entry) => entry.label)).toEqual([resultsFile, second]);
   });
 });
@@ -215,7 +225,9 @@ describe("loadWebData: errors name the bad file", () => {
   for (const [what, make, message] of cases) {
     it(`${what}: kb web exits 1 with the file in the message`, async () => {
       const bad = make();
-      await expect(loadWebData([resultsFile, bad], { topology: defaultYaml })).rejects.toThrow(message);
+      await expect(
+        loadWebData([resultsFile, bad], { topologies: topologyLookup, topology: defaultYaml }),
+      ).rejects.toThrow(message);
       const run = await kb("web", resultsFile, bad, "--topology", defaultYaml, "--port", "0");
       expect(run.code).toBe(1);
       expect(run.stdout).toBe("");
@@ -234,7 +246,10 @@ describe("the server", () => {
   let server: WebServer;
   let data: WebData;
   beforeAll(async () => {
-    const loaded = await loadWebData([resultsFile, traceFile], { topology: defaultYaml });
+    const loaded = await loadWebData([resultsFile, traceFile], {
+      topologies: topologyLookup,
+      topology: defaultYaml,
+    });
     data = loaded.data;
     server = await startWebServer({ data, slices: loaded.slices, pageDir: pageDir(), port: 0 });
   });
@@ -369,7 +384,7 @@ const lanAddress = Object.values(networkInterfaces())
 describe("fault: kb web on a non-loopback address and the Host header (DNS rebinding)", () => {
   let data: WebData;
   beforeAll(async () => {
-    data = (await loadWebData([resultsFile], { topology: defaultYaml })).data;
+    data = (await loadWebData([resultsFile], { topologies: topologyLookup, topology: defaultYaml })).data;
   });
 
   it("--host 0.0.0.0 without --allow-host refuses to start, saying what to pass", async () => {

@@ -1,27 +1,31 @@
 import { isIP } from "node:net";
 import { KbError } from "@kb/errors";
 import type { WebData } from "@kb/web-ui/api";
-import { type Command, InvalidArgumentError, Option } from "commander";
-import { groupDigits } from "./format-run.js";
-import type { CliIo } from "./run-cli.js";
-import { loadWebData } from "./web-data.js";
-import { DEFAULT_MAX_INPUT_BYTES, MAX_INPUT_OPTION } from "./web-file.js";
 import {
+  DEFAULT_MAX_INPUT_BYTES,
   DEFAULT_WEB_PORT,
   findPageDir,
   hostName,
   isLoopback,
   isWildcard,
+  loadSweepSource,
+  loadWebData,
+  MAX_INPUT_OPTION,
+  type SweepSource,
   startWebServer,
+  sweepTableIn,
   type WebServer,
   wildcardWithoutAllowHost,
-} from "./web-server.js";
-import { loadSweepSource, type SweepSource, sweepTableIn } from "./web-sweep.js";
+} from "@kb/web-ui/server";
+import { type Command, InvalidArgumentError, Option } from "commander";
+import { topologyLookup } from "./bench-files.js";
+import { groupDigits } from "./format-run.js";
+import type { CliIo } from "./run-cli.js";
 
-// `kb web`: reads results and traces, serves the page that draws them (apps/web). What crosses
-// the wire is declared once, by the page (apps/web/src/api.ts); web-data.ts builds it,
-// web-timeline.ts turns traces into timelines, web-server.ts serves it. A sweep's results.jsonl
-// (kb sweep) gets the sweep page instead: web-sweep.ts reads it and its points' cached runs.
+// `kb web`: the command's arguments, what it prints and its exit code. Reading results, traces
+// and sweep tables and serving them with the page is the server's job (apps/web/src/server,
+// `@kb/web-ui/server`, bundled into kb at build time); what crosses the wire is declared once, by
+// the page (apps/web/src/api.ts). A sweep's results.jsonl (kb sweep) gets the sweep page instead.
 
 /** Options of `kb web` as commander parses them. */
 interface WebOptions {
@@ -104,7 +108,10 @@ export function addWebCommand(program: Command, io: CliIo, hooks: WebCommandHook
     )
     .action(async (files: string[], options: WebOptions) => {
       const cwd = process.cwd();
-      const topology = options.topology !== undefined ? { topology: options.topology } : {};
+      const topology = {
+        topologies: topologyLookup,
+        ...(options.topology !== undefined ? { topology: options.topology } : {}),
+      };
       const maxInputBytes = options.maxInputSize;
       const listen = {
         host: options.host,

@@ -13,11 +13,10 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { crc32, deflateRawSync, constants as zlib } from "node:zlib";
+import { loadSweepSource, loadWebData, startWebServer } from "@kb/web-ui/server";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { topologyLookup } from "./bench-files.js";
 import { kb, type Run } from "./test-support.js";
-import { loadWebData } from "./web-data.js";
-import { startWebServer } from "./web-server.js";
-import { loadSweepSource } from "./web-sweep.js";
 
 // kb web on hostile and unlucky inputs: a gzip that inflates to gigabytes on one line, a large
 // trace in Chrome's array form, a FIFO, a device, a folder given as a file; each is read in
@@ -103,7 +102,11 @@ describe("fault: kb web on a gzip that inflates to one very long line", () => {
       /blanks\.json\.gz: more than 64 MiB once decompressed, the most kb web reads of one file: a gzip bomb, or a larger trace than the default\? To read it, pass --max-input-size with a larger size\./,
     );
     // Raised, it is read: an empty trace.
-    const { data } = await loadWebData([blanks], { topology: defaultYaml, maxInputBytes: 128 * MiB });
+    const { data } = await loadWebData([blanks], {
+      topologies: topologyLookup,
+      topology: defaultYaml,
+      maxInputBytes: 128 * MiB,
+    });
     expect(data.timelines[0]?.totalSlices).toBe(0);
   }, 60_000);
 
@@ -133,7 +136,10 @@ describe("fault: kb web on a large trace in Chrome's array form", () => {
     ).join("");
     const meta = '{"name":"thread_name","ph":"M","pid":1,"tid":1,"args":{"name":"sip0.io_cpu"}}';
     const trace = gzipOfRepeats("array.json.gz", "[", Buffer.from(events), 300, `${meta}]`);
-    const { data, slices } = await loadWebData([trace], { topology: defaultYaml });
+    const { data, slices } = await loadWebData([trace], {
+      topologies: topologyLookup,
+      topology: defaultYaml,
+    });
     expect(data.timelines[0]?.totalSlices).toBe(300_000);
     expect(data.timelines[0]?.tracks).toEqual([{ name: "sip0.io_cpu", group: "pid 1" }]);
     expect(slices[0]?.size).toBe(300_000);
@@ -160,7 +166,10 @@ describe("fault: kb web on a trace of very many tracks", () => {
   }, 60_000);
 
   it("a window of a trace of 20,000 tracks has at most 4 Mi cells, whatever width is asked for", async () => {
-    const { slices } = await loadWebData([manyTracks("many-tracks.json", 20_000)], { topology: defaultYaml });
+    const { slices } = await loadWebData([manyTracks("many-tracks.json", 20_000)], {
+      topologies: topologyLookup,
+      topology: defaultYaml,
+    });
     const index = slices[0];
     expect(index?.tracks).toBe(20_000);
     const window = index?.window(0, 1000, 4096);
@@ -252,7 +261,7 @@ describe("fault: kb web on a hostile sweep table and results cache", () => {
     const { table, cache } = sweepDir("cache-fifo", [row({ digest })]);
     execFileSync("mkfifo", [join(cache, `${digest}.json`)]);
     const server = await startWebServer({
-      sweep: await loadSweepSource(table, { cacheDir: cache }),
+      sweep: await loadSweepSource(table, { topologies: topologyLookup, cacheDir: cache }),
       pageDir: scratch,
       port: 0,
     });
@@ -276,7 +285,11 @@ describe("fault: kb web on a hostile sweep table and results cache", () => {
     writeFileSync(join(table, "..", "evil", "xxxxxxxx.yaml"), "not: [a topology\n");
     writeFileSync(join(cache, `${digest}.json`), results);
     writeFileSync(join(cache, "..", "outside.json"), results);
-    const sweep = await loadSweepSource(table, { cacheDir: cache, cwd: repo(".") });
+    const sweep = await loadSweepSource(table, {
+      topologies: topologyLookup,
+      cacheDir: cache,
+      cwd: repo("."),
+    });
     expect(sweep.data.rows.map((entry) => entry.cached)).toEqual([true, false]);
     const run = await sweep.run(digest);
     expect(run?.topology.file).toBe(defaultYaml);

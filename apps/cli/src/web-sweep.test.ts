@@ -2,12 +2,19 @@ import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "nod
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { WebData } from "@kb/web-ui/api";
+import {
+  loadSweepSource,
+  pointTopologyFile,
+  readSweepTable,
+  readWebInput,
+  startWebServer,
+  sweepTableIn,
+  type WebServer,
+} from "@kb/web-ui/server";
 import type { SweepData } from "@kb/web-ui/sweep-api";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { topologyLookup } from "./bench-files.js";
 import { kb } from "./test-support.js";
-import { readWebInput } from "./web-input.js";
-import { startWebServer, type WebServer } from "./web-server.js";
-import { loadSweepSource, pointTopologyFile, readSweepTable, sweepTableIn } from "./web-sweep.js";
 import { haveBuiltKb, runSmallSweep, type SmallSweep } from "./web-sweep-support.js";
 
 // kb web of a sweep's results.jsonl: the server's /api/sweep and /api/data?run=, on a real sweep
@@ -88,11 +95,15 @@ describe.skipIf(!haveBuiltKb)("kb web of a sweep run with --cache", () => {
     sweep = await runSmallSweep(join(scratch, "copy"));
     const pages = pageDir();
     server = await startWebServer({
-      sweep: await loadSweepSource(sweep.table, { cacheDir: sweep.cache }),
+      sweep: await loadSweepSource(sweep.table, { topologies: topologyLookup, cacheDir: sweep.cache }),
       pageDir: pages,
       port: 0,
     });
-    uncached = await startWebServer({ sweep: await loadSweepSource(sweep.table), pageDir: pages, port: 0 });
+    uncached = await startWebServer({
+      sweep: await loadSweepSource(sweep.table, { topologies: topologyLookup }),
+      pageDir: pages,
+      port: 0,
+    });
   }, 120_000);
 
   afterAll(async () => {

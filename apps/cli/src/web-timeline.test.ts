@@ -3,10 +3,11 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { gzipSync } from "node:zlib";
+import { loadWebData } from "@kb/web-ui/server";
+import { binCounter, timelineOfTrace } from "@kb/web-ui/trace-timeline";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { topologyLookup } from "./bench-files.js";
 import { kb } from "./test-support.js";
-import { loadWebData } from "./web-data.js";
-import { binCounter, timelineOfTrace } from "./web-timeline.js";
 
 // A trace as kb web holds it: every slice, busy fractions of any window, counters over the whole
 // run, gzip-compressed or not.
@@ -126,7 +127,10 @@ describe("reading traces", () => {
     expect(text.startsWith('{"traceEvents":[\n')).toBe(true);
     const trace = JSON.parse(text) as { traceEvents: unknown[] };
     const whole = timelineOfTrace(trace.traceEvents, traceFile, "copy.trace.json");
-    const { data, slices } = await loadWebData([traceFile], { topology: defaultYaml });
+    const { data, slices } = await loadWebData([traceFile], {
+      topologies: topologyLookup,
+      topology: defaultYaml,
+    });
     expect(data.timelines[0]).toEqual(whole.timeline);
     const begins = trace.traceEvents.filter((event) => (event as { ph: string }).ph === "B").length;
     expect(whole.timeline.totalSlices).toBe(begins);
@@ -147,8 +151,8 @@ describe("reading traces", () => {
     const gz = join(scratch, "copy.trace.json.gz");
     writeFileSync(gz, gzipSync(readFileSync(traceFile)));
     expect(readFileSync(gz).subarray(0, 2)).toEqual(Buffer.from([0x1f, 0x8b]));
-    const plain = await loadWebData([traceFile], { topology: defaultYaml });
-    const zipped = await loadWebData([gz], { topology: defaultYaml });
+    const plain = await loadWebData([traceFile], { topologies: topologyLookup, topology: defaultYaml });
+    const zipped = await loadWebData([gz], { topologies: topologyLookup, topology: defaultYaml });
     const {
       file: _a,
       label: _b,
@@ -169,7 +173,7 @@ describe("reading traces", () => {
     const events = [{ name: "work", ph: "X", ts: 1, dur: 2, pid: 1, tid: 1 }];
     const gz = join(scratch, "array.json.gz");
     writeFileSync(gz, gzipSync(JSON.stringify(events)));
-    const { slices } = await loadWebData([gz], { topology: defaultYaml });
+    const { slices } = await loadWebData([gz], { topologies: topologyLookup, topology: defaultYaml });
     expect(slices[0]?.window(0, 3000, 3).slices).toEqual([0, 1000, 3000, 0]);
   });
 
@@ -179,7 +183,7 @@ describe("reading traces", () => {
       gz,
       gzipSync(kbTraceText([{ name: "a", ph: "X", ts: 0, dur: 1, pid: 1, tid: 1 }])).subarray(0, 20),
     );
-    await expect(loadWebData([gz], { topology: defaultYaml })).rejects.toThrow(
+    await expect(loadWebData([gz], { topologies: topologyLookup, topology: defaultYaml })).rejects.toThrow(
       /\[CLI_USAGE\] .*cut\.json\.gz: a gzip file that does not decompress .*Write it again with kb run --trace/,
     );
   });
@@ -193,7 +197,7 @@ describe("reading traces", () => {
         { ph: "B", pid: 1 },
       ]),
     );
-    await expect(loadWebData([bad], { topology: defaultYaml })).rejects.toThrow(
+    await expect(loadWebData([bad], { topologies: topologyLookup, topology: defaultYaml })).rejects.toThrow(
       /bad-line\.json:3: traceEvents\[1\] has no numeric ts, pid and tid/,
     );
   });

@@ -4,8 +4,8 @@ import { join } from "node:path";
 import { freePort } from "@kb/tooling/node/free-port";
 import { type RunningRedis, redisSkipReason, runRedisTests, startRedis } from "@kb/tooling/node/redis";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { kb } from "./cli-sources.js";
 import { kbBinJs, killAll, repoRoot, rowsOf, startKb, writeSpec } from "./sweep-redis-support.js";
-import { kb } from "./test-support.js";
 
 // kb sweep --redis with kb worker processes on a real redis-server (127.0.0.1, a free port, a temp
 // folder, a password): a 12-point sweep on two workers, one SIGKILLed while it holds a point,

@@ -3,7 +3,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { Browser } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { kb } from "./test-support.js";
+import { kb } from "./cli-sources.js";
 import {
   launchChromium,
   openPage,

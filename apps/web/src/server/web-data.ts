@@ -1,17 +1,32 @@
 import { basename, join } from "node:path";
 import { loadTopologyGraphFile } from "@kb/topology/node";
-import type { WebData, WebResults, WebTimeline } from "@kb/web-ui/api";
-import type { SliceIndex } from "@kb/web-ui/slice-index";
-import { webTopologyOf } from "@kb/web-ui/topology-data";
-import type { TraceTimeline } from "@kb/web-ui/trace-timeline";
-import { findUp, locateTopology } from "./bench-files.js";
+import type { WebData, WebResults, WebTimeline } from "../api.js";
+import type { SliceIndex } from "../slice-index.js";
+import { webTopologyOf } from "../topology-data.js";
+import type { TraceTimeline } from "../trace-timeline.js";
 import { DEFAULT_MAX_INPUT_BYTES } from "./web-file.js";
 import { readWebInput } from "./web-input.js";
 
 // What `kb web` serves at /api/data: the results and trace files read, and the topology.
 
+/**
+ * How topology files are found by name: the CLI's lookup (`kb run --topology`'s: the current
+ * folder and its parents, then the topologies kb ships), which it passes in.
+ */
+export interface TopologyLookup {
+  /**
+   * The file of a `--topology` argument: a path, a file name or a topology name. Throws a
+   * `KbError` naming where it looked when there is none.
+   */
+  locate(topologyArg: string, cwd: string): string;
+  /** The first `<dir>/<relative>` that is a file over the folders `locate` searches, if any. */
+  find(relative: string, cwd: string): string | undefined;
+}
+
 /** Options of {@link loadWebData}. */
 export interface WebDataOptions {
+  /** How topology names become files (the CLI passes its own lookup). */
+  readonly topologies: TopologyLookup;
   /** Topology YAML; default: see the `--topology` option. */
   readonly topology?: string;
   /** Where names are looked up from (default: the current directory). */
@@ -36,10 +51,7 @@ export interface LoadedWebData {
  * `maxInputBytes`), is not JSON, is neither kind or is a results file that does not match
  * `RunResultsSchema`; and the topology's errors.
  */
-export async function loadWebData(
-  files: readonly string[],
-  options: WebDataOptions = {},
-): Promise<LoadedWebData> {
+export async function loadWebData(files: readonly string[], options: WebDataOptions): Promise<LoadedWebData> {
   const cwd = options.cwd ?? process.cwd();
   const labels = labelsOf(files);
   const results: WebResults[] = [];
@@ -54,8 +66,8 @@ export async function loadWebData(
 
   const topologyFile =
     options.topology === undefined
-      ? defaultTopologyFile(results, cwd)
-      : locateTopology(options.topology, cwd);
+      ? defaultTopologyFile(results, cwd, options.topologies)
+      : options.topologies.locate(options.topology, cwd);
   const { topology, graph } = loadTopologyGraphFile(topologyFile);
   const webTopology = webTopologyOf(topologyFile, topology.name, graph);
   const { nodes } = webTopology;
@@ -100,11 +112,15 @@ function labelsOf(files: readonly string[]): string[] {
 }
 
 /** `topologies/NAME.yaml` of the first results' topology NAME when it exists, else `topologies/default.yaml`. */
-function defaultTopologyFile(results: readonly WebResults[], cwd: string): string {
+function defaultTopologyFile(
+  results: readonly WebResults[],
+  cwd: string,
+  topologies: TopologyLookup,
+): string {
   const name = results[0]?.results.topology;
   if (name !== undefined && /^[\w.-]+$/.test(name)) {
-    const named = findUp(join("topologies", `${name}.yaml`), cwd);
+    const named = topologies.find(join("topologies", `${name}.yaml`), cwd);
     if (named !== undefined) return named;
   }
-  return findUp(join("topologies", "default.yaml"), cwd) ?? "topologies/default.yaml";
+  return topologies.find(join("topologies", "default.yaml"), cwd) ?? "topologies/default.yaml";
 }

@@ -2,9 +2,9 @@ import { existsSync, statSync } from "node:fs";
 import { dirname, extname, join, resolve } from "node:path";
 import { KbError } from "@kb/errors";
 import { type SweepRow, sweepRowSchema } from "@kb/sweep";
-import type { WebData } from "@kb/web-ui/api";
-import type { SweepData, SweepWebRow } from "@kb/web-ui/sweep-api";
-import { loadWebData } from "./web-data.js";
+import type { WebData } from "../api.js";
+import type { SweepData, SweepWebRow } from "../sweep-api.js";
+import { loadWebData, type TopologyLookup } from "./web-data.js";
 import { DEFAULT_MAX_INPUT_BYTES, inputLines } from "./web-file.js";
 
 /** The longest row of a sweep's results table kb web reads. */
@@ -27,6 +27,8 @@ export interface SweepSource {
 
 /** Options of {@link loadSweepSource}. */
 export interface SweepSourceOptions {
+  /** How topology names become files (the CLI passes its own lookup). */
+  readonly topologies: TopologyLookup;
   /** The results cache (`kb run --cache DIR`), where a point's run is `DIR/<digest>.json`. */
   readonly cacheDir?: string;
   /** Topology YAML every run page draws (default: the point's own, see {@link pointTopologyFile}). */
@@ -156,7 +158,7 @@ function isFolder(path: string): boolean {
  * from the results cache. Throws what {@link readSweepTable} throws, and a `KbError` when
  * `cacheDir` is not a folder.
  */
-export async function loadSweepSource(file: string, options: SweepSourceOptions = {}): Promise<SweepSource> {
+export async function loadSweepSource(file: string, options: SweepSourceOptions): Promise<SweepSource> {
   const cwd = options.cwd ?? process.cwd();
   const cacheDir = options.cacheDir === undefined ? null : resolve(cwd, options.cacheDir);
   if (cacheDir !== null && !isFolder(cacheDir)) {
@@ -193,7 +195,7 @@ export async function loadSweepSource(file: string, options: SweepSourceOptions 
       if (row === undefined || cached === null || !existsSync(cached)) return Promise.resolve(null);
       let loaded = runs.get(digest);
       if (loaded === undefined) {
-        loaded = loadRun(file, row, cached, { topology: options.topology, cwd, maxBytes });
+        loaded = loadRun(file, row, cached, { ...options, cwd, maxBytes });
         // A failed read is tried again on the next request.
         loaded.catch(() => runs.delete(digest));
         runs.set(digest, loaded);
@@ -208,13 +210,14 @@ async function loadRun(
   tableFile: string,
   row: SweepRow,
   cachedFile: string,
-  options: { topology: string | undefined; cwd: string; maxBytes: number },
+  options: { topologies: TopologyLookup; topology?: string | undefined; cwd: string; maxBytes: number },
 ): Promise<WebData> {
-  const { topology, cwd, maxBytes } = options;
+  const { topologies, topology, cwd, maxBytes } = options;
   const own = pointTopologyFile(tableFile, row.key);
   const hasOwn = own !== null && existsSync(own);
   const chosen = topology ?? (hasOwn ? own : undefined);
   const { data } = await loadWebData([cachedFile], {
+    topologies,
     ...(chosen !== undefined ? { topology: chosen } : {}),
     cwd,
     maxInputBytes: maxBytes,

@@ -6,10 +6,10 @@ import {
   INSTALL_CHROMIUM,
   runBrowserTests,
 } from "@kb/tooling/node/chromium";
+import type { WebServer } from "@kb/web-ui/server";
 import { Command } from "commander";
 import { type Browser, chromium, type Page } from "playwright-core";
-import { addWebCommand } from "./web-command.js";
-import type { WebServer } from "./web-server.js";
+import { addWebCommand } from "./cli-sources.js";
 
 // What the end-to-end tests of kb web share: Debian's Chromium driven by playwright-core (which
 // downloads no browser of its own), kb web started in-process on a free port and stopped, and a

@@ -3,8 +3,7 @@ import { type FileHandle, open } from "node:fs/promises";
 import { createGunzip } from "node:zlib";
 import { KbError } from "@kb/errors";
 import { fileKindOf } from "@kb/errors/node";
-import { formatByteCount } from "./format-run.js";
-import { formatBytes } from "./format-topology.js";
+import { formatByteCount, formatBytes } from "./bytes.js";
 
 // How kb web reads a file it is given (results, traces, a sweep's table, a cached run): only a
 // regular file (a FIFO would block for ever, /dev/zero never ends), of at most a size on disk and

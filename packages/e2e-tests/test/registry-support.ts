@@ -111,7 +111,7 @@ export async function startRegistry(dir: string): Promise<Registry> {
       "",
     ].join("\n"),
   );
-  const bin = join(repoRoot, "apps", "cli", "node_modules", "verdaccio", "bin", "verdaccio");
+  const bin = join(repoRoot, "packages", "e2e-tests", "node_modules", "verdaccio", "bin", "verdaccio");
   // Its own process group, so stopping it ends whatever it started too.
   const child: ChildProcess = spawn(
     process.execPath,

@@ -1,16 +1,16 @@
 import { KbError } from "@kb/errors";
 import { type RunResults, RunResultsSchema } from "@kb/runtime";
 import { cacheEntryResults } from "@kb/runtime/node";
-import { formatByteCount } from "./format-run.js";
-import { inputChunks } from "./web-file.js";
-import { JsonEventSplitter, SplitterError } from "./web-json-events.js";
 import {
   isRecord,
   TimelineBuilder,
   type TraceTimeline,
   timelineOfTrace,
   WHAT_KB_WEB_READS,
-} from "./web-timeline.js";
+} from "../trace-timeline.js";
+import { formatByteCount } from "./bytes.js";
+import { inputChunks } from "./web-file.js";
+import { JsonEventSplitter, SplitterError } from "./web-json-events.js";
 
 // Reading one file given to `kb web`: a results file or a trace, gzip-compressed or not. A trace is
 // read as a stream, event by event, whatever its layout (kb run --trace's one event per line,

@@ -4,7 +4,7 @@ import { join } from "node:path";
 import type { RunResults } from "@kb/runtime";
 import type { Browser } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { kb } from "./test-support.js";
+import { kb } from "./cli-sources.js";
 import {
   launchChromium,
   openPage,

@@ -5,9 +5,9 @@ import { isIP } from "node:net";
 import { dirname, extname, join, resolve, sep } from "node:path";
 import { fileURLToPath } from "node:url";
 import { KbError } from "@kb/errors";
-import type { WebData } from "@kb/web-ui/api";
-import type { SliceIndex } from "@kb/web-ui/slice-index";
-import type { SweepData } from "@kb/web-ui/sweep-api";
+import type { WebData } from "../api.js";
+import type { SliceIndex } from "../slice-index.js";
+import type { SweepData } from "../sweep-api.js";
 
 // The HTTP server of `kb web`: the built page and /api/data, on a loopback address; for a sweep,
 // its page (sweep.html at /), /api/sweep, and each cached run at /api/data?run=DIGEST.
@@ -15,15 +15,18 @@ import type { SweepData } from "@kb/web-ui/sweep-api";
 /** The default port of `kb web`. */
 export const DEFAULT_WEB_PORT = 8080;
 
-/** The directory of this file: `src/` when run from sources, `dist/` when built. */
-const CLI_DIR = dirname(fileURLToPath(import.meta.url));
+/**
+ * The directory of this module: `apps/web/src/server/` when run from sources, the CLI's `dist/`
+ * once bundled into kb (the server ships inside @kb/cli).
+ */
+const HERE = dirname(fileURLToPath(import.meta.url));
 
 /**
  * Where the built page is: `dist/web` beside a built kb (the CLI's build copies it there), else
  * `apps/web/dist` of the repository kb runs from. Throws a `KbError` saying how to build it.
  */
 export function findPageDir(): string {
-  const candidates = [join(CLI_DIR, "web"), resolve(CLI_DIR, "..", "..", "web", "dist")];
+  const candidates = [join(HERE, "web"), resolve(HERE, "..", "..", "dist")];
   const found = candidates.find((dir) => existsSync(join(dir, "index.html")));
   if (found !== undefined) return found;
   throw new KbError(

@@ -4,6 +4,7 @@ import { join } from "node:path";
 import type { SweepRow } from "@kb/sweep";
 import type { Browser } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { haveBuiltKb, runSmallSweep, type SmallSweep } from "./cli-sources.js";
 import {
   launchChromium,
   openPage,
@@ -13,7 +14,6 @@ import {
   startKbWeb,
   watchedPage,
 } from "./web-e2e-support.js";
-import { haveBuiltKb, runSmallSweep, type SmallSweep } from "./web-sweep-support.js";
 
 // End to end: kb sweep runs six points with a results cache (four ok, two failed: see
 // web-sweep-support.ts), kb web serves its results.jsonl with --cache, Chromium draws the sweep
