@@ -175,6 +175,33 @@ describe("hbmCtrlV2WithPolicies: a plug-in's own policy object", () => {
     expect(mine.description).toContain("page always_close");
   });
 
+  it("gem5's open_adaptive as a plug-in: a row with a queued conflict and no queued hit is closed after its run", () => {
+    // Reads at 0 to row 0 and row 1 of bank 0. Open page: the second finds row 0 open (a conflict)
+    // and precharges it at max(ACT 0.625 + ACT->PRE 28.75, RD 20.3125 + RD->PRE 5.9375) = 29.375.
+    // open_adaptive precharges at that same time at the end of the first run, so the second finds
+    // the bank closed (a miss): ACT at max(29.375 + 15.625, 0.625 + tRC 45) = 45.625 either way,
+    // RD 65.3125, ends 79.0625.
+    const openAdaptive: HbmPagePolicy = {
+      name: "open_adaptive",
+      closeAfterRun: (bank, row, queue) => !queue.queuedHit(bank, row) && queue.queuedConflict(bank, row),
+    };
+    const plugin = definePlugin({
+      meta: { name: "my-policies", version: "0.1.0" },
+      components: [hbmCtrlV2WithPolicies({ impl: "open_adaptive_hbm", page: openAdaptive })],
+    });
+    const run = (impl: string, plugins: KbPlugin[]) => {
+      const h = harness({}, impl, plugins);
+      const ends = done(h, at(h, 0, "read", 0), at(h, 0, "read", ROW(1)));
+      return { ends, stats: model(h).stats(0) };
+    };
+    const open = run("hbm_ctrl_v2", []);
+    const adaptive = run("my-policies:open_adaptive_hbm", [plugin]);
+    expect(open.ends).toEqual(close([34.0625, 79.0625]));
+    expect(adaptive.ends).toEqual(open.ends);
+    expect(open.stats).toMatchObject({ readMisses: 1, readConflicts: 1 });
+    expect(adaptive.stats).toMatchObject({ readMisses: 2, readConflicts: 0 });
+  });
+
   it("refuses a malformed policy with a KbError naming the field", () => {
     const bad = () => hbmCtrlV2WithPolicies({ impl: "x", page: { name: "p" } as unknown as HbmPagePolicy });
     expect(bad).toThrow(KbError);

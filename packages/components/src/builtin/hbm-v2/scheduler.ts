@@ -423,10 +423,18 @@ export class PortScheduler extends PortScan implements HbmRefreshPort, HbmQueueV
   // ---- HbmQueueView: what a page policy sees -------------------------------------------------
 
   queuedHit(bank: number, row: number): boolean {
+    return this.queued(bank, row, true);
+  }
+  queuedConflict(bank: number, row: number): boolean {
+    return this.queued(bank, row, false);
+  }
+
+  /** Whether a queued entry targets `bank` at `row` (`same`) or at another row. */
+  private queued(bank: number, row: number, same: boolean): boolean {
     const ed = this.ed;
     for (let list = LIST_PRIO; list <= LIST_WRITES; list++) {
       for (let e = this.st[this.listHead(list)] as number; e >= 0; e = ed[e * E_STRIDE + E_NEXT] as number) {
-        if (this.eBank[e] === bank && this.eRow[e] === row) return true;
+        if (this.eBank[e] === bank && (this.eRow[e] === row) === same) return true;
       }
     }
     return false;

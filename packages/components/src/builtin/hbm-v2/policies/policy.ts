@@ -34,6 +34,8 @@ export interface HbmSchedulerPolicy {
 export interface HbmQueueView {
   /** Whether a queued run (read or write, admitted to the queue) targets `row` of flat bank `bank`. */
   queuedHit(bank: number, row: number): boolean;
+  /** Whether a queued run targets another row than `row` of flat bank `bank`. */
+  queuedConflict(bank: number, row: number): boolean;
 }
 
 /** The page (row-buffer) policy: whether a row stays open after a run of bursts. */
