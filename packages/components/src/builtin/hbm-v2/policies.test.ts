@@ -9,45 +9,18 @@
 import { KbError } from "@kb/errors";
 import { describe, expect, it } from "vitest";
 import { definePlugin, type KbPlugin } from "../../define.js";
-import { MemoryHarness } from "../../memory-harness.js";
-import { graphFrom } from "../../test-support.js";
-import type { HbmCtrlV2Model } from "./hbm-ctrl-v2.js";
 import type { HbmPagePolicy } from "./policies/policy.js";
+import {
+  requestAt as at,
+  doneTimes as done,
+  hbm3Harness as harness,
+  hbmModel as model,
+} from "./test-support.js";
 import { hbmCtrlV2WithPolicies } from "./with-policies.js";
 
 const COL = (n: number) => n << 10;
 const ROW = (n: number) => n * 2 ** 20;
 
-const HBM = {
-  impl: "hbm_ctrl_v2",
-  preset: "hbm3",
-  channels: 16,
-  pseudo_channels: 2,
-  pc_bw_gbs: 25.6,
-  sids: 2,
-  mapping: "RoBaBgSiPcCo4ChCo1",
-};
-
-function harness(params: Record<string, unknown> = {}, impl = "hbm_ctrl_v2", plugins: KbPlugin[] = []) {
-  return new MemoryHarness(
-    graphFrom({ cube: { hbm: { ...HBM, impl, params: { refresh: "none", ...params } } } }),
-    { plugins },
-  );
-}
-
-type Req = ReturnType<MemoryHarness["request"]>;
-
-function at(h: MemoryHarness, t: number, kind: "read" | "write", offset: number, bytes = 32): Req {
-  if (h.machine.env.now < t) h.machine.env.run(t);
-  return h.request(kind, offset, bytes);
-}
-
-function done(h: MemoryHarness, ...requests: Req[]): number[] {
-  h.machine.run();
-  return requests.map((r) => r.value.doneNs);
-}
-
-const model = (h: MemoryHarness) => h.memory.model as HbmCtrlV2Model;
 const close = (xs: number[]) => xs.map((x) => expect.closeTo(x, 6));
 
 describe("hbm_ctrl_v2 scheduler policy", () => {
