@@ -52,8 +52,20 @@ export type { HbmCtrlV2Model } from "./builtin/hbm-v2/hbm-ctrl-v2.js";
 export { hbmCtrlV2 } from "./builtin/hbm-v2/hbm-ctrl-v2.js";
 export type { HbmCtrlV2Config, HbmCtrlV2Params } from "./builtin/hbm-v2/params.js";
 export { hbmCtrlV2Config, hbmCtrlV2Params } from "./builtin/hbm-v2/params.js";
+export { PAGE_POLICIES, REFRESH_POLICIES, SCHEDULERS } from "./builtin/hbm-v2/policies/index.js";
+export type {
+  HbmPagePolicy,
+  HbmPolicies,
+  HbmQueueView,
+  HbmRefreshPolicy,
+  HbmRefreshPort,
+  HbmSchedulerPolicy,
+} from "./builtin/hbm-v2/policies/policy.js";
+export { frFcfsCap } from "./builtin/hbm-v2/policies/scheduler-fr-fcfs-cap.js";
 export type { HbmPreset, HbmPresetName, HbmTiming } from "./builtin/hbm-v2/presets.js";
 export { HBM_PRESETS } from "./builtin/hbm-v2/presets.js";
+export type { HbmCtrlV2PolicyOptions } from "./builtin/hbm-v2/with-policies.js";
+export { hbmCtrlV2WithPolicies } from "./builtin/hbm-v2/with-policies.js";
 export { BUILTIN_COMPONENTS, defaultRegistry } from "./builtin/index.js";
 export { gemmParams, macArrayCycles, macArrayNs } from "./builtin/pe-gemm-v1.js";
 export type { GemmDataflow, GemmMapping, PeGemmV2Params } from "./builtin/pe-gemm-v2.js";

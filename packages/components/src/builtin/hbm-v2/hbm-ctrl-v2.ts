@@ -1,4 +1,4 @@
-import { defineMemoryModel, type MemoryModel } from "../../memory.js";
+import { defineMemoryModel, type MemoryModel, type MemoryModelDefinition } from "../../memory.js";
 import { type HbmPort, type HbmPortStats, LocateCache, HbmPort as Port } from "./controller.js";
 import { type HbmCtrlV2Config, hbmCtrlV2Config, hbmCtrlV2Params } from "./params.js";
 import { WakeHub } from "./wake-hub.js";
@@ -17,11 +17,12 @@ export interface HbmCtrlV2Model extends MemoryModel {
   stats(port: number): HbmPortStats;
 }
 
-export const hbmCtrlV2 = defineMemoryModel({
+/** The memory-model definition of `hbm_ctrl_v2` (`hbmCtrlV2WithPolicies` derives others from it). */
+export const hbmCtrlV2Definition = {
   kind: "hbm_ctrl",
   impl: "hbm_ctrl_v2",
   description:
-    "HBM stack controller, bank- and row-aware: per pseudo-channel, banks with open rows, read and write queues (FR-FCFS, write drain), JEDEC timing (tRCD, tRP, tRAS, tRC, tCCD, tRRD, tFAW, tWTR, tRTW, tWR, tRTP, CL, CWL, burst), all-bank or per-bank refresh, open or closed page; presets hbm2, hbm2e, hbm3, hbm3e.",
+    "HBM stack controller, bank- and row-aware: per pseudo-channel, banks with open rows, read and write queues (FR-FCFS, FCFS or capped FR-FCFS; write drain), JEDEC timing (tRCD, tRP, tRAS, tRC, tCCD, tRRD, tFAW, tWTR, tRTW, tWR, tRTP, CL, CWL, burst), all-bank or per-bank refresh, open, closed or adaptive page; presets hbm2, hbm2e, hbm3, hbm3e.",
   params: hbmCtrlV2Params,
   create: (context, params): HbmCtrlV2Model => {
     const config = hbmCtrlV2Config(params);
@@ -50,4 +51,6 @@ export const hbmCtrlV2 = defineMemoryModel({
       stats: (port) => portOf(port).stats(),
     };
   },
-});
+} satisfies MemoryModelDefinition<typeof hbmCtrlV2Params>;
+
+export const hbmCtrlV2 = defineMemoryModel(hbmCtrlV2Definition);

@@ -11,7 +11,8 @@ export const B_RD = 2; // earliest RD (ACT + tRCD_RD)
 export const B_WR = 3; // earliest WR (ACT + tRCD_WR)
 export const B_PRE = 4; // earliest PRE (tRAS, tRTP, write recovery)
 export const B_ACTIVE = 5; // entries that activated this bank and still have bursts
-export const BANK_STRIDE = 6;
+export const B_HITS = 6; // row-hit cap: bursts of younger hits that went ahead of an older request since the ACT
+export const BANK_STRIDE = 7;
 
 /** Bank-group fields (per SID x bank group). */
 export const G_RD = 0; // tCCD_L after RD, tWTR_L after write data
@@ -59,7 +60,8 @@ export const P_RD_BURSTS = 33;
 export const P_WR_BURSTS = 34;
 export const P_RHEAD = 35; // class-1 read list head, tail at +1
 export const P_WHEAD = 37; // class-1 write list head, tail at +1
-export const PORT_FIELDS = 39;
+export const P_CLOCK = 39; // the last command's time (only for an in-order scheduler)
+export const PORT_FIELDS = 40;
 
 /** The three queue lists: priority class (any kind), class-1 reads, class-1 writes. */
 export const LIST_PRIO = 0;

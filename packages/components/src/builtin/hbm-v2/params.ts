@@ -1,5 +1,8 @@
 import * as z from "zod";
 import { hbmTopologyParams } from "../fabric-impls.js";
+import { namedPolicies } from "./policies/index.js";
+import type { HbmPolicies } from "./policies/policy.js";
+import { DEFAULT_ROW_HIT_CAP } from "./policies/scheduler-fr-fcfs-cap.js";
 import { HBM_PRESETS, type HbmPresetName, type HbmTiming } from "./presets.js";
 
 const ns = (description: string) =>
@@ -70,10 +73,24 @@ export const hbmCtrlV2Params = hbmTopologyParams.extend({
       "Refresh: all_bank (REFab every tREFI, every pseudo-channel at the same times k x tREFI, tRFC each), per_bank (REFpb one bank every tREFIpb, tRFCpb), none.",
     ),
   page_policy: z
-    .enum(["open", "closed"])
+    .enum(["open", "closed", "adaptive"])
     .default("open")
     .describe(
-      "open: rows stay open until a conflict or refresh; closed: auto-precharge after each run of bursts.",
+      "open: rows stay open until a conflict or refresh; closed: auto-precharge after each run of bursts; adaptive (gem5 close_adaptive): auto-precharge after a run unless a queued request hits the row.",
+    ),
+  scheduler: z
+    .enum(["fr_fcfs", "fcfs", "fr_fcfs_cap"])
+    .default("fr_fcfs")
+    .describe(
+      "fr_fcfs: the earliest command first, row hits before row commands at equal times, then the oldest; fcfs: only the oldest request of each queue issues, in order; fr_fcfs_cap: fr_fcfs until scheduler_cap bursts of younger row hits went ahead of an older request to another row of their bank, which then goes first.",
+    ),
+  scheduler_cap: z
+    .number()
+    .int()
+    .min(1)
+    .default(DEFAULT_ROW_HIT_CAP)
+    .describe(
+      "fr_fcfs_cap: bursts of younger row hits that may go ahead of an older request to another row of their bank (Ramulator 1 FRFCFS_Cap's cap: 16).",
     ),
   max_pending: z
     .number()
@@ -148,15 +165,28 @@ export interface HbmCtrlV2Config {
   readonly writeQueue: number;
   readonly writeHigh: number;
   readonly writeLow: number;
-  readonly refresh: "all_bank" | "per_bank" | "none";
+  /** The refresh policy's name (`policies.refresh.name`). */
+  readonly refresh: string;
+  /** Whether the page policy is `closed` (`policies.page.name`). */
   readonly closedPage: boolean;
+  /** The scheduler, refresh and page policies (named by the params, or a plug-in's). */
+  readonly policies: HbmPolicies;
   readonly maxPending: number;
   readonly predictBytes: number;
   /** Commands due within this window of a wake-up are committed together, ns. */
   readonly horizon: number;
 }
 
-/** Resolves the params: the preset's timing (hbm3 when the topology names none), then overrides. */
+/**
+ * Where `hbmCtrlV2WithPolicies` puts a plug-in's policy objects on the parsed params (a symbol:
+ * never a key of a topology file).
+ */
+export const POLICY_OVERRIDES: unique symbol = Symbol("hbm_ctrl_v2 policies");
+
+/**
+ * Resolves the params: the preset's timing (hbm3 when the topology names none), then overrides;
+ * the policies the params name, then a plug-in's.
+ */
 export function hbmCtrlV2Config(params: HbmCtrlV2Params): HbmCtrlV2Config {
   const preset = params.preset ?? "hbm3";
   const timing: Record<string, number> = { ...HBM_PRESETS[preset].timing };
@@ -164,6 +194,11 @@ export function hbmCtrlV2Config(params: HbmCtrlV2Params): HbmCtrlV2Config {
     const value = (params as Record<string, unknown>)[param];
     if (typeof value === "number") timing[key] = value;
   }
+  const overrides = (params as { [POLICY_OVERRIDES]?: Partial<HbmPolicies> })[POLICY_OVERRIDES];
+  const policies: HbmPolicies = {
+    ...namedPolicies(params.scheduler, params.scheduler_cap, params.refresh, params.page_policy),
+    ...overrides,
+  };
   return {
     preset,
     timing: Object.freeze(timing) as unknown as HbmTiming,
@@ -175,8 +210,9 @@ export function hbmCtrlV2Config(params: HbmCtrlV2Params): HbmCtrlV2Config {
     writeQueue: params.write_queue,
     writeHigh: params.write_high,
     writeLow: params.write_low,
-    refresh: params.refresh,
-    closedPage: params.page_policy === "closed",
+    refresh: policies.refresh.name,
+    closedPage: policies.page.name === "closed",
+    policies,
     maxPending: params.max_pending ?? Math.max(1, Math.ceil((params.read_queue + params.write_queue) / 2)),
     predictBytes: params.predict_bytes,
     horizon: params.decision_horizon_ns ?? 4 * (timing.tCK as number),

@@ -122,13 +122,7 @@ export abstract class PortState {
     for (let i = 0; i < 4; i++) this.st[p + P_FAW + i] = Number.NEGATIVE_INFINITY;
     // The three queue lists (see PortQueue.listHead): empty.
     for (const at of [P_HEAD, P_RHEAD, P_WHEAD]) this.st.fill(-1, p + at, p + at + 2);
-    const t = config.timing;
-    this.st[p + P_REF_NEXT] =
-      config.refresh === "all_bank"
-        ? t.tREFI
-        : config.refresh === "per_bank"
-          ? t.tREFIpb
-          : Number.POSITIVE_INFINITY;
+    this.st[p + P_REF_NEXT] = config.policies.refresh.interval(config.timing);
     this.ed = new Int32Array(0);
     this.rd = new Float64Array(0);
     this.eBank = new Int32Array(0);

@@ -1,11 +1,11 @@
 import {
   B_ACT,
   B_ACTIVE,
+  B_HITS,
   B_PRE,
   B_RD,
   B_ROW,
   B_WR,
-  BANK_STRIDE,
   E_NEXT,
   E_STRIDE,
   EPS,
@@ -16,19 +16,14 @@ import {
   LIST_READS,
   LIST_WRITES,
   P_ACT,
-  P_ACTIVE,
+  P_CLOCK,
   P_COLBUS,
   P_FAW,
   P_FAWI,
   P_MODE,
-  P_OPEN,
-  P_PREAB,
   P_RD,
-  P_REF_BANK,
   P_REF_NEXT,
   P_REF_PENDING,
-  P_REFAB,
-  P_REFPB,
   P_ROWBUS,
   P_RQ,
   P_WQ,
@@ -49,9 +44,11 @@ const INF = Number.POSITIVE_INFINITY;
 
 /**
  * The candidate search of a pseudo-channel's scheduler: the earliest command any queued entry
- * (a run of bursts of one request to one bank and row) or the refresh can issue, FR-FCFS: ties
- * go to a refresh falling due, then column before row commands, then entries that opened their
- * bank (the priority list) before the others, then the oldest.
+ * (a run of bursts of one request to one bank and row) or the refresh can issue: ties go to a
+ * refresh falling due, then column before row commands, then entries that opened their bank (the
+ * priority list) before the others, then the oldest. The scheduler policy (policies/) narrows
+ * the candidates: in order, only the oldest eligible entry of each list; with a row-hit cap, a
+ * capped hit waits for an older entry to another row of its bank.
  */
 export abstract class PortScan extends PortQueue {
   // The next candidate found by the last scan, valid until the state changes.
@@ -85,11 +82,26 @@ export abstract class PortScan extends PortQueue {
 
   protected readonly writeHigh: number;
   protected readonly writeLow: number;
+  /** The scheduler policy: only the oldest eligible entry of a list is a candidate. */
+  protected readonly inOrder: boolean;
+  /** The scheduler policy's row-hit cap (INF: none). */
+  protected readonly hitCap: number;
+  protected readonly capped: boolean;
+  /** Per bank: the scan that saw an older entry to another row of it (with a cap). */
+  private readonly conflictSeen: Int32Array;
+  private scanNo = 0;
+  /** In order: the last command's time (no command before it). */
+  private sClock = -INF;
 
   constructor(config: ConstructorParameters<typeof PortQueue>[0]) {
     super(config);
     this.writeHigh = config.writeHigh * config.writeQueue;
     this.writeLow = config.writeLow * config.writeQueue;
+    const policy = config.policies.scheduler;
+    this.inOrder = policy.inOrder;
+    this.hitCap = policy.rowHitCap;
+    this.capped = policy.rowHitCap < INF;
+    this.conflictSeen = new Int32Array(this.nBanks).fill(-1);
   }
 
   /** Forgets the cached next candidate (the queue changed from outside: an arrival). */
@@ -124,6 +136,10 @@ export abstract class PortScan extends PortQueue {
       this.blockVersion++;
     }
     const refPending = (st[p + P_REF_PENDING] as number) === 1;
+    const inOrder = this.inOrder;
+    const capped = this.capped;
+    if (inOrder) this.sClock = st[p + P_CLOCK] as number;
+    if (capped) this.scanNo++;
     this.sMode = mode;
     this.sRefPending = refPending;
     this.sBestT = INF;
@@ -139,7 +155,7 @@ export abstract class PortScan extends PortQueue {
         this.sBestKind = DUE;
       }
     } else {
-      const r = this.refreshCommandTime();
+      const r = this.refreshCommandTime(st[p + P_REF_NEXT] as number);
       if (r < INF) {
         this.sBestT = r;
         this.sBestKind = REF;
@@ -165,17 +181,21 @@ export abstract class PortScan extends PortQueue {
     const eLB = this.eLB;
     const eBlk = this.eBlk;
     const version = this.blockVersion;
-    // 1. Entries with priority: all of them (ties among them go to the oldest).
+    // 1. Entries with priority: all of them (ties among them go to the oldest); in order, the
+    // oldest eligible one (the others' bounds are still voided).
+    let headFound = false;
     for (let e = st[this.listHead(LIST_PRIO)] as number; e >= 0; ) {
       const next = ed[e * E_STRIDE + E_NEXT] as number;
       if (closeAll || (closed >= 0 && eB[e] === closed)) {
         eLB[e] = -INF;
         eBlk[e] = -1;
       }
-      const bound = eLB[e] as number;
-      if (bound > this.sBestT + EPS || eBlk[e] === version) {
-        if (bound < this.sOtherT) this.sOtherT = bound;
-      } else this.consider(e, 0);
+      if (!headFound) {
+        const bound = eLB[e] as number;
+        if (eBlk[e] === version || (!inOrder && bound > this.sBestT + EPS)) {
+          if (bound < this.sOtherT) this.sOtherT = bound;
+        } else if (this.consider(e, 0) && inOrder) headFound = true;
+      }
       e = next;
     }
     // 2. The other entries of the kind being served (the other kind is blocked, as is everything
@@ -203,11 +223,28 @@ export abstract class PortScan extends PortQueue {
         this.voidBounds(list);
         this.lastServed = served;
       }
+      headFound = false;
       for (let e = st[this.listHead(list)] as number; e >= 0; ) {
         const next = ed[e * E_STRIDE + E_NEXT] as number;
         if (closeAll || (closed >= 0 && eB[e] === closed)) {
           eLB[e] = -INF;
           eBlk[e] = -1;
+        }
+        if (capped) {
+          // An entry to another row of an open bank: younger capped hits of that bank wait for it.
+          const open = st[(eB[e] as number) + B_ROW] as number;
+          if (open >= 0 && open !== eRow[e]) this.conflictSeen[this.eBank[e] as number] = this.scanNo;
+        }
+        if (inOrder) {
+          // Only the oldest eligible entry is a candidate (the others' bounds are still voided).
+          if (!headFound) {
+            if (eBlk[e] === version) {
+              const bound = eLB[e] as number;
+              if (bound < this.sOtherT) this.sOtherT = bound;
+            } else headFound = this.consider(e, 1);
+          }
+          e = next;
+          continue;
         }
         let bound = eLB[e] as number;
         if (colDone || rowDone) {
@@ -255,8 +292,11 @@ export abstract class PortScan extends PortQueue {
     }
   }
 
-  /** Evaluates entry `e` (priority class `cls`) as a candidate of the scan in progress. */
-  private consider(e: number, cls: number): void {
+  /**
+   * Evaluates entry `e` (priority class `cls`) as a candidate of the scan in progress; false when
+   * it is blocked.
+   */
+  private consider(e: number, cls: number): boolean {
     const st = this.st;
     const b = this.eB[e] as number;
     const kind = this.eKind[e] as number;
@@ -277,15 +317,21 @@ export abstract class PortScan extends PortQueue {
     }
     const ready = this.eReady[e] as number;
     if (ready > time) time = ready;
+    if (this.sClock > time) time = this.sClock;
     this.eLB[e] = time;
     const refPending = this.sRefPending;
     const blocked = col
-      ? cls === 1 && (refPending || kind !== this.sMode)
+      ? cls === 1 &&
+        (refPending ||
+          kind !== this.sMode ||
+          (this.capped &&
+            (st[b + B_HITS] as number) >= this.hitCap &&
+            this.conflictSeen[this.eBank[e] as number] === this.scanNo))
       : refPending || (cls === 1 && kind !== this.sMode) || (open >= 0 && (st[b + B_ACTIVE] as number) > 0);
     if (blocked) {
       this.eBlk[e] = this.blockVersion;
       if (time < this.sOtherT) this.sOtherT = time;
-      return;
+      return false;
     }
     const slot = col ? COL : ROW;
     if (col) {
@@ -306,36 +352,16 @@ export abstract class PortScan extends PortQueue {
       this.sBestSeq = this.eSeq[e] as number;
       this.sBestE = e;
     } else if (time < this.sOtherT) this.sOtherT = time;
+    return true;
   }
 
-  /** Earliest time of the pending refresh's next command (INF while an open bank is in use). */
-  protected refreshCommandTime(): number {
-    const st = this.st;
-    const p = this.portBase;
-    const rowBus = st[p + P_ROWBUS] as number;
-    const due = (st[p + P_REF_NEXT] as number) - 0;
-    if (this.config.refresh === "all_bank") {
-      if ((st[p + P_OPEN] as number) > 0) {
-        if ((st[p + P_ACTIVE] as number) > 0) return INF; // PREab would close an active row
-        return Math.max(st[p + P_PREAB] as number, rowBus, due);
-      }
-      return Math.max(st[p + P_REFAB] as number, rowBus, due);
-    }
-    const b = this.bankBase + (st[p + P_REF_BANK] as number) * BANK_STRIDE;
-    if ((st[b + B_ROW] as number) >= 0) {
-      if ((st[b + B_ACTIVE] as number) > 0) return INF;
-      return Math.max(st[b + B_PRE] as number, rowBus, due);
-    }
-    const t = this.config.timing;
-    // ACT->REFpb same bank tRC, PRE->REFpb tRP: B_ACT + (act - pre); tRREFD; ACT->REFpb tRRD_S.
-    return Math.max(
-      (st[b + B_ACT] as number) + t.actCmd - t.preCmd,
-      st[p + P_REFPB] as number,
-      st[p + P_ACT] as number,
-      rowBus,
-      due,
-    );
+  /** Whether the last scan saw an older entry to another row of `bank` (with a row-hit cap). */
+  protected bypassing(bank: number): boolean {
+    return this.conflictSeen[bank] === this.scanNo;
   }
+
+  /** Earliest time of the pending refresh's next command (INF while it must wait), due at `due`. */
+  protected abstract refreshCommandTime(due: number): number;
 }
 
 /** Order of candidate kinds at equal times. */

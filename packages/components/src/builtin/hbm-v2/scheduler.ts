@@ -1,6 +1,7 @@
 import {
   B_ACT,
   B_ACTIVE,
+  B_HITS,
   B_PRE,
   B_RD,
   B_ROW,
@@ -8,15 +9,20 @@ import {
   BANK_STRIDE,
   E_CLASS,
   E_ISSUED,
+  E_NEXT,
+  E_PRIO,
   E_STATE,
   E_STRIDE,
   EPS,
   G_ACT,
   G_RD,
   G_WR,
+  LIST_PRIO,
+  LIST_WRITES,
   P_ACT,
   P_ACTIVE,
   P_ACTS,
+  P_CLOCK,
   P_COLBUS,
   P_FAW,
   P_FAWI,
@@ -49,6 +55,8 @@ import {
   SID_STRIDE,
 } from "./layout.js";
 import type { HbmCtrlV2Config } from "./params.js";
+import type { HbmPagePolicy, HbmQueueView, HbmRefreshPolicy, HbmRefreshPort } from "./policies/policy.js";
+import type { HbmTiming } from "./presets.js";
 import { DUE, PortScan, REF, ROW } from "./scan.js";
 
 const INF = Number.POSITIVE_INFINITY;
@@ -59,15 +67,16 @@ export const STOP_LIMIT = 1; // the next command is at or after `limit` (its tim
 export const STOP_TARGET = 2; // the target request issued its last burst
 
 /**
- * The command scheduler of one pseudo-channel: FR-FCFS over the queue at command granularity,
- * in time order, skipping the time between commands. Each step finds the earliest command any
- * queued entry (a run of bursts of one request to one bank and row) or the refresh can issue;
- * ties go to a refresh falling due, then column before row commands, then entries of started or
- * answered requests (and entries that opened their row) before the others, then the oldest.
- * While predicting, a run of bursts that nothing else can come between is issued in closed
- * form, back to back at max(tCCD_L, tCCD_S, tBL).
+ * The command scheduler of one pseudo-channel: the scheduler policy (FR-FCFS by default) over
+ * the queue at command granularity, in time order, skipping the time between commands. Each step
+ * finds the earliest command any queued entry (a run of bursts of one request to one bank and
+ * row) or the refresh can issue; ties go to a refresh falling due, then column before row
+ * commands, then entries of started or answered requests (and entries that opened their row)
+ * before the others, then the oldest. A run of bursts that nothing else can come between is
+ * issued in closed form, back to back at max(tCCD_L, tCCD_S, tBL). The refresh and page
+ * policies are asked at each refresh command and at the end of each run.
  */
-export class PortScheduler extends PortScan {
+export class PortScheduler extends PortScan implements HbmRefreshPort, HbmQueueView {
   /** Time of the next command when `run` stopped at its limit. */
   nextT = INF;
   /** Requests whose first column command issued (not while predicting), `startedCount` of them. */
@@ -87,11 +96,10 @@ export class PortScheduler extends PortScan {
   private readonly wrToPre: number;
   private readonly wrToRdS: number;
   private readonly wrToRdL: number;
-  private readonly refToAct: number;
-  private readonly refpbToAct: number;
-  private readonly rrefdToAct: number;
   private readonly actToRef: number;
   private readonly period: number;
+  private readonly refresh: HbmRefreshPolicy;
+  private readonly page: HbmPagePolicy;
 
   constructor(config: HbmCtrlV2Config) {
     super(config);
@@ -107,11 +115,10 @@ export class PortScheduler extends PortScan {
     this.wrToPre = t.tCWL + t.tBL + t.tWR + col - pre;
     this.wrToRdS = t.tCWL + t.tBL + t.tWTR_S;
     this.wrToRdL = t.tCWL + t.tBL + t.tWTR_L;
-    this.refToAct = t.tRFC + pre - act;
-    this.refpbToAct = t.tRFCpb + pre - act;
-    this.rrefdToAct = t.tRREFD + pre - act;
     this.actToRef = t.tRC + act - pre;
     this.period = Math.max(t.tCCD_L, t.tCCD_S, t.tBL, col);
+    this.refresh = config.policies.refresh;
+    this.page = config.policies.page;
   }
 
   /**
@@ -154,6 +161,7 @@ export class PortScheduler extends PortScan {
         return STOP_LIMIT;
       }
       this.cached = false;
+      if (this.inOrder) this.maxS(p + P_CLOCK, bestT);
 
       if (bestKind === DUE) {
         this.setS(p + P_REF_PENDING, 1);
@@ -192,6 +200,7 @@ export class PortScheduler extends PortScan {
           this.maxS(p + P_REFAB, time + this.actToRef);
           this.addS(p + P_OPEN, 1);
           this.addS(p + P_ACTS, 1);
+          if (this.capped) this.setS(b + B_HITS, 0);
           if ((ed[o + E_STATE] as number) !== 1) {
             this.addS(b + B_ACTIVE, 1);
             this.addS(p + P_ACTIVE, 1);
@@ -234,8 +243,16 @@ export class PortScheduler extends PortScan {
         const until = Math.max(1, need + preFreed);
         if (until < k) k = until;
       }
+      // ... and, under a row-hit cap, up to the cap of hits going ahead of an older request to
+      // another row of the bank (they are counted).
+      if (this.capped && (ed[o + E_PRIO] as number) === 0 && this.bypassing(this.eBank[e] as number)) {
+        const left = this.hitCap - (st[b + B_HITS] as number);
+        if (left < k) k = Math.max(1, left);
+        this.addS(b + B_HITS, k);
+      }
       const first = bestT;
       const last = first + (k - 1) * period;
+      if (this.inOrder) this.maxS(p + P_CLOCK, last);
       const g = this.eG[e] as number;
       const sid = this.eSid[e] as number;
       if (kind === READ) {
@@ -271,7 +288,7 @@ export class PortScheduler extends PortScan {
       this.setR(ro + R_LEFT, left);
       if (left === 0 && !predicting) this.finished[this.finishedCount++] = r;
       if (issued + k === total) {
-        // The run is done: off the queue; auto-precharge under the closed-page policy.
+        // The run is done: off the queue; the page policy may close the row (auto-precharge).
         if ((ed[o + E_STATE] as number) === 1) {
           this.addS(b + B_ACTIVE, -1);
           this.addS(p + P_ACTIVE, -1);
@@ -279,7 +296,12 @@ export class PortScheduler extends PortScan {
         }
         this.setE(o + E_STATE, 2);
         this.unlink(e);
-        if (cfg.closedPage && (st[b + B_ACTIVE] as number) === 0) this.closeBank(b, st[b + B_PRE] as number);
+        if (
+          (st[b + B_ACTIVE] as number) === 0 &&
+          this.page.closeAfterRun(this.eBank[e] as number, this.eRow[e] as number, this)
+        ) {
+          this.closeBank(b, st[b + B_PRE] as number);
+        }
       }
       this.admit(last);
       if (predicting && (this.rd[target * R_STRIDE + R_LEFT] as number) === 0) {
@@ -309,48 +331,21 @@ export class PortScheduler extends PortScan {
     this.addS(p + P_OPEN, -1);
   }
 
-  /** Issues the pending refresh's next command at `time`. */
+  /** Issues the pending refresh's next command at `time` (the refresh policy's). */
   private refreshCommand(time: number): void {
-    const st = this.st;
+    if (!this.refresh.issue(this, time)) return;
     const p = this.portBase;
-    const t = this.config.timing;
-    if (this.config.refresh === "all_bank") {
-      if ((st[p + P_OPEN] as number) > 0) {
-        // PREab
-        for (let bank = 0; bank < this.nBanks; bank++) {
-          const b = this.bankBase + bank * BANK_STRIDE;
-          if ((st[b + B_ROW] as number) >= 0) this.closeBank(b, time);
-        }
-        this.setS(p + P_ROWBUS, time + t.preCmd);
-        return;
-      }
-      // REFab
-      for (let bank = 0; bank < this.nBanks; bank++) {
-        this.maxS(this.bankBase + bank * BANK_STRIDE + B_ACT, time + this.refToAct);
-      }
-      this.setS(p + P_ROWBUS, time + t.preCmd);
-      this.setS(p + P_REF_PENDING, 0);
-      this.blockVersion++;
-      this.setS(p + P_REF_NEXT, (st[p + P_REF_NEXT] as number) + t.tREFI);
-      this.addS(p + P_REFS, 1);
-      return;
-    }
-    const bank = st[p + P_REF_BANK] as number;
-    const b = this.bankBase + bank * BANK_STRIDE;
-    this.setS(p + P_ROWBUS, time + t.preCmd);
-    if ((st[b + B_ROW] as number) >= 0) {
-      this.closeBank(b, time); // PREpb
-      return;
-    }
-    // REFpb
-    this.maxS(b + B_ACT, time + this.refpbToAct);
-    this.maxS(p + P_ACT, time + this.rrefdToAct);
-    this.setS(p + P_REFPB, time + t.tRREFD);
     this.setS(p + P_REF_PENDING, 0);
     this.blockVersion++;
-    this.setS(p + P_REF_NEXT, (st[p + P_REF_NEXT] as number) + t.tREFIpb);
-    this.setS(p + P_REF_BANK, (bank + 1) % this.nBanks);
+    this.setS(
+      p + P_REF_NEXT,
+      (this.st[p + P_REF_NEXT] as number) + this.refresh.interval(this.config.timing),
+    );
     this.addS(p + P_REFS, 1);
+  }
+
+  protected refreshCommandTime(due: number): number {
+    return this.refresh.commandTime(this, due);
   }
 
   /**
@@ -361,18 +356,87 @@ export class PortScheduler extends PortScan {
     const st = this.st;
     const p = this.portBase;
     if ((st[p + P_OPEN] as number) > 0 || (st[p + P_REF_PENDING] as number) === 1) return;
-    const t = this.config.timing;
-    const interval = this.config.refresh === "all_bank" ? t.tREFI : t.tREFIpb;
+    const interval = this.refresh.interval(this.config.timing);
     const next = st[p + P_REF_NEXT] as number;
     if (!(next < INF)) return;
-    // Keep enough refreshes before the limit for their tRFC windows (and a full bank cycle).
-    const keep = this.config.refresh === "all_bank" ? 2 : this.nBanks + 2;
-    const skip = Math.floor((limit - next) / interval) - keep;
+    // Keep enough refreshes before the limit for their recovery windows (and a full bank cycle).
+    const skip = Math.floor((limit - next) / interval) - this.refresh.idleKeep(this.nBanks);
     if (skip <= 0) return;
     this.setS(p + P_REF_NEXT, next + skip * interval);
     this.addS(p + P_REFS, skip);
-    if (this.config.refresh === "per_bank") {
-      this.setS(p + P_REF_BANK, ((st[p + P_REF_BANK] as number) + skip) % this.nBanks);
+    this.refresh.skipped?.(this, skip);
+  }
+
+  // ---- HbmRefreshPort: what a refresh policy reads and does (banks by flat index) -----------
+
+  get timing(): HbmTiming {
+    return this.config.timing;
+  }
+  get banks(): number {
+    return this.nBanks;
+  }
+  openRow(bank: number): number {
+    return this.st[this.bankBase + bank * BANK_STRIDE + B_ROW] as number;
+  }
+  openBanks(): number {
+    return this.st[this.portBase + P_OPEN] as number;
+  }
+  activeRuns(bank: number): number {
+    return this.st[
+      bank < 0 ? this.portBase + P_ACTIVE : this.bankBase + bank * BANK_STRIDE + B_ACTIVE
+    ] as number;
+  }
+  preAt(bank: number): number {
+    return this.st[this.bankBase + bank * BANK_STRIDE + B_PRE] as number;
+  }
+  actAt(bank: number): number {
+    return this.st[this.bankBase + bank * BANK_STRIDE + B_ACT] as number;
+  }
+  preAllAt(): number {
+    return this.st[this.portBase + P_PREAB] as number;
+  }
+  refAllAt(): number {
+    return this.st[this.portBase + P_REFAB] as number;
+  }
+  portActAt(): number {
+    return this.st[this.portBase + P_ACT] as number;
+  }
+  rowBusAt(): number {
+    return this.st[this.portBase + P_ROWBUS] as number;
+  }
+  precharge(bank: number, time: number): void {
+    this.closeBank(this.bankBase + bank * BANK_STRIDE, time);
+  }
+  holdAct(bank: number, time: number): void {
+    this.maxS(bank < 0 ? this.portBase + P_ACT : this.bankBase + bank * BANK_STRIDE + B_ACT, time);
+  }
+  useRowBus(time: number): void {
+    this.setS(this.portBase + P_ROWBUS, time + this.config.timing.preCmd);
+  }
+  slot(i: 0 | 1): number {
+    return this.st[this.portBase + (i === 0 ? P_REF_BANK : P_REFPB)] as number;
+  }
+  setSlot(i: 0 | 1, value: number): void {
+    this.setS(this.portBase + (i === 0 ? P_REF_BANK : P_REFPB), value);
+  }
+
+  // ---- HbmQueueView: what a page policy sees -------------------------------------------------
+
+  queuedHit(bank: number, row: number): boolean {
+    return this.queued(bank, row, true);
+  }
+  queuedConflict(bank: number, row: number): boolean {
+    return this.queued(bank, row, false);
+  }
+
+  /** Whether a queued entry targets `bank` at `row` (`same`) or at another row. */
+  private queued(bank: number, row: number, same: boolean): boolean {
+    const ed = this.ed;
+    for (let list = LIST_PRIO; list <= LIST_WRITES; list++) {
+      for (let e = this.st[this.listHead(list)] as number; e >= 0; e = ed[e * E_STRIDE + E_NEXT] as number) {
+        if (this.eBank[e] === bank && (this.eRow[e] === row) === same) return true;
+      }
     }
+    return false;
   }
 }
