@@ -374,7 +374,7 @@ function printCached(
 function kbPackageVersions(): Record<string, string> {
   const names = ["@kb/cli", "@kb/ccl", "@kb/components", "@kb/data-executor", "@kb/des", "@kb/errors"];
   return packageVersions(
-    [...names, "@kb/oplog", "@kb/runtime", "@kb/tensor", "@kb/tl", "@kb/topology"],
+    [...names, "@kb/oplog", "@kb/runtime", "@kb/spec", "@kb/tensor", "@kb/tl", "@kb/topology"],
     import.meta.url,
   );
 }

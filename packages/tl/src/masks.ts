@@ -8,8 +8,8 @@ import { constantValuesOf } from "./values.js";
 
 // Masked loads and stores (Triton's `mask` / `other`): which elements of a tile move, as runs of
 // the packed tile for the DMA command and as strided pieces for phase 1's reads and writes. The
-// PE_DMA (`@kb/components`) groups the runs into the same pieces, so both phases and the timing
-// see the same bytes move; masked-off addresses are never checked, read or written.
+// PE_DMA groups the runs into the same pieces (`maskPieces` of @kb/spec), so both phases and the
+// timing see the same bytes move; masked-off addresses are never checked, read or written.
 
 /** A tile's masked-on parts: the DMA command's mask, and its pieces at the device side. */
 export interface MaskedBlock {

@@ -17,6 +17,7 @@ const RUNTIME_PACKAGES = [
   "@kb/errors",
   "@kb/oplog",
   "@kb/runtime",
+  "@kb/spec",
   "@kb/tensor",
   "@kb/tl",
   "@kb/topology",

@@ -50,6 +50,8 @@ describe("runBench", () => {
       node: process.version,
     });
     expect(first.manifest.packages["@kb/runtime"]).toMatch(/^\d+\.\d+\.\d+/);
+    // The vocabulary (dtypes, the math op table phase 2 evaluates with) is a package of its own.
+    expect(first.manifest.packages["@kb/spec"]).toMatch(/^\d+\.\d+\.\d+/);
     const { node: _node, digest, ...body } = first.manifest;
     expect(digest).toBe(await sha256Hex(canonicalJson(body)));
     expect(first.results.simTimeNs).toBeGreaterThan(0);
