@@ -1,5 +1,5 @@
+import { hbmTopologyParams } from "@kb/spec";
 import * as z from "zod";
-import { hbmTopologyParams } from "../fabric-impls.js";
 import { namedPolicies } from "./policies/index.js";
 import type { HbmPolicies } from "./policies/policy.js";
 import { DEFAULT_ROW_HIT_CAP } from "./policies/scheduler-fr-fcfs-cap.js";
