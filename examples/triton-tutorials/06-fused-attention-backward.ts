@@ -52,7 +52,7 @@ export async function attnBwdPreprocess(
   await tl.store(Delta.at(off_hz, m0), tl.reshape(delta, [BLOCK_M]));
 }
 
-/** What the inner loops share: the program's head, the tensors, the zero tile of `where`. */
+/** What the inner loops share: the program's head and the tensors. */
 interface BwdScope {
   readonly off_z: number;
   readonly off_h: number;
@@ -91,7 +91,6 @@ async function attnBwdDkdv(
   const { off_z, off_h, off_hz, Q, DO, M, D, HEAD_DIM } = scope;
   let { dk, dv } = acc;
   const offs_n = tl.arange(start_n, start_n + BLOCK_N1);
-  const zero = MASK ? tl.zeros([BLOCK_N1, BLOCK_M1], "f32") : null; // where's 0.0
   let curr_m = start_m;
   for (let blk_idx = 0; blk_idx < num_steps; blk_idx++) {
     const mark = tl.scratchMark();
@@ -102,7 +101,7 @@ async function attnBwdDkdv(
     if (MASK) {
       const offs_m = tl.arange(curr_m, curr_m + BLOCK_M1);
       const mask = await tl.ge(tl.expandDims(offs_m, 0), tl.expandDims(offs_n, 1));
-      pT = await tl.where(mask, pT, zero as TensorHandle);
+      pT = await tl.where(mask, pT, 0.0);
     }
     const dout = await tl.load(DO.at(off_z, off_h, curr_m, 0), [BLOCK_M1, HEAD_DIM], DO.dtype);
     dv = await tl.dot(await toInput(tl, pT, DO.dtype), dout, dv);
@@ -139,7 +138,6 @@ async function attnBwdDq(
 ): Promise<TensorHandle> {
   const { off_z, off_h, K, V, HEAD_DIM } = scope;
   const offs_m = tl.arange(start_m, start_m + BLOCK_M2);
-  const zero = MASK ? tl.zeros([BLOCK_M2, BLOCK_N2], "f32") : null;
   let acc = dq;
   let curr_n = start_n;
   for (let blk_idx = 0; blk_idx < num_steps; blk_idx++) {
@@ -151,7 +149,7 @@ async function attnBwdDq(
     if (MASK) {
       const offs_n = tl.arange(curr_n, curr_n + BLOCK_N2);
       const mask = await tl.ge(tl.expandDims(offs_m, 1), tl.expandDims(offs_n, 0));
-      p = await tl.where(mask, p, zero as TensorHandle);
+      p = await tl.where(mask, p, 0.0);
     }
     const dp = await tl.dot(dout, tl.trans(v)); // vT = v^T
     const ds = await tl.mul(p, await tl.sub(dp, tl.expandDims(Di, 1)));
