@@ -1,9 +1,9 @@
 import { type DeviceTensor, defineBench } from "@kb/runtime";
-import type { Dtype } from "@kb/tensor";
 import type { LoadFuture, TensorHandle, TL } from "@kb/tl";
 import * as z from "zod";
-import { commonParams, firstCube, gemmInputRange, gridOf } from "../../benches/lib/params.js";
+import { commonParams } from "../../benches/lib/params.js";
 import { matmul } from "../../benches/lib/reference.js";
+import { matmulInputs, matmulShapeParams } from "./03-matmul.js";
 
 // Triton's tutorial 09 (persistent matmul), its `matmul_kernel_persistent` written with @kb/tl: a
 // fixed grid of NUM_SMS programs (one per PE) each walking the tiles of C
@@ -190,9 +190,7 @@ export default defineBench({
   description:
     "Triton tutorial 09: C = A @ B by a persistent kernel, min(NUM_SMS, tiles) programs (NUM_SMS = the grid's PEs by default) each looping over tiles start_pid, start_pid + NUM_SMS, ... of C in GROUP_SIZE_M order, a K loop of tl.dot in f32 pipelined across tiles with STAGES of tl.loadAsync, ragged edges masked (A, B, C in the HBM of the grid's first cube).",
   params: z.object({
-    M: z.number().int().positive().default(1024).describe("Rows of A and C."),
-    N: z.number().int().positive().default(1024).describe("Columns of B and C."),
-    K: z.number().int().positive().default(1024).describe("Columns of A, rows of B."),
+    ...matmulShapeParams,
     BLOCK_SIZE_M: z.number().int().positive().default(128).describe("Rows of a tile of C."),
     BLOCK_SIZE_N: z.number().int().positive().default(128).describe("Columns of a tile of C."),
     BLOCK_SIZE_K: z.number().int().positive().default(128).describe("Columns of A and rows of B per K step."),
@@ -213,15 +211,7 @@ export default defineBench({
     ...commonParams,
   }),
   async run(sim, p) {
-    const dtype: Dtype = p.dtype;
-    const grid = gridOf(sim, p);
-    const where = firstCube(grid);
-    const range = gemmInputRange(p.K);
-    const a = sim.random([p.M, p.K], dtype, { seed: p.seed, low: -range, high: range });
-    const b = sim.random([p.K, p.N], dtype, { seed: p.seed + 1, low: -range, high: range });
-    const A = await sim.toDevice(a, { ...where, name: "A" });
-    const B = await sim.toDevice(b, { ...where, name: "B" });
-    const C = sim.empty([p.M, p.N], dtype, { ...where, name: "C" });
+    const { grid, a, b, A, B, C } = await matmulInputs(sim, p);
     const NUM_SMS = persistentPrograms(p, p.NUM_SMS ?? grid.size);
     const config: PersistentMatmulConfig = {
       BLOCK_SIZE_M: p.BLOCK_SIZE_M,
@@ -237,6 +227,6 @@ export default defineBench({
       args: [A, B, C, p.M, p.N, p.K, config],
       name: "matmul_kernel_persistent",
     });
-    return { check: { C: { actual: C, reference: (context) => matmul(a, b, dtype, context?.progress) } } };
+    return { check: { C: { actual: C, reference: (context) => matmul(a, b, p.dtype, context?.progress) } } };
   },
 });
