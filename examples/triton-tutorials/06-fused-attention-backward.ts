@@ -271,11 +271,11 @@ export async function attnBwd(
   await tl.store(DQ.at(off_z, off_h, start_m, 0), await toInput(tl, await tl.mul(dq, LN2), DQ.dtype));
 }
 
-/** Checks the block sizes fit `N_CTX` as Triton's kernel needs; a RangeError says which does not. */
-function checkBlocks(
-  N_CTX: number,
-  c: AttnBwdConfig & { PRE_BLOCK: number; BLOCK_M: number; BLOCK_N: number },
+/** The rules Triton's kernels put on the block sizes that `c` breaks, each as a sentence. */
+function brokenBlockRules(
+  c: AttnBwdConfig & { N_CTX: number; PRE_BLOCK: number; BLOCK_M: number; BLOCK_N: number },
 ) {
+  const N_CTX = c.N_CTX;
   const rules: [boolean, string][] = [
     [N_CTX % c.PRE_BLOCK === 0, `N_CTX (${N_CTX}) a multiple of PRE_BLOCK (${c.PRE_BLOCK})`],
     [
@@ -291,12 +291,7 @@ function checkBlocks(
       `BLOCK_M1 and BLOCK_N2 multiples of BLK_SLICE_FACTOR (${c.BLK_SLICE_FACTOR})`,
     ],
   ];
-  const broken = rules.filter(([ok]) => !ok).map(([, rule]) => rule);
-  if (broken.length > 0) {
-    throw new RangeError(
-      `triton-06-backward: the blocks need ${broken.join("; ")}, as in Triton's tutorial.`,
-    );
-  }
+  return rules.filter(([ok]) => !ok).map(([, rule]) => rule);
 }
 
 /** `x * factor`, rounded to `x`'s dtype (the host's `arg_k = k * (sm_scale * RCP_LN2)`). */
@@ -313,27 +308,37 @@ export default defineBench({
   name: "triton-06-fused-attention-backward",
   description:
     "Triton tutorial 06 backward (causal): the forward stores Out and the base-2 log-sum-exp M, _attn_bwd_preprocess computes Delta = rowsum(Out * dOut), and _attn_bwd computes dK, dV per block of BLOCK_N1 keys (diagonal slices masked, then the query blocks below) and dQ per block of BLOCK_M2 query rows, recomputing p = exp2(q k^T - m) with K pre-scaled by sm_scale / ln 2 (all tensors in the HBM of the grid's first cube).",
-  params: z.object({
-    Z: z.number().int().positive().default(1).describe("Batch."),
-    H: z.number().int().positive().default(2).describe("Heads."),
-    N_CTX: z.number().int().positive().default(1024).describe("Sequence length."),
-    HEAD_DIM: z.number().int().positive().default(64).describe("Head dimension."),
-    BLOCK_M: z.number().int().positive().default(128).describe("Forward: query rows per program."),
-    BLOCK_N: z.number().int().positive().default(64).describe("Forward: keys per step."),
-    PRE_BLOCK: z.number().int().positive().default(128).describe("Preprocess: rows per program."),
-    BLOCK_M1: z.number().int().positive().default(32).describe("dK, dV: query rows per step."),
-    BLOCK_N1: z.number().int().positive().default(128).describe("dK, dV: keys per program."),
-    BLOCK_M2: z.number().int().positive().default(128).describe("dQ: query rows per program."),
-    BLOCK_N2: z.number().int().positive().default(32).describe("dQ: keys per step."),
-    BLK_SLICE_FACTOR: z
-      .number()
-      .int()
-      .positive()
-      .default(2)
-      .describe("Diagonal steps are this many times smaller."),
-    sm_scale: z.number().positive().default(0.5).describe("Score scale (Triton's test: 0.5)."),
-    ...commonParams,
-  }),
+  params: z
+    .object({
+      Z: z.number().int().positive().default(1).describe("Batch."),
+      H: z.number().int().positive().default(2).describe("Heads."),
+      N_CTX: z.number().int().positive().default(1024).describe("Sequence length."),
+      HEAD_DIM: z.number().int().positive().default(64).describe("Head dimension."),
+      BLOCK_M: z.number().int().positive().default(128).describe("Forward: query rows per program."),
+      BLOCK_N: z.number().int().positive().default(64).describe("Forward: keys per step."),
+      PRE_BLOCK: z.number().int().positive().default(128).describe("Preprocess: rows per program."),
+      BLOCK_M1: z.number().int().positive().default(32).describe("dK, dV: query rows per step."),
+      BLOCK_N1: z.number().int().positive().default(128).describe("dK, dV: keys per program."),
+      BLOCK_M2: z.number().int().positive().default(128).describe("dQ: query rows per program."),
+      BLOCK_N2: z.number().int().positive().default(32).describe("dQ: keys per step."),
+      BLK_SLICE_FACTOR: z
+        .number()
+        .int()
+        .positive()
+        .default(2)
+        .describe("Diagonal steps are this many times smaller."),
+      sm_scale: z.number().positive().default(0.5).describe("Score scale (Triton's test: 0.5)."),
+      ...commonParams,
+    })
+    .superRefine((p, context) => {
+      const broken = brokenBlockRules(p);
+      if (broken.length === 0) return;
+      context.addIssue({
+        code: "custom",
+        path: [],
+        message: `the blocks need ${broken.join("; ")}, as in Triton's tutorial: pick block sizes that divide N_CTX (Triton's are BLOCK_M1 32, BLOCK_N1 128, BLOCK_M2 128, BLOCK_N2 32, BLK_SLICE_FACTOR 2).`,
+      });
+    }),
   async run(sim, p) {
     const config: AttnBwdConfig = {
       BLOCK_M1: p.BLOCK_M1,
@@ -342,7 +347,6 @@ export default defineBench({
       BLOCK_N2: p.BLOCK_N2,
       BLK_SLICE_FACTOR: p.BLK_SLICE_FACTOR,
     };
-    checkBlocks(p.N_CTX, { ...config, PRE_BLOCK: p.PRE_BLOCK, BLOCK_M: p.BLOCK_M, BLOCK_N: p.BLOCK_N });
     const dtype: Dtype = p.dtype;
     const grid = gridOf(sim, p);
     const where = firstCube(grid);

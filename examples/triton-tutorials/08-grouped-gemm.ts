@@ -153,43 +153,49 @@ export default defineBench({
   name: "triton-08-grouped-gemm",
   description:
     "Triton tutorial 08: a group of GEMMs C_g = A_g @ B_g of different sizes in one launch, NUM_SM programs (the grid's PEs by default) each taking every NUM_SM-th tile of the group's tiles; the group's pointers, sizes and leading dimensions are device tensors the kernel loads (A_g, B_g, C_g and the tables in the HBM of the grid's first cube).",
-  params: z.object({
-    sizes: z
-      .string()
-      .regex(
-        /^\d+x\d+x\d+(,\d+x\d+x\d+)*$/,
-        "M x N x K per GEMM, comma separated: 1024x1024x1024,512x512x512",
-      )
-      .default("1024x1024x1024,512x512x512,256x256x256,128x128x128")
-      .describe(
-        "The GEMMs of the group, M x N x K each, comma separated (Triton's: 1024, 512, 256, 128 cubed).",
-      ),
-    BLOCK_SIZE_M: z.number().int().positive().default(128).describe("Rows of a tile of C."),
-    BLOCK_SIZE_N: z.number().int().positive().default(128).describe("Columns of a tile of C."),
-    BLOCK_SIZE_K: z.number().int().positive().default(32).describe("Columns of A and rows of B per K step."),
-    NUM_SM: z
-      .number()
-      .int()
-      .positive()
-      .optional()
-      .describe("Programs of the launch (Triton's virtual SMs; default: the grid's PEs)."),
-    ...commonParams,
-  }),
+  params: z
+    .object({
+      sizes: z
+        .string()
+        .regex(
+          /^\d+x\d+x\d+(,\d+x\d+x\d+)*$/,
+          "M x N x K per GEMM, comma separated: 1024x1024x1024,512x512x512",
+        )
+        .default("1024x1024x1024,512x512x512,256x256x256,128x128x128")
+        .describe(
+          "The GEMMs of the group, M x N x K each, comma separated (Triton's: 1024, 512, 256, 128 cubed).",
+        ),
+      BLOCK_SIZE_M: z.number().int().positive().default(128).describe("Rows of a tile of C."),
+      BLOCK_SIZE_N: z.number().int().positive().default(128).describe("Columns of a tile of C."),
+      BLOCK_SIZE_K: z
+        .number()
+        .int()
+        .positive()
+        .default(32)
+        .describe("Columns of A and rows of B per K step."),
+      NUM_SM: z
+        .number()
+        .int()
+        .positive()
+        .optional()
+        .describe("Programs of the launch (Triton's virtual SMs; default: the grid's PEs)."),
+      ...commonParams,
+    })
+    .superRefine((p, context) => {
+      // Triton's kernel assumes full tiles: every size a whole number of blocks.
+      for (const [g, { M, N, K }] of parseGroupSizes(p.sizes).entries()) {
+        if (M % p.BLOCK_SIZE_M === 0 && N % p.BLOCK_SIZE_N === 0 && K % p.BLOCK_SIZE_K === 0 && M * N * K > 0)
+          continue;
+        context.addIssue({
+          code: "custom",
+          path: ["sizes"],
+          message: `GEMM ${g} (${M}x${N}x${K}) must be a whole number of ${p.BLOCK_SIZE_M}x${p.BLOCK_SIZE_N}x${p.BLOCK_SIZE_K} blocks, as Triton's grouped kernel assumes full tiles: round the size up to the blocks, or pass smaller BLOCK_SIZE_M, BLOCK_SIZE_N, BLOCK_SIZE_K.`,
+        });
+      }
+    }),
   async run(sim, p) {
     const dtype: Dtype = p.dtype;
     const sizes = parseGroupSizes(p.sizes);
-    for (const [g, { M, N, K }] of sizes.entries()) {
-      if (
-        M % p.BLOCK_SIZE_M !== 0 ||
-        N % p.BLOCK_SIZE_N !== 0 ||
-        K % p.BLOCK_SIZE_K !== 0 ||
-        M * N * K === 0
-      ) {
-        throw new RangeError(
-          `triton-08: GEMM ${g} (${M}x${N}x${K}) must be a whole number of ${p.BLOCK_SIZE_M}x${p.BLOCK_SIZE_N}x${p.BLOCK_SIZE_K} blocks: Triton's grouped kernel assumes full tiles.`,
-        );
-      }
-    }
     const grid = gridOf(sim, p);
     const where = firstCube(grid);
     const inputs = sizes.map(({ M, N, K }, g) => {

@@ -1,3 +1,4 @@
+import { parseBenchParams } from "@kb/runtime";
 import { describe, expect, test } from "vitest";
 import backward from "../06-fused-attention-backward.js";
 import { runTutorial } from "./run-tutorial.js";
@@ -67,9 +68,18 @@ describe("tutorial 06 backward: dQ, dK, dV of causal attention", { timeout: 120_
     },
   );
 
-  test("block sizes Triton's kernel cannot run are refused, each rule named", async () => {
-    await expect(run({ ...SMALL, BLOCK_M2: 32 })).rejects.toThrow(
-      "triton-06-backward: the blocks need BLOCK_N1 (64) equal to BLOCK_M2 (32)",
+  test("block sizes Triton's kernel cannot run are a bad param naming each rule they break", () => {
+    const error = (() => {
+      try {
+        parseBenchParams(backward, { ...SMALL, BLOCK_M2: 32 });
+      } catch (thrown) {
+        return thrown as { code: string; message: string };
+      }
+      return null;
+    })();
+    expect(error?.code).toBe("RUNTIME_INVALID");
+    expect(error?.message).toContain(
+      "(params): the blocks need BLOCK_N1 (64) equal to BLOCK_M2 (32), as in Triton's tutorial",
     );
   });
 });
