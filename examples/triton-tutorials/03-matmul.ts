@@ -1,8 +1,14 @@
-import { type DeviceTensor, defineBench } from "@kb/runtime";
+import { type DeviceTensor, defineBench, type Simulator } from "@kb/runtime";
 import type { Dtype } from "@kb/tensor";
 import type { LoadFuture, TensorHandle, TL } from "@kb/tl";
 import * as z from "zod";
-import { commonParams, firstCube, gemmInputRange, gridOf } from "../../benches/lib/params.js";
+import {
+  commonParams,
+  firstCube,
+  type GridParams,
+  gemmInputRange,
+  gridOf,
+} from "../../benches/lib/params.js";
 import { matmul } from "../../benches/lib/reference.js";
 
 // Triton's tutorial 03 (matrix multiplication), written with @kb/tl: one program per output
@@ -89,6 +95,32 @@ export async function matmulKernel(
   await tl.store(C.at(m0, n0), out, { stride: N });
 }
 
+/** `M`, `N`, `K` of a matmul bench (03, 09): A `[M, K]`, B `[K, N]`, C `[M, N]`. */
+export const matmulShapeParams = {
+  M: z.number().int().positive().default(1024).describe("Rows of A and C."),
+  N: z.number().int().positive().default(1024).describe("Columns of B and C."),
+  K: z.number().int().positive().default(1024).describe("Columns of A, rows of B."),
+};
+
+/**
+ * A matmul bench's grid and tensors (03, 09): A and B random in +-gemmInputRange(K) (from `seed`,
+ * `seed + 1`), copied to the HBM of the grid's first cube, and C empty there.
+ */
+export async function matmulInputs(
+  sim: Simulator,
+  p: { M: number; N: number; K: number; dtype: Dtype; seed: number } & GridParams,
+) {
+  const grid = gridOf(sim, p);
+  const where = firstCube(grid);
+  const range = gemmInputRange(p.K);
+  const a = sim.random([p.M, p.K], p.dtype, { seed: p.seed, low: -range, high: range });
+  const b = sim.random([p.K, p.N], p.dtype, { seed: p.seed + 1, low: -range, high: range });
+  const A = await sim.toDevice(a, { ...where, name: "A" });
+  const B = await sim.toDevice(b, { ...where, name: "B" });
+  const C = sim.empty([p.M, p.N], p.dtype, { ...where, name: "C" });
+  return { grid, a, b, A, B, C };
+}
+
 /**
  * Tutorial 03: `C = A @ B` on a logical grid of `cdiv(M, BLOCK_M) x cdiv(N, BLOCK_N)` programs,
  * with A, B and C in the HBM of the grid's first cube.
@@ -98,9 +130,7 @@ export default defineBench({
   description:
     "Triton tutorial 03: C = A @ B [M, N], one program per [BLOCK_M, BLOCK_N] block of C on a logical grid, a K loop of BLOCK_K steps accumulating tl.dot in f32, and STAGES > 1 pipelining the block loads with tl.loadAsync (A, B, C in the HBM of the grid's first cube).",
   params: z.object({
-    M: z.number().int().positive().default(1024).describe("Rows of A and C."),
-    N: z.number().int().positive().default(1024).describe("Columns of B and C."),
-    K: z.number().int().positive().default(1024).describe("Columns of A, rows of B."),
+    ...matmulShapeParams,
     BLOCK_M: z.number().int().positive().default(128).describe("Rows of a block of C (one program)."),
     BLOCK_N: z.number().int().positive().default(128).describe("Columns of a block of C."),
     BLOCK_K: z.number().int().positive().default(128).describe("Columns of A and rows of B per K step."),
@@ -116,15 +146,7 @@ export default defineBench({
     ...commonParams,
   }),
   async run(sim, p) {
-    const dtype: Dtype = p.dtype;
-    const grid = gridOf(sim, p);
-    const where = firstCube(grid);
-    const range = gemmInputRange(p.K);
-    const a = sim.random([p.M, p.K], dtype, { seed: p.seed, low: -range, high: range });
-    const b = sim.random([p.K, p.N], dtype, { seed: p.seed + 1, low: -range, high: range });
-    const A = await sim.toDevice(a, { ...where, name: "A" });
-    const B = await sim.toDevice(b, { ...where, name: "B" });
-    const C = sim.empty([p.M, p.N], dtype, { ...where, name: "C" });
+    const { grid, a, b, A, B, C } = await matmulInputs(sim, p);
     const config: MatmulConfig = {
       BLOCK_M: p.BLOCK_M,
       BLOCK_N: p.BLOCK_N,
@@ -137,6 +159,6 @@ export default defineBench({
       args: [A, B, C, config],
       name: "matmul",
     });
-    return { check: { C: { actual: C, reference: (context) => matmul(a, b, dtype, context?.progress) } } };
+    return { check: { C: { actual: C, reference: (context) => matmul(a, b, p.dtype, context?.progress) } } };
   },
 });

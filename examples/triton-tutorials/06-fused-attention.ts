@@ -26,7 +26,9 @@ const LOG2E = Math.LOG2E;
  * device memory: program `(start_m, off_hz)` computes query rows
  * `[start_m * BLOCK_M, (start_m + 1) * BLOCK_M)` of head `off_hz` (`Z * H` heads). With `causal`,
  * row `i` attends to keys `0..i`: the K loop stops after the diagonal block, whose scores are
- * masked by `offs_m[:, None] >= offs_n[None, :]`.
+ * masked by `offs_m[:, None] >= offs_n[None, :]`. With `M` (f32 `[Z * H, N_CTX]`), the program also
+ * stores its rows' `m_i + log2(l_i)`, the base-2 log-sum-exp of the scaled scores that the backward
+ * pass (06-fused-attention-backward.ts) recomputes the probabilities from, as Triton's kernel does.
  */
 export async function attnFwd(
   tl: TL,
@@ -36,6 +38,7 @@ export async function attnFwd(
   Out: DeviceTensor,
   sm_scale: number,
   config: AttnConfig,
+  M: DeviceTensor | null = null,
 ): Promise<void> {
   const { BLOCK_M, BLOCK_N, causal } = config;
   const [Zs, H, N_CTX, HEAD_DIM] = Q.shape as [number, number, number, number];
@@ -78,6 +81,7 @@ export async function attnFwd(
     await tl.maximum(m_i, m_ij, { out: m_i }); // m_i = m_ij (m_ij >= m_i)
     tl.scratchRelease(mark);
   }
+  if (M !== null) await tl.store(M.at(off_hz, m0), await tl.add(m_i, await tl.log2(l_i))); // m_i += log2(l_i)
   const o = await tl.div(acc, tl.expandDims(l_i, 1));
   await tl.store(Out.at(off_z, off_h, m0, 0), Out.dtype === "f32" ? o : await tl.cast(o, Out.dtype));
 }

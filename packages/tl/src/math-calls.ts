@@ -6,6 +6,7 @@ import type { TensorHandle } from "./handles.js";
 import type { MathOptions } from "./options.js";
 import { reduceAll } from "./reduce-all.js";
 import { checkDtype } from "./validate.js";
+import { whereNumbers } from "./where-numbers.js";
 
 // The math calls of `tl` (blocking, one PE_MATH command each), made from the op table
 // (`MATH_OPS` of @kb/oplog): a method per public op, whose arguments follow the op's entry in
@@ -36,9 +37,10 @@ export interface MathCalls {
   fma(a: TensorHandle, b: TensorHandle, c: TensorHandle, options?: MathOptions): Promise<TensorHandle>;
   /**
    * `cond ? a : b` elementwise (broadcast): cond an `i1` mask, or (as before i1 existed) a tensor
-   * of the values' dtype, nonzero and NaN counting as true; `a` and `b` share a dtype.
+   * of the values' dtype, nonzero and NaN counting as true; `a` and `b` share a dtype. One of `a`,
+   * `b` may be a number (Triton's `tl.where(mask, x, 0.0)`), taken in the other's dtype.
    */
-  where(cond: TensorHandle, a: TensorHandle, b: TensorHandle, options?: MathOptions): Promise<TensorHandle>;
+  where(cond: TensorHandle, a: Operand, b: Operand, options?: MathOptions): Promise<TensorHandle>;
   /** `a < b` elementwise as `i1` (a NaN on either side: 0); either side may be a number. */
   lt(a: Operand, b: Operand, options?: MathOptions): Promise<TensorHandle>;
   /** `a <= b` as `i1`. */
@@ -206,7 +208,8 @@ function checkSeed(op: string) {
 /** The method of `tl` for the math op `op`: reads its arguments as the op's entry says. */
 function mathCall(op: PublicMathOpName, info: MathOpInfo) {
   const takesAxis = MATH_SHAPES[info.shape].axis;
-  return function (this: TLContext, ...args: unknown[]): Promise<TensorHandle> {
+  return function (this: TLContext, ...passed: unknown[]): Promise<TensorHandle> {
+    const args = op === "where" ? whereNumbers(this, passed) : passed;
     let next = 0;
     const inputs: TensorHandle[] = [];
     const scalars: number[] = [];
