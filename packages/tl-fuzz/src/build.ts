@@ -16,6 +16,7 @@ import {
 } from "./program.js";
 import { LIBDEVICE_OPS, type LibdeviceOp } from "./reference/index.js";
 import { drawRound2 } from "./round2-steps.js";
+import { drawRound3 } from "./round3-steps.js";
 
 export type { RawProgram, RawStep } from "./build-context.js";
 
@@ -32,8 +33,8 @@ const EXACT_EPILOGUE: readonly EpilogueStep[] = [
 ];
 
 /** Step kinds a raw step picks from (`RawStep.kind` modulo this). */
-export const STEP_KINDS = 27;
-/** The kind of a use of an accumulator an earlier dot consumed (the run must refuse it; kinds 20-26: round2-steps.ts). */
+export const STEP_KINDS = 30;
+/** The kind of a use of an accumulator an earlier dot consumed (the run must refuse it; kinds 20-26: round2-steps.ts, 27-29: round3-steps.ts). */
 const USE_CONSUMED = 19;
 /** Kinds that need no earlier value: a load and the composites. */
 const STANDALONE = new Set([0, 14, 15, 17]);
@@ -41,6 +42,7 @@ const COMPOSITE_MATH_OPS = [...UNARY_OPS, ...BINARY_OPS, "sum", "max", "min", "s
 
 /** Builds the program the raw choices describe. Deterministic; never throws for any raw input. */
 export function buildProgram(raw: RawProgram): Program {
+  const ctx = buildContext(raw);
   const {
     rows,
     blockRows,
@@ -65,7 +67,7 @@ export function buildProgram(raw: RawProgram): Program {
     loadNew,
     splitInputOrLoad,
     indexInput,
-  } = buildContext(raw);
+  } = ctx;
   /** Dots with an accumulator (`tl.zeros` or an earlier value): each consumed it. */
   const accumulated: number[] = [];
   /** A step the run must refuse was added: the kernel stops there. */
@@ -374,6 +376,11 @@ export function buildProgram(raw: RawProgram): Program {
           exactType,
           random,
         });
+        break;
+      case 27:
+      case 28:
+      case 29:
+        drawRound3(kind, choice, ctx);
         break;
       case 15: {
         // out = op(inputs) as one composite per block over the block's rows.
