@@ -8,6 +8,14 @@ import { blockRowsIndex, literal, q, rowsOf } from "./source-text.js";
 /** The name of the kernel function in the source. */
 export const KERNEL_NAME = "fuzzKernel";
 
+/**
+ * The grid a program runs on: `pes` PEs of one cube, on any topology (`{ pes }` alone would take
+ * that many PEs in every cube, and programs of a common id would do each block once per cube).
+ */
+export function gridOf(program: Program): { sips: 1; cubes: 1; pes: number } {
+  return { sips: 1, cubes: 1, pes: program.pes };
+}
+
 /** The kernel's parameters after `tl`: the inputs, then the outputs. */
 export function kernelParams(program: Program): string[] {
   return [...program.inputs.map((input) => input.name), ...program.outputs.map((output) => output.name)];
@@ -275,7 +283,7 @@ export function reproBench(
   }
   for (const kernel of hasSecondLaunch(program) ? [KERNEL_NAME, SECOND_KERNEL_NAME] : [KERNEL_NAME]) {
     lines.push(
-      `    await sim.launch(${kernel}, { grid: { pes: ${program.pes} }, args: [${kernelParams(program).join(", ")}] });`,
+      `    await sim.launch(${kernel}, { grid: { sips: 1, cubes: 1, pes: ${gridOf(program).pes} }, args: [${kernelParams(program).join(", ")}] });`,
     );
   }
   lines.push("    return {");

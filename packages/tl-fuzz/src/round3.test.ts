@@ -1,7 +1,12 @@
+import { spawnSync } from "node:child_process";
+import { existsSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { fileURLToPath } from "node:url";
 import { describe, expect, it } from "vitest";
 import { buildProgram, type RawStep } from "./build.js";
 import { check } from "./check.js";
-import { kernelSource } from "./codegen.js";
+import { kernelSource, reproBench } from "./codegen.js";
 import { evaluate } from "./evaluate.js";
 import type { Program, Step } from "./program.js";
 
@@ -147,4 +152,32 @@ describe("gathers in a second launch of what the first wrote (kind 29)", () => {
     expect([...(gathered?.data ?? [])]).toEqual(expected);
     expect((await check(p)).failure).toBeNull();
   });
+});
+
+describe("the printed repro of a round-3 kernel", () => {
+  it("passes kb run --verify --check-phases on the default topology (2 cubes): its grid is one cube, as the tester's", () => {
+    // A shared atomicAdd counts its programs: a grid of `{ pes }` on each of default.yaml's two
+    // cubes would add every block twice.
+    const p = program([load(0), { kind: 27, a: 0, b: 0, c: 26, d: 1 }, { kind: 29, a: 0, b: 0, c: 1, d: 4 }]);
+    const bench = reproBench(
+      p,
+      evaluate(p).map((tensor) => [...tensor.data]),
+      ["round 3"],
+    );
+    expect(bench).toContain(`grid: { sips: 1, cubes: 1, pes: 3 }`);
+    const bin = fileURLToPath(new URL("../../../apps/cli/dist/bin.js", import.meta.url));
+    if (!existsSync(bin)) expect.fail(`${bin} is missing: build first (pnpm build), as pnpm test does.`);
+    const dir = mkdtempSync(join(tmpdir(), "kb-fuzz-round3-"));
+    try {
+      const file = join(dir, "repro.mjs");
+      writeFileSync(file, bench);
+      const run = spawnSync(process.execPath, [bin, "run", file, "--verify", "--check-phases"], {
+        encoding: "utf8",
+      });
+      expect(run.stdout).toContain("PASS: 2 of 2 outputs match");
+      expect(run.status).toBe(0);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  }, 120_000);
 });

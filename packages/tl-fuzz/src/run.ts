@@ -10,7 +10,7 @@ import {
 } from "@kb/runtime";
 import { Tensor } from "@kb/tensor";
 import { commandList, type Kernel } from "@kb/tl";
-import { hasSecondLaunch, KERNEL_NAME, kernelParams, kernelSource } from "./codegen.js";
+import { gridOf, hasSecondLaunch, KERNEL_NAME, kernelParams, kernelSource } from "./codegen.js";
 import type { Program, Step } from "./program.js";
 import { SECOND_KERNEL_NAME } from "./round3-source.js";
 
@@ -94,7 +94,7 @@ export async function runOnMachine(program: Program): Promise<MachineRun> {
   const branches = program.steps.some(dependsOnData);
   const instances: KernelInstance[] = [];
   await sim.launch(kernel, {
-    grid: { pes: program.pes },
+    grid: gridOf(program),
     args,
     name: KERNEL_NAME,
     ...(branches ? {} : { onInstance: (instance: KernelInstance) => instances.push(instance) }),
@@ -102,7 +102,7 @@ export async function runOnMachine(program: Program): Promise<MachineRun> {
   // The second launch reads what the first wrote (runner mode only: its offsets are loaded ids).
   if (hasSecondLaunch(program)) {
     await sim.launch(compileKernel(program, SECOND_KERNEL_NAME), {
-      grid: { pes: program.pes },
+      grid: gridOf(program),
       args,
       name: SECOND_KERNEL_NAME,
     });
