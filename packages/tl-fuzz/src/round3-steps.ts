@@ -6,7 +6,7 @@
 
 import { type BuildContext, COLS, type RawStep } from "./build-context.js";
 import { binaryExact, exactOfScalar } from "./exact.js";
-import { pick } from "./pick.js";
+import { permutation, pick } from "./pick.js";
 import type { Dtype, Exact, ValueType } from "./program.js";
 import { ATOMIC_OPS, type AtomicOp } from "./reference/index.js";
 
@@ -52,16 +52,6 @@ function idsInput(ctx: BuildContext, values: number[]): number {
   return ctx.inputs.length - 1;
 }
 
-/** A shuffled copy of `0 .. n - 1` (Fisher-Yates on the program's generator). */
-function permutation(ctx: BuildContext, n: number): number[] {
-  const perm = Array.from({ length: n }, (_, j) => j);
-  for (let j = n - 1; j > 0; j--) {
-    const swap = pick(ctx.random() * (j + 1), j + 1);
-    [perm[j], perm[swap]] = [perm[swap] as number, perm[j] as number];
-  }
-  return perm;
-}
-
 /**
  * True when every partial sum of `init` and `count` additions of `val` is exact in the float
  * `dtype` (a multiple of the finest grain below 2^bits of them): the sum is then the same in any
@@ -88,7 +78,7 @@ export function drawRound3(kind: number, choice: RawStep, ctx: BuildContext): vo
       if (xs.length === 0) return;
       const x = xs[pick(choice.a, xs.length)] as number;
       const tx = ctx.types[x] as ValueType;
-      const perm = permutation(ctx, ctx.rows);
+      const perm = permutation(ctx.random, ctx.rows);
       const ids = perm.map((row, g) => {
         if (pick(choice.b, 2) === 0) return row;
         const first = Math.floor(g / ctx.blockRows) * ctx.blockRows;
@@ -97,7 +87,7 @@ export function drawRound3(kind: number, choice: RawStep, ctx: BuildContext): vo
       });
       const columns =
         pick(choice.c, 2) === 0
-          ? permutation(ctx, tx.cols)
+          ? permutation(ctx.random, tx.cols)
           : Array.from({ length: tx.cols }, () => pick(ctx.random() * tx.cols, tx.cols));
       const on = pick(choice.d, 3) === 0 ? pick(Math.floor(choice.d / 3), tx.cols + 1) : null;
       const target = newTarget(ctx, [ctx.rows, tx.cols], tx.dtype, false);
