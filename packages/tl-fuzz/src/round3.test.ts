@@ -44,7 +44,10 @@ describe("atomics across programs (kind 27)", () => {
     );
     const [x, ids, sums] = [values(p, 0), values(p, 1), init(p, 0)];
     ids.forEach((id, g) => {
-      for (let j = 0; j < 7; j++) sums[(id % 2) * 7 + j] += x[g * 7 + j] as number;
+      for (let j = 0; j < 7; j++) {
+        const at = (id % 2) * 7 + j;
+        sums[at] = (sums[at] as number) + (x[g * 7 + j] as number);
+      }
     });
     expect([...(evaluate(p)[0]?.data ?? [])]).toEqual(sums);
     expect((await check(p)).failure).toBeNull();
