@@ -1,4 +1,6 @@
-import { blockCount, type Program, type Rows, type Step, type ValueType } from "./program.js";
+import { blockCount, type Program, type Step, type ValueType } from "./program.js";
+import { round3Source, SECOND_KERNEL_NAME } from "./round3-source.js";
+import { blockRowsIndex, literal, q, rowsOf } from "./source-text.js";
 
 // The kernel of a program as JavaScript source: the tester compiles and runs this very text, and
 // prints it in a repro bench, so what fails is what the user reads.
@@ -6,16 +8,39 @@ import { blockCount, type Program, type Rows, type Step, type ValueType } from "
 /** The name of the kernel function in the source. */
 export const KERNEL_NAME = "fuzzKernel";
 
+/**
+ * The grid a program runs on: `pes` PEs of one cube, on any topology (`{ pes }` alone would take
+ * that many PEs in every cube, and programs of a common id would do each block once per cube).
+ */
+export function gridOf(program: Program): { sips: 1; cubes: 1; pes: number } {
+  return { sips: 1, cubes: 1, pes: program.pes };
+}
+
 /** The kernel's parameters after `tl`: the inputs, then the outputs. */
 export function kernelParams(program: Program): string[] {
   return [...program.inputs.map((input) => input.name), ...program.outputs.map((output) => output.name)];
 }
 
-/** `async function fuzzKernel(tl, X0, ..., O0, ...) { ... }`. */
+/** True when `program` has a second launch (its `gatherBack` steps, after the kernel's). */
+export function hasSecondLaunch(program: Program): boolean {
+  return program.steps.some((step) => step.kind === "gatherBack");
+}
+
+/**
+ * `async function fuzzKernel(tl, X0, ..., O0, ...) { ... }`, then the kernel of the second launch
+ * (`fuzzGatherBack`, same parameters) when there is one.
+ */
 export function kernelSource(program: Program): string {
+  const first = kernelFunction(program, KERNEL_NAME, (step) => step.kind !== "gatherBack");
+  if (!hasSecondLaunch(program)) return first;
+  return `${first}\n\n${kernelFunction(program, SECOND_KERNEL_NAME, (step) => step.kind === "gatherBack")}`;
+}
+
+/** One kernel function over the blocks, running the steps `runs` keeps. */
+function kernelFunction(program: Program, name: string, runs: (step: Step) => boolean): string {
   const lines: string[] = [];
   const blocks = blockCount(program);
-  lines.push(`async function ${KERNEL_NAME}(tl, ${kernelParams(program).join(", ")}) {`);
+  lines.push(`async function ${name}(tl, ${kernelParams(program).join(", ")}) {`);
   lines.push(`  const R = ${program.rows}; // rows of the split tensors`);
   lines.push(`  const BR = ${program.blockRows}; // rows per block`);
   if (program.persistent) {
@@ -27,7 +52,7 @@ export function kernelSource(program: Program): string {
   lines.push("    const rows = Math.min(BR, R - b * BR); // the last block may be shorter");
   lines.push("    const mark = tl.scratchMark();");
   program.steps.forEach((step, i) => {
-    lines.push(`    ${stepSource(program, step, i)}`);
+    if (runs(step)) lines.push(`    ${stepSource(program, step, i)}`);
   });
   lines.push("    tl.scratchRelease(mark);");
   lines.push("  }");
@@ -35,26 +60,10 @@ export function kernelSource(program: Program): string {
   return lines.join("\n");
 }
 
-function rowsOf(rows: Rows): string {
-  return rows === "block" ? "rows" : String(rows);
-}
-
-function literal(value: number): string {
-  if (Object.is(value, -0)) return "-0";
-  return String(value); // NaN, Infinity, -Infinity print as their JS names
-}
-
-function q(text: string): string {
-  return JSON.stringify(text);
-}
-
 /** The kernel's name for the accumulator of the dot at step `i`: an earlier value, or its `tl.zeros`. */
 function accumulatorOf(step: Extract<Step, { kind: "dot" }>, i: number): string {
   return typeof step.acc === "number" ? `v${step.acc}` : `acc${i}`;
 }
-
-/** The global row of each row of the block, `[rows, 1]` i32. */
-const blockRowsIndex = "tl.expandDims(await tl.add(tl.arange(0, rows), b * BR), 1)";
 
 function stepSource(program: Program, step: Step, i: number): string {
   const v = (index: number) => `v${index}`;
@@ -182,6 +191,10 @@ function stepSource(program: Program, step: Step, i: number): string {
       const mask = `await tl.lt(tl.arange(0, ${step.block}), ${c})`;
       return `${out} await tl.load(${input.name}.at(b * BR, 0), [rows, ${step.block}], ${q(type(i).dtype)}, { stride: ${c}, mask: ${mask}, other: ${literal(step.other)} });`;
     }
+    case "atomic":
+    case "rowScatter":
+    case "gatherBack":
+      return round3Source(program, step, i);
     case "loadInto": {
       const input = program.inputs[step.input];
       if (input === undefined) throw new Error(`step ${i}: no input ${step.input}`);
@@ -261,13 +274,18 @@ export function reproBench(
     );
   }
   for (const output of program.outputs) {
+    const shape = `[${output.shape.join(", ")}]`;
     lines.push(
-      `    const ${output.name} = sim.empty([${output.shape.join(", ")}], ${q(output.dtype)}, { name: ${q(output.name)} });`,
+      output.init === undefined
+        ? `    const ${output.name} = sim.empty(${shape}, ${q(output.dtype)}, { name: ${q(output.name)} });`
+        : `    const ${output.name} = await sim.toDevice(sim.fromArray(${arrayLiteral(output.init)}, ${shape}, ${q(output.dtype)}), { name: ${q(output.name)} });`,
     );
   }
-  lines.push(
-    `    await sim.launch(${KERNEL_NAME}, { grid: { pes: ${program.pes} }, args: [${kernelParams(program).join(", ")}] });`,
-  );
+  for (const kernel of hasSecondLaunch(program) ? [KERNEL_NAME, SECOND_KERNEL_NAME] : [KERNEL_NAME]) {
+    lines.push(
+      `    await sim.launch(${kernel}, { grid: { sips: 1, cubes: 1, pes: ${gridOf(program).pes} }, args: [${kernelParams(program).join(", ")}] });`,
+    );
+  }
   lines.push("    return {");
   lines.push("      check: {");
   program.outputs.forEach((output, i) => {

@@ -1,23 +1,10 @@
+import { blockOffsets, columnMask } from "./offsets.js";
 import { blockCount, type Program, rowsIn, type ValueType } from "./program.js";
 import * as ref from "./reference/index.js";
+import { evaluateRound3, evaluateSecondLaunch } from "./round3-evaluate.js";
 
 /** The scheduler's default composite tile (pe_scheduler `tile_m/n/k` of the schema's defaults). */
 export const DEFAULT_TILE: readonly [number, number, number] = [128, 128, 128];
-
-/** i32 offsets `(row0 + r) * cols + columns[j]` of the block's rows, `[rows, columns.length]`. */
-function blockOffsets(row0: number, rows: number, cols: number, columns: ArrayLike<number>): ref.RefTensor {
-  const offsets = new Float64Array(rows * columns.length);
-  for (let r = 0; r < rows; r++)
-    for (let j = 0; j < columns.length; j++)
-      offsets[r * columns.length + j] = (row0 + r) * cols + (columns[j] as number);
-  return ref.tensor(offsets, [rows, columns.length], "i32");
-}
-
-/** The mask `j < on` of a `[rows, cols]` tile (1 on, 0 off). */
-function columnMask(rows: number, cols: number, on: number): ref.RefTensor {
-  const mask = Array.from({ length: rows * cols }, (_, e) => (e % cols < on ? 1 : 0));
-  return ref.tensor(mask, [rows, cols], "i32");
-}
 
 /**
  * What `program` leaves in its outputs, computed by the independent evaluator (the semantics of
@@ -28,7 +15,10 @@ export function evaluate(program: Program): ref.RefTensor[] {
   const outputs = program.outputs.map((output) => ({
     dtype: output.dtype,
     shape: output.shape,
-    data: new Float64Array(output.shape[0] * output.shape[1]).fill(Number.NaN),
+    data:
+      output.init === undefined
+        ? new Float64Array(output.shape[0] * output.shape[1]).fill(Number.NaN)
+        : Float64Array.from(ref.tensor(output.init, output.shape, output.dtype).data),
   }));
   const write = (index: number, row: number, value: ref.RefTensor) => {
     const output = outputs[index] as (typeof outputs)[number];
@@ -192,6 +182,14 @@ export function evaluate(program: Program): ref.RefTensor[] {
           values[i] = ref.random(step.op, step.seed, blockOffsets(row0, rows, step.cols, columns));
           return;
         }
+        case "atomic":
+        case "rowScatter": {
+          const old = evaluateRound3(step, { rows, row0, inputs, outputs, value });
+          if (old !== null) values[i] = old;
+          return;
+        }
+        case "gatherBack":
+          return; // in the second launch, below
         case "loadInto":
           values[i] = ref.block(input(step.input), row0, 0, rows, input(step.input).shape[1] as number);
           return;
@@ -232,5 +230,6 @@ export function evaluate(program: Program): ref.RefTensor[] {
       }
     });
   }
+  evaluateSecondLaunch(program, inputs, outputs, write);
   return outputs;
 }

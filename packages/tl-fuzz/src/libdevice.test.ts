@@ -5,8 +5,10 @@ import { libdevice, tensor } from "./reference/index.js";
 // The libdevice calls in the differential tester: the generator draws them, and the independent
 // evaluator (reference/libdevice.ts, from the README's Semantics) agrees with both phases.
 describe("libdevice calls in random kernels", () => {
-  it("are drawn and agree with the independent evaluator (100 kernels, seed 39)", async () => {
-    const report = await fuzz({ runs: 100, seed: 39 });
+  // Seed 45 draws 11 libdevice steps in 100 kernels with 30 step kinds (seed 39, 3); the draws
+  // change when STEP_KINDS grows.
+  it("are drawn and agree with the independent evaluator (100 kernels, seed 45)", async () => {
+    const report = await fuzz({ runs: 100, seed: 45 });
     expect(report.failure?.failure.summary ?? null).toBeNull();
     expect(report.steps.libdevice).toBeGreaterThan(3);
   }, 300_000);

@@ -5,7 +5,7 @@
 // program.
 
 import type { Dtype as KernelDtype } from "@kb/spec";
-import type { BinaryOp, BitOp, LibdeviceOp, UnaryOp } from "./reference/index.js";
+import type { AtomicOp, BinaryOp, BitOp, LibdeviceOp, UnaryOp } from "./reference/index.js";
 
 /**
  * The element types a program uses: the kernels' (@kb/spec) but booleans, which only masks and
@@ -61,6 +61,12 @@ export interface OutputTensor {
   readonly dtype: Dtype;
   /** Rows each block writes: its rows (`block`) or one row per block. */
   readonly rowsPerBlock: "block" | 1;
+  /**
+   * The values the host fills it with (row-major) before the launch: the target of atomics or of
+   * scatters to other blocks' rows, whose untouched elements keep them. Without it the kernel
+   * writes every element.
+   */
+  readonly init?: readonly number[];
 }
 
 // Random kernels use the elementwise ops the independent evaluator knows, in its order (a new op
@@ -188,6 +194,51 @@ export type Step =
    * `{ stride: C, mask: arange(0, block) < C, other }`.
    */
   | { readonly kind: "wideLoad"; readonly input: number; readonly block: number; readonly other: number }
+  /**
+   * `tl.atomic<Op>(target, val, { offsets, mask })` (`cmp` for cas), val of the block's `[rows, C]`
+   * (a value or a number). `shared`: element (r, j) at row `g % M` of the `[M, C]` target, column
+   * j, `g` the split i32 input `index`'s row (loaded ids) or the global row `b * BR + r` (index
+   * null): calls of every program (PE) on common elements, only ops whose final value is the same
+   * in any order. `private`: element (r, j) at the block's own row, column `idx[j]` of the `[1, C]`
+   * input `index` (repeats: one call's elements in row-major order); the old values are the step's
+   * value. Mask `j < on`.
+   */
+  | {
+      readonly kind: "atomic";
+      readonly op: AtomicOp;
+      readonly target: number;
+      readonly val: number | { scalar: number };
+      readonly cmp: number | null;
+      readonly rows: "shared" | "private";
+      readonly index: number | null;
+      readonly on: number | null;
+    }
+  /**
+   * A scatter of `x` ([rows, C]) to rows of other blocks: element (r, j) at row `ids[g]` (the split
+   * i32 input `index`, a row owned by this block alone, repeats in the block: the later element
+   * wins), column `idx[j]` of the `[1, C]` input `columns`; mask `j < on`. The target has `init`.
+   */
+  | {
+      readonly kind: "rowScatter";
+      readonly x: number;
+      readonly target: number;
+      readonly index: number;
+      readonly columns: number;
+      readonly on: number | null;
+    }
+  /**
+   * In a second launch after the kernel: a gather of rows `ids[g] % S` (the split i32 input
+   * `index`) of output `source` ([S, C], written by any program of the first launch) into `result`'s
+   * block rows; mask `j < on` with `other`.
+   */
+  | {
+      readonly kind: "gatherBack";
+      readonly source: number;
+      readonly index: number;
+      readonly result: number;
+      readonly on: number | null;
+      readonly other: number;
+    }
   | {
       readonly kind: "compositeMath";
       readonly op: UnaryOp | BinaryOp | "sum" | "max" | "min" | "softmax";

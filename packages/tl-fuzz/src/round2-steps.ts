@@ -2,7 +2,7 @@
 // ops (`tl.and or xor not shl shr`), reductions without an axis (`tl.sum(x)`), and Philox random
 // numbers (`tl.rand`, `tl.randn`). Drawn by `buildProgram` for kinds 20 to 22.
 
-import { pick } from "./pick.js";
+import { permutation, pick } from "./pick.js";
 import type { Dtype, Exact, InputTensor, Step, ValueType } from "./program.js";
 import { BIT_OPS } from "./reference/index.js";
 
@@ -163,11 +163,7 @@ export function drawRound2(kind: number, choice: Choice, x: number, ctx: Round2C
       if (xs.length === 0) return;
       const v = xs[pick(choice.a, xs.length)] as number;
       const tv = ctx.types[v] as ValueType;
-      const perm = Array.from({ length: tv.cols }, (_, j) => j);
-      for (let j = perm.length - 1; j > 0; j--) {
-        const swap = pick(ctx.random() * (j + 1), j + 1);
-        [perm[j], perm[swap]] = [perm[swap] as number, perm[j] as number];
-      }
+      const perm = permutation(ctx.random, tv.cols);
       // Masked (c odd): columns from `on` are off, their offsets out of range.
       const on = pick(choice.c, 2) === 1 ? pick(choice.d, tv.cols + 1) : null;
       const index = ctx.indexInput(on === null ? perm : perm.map((j, c) => (c < on ? j : FAR)));

@@ -10,8 +10,9 @@ import {
 } from "@kb/runtime";
 import { Tensor } from "@kb/tensor";
 import { commandList, type Kernel } from "@kb/tl";
-import { KERNEL_NAME, kernelParams, kernelSource } from "./codegen.js";
-import type { Program } from "./program.js";
+import { gridOf, hasSecondLaunch, KERNEL_NAME, kernelParams, kernelSource } from "./codegen.js";
+import type { Program, Step } from "./program.js";
+import { SECOND_KERNEL_NAME } from "./round3-source.js";
 
 /** The topology programs run on: the schema's defaults (1 SIP, 1 cube of 8 PEs). */
 export const FUZZ_TOPOLOGY = { name: "tl-fuzz" } as const;
@@ -21,13 +22,22 @@ const AsyncFunction = Object.getPrototypeOf(async function () {}).constructor as
   ...args: string[]
 ) => Kernel;
 
-/** Compiles the kernel source of `program` (the text a repro prints). */
-export function compileKernel(program: Program): Kernel {
+/** Compiles the kernel `name` of the source of `program` (the text a repro prints). */
+export function compileKernel(program: Program, name = KERNEL_NAME): Kernel {
   const source = kernelSource(program);
-  const body = `${source}\nreturn ${KERNEL_NAME}(tl, ${kernelParams(program).join(", ")});`;
+  const body = `${source}\nreturn ${name}(tl, ${kernelParams(program).join(", ")});`;
   const kernel = new AsyncFunction("tl", ...kernelParams(program), body);
-  Object.defineProperty(kernel, "name", { value: KERNEL_NAME });
+  Object.defineProperty(kernel, "name", { value: name });
   return kernel;
+}
+
+/**
+ * Steps whose commands depend on loaded data (a branch; offsets from a loaded index): command-list
+ * mode cannot know them, only runner mode runs such kernels.
+ */
+function dependsOnData(step: Step): boolean {
+  if (step.kind === "atomic") return step.index !== null;
+  return ["branch", "gather", "maskedGather", "scatter", "rowScatter"].includes(step.kind);
 }
 
 /** What phase 2 left in each output, in program order. */
@@ -67,23 +77,36 @@ export async function runOnMachine(program: Program): Promise<MachineRun> {
       await sim.toDevice(Tensor.fromArray(input.values, input.shape, input.dtype), { name: input.name }),
     );
   }
-  const outputs = program.outputs.map((output) =>
-    sim.empty(output.shape, output.dtype, { name: output.name }),
-  );
+  const outputs = [];
+  for (const output of program.outputs) {
+    outputs.push(
+      output.init === undefined
+        ? sim.empty(output.shape, output.dtype, { name: output.name })
+        : await sim.toDevice(Tensor.fromArray(output.init, output.shape, output.dtype), {
+            name: output.name,
+          }),
+    );
+  }
   args.push(...outputs);
   const kernel = compileKernel(program);
   // Kernels that depend on loaded data (a branch, a gather through loaded indices) issue what
   // command-list mode cannot know: only runner mode runs them.
-  const branches = program.steps.some((step) =>
-    ["branch", "gather", "maskedGather", "scatter"].includes(step.kind),
-  );
+  const branches = program.steps.some(dependsOnData);
   const instances: KernelInstance[] = [];
   await sim.launch(kernel, {
-    grid: { pes: program.pes },
+    grid: gridOf(program),
     args,
     name: KERNEL_NAME,
     ...(branches ? {} : { onInstance: (instance: KernelInstance) => instances.push(instance) }),
   });
+  // The second launch reads what the first wrote (runner mode only: its offsets are loaded ids).
+  if (hasSecondLaunch(program)) {
+    await sim.launch(compileKernel(program, SECOND_KERNEL_NAME), {
+      grid: gridOf(program),
+      args,
+      name: SECOND_KERNEL_NAME,
+    });
+  }
   let commandListDifference: string | null = null;
   for (const instance of instances) {
     const listed = await commandList(kernel, args, instance.options);

@@ -1,6 +1,7 @@
 // The independent host evaluator of the kernel language (packages/tl/README.md, "Semantics"):
 // f64 host tensors and the tl operations on them, written from the README alone.
 
+export { ATOMIC_OPS, type AtomicOp, atomic } from "./atomic.js";
 export { BIT_OPS, type BitOp, bits } from "./bits.js";
 export type { Agreement, Disagreement, Tolerance } from "./compare.js";
 export { close, sameWithin, TOLERANCES } from "./compare.js";
