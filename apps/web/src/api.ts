@@ -1,7 +1,7 @@
 import type { RunResults } from "@kb/runtime";
 
 // What `kb web` serves at GET /api/data: declared here once, for the page and for the server
-// (apps/cli/src/web-data.ts imports these types as `@kb/web-ui/api`).
+// (apps/web/src/server/web-data.ts imports these types as `@kb/web-ui/api`).
 
 /** Everything `kb web` serves at `/api/data`. */
 export interface WebData {

@@ -1,7 +1,7 @@
 import type { SweepRow } from "@kb/sweep";
 
 // What `kb web results.jsonl` serves at GET /api/sweep: declared here once, for the sweep page
-// (sweep-main.ts) and for the server (apps/cli/src/web-sweep.ts imports these types as
+// (sweep-main.ts) and for the server (apps/web/src/server/web-sweep.ts imports these types as
 // `@kb/web-ui/sweep-api`). A point's run is then `GET /api/data?run=<digest>` (a `WebData` of
 // api.ts) and its page `/?run=<digest>`.
 

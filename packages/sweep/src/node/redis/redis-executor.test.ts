@@ -9,7 +9,7 @@ import { type RunningWorker, runWorker } from "./run-worker.js";
 import { TEST_VERSIONS, testJob, useRedisServer } from "./test-server.js";
 
 // RedisExecutor and runWorker on a real redis-server (the sweep's side and the worker's, in this
-// process; the points are answered by a function, not kb run: apps/cli's sweep-redis-e2e test
+// process; the points are answered by a function, not kb run: packages/e2e-tests' sweep-redis-e2e test
 // runs the real thing). Skipped without redis-server, except in CI.
 
 if (!runRedisTests) console.warn(`Redis queue tests skipped: ${redisSkipReason}`);
