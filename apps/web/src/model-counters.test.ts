@@ -65,6 +65,7 @@ describe("a model counter as a sweep metric on the sweep page", () => {
       point,
       key: `k${point}`,
       status: "ok" as const,
+      cached: false,
       reason: null,
       digest: null,
       values: { page: point === 0 ? "open" : "closed" },
