@@ -29,7 +29,7 @@ export function addComponentsCommand(program: Command, io: CliIo): Command {
       "--plugin <package...>",
       "also load these plug-ins: npm package names, or paths (./my-hbm, ./my-hbm.ts, a package directory) from the current directory",
     )
-    .option("--json", "print a JSON array of { kind, impl, source, description, params } instead")
+    .option("--json", "print a JSON array of { kind, impl, source, description, params, counters? } instead")
     .action(async (options: { topology?: string; plugin?: string[]; json?: boolean }) => {
       const extra = options.plugin ?? [];
       let plugins: KbPlugin[];

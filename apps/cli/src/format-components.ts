@@ -1,4 +1,4 @@
-import type { ComponentRegistry } from "@kb/components";
+import type { ComponentRegistry, ModelStatInfo } from "@kb/components";
 import * as z from "zod";
 
 /** One param of an impl, from its zod schema (input side: what a topology may write). */
@@ -26,6 +26,8 @@ export interface ImplInfo {
   readonly params: readonly ParamInfo[];
   /** Set when the schema could not be described (it is not a zod 4 object schema). */
   readonly paramsNote?: string;
+  /** The counters the impl declares it publishes (`counters` of its definition); absent when none. */
+  readonly counters?: readonly ModelStatInfo[];
 }
 
 /** Every impl of `registry`, by kind then name, with its params (in schema order). */
@@ -36,6 +38,15 @@ export function describeImpls(registry: ComponentRegistry): ImplInfo[] {
       impl: entry.name,
       source: entry.source,
       description: entry.definition.description,
+      ...((entry.definition.counters ?? []).length === 0
+        ? {}
+        : {
+            counters: (entry.definition.counters ?? []).map(({ name, unit, description }) => ({
+              name,
+              unit,
+              description,
+            })),
+          }),
     };
     try {
       return { ...base, params: paramsOf(entry.definition.params as z.ZodType) };
@@ -151,6 +162,7 @@ export function formatImpls(impls: readonly ImplInfo[], width: number): string {
     }
     if (impl.params.length === 0) {
       lines.push("    (no params)");
+      lines.push(...formatCounters(impl, width));
       continue;
     }
     const nameWidth = Math.min(24, Math.max(...impl.params.map((param) => param.name.length)));
@@ -168,8 +180,20 @@ export function formatImpls(impls: readonly ImplInfo[], width: number): string {
       }
       if (param.description !== undefined) lines.push(...wrap(param.description, width, hanging));
     }
+    lines.push(...formatCounters(impl, width));
   }
   return `${lines.join("\n")}\n`;
+}
+
+/** The counters an impl publishes, after its params: `counters (components[].stats of kb run --json)`, then `name (unit): description`. */
+function formatCounters(impl: ImplInfo, width: number): string[] {
+  if (impl.counters === undefined) return [];
+  return [
+    "    counters (components[].stats of the results):",
+    ...impl.counters.flatMap((counter) =>
+      wrap(`${counter.name} (${counter.unit}): ${counter.description}`, width, "      "),
+    ),
+  ];
 }
 
 /** Greedy word wrap of `text` to `width` columns, every line starting with `indent`. */

@@ -1,5 +1,5 @@
 import { formatFixed, formatNs, formatNumber, formatPercent, formatSi, groupDigits } from "@kb/errors";
-import type { RunResults } from "@kb/runtime";
+import { type RunResults, statsOfBusiestModel } from "@kb/runtime";
 import { formatByteCount } from "@kb/web-ui/server";
 import { formatGemmPeaks, formatLaunches } from "./format-launches.js";
 
@@ -54,6 +54,8 @@ export function formatRunSummary(results: RunResults, extras: RunExtras): string
   lines.push("launches (each over its kernel window, against the peaks of the hardware it used)");
   lines.push(...table(formatLaunches(results, formatByteCount)));
   lines.push("");
+  const counters = formatModelCounters(results);
+  if (counters.length > 0) lines.push(...counters, "");
 
   // The whole run, host copies included: what the run achieved against the peaks it used.
   const { work, peak, achieved } = results;
@@ -101,6 +103,30 @@ export function formatRunSummary(results: RunResults, extras: RunExtras): string
   if (extras.verified !== true)
     lines.push("verification: not run (add --verify to replay the op log and check the outputs)");
   return `${lines.join("\n")}\n`;
+}
+
+/**
+ * The counters of the busiest component whose model publishes any (`components[].stats`): a
+ * heading naming it, then `name value` pairs wrapped at 100 columns (none when no model publishes).
+ */
+export function formatModelCounters(results: Pick<RunResults, "components">): string[] {
+  const row = statsOfBusiestModel(results.components);
+  if (row === null || row.stats === undefined) return [];
+  const lines = [
+    `model counters of ${row.id} (${row.impl}, ${formatPercent(row.utilisation)} busy: the busiest component whose model publishes counters)`,
+  ];
+  let line = " ";
+  for (const stat of row.stats) {
+    const value = Number.isInteger(stat.total) ? groupDigits(stat.total) : formatNumber(stat.total, 4);
+    const pair = ` ${stat.name} ${value}${stat.unit === "count" ? "" : ` ${stat.unit}`}`;
+    if (line.length > 1 && line.length + pair.length + 1 > 100) {
+      lines.push(`${line},`);
+      line = " ";
+    }
+    line += line.length > 1 ? `,${pair}` : pair;
+  }
+  lines.push(line);
+  return lines;
 }
 
 /**

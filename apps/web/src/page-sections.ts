@@ -1,7 +1,7 @@
 // The results views' sections (ids the renderer of page.ts fills), one fragment for kb web's page
 // and the playground, so neither copies the other's markup.
 
-/** The sections of the results views, in page order: bottleneck verdicts, summary, topology, charts, timeline, verification, comparison. */
+/** The sections of the results views, in page order: bottleneck verdicts, summary, model counters, topology, charts, timeline, verification, comparison. */
 export const RESULTS_SECTIONS_HTML = `
 <section id="verdicts">
   <h2>Bottleneck per launch</h2>
@@ -12,6 +12,12 @@ export const RESULTS_SECTIONS_HTML = `
   <h2>Summary</h2>
   <p class="hint" id="files"></p>
   <div id="summary-table" class="table-wrap"></div>
+</section>
+
+<section id="counters">
+  <h2>Model counters</h2>
+  <p class="hint">What each timing model counts (its <code>stats()</code>: <code>components[].stats</code> of the results), the busiest component first; hover a counter for what it counts.</p>
+  <div id="counters-tables" class="table-wrap"></div>
 </section>
 
 <section id="topology">

@@ -17,7 +17,7 @@ import {
   utilisationByKind,
   verdictLines,
 } from "./results-model.js";
-import { comparisonTable, empty, summaryTable, verificationTable } from "./tables.js";
+import { comparisonTable, empty, modelCountersTable, summaryTable, verificationTable } from "./tables.js";
 import { renderTimeline, type TimelineHandle, type TimelineSource } from "./timeline.js";
 
 // The results views wired to the sections of page-sections.ts: kb web's page (main.ts, its data
@@ -94,6 +94,12 @@ export function renderResultsPage(
     results.length > 0
       ? summaryTable(results)
       : empty("No results file given: kb run BENCH --json > results.json, then kb web results.json."),
+  );
+
+  element("counters-tables").replaceChildren(
+    ...(results.length > 0
+      ? results.map(modelCountersTable)
+      : [empty("Needs a results file of kb run --json.")]),
   );
 
   // Topology diagram, coloured by the chosen results file.

@@ -203,3 +203,54 @@ export function compareLaunches(a: RunResults, b: RunResults): ComparedRow[] {
   }
   return rows;
 }
+
+/** One counter a component's timing model published (`components[].stats`), as the page shows it. */
+export interface ModelCounterRow {
+  readonly component: string;
+  readonly impl: string;
+  readonly name: string;
+  readonly unit: string;
+  readonly description: string;
+  readonly total: number;
+  /** The busiest and idlest port (`pc3` on an HBM controller, else the port number) with values; null without per-port values. */
+  readonly ports: {
+    readonly max: number;
+    readonly maxAt: string;
+    readonly min: number;
+    readonly minAt: string;
+  } | null;
+}
+
+/**
+ * Every counter the run's timing models published, component by component (busiest first, as
+ * `kb run` picks the one it prints), in the order each model lists them; empty for results
+ * without counters.
+ */
+export function modelCounterRows(results: RunResults): ModelCounterRow[] {
+  const components = results.components
+    .filter((row) => row.stats !== undefined && row.stats.length > 0)
+    .sort((a, b) => b.utilisation - a.utilisation || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
+  return components.flatMap((row) =>
+    (row.stats ?? []).map((stat) => ({
+      component: row.id,
+      impl: row.impl,
+      name: stat.name,
+      unit: stat.unit,
+      description: stat.description,
+      total: stat.total,
+      ports: portSpread(row.kind, stat.perPort),
+    })),
+  );
+}
+
+function portSpread(kind: string, values: readonly number[] | undefined): ModelCounterRow["ports"] {
+  if (values === undefined || values.length === 0) return null;
+  let max = 0;
+  let min = 0;
+  values.forEach((value, index) => {
+    if (value > (values[max] as number)) max = index;
+    if (value < (values[min] as number)) min = index;
+  });
+  const name = (index: number) => (kind === "hbm_ctrl" ? `pc${index}` : `port ${index}`);
+  return { max: values[max] as number, maxAt: name(max), min: values[min] as number, minAt: name(min) };
+}

@@ -24,13 +24,14 @@ const MAXIMISE_WORDS: readonly string[] = [
   "percent",
   "pct",
   "speedup",
+  "hit",
 ];
 
 /**
  * The default direction of a metric, from its name: maximise when a word of it begins or ends with
- * bandwidth, bw, gbps, gbs, util, efficiency, throughput, flops, fraction, percent, pct or speedup
- * (`busbw_gbs`, `hbmUtilisation`, `gemm_fraction`, `tflops`); minimise anything else (`time_ns`,
- * `latency_us`, `cycles`: times, latencies and costs). The page lets the user change it per metric.
+ * bandwidth, bw, gbps, gbs, util, efficiency, throughput, flops, fraction, percent, pct, speedup or
+ * hit (`busbw_gbs`, `hbmUtilisation`, `gemm_fraction`, `tflops`, a model's `row_hits`); minimise
+ * anything else (`time_ns`, `latency_us`, `cycles`, `row_conflicts`: times, latencies and costs). The page lets the user change it per metric.
  */
 export function metricDirection(name: string): Direction {
   const words = name

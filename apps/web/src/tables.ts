@@ -2,7 +2,7 @@
 import type { RunResults } from "@kb/runtime";
 import type { WebResults } from "./api.js";
 import { formatNs, formatNumber, formatPercent, formatRatio, formatSi } from "./format.js";
-import { type ComparedRow, type Headline, headlines } from "./results-model.js";
+import { type ComparedRow, type Headline, headlines, modelCounterRows } from "./results-model.js";
 import { verificationRows } from "./verification-model.js";
 
 // Tables are built with DOM nodes and textContent: file names and ids never become markup.
@@ -148,4 +148,33 @@ export function comparisonTable(
       num(formatRatio(row.ratio)),
     ]),
   );
+}
+
+/**
+ * The counters the run's timing models published (row hits, ACTs, ... of hbm_ctrl_v2): one row per
+ * counter of each component, its total and its busiest and idlest port; the description on hover.
+ */
+export function modelCountersTable(entry: WebResults): HTMLElement {
+  const rows = modelCounterRows(entry.results);
+  if (rows.length === 0) {
+    return empty(`${entry.label}: no model publishes counters (hbm_ctrl_v2 does: set cube.hbm.impl).`);
+  }
+  const element = table(
+    ["component", "impl", "counter", "total", "unit", "max port", "min port"],
+    rows.map((row) => [
+      row.component,
+      row.impl,
+      row.name,
+      num(formatNumber(row.total, 6)),
+      row.unit,
+      row.ports === null ? "-" : num(`${formatNumber(row.ports.max, 6)} ${row.ports.maxAt}`),
+      row.ports === null ? "-" : num(`${formatNumber(row.ports.min, 6)} ${row.ports.minAt}`),
+    ]),
+    `${entry.label}: model counters`,
+  );
+  rows.forEach((row, index) => {
+    const counterCell = element.tBodies[0]?.rows[index]?.cells[2];
+    if (counterCell !== undefined) counterCell.title = row.description;
+  });
+  return element;
 }

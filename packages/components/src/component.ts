@@ -3,6 +3,7 @@ import { Event, Store } from "@kb/des";
 import type { TopologyNode } from "@kb/topology";
 import type { Machine } from "./machine.js";
 import type { Message } from "./message.js";
+import type { ModelStat } from "./model-stats.js";
 
 /** What a component implementation is created with (besides its validated params). */
 export interface ComponentContext {
@@ -151,6 +152,17 @@ export abstract class Component<P = unknown> {
   /** The best rate this component can sustain (default: unknown). */
   peak(): ComponentPeak {
     return {};
+  }
+
+  /**
+   * The counters this component's model publishes ({@link ModelStat}s: row hits, credit stalls,
+   * ...), read after a run by `machine.stats()` into `components[].stats` of the results. Default:
+   * none. A memory model's or a stage engine's own `stats()` comes through here (MemoryComponent
+   * and StageEngine forward to it), so every kind of component is read the same way; a
+   * hand-written component overrides it. Called after the run, not on the hot path.
+   */
+  modelStats(): readonly ModelStat[] {
+    return [];
   }
 
   /** Which lane services `message` (default 0). */

@@ -1,6 +1,7 @@
 import { KbError } from "@kb/errors";
 import type * as z from "zod";
 import type { Component, ComponentContext } from "./component.js";
+import type { ModelStatInfo } from "./model-stats.js";
 
 /**
  * A component implementation with its metadata: the kind it implements, its name, what it models,
@@ -24,6 +25,12 @@ export interface ComponentDefinition<S extends z.ZodType = z.ZodType> {
    * faster than the formula, and says the 1% check was not made and why.
    */
   readonly analytic?: boolean;
+  /**
+   * The counters the impl publishes (`Component.modelStats()`, a model's `stats()`): name, unit
+   * and sentence, for `kb components list`. Optional: a model may publish counters it does not
+   * declare (their names are then known only after a run).
+   */
+  readonly counters?: readonly ModelStatInfo[];
   /** Creates the instance for one topology node. */
   readonly create: (context: ComponentContext, params: z.output<S>) => Component;
 }
@@ -73,6 +80,21 @@ export function defineComponent<S extends z.ZodType>(
   if (typeof definition.create !== "function") fail("create(context, params) must be a function.");
   if (definition.analytic !== undefined && typeof definition.analytic !== "boolean") {
     fail(`analytic must be true, false or left out, got ${JSON.stringify(definition.analytic)}.`);
+  }
+  if (definition.counters !== undefined) {
+    if (!Array.isArray(definition.counters))
+      fail("counters must be an array of { name, unit, description }.");
+    const seen = new Set<string>();
+    for (const counter of definition.counters) {
+      const { name, unit, description } = (counter ?? {}) as Partial<ModelStatInfo>;
+      if (typeof name !== "string" || !NAME.test(name) || seen.has(name)) {
+        fail(`counters: each needs a snake_case name unique in the impl, got ${JSON.stringify(name)}.`);
+      }
+      if (typeof unit !== "string" || unit === "" || typeof description !== "string" || description === "") {
+        fail(`counters: "${name}" needs a unit ("count", "ns", "bytes") and a description.`);
+      }
+      seen.add(name as string);
+    }
   }
   return Object.freeze({ ...definition });
 }

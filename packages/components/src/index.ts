@@ -124,7 +124,7 @@ export type {
   TilePlan,
 } from "./message.js";
 export { Message, PipelineContext, ServiceRequest, TileToken } from "./message.js";
-export type { ModelStat } from "./model-stats.js";
+export type { ModelStat, ModelStatInfo } from "./model-stats.js";
 export type { PathEnd } from "./packet.js";
 export { CompiledPath, Link, Packet } from "./packet.js";
 export type {

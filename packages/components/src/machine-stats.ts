@@ -1,4 +1,5 @@
 import type { Component } from "./component.js";
+import { checkModelStats, type ModelStat } from "./model-stats.js";
 import type { Link } from "./packet.js";
 
 // What `Machine.stats()` reports: per component (and per lane), per link, per kind with the
@@ -35,6 +36,11 @@ export interface ComponentReport extends CounterReport {
    * lane (`Component.laneBusyNs` adds up to `busyNs`); absent otherwise.
    */
   readonly lanes?: readonly LaneReport[];
+  /**
+   * The counters the component's model publishes (`Component.modelStats()`: a memory model's or
+   * stage engine's `stats()`), checked and copied; absent when it publishes none.
+   */
+  readonly stats?: readonly ModelStat[];
 }
 
 /** Statistics of one directed link after a run (only links that carried packets). */
@@ -96,6 +102,7 @@ export function machineStats(
   const reports: ComponentReport[] = components.map((component) => {
     const { busyNs, ops, bytes, queueFullStalls, flops } = component.stats;
     const lanes = laneReports(component, perTime);
+    const published = modelStatsOf(component);
     return {
       id: component.id,
       kind: component.kind,
@@ -107,6 +114,7 @@ export function machineStats(
       flops,
       utilisation: perTime(busyNs) / component.lanes.length,
       ...(lanes === null ? {} : { lanes }),
+      ...(published.length === 0 ? {} : { stats: published }),
     };
   });
   const linkReports: LinkReport[] = links
@@ -130,6 +138,11 @@ export function machineStats(
     .map(([kind, list]) => kindReport(kind, list))
     .sort((a, b) => compare(a.kind, b.kind));
   return { simTimeNs, events, components: reports, links: linkReports, byKind };
+}
+
+/** A component's model counters, checked (a `MACHINE_INVARIANT` names the impl and the node). */
+function modelStatsOf(component: Component): ModelStat[] {
+  return checkModelStats(component.modelStats(), `${component.kind} ${component.impl}`, component.id);
 }
 
 /** The lanes of a multi-lane component whose per-lane busy time adds up to its busyNs; else null. */

@@ -6,6 +6,7 @@ import { BandwidthCounter } from "./bandwidth-counter.js";
 import { Component, type ComponentContext, type ComponentPeak, type Lane } from "./component.js";
 import { type ComponentDefinition, defineComponent } from "./define.js";
 import type { Message } from "./message.js";
+import type { ModelStat, ModelStatInfo } from "./model-stats.js";
 import { type BatchTarget, Packet, PacketBatch } from "./packet.js";
 import type { Tracer } from "./trace.js";
 
@@ -69,6 +70,13 @@ export interface MemoryModel {
   readonly maxPending?: number;
   /** The best rate of the whole memory (every port), for rooflines; default unknown. */
   peak?(): ComponentPeak;
+  /**
+   * The counters the model keeps (row hits, activates, ...), per port where it counts per port
+   * (`perPort[p]` of port p): read once after the run into `components[].stats` of the results,
+   * where `kb run`, `kb web` and a sweep's metrics find them. Default: none. Declare them on the
+   * definition too (`counters`), so `kb components list` documents them.
+   */
+  stats?(): readonly ModelStat[];
 }
 
 /** What a memory model is created with. */
@@ -95,6 +103,8 @@ export interface MemoryModelDefinition<S extends z.ZodType = z.ZodType> {
   readonly params: S;
   /** True when the uncontended timing is exactly a documented formula (`kb probe` then holds it to 1%). */
   readonly analytic?: boolean;
+  /** The counters the model's `stats()` publishes, for `kb components list` (default: none declared). */
+  readonly counters?: readonly ModelStatInfo[];
   /** Inbox capacity per port (the hardware queue in front of the model; default 64). */
   readonly queueDepth?: (params: z.output<S>) => number;
   /** Creates the model for one topology node. */
@@ -149,6 +159,7 @@ export function defineMemoryModel<S extends z.ZodType>(
     description: definition.description,
     params: definition.params,
     ...(definition.analytic === undefined ? {} : { analytic: definition.analytic }),
+    ...(definition.counters === undefined ? {} : { counters: definition.counters }),
     create: (context, params) => new MemoryComponent(context, params, definition),
   } as ComponentDefinition<S>);
 }
@@ -212,10 +223,16 @@ export class MemoryComponent<P = unknown> extends Component<P> implements BatchT
     this.portBytes = new Float64Array(ports);
     const addressMap = context.node.kind === "hbm_ctrl" ? context.machine.graph.hbmAddressMap() : null;
     this.model = definition.create({ ...context, ports, addressMap }, params as never);
-    if (this.model === null || typeof this.model !== "object" || typeof this.model.service !== "function") {
+    const model = this.model as Partial<MemoryModel> | null;
+    if (
+      model === null ||
+      typeof model !== "object" ||
+      typeof model.service !== "function" ||
+      (model.stats !== undefined && typeof model.stats !== "function")
+    ) {
       throw new KbError(
         "COMPONENT_INVALID_DEFINITION",
-        `memory model ${this.impl}: create() must return an object with service(request).`,
+        `memory model ${this.impl}: create() must return an object with service(request) (and optionally stats()).`,
         { context: { nodeId: this.id } },
       );
     }
@@ -233,6 +250,11 @@ export class MemoryComponent<P = unknown> extends Component<P> implements BatchT
 
   override peak(): ComponentPeak {
     return this.model.peak?.() ?? {};
+  }
+
+  /** The model's `stats()` (none when it keeps no counters). */
+  override modelStats(): readonly ModelStat[] {
+    return this.model.stats?.() ?? [];
   }
 
   /** Requests the model has not answered yet (all ports). */

@@ -13,6 +13,7 @@ import { type ComponentDefinition, defineComponent } from "./define.js";
 import type { GemmTiming } from "./gemm-timing.js";
 import type { Machine } from "./machine.js";
 import { type Message, type StageParams, type StageType, TileToken } from "./message.js";
+import type { ModelStat, ModelStatInfo } from "./model-stats.js";
 
 /** The kinds a stage engine can time, and the stages each services. */
 const STAGES: Readonly<Record<StageEngineKind, readonly StageType[]>> = {
@@ -186,6 +187,14 @@ export interface StageEngineDefinition<K extends StageEngineKind, S extends z.Zo
   readonly array?: (params: z.output<S>) => StageEngineArray;
   /** The best rate, for rooflines (default: from `array`, else unknown). */
   readonly peak?: (params: z.output<S>) => ComponentPeak;
+  /**
+   * The counters the engine keeps, read once after the run into `components[].stats` of the
+   * results: count in the state (`init`, then `context.state` in `process`, or a closure) and
+   * publish here. Default: none.
+   */
+  readonly stats?: (state: St, params: z.output<S>) => readonly ModelStat[];
+  /** The counters `stats` publishes, for `kb components list` (default: none declared). */
+  readonly counters?: readonly ModelStatInfo[];
   /** Inbox capacity per lane (default: the params' `queue_depth`, else 4). */
   readonly queueDepth?: (params: z.output<S>) => number;
 }
@@ -243,6 +252,9 @@ export function defineStageEngine<K extends StageEngineKind, S extends z.ZodType
   if (definition.array !== undefined && (definition.kind !== "pe_gemm" || !hasTiming)) {
     fail("array states a PE_GEMM's MAC array; it needs kind pe_gemm and a timing function.");
   }
+  if (definition.stats !== undefined && typeof definition.stats !== "function") {
+    fail("stats(state, params) must be a function returning [{ name, unit, description, total, perPort? }].");
+  }
   const spec = definition as unknown as StageEngineDefinition<StageEngineKind, z.ZodType, unknown>;
   return defineComponent({
     kind: definition.kind,
@@ -250,6 +262,7 @@ export function defineStageEngine<K extends StageEngineKind, S extends z.ZodType
     description: definition.description,
     params: definition.params,
     ...(definition.analytic === undefined ? {} : { analytic: definition.analytic }),
+    ...(definition.counters === undefined ? {} : { counters: definition.counters }),
     create: (context, params) =>
       spec.array === undefined
         ? new StageEngine(context, params, spec)
@@ -301,6 +314,11 @@ export class StageEngine<P = unknown, St = unknown> extends Component<P> {
 
   override peak(): ComponentPeak {
     return this.spec.peak?.(this.params) ?? {};
+  }
+
+  /** The definition's `stats(state, params)` (none without one). */
+  override modelStats(): readonly ModelStat[] {
+    return this.spec.stats?.(this.state, this.params) ?? [];
   }
 
   process(message: Message): StageWork | Event<unknown> | null {

@@ -29,6 +29,15 @@ export type {
   FreeListAllocatorOptions,
 } from "./memory/free-list.js";
 export { FreeListAllocator } from "./memory/free-list.js";
+export type { ModelStatRow, StatMetric, StatsRow } from "./model-stats.js";
+export {
+  BUILTIN_COUNTERS,
+  modelStatsSchema,
+  parseStatMetric,
+  STAT_METRIC_PREFIX,
+  statMetricValue,
+  statsOfBusiestModel,
+} from "./model-stats.js";
 export type { Phase2Result, VerifyOutcomeOptions } from "./phase2.js";
 export { replay, verifyOutcome } from "./phase2.js";
 export type {

@@ -8,6 +8,7 @@ import {
   runGemmPeaksByDtype,
 } from "./launch-work.js";
 import { RunManifestSchema } from "./manifest.js";
+import { modelStatsField, modelStatsSchema } from "./model-stats.js";
 import {
   hbmPortRows,
   hbmPortsSchema,
@@ -28,6 +29,7 @@ const componentRow = z.object({
   queueFullStalls: z.number(),
   utilisation: z.number(),
   lanes: laneRowsSchema,
+  stats: modelStatsSchema,
 });
 
 /** The results of a run: what `kb run --json` prints. */
@@ -400,6 +402,7 @@ export function collectResults(
     queueFullStalls: report.queueFullStalls,
     utilisation: report.utilisation,
     ...(report.lanes === undefined ? {} : { lanes: report.lanes.map((lane) => ({ ...lane })) }),
+    ...modelStatsField(report.stats),
   }));
   const busiest = [...rows]
     .sort((a, b) => b.utilisation - a.utilisation || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0))

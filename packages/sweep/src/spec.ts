@@ -1,4 +1,5 @@
 import { KbError } from "@kb/errors";
+import { BUILTIN_COUNTERS, parseStatMetric } from "@kb/runtime";
 import { isPrototypeKey, locateYamlPath, prototypeKeyMessage, validateYaml } from "@kb/topology";
 import * as z from "zod";
 import { parseConstraint } from "./constraint.js";
@@ -21,6 +22,30 @@ function noPrototypeKey(split: (path: string) => readonly string[]) {
     const key = split(path).find(isPrototypeKey);
     if (key !== undefined) context.addIssue({ code: "custom", message: prototypeKeyMessage(key) });
   };
+}
+
+/**
+ * A metric that names a model counter (`stats.<component id | kind | impl>.<counter>`) is written
+ * that way, and a built-in impl's counter is one it publishes (a kind's, a component's or a
+ * plug-in impl's are known only after a run: null where none publishes it).
+ */
+function knownStatMetric(path: string, context: z.RefinementCtx): void {
+  const stat = parseStatMetric(path);
+  if (stat === null) return;
+  if (typeof stat === "string") {
+    context.addIssue({ code: "custom", message: stat });
+    return;
+  }
+  const counters = BUILTIN_COUNTERS.get(stat.selector);
+  if (counters === undefined || counters.some((counter) => counter.name === stat.name)) return;
+  const names = counters.map((counter) => counter.name);
+  context.addIssue({
+    code: "custom",
+    message:
+      names.length === 0
+        ? `${stat.selector} publishes no counters (kb components list shows what each impl publishes)`
+        : `${stat.selector} publishes no counter "${stat.name}"; it publishes ${names.join(", ")}`,
+  });
 }
 
 /**
@@ -198,10 +223,13 @@ export const sweepSpecSchema = z.strictObject({
     .default([])
     .describe("Expressions over the axis names, params and topology; a point runs only when all are true."),
   metrics: z
-    .record(z.string(), z.string().min(1).superRefine(noPrototypeKey(metricPathFields)))
+    .record(
+      z.string(),
+      z.string().min(1).superRefine(noPrototypeKey(metricPathFields)).superRefine(knownStatMetric),
+    )
     .default({ simTimeNs: "simTimeNs" })
     .describe(
-      "Columns of the table: name -> path into the results JSON (achieved.gemmFraction, launches[0].endNs).",
+      "Columns of the table: name -> path into the results JSON (achieved.gemmFraction, launches[0].endNs), or a model counter: stats.<component id | kind | impl>.<counter> summed over the components named (stats.hbm_ctrl.row_hits).",
     ),
   run: runSchema,
 });

@@ -1,3 +1,4 @@
+import { parseStatMetric, type StatsRow, statMetricValue } from "@kb/runtime";
 import * as z from "zod";
 import type { AxisValues } from "./designs.js";
 import { metricPathFields } from "./field-paths.js";
@@ -31,9 +32,15 @@ export type SweepRow = z.infer<typeof sweepRowSchema>;
  * The value at `path` in a results JSON: dot-separated fields and [n] indices
  * (`achieved.gemmFraction`, `launches[0].endNs`, `report.rows[2][5]`). A missing field (or one
  * the value only inherits, such as `constructor`) is null; a list or object is kept as its JSON
- * text.
+ * text. `stats.<component id | kind | impl>.<counter>` is a model counter (`components[].stats`)
+ * summed over the components named, null when none publishes it.
  */
 export function metricAt(results: unknown, path: string): MetricValue {
+  const stat = parseStatMetric(path);
+  if (stat !== null && typeof stat !== "string") {
+    const components = (results as { components?: unknown } | null)?.components;
+    return Array.isArray(components) ? statMetricValue(components as StatsRow[], stat) : null;
+  }
   let node: unknown = results;
   for (const part of metricPathFields(path)) {
     const index = /^\[(\d+)\]$/.exec(part);

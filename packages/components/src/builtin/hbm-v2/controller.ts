@@ -4,6 +4,7 @@ import type { MemoryRequest } from "../../memory.js";
 import {
   EPS,
   P_ACTS,
+  P_OPEN,
   P_RD_BURSTS,
   P_RD_CONF,
   P_RD_HIT,
@@ -48,6 +49,8 @@ export interface HbmPortStats {
   readonly writeMisses: number;
   readonly writeConflicts: number;
   readonly activates: number;
+  /** Banks closed: PREs on row conflicts, auto-precharges, each bank a PREab closed (= activates less the banks open now). */
+  readonly precharges: number;
   readonly refreshes: number;
   /** Requests answered at their first data with a predicted end (`predict_bytes`). */
   readonly predictions: number;
@@ -133,6 +136,7 @@ export class HbmPort implements Sleeper {
       writeMisses: st[p + P_WR_MISS] as number,
       writeConflicts: st[p + P_WR_CONF] as number,
       activates: st[p + P_ACTS] as number,
+      precharges: (st[p + P_ACTS] as number) - (st[p + P_OPEN] as number),
       refreshes: st[p + P_REFS] as number,
       predictions: this.predictions,
     };
