@@ -1,3 +1,5 @@
+/** Re-exported from @kb/errors, where the "did you mean" of every message lives. */
+export { closest } from "@kb/errors";
 export { ADDRESS_LAYOUT, TCM_WINDOW_BYTES } from "./address-layout.js";
 export { expandTopology, linkPatternPeers } from "./expand.js";
 export { idGlobToRegExp, isIdGlob } from "./glob.js";
@@ -44,7 +46,6 @@ export {
 export { topologyWarnings } from "./topology-warnings.js";
 export type { LocatedIssue, YamlPlace, YamlValidationCode } from "./yaml-validate.js";
 export {
-  closest,
   describeSchemaIssue,
   formatIssue,
   locateYamlPath,
