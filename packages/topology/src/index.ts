@@ -9,6 +9,7 @@ export { HBM_GEOMETRY_KEYS } from "./hbm-geometry.js";
 export type { HbmAddressMap, HbmCoordinates, HbmOrganisation } from "./hbm-mapping.js";
 export { HBM_MAPPINGS, hbmAddressMap } from "./hbm-mapping.js";
 export { parseTopology, resolveTopology, topologyJsonSchema, topologyToYaml } from "./load.js";
+export { locatedIssuesOf } from "./located-issues.js";
 export type { DeviceAddress, MemorySpace } from "./memory-map.js";
 export {
   decodeAddress,
