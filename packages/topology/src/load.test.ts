@@ -1,15 +1,7 @@
 import { isKbError } from "@kb/errors";
 import { describe, expect, it } from "vitest";
 import { resolveTopology } from "./load.js";
-
-function thrownBy(action: () => unknown): unknown {
-  try {
-    action();
-  } catch (error) {
-    return error;
-  }
-  throw new Error("expected a throw");
-}
+import { thrownBy } from "./test-support.js";
 
 describe("resolveTopology", () => {
   it("words a topology object's problems as a file's are worded, and carries the first one's path", () => {

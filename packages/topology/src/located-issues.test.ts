@@ -2,15 +2,7 @@ import { KbError } from "@kb/errors";
 import { describe, expect, it } from "vitest";
 import { locatedIssuesOf } from "./index.js";
 import { parseTopology } from "./load.js";
-
-function thrownBy(action: () => unknown): unknown {
-  try {
-    action();
-  } catch (error) {
-    return error;
-  }
-  throw new Error("expected a throw");
-}
+import { thrownBy } from "./test-support.js";
 
 describe("locatedIssuesOf", () => {
   it("gives the located issues of a topology validation error", () => {

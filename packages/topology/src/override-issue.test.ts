@@ -3,6 +3,7 @@ import { describe, expect, it } from "vitest";
 import { expandTopology } from "./expand.js";
 import { parseTopology } from "./load.js";
 import { overrideIssue } from "./override-issue.js";
+import { thrownBy } from "./test-support.js";
 
 const TEXT = `name: t
 overrides:
@@ -12,15 +13,6 @@ overrides:
     params:
       channels: 16
 `;
-
-function thrownBy(action: () => unknown): unknown {
-  try {
-    action();
-  } catch (error) {
-    return error;
-  }
-  throw new Error("expected a throw");
-}
 
 describe("overrideIssue", () => {
   it("locates an error by its structured path, whatever its wording", () => {
