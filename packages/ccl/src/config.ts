@@ -1,5 +1,5 @@
-import { KbError } from "@kb/errors";
-import { closest, type LocatedIssue, locateYamlPath, validateYaml, YamlValidationError } from "@kb/topology";
+import { closest, formatIssuePath, KbError } from "@kb/errors";
+import { type LocatedIssue, locateYamlPath, validateYaml, YamlValidationError } from "@kb/topology";
 import { parseDocument, stringify } from "yaml";
 import * as z from "zod";
 import {
@@ -107,7 +107,7 @@ export function parseCclConfig(text: string, file = "ccl.yaml", options: CclConf
   const issues = check(parsed, options.registry ?? defaultAlgorithms()).map(
     ({ path, message }): LocatedIssue => {
       const { line, col } = locateYamlPath(text, path);
-      return { file, line, col, path: formatPath(path), message };
+      return { file, line, col, path: formatIssuePath(path), message };
     },
   );
   if (issues.length > 0) throw new YamlValidationError("TOPOLOGY_INVALID", file, issues);
@@ -124,7 +124,7 @@ export function cclConfig(input: CclConfigInput | CclConfig, options: CclConfigO
     throw new KbError(
       "RUNTIME_INVALID",
       `invalid ccl config:\n${result.error.issues
-        .map((issue) => `${formatPath(issue.path)}: ${issue.message}`)
+        .map((issue) => `${formatIssuePath(issue.path)}: ${issue.message}`)
         .join("\n")}`,
     );
   }
@@ -132,7 +132,7 @@ export function cclConfig(input: CclConfigInput | CclConfig, options: CclConfigO
   if (problems.length > 0) {
     throw new KbError(
       "RUNTIME_INVALID",
-      `invalid ccl config:\n${problems.map(({ path, message }) => `${formatPath(path)}: ${message}`).join("\n")}`,
+      `invalid ccl config:\n${problems.map(({ path, message }) => `${formatIssuePath(path)}: ${message}`).join("\n")}`,
     );
   }
   return complete(result.data);
@@ -278,11 +278,4 @@ function complete(config: z.output<typeof cclConfigSchema>): CclConfig {
       ...(defaults.slotBytes !== undefined ? { slotBytes: defaults.slotBytes } : {}),
     }),
   });
-}
-
-function formatPath(path: readonly PropertyKey[]): string {
-  if (path.length === 0) return "<top level>";
-  return path
-    .map((part, i) => (typeof part === "number" ? `[${part}]` : `${i === 0 ? "" : "."}${String(part)}`))
-    .join("");
 }

@@ -136,6 +136,10 @@ describe("impl resolution and params", () => {
         issues.some((issue) => issue.nodeId === "sip0.cube0.xbar1" && issue.path[0] === "queue_depth"),
       ).toBe(true);
       expect((error as KbError).code).toBe("COMPONENT_INVALID_PARAMS");
+      // A problem with the params as a whole is at `params`, not `params.`.
+      expect((error as KbError).detail).toContain(
+        'node sip0.cube0.pe0.pe_gemm: params: unknown key(s) "mac_row"',
+      );
     }
   });
 

@@ -1,5 +1,5 @@
 import { Environment, type Event } from "@kb/des";
-import { KbError } from "@kb/errors";
+import { formatIssuePath, KbError, schemaIssueText } from "@kb/errors";
 import type { OpLogger } from "@kb/oplog";
 import type { TopologyGraph, TopologyNode } from "@kb/topology";
 import type * as z from "zod";
@@ -48,7 +48,10 @@ export class ComponentParamsError extends KbError {
     super(
       "COMPONENT_INVALID_PARAMS",
       `${issues.length} component param problem(s):\n${issues
-        .map((issue) => `  node ${issue.nodeId}: params.${issue.path.join(".")}: ${issue.message}`)
+        .map(
+          (issue) =>
+            `  node ${issue.nodeId}: ${formatIssuePath(["params", ...issue.path])}: ${issue.message}`,
+        )
         .join("\n")}\nFix the params in the topology (pe_template/cube/sip components or overrides).`,
       issues[0] === undefined ? {} : { context: { nodeId: issues[0].nodeId } },
     );
@@ -331,7 +334,7 @@ export function buildMachine(graph: TopologyGraph, options: MachineOptions = {})
         issues.push({
           nodeId: node.id,
           path: issue.path as (string | number)[],
-          message: describeIssue(issue),
+          message: schemaIssueText(issue),
         });
       }
       continue;
@@ -347,10 +350,4 @@ export function buildMachine(graph: TopologyGraph, options: MachineOptions = {})
     for (const lane of component.lanes) env.process(laneWorker(component, lane), lane.inbox.name);
   }
   return machine;
-}
-
-function describeIssue(issue: z.core.$ZodIssue): string {
-  if (issue.code === "unrecognized_keys")
-    return `unknown key(s) ${issue.keys.map((key) => `"${key}"`).join(", ")}`;
-  return issue.message;
 }

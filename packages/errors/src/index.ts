@@ -10,3 +10,5 @@ export {
 } from "./format.js";
 export type { KbErrorCode, KbErrorContext, KbErrorOptions } from "./kb-error.js";
 export { formatContext, isKbError, KbError } from "./kb-error.js";
+export type { FormatSchemaIssuesOptions, SchemaIssue } from "./zod-issues.js";
+export { closest, formatIssuePath, formatSchemaIssues, schemaIssueText } from "./zod-issues.js";

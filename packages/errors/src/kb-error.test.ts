@@ -26,6 +26,16 @@ describe("KbError", () => {
     expect(formatContext({ file: "a.yaml", line: 2 })).toBe("a.yaml:2");
   });
 
+  it("carries the path of a value in a spec as data, without printing it (the detail words it)", () => {
+    const error = new KbError("TOPOLOGY_INVALID", 'overrides[1].match: "pe9*" matches no node.', {
+      context: { file: "t.yaml", path: ["overrides", 1, "match"] },
+    });
+    expect(error.path).toEqual(["overrides", 1, "match"]);
+    expect(error.context.path).toEqual(["overrides", 1, "match"]);
+    expect(error.message).toBe('[TOPOLOGY_INVALID] t.yaml: overrides[1].match: "pe9*" matches no node.');
+    expect(new KbError("DES_DEADLOCK", "stuck.").path).toBeUndefined();
+  });
+
   it("isKbError checks the class and optionally the code", () => {
     const error = new KbError("DES_STORE_CLOSED", "closed.");
     expect(isKbError(error)).toBe(true);

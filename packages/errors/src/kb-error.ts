@@ -105,6 +105,12 @@ export interface KbErrorContext {
   readonly process?: string;
   /** Simulated time in ns when the error was raised. */
   readonly simTimeNs?: number;
+  /**
+   * The path of the offending value in a spec (a topology, a sweep, a config): keys and array
+   * indices from its root, such as `["overrides", 1, "match"]`. Not printed (the detail says it in
+   * the file's words, `overrides[1].match: ...`): a tool reads it to point at the place in the file.
+   */
+  readonly path?: readonly (string | number)[];
 }
 
 /** Options of the {@link KbError} constructor. */
@@ -118,8 +124,8 @@ export interface KbErrorOptions {
  *
  * The message reads `[CODE] where: what was expected, what was found. What to do.`, where `where`
  * is built from the {@link KbErrorContext} (`file:line:col`, node, kernel, PE, process, simulated
- * time). The unprefixed text is kept in `detail` and the context in `context`, for tools that
- * format errors themselves.
+ * time). The unprefixed text is kept in `detail` and the context in `context` (with, for an error
+ * in a spec, the offending value's `path`), for tools that format errors themselves.
  *
  * **When to use**: every error a user can cause by bad input or a bad model. Internal invariant
  * failures may stay plain `Error`s.
@@ -132,6 +138,11 @@ export class KbError extends Error {
   readonly context: KbErrorContext;
   /** The message without the code and location prefix. */
   readonly detail: string;
+
+  /** The path of the offending value in a spec, when known: `context.path`. */
+  get path(): readonly (string | number)[] | undefined {
+    return this.context.path;
+  }
 
   constructor(code: KbErrorCode, detail: string, options: KbErrorOptions = {}) {
     const context = options.context ?? {};

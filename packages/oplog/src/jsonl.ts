@@ -1,4 +1,4 @@
-import { KbError } from "@kb/errors";
+import { formatIssuePath, KbError, schemaIssueText } from "@kb/errors";
 import type * as z from "zod";
 import { type EpilogueStep, type OpRecord, opRecordSchema } from "./schema.js";
 
@@ -187,7 +187,7 @@ export function describeIssues(issues: readonly z.core.$ZodIssue[], root: unknow
 /** `path: what was expected, what was found` for one zod issue. `root` is the whole line's value. */
 function describeIssue(issue: z.core.$ZodIssue, root: unknown): string {
   const path = issue.path;
-  const where = formatPath(path);
+  const where = formatIssuePath(path, "<record>");
   switch (issue.code) {
     case "invalid_type":
       if (issue.input === undefined && path.length > 0) {
@@ -211,7 +211,7 @@ function describeIssue(issue: z.core.$ZodIssue, root: unknown): string {
       return `${where}: expected ${options.length === 1 ? options[0] : `one of ${options.join(", ")}`}, got ${describeInput(issue.input)}`;
     }
     case "unrecognized_keys":
-      return `${where}: unknown key(s) ${issue.keys.map((key) => `"${key}"`).join(", ")} (not in the OpRecord format)`;
+      return `${where}: ${schemaIssueText(issue)} (not in the OpRecord format)`;
     case "too_small":
     case "too_big": {
       const bound = Number(issue.code === "too_small" ? issue.minimum : issue.maximum);
@@ -224,16 +224,6 @@ function describeIssue(issue: z.core.$ZodIssue, root: unknown): string {
     default:
       return `${where}: ${issue.message}`;
   }
-}
-
-function formatPath(path: readonly PropertyKey[]): string {
-  if (path.length === 0) return "<record>";
-  let text = "";
-  for (const segment of path) {
-    if (typeof segment === "number") text += `[${segment}]`;
-    else text += text === "" ? String(segment) : `.${String(segment)}`;
-  }
-  return text;
 }
 
 function expectedText(expected: string): string {

@@ -1,4 +1,4 @@
-import { KbError } from "@kb/errors";
+import { formatIssuePath, formatSchemaIssues, KbError } from "@kb/errors";
 import type { Tensor } from "@kb/tensor";
 import { isPrototypeKey, prototypeKeyMessage, prototypeKeyPath } from "@kb/topology";
 import type * as z from "zod";
@@ -128,16 +128,13 @@ export function parseBenchParams<S extends z.ZodType>(
       const field = String(inner[inner.length - 1]);
       throw new KbError(
         "RUNTIME_INVALID",
-        `bench "${bench.name}": bad params:\n  ${[key, ...inner].join(".")}: ${prototypeKeyMessage(field)}`,
+        `bench "${bench.name}": bad params:\n  ${formatIssuePath([key, ...inner])}: ${prototypeKeyMessage(field)}`,
       );
     }
   }
   const parsed = bench.params.safeParse(values);
   if (!parsed.success) {
-    const issues = parsed.error.issues.map((issue) => {
-      const path = issue.path.length > 0 ? issue.path.join(".") : "(params)";
-      return `${path}: ${issue.message}`;
-    });
+    const issues = formatSchemaIssues(parsed.error.issues, { root: "(params)" });
     throw new KbError(
       "RUNTIME_INVALID",
       `bench "${bench.name}": bad params:\n  ${issues.join("\n  ")}\nIts params: ${describeParams(bench)}.`,

@@ -43,14 +43,15 @@ import {
   tensorBytes,
 } from "./host-checks.js";
 import { createKernelMemory } from "./kernel-memory.js";
-import { LaunchMeter } from "./launch-meter.js";
 import { defaultScratchBytes } from "./launch-scratch.js";
-import { HbmFootprint } from "./launch-work.js";
 import { DeviceMemory } from "./memory/device-memory.js";
 import { type HostWrite, HostWriteLog } from "./memory/host-writes.js";
 import { PendingRanges } from "./memory/pending-ranges.js";
 import { programCount, programQueues, resolveProgramGrid } from "./program-grid.js";
-import { collectResults, type LaunchRecord, type RunResults } from "./results.js";
+import { collectResults } from "./report/collect.js";
+import { LaunchMeter } from "./report/launch-meter.js";
+import { HbmFootprint } from "./report/launch-work.js";
+import type { LaunchRecord, RunResults } from "./results.js";
 import { checkRunLimits, limitSlices } from "./run-limits.js";
 import type { FreeOptions, KernelInstance, LaunchOptions, SimulatorOptions } from "./simulator-options.js";
 import { explainDeadlock, machineProgress } from "./stalled-kernels.js";

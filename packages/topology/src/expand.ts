@@ -1,4 +1,4 @@
-import { KbError } from "@kb/errors";
+import { closest, formatIssuePath, KbError } from "@kb/errors";
 import { idGlobToRegExp, isIdGlob } from "./glob.js";
 import {
   type BuildNode,
@@ -14,7 +14,6 @@ import {
 import { hbmGeometryOverrideError, hbmNodeParams } from "./hbm-geometry.js";
 import { PE_COMPONENT_NAMES, type Topology } from "./schema.js";
 import { assertTopologyLimits } from "./topology-limits.js";
-import { closest } from "./yaml-validate.js";
 
 const NO_PARAMS: Params = Object.freeze({});
 
@@ -457,7 +456,8 @@ function noMatch(
   nodes: readonly BuildNode[],
   withImpl: readonly BuildNode[],
 ): KbError {
-  const prefix = `overrides[${i}].match: "${match}" matches no node`;
+  const path = ["overrides", i, "match"];
+  const prefix = `${formatIssuePath(path)}: "${match}" matches no node`;
   const pattern = idGlobToRegExp(match);
   const containers = nodes.filter((node) => pattern.test(node.id));
   const first = containers[0];
@@ -467,6 +467,7 @@ function noMatch(
       "TOPOLOGY_INVALID",
       `${prefix} with an implementation: it names ${containers.length} container node(s) such as "${first.id}" (kind ${first.kind}), which overrides cannot change` +
         (child === undefined ? "." : `; match their components instead, such as "${child.id}".`),
+      { context: { path } },
     );
   }
   const suggestion = closest(
@@ -478,5 +479,6 @@ function noMatch(
     suggestion === undefined
       ? `${prefix}. Node ids are dotted paths such as "sip0.cube0.pe0.pe_gemm"; "*" matches any characters within one segment.`
       : `${prefix}; did you mean "${suggestion}"?`,
+    { context: { path } },
   );
 }

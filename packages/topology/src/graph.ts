@@ -1,9 +1,8 @@
-import { KbError } from "@kb/errors";
+import { closest, KbError } from "@kb/errors";
 import { type HbmAddressMap, hbmAddressMap } from "./hbm-mapping.js";
 import { RegionRouter } from "./region-router.js";
 import type { Route } from "./route.js";
 import { hbmOrganisationOf, type Topology } from "./schema.js";
-import { closest } from "./yaml-validate.js";
 
 /**
  * The kinds that carry traffic through them: a route may pass through these and starts or ends

@@ -1,4 +1,4 @@
-import { KbError } from "@kb/errors";
+import { formatIssuePath, KbError } from "@kb/errors";
 import { HBM_GEOMETRY_KEYS, HBM_NODE_KEYS, type HbmNodeKey } from "@kb/spec";
 
 /** The resolved `cube.hbm` of a topology, as this file reads it (no import of the schema: no cycle). */
@@ -32,8 +32,10 @@ export function hbmGeometryOverrideError(
   const first = nodes[0];
   if (key === undefined || first === undefined) return undefined;
   const who = nodes.length === 1 ? `node ${first.id}` : `${nodes.length} nodes, e.g. ${first.id},`;
+  const path = ["overrides", index, "params", key];
   return new KbError(
     "TOPOLOGY_INVALID",
-    `overrides[${index}].params.${key}: ${JSON.stringify(params[key])} would change the HBM organisation of ${who} for its model only: the pseudo-channel nodes, the fabric, the address map and the peaks are built from cube.hbm.${key} (${JSON.stringify(hbm[key])}). Set cube.hbm.${key} instead (every stack has the organisation cube.hbm gives).`,
+    `${formatIssuePath(path)}: ${JSON.stringify(params[key])} would change the HBM organisation of ${who} for its model only: the pseudo-channel nodes, the fabric, the address map and the peaks are built from cube.hbm.${key} (${JSON.stringify(hbm[key])}). Set cube.hbm.${key} instead (every stack has the organisation cube.hbm gives).`,
+    { context: { path } },
   );
 }

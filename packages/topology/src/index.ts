@@ -1,4 +1,7 @@
 // The HBM geometry keys are defined in @kb/spec (what a controller model receives); re-exported.
+
+/** Re-exported from @kb/errors, where the "did you mean" of every message lives. */
+export { closest } from "@kb/errors";
 export { HBM_GEOMETRY_KEYS } from "@kb/spec";
 export { ADDRESS_LAYOUT, TCM_WINDOW_BYTES } from "./address-layout.js";
 export { expandTopology, linkPatternPeers } from "./expand.js";
@@ -8,6 +11,7 @@ export { FORWARDING_KINDS, TopologyGraph } from "./graph.js";
 export type { HbmAddressMap, HbmCoordinates, HbmOrganisation } from "./hbm-mapping.js";
 export { HBM_MAPPINGS, hbmAddressMap } from "./hbm-mapping.js";
 export { parseTopology, resolveTopology, topologyJsonSchema, topologyToYaml } from "./load.js";
+export { locatedIssuesOf } from "./located-issues.js";
 export type { DeviceAddress, MemorySpace } from "./memory-map.js";
 export {
   decodeAddress,
@@ -45,7 +49,6 @@ export {
 export { topologyWarnings } from "./topology-warnings.js";
 export type { LocatedIssue, YamlPlace, YamlValidationCode } from "./yaml-validate.js";
 export {
-  closest,
   describeSchemaIssue,
   formatIssue,
   locateYamlPath,

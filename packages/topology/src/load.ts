@@ -1,4 +1,4 @@
-import { KbError } from "@kb/errors";
+import { formatSchemaIssues, KbError } from "@kb/errors";
 import { stringify } from "yaml";
 import * as z from "zod";
 import { prototypeKeyMessage, prototypeKeyPath } from "./prototype-keys.js";
@@ -25,15 +25,17 @@ export function resolveTopology(input: unknown, name = "<topology object>"): Top
   const prototypeKey = prototypeKeyPath(input);
   if (prototypeKey !== undefined) {
     const key = String(prototypeKey[prototypeKey.length - 1]);
-    throw new KbError("TOPOLOGY_INVALID", `${name}: ${prototypeKey.join(".")}: ${prototypeKeyMessage(key)}`);
+    throw new KbError("TOPOLOGY_INVALID", `${name}: ${prototypeKey.join(".")}: ${prototypeKeyMessage(key)}`, {
+      context: { path: prototypeKey },
+    });
   }
   const result = topologySchema.safeParse(input);
   if (result.success) return result.data;
+  const first = result.error.issues[0];
   throw new KbError(
     "TOPOLOGY_INVALID",
-    `${name} is not a valid topology:\n${result.error.issues
-      .map((issue) => `${issue.path.length === 0 ? "<top level>" : issue.path.join(".")}: ${issue.message}`)
-      .join("\n")}`,
+    `${name} is not a valid topology:\n${formatSchemaIssues(result.error.issues).join("\n")}`,
+    first === undefined ? {} : { context: { path: first.path as (string | number)[] } },
   );
 }
 

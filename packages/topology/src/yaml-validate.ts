@@ -1,4 +1,4 @@
-import { KbError } from "@kb/errors";
+import { closest, formatIssuePath, KbError } from "@kb/errors";
 import { isMap, isPair, isScalar, isSeq, LineCounter, type Node, parseDocument, type YAMLMap } from "yaml";
 import type * as z from "zod";
 import { prototypeKeyMessage, prototypeKeyPath } from "./prototype-keys.js";
@@ -332,15 +332,9 @@ function findNode(
   return { node, keyOffset: undefined };
 }
 
+/** `path` (and `key` under it) as {@link LocatedIssue.path} writes it. */
 function formatPath(path: readonly PropertyKey[], key?: string): string {
-  const segments = key === undefined ? path : [...path, key];
-  if (segments.length === 0) return "<top level>";
-  let text = "";
-  for (const segment of segments) {
-    if (typeof segment === "number") text += `[${segment}]`;
-    else text += text === "" ? String(segment) : `.${String(segment)}`;
-  }
-  return text;
+  return formatIssuePath(key === undefined ? path : [...path, key]);
 }
 
 function sortIssues(issues: LocatedIssue[]): LocatedIssue[] {
@@ -398,67 +392,6 @@ function objectKeys(schema: z.ZodType | undefined): string[] {
   if (def.type === "union")
     return [...new Set(def.options?.flatMap((option) => objectKeys(unwrap(option))) ?? [])].sort();
   return [];
-}
-
-/** The candidate closest to `word` by edit distance, if it is close enough to be a likely typo. */
-export function closest(word: string, candidates: readonly string[]): string | undefined {
-  let best: string | undefined;
-  let bestDistance = Number.POSITIVE_INFINITY;
-  for (const candidate of candidates) {
-    const distance = editDistance(word.toLowerCase(), candidate.toLowerCase());
-    if (distance < bestDistance) {
-      best = candidate;
-      bestDistance = distance;
-    }
-  }
-  if (best === undefined || bestDistance > Math.max(1, Math.floor(word.length / 3))) return undefined;
-  return replacesWholeDifference(word.toLowerCase(), best.toLowerCase(), bestDistance) ? undefined : best;
-}
-
-/**
- * True when, after the shared prefix and suffix, both words differ in a run of two or more
- * characters and in every one of them: "pe_sfu" vs "pe_cpu" (another component, not a typo),
- * unlike "colums" vs "cols" (letters dropped), "rign" vs "ring" (swapped) or "cube2" vs "cube0".
- */
-function replacesWholeDifference(a: string, b: string, distance: number): boolean {
-  let start = 0;
-  while (start < a.length && start < b.length && a[start] === b[start]) start += 1;
-  let endA = a.length;
-  let endB = b.length;
-  while (endA > start && endB > start && a[endA - 1] === b[endB - 1]) {
-    endA -= 1;
-    endB -= 1;
-  }
-  const middleA = endA - start;
-  const middleB = endB - start;
-  return middleA > 1 && middleB > 1 && distance >= Math.max(middleA, middleB);
-}
-
-/** Optimal-string-alignment distance: insertions, deletions, substitutions and adjacent swaps cost 1. */
-function editDistance(a: string, b: string): number {
-  const rows: number[][] = [];
-  for (let i = 0; i <= a.length; i++) {
-    const row = [i];
-    for (let j = 1; j <= b.length; j++) {
-      if (i === 0) {
-        row.push(j);
-        continue;
-      }
-      const above = rows[i - 1] as number[];
-      const cost = a[i - 1] === b[j - 1] ? 0 : 1;
-      let distance = Math.min(
-        (above[j] as number) + 1,
-        (row[j - 1] as number) + 1,
-        (above[j - 1] as number) + cost,
-      );
-      if (i > 1 && j > 1 && a[i - 1] === b[j - 2] && a[i - 2] === b[j - 1]) {
-        distance = Math.min(distance, ((rows[i - 2] as number[])[j - 2] as number) + 1);
-      }
-      row.push(distance);
-    }
-    rows.push(row);
-  }
-  return (rows[a.length] as number[])[b.length] as number;
 }
 
 // Zod's type names, in the words of a YAML file.

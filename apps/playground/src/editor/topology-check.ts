@@ -1,7 +1,7 @@
-import { isKbError } from "@kb/errors";
 import {
   expandTopology,
   type LocatedIssue,
+  locatedIssuesOf,
   overrideIssue,
   parseTopology,
   type Topology,
@@ -56,7 +56,7 @@ export function checkTopologyText(
   try {
     topology = parseTopology(text, name);
   } catch (error) {
-    const issues = locatedIssues(error);
+    const issues = locatedIssuesOf(error);
     if (issues === undefined) throw error;
     return { errors: issues, warnings: [] };
   }
@@ -74,13 +74,6 @@ export function checkTopologyText(
     return { file: name, line, col, path: path.join("."), message };
   });
   return { errors: [], warnings };
-}
-
-/** The issues of a `YamlValidationError` (checked by shape: the class may come from another copy). */
-function locatedIssues(error: unknown): readonly LocatedIssue[] | undefined {
-  if (!isKbError(error)) return undefined;
-  const issues = (error as { issues?: unknown }).issues;
-  return Array.isArray(issues) ? (issues as LocatedIssue[]) : undefined;
 }
 
 function diagnostic(text: string, issue: LocatedIssue, severity: "error" | "warning"): TopologyDiagnostic {

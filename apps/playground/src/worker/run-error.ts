@@ -1,5 +1,5 @@
 import { isKbError } from "@kb/errors";
-import { formatIssue, type LocatedIssue } from "@kb/topology";
+import { formatIssue, type LocatedIssue, locatedIssuesOf } from "@kb/topology";
 import type { RunErrorMessage, RunRequest, SourceLocation } from "../protocol.js";
 import { SourceError } from "./virtual-modules.js";
 
@@ -17,8 +17,8 @@ export function runErrorMessage(request: RunRequest, error: unknown): RunErrorMe
     return { type: "error", id, code: "TRANSPILE", message: error.message, location: error.location };
   }
   if (isKbError(error)) {
-    const issues = locatedIssues(error);
-    if (issues !== null) {
+    const issues = locatedIssuesOf(error);
+    if (issues !== undefined) {
       const first = issues[0] as LocatedIssue;
       return {
         type: "error",
@@ -62,15 +62,4 @@ function stackLocation(error: unknown, known: (file: string) => boolean): Source
     }
   }
   return null;
-}
-
-/** A topology validation error's located issues (as `kb run` prints them), else null. */
-function locatedIssues(error: Error): readonly LocatedIssue[] | null {
-  const issues = (error as { issues?: unknown }).issues;
-  if (!Array.isArray(issues) || issues.length === 0) return null;
-  const located = issues.every(
-    (issue: Partial<LocatedIssue> | null) =>
-      issue !== null && typeof issue.file === "string" && typeof issue.line === "number",
-  );
-  return located ? (issues as LocatedIssue[]) : null;
 }

@@ -1,6 +1,5 @@
-import { isKbError } from "@kb/errors";
+import { closest, formatIssuePath, isKbError, schemaIssueText } from "@kb/errors";
 import {
-  closest,
   describeSchemaIssue,
   idGlobToRegExp,
   isIdGlob,
@@ -148,7 +147,12 @@ class TopologyPlaces {
   private locate(path: readonly (string | number)[], key = false): Located {
     this.locator ??= yamlLocator(readTopologyText(this.file));
     const place = this.locator(path, { key });
-    return { line: place.line, col: place.col, path: formatPath(path), exact: place.found === path.length };
+    return {
+      line: place.line,
+      col: place.col,
+      path: formatIssuePath(path),
+      exact: place.found === path.length,
+    };
   }
 }
 
@@ -177,15 +181,6 @@ const TEMPLATES: Readonly<Record<string, readonly string[]>> = {
 function templateOf(kind: string): readonly string[] {
   if (kind.startsWith("pe_")) return ["pe_template", "components", kind];
   return TEMPLATES[kind] ?? [];
-}
-
-function formatPath(path: readonly (string | number)[]): string {
-  let text = "";
-  for (const segment of path) {
-    if (typeof segment === "number") text += `[${segment}]`;
-    else text += text === "" ? segment : `.${segment}`;
-  }
-  return text === "" ? "<top level>" : text;
 }
 
 /** Where a grouped message names its nodes (`node X` or `16 nodes, e.g. X`). */
@@ -273,9 +268,7 @@ function paramsIssues(
       }
       // In the file's words, as the topology's own schema errors are.
       const described =
-        issue.code === "unrecognized_keys"
-          ? `unknown key(s) ${issue.keys.map((key) => `"${key}"`).join(", ")}`
-          : describeSchemaIssue(issue, schema);
+        issue.code === "unrecognized_keys" ? schemaIssueText(issue) : describeSchemaIssue(issue, schema);
       const text = described.endsWith(".") ? described.slice(0, -1) : described;
       groups.add(places.param(node, path), `${text} (impl ${node.impl}; ${NODES}).`, node.id);
     }

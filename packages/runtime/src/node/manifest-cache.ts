@@ -1,7 +1,7 @@
 import { createHash } from "node:crypto";
 import { mkdirSync, renameSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { isKbError, KbError } from "@kb/errors";
+import { formatSchemaIssues, isKbError, KbError } from "@kb/errors";
 import { readUserText } from "@kb/errors/node";
 import { type RunResults, RunResultsSchema } from "../results.js";
 
@@ -122,7 +122,7 @@ function verifyEntry(stored: string, digest: string): CacheLookup {
   if (!parsed.success) {
     return {
       status: "damaged",
-      reason: `its results do not match the results schema (${parsed.error.issues[0]?.message})`,
+      reason: `its results do not match the results schema (${formatSchemaIssues(parsed.error.issues.slice(0, 1)).join("")})`,
     };
   }
   if (parsed.data.manifest?.digest !== digest) {

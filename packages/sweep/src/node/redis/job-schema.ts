@@ -1,4 +1,5 @@
 import { hostname } from "node:os";
+import { formatIssuePath } from "@kb/errors";
 import { prototypeKeyPath } from "@kb/topology";
 import * as z from "zod";
 import type { SweepJob } from "../../executor.js";
@@ -150,12 +151,12 @@ export function checkQueuedJob(data: unknown, jobId: string): CheckedJob {
   const forbidden = prototypeKeyPath(data);
   if (forbidden !== undefined)
     return refuse(
-      `${forbidden.join(".")}: the key ${quoted(String(forbidden.at(-1) ?? ""))} is not allowed in a job`,
+      `${formatIssuePath(forbidden)}: the key ${quoted(String(forbidden.at(-1) ?? ""))} is not allowed in a job`,
     );
   const parsed = queuedJobSchema.safeParse(data);
   if (parsed.success) return { queued: parsed.data as QueuedJob };
   const issue = parsed.error.issues[0];
-  const where = issue === undefined || issue.path.length === 0 ? "its data" : issue.path.join(".");
+  const where = issue === undefined ? "its data" : formatIssuePath(issue.path, "its data");
   return refuse(`${where}: ${issue?.message ?? "not a job"}${found(data, issue?.path ?? [])}`);
 }
 

@@ -1,5 +1,5 @@
 import { type Component, type Machine, MemoryComponent } from "@kb/components";
-import type { BottleneckEvidence, EngineGroup } from "./bottleneck.js";
+import type { BottleneckEvidence, EngineGroup } from "../bottleneck.js";
 
 // How busy each lane, HBM pseudo-channel and link was during a launch: the difference of the
 // busy counters at its start and end, over its kernel window. The bottleneck verdict reads it.

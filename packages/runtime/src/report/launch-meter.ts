@@ -1,8 +1,9 @@
 import type { Machine } from "@kb/components";
-import { bottleneckVerdict } from "./bottleneck.js";
+import { bottleneckVerdict } from "../bottleneck.js";
+import type { LaunchRecord } from "../results.js";
 import { busyEvidence, snapshotBusy } from "./launch-busy.js";
 import { gemmEnginesSince, type HbmFootprint, launchDetail, snapshotLevels } from "./launch-work.js";
-import { type LaunchRecord, snapshotWork, workSince } from "./results.js";
+import { snapshotWork, workSince } from "./work.js";
 
 /**
  * @internal The counters of a machine at a launch's start, to measure the launch when it ends:

@@ -1,6 +1,6 @@
 import type { TL } from "@kb/tl";
 import { describe, expect, it } from "vitest";
-import { type DeviceTensor, RunResultsSchema, Simulator } from "./index.js";
+import { type DeviceTensor, RunResultsSchema, Simulator } from "../index.js";
 import { HbmFootprint } from "./launch-work.js";
 
 /** One HBM3-class stack per cube as default.yaml's: 8 channels x 2 PCs x 25.6 GB/s = 409.6 GB/s. */
