@@ -15,7 +15,7 @@ export {
 export type { HbmAddressMap, HbmCoordinates } from "@kb/topology";
 // The TCM address helpers are facts of the memory map (@kb/topology); re-exported here as before.
 export { TCM_WINDOW_BYTES, tcmAddress, tcmLocation } from "@kb/topology";
-export { hbmTopologyParams, queueDepthParam, transitParams } from "./builtin/fabric-impls.js";
+export { hbmTopologyParams, queueDepthParam } from "./builtin/fabric-impls.js";
 export type { HbmPortStats } from "./builtin/hbm-v2/controller.js";
 export type { HbmCtrlV2Model } from "./builtin/hbm-v2/hbm-ctrl-v2.js";
 export { hbmCtrlV2 } from "./builtin/hbm-v2/hbm-ctrl-v2.js";
@@ -29,6 +29,7 @@ export type { GemmDataflow, GemmMapping, PeGemmV2Params } from "./builtin/pe-gem
 export { GEMM_DATAFLOWS, gemmMapping, peGemmV2Cycles, peGemmV2Params } from "./builtin/pe-gemm-v2.js";
 export { simdNs } from "./builtin/pe-impls.js";
 export { compute, computeSlotOf } from "./builtin/pe-support.js";
+export { transitParams } from "./builtin/transit.js";
 export type {
   CompositeGemmCommand,
   CompositeMathCommand,
@@ -64,6 +65,15 @@ export { defineComponent, definePlugin } from "./define.js";
 export { type IndexedRun, indexedRuns, indexedRunsProblem } from "./dma-indexed.js";
 export { type MaskPiece, maskPieces, maskRunsProblem } from "./dma-mask.js";
 export { Fabric } from "./fabric.js";
+export type {
+  ForwardingKind,
+  ForwardingModel,
+  ForwardingModelContext,
+  ForwardingModelDefinition,
+  HopPacket,
+} from "./forwarding.js";
+export { defineForwardingModel, forwardingTopologyParams } from "./forwarding.js";
+export { ForwardingComponent } from "./forwarding-component.js";
 export type { GemmTiming } from "./gemm-timing.js";
 export { gemmPeakFlopsPerNs, gemmTimingOf } from "./gemm-timing.js";
 export type { HbmStackPeak } from "./hbm-peaks.js";
