@@ -1,3 +1,6 @@
+// The engine's types a model's context exposes (`context.env`, `env.timeout(ns).addCallback(...)`):
+// re-exported so a plug-in needs no @kb/des of its own.
+export type { Environment, Event } from "@kb/des";
 export { KbError } from "@kb/errors";
 // The math op table lives in @kb/oplog (the op log's contract between the phases); re-exported
 // here, where PE commands name its ops.
