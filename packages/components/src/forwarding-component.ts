@@ -61,7 +61,15 @@ export class ForwardingComponent<P = unknown> extends Component<P> {
     const view = new HopView(message, this, message.stop, this.env.now);
     message.hop = view;
     const departNs = this.model.arrive(view);
-    if (departNs !== undefined) this.send(view, departNs);
+    if (departNs !== undefined) {
+      // `send`, without its checks of the packet (the framework's own hand-over).
+      if (message.hop !== view || !(departNs >= view.headNs) || !Number.isFinite(departNs)) {
+        this.send(view, departNs); // throws: sent already, or a bad time
+      }
+      message.departNs = departNs;
+      message.forward(this);
+      if (message.waitingAt === null) this.departed(view, departNs);
+    }
     return null;
   }
 
