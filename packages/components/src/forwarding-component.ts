@@ -167,10 +167,12 @@ export class ForwardingComponent<P = unknown> extends Component<P> {
   }
 
   /** @internal `context.service`. */
-  service(startNs: number, ns: number, label: string): void {
+  service(startNs: number, ns: number, packet: HopPacket): void {
     this.addBusy(ns);
     const tracer = this.machine.tracer;
     if (tracer !== null) {
+      // The label is a string built per packet: only when tracing.
+      const label = packet.label;
       tracer.record("engine_start", startNs, this.track, label);
       tracer.record("engine_complete", startNs + ns, this.track, label);
     }
@@ -326,7 +328,7 @@ class HopContext implements ForwardingModelContext {
   }
 
   service(startNs: number, ns: number, packet: HopPacket): void {
-    this.hop.service(startNs, ns, packet.label);
+    this.hop.service(startNs, ns, packet);
   }
 }
 

@@ -32,7 +32,7 @@ export const transitParams = forwardingTopologyParams.extend({ queue_depth: hopQ
 function fifoHop(context: ForwardingModelContext, overheadNs: number): ForwardingModel {
   /** Time until which the server is promised to packets that arrived earlier, ns. */
   let freeAt = 0;
-  const tracer = context.machine.tracer;
+  const machine = context.machine;
   const track = context.node.id;
   return {
     arrive(packet: HopPacket): number {
@@ -40,6 +40,7 @@ function fifoHop(context: ForwardingModelContext, overheadNs: number): Forwardin
       const start = Math.max(freeAt, now);
       const end = start + overheadNs;
       freeAt = end;
+      const tracer = machine.tracer;
       if (tracer !== null) {
         // Packets ahead of this one when it arrived, drawn where its service starts (one track, in time order).
         const ahead = overheadNs > 0 ? Math.ceil((start - now) / overheadNs) : 0;
