@@ -3,6 +3,7 @@ import { KbError } from "@kb/errors";
 import { decodeAddress, type HbmAddressMap, type TopologyEdge, type TopologyGraph } from "@kb/topology";
 import { BlockRanges, splitByPseudoChannel } from "./block-split.js";
 import type { Component } from "./component.js";
+import { ForwardingComponent } from "./forwarding-component.js";
 import type { MemoryBlock, Message } from "./message.js";
 import {
   type BatchTarget,
@@ -85,7 +86,8 @@ export class Fabric {
     for (const link of links) key += `|${this.linkNumbers.get(link)}`;
     let stop = this.stops.get(key);
     if (stop === undefined) {
-      stop = { component, lane, overheadNs, links, passOverheadNs };
+      const gate = component instanceof ForwardingComponent ? component.gate : null;
+      stop = { component, lane, overheadNs, links, passOverheadNs, gate };
       this.stops.set(key, stop);
     }
     return stop;

@@ -1,3 +1,6 @@
+// The engine's types a model's context exposes (`context.env`, `env.timeout(ns).addCallback(...)`):
+// re-exported so a plug-in needs no @kb/des of its own.
+export type { Environment, Event } from "@kb/des";
 export { KbError } from "@kb/errors";
 // The vocabulary (dtypes, PE commands, the math op table, atomics, the HBM params a controller
 // receives) is defined in @kb/spec; re-exported here, where plug-ins first found it.
@@ -46,7 +49,6 @@ export {
 export type { HbmAddressMap, HbmCoordinates } from "@kb/topology";
 // The TCM address helpers are facts of the memory map (@kb/topology); re-exported here as before.
 export { TCM_WINDOW_BYTES, tcmAddress, tcmLocation } from "@kb/topology";
-export { transitParams } from "./builtin/fabric-impls.js";
 export type { HbmPortStats } from "./builtin/hbm-v2/controller.js";
 export type { HbmCtrlV2Model } from "./builtin/hbm-v2/hbm-ctrl-v2.js";
 export { hbmCtrlV2 } from "./builtin/hbm-v2/hbm-ctrl-v2.js";
@@ -72,6 +74,7 @@ export type { GemmDataflow, GemmMapping, PeGemmV2Params } from "./builtin/pe-gem
 export { GEMM_DATAFLOWS, gemmMapping, peGemmV2Cycles, peGemmV2Params } from "./builtin/pe-gemm-v2.js";
 export { simdNs } from "./builtin/pe-impls.js";
 export { compute, computeSlotOf } from "./builtin/pe-support.js";
+export { transitParams } from "./builtin/transit.js";
 export type {
   ComponentContext,
   ComponentOptions,
@@ -86,6 +89,15 @@ export { CounterSampler, DEFAULT_COUNTER_INTERVAL_NS } from "./counter-sampler.j
 export type { ComponentDefinition, KbPlugin, PluginCodeSource, PluginMeta } from "./define.js";
 export { defineComponent, definePlugin } from "./define.js";
 export { Fabric } from "./fabric.js";
+export type {
+  ForwardingKind,
+  ForwardingModel,
+  ForwardingModelContext,
+  ForwardingModelDefinition,
+  HopPacket,
+} from "./forwarding.js";
+export { defineForwardingModel, forwardingTopologyParams } from "./forwarding.js";
+export { ForwardingComponent } from "./forwarding-component.js";
 export type { GemmTiming } from "./gemm-timing.js";
 export { gemmPeakFlopsPerNs, gemmTimingOf } from "./gemm-timing.js";
 export type { HbmStackPeak } from "./hbm-peaks.js";

@@ -50,8 +50,8 @@ export class MemoryHarness {
     this.requestPaths = [];
     this.responsePaths = [];
     for (let port = 0; port < memory.ports; port++) {
-      const at = { component: memory, lane: port, overheadNs: 0, links: [], passOverheadNs: 0 };
-      const outside = { component: null, lane: 0, overheadNs: 0, links: [], passOverheadNs: 0 };
+      const at = { component: memory, lane: port, overheadNs: 0, links: [], passOverheadNs: 0, gate: null };
+      const outside = { component: null, lane: 0, overheadNs: 0, links: [], passOverheadNs: 0, gate: null };
       this.requestPaths.push(new CompiledPath("harness", id, [outside, at], "memory", 0, Infinity));
       this.responsePaths.push(new CompiledPath(id, "harness", [at, outside], "sink", 0, Infinity));
     }

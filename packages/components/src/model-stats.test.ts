@@ -3,10 +3,10 @@
 // commands per pseudo-channel.
 import { readFileSync } from "node:fs";
 import { KbError } from "@kb/errors";
+import { hbmTopologyParams } from "@kb/spec";
 import { encodeAddress, expandTopology, parseTopology } from "@kb/topology";
 import { describe, expect, it } from "vitest";
 import * as z from "zod";
-import { hbmTopologyParams } from "./builtin/fabric-impls.js";
 import { BUILTIN_COMPONENTS } from "./builtin/index.js";
 import { type ComponentDefinition, defineComponent, definePlugin } from "./define.js";
 import { buildMachine, type Machine } from "./machine.js";

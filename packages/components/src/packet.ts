@@ -2,6 +2,7 @@ import type { Environment, Event } from "@kb/des";
 import type { TopologyEdge } from "@kb/topology";
 import type { BlockRanges } from "./block-split.js";
 import type { Component } from "./component.js";
+import type { HopPacket } from "./forwarding.js";
 import { Message, putInto } from "./message.js";
 import type { Transfer } from "./transfer.js";
 
@@ -47,6 +48,20 @@ export interface Stop {
   readonly links: readonly Link[];
   /** Sum of the overheads of the pass-through nodes between the previous stop and this one. */
   readonly passOverheadNs: number;
+  /** The component's admission check when it has finite inputs (a forwarding model with `admit`), else null. */
+  readonly gate: Gate | null;
+}
+
+/**
+ * A stop that may refuse a packet before its head leaves the previous stop (finite input
+ * buffers, `ForwardingModel.admit`). @internal
+ */
+export interface Gate {
+  /**
+   * Whether `packet`, about to leave `from` for this stop, may go now. When not, the gate keeps
+   * it (sets `packet.waitingAt`) and calls `packet.forward(from)` itself once it admits it.
+   */
+  admit(packet: Packet, from: Component): boolean;
 }
 
 /** How a path ends. */
@@ -136,6 +151,10 @@ export class Packet extends Message {
   bundle: Packet | null = null;
   /** A response bundle at its memory: its parts still have their own first links to cross. */
   private fanIn = false;
+  /** The view the forwarding model of the packet's current stop was given, while it is there. @internal */
+  hop: HopPacket | null = null;
+  /** The gate holding the packet before its next stop (refused there), else null. @internal */
+  waitingAt: Gate | null = null;
 
   constructor(
     public path: CompiledPath,
@@ -195,6 +214,8 @@ export class Packet extends Message {
     const stops = this.path.stops;
     const next = this.stop + 1;
     if (next >= stops.length) return null; // serviced by its last stop (a memory)
+    const gate = (stops[next] as Stop).gate;
+    if (gate !== null && !gate.admit(this, from)) return null; // waits for room; the gate forwards it
     const env = from.env;
     const now = env.now;
     const parts = this.parts;

@@ -241,6 +241,31 @@ describe.skipIf(!enabled)("the packages from a registry, with plain npm", () => 
   );
 
   it(
+    "the example router plug-in installs from the registry and passes allreduce --verify on its credit-mesh.yaml",
+    async () => {
+      const project = join(app, "project");
+      ok(await npm(project, "install", "kb-plugin-credit-router"));
+      const allreduce = ok(
+        await kb(
+          project,
+          "run",
+          "allreduce",
+          "--verify",
+          "--plugin",
+          "kb-plugin-credit-router",
+          "--topology",
+          "node_modules/kb-plugin-credit-router/credit-mesh.yaml",
+          "--param",
+          "maxBytes=65536",
+        ),
+      );
+      expect(allreduce.stdout).toContain("bench allreduce on topology credit-mesh");
+      expect(allreduce.stdout).toMatch(/PASS: \d+ of \d+ outputs match/);
+    },
+    3 * MINUTE,
+  );
+
+  it(
     "kb init --plugin makes a package that installs, passes its tests with sources and dist/, is probed and verified",
     async () => {
       ok(await kb(app, "init", "--plugin", "big-gemm"));
@@ -286,6 +311,7 @@ describe.skipIf(!enabled)("the packages from a registry, with plain npm", () => 
         "packages/tensor/README.md",
         "packages/tl/README.md",
         "examples/kb-plugin-closed-page-hbm/README.md",
+        "examples/kb-plugin-credit-router/README.md",
         "examples/kb-plugin-systolic-gemm/README.md",
       ];
       const failed: string[] = [];

@@ -111,6 +111,26 @@ const transitSchema = (kind: string) =>
     first_flit_ns: nanoseconds("Per-hop overhead of the first flit, in ns.").default(1),
   });
 
+/**
+ * The check of a component whose `key` (`first_flit_ns`, `forward_ns`) the topology writes into
+ * its nodes' params, over its `params`: the same key under `params` would be silently replaced,
+ * so it is refused there, pointing to `<where>.<key>` (an override's `params` may still set it
+ * per node).
+ */
+const ownHopKey =
+  (where: string, nodes: string, key: "first_flit_ns" | "forward_ns") =>
+  (
+    component: { readonly params: Record<string, unknown> } & Partial<Record<typeof key, number>>,
+    context: z.RefinementCtx,
+  ) => {
+    if (!Object.hasOwn(component.params, key)) return;
+    context.addIssue({
+      code: "custom",
+      path: ["params", key],
+      message: `${where} sets ${key} for every ${nodes} node, over its params (${JSON.stringify(component.params[key])} would be replaced by ${component[key]}); write it as ${where}.${key} instead.`,
+    });
+  };
+
 const PE_COMPONENTS = {
   pe_cpu: "pe_cpu_v1",
   pe_scheduler: "pe_scheduler_v2",
@@ -244,11 +264,16 @@ export const cubeSchema = z
           "Overhead in ns for traffic the M_CPU.DMA forwards (IO_CPU <-> HBM); assumption.",
         ).default(20),
       })
+      .superRefine(ownHopKey("cube.m_cpu_dma", "m_cpu_dma", "forward_ns"))
       .prefault({}),
     hbm: checkedHbmSchema.prefault({}),
-    xbar: transitSchema("xbar").prefault({}).describe("Each of the two XBAR halves."),
+    xbar: transitSchema("xbar")
+      .superRefine(ownHopKey("cube.xbar", "xbar", "first_flit_ns"))
+      .prefault({})
+      .describe("Each of the two XBAR halves."),
     bridge: transitSchema("bridge")
       .extend({ link: link(512, 1).describe("The bridge's link to each XBAR half.") })
+      .superRefine(ownHopKey("cube.bridge", "bridge", "first_flit_ns"))
       .prefault({}),
     noc: transitSchema("noc_router")
       .extend({
@@ -256,6 +281,7 @@ export const cubeSchema = z
         cols: count("Columns of the PE layout grid; PEs per cube = rows x cols.").default(4),
         link: link(128, 1).describe("Link between neighbouring routers."),
       })
+      .superRefine(ownHopKey("cube.noc", "noc_router", "first_flit_ns"))
       .prefault({}),
     sram: componentSchema("sram", "sram_v1")
       .extend({
@@ -269,7 +295,10 @@ export const cubeSchema = z
         latency_ns: nanoseconds("Shared SRAM access latency in ns.").default(5),
       })
       .prefault({}),
-    ucie_port: transitSchema("ucie_port").prefault({}).describe("Each UCIe port of the cube."),
+    ucie_port: transitSchema("ucie_port")
+      .superRefine(ownHopKey("cube.ucie_port", "ucie_port", "first_flit_ns"))
+      .prefault({})
+      .describe("Each UCIe port of the cube."),
     links: z
       .strictObject({
         pe_dma_to_xbar: link(128, 2).describe("Each PE_DMA <-> its XBAR half."),
@@ -296,6 +325,7 @@ export const sipSchema = z
           "Overhead in ns for traffic the IO_CPU forwards (host <-> cube, SIP <-> SIP); assumption.",
         ).default(50),
       })
+      .superRefine(ownHopKey("sip.io_cpu", "io_cpu", "forward_ns"))
       .prefault({}),
     host_link: link(64, 0).describe("Host <-> IO_CPU (PCIe-class link)."),
     io_link: link(128, 5).describe("IO_CPU <-> each cube's M_CPU and M_CPU.DMA."),

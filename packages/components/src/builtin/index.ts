@@ -1,6 +1,6 @@
 import type { ComponentDefinition, KbPlugin } from "../define.js";
 import { ComponentRegistry } from "../registry.js";
-import { hbmCtrlV1, mCpuDmaV1, sramV1, transitV1 } from "./fabric-impls.js";
+import { hbmCtrlV1, sramV1 } from "./fabric-impls.js";
 import { hbmCtrlV2 } from "./hbm-v2/hbm-ctrl-v2.js";
 import { ioCpuV1, mCpuV1 } from "./host-impls.js";
 import { peCpuV1 } from "./pe-cpu.js";
@@ -9,6 +9,7 @@ import { peGemmV2 } from "./pe-gemm-v2.js";
 import { peMathV1 } from "./pe-impls.js";
 import { peDmaV1, peFetchStoreV1, peMmuV1, peTcmV1 } from "./pe-memory-engines.js";
 import { peSchedulerV2 } from "./pe-scheduler.js";
+import { mCpuDmaV1, transitV1 } from "./transit.js";
 
 /** Every built-in implementation, registered by bare name in `defaultRegistry()`. */
 export const BUILTIN_COMPONENTS: readonly ComponentDefinition[] = Object.freeze([
