@@ -1,4 +1,4 @@
-import { KbError } from "@kb/errors";
+import { formatSchemaIssues, KbError } from "@kb/errors";
 import { type RunResults, RunResultsSchema } from "@kb/runtime";
 import { cacheEntryResults } from "@kb/runtime/node";
 import {
@@ -144,10 +144,7 @@ function interpret(text: string, file: string, label: string, builder: TimelineB
     }
     const parsed = RunResultsSchema.safeParse(json);
     if (!parsed.success) {
-      const problems = parsed.error.issues
-        .slice(0, 3)
-        .map((issue) => `${issue.path.join(".") || "(top)"}: ${issue.message}`)
-        .join("; ");
+      const problems = formatSchemaIssues(parsed.error.issues.slice(0, 3), { root: "(top)" }).join("; ");
       throw new KbError(
         "CLI_USAGE",
         `not a valid results file (schema "kb.results/1"): ${problems}. Write it again with kb run --json.`,

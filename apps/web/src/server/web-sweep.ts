@@ -1,6 +1,6 @@
 import { existsSync, statSync } from "node:fs";
 import { dirname, extname, join, resolve } from "node:path";
-import { KbError } from "@kb/errors";
+import { formatSchemaIssues, KbError } from "@kb/errors";
 import { type SweepRow, sweepRowSchema } from "@kb/sweep";
 import type { WebData } from "../api.js";
 import type { SweepData, SweepWebRow } from "../sweep-api.js";
@@ -126,10 +126,7 @@ function rowProblem(line: string): SweepRow | string {
   }
   const parsed = sweepRowSchema.safeParse(json);
   if (parsed.success) return parsed.data;
-  return parsed.error.issues
-    .slice(0, 3)
-    .map((issue) => `${issue.path.join(".") || "(row)"}: ${issue.message}`)
-    .join("; ");
+  return formatSchemaIssues(parsed.error.issues.slice(0, 3), { root: "(row)" }).join("; ");
 }
 
 /**
