@@ -10,6 +10,7 @@ import { KbError } from "@kb/errors";
 import * as oplog from "@kb/oplog";
 import * as runtime from "@kb/runtime";
 import { type Bench, type BenchPackage, isBench } from "@kb/runtime";
+import * as spec from "@kb/spec";
 import * as tensor from "@kb/tensor";
 import * as tl from "@kb/tl";
 import * as topology from "@kb/topology";
@@ -175,6 +176,7 @@ const SHARED_MODULES: Readonly<Record<BenchPackage, unknown>> = {
   "@kb/errors": errors,
   "@kb/oplog": oplog,
   "@kb/runtime": runtime,
+  "@kb/spec": spec,
   "@kb/tensor": tensor,
   "@kb/tl": tl,
   "@kb/topology": topology,

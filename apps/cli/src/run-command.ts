@@ -372,9 +372,5 @@ function printCached(
 
 /** The @kb packages this kb runs with, by name, and their versions (the manifest's `packages`). */
 function kbPackageVersions(): Record<string, string> {
-  const names = ["@kb/cli", "@kb/ccl", "@kb/components", "@kb/data-executor", "@kb/des", "@kb/errors"];
-  return packageVersions(
-    [...names, "@kb/oplog", "@kb/runtime", "@kb/spec", "@kb/tensor", "@kb/tl", "@kb/topology"],
-    import.meta.url,
-  );
+  return packageVersions(runtime.MANIFEST_PACKAGES, import.meta.url);
 }

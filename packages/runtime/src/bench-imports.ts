@@ -15,10 +15,32 @@ export const BENCH_PACKAGES = [
   "@kb/errors",
   "@kb/oplog",
   "@kb/runtime",
+  "@kb/spec",
   "@kb/tensor",
   "@kb/tl",
   "@kb/topology",
   "zod",
+] as const;
+
+/**
+ * The @kb packages whose versions a run's manifest records (`manifest.packages`): the CLI and
+ * every @kb package a run uses. `kb run` reads them from its installation, the playground from
+ * the package.json files it was built from; both take this list, so the same bench, topology and
+ * params have the same digest in either.
+ */
+export const MANIFEST_PACKAGES = [
+  "@kb/ccl",
+  "@kb/cli",
+  "@kb/components",
+  "@kb/data-executor",
+  "@kb/des",
+  "@kb/errors",
+  "@kb/oplog",
+  "@kb/runtime",
+  "@kb/spec",
+  "@kb/tensor",
+  "@kb/tl",
+  "@kb/topology",
 ] as const;
 
 /** A name of {@link BENCH_PACKAGES}. */

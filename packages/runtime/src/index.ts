@@ -1,7 +1,12 @@
 export type { Bench, BenchCheck, BenchOutcome, BenchReport } from "./bench.js";
 export { defineBench, describeParams, isBench, parseBenchParams } from "./bench.js";
 export type { BenchPackage } from "./bench-imports.js";
-export { BENCH_COMPILER_OPTIONS, BENCH_PACKAGES, isBenchPackage } from "./bench-imports.js";
+export {
+  BENCH_COMPILER_OPTIONS,
+  BENCH_PACKAGES,
+  isBenchPackage,
+  MANIFEST_PACKAGES,
+} from "./bench-imports.js";
 export type { ComparePhasesOptions, PhaseCheck, PhaseDifference } from "./check-phases.js";
 export { comparePhases, formatPhaseCheck, PhaseComparer } from "./check-phases.js";
 export type { CheckTolerance } from "./check-tolerance.js";

@@ -3,6 +3,7 @@ import * as components from "@kb/components";
 import * as errors from "@kb/errors";
 import * as oplog from "@kb/oplog";
 import * as runtime from "@kb/runtime";
+import * as spec from "@kb/spec";
 import * as tensor from "@kb/tensor";
 import * as tl from "@kb/tl";
 import * as topology from "@kb/topology";
@@ -14,6 +15,7 @@ import desPackage from "../../../../packages/des/package.json" with { type: "jso
 import errorsPackage from "../../../../packages/errors/package.json" with { type: "json" };
 import oplogPackage from "../../../../packages/oplog/package.json" with { type: "json" };
 import runtimePackage from "../../../../packages/runtime/package.json" with { type: "json" };
+import specPackage from "../../../../packages/spec/package.json" with { type: "json" };
 import tensorPackage from "../../../../packages/tensor/package.json" with { type: "json" };
 import tlPackage from "../../../../packages/tl/package.json" with { type: "json" };
 import topologyPackage from "../../../../packages/topology/package.json" with { type: "json" };
@@ -33,6 +35,7 @@ export const BUNDLED_MODULES: Readonly<Record<string, unknown>> = Object.freeze(
   "@kb/errors": esModule(errors),
   "@kb/oplog": esModule(oplog),
   "@kb/runtime": esModule(runtime),
+  "@kb/spec": esModule(spec),
   "@kb/tensor": esModule(tensor),
   "@kb/tl": esModule(tl),
   "@kb/topology": esModule(topology),
@@ -55,6 +58,7 @@ export const KB_PACKAGE_VERSIONS: Readonly<Record<string, string>> = Object.free
       errorsPackage,
       oplogPackage,
       runtimePackage,
+      specPackage,
       tensorPackage,
       tlPackage,
       topologyPackage,
