@@ -30,6 +30,8 @@ export class ForwardingComponent<P = unknown> extends Component<P> {
   private readonly resumeScheduled = new Set<number>();
   /** The packet being re-offered by {@link resumeEvent}, admitted without asking again. */
   private bypass: Packet | null = null;
+  /** Packets `arrive()` held (returned undefined) that the model has not sent yet. */
+  private heldCount = 0;
   private readonly track: string;
 
   constructor(context: ComponentContext, params: P, definition: ForwardingModelDefinition) {
@@ -69,6 +71,8 @@ export class ForwardingComponent<P = unknown> extends Component<P> {
       message.departNs = departNs;
       message.forward(this);
       if (message.waitingAt === null) this.departed(view, departNs);
+    } else {
+      this.heldCount++;
     }
     return null;
   }
@@ -98,9 +102,20 @@ export class ForwardingComponent<P = unknown> extends Component<P> {
       );
     }
     const message = view.packet;
+    this.heldCount--;
     message.departNs = headNs;
     message.forward(this);
     if (message.waitingAt === null) this.departed(view, headNs);
+  }
+
+  /**
+   * @internal What the model holds (for the deadlock report): packets `arrive()` held and not
+   * sent, and packets refused at its inputs (waiting upstream for `context.resume`).
+   */
+  holding(): { readonly held: number; readonly refused: number } {
+    let refused = 0;
+    for (const queue of this.waiting.values()) refused += queue.length;
+    return { held: this.heldCount, refused };
   }
 
   /** A packet of this hop left (at once, or after waiting for the next hop's admission). */

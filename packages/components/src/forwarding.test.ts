@@ -138,6 +138,30 @@ describe("defineForwardingModel: the framework's side of a router", () => {
     expect(machine.component("sip0.cube0.noc.r0c0").stats.queueFullStalls).toBe(1);
   });
 
+  it("a model that holds a packet for ever deadlocks the run with a message naming the hop and what to call", () => {
+    const silent = machineWith(() => ({ arrive: () => undefined }));
+    expect(() => writeToSram(silent)).toThrow(
+      expect.objectContaining({
+        code: "DES_DEADLOCK",
+        message: expect.stringMatching(
+          /Forwarding models hold packets: sip0\.cube0\.noc\.r0c0 \(kb-plugin-test-hop:test_hop\): 1 held by arrive\(\)\. A model whose arrive\(\) returns undefined must call context\.send\(packet, headNs\) later/,
+        ),
+      }),
+    );
+  });
+
+  it("a model that refuses an input and never resumes it deadlocks the run naming the waiting packets", () => {
+    const closed = machineWith(() => ({ admit: () => false, arrive: (packet) => packet.headNs + 1 }));
+    expect(() => writeToSram(closed)).toThrow(
+      expect.objectContaining({
+        code: "DES_DEADLOCK",
+        message: expect.stringMatching(
+          /sip0\.cube0\.noc\.r0c0 \(kb-plugin-test-hop:test_hop\): 1 refused at its inputs.*context\.resume\(inPort\)/,
+        ),
+      }),
+    );
+  });
+
   it("refuses a departure before now and a packet sent twice, naming the model and the node", () => {
     const early = machineWith(() => ({ arrive: (packet) => packet.headNs - 1 }));
     expect(() => writeToSram(early)).toThrow(

@@ -9,6 +9,7 @@ import { type Component, laneWorker } from "./component.js";
 import { CONTROL_BYTES, type SipLaunch } from "./control.js";
 import type { ComponentDefinition, KbPlugin } from "./define.js";
 import { Fabric } from "./fabric.js";
+import { ForwardingComponent } from "./forwarding-component.js";
 import { type MachineStats, machineStats } from "./machine-stats.js";
 import { MemoryComponent } from "./memory.js";
 import type { MemoryBlock } from "./message.js";
@@ -285,20 +286,45 @@ export class Machine {
     }
   }
 
-  /** A deadlock while a memory model holds unanswered requests: say which, and what to fix. */
+  /**
+   * A deadlock while a memory model holds unanswered requests, or a forwarding model holds
+   * packets (held by `arrive()`, or refused at its inputs): say which, and what to fix.
+   */
   private explainDeadlock(error: unknown): unknown {
     if (!(error instanceof KbError) || error.code !== "DES_DEADLOCK") return error;
-    const holding = this.list.filter(
+    const notes: string[] = [];
+    const memories = this.list.filter(
       (component): component is MemoryComponent =>
         component instanceof MemoryComponent && component.unanswered > 0,
     );
-    if (holding.length === 0) return error;
-    const which = holding.map((memory) => `${memory.id} (${memory.impl}): ${memory.unanswered}`).join(", ");
-    return new KbError(
-      "DES_DEADLOCK",
-      `${error.detail} Memory models left requests unanswered: ${which}. A model whose service() returns undefined must call request.complete(timing) later (schedule it with context.env.timeout(ns).addCallback(...)).`,
-      { context: error.context, cause: error },
-    );
+    if (memories.length > 0) {
+      const which = memories
+        .map((memory) => `${memory.id} (${memory.impl}): ${memory.unanswered}`)
+        .join(", ");
+      notes.push(
+        `Memory models left requests unanswered: ${which}. A model whose service() returns undefined must call request.complete(timing) later (schedule it with context.env.timeout(ns).addCallback(...)).`,
+      );
+    }
+    const hops: string[] = [];
+    for (const component of this.list) {
+      if (!(component instanceof ForwardingComponent)) continue;
+      const { held, refused } = component.holding();
+      const parts = [
+        ...(held > 0 ? [`${held} held by arrive()`] : []),
+        ...(refused > 0 ? [`${refused} refused at its inputs`] : []),
+      ];
+      if (parts.length > 0) hops.push(`${component.id} (${component.impl}): ${parts.join(", ")}`);
+    }
+    if (hops.length > 0) {
+      notes.push(
+        `Forwarding models hold packets: ${hops.join("; ")}. A model whose arrive() returns undefined must call context.send(packet, headNs) later, and one whose admit() refuses a packet must call context.resume(inPort) when room frees.`,
+      );
+    }
+    if (notes.length === 0) return error;
+    return new KbError("DES_DEADLOCK", `${error.detail} ${notes.join(" ")}`, {
+      context: error.context,
+      cause: error,
+    });
   }
 
   /** Statistics of every component (and lane), the links that carried traffic, per-kind totals and spreads. */
