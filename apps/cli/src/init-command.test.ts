@@ -104,6 +104,7 @@ describe("kb init", () => {
         "errors",
         "oplog",
         "runtime",
+        "spec",
         "sweep",
         "tensor",
         "tl",
@@ -118,12 +119,12 @@ describe("kb init", () => {
       kind: "tarballs",
       tarballs,
     });
-    // @kb/tl and what it needs; kb's own packages beyond those under devDependencies.
+    // @kb/tl and what it needs (the vocabulary of @kb/spec, not the machine); kb's own packages
+    // beyond those under devDependencies.
     expect(Object.keys(specs.dependencies)).toEqual([
-      "@kb/components",
       "@kb/des",
       "@kb/errors",
-      "@kb/oplog",
+      "@kb/spec",
       "@kb/tensor",
       "@kb/tl",
       "@kb/topology",
@@ -132,7 +133,9 @@ describe("kb init", () => {
     expect(Object.keys(specs.devDependencies)).toEqual([
       "@kb/ccl",
       "@kb/cli",
+      "@kb/components",
       "@kb/data-executor",
+      "@kb/oplog",
       "@kb/runtime",
       "@kb/sweep",
     ]);
