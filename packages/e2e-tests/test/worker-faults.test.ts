@@ -94,7 +94,7 @@ describe.skipIf(!runRedisTests || !haveKb)("fault: hand-made jobs on a kb worker
           { inputs: { topology: { name: "t" }, params: {}, plugins: [join(outside, "plug.mjs")] } },
           { pluginDigests: { [join(outside, "plug.mjs")]: sha256(pluginText) } },
         ),
-        /job\.inputs\.plugins\.0: must be an npm package name or a path inside the worker's --root/,
+        /job\.inputs\.plugins\[0\]: must be an npm package name or a path inside the worker's --root/,
       ],
       [
         "topology-plugin",
