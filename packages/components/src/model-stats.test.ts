@@ -7,6 +7,7 @@ import { hbmTopologyParams } from "@kb/spec";
 import { encodeAddress, expandTopology, parseTopology } from "@kb/topology";
 import { describe, expect, it } from "vitest";
 import * as z from "zod";
+import { hbm3Harness } from "./builtin/hbm-v2/test-support.js";
 import { BUILTIN_COMPONENTS } from "./builtin/index.js";
 import { type ComponentDefinition, defineComponent, definePlugin } from "./define.js";
 import { buildMachine, type Machine } from "./machine.js";
@@ -22,24 +23,7 @@ import { graphFrom, topologyPath } from "./test-support.js";
 const COL = (n: number) => n << 10;
 const ROW = (n: number) => n << 20;
 
-function hbmV2(params: Record<string, unknown> = {}): MemoryHarness {
-  return new MemoryHarness(
-    graphFrom({
-      cube: {
-        hbm: {
-          impl: "hbm_ctrl_v2",
-          preset: "hbm3",
-          channels: 16,
-          pseudo_channels: 2,
-          pc_bw_gbs: 25.6,
-          sids: 2,
-          mapping: "RoBaBgSiPcCo4ChCo1",
-          params: { refresh: "none", ...params },
-        },
-      },
-    }),
-  );
-}
+const hbmV2 = (params: Record<string, unknown> = {}): MemoryHarness => hbm3Harness(params);
 
 /** One 32 B read (one burst) at `t` ns, run to completion. */
 function readAt(h: MemoryHarness, t: number, offset: number): void {

@@ -6,22 +6,12 @@ import { readUserFile } from "@kb/errors/node";
 import { resolveTopology, type Topology, type TopologyInput } from "@kb/topology";
 import { loadTopologyFile } from "@kb/topology/node";
 import type { Bench } from "../bench.js";
+import { MANIFEST_PACKAGES } from "../bench-imports.js";
 import { type DigestedPlugin, manifestOf, type RunManifest } from "../manifest.js";
 import { benchFiles, pluginCodeDigest } from "./source-files-node.js";
 
-/** The @kb packages a run of `@kb/runtime` uses: itself and what it depends on. */
-const RUNTIME_PACKAGES = [
-  "@kb/components",
-  "@kb/data-executor",
-  "@kb/des",
-  "@kb/errors",
-  "@kb/oplog",
-  "@kb/runtime",
-  "@kb/spec",
-  "@kb/tensor",
-  "@kb/tl",
-  "@kb/topology",
-];
+/** The @kb packages a run of `@kb/runtime` uses: itself and what it depends on (not the CLI's own). */
+const RUNTIME_PACKAGES = MANIFEST_PACKAGES.filter((name) => name !== "@kb/cli" && name !== "@kb/ccl");
 
 /**
  * The versions of packages, by name, read from each one's `package.json` (every @kb package
