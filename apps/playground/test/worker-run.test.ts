@@ -228,7 +228,7 @@ describe.skipIf(!runBrowserTests)("the playground's run worker in headless Chrom
       location: { file: "benches/vector-add.ts", line: 1, column: 16 },
     });
     expect(error.message).toContain('imports "node:fs"');
-    expect(error.message).toContain("@kb/runtime, @kb/tensor, @kb/tl, @kb/topology, zod");
+    expect(error.message).toContain("@kb/runtime, @kb/spec, @kb/tensor, @kb/tl, @kb/topology, zod");
   }, 60_000);
 
   it("stops a run at maxEvents with RUN_LIMIT", async () => {
