@@ -90,9 +90,15 @@ function csvLine(cells: readonly unknown[]): string {
   return `${cells.map(csvCell).join(",")}\n`;
 }
 
+/** What a spreadsheet reads as the start of a formula (OWASP's CSV injection list). */
+const FORMULA_START = /^[=+\-@\t\r]/;
+
 function csvCell(value: unknown): string {
   if (value === null || value === undefined) return "";
-  const text = typeof value === "string" ? value : JSON.stringify(value);
+  // Text from a spec or an error (an axis value, a reason) is data: a leading ' keeps a
+  // spreadsheet from running it as a formula. Numbers, negative ones too, stay numbers.
+  const text =
+    typeof value === "string" ? (FORMULA_START.test(value) ? `'${value}` : value) : JSON.stringify(value);
   return /[",\r\n]/.test(text) ? `"${text.replaceAll('"', '""')}"` : text;
 }
 
