@@ -1,6 +1,13 @@
-import { formatFixed, formatNs, formatNumber, formatPercent, formatSi, groupDigits } from "@kb/errors";
+import {
+  formatByteCount,
+  formatFixed,
+  formatNs,
+  formatNumber,
+  formatPercent,
+  formatSi,
+  groupDigits,
+} from "@kb/errors";
 import { type RunResults, statsOfBusiestModel } from "@kb/runtime";
-import { formatByteCount } from "@kb/web-ui/server";
 import { formatGemmPeaks, formatLaunches } from "./format-launches.js";
 
 // Number formats are the page's (apps/web/src/format.ts, bundled in): `kb run` and `kb web` print

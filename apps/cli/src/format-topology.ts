@@ -1,7 +1,7 @@
 import type { HbmStackPeak } from "@kb/components";
+import { formatExactBytes } from "@kb/errors";
 import type { LinkSpec, Topology } from "@kb/topology";
 import { linkPatternPeers, PE_COMPONENT_NAMES } from "@kb/topology";
-import { formatBytes } from "@kb/web-ui/server";
 
 /** Counts of a topology, from its spec (and from its expanded graph when one is given). */
 export interface TopologyCounts {
@@ -100,7 +100,7 @@ export function formatTopology(
       lines.push(
         `${sipIndent}${lastCube ? "└─" : "├─"} cube${cubeIndex}: ${pesPerCube} PEs (${cube.noc.rows} x ${
           cube.noc.cols
-        }), HBM ${formatBytes(cube.hbm.capacity_bytes)} at ${formatNumber(
+        }), HBM ${formatExactBytes(cube.hbm.capacity_bytes)} at ${formatNumber(
           stackPeaks[sipIndex * sip.cubes + cubeIndex] ?? firstGbs,
         )} GB/s`,
       );
@@ -131,7 +131,7 @@ export function formatTopology(
         "hbm",
         `${hbm.impl}: ${hbm.channels} channels x ${hbm.pseudo_channels} PCs x ${formatNumber(perPc)} GB/s${
           note === "" ? "" : ` (${note})`
-        } = ${formatNumber(firstGbs)} GB/s, ${formatBytes(hbm.capacity_bytes)}, access ${formatNumber(
+        } = ${formatNumber(firstGbs)} GB/s, ${formatExactBytes(hbm.capacity_bytes)}, access ${formatNumber(
           hbm.access_latency_ns,
         )} ns, ${
           hbm.mapping === "interleave" ? `interleave ${hbm.interleave_bytes} B` : `mapping ${hbm.mapping}`
@@ -155,7 +155,7 @@ export function formatTopology(
       ],
       [
         "sram",
-        `${cube.sram.impl}: ${formatBytes(cube.sram.capacity_bytes)}, ${formatNumber(
+        `${cube.sram.impl}: ${formatExactBytes(cube.sram.capacity_bytes)}, ${formatNumber(
           cube.sram.bw_gbs,
         )} GB/s, ${formatNumber(cube.sram.latency_ns)} ns${formatParams(cube.sram.params)}`,
       ],

@@ -1,5 +1,14 @@
 import { describe, expect, it } from "vitest";
-import { formatFixed, formatNs, formatNumber, formatPercent, formatRatio, formatSi } from "./index.js";
+import {
+  formatByteCount,
+  formatExactBytes,
+  formatFixed,
+  formatNs,
+  formatNumber,
+  formatPercent,
+  formatRatio,
+  formatSi,
+} from "./index.js";
 
 // Every magnitude a computed value can take: a 1e300 ns link latency makes rates of 1e-290 B/s,
 // sums of such latencies overflow to Infinity, 0/0 is NaN.
@@ -27,6 +36,8 @@ describe("fault: number formats at any magnitude", () => {
         formatRatio(value),
         formatFixed(value, 2),
         formatFixed(value, 150),
+        formatByteCount(value),
+        formatExactBytes(value),
       ]) {
         expect(text, String(value)).toMatch(/^-?(?:[0-9][0-9.,]*(?:e[+-]\d+)?|NaN|Infinity)(?: ?\S*)?$/);
         expect(text.length, String(value)).toBeLessThan(48);
@@ -57,5 +68,22 @@ describe("fault: number formats at any magnitude", () => {
     expect(formatSi(819.2e9, "B/s")).toBe("819.2 GB/s");
     expect(formatFixed(1.005, 2)).toBe((1.005).toFixed(2));
     expect(formatPercent(0.278)).toBe("27.8%");
+  });
+});
+
+describe("byte sizes", () => {
+  it("formatByteCount: bytes below 1 KiB, then 4 significant digits in the largest binary unit", () => {
+    expect(formatByteCount(512)).toBe("512 B");
+    expect(formatByteCount(24 * 1024)).toBe("24 KiB");
+    expect(formatByteCount(1.5 * 1024 * 1024)).toBe("1.5 MiB");
+    expect(formatByteCount(1234567)).toBe("1.177 MiB"); // 1234567 / 1048576 = 1.17737...
+    expect(formatByteCount(2 ** 50)).toBe("1024 TiB");
+  });
+
+  it("formatExactBytes: the largest binary unit that divides the size exactly", () => {
+    expect(formatExactBytes(16 * 2 ** 30)).toBe("16 GiB");
+    expect(formatExactBytes(8 * 2 ** 20)).toBe("8 MiB");
+    expect(formatExactBytes(1000)).toBe("1000 B");
+    expect(formatExactBytes(1536 * 1024)).toBe("1536 KiB");
   });
 });

@@ -1,4 +1,6 @@
 export {
+  formatByteCount,
+  formatExactBytes,
   formatFixed,
   formatNs,
   formatNumber,

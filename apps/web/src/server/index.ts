@@ -5,7 +5,6 @@
 // page (../api.ts, ../sweep-api.ts). The page's own entries (main.ts, sweep-main.ts) never import
 // this folder: it reaches the browser only as JSON. The CLI's build bundles it into kb's dist/.
 
-export { formatByteCount, formatBytes } from "./bytes.js";
 export { type LoadedWebData, loadWebData, type TopologyLookup, type WebDataOptions } from "./web-data.js";
 export { DEFAULT_MAX_INPUT_BYTES, MAX_INPUT_OPTION } from "./web-file.js";
 export { readWebInput, type WebInput } from "./web-input.js";

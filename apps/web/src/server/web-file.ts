@@ -1,9 +1,8 @@
 import { constants, type Stats } from "node:fs";
 import { type FileHandle, open } from "node:fs/promises";
 import { createGunzip } from "node:zlib";
-import { KbError } from "@kb/errors";
+import { formatByteCount, formatExactBytes, KbError } from "@kb/errors";
 import { fileKindOf } from "@kb/errors/node";
-import { formatByteCount, formatBytes } from "./bytes.js";
 
 // How kb web reads a file it is given (results, traces, a sweep's table, a cached run): only a
 // regular file (a FIFO would block for ever, /dev/zero never ends), of at most a size on disk and
@@ -34,7 +33,7 @@ export async function* inputChunks(file: string, maxBytes: number): AsyncGenerat
     if (stats.size > maxBytes) {
       throw new KbError(
         "CLI_USAGE",
-        `a file of ${formatByteCount(stats.size)}, more than kb web reads of one file (${formatByteCount(maxBytes)}). To read it, pass ${MAX_INPUT_OPTION} with a larger size, such as ${MAX_INPUT_OPTION} ${formatBytes(2 ** Math.ceil(Math.log2(stats.size))).replace(" ", "")}.`,
+        `a file of ${formatByteCount(stats.size)}, more than kb web reads of one file (${formatByteCount(maxBytes)}). To read it, pass ${MAX_INPUT_OPTION} with a larger size, such as ${MAX_INPUT_OPTION} ${formatExactBytes(2 ** Math.ceil(Math.log2(stats.size))).replace(" ", "")}.`,
         { context: { file } },
       );
     }

@@ -1,4 +1,4 @@
-import { formatSchemaIssues, KbError } from "@kb/errors";
+import { formatByteCount, formatSchemaIssues, KbError } from "@kb/errors";
 import { type RunResults, RunResultsSchema } from "@kb/runtime";
 import { cacheEntryResults } from "@kb/runtime/node";
 import {
@@ -8,7 +8,6 @@ import {
   timelineOfTrace,
   WHAT_KB_WEB_READS,
 } from "../trace-timeline.js";
-import { formatByteCount } from "./bytes.js";
 import { inputChunks } from "./web-file.js";
 import { JsonEventSplitter, SplitterError } from "./web-json-events.js";
 
