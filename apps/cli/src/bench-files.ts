@@ -6,7 +6,7 @@ import * as components from "@kb/components";
 import { importSourceFile } from "@kb/components/node";
 import * as dataExecutor from "@kb/data-executor";
 import * as errors from "@kb/errors";
-import { KbError } from "@kb/errors";
+import { closest, KbError } from "@kb/errors";
 import * as oplog from "@kb/oplog";
 import * as runtime from "@kb/runtime";
 import { type Bench, type BenchPackage, isBench } from "@kb/runtime";
@@ -85,8 +85,8 @@ function lookupPlaces(folder: string, file: string, cwd: string): string {
  * The names of `<dir>/<folder>/*<extension>` over {@link searchDirs}, by folder, nearest first;
  * a name found nearer hides the same name further up.
  */
-function listNames(folder: string, extension: string, cwd: string): string {
-  const found: string[] = [];
+function namesByFolder(folder: string, extension: string, cwd: string): { path: string; names: string[] }[] {
+  const found: { path: string; names: string[] }[] = [];
   const seen = new Set<string>();
   for (const dir of searchDirs(cwd)) {
     const path = join(dir, folder);
@@ -103,12 +103,34 @@ function listNames(folder: string, extension: string, cwd: string): string {
       )
       .sort();
     for (const name of names) seen.add(name);
-    if (names.length > 0) found.push(`in ${path}: ${names.join(", ")}`);
+    if (names.length > 0) found.push({ path, names });
   }
+  return found;
+}
+
+/**
+ * What a lookup of `name` found instead: ` (did you mean "gemm"?)` when a name found is close,
+ * and the sentence listing every name found, by folder.
+ */
+function listNames(
+  folder: string,
+  extension: string,
+  cwd: string,
+  name: string,
+): { suggestion: string; list: string } {
+  const found = namesByFolder(folder, extension, cwd);
+  const near = closest(
+    name,
+    found.flatMap((entry) => entry.names),
+  );
   const what = `${folder.charAt(0).toUpperCase()}${folder.slice(1)}`;
-  return found.length === 0
-    ? `No ${folder}/*${extension} were found there.`
-    : `${what} found ${found.join("; ")}.`;
+  return {
+    suggestion: near === undefined ? "" : ` (did you mean "${near}"?)`,
+    list:
+      found.length === 0
+        ? `No ${folder}/*${extension} were found there.`
+        : `${what} found ${found.map((entry) => `in ${entry.path}: ${entry.names.join(", ")}`).join("; ")}.`,
+  };
 }
 
 /**
@@ -131,9 +153,10 @@ export function locateBench(benchArg: string, cwd: string): string {
   }
   const file = findUp(join("benches", `${benchArg}.ts`), cwd);
   if (file !== undefined) return file;
+  const { suggestion, list } = listNames("benches", ".ts", cwd, benchArg);
   throw new KbError(
     "RUNTIME_INVALID",
-    `no bench named "${benchArg}": looked for ${lookupPlaces("benches", `${benchArg}.ts`, cwd)}. ${listNames("benches", ".ts", cwd)} To run your own bench, pass the path of its file: kb run ./my-bench.ts.`,
+    `no bench named "${benchArg}"${suggestion}: looked for ${lookupPlaces("benches", `${benchArg}.ts`, cwd)}. ${list} To run your own bench, pass the path of its file: kb run ./my-bench.ts.`,
   );
 }
 
@@ -154,9 +177,10 @@ export function locateTopology(topologyArg: string, cwd: string): string {
     const file = findUp(join("topologies", name + ending), cwd);
     if (file !== undefined) return file;
   }
+  const { suggestion, list } = listNames("topologies", ".yaml", cwd, name);
   throw new KbError(
     "TOPOLOGY_NOT_FOUND",
-    `no topology named "${name}": looked for ${topologyArg === name ? "" : `${topologyArg} in ${resolve(cwd)}, then for `}${lookupPlaces("topologies", `${name}.yaml`, cwd)}. ${listNames("topologies", ".yaml", cwd)} Pass a topology name, or the path of a YAML file (./my-design.yaml).`,
+    `no topology named "${name}"${suggestion}: looked for ${topologyArg === name ? "" : `${topologyArg} in ${resolve(cwd)}, then for `}${lookupPlaces("topologies", `${name}.yaml`, cwd)}. ${list} Pass a topology name, or the path of a YAML file (./my-design.yaml).`,
   );
 }
 

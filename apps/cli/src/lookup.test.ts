@@ -69,6 +69,13 @@ describe("locateBench", () => {
     );
     expect(message).toMatch(/: allreduce, attention, .*gemm, gemm-dot, .*vector-add, vector-add-grid\./);
   });
+
+  it("suggests the nearest bench name found for a misspelt one", () => {
+    const { message } = thrown(() => locateBench("gemmm", folder("misspelt-bench")));
+    expect(message).toMatch(
+      /^\[RUNTIME_INVALID\] no bench named "gemmm" \(did you mean "gemm"\?\): looked for /,
+    );
+  });
 });
 
 describe("locateTopology", () => {
@@ -106,6 +113,13 @@ describe("locateTopology", () => {
         `topologies/nope.yaml in ${dir} and its parents, then nope.yaml in kb's own ` +
         `${join(shippedDir(), "topologies")}. Topologies found in ${join(shippedDir(), "topologies")}: default, ` +
         "ref-4sip, ref-cube. Pass a topology name, or the path of a YAML file (./my-design.yaml).",
+    );
+  });
+
+  it("suggests the nearest topology name found for a misspelt one", () => {
+    const { message } = thrown(() => locateTopology("ref-cub", folder("misspelt-topology")));
+    expect(message).toMatch(
+      /^\[TOPOLOGY_NOT_FOUND\] no topology named "ref-cub" \(did you mean "ref-cube"\?\): /,
     );
   });
 });

@@ -65,3 +65,25 @@ describe("kb topology validate: the checks kb run makes", () => {
     );
   });
 });
+
+describe("kb topology finds topologies by name, as kb run --topology does", () => {
+  it("show, graph and validate take a shipped topology's name", async () => {
+    const show = await kb("topology", "show", "ref-cube");
+    expect(show.code).toBe(0);
+    expect(show.stdout).toContain("ref-cube");
+    const graph = await kb("topology", "graph", "ref-cube", "--format", "mermaid");
+    expect(graph.code).toBe(0);
+    expect(graph.stdout).toMatch(/^flowchart/);
+    const validate = await kb("topology", "validate", "default", "ref-cube");
+    expect(validate).toMatchObject({ code: 0, stderr: "" });
+    expect(validate.stdout).toMatch(/^OK default: .*\nOK ref-cube: ref-cube: /);
+  });
+
+  it("an unknown name says where it looked and the nearest name", async () => {
+    const show = await kb("topology", "show", "ref-cub");
+    expect(show.code).toBe(1);
+    expect(show.stderr).toMatch(
+      /^\[TOPOLOGY_NOT_FOUND\] no topology named "ref-cub" \(did you mean "ref-cube"\?\): /,
+    );
+  });
+});

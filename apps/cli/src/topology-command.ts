@@ -10,6 +10,7 @@ import {
 } from "@kb/topology";
 import { loadTopologyFile, loadTopologyGraphFile } from "@kb/topology/node";
 import { type Command, Option } from "commander";
+import { locateTopology } from "./bench-files.js";
 import {
   drawGraph,
   GRAPH_FORMATS,
@@ -44,7 +45,10 @@ export function addTopologyCommand(program: Command, io: CliIo, state: RunState)
         "TCM) are checked too, as `kb run` does. Valid but suspicious choices are printed as " +
         "`warning: file:line:col: path: message` lines and do not fail. Exits with 1 if any file fails.",
     )
-    .argument("<file...>", "topology YAML files")
+    .argument(
+      "<topology...>",
+      "topology names (ref-cube) or YAML files, found as kb run --topology finds them",
+    )
     .option(
       "--plugin <package-or-path...>",
       "also load these plug-ins: npm package names, or paths (./my-hbm.ts, ../kb-plugin-x) from the current directory",
@@ -61,7 +65,9 @@ export function addTopologyCommand(program: Command, io: CliIo, state: RunState)
         let name: string;
         let warnings: readonly LocatedIssue[];
         try {
-          const checked = await checkTopologyComponents(file, { plugins: options.plugin ?? [] });
+          const checked = await checkTopologyComponents(locateTopology(file, process.cwd()), {
+            plugins: options.plugin ?? [],
+          });
           name = checked.topology.name;
           counts = graphCounts(checked.topology, checked.graph);
           warnings = checked.warnings;
@@ -89,10 +95,11 @@ export function addTopologyCommand(program: Command, io: CliIo, state: RunState)
       "Print a topology: the tree SIP -> cube -> PE grid, what every cube and PE is made of, the " +
         "links, the counts and the peak bandwidths (GB/s).",
     )
-    .argument("<file>", "topology YAML file")
+    .argument("<topology>", "a topology name (ref-cube) or YAML file, found as kb run --topology finds it")
     .option("--resolved", "print the fully resolved YAML instead (every default written out)")
     .option("--json", "print the resolved topology as JSON instead")
-    .action(async (file: string, options: { resolved?: boolean; json?: boolean }) => {
+    .action(async (name: string, options: { resolved?: boolean; json?: boolean }) => {
+      const file = locateTopology(name, process.cwd());
       if (options.json === true) io.stdout.write(`${JSON.stringify(loadTopologyFile(file), null, 2)}\n`);
       else if (options.resolved === true) io.stdout.write(topologyToYaml(loadTopologyFile(file)));
       else {
@@ -110,7 +117,7 @@ export function addTopologyCommand(program: Command, io: CliIo, state: RunState)
         "clusters, one edge per linked pair labelled with its bandwidth. The same file always " +
         "draws the same text.",
     )
-    .argument("<file>", "topology YAML file")
+    .argument("<topology>", "a topology name (ref-cube) or YAML file, found as kb run --topology finds it")
     .addOption(
       new Option("--format <format>", "output format").choices([...GRAPH_FORMATS]).makeOptionMandatory(),
     )
@@ -122,8 +129,11 @@ export function addTopologyCommand(program: Command, io: CliIo, state: RunState)
         .choices([...GRAPH_LEVELS])
         .default("cube"),
     )
-    .action((file: string, options: { format: GraphFormat; level: GraphLevel }) => {
-      const drawn = drawGraph(loadTopologyGraphFile(file).graph, options.level);
+    .action((name: string, options: { format: GraphFormat; level: GraphLevel }) => {
+      const drawn = drawGraph(
+        loadTopologyGraphFile(locateTopology(name, process.cwd())).graph,
+        options.level,
+      );
       io.stdout.write(options.format === "dot" ? toDot(drawn) : toMermaid(drawn));
     });
 

@@ -1,4 +1,4 @@
-import { formatIssuePath, formatSchemaIssues, KbError } from "@kb/errors";
+import { closest, formatIssuePath, formatSchemaIssues, KbError } from "@kb/errors";
 import type { Tensor } from "@kb/tensor";
 import { isPrototypeKey, prototypeKeyMessage, prototypeKeyPath } from "@kb/topology";
 import type * as z from "zod";
@@ -84,6 +84,12 @@ export function isBench(value: unknown): value is Bench {
   );
 }
 
+/** `MM: not a param of this bench (did you mean M?)`: the nearest param name when one is close. */
+function unknownParamText(key: string, params: readonly string[]): string {
+  const near = closest(key, params);
+  return `${key}: not a param of this bench${near === undefined ? "" : ` (did you mean ${near}?)`}`;
+}
+
 /**
  * Validates `key=value` params (values as the command line gives them: JSON where it parses,
  * else the string) with the bench's schema. Unknown keys and bad values are `RUNTIME_INVALID`
@@ -107,7 +113,7 @@ export function parseBenchParams<S extends z.ZodType>(
     if (unknown.length > 0) {
       throw new KbError(
         "RUNTIME_INVALID",
-        `bench "${bench.name}": bad params:\n  ${unknown.map((key) => `${key}: not a param of this bench`).join("\n  ")}\nIts params: ${describeParams(bench)}.`,
+        `bench "${bench.name}": bad params:\n  ${unknown.map((key) => unknownParamText(key, Object.keys(shape))).join("\n  ")}\nIts params: ${describeParams(bench)}.`,
       );
     }
   }

@@ -349,7 +349,11 @@ describe("defineBench and params", () => {
   });
 
   it("a misspelt param is an error, not silently ignored", () => {
-    expect(() => parseBenchParams(bench, { nn: "128" })).toThrow(/nn: not a param of this bench/);
+    expect(() => parseBenchParams(bench, { nn: "128" })).toThrow(
+      /nn: not a param of this bench \(did you mean n\?\)/,
+    );
+    // Nothing near: no suggestion.
+    expect(() => parseBenchParams(bench, { layout: "x" })).toThrow(/layout: not a param of this bench\n/);
   });
 
   it("a bad value is an error naming the param and listing the bench's params", () => {
