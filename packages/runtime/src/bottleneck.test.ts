@@ -91,6 +91,46 @@ describe("bottleneckVerdict", () => {
     });
   });
 
+  it("names a tail wave with its numbers: 19 programs on 16 PEs are 2 waves, 13 of 32 slots idle", () => {
+    // Wave 1 on all 16 PEs, wave 2 on 3: those 3 are the busiest (0.95), the rest 0.5.
+    const verdict = bottleneckVerdict(
+      evidence({
+        engines: [group("pe_gemm", null, [0.95, 0.95, 0.95, ...Array.from({ length: 13 }, () => 0.5)])],
+        launch: { programs: 19, pes: 16 },
+      }),
+    );
+    expect(verdict.text).toBe(
+      "bound by PE_GEMM: 95.0% busy on 3/16 PEs, HBM at 0.0% of peak (tail: 19 programs on 16 PEs run in 2 waves, the last with 3; 40.6% of PE slots idle)",
+    );
+  });
+
+  it("names PEs left without a program", () => {
+    const verdict = bottleneckVerdict(
+      evidence({ engines: [group("pe_math", null, 0.9, 3)], launch: { programs: 3, pes: 16 } }),
+    );
+    expect(verdict.text).toBe(
+      "bound by PE_MATH: 90.0% busy on 3/3 PEs, HBM at 0.0% of peak (3 programs on 16 PEs: 13 PEs had none)",
+    );
+  });
+
+  it("names an imbalance: the busiest PE at 1.5x or more of the mean over the grid's PEs", () => {
+    // 8 programs on 8 PEs (no tail); mean over 8 PEs = (0.9 + 7 x 0.3) / 8 = 0.375; 0.9 >= 1.5 x 0.375.
+    const verdict = bottleneckVerdict(
+      evidence({
+        engines: [group("pe_gemm", null, [0.9, 0.3, 0.3, 0.3, 0.3, 0.3, 0.3, 0.3])],
+        launch: { programs: 8, pes: 8 },
+      }),
+    );
+    expect(verdict.text).toBe(
+      "bound by PE_GEMM: 90.0% busy on 1/8 PEs, HBM at 0.0% of peak (imbalance: the busiest PE 90.0% busy, the mean over 8 PEs 37.5%)",
+    );
+    // Even waves and even work: no note.
+    const even = bottleneckVerdict(
+      evidence({ engines: [group("pe_gemm", null, 0.9, 16)], launch: { programs: 32, pes: 16 } }),
+    );
+    expect(even.text).toBe("bound by PE_GEMM: 90.0% busy on 16/16 PEs, HBM at 0.0% of peak");
+  });
+
   it("calls a saturated PE_DMA lane with unsaturated HBM latency-bound (latency)", () => {
     const verdict = bottleneckVerdict(
       evidence({

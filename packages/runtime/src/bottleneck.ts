@@ -29,7 +29,19 @@ export interface BottleneckEvidence {
   readonly links: readonly { readonly name: string; readonly utilisation: number }[];
   /** HBM bytes / window / the peak of the stacks the launch touched (the launch's `achieved.hbmFraction`). */
   readonly hbmFraction: number;
+  /**
+   * The launch's shape: its programs and the PEs of its grid. A verdict on PE engines says when
+   * the programs leave PEs idle (a tail wave, fewer programs than PEs) or the busiest PE works far
+   * longer than the mean. Absent: no such note.
+   */
+  readonly launch?: { readonly programs: number; readonly pes: number };
 }
+
+/** A busiest PE at this multiple of the mean over the grid's PEs is an imbalance worth naming. */
+export const IMBALANCE = 1.5;
+
+/** Idle PE slots (a tail wave, PEs without a program) from this share on are worth naming. */
+export const IDLE_SLOTS = 0.1;
 
 /** The rules, in the order they are tried (docs/reports.md). */
 export const VERDICT_RULES = [
@@ -213,8 +225,34 @@ function groupVerdict(
     rule,
     resource: groupResource(group),
     utilisation: max,
-    text: `bound by ${groupLabel(group)}: ${busy}, ${hbmNote(evidence)}${why}`,
+    text: `bound by ${groupLabel(group)}: ${busy}, ${hbmNote(evidence)}${why}${shapeNote(evidence, group)}`,
   };
+}
+
+/**
+ * What the launch's shape does to a PE engine group: ` (tail: 19 programs on 16 PEs run in 2
+ * waves, the last with 3; 40.6% of PE slots idle)`, ` (3 programs on 16 PEs: 13 PEs had none)`,
+ * or ` (imbalance: the busiest PE 90.0% busy, the mean over 16 PEs 20.0%)`; empty otherwise.
+ */
+function shapeNote(evidence: BottleneckEvidence, group: EngineGroup): string {
+  const shape = evidence.launch;
+  if (shape === undefined || !group.kind.startsWith("pe_") || shape.pes < 2 || shape.programs < 1) return "";
+  const { programs, pes } = shape;
+  if (programs < pes) {
+    return ` (${programs} program${programs === 1 ? "" : "s"} on ${pes} PEs: ${pes - programs} PEs had none)`;
+  }
+  const waves = Math.ceil(programs / pes);
+  const idle = (waves * pes - programs) / (waves * pes);
+  if (idle >= IDLE_SLOTS) {
+    const last = programs - (waves - 1) * pes;
+    return ` (tail: ${programs} programs on ${pes} PEs run in ${waves} waves, the last with ${last}; ${pct(idle)} of PE slots idle)`;
+  }
+  const max = Math.max(...group.members.map((member) => member.utilisation));
+  const meanOverGrid = group.members.reduce((sum, member) => sum + member.utilisation, 0) / pes;
+  if (meanOverGrid > 0 && max >= IMBALANCE * meanOverGrid) {
+    return ` (imbalance: the busiest PE ${pct(max)} busy, the mean over ${pes} PEs ${pct(meanOverGrid)})`;
+  }
+  return "";
 }
 
 function topCandidate(

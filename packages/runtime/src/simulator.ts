@@ -431,7 +431,10 @@ export class Simulator {
         name,
       });
       const footprint = await HbmFootprint.during(this.machine, () => this.drive(done));
-      const record = meter.finish(name, placements.length, footprint);
+      const record = meter.finish(name, placements.length, footprint, {
+        programs: programs === null ? placements.length : programCount(programs),
+        pes: all.length,
+      });
       this.launches.push(record);
       for (const instance of instances) options.onInstance?.(instance);
       return record;

@@ -55,4 +55,16 @@ describe("bottleneck verdicts of launches", () => {
     expect(kind?.lanes?.max).toBeCloseTo(read?.utilisation ?? 0, 12);
     expect(kind?.lanes?.busiest).toBe("sip0.cube0.pe0.pe_dma read");
   });
+
+  it("5 programs of a PE_DMA-bound kernel on 4 PEs: the verdict names the tail wave", async () => {
+    const sim = await Simulator.fromTopology(topology);
+    const x = await sim.toDevice(sim.random([64], "f32", { seed: 1 }));
+    const launch = await sim.launch(sixteenLoads, { grid: { pes: 4, cubes: 1 }, programs: [5], args: [x] });
+    // Wave 1 on 4 PEs, wave 2 on 1: 2 x 4 = 8 slots, 3 empty = 37.5%.
+    expect(launch.verdict.text).toContain(
+      "(tail: 5 programs on 4 PEs run in 2 waves, the last with 1; 37.5% of PE slots idle)",
+    );
+    const few = await sim.launch(sixteenLoads, { grid: { pes: 4, cubes: 1 }, programs: [2], args: [x] });
+    expect(few.verdict.text).toContain("(2 programs on 4 PEs: 2 PEs had none)");
+  });
 });

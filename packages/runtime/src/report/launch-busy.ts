@@ -47,6 +47,7 @@ export function busyEvidence(
   before: BusySnapshot,
   windowNs: number,
   hbmFraction: number,
+  launch?: BottleneckEvidence["launch"],
 ): BottleneckEvidence {
   const groups = new Map<string, EngineGroup & { members: { id: string; utilisation: number }[] }>();
   const hbmStacks: { id: string; ports: number[] }[] = [];
@@ -80,5 +81,12 @@ export function busyEvidence(
     const was = before.links.get(name) ?? 0;
     if (link.busyNs > was) links.push({ name, utilisation: per(link.busyNs - was) });
   }
-  return { windowNs, engines: [...groups.values()], hbmStacks, links, hbmFraction };
+  return {
+    windowNs,
+    engines: [...groups.values()],
+    hbmStacks,
+    links,
+    hbmFraction,
+    ...(launch !== undefined ? { launch } : {}),
+  };
 }

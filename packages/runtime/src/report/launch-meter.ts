@@ -23,14 +23,28 @@ export class LaunchMeter {
     this.busy = snapshotBusy(machine);
   }
 
-  /** The launch's record, now that it has ended; `footprint` holds the HBM ranges its PE_DMAs touched. */
-  finish(name: string, pes: number, footprint: HbmFootprint): LaunchRecord {
+  /**
+   * The launch's record, now that it has ended; `footprint` holds the HBM ranges its PE_DMAs
+   * touched, `shape` its programs and the PEs of its grid (for the verdict's tail and imbalance note).
+   */
+  finish(
+    name: string,
+    pes: number,
+    footprint: HbmFootprint,
+    shape?: { readonly programs: number; readonly pes: number },
+  ): LaunchRecord {
     const machine = this.machine;
     const endNs = machine.env.now;
     const work = { startNs: this.startNs, endNs, ...workSince(machine, this.work) };
     const engines = gemmEnginesSince(machine, this.work);
     const detail = launchDetail(work, this.levels, snapshotLevels(machine), footprint, engines);
-    const evidence = busyEvidence(machine, this.busy, endNs - this.startNs, detail.achieved.hbmFraction);
+    const evidence = busyEvidence(
+      machine,
+      this.busy,
+      endNs - this.startNs,
+      detail.achieved.hbmFraction,
+      shape,
+    );
     return { name, pes, ...work, ...detail, verdict: bottleneckVerdict(evidence) };
   }
 }
