@@ -1,5 +1,5 @@
 import { KbError } from "@kb/errors";
-import { checkDefinitionBase, type ModelStatInfo } from "@kb/spec";
+import { checkDefinitionBase, type ModelDefinitionBase, type ModelStatInfo } from "@kb/spec";
 import type * as z from "zod";
 import type { Component, ComponentContext } from "./component.js";
 
@@ -64,6 +64,27 @@ export function defineComponent<S extends z.ZodType>(
     );
   }
   return Object.freeze({ ...definition });
+}
+
+/**
+ * The framework definition of a checked timing-model definition (a memory model, a stage engine, a
+ * forwarding model): its metadata as declared, and `create` making the framework's component.
+ * @internal
+ */
+export function adaptedDefinition(
+  definition: ModelDefinitionBase,
+  create: ComponentDefinition["create"],
+): ComponentDefinition {
+  return defineComponent({
+    kind: definition.kind,
+    ...(definition.alsoKinds === undefined ? {} : { alsoKinds: definition.alsoKinds }),
+    impl: definition.impl,
+    description: definition.description,
+    params: definition.params,
+    ...(definition.analytic === undefined ? {} : { analytic: definition.analytic }),
+    ...(definition.counters === undefined ? {} : { counters: definition.counters }),
+    create,
+  });
 }
 
 // A plug-in is plain data, declared and checked by @kb/spec (definePlugin); the registry adapts

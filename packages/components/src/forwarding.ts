@@ -8,7 +8,7 @@ import {
 } from "@kb/spec";
 import type * as z from "zod";
 import type { ComponentContext } from "./component.js";
-import { type ComponentDefinition, defineComponent } from "./define.js";
+import { adaptedDefinition, type ComponentDefinition } from "./define.js";
 import { ForwardingComponent } from "./forwarding-component.js";
 
 // The forwarding contract (the packet a hop sees, the model, its definition, the kinds and the
@@ -58,15 +58,8 @@ export function defineForwardingModel<S extends z.ZodType>(
 export function forwardingComponentDefinition(
   definition: ForwardingModelSpec | ForwardingModelDefinition,
 ): ComponentDefinition {
-  return defineComponent({
-    kind: definition.kind,
-    ...(definition.alsoKinds === undefined ? {} : { alsoKinds: definition.alsoKinds }),
-    impl: definition.impl,
-    description: definition.description,
-    params: definition.params,
-    ...(definition.analytic === undefined ? {} : { analytic: definition.analytic }),
-    ...(definition.counters === undefined ? {} : { counters: definition.counters }),
-    create: (context, params) =>
-      new ForwardingComponent(context, params, definition as ForwardingModelDefinition),
-  });
+  return adaptedDefinition(
+    definition,
+    (context, params) => new ForwardingComponent(context, params, definition as ForwardingModelDefinition),
+  );
 }

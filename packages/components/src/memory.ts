@@ -13,7 +13,7 @@ import type { HbmAddressMap, TopologyGraph, TopologyNode } from "@kb/topology";
 import type * as z from "zod";
 import { BandwidthCounter } from "./bandwidth-counter.js";
 import { Component, type ComponentContext, type ComponentPeak, type Lane } from "./component.js";
-import { type ComponentDefinition, defineComponent } from "./define.js";
+import { adaptedDefinition, type ComponentDefinition } from "./define.js";
 import type { Message } from "./message.js";
 import type { ModelStat } from "./model-stats.js";
 import { type BatchTarget, Packet, PacketBatch } from "./packet.js";
@@ -63,15 +63,10 @@ export function defineMemoryModel<S extends z.ZodType>(
 export function memoryComponentDefinition(
   definition: MemoryModelSpec | MemoryModelDefinition,
 ): ComponentDefinition {
-  return defineComponent({
-    kind: definition.kind,
-    impl: definition.impl,
-    description: definition.description,
-    params: definition.params,
-    ...(definition.analytic === undefined ? {} : { analytic: definition.analytic }),
-    ...(definition.counters === undefined ? {} : { counters: definition.counters }),
-    create: (context, params) => new MemoryComponent(context, params, definition as MemoryModelDefinition),
-  });
+  return adaptedDefinition(
+    definition,
+    (context, params) => new MemoryComponent(context, params, definition as MemoryModelDefinition),
+  );
 }
 
 /** The window of {@link MemoryComponent.windowBusyNs}, ns. */

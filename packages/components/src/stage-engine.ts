@@ -20,7 +20,7 @@ import {
   type ComponentStats,
   type StageWork,
 } from "./component.js";
-import { type ComponentDefinition, defineComponent } from "./define.js";
+import { adaptedDefinition, type ComponentDefinition } from "./define.js";
 import type { GemmTiming } from "./gemm-timing.js";
 import type { Machine } from "./machine.js";
 import { type Message, type StageType, TileToken } from "./message.js";
@@ -91,18 +91,11 @@ export function defineStageEngine<K extends StageEngineKind, S extends z.ZodType
  */
 export function stageEngineComponentDefinition(definition: StageEngineSpec): ComponentDefinition {
   const spec = definition as unknown as AnyStageEngine<unknown>;
-  return defineComponent({
-    kind: definition.kind,
-    impl: definition.impl,
-    description: definition.description,
-    params: definition.params,
-    ...(definition.analytic === undefined ? {} : { analytic: definition.analytic }),
-    ...(definition.counters === undefined ? {} : { counters: definition.counters }),
-    create: (context, params) =>
-      spec.array === undefined
-        ? new StageEngine(context, params, spec)
-        : new ArrayStageEngine(context, params, spec, spec.array(params)),
-  });
+  return adaptedDefinition(definition, (context, params) =>
+    spec.array === undefined
+      ? new StageEngine(context, params, spec)
+      : new ArrayStageEngine(context, params, spec, spec.array(params)),
+  );
 }
 
 /**
