@@ -1,15 +1,13 @@
 import {
   defineMemoryModel,
+  type HbmAddressMap,
   hbmTopologyParams,
   type MemoryModel,
   type MemoryModelContext,
   type MemoryRequest,
   type MemoryTiming,
-} from "@kb/components";
+} from "@kb/spec";
 import * as z from "zod";
-
-/** The stack's address mapping (bank, row and column of a byte offset), as a model gets it. */
-type AddressMap = NonNullable<MemoryModelContext["addressMap"]>;
 
 const ns = (description: string, value: number) => z.number().min(0).default(value).describe(description);
 
@@ -50,7 +48,7 @@ export interface RowAccess {
  * The row accesses of a request: its address ranges walked burst by burst
  * (`map.locate`, with the model's `context.addressMap`), consecutive bursts in the same bank and row merged.
  */
-export function rowAccesses(map: AddressMap, request: MemoryRequest): RowAccess[] {
+export function rowAccesses(map: HbmAddressMap, request: MemoryRequest): RowAccess[] {
   const { bankGroups, banksPerGroup, burstBytes } = map.organisation;
   const ranges = request.ranges;
   const out: { bank: number; row: number; bursts: number }[] = [];
@@ -82,7 +80,7 @@ export function afterRefresh(params: ClosedPageHbmParams, bank: number, banks: n
 
 /** The model of one stack: per port (pseudo-channel) a data bus, per bank its next ACTIVATE. */
 function closedPage(context: MemoryModelContext, params: ClosedPageHbmParams): MemoryModel {
-  const map = context.addressMap as AddressMap; // an hbm_ctrl model always has one
+  const map = context.addressMap as HbmAddressMap; // an hbm_ctrl model always has one
   const banks = params.sids * params.bank_groups * params.banks_per_group;
   const nextActivate = new Float64Array(context.ports * banks);
   const busFree = new Float64Array(context.ports);

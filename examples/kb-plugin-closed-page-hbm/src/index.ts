@@ -1,4 +1,4 @@
-import { definePlugin } from "@kb/components";
+import { definePlugin } from "@kb/spec";
 import { closedPageHbm } from "./closed-page-hbm.js";
 
 export type { ClosedPageHbmParams, RowAccess } from "./closed-page-hbm.js";

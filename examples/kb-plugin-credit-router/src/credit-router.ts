@@ -1,12 +1,12 @@
 import {
   defineForwardingModel,
-  type Event,
   type ForwardingModel,
   type ForwardingModelContext,
   forwardingTopologyParams,
   type HopPacket,
   type ModelStat,
-} from "@kb/components";
+  type SimEvent,
+} from "@kb/spec";
 import * as z from "zod";
 
 /**
@@ -66,7 +66,7 @@ export function creditRouter(context: ForwardingModelContext, params: CreditRout
   const refused = new Float64Array(inputs);
   const flitsOut = new Float64Array(outputs);
   const room = (packet: HopPacket) => Math.min(packet.flits(params.flit_bytes), params.buffer_flits);
-  const release = (event: Event<ReleasedRoom>) => {
+  const release = (event: SimEvent<ReleasedRoom>) => {
     const { inPort, flits } = event.value;
     reserved[inPort] = (reserved[inPort] as number) - flits;
     context.resume(inPort);

@@ -1,4 +1,4 @@
-import { definePlugin } from "@kb/components";
+import { definePlugin } from "@kb/spec";
 import { creditRouterModel } from "./credit-router.js";
 
 export type { CreditRouterParams } from "./credit-router.js";

@@ -1,4 +1,4 @@
-import { definePlugin } from "@kb/components";
+import { definePlugin } from "@kb/spec";
 import { systolicGemm } from "./systolic-gemm.js";
 
 export type { SystolicGemmParams } from "./systolic-gemm.js";

@@ -1,4 +1,4 @@
-import { defineStageEngine, queueDepthParam } from "@kb/components";
+import { defineStageEngine, queueDepthParam } from "@kb/spec";
 import * as z from "zod";
 
 /** Params of `systolic_gemm` (strict: an unknown key in a topology is an error). */
@@ -50,7 +50,7 @@ export function systolicGemmCycles(params: SystolicGemmParams, m: number, n: num
  *
  * A timing function is all it takes: the framework runs each GEMM stage on the PE's compute slot,
  * shared with PE_MATH (a GEMM and a MATH op of one PE never overlap), counts `2 m n k` flops, and,
- * from `array`, states the engine's timing (`GemmTiming` of `@kb/components`), so `kb probe` holds
+ * from `array`, states the engine's timing (`GemmTiming` of the framework), so `kb probe` holds
  * it to this formula and `kb run` reports its array utilisation.
  */
 export const systolicGemm = defineStageEngine({

@@ -1,5 +1,6 @@
 import type { Environment, StorePut } from "@kb/des";
 import { Event, Store } from "@kb/des";
+import type { ComponentPeak } from "@kb/spec";
 import type { TopologyNode } from "@kb/topology";
 import type { Machine } from "./machine.js";
 import type { Message } from "./message.js";
@@ -29,16 +30,8 @@ export interface ComponentStats {
   flops: number;
 }
 
-/**
- * The best rate a component can sustain, for rooflines (`@kb/runtime` compares a run against the
- * peaks of the hardware it used). Impls that do not know leave it empty.
- */
-export interface ComponentPeak {
-  /** Arithmetic operations per ns at best (GFLOP/s). */
-  readonly flopsPerNs?: number;
-  /** Bytes per ns at best (GB/s). */
-  readonly bytesPerNs?: number;
-}
+// The best rate a component can sustain, for rooflines: a fact of the contracts (@kb/spec).
+export type { ComponentPeak } from "@kb/spec";
 
 /** Options of the {@link Component} constructor. */
 export interface ComponentOptions {

@@ -1,7 +1,7 @@
 import { KbError } from "@kb/errors";
+import { checkDefinitionBase, type ModelDefinitionBase, type ModelStatInfo } from "@kb/spec";
 import type * as z from "zod";
 import type { Component, ComponentContext } from "./component.js";
-import type { ModelStatInfo } from "./model-stats.js";
 
 /**
  * A component implementation with its metadata: the kind it implements, its name, what it models,
@@ -35,8 +35,6 @@ export interface ComponentDefinition<S extends z.ZodType = z.ZodType> {
   readonly create: (context: ComponentContext, params: z.output<S>) => Component;
 }
 
-const NAME = /^[a-z][a-z0-9_]*$/;
-
 /**
  * Declares a component implementation (DESIGN §5). Checks the metadata at once, so a plug-in with
  * a malformed definition fails when it is loaded, not in the middle of a run.
@@ -58,110 +56,39 @@ export function defineComponent<S extends z.ZodType>(
   definition: ComponentDefinition<S>,
 ): ComponentDefinition<S> {
   const where = `defineComponent(${JSON.stringify(definition?.impl ?? "?")})`;
-  const fail = (what: string): never => {
-    throw new KbError("COMPONENT_INVALID_DEFINITION", `${where}: ${what}`);
-  };
-  if (definition === null || typeof definition !== "object") fail("expects an object.");
-  for (const kind of [definition.kind, ...(definition.alsoKinds ?? [])]) {
-    if (typeof kind !== "string" || !NAME.test(kind)) {
-      fail(`kind must be a snake_case name such as "pe_gemm", got ${JSON.stringify(kind)}.`);
-    }
-  }
-  if (typeof definition.impl !== "string" || !NAME.test(definition.impl)) {
-    fail(`impl must be a snake_case name such as "pe_gemm_v2", got ${JSON.stringify(definition.impl)}.`);
-  }
-  if (typeof definition.description !== "string" || definition.description.trim() === "") {
-    fail("description must say what the impl models (shown by `kb components list`).");
-  }
-  const params = definition.params as unknown as { safeParse?: unknown } | undefined;
-  if (params === undefined || typeof params.safeParse !== "function") {
-    fail("params must be a zod schema (z.strictObject({...})).");
-  }
-  if (typeof definition.create !== "function") fail("create(context, params) must be a function.");
-  if (definition.analytic !== undefined && typeof definition.analytic !== "boolean") {
-    fail(`analytic must be true, false or left out, got ${JSON.stringify(definition.analytic)}.`);
-  }
-  if (definition.counters !== undefined) {
-    if (!Array.isArray(definition.counters))
-      fail("counters must be an array of { name, unit, description }.");
-    const seen = new Set<string>();
-    for (const counter of definition.counters) {
-      const { name, unit, description } = (counter ?? {}) as Partial<ModelStatInfo>;
-      if (typeof name !== "string" || !NAME.test(name) || seen.has(name)) {
-        fail(`counters: each needs a snake_case name unique in the impl, got ${JSON.stringify(name)}.`);
-      }
-      if (typeof unit !== "string" || unit === "" || typeof description !== "string" || description === "") {
-        fail(`counters: "${name}" needs a unit ("count", "ns", "bytes") and a description.`);
-      }
-      seen.add(name as string);
-    }
+  checkDefinitionBase(definition, where);
+  if (typeof definition.create !== "function") {
+    throw new KbError(
+      "COMPONENT_INVALID_DEFINITION",
+      `${where}: create(context, params) must be a function.`,
+    );
   }
   return Object.freeze({ ...definition });
 }
 
-/** Metadata of a plug-in package (`meta` of its default export). */
-export interface PluginMeta {
-  /** The npm package name (`"@acme/kb-plugin-banked-hbm"`); qualifies its impls (`"<name>:<impl>"`). */
-  readonly name: string;
-  /** Its version. */
-  readonly version: string;
-}
-
-/** What a plug-in package default-exports: its metadata and component definitions. */
-/** Where a loaded plug-in's code lies: an absolute, real path ({@link KbPlugin.codeSource}). */
-export type PluginCodeSource = { readonly folder: string } | { readonly file: string };
-
-export interface KbPlugin {
-  readonly meta: PluginMeta;
-  readonly components: readonly ComponentDefinition[];
-  /**
-   * Set by the loader (`loadPlugins` of `@kb/components/node`), not written by a plug-in: where
-   * the code it loaded lies, a package folder (its files but node_modules and dot-folders) or a
-   * plug-in file (it and the files it imports by relative path). The run manifest's plug-in digest
-   * covers those files (`pluginCodeDigest` of `@kb/runtime/node`), so an edit to a model is a new
-   * run, not a cached one.
-   */
-  readonly codeSource?: PluginCodeSource;
-}
-
 /**
- * Declares a plug-in (the default export of a `kb-plugin` package). Checks the shape; throws
- * `COMPONENT_INVALID_DEFINITION` when `meta.name`/`meta.version` are missing or a component is
- * not a {@link defineComponent} result.
+ * The framework definition of a checked timing-model definition (a memory model, a stage engine, a
+ * forwarding model): its metadata as declared, and `create` making the framework's component.
+ * @internal
  */
-export function definePlugin(plugin: KbPlugin): KbPlugin {
-  return checkPlugin(plugin, "definePlugin");
+export function adaptedDefinition(
+  definition: ModelDefinitionBase,
+  create: ComponentDefinition["create"],
+): ComponentDefinition {
+  return defineComponent({
+    kind: definition.kind,
+    ...(definition.alsoKinds === undefined ? {} : { alsoKinds: definition.alsoKinds }),
+    impl: definition.impl,
+    description: definition.description,
+    params: definition.params,
+    ...(definition.analytic === undefined ? {} : { analytic: definition.analytic }),
+    ...(definition.counters === undefined ? {} : { counters: definition.counters }),
+    create,
+  });
 }
 
-/** @internal Checks a value claimed to be a plug-in (also what `import()` of a package gave). */
-export function checkPlugin(value: unknown, source: string): KbPlugin {
-  const plugin = value as Partial<KbPlugin> | null;
-  const fail = (what: string): never => {
-    throw new KbError(
-      "COMPONENT_INVALID_DEFINITION",
-      `${source}: ${what} A plug-in default-exports definePlugin({ meta: { name, version }, components: [...] }).`,
-    );
-  };
-  if (plugin === null || typeof plugin !== "object") return fail("the plug-in is not an object.");
-  const meta = plugin.meta;
-  if (
-    meta === undefined ||
-    typeof meta.name !== "string" ||
-    meta.name === "" ||
-    typeof meta.version !== "string"
-  ) {
-    fail("meta.name and meta.version must be strings.");
-  }
-  if (!Array.isArray(plugin.components) || plugin.components.length === 0) {
-    fail("components must be a non-empty array of defineComponent(...) results.");
-  }
-  for (const component of plugin.components as unknown[]) {
-    const c = component as Partial<ComponentDefinition> | null;
-    if (c === null || typeof c !== "object" || typeof c.kind !== "string" || typeof c.create !== "function") {
-      fail(
-        `components contains ${JSON.stringify(component) ?? String(component)}, which is not a component definition.`,
-      );
-    }
-  }
-  return plugin as KbPlugin;
-}
+// A plug-in is plain data, declared and checked by @kb/spec (definePlugin); the registry adapts
+// its timing-model definitions into components (registry.ts). Re-exported here, where plug-ins
+// first found them.
+export type { KbPlugin, PluginCodeSource, PluginMeta } from "@kb/spec";
+export { checkPlugin, definePlugin } from "@kb/spec";

@@ -313,6 +313,7 @@ class HopView implements HopPacket {
 
 /** The context a forwarding model is created with: the component's context plus its ports and calls. */
 class HopContext implements ForwardingModelContext {
+  readonly id: string;
   readonly env: ComponentContext["env"];
   readonly node: ComponentContext["node"];
   readonly machine: ComponentContext["machine"];
@@ -321,6 +322,7 @@ class HopContext implements ForwardingModelContext {
     context: ComponentContext,
     private readonly hop: ForwardingComponent,
   ) {
+    this.id = context.node.id;
     this.env = context.env;
     this.node = context.node;
     this.machine = context.machine;

@@ -152,7 +152,7 @@ export type {
 export { fabricRoute, PROBE_BYTES, PROBE_UNCONTENDED_TOLERANCE, runProbe, sweepPoints } from "./probe.js";
 export type { CommandSource, PeProgram } from "./program.js";
 export type { RegisteredImpl } from "./registry.js";
-export { ComponentRegistry } from "./registry.js";
+export { ComponentRegistry, componentDefinitionOf } from "./registry.js";
 export type {
   GemmStage,
   MathStage,

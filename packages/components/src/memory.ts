@@ -1,167 +1,72 @@
-import type { Event } from "@kb/des";
+import type { Environment, Event } from "@kb/des";
 import { KbError } from "@kb/errors";
+import {
+  type MemoryModel,
+  type MemoryModelSpec,
+  type MemoryRequest,
+  type MemoryTiming,
+  type MemoryModelContext as SpecMemoryModelContext,
+  type MemoryModelDefinition as SpecMemoryModelDefinition,
+  defineMemoryModel as specDefineMemoryModel,
+} from "@kb/spec";
 import type { HbmAddressMap, TopologyGraph, TopologyNode } from "@kb/topology";
 import type * as z from "zod";
 import { BandwidthCounter } from "./bandwidth-counter.js";
 import { Component, type ComponentContext, type ComponentPeak, type Lane } from "./component.js";
-import { type ComponentDefinition, defineComponent } from "./define.js";
+import { adaptedDefinition, type ComponentDefinition } from "./define.js";
 import type { Message } from "./message.js";
-import type { ModelStat, ModelStatInfo } from "./model-stats.js";
+import type { ModelStat } from "./model-stats.js";
 import { type BatchTarget, Packet, PacketBatch } from "./packet.js";
 import type { Tracer } from "./trace.js";
 
+// The memory-model contract (the request, the timing, the model, its definition) is @kb/spec's;
+// here is the framework's side: the context it creates a model with and the component that turns
+// fabric packets into requests.
+export type { MemoryModel, MemoryRequest, MemoryTiming } from "@kb/spec";
+
 /**
- * What a memory model services: one packet's share of a block on one port (an HBM
- * pseudo-channel, or the single port of an SRAM). Built by the framework from the fabric's
- * packet; a model reads it and answers with a {@link MemoryTiming}.
+ * What a memory model is created with, as the framework gives it: the contract's context
+ * (`env`, `id`, `ports`, `addressMap`) plus the engine's `Environment`, the topology node and the
+ * machine, for built-ins and models written on `@kb/components`.
  */
-export interface MemoryRequest {
-  /** A read (data goes back to the requester) or a write (data is committed here). */
-  readonly kind: "read" | "write";
-  /** The port: HBM lane `channel x pseudo_channels + pseudo_channel`, 0 for a single-port memory. */
-  readonly port: number;
-  /** Simulated time the request's head arrived (the current time when `service` is called), ns. */
-  readonly arrivalNs: number;
-  /** Time the last byte of a write's data arrives (>= arrivalNs); `arrivalNs` for a read. */
-  readonly tailNs: number;
-  /** Bytes read or written on this port. */
-  readonly bytes: number;
-  /**
-   * The address ranges on this port, as `[offset, bytes, offset, bytes, ...]`: byte offsets
-   * within the memory (the HBM stack, the SRAM), contiguous pieces merged, in block order. Locate
-   * a byte's bank, row and column with {@link MemoryModelContext.addressMap}. Computed on first
-   * read, so a model that does not look costs nothing.
-   */
-  readonly ranges: readonly number[];
-  /** The requester's node id (a PE_DMA, an M_CPU.DMA, `host`). */
-  readonly requester: string;
-  /**
-   * Answers a request that {@link MemoryModel.service} left pending (returned `undefined`), at
-   * or after the current time. Each request is answered exactly once.
-   */
-  complete(timing: MemoryTiming): void;
-}
-
-/** When a memory finished with a request. */
-export interface MemoryTiming {
-  /**
-   * A read: when its first data leaves the port (the response's head); a write: when the port
-   * started taking its data. Not before the request's arrival.
-   */
-  readonly startNs: number;
-  /** A read: when its last data leaves the port (the response's tail); a write: when it is committed. */
-  readonly endNs: number;
-  /** Data-bus time the request occupied, ns, for statistics and the bandwidth counter (default `endNs - startNs`). */
-  readonly busyNs?: number;
-}
-
-/** A memory model instance: what {@link defineMemoryModel}'s `create` returns. */
-export interface MemoryModel {
-  /**
-   * Services a request at its arrival (the current simulated time). Return its timing, or
-   * `undefined` to answer later with `request.complete(timing)` (a controller that queues and
-   * reorders requests); schedule that with `context.env` (`env.timeout(ns).addCallback(...)`).
-   */
-  service(request: MemoryRequest): MemoryTiming | undefined;
-  /**
-   * Requests a port holds unanswered before it takes no more (a controller queue; default:
-   * unbounded). While a port is full, the requests that reach it wait in its FIFO, in arrival order.
-   */
-  readonly maxPending?: number;
-  /** The best rate of the whole memory (every port), for rooflines; default unknown. */
-  peak?(): ComponentPeak;
-  /**
-   * The counters the model keeps (row hits, activates, ...), per port where it counts per port
-   * (`perPort[p]` of port p): read once after the run into `components[].stats` of the results,
-   * where `kb run`, `kb web` and a sweep's metrics find them. Default: none. Declare them on the
-   * definition too (`counters`), so `kb components list` documents them.
-   */
-  stats?(): readonly ModelStat[];
-}
-
-/** What a memory model is created with. */
-export interface MemoryModelContext extends ComponentContext {
-  /** Ports (HBM pseudo-channels, or 1). */
-  readonly ports: number;
-  /** The HBM stack's address mapping (bank, row and column of an offset); null for SRAM. */
-  readonly addressMap: HbmAddressMap | null;
-}
-
-/** A memory model's declaration, for {@link defineMemoryModel}. */
-export interface MemoryModelDefinition<S extends z.ZodType = z.ZodType> {
-  /** `"hbm_ctrl"` (an HBM stack: one port per pseudo-channel) or `"sram"` (one port). */
-  readonly kind: "hbm_ctrl" | "sram";
-  /** Implementation name, snake_case (`"hbm_closed_page"`). */
-  readonly impl: string;
-  /** What it models, in a sentence or two (shown by `kb components list`). */
-  readonly description: string;
-  /**
-   * The params schema. The topology passes an HBM node its geometry (`channels`,
-   * `pseudo_channels`, ...; see {@link hbmTopologyParams}) and an SRAM its `capacity_bytes`,
-   * `bw_gbs`, `latency_ns`, so an HBM model's schema extends `hbmTopologyParams`.
-   */
-  readonly params: S;
-  /** True when the uncontended timing is exactly a documented formula (`kb probe` then holds it to 1%). */
-  readonly analytic?: boolean;
-  /** The counters the model's `stats()` publishes, for `kb components list` (default: none declared). */
-  readonly counters?: readonly ModelStatInfo[];
-  /** Inbox capacity per port (the hardware queue in front of the model; default 64). */
-  readonly queueDepth?: (params: z.output<S>) => number;
-  /** Creates the model for one topology node. */
-  readonly create: (context: MemoryModelContext, params: z.output<S>) => MemoryModel;
+export interface MemoryModelContext extends SpecMemoryModelContext, ComponentContext {
+  readonly env: Environment;
 }
 
 /**
- * Declares a memory model: one service function over typed requests. The framework does the
- * rest: it turns fabric packets into {@link MemoryRequest}s (one per port a block touches, with
- * its address ranges), sends a read's response from `startNs` to `endNs`, completes a write at
- * `endNs`, keeps `stats` (ops, bytes, busy time), draws each request's data-bus time (`busyNs`
- * from `startNs`) as a slice on its port's trace track and the `HBM GB/s` trace counter per port,
- * makes a port's requests wait (FIFO) while the model has `maxPending` requests unanswered, and reports a model
- * that answers wrongly (a time before the arrival or now, twice) or never.
- *
- * ```ts
- * export const fixedLatency = defineMemoryModel({
- *   kind: "hbm_ctrl",
- *   impl: "fixed_latency",
- *   description: "Every request takes latency_ns plus its bytes at pc_bw_gbs; ports never queue.",
- *   params: hbmTopologyParams.extend({ latency_ns: z.number().min(0).default(50) }),
- *   create: (_context, params) => ({
- *     service: (request) => {
- *       const startNs = request.arrivalNs + params.latency_ns;
- *       return { startNs, endNs: startNs + request.bytes / params.pc_bw_gbs };
- *     },
- *   }),
- * });
- * ```
+ * A memory model's declaration on the framework ({@link defineMemoryModel} of `@kb/components`):
+ * the contract's, whose `create` receives the framework's {@link MemoryModelContext}.
+ */
+export interface MemoryModelDefinition<S extends z.ZodType = z.ZodType>
+  extends Omit<SpecMemoryModelDefinition<S>, "create"> {
+  /** Creates the model for one topology node. */
+  create(context: MemoryModelContext, params: z.output<S>): MemoryModel;
+}
+
+/**
+ * Declares a memory model on the framework: `@kb/spec`'s {@link specDefineMemoryModel} (the same
+ * checks and messages), adapted at once into a {@link ComponentDefinition} (a
+ * {@link MemoryComponent} per node). A plug-in writes `defineMemoryModel` of `@kb/spec` instead
+ * (plain data the registry adapts the same way); this one is for built-ins and models that need
+ * the framework's context.
  */
 export function defineMemoryModel<S extends z.ZodType>(
   definition: MemoryModelDefinition<S>,
 ): ComponentDefinition<S> {
-  if (definition === null || typeof definition !== "object") {
-    throw new KbError("COMPONENT_INVALID_DEFINITION", "defineMemoryModel: expects an object.");
-  }
-  if (definition.kind !== "hbm_ctrl" && definition.kind !== "sram") {
-    throw new KbError(
-      "COMPONENT_INVALID_DEFINITION",
-      `defineMemoryModel(${JSON.stringify(definition.impl)}): kind must be "hbm_ctrl" or "sram", got ${JSON.stringify(definition.kind)}.`,
-    );
-  }
-  if (typeof definition.create !== "function") {
-    throw new KbError(
-      "COMPONENT_INVALID_DEFINITION",
-      `defineMemoryModel(${JSON.stringify(definition.impl)}): create(context, params) must be a function returning { service(request) }.`,
-    );
-  }
-  return defineComponent({
-    kind: definition.kind,
-    impl: definition.impl,
-    description: definition.description,
-    params: definition.params,
-    ...(definition.analytic === undefined ? {} : { analytic: definition.analytic }),
-    ...(definition.counters === undefined ? {} : { counters: definition.counters }),
-    create: (context, params) => new MemoryComponent(context, params, definition),
-  } as ComponentDefinition<S>);
+  return memoryComponentDefinition(specDefineMemoryModel(definition)) as ComponentDefinition<S>;
+}
+
+/**
+ * The framework's component definition of a memory model's plain definition (what the registry
+ * registers for a plug-in's `defineMemoryModel` of `@kb/spec`).
+ */
+export function memoryComponentDefinition(
+  definition: MemoryModelSpec | MemoryModelDefinition,
+): ComponentDefinition {
+  return adaptedDefinition(
+    definition,
+    (context, params) => new MemoryComponent(context, params, definition as MemoryModelDefinition),
+  );
 }
 
 /** The window of {@link MemoryComponent.windowBusyNs}, ns. */
@@ -222,7 +127,7 @@ export class MemoryComponent<P = unknown> extends Component<P> implements BatchT
     this.portBusyNs = this.laneBusyNs;
     this.portBytes = new Float64Array(ports);
     const addressMap = context.node.kind === "hbm_ctrl" ? context.machine.graph.hbmAddressMap() : null;
-    this.model = definition.create({ ...context, ports, addressMap }, params as never);
+    this.model = definition.create({ ...context, id: context.node.id, ports, addressMap }, params as never);
     const model = this.model as Partial<MemoryModel> | null;
     if (
       model === null ||

@@ -1,6 +1,7 @@
 import type { Event } from "@kb/des";
 import { KbError } from "@kb/errors";
 import type { OpLogger } from "@kb/oplog";
+import type { GemmStage, MathStage, StageType } from "@kb/spec";
 import type { Component } from "./component.js";
 
 /** What an op-log record of a message says (ADR-0020 D5), minus times and component. */
@@ -140,8 +141,8 @@ export class PipelineContext {
   }
 }
 
-/** The stages a tile passes through (ADR-0021 D2). */
-export type StageType = "dma_read" | "fetch" | "gemm" | "math" | "store" | "dma_write";
+// The stages a tile passes through (ADR-0021 D2): a fact of the stage-engine contract (@kb/spec).
+export type { StageType } from "@kb/spec";
 
 /** One stage of a tile plan: which component runs it and with what. */
 export interface Stage {
@@ -186,21 +187,8 @@ export type StageParams =
       readonly atomic?: AtomicStage;
     }
   | { readonly type: "fetch" | "store"; readonly bytes: number }
-  | {
-      readonly type: "gemm";
-      readonly m: number;
-      readonly n: number;
-      readonly k: number;
-      readonly dtype: string;
-    }
-  | {
-      readonly type: "math";
-      readonly op: string;
-      readonly elements: number;
-      readonly dtype: string;
-      /** Length of the reduced axis for reductions (sum, max, min, softmax); 0 for elementwise. */
-      readonly reduceLength: number;
-    };
+  | GemmStage
+  | MathStage;
 
 /** The stages of one tile, in order (immutable). */
 export interface TilePlan {

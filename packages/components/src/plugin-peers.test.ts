@@ -48,6 +48,36 @@ export default definePlugin({
 `,
 );
 
+// A plug-in on the contracts alone: peers @kb/spec and zod, neither installed beside it.
+write(
+  "node_modules/kb-plugin-spec-peers/package.json",
+  JSON.stringify({
+    name: "kb-plugin-spec-peers",
+    type: "module",
+    exports: { ".": "./dist/index.js" },
+    peerDependencies: { "@kb/spec": "^0.1.0", zod: "^4.0.0" },
+  }),
+);
+write(
+  "node_modules/kb-plugin-spec-peers/dist/index.js",
+  `import { defineStageEngine, definePlugin } from "@kb/spec";
+import * as z from "zod";
+
+export default definePlugin({
+  meta: { name: "kb-plugin-spec-peers", version: "0.1.0" },
+  components: [
+    defineStageEngine({
+      kind: "pe_math",
+      impl: "flat_math",
+      description: "Every MATH stage takes 10 ns.",
+      params: z.strictObject({}),
+      timing: () => 10,
+    }),
+  ],
+});
+`,
+);
+
 describe("an installed plug-in package whose peers are not installed beside it", () => {
   it("loads with kernbench's @kb/components and zod", async () => {
     const [plugin] = await loadPlugins(["kb-plugin-peers"], { from: dir });
@@ -60,5 +90,14 @@ describe("an installed plug-in package whose peers are not installed beside it",
   it("would not import natively: its folder has no @kb/components", async () => {
     const url = pathToFileURL(join(dir, "node_modules", "kb-plugin-peers", "dist", "index.js"));
     await expect(import(url.href)).rejects.toThrow(/Cannot find (package|module) '@kb\/components'/);
+  });
+});
+
+describe("an installed plug-in package on @kb/spec alone, its peers not installed beside it", () => {
+  it("loads with kernbench's @kb/spec and zod, and its definition is plain data", async () => {
+    const [plugin] = await loadPlugins(["kb-plugin-spec-peers"], { from: dir });
+    expect(
+      plugin?.components.map((definition) => [definition.kind, definition.impl, definition.contract]),
+    ).toEqual([["pe_math", "flat_math", "stage_engine"]]);
   });
 });

@@ -1,6 +1,10 @@
 import { KbError } from "@kb/errors";
+import type { PluginComponent } from "@kb/spec";
 import type { TopologyNode } from "@kb/topology";
 import { type ComponentDefinition, checkPlugin, type KbPlugin } from "./define.js";
+import { forwardingComponentDefinition } from "./forwarding.js";
+import { memoryComponentDefinition } from "./memory.js";
+import { stageEngineComponentDefinition } from "./stage-engine.js";
 
 /** One registered implementation, as listed by {@link ComponentRegistry.list}. */
 export interface RegisteredImpl {
@@ -25,14 +29,20 @@ export class ComponentRegistry {
   private readonly byName = new Map<string, RegisteredImpl[]>();
   private readonly plugins = new Map<string, KbPlugin>();
 
-  /** Registers built-in definitions (bare names). Throws `COMPONENT_INVALID_DEFINITION` on a duplicate name. */
-  registerBuiltins(definitions: readonly ComponentDefinition[]): this {
-    for (const definition of definitions) this.add(definition.impl, "built-in", definition);
+  /**
+   * Registers built-in definitions (bare names): framework definitions, or timing models written
+   * on `@kb/spec` (adapted by {@link componentDefinitionOf}). Throws
+   * `COMPONENT_INVALID_DEFINITION` on a duplicate name.
+   */
+  registerBuiltins(definitions: readonly PluginComponent[]): this {
+    for (const definition of definitions)
+      this.add(definition.impl, "built-in", componentDefinitionOf(definition));
     return this;
   }
 
   /**
-   * Registers a plug-in's components under `"<meta.name>:<impl>"`. Registering the same plug-in
+   * Registers a plug-in's components under `"<meta.name>:<impl>"`, its `@kb/spec` definitions
+   * adapted into framework components ({@link componentDefinitionOf}). Registering the same plug-in
    * name twice is a `COMPONENT_INVALID_DEFINITION` error (two versions would be ambiguous).
    */
   registerPlugin(plugin: KbPlugin): this {
@@ -45,7 +55,7 @@ export class ComponentRegistry {
     }
     this.plugins.set(plugin.meta.name, plugin);
     for (const definition of plugin.components) {
-      this.add(`${plugin.meta.name}:${definition.impl}`, plugin.meta.name, definition);
+      this.add(`${plugin.meta.name}:${definition.impl}`, plugin.meta.name, componentDefinitionOf(definition));
     }
     return this;
   }
@@ -110,6 +120,30 @@ export class ComponentRegistry {
     }
     this.byName.set(name, entries);
   }
+}
+
+/** The framework definition made of each plain definition, so a definition adapts to one object. */
+const adapted = new WeakMap<object, ComponentDefinition>();
+
+/**
+ * The framework's {@link ComponentDefinition} of a plug-in component: a timing model written on
+ * `@kb/spec` (`contract` memory, stage_engine or forwarding) becomes the component that runs it
+ * (a MemoryComponent, a StageEngine, a ForwardingComponent); a framework definition
+ * (`defineComponent`) is itself. The same definition always gives the same object.
+ */
+export function componentDefinitionOf(definition: PluginComponent): ComponentDefinition {
+  if (definition.contract === undefined) return definition as unknown as ComponentDefinition;
+  let made = adapted.get(definition);
+  if (made === undefined) {
+    made =
+      definition.contract === "memory"
+        ? memoryComponentDefinition(definition)
+        : definition.contract === "stage_engine"
+          ? stageEngineComponentDefinition(definition)
+          : forwardingComponentDefinition(definition);
+    adapted.set(definition, made);
+  }
+  return made;
 }
 
 function compare(a: string, b: string): number {

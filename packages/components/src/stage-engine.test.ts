@@ -1,7 +1,7 @@
 import { readFileSync } from "node:fs";
 import { KbError } from "@kb/errors";
 import { MemorySink, OpLogger, type OpRecord } from "@kb/oplog";
-import type { PeCommand } from "@kb/spec";
+import { type PeCommand, type PluginComponent, defineStageEngine as specDefineStageEngine } from "@kb/spec";
 import { encodeAddress, expandTopology, parseTopology, tcmAddress } from "@kb/topology";
 import { describe, expect, it } from "vitest";
 import * as z from "zod";
@@ -51,7 +51,7 @@ interface Run {
 }
 
 /** default.yaml with `definition` (a plug-in "test") on every node of its kind of PE 0..7. */
-function run(definition: ComponentDefinition | null, commands: readonly PeCommand[]): Run {
+function run(definition: ComponentDefinition | PluginComponent | null, commands: readonly PeCommand[]): Run {
   const plugin =
     definition === null
       ? null
@@ -208,6 +208,30 @@ describe("defineStageEngine", () => {
       ops: 8,
       flops: 8 * 2 * 128 ** 3,
     });
+  });
+
+  it("process written on @kb/spec alone (its SimEnvironment's timeouts) runs the same in the machine", () => {
+    const warm = specDefineStageEngine({
+      kind: "pe_gemm",
+      impl: "warm_gemm",
+      description: "A cold first GEMM pays warmup_ns, then k ns per tile.",
+      params: z.strictObject({ warmup_ns: z.number().default(500) }),
+      init: () => ({ tiles: 0 }),
+      process: function* (token, { env, params, state, stats }) {
+        if (state.tiles++ === 0) yield env.timeout(params.warmup_ns);
+        yield env.timeout(token.gemm.k);
+        stats.bytes += 1;
+      },
+      stats: (state) => [{ name: "tiles", unit: "count", description: "GEMM tiles.", total: state.tiles }],
+    });
+    const { records, machine } = run(warm, GEMM);
+    // 500 ns warm-up + k = 128 ns on the first of 8 tiles, 128 ns on each other.
+    expect(durations(records, "gemm")).toEqual([628, 128, 128, 128, 128, 128, 128, 128]);
+    const engine = machine.component("sip0.cube0.pe0.pe_gemm");
+    expect(engine.stats).toMatchObject({ ops: 8, flops: 8 * 2 * 128 ** 3, bytes: 8 });
+    expect(engine.modelStats()).toEqual([
+      { name: "tiles", unit: "count", description: "GEMM tiles.", total: 8 },
+    ]);
   });
 
   it("holds the PE's compute slot shared with PE_MATH unless computeSlot is false", () => {

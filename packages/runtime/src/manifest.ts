@@ -238,8 +238,22 @@ export function pluginDigest(plugin: DigestedPlugin): Promise<string> {
         description: component.description,
         alsoKinds: component.alsoKinds,
         analytic: component.analytic,
-        create: component.create.toString(),
+        create: codeOf(component),
       })),
     }),
   );
+}
+
+/**
+ * The source text a plug-in component runs: a framework definition's `create`; for a timing model
+ * written on @kb/spec (plain data), each of its functions (`create`, `timing`, `process`, ...)
+ * by name, in name order.
+ */
+function codeOf(component: KbPlugin["components"][number]): string {
+  if (component.contract === undefined) return component.create.toString();
+  return Object.entries(component)
+    .filter((entry): entry is [string, () => unknown] => typeof entry[1] === "function")
+    .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))
+    .map(([name, fn]) => `${name}: ${fn.toString()}`)
+    .join("\n");
 }

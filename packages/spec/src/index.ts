@@ -21,12 +21,79 @@ export type {
   PeCommand,
   WaitCommand,
 } from "./commands.js";
+// The timing-model contracts: a plug-in's models are plain definitions the framework adapts.
+export type {
+  ForwardingKind,
+  ForwardingModel,
+  ForwardingModelContext,
+  ForwardingModelDefinition,
+  ForwardingModelSpec,
+  HopPacket,
+} from "./contracts/forwarding-model.js";
+export {
+  checkForwardingModel,
+  defineForwardingModel,
+  FORWARDING_KINDS,
+  forwardingTopologyParams,
+} from "./contracts/forwarding-model.js";
+export type {
+  MemoryModel,
+  MemoryModelContext,
+  MemoryModelDefinition,
+  MemoryModelKind,
+  MemoryModelSpec,
+  MemoryRequest,
+  MemoryTiming,
+} from "./contracts/memory-model.js";
+export { checkMemoryModel, defineMemoryModel } from "./contracts/memory-model.js";
+export type {
+  ComponentPeak,
+  ContractStamp,
+  ModelDefinitionBase,
+  SimEnvironment,
+  SimEvent,
+  SpecVersion,
+} from "./contracts/model-definition.js";
+export { checkDefinitionBase, SPEC_VERSION } from "./contracts/model-definition.js";
+export type { ModelStat, ModelStatInfo } from "./contracts/model-stats.js";
+export type {
+  FrameworkComponentDefinition,
+  KbPlugin,
+  PluginCodeSource,
+  PluginComponent,
+  PluginMeta,
+  TimingModelSpec,
+} from "./contracts/plugin.js";
+export { checkPlugin, definePlugin } from "./contracts/plugin.js";
+export type {
+  GemmStage,
+  MathStage,
+  StageCounters,
+  StageEngineArray,
+  StageEngineContext,
+  StageEngineDefinition,
+  StageEngineKind,
+  StageEngineSpec,
+  StageSteps,
+  StageTiming,
+  StageType,
+  TileWork,
+  TileWorkOf,
+} from "./contracts/stage-engine.js";
+export {
+  checkStageEngine,
+  defineStageEngine,
+  gemmWork,
+  mathWork,
+  STAGE_ENGINE_STAGES,
+} from "./contracts/stage-engine.js";
 export type { IndexedRun } from "./dma-indexed.js";
 export { indexedRuns, indexedRunsProblem } from "./dma-indexed.js";
 export type { MaskPiece } from "./dma-mask.js";
 export { maskPieces, maskRunsProblem } from "./dma-mask.js";
 export type { Dtype } from "./dtype.js";
 export { DTYPE_BYTES, DTYPES, dtypeSchema, isDtype, isFloatDtype } from "./dtype.js";
+export type { HbmAddressMap, HbmCoordinates, HbmOrganisation } from "./hbm-address-map.js";
 export type { HbmNodeKey } from "./hbm-topology-params.js";
 export {
   HBM_GEOMETRY_KEYS,

@@ -3,6 +3,7 @@ import { dirname, extname, join, resolve } from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
 import { isKbError, KbError } from "@kb/errors";
 import { readUserText } from "@kb/errors/node";
+import * as spec from "@kb/spec";
 import { type Topology, yamlLocator } from "@kb/topology";
 import { readTopologyText } from "@kb/topology/node";
 import * as zod from "zod";
@@ -51,10 +52,15 @@ export async function importSourceFile(
 
 /**
  * The modules a plug-in loaded from source gets from kernbench when its own folder does not
- * provide them (or provides the very same package): one copy of `@kb/components` and `zod`, so
- * a lone `my-hbm.ts` in any folder loads, and its components are the classes the machine knows.
+ * provide them (or provides the very same package): one copy of `@kb/spec`, `@kb/components` and
+ * `zod`, so a lone `my-hbm.ts` in any folder loads, and its components are the classes the
+ * machine knows.
  */
-const KERNBENCH_MODULES: Readonly<Record<string, unknown>> = { "@kb/components": components, zod };
+const KERNBENCH_MODULES: Readonly<Record<string, unknown>> = {
+  "@kb/spec": spec,
+  "@kb/components": components,
+  zod,
+};
 
 /** The real directories of kernbench's own `@kb/components` and `zod` packages, by name. */
 let kernbenchPackages: ReadonlyMap<string, string | undefined> | undefined;
@@ -69,10 +75,14 @@ function kernbenchPackage(name: string): string | undefined {
         break;
       }
     }
-    const zodDir = own === undefined ? undefined : findPackage("zod", [own]);
+    const beside = (name: string) => {
+      const dir = own === undefined ? undefined : findPackage(name, [own]);
+      return dir === undefined ? undefined : realpathSync(dir);
+    };
     kernbenchPackages = new Map([
+      ["@kb/spec", beside("@kb/spec")],
       ["@kb/components", own],
-      ["zod", zodDir === undefined ? undefined : realpathSync(zodDir)],
+      ["zod", beside("zod")],
     ]);
   }
   return kernbenchPackages.get(name);
@@ -95,9 +105,14 @@ function modulesFor(file: string): ImportSourceOptions {
   return { shared, native };
 }
 
-/** Whether `@kb/components` and `zod` both resolve from the folder of `file`. */
+/**
+ * Whether the plug-in's peers resolve from the folder of `file`: `zod`, and the contracts it is
+ * written on, `@kb/spec` (a plug-in on the contracts alone) or `@kb/components` (one on the
+ * framework).
+ */
 function providesKernbenchModules(file: string): boolean {
-  return Object.keys(KERNBENCH_MODULES).every((name) => findPackage(name, [dirname(file)]) !== undefined);
+  const has = (name: string) => findPackage(name, [dirname(file)]) !== undefined;
+  return has("zod") && (has("@kb/spec") || has("@kb/components"));
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -291,7 +306,7 @@ async function importPluginEntry(
   }
   const source = `plug-in package "${name}" (${file})`;
   // An installed package is compiled JavaScript with its dependencies beside it: imported as is.
-  // One whose peers (@kb/components, zod) are not installed beside it, such as a plug-in used by
+  // One whose peers (@kb/spec or @kb/components, zod) are not installed beside it, such as a plug-in used by
   // a global kb, gets them from kernbench, as a plug-in file does.
   const native = !TYPESCRIPT.has(extname(file)) && providesKernbenchModules(file);
   const plugin = pluginOf(await importPlugin(file, source, native ? "native" : "source"), source);
