@@ -58,12 +58,12 @@ describe("round-2 steps drawn by the differential tester (kinds 20-22)", () => {
     const [x0, x1] = [xor.inputs[0]?.values ?? [], xor.inputs[1]?.values ?? []];
     expect([...(evaluate(xor)[0]?.data ?? [])]).toEqual(x0.map((v, i) => v ^ (x1[i] as number)));
     expect((await check(xor)).failure).toBeNull();
-    // An f32 value: b = 5 -> not, of its i32 cast (round half to even: -1.875 -> -2, ~-2 = 1).
+    // An f32 value: b = 5 -> not, of its i32 cast (truncation toward zero: -1.875 -> -1, ~-1 = 0).
     const not = program([load(0), { kind: 20, a: 0, b: 5, c: 0, d: 0 }]);
     expect(not.steps.map((step) => step.kind)).toEqual(["load", "cast", "bits", "store", "store"]);
     expect(kernelSource(not)).toContain("const v2 = await tl.not(v1);");
     expect(not.inputs[0]?.values[0]).toBe(-1.875);
-    expect(evaluate(not)[1]?.data[0]).toBe(1); // O0 holds the cast, O1 the not
+    expect(evaluate(not)[1]?.data[0]).toBe(0); // O0 holds the cast, O1 the not
     expect((await check(not)).failure).toBeNull();
   });
 
