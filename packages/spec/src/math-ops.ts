@@ -1,6 +1,16 @@
 import type { Dtype } from "./dtype.js";
 import { erfinv } from "./libdevice.js";
-import { argLine, cumsumLine, erf, gelu, type LineFn, pow, silu, softmaxLine } from "./math-functions.js";
+import {
+  argLine,
+  cumprodLine,
+  cumsumLine,
+  erf,
+  gelu,
+  type LineFn,
+  pow,
+  silu,
+  softmaxLine,
+} from "./math-functions.js";
 import { rand, randint, randn } from "./philox.js";
 
 export type { LineFn } from "./math-functions.js";
@@ -288,6 +298,17 @@ const TABLE = {
   randint: elementwise(100, randint, { ...RANDOM, dtype: (): Dtype => "u32" }),
   rand: elementwise(103, rand, RANDOM),
   randn: elementwise(124, randn, RANDOM),
+  // Inclusive prefix products (Triton's tl.cumprod), as cumsum with a multiply; floats only (an
+  // integer product would wrap past what an f64 product keeps exact).
+  cumprod: {
+    ...BASE,
+    shape: "row",
+    inputDtypes: ["f32", "f16", "bf16"],
+    cycles: 1,
+    treePasses: 2,
+    line: cumprodLine,
+    internal: false,
+  },
 } satisfies Record<string, MathOpInfo>;
 
 /** The name of a math op of the table. */
