@@ -43,6 +43,11 @@ export const BENCH_EXAMPLES: readonly BenchExample[] = [
     params: "M=256 N=256",
   },
   {
+    path: "examples/triton-tutorials/05-layer-norm-backward.ts",
+    label: "Triton 05: layer norm backward",
+    params: "M=64 N=256 GROUP_SIZE_M=8",
+  },
+  {
     path: "examples/triton-tutorials/06-fused-attention.ts",
     label: "Triton 06: fused attention",
     params: "H=1 N_CTX=128",
