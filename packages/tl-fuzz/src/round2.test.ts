@@ -65,6 +65,16 @@ describe("round-2 steps drawn by the differential tester (kinds 20-22)", () => {
     expect(not.inputs[0]?.values[0]).toBe(-1.875);
     expect(evaluate(not)[1]?.data[0]).toBe(0); // O0 holds the cast, O1 the not
     expect((await check(not)).failure).toBeNull();
+    // a = 3 casts to the fourth width, i64 (then u8 for a = 1): ~-1 is 0 there too; u8 saturates
+    // -1.875 -> -1 -> 0, and ~0 = 255.
+    const wide = program([load(0), { kind: 20, a: 3, b: 5, c: 0, d: 0 }]);
+    expect(wide.steps[1]).toMatchObject({ kind: "cast", dtype: "i64" });
+    expect(evaluate(wide)[1]?.data[0]).toBe(0);
+    expect((await check(wide)).failure).toBeNull();
+    const narrow = program([load(0), { kind: 20, a: 1, b: 5, c: 0, d: 0 }]);
+    expect(narrow.steps[1]).toMatchObject({ kind: "cast", dtype: "u8" });
+    expect(evaluate(narrow)[1]?.data[0]).toBe(255);
+    expect((await check(narrow)).failure).toBeNull();
   });
 
   it("kind 21 draws tl.sum(x) without an axis: one [1, 1] value per block, the block's total", async () => {
