@@ -53,6 +53,8 @@ describe("tutorial 06 backward: dQ, dK, dV of causal attention", { timeout: 120_
   test.each([
     ["f32", "default"],
     ["f16", "ref-cube"],
+    ["bf16", "default"],
+    ["bf16", "ref-cube"],
   ] as const)(
     "%s on %s.yaml: dQ, dK, dV PASS phase 2 against the host's gradients, and phase 1 observed every load as phase 2 copied it",
     async (dtype, name) => {

@@ -39,6 +39,8 @@ describe("tutorial 08: a group of GEMMs in one launch, described by device tenso
   test.each([
     ["f32", 16, "default"],
     ["f16", 3, "ref-cube"],
+    ["bf16", 16, "default"],
+    ["bf16", 3, "ref-cube"],
   ] as const)(
     "%s, NUM_SM %i on %s.yaml: every C_g PASSes phase 2, and phase 1 observed every load (tables included) as phase 2 copied it",
     async (dtype, NUM_SM, name) => {

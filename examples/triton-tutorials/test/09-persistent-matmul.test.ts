@@ -51,6 +51,8 @@ describe("tutorial 09: persistent matmul, NUM_SMS programs looping over the tile
   test.each([
     ["f32", 1, "default"],
     ["f16", 3, "ref-cube"],
+    ["bf16", 1, "default"],
+    ["bf16", 3, "ref-cube"],
   ] as const)(
     "%s, STAGES %i on %s.yaml, ragged edges: C PASSes phase 2 and phase 1 observed every load as phase 2 copied it",
     async (dtype, STAGES, name) => {

@@ -11,7 +11,7 @@ export const topology = (name: string) =>
  * A tutorial's bench through the runtime API: phase 1 with an op log and the loads kept, then
  * phase 2 once, checking the outputs against the host references and every observed load against
  * phase 2's copy; with the bytes the PE_DMAs moved, the PE_GEMM ops (the dots) and the first
- * launch's span.
+ * launch's span, and the atomics the op log records.
  */
 export async function runTutorial(bench: Bench, params: Record<string, unknown>, topologyName = "default") {
   const sink = new MemorySink();
@@ -30,7 +30,14 @@ export async function runTutorial(bench: Bench, params: Record<string, unknown>,
     .reduce((sum, c) => sum + c.bytes, 0);
   const results = sim.results(bench.name, parsed as Record<string, unknown>);
   const launch = results.launches[0];
+  // Atomic read-modify-writes in the op log, by op (`cas`, `xchg`, ...).
+  const atomics: Record<string, number> = {};
+  for (const record of sink.records) {
+    const op = (record as { params?: { atomic?: { op: string } } }).params?.atomic?.op;
+    if (op !== undefined) atomics[op] = (atomics[op] ?? 0) + 1;
+  }
   return {
+    atomics,
     report,
     outputs: report.outputs.map((output) => [output.name, output.pass, output.mismatches]),
     phases: comparer.result(),

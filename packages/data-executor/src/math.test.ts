@@ -191,6 +191,12 @@ const CASES: Readonly<Record<string, Case>> = {
           Math.fround(Math.cos(Math.fround(Math.fround(2 * Math.PI) * uniform(0x1e963a72)))),
       ),
     ],
+  }, // Prefix products down the columns of [[1, 2, 3], [4, 0.5, -2]]: [[1, 2, 3], [4, 1, -6]].
+  cumprod: {
+    inputs: [f32([1, 2, 3, 4, 0.5, -2], [2, 3])],
+    shapeOut: [2, 3],
+    axis: 0,
+    expected: [1, 2, 3, 4, 1, -6],
   },
 };
 

@@ -54,6 +54,11 @@ export const TOLERANCES: Readonly<Record<Dtype, Tolerance>> = Object.freeze({
   i32: Object.freeze({ rtol: 0, atol: 0 }),
   i1: Object.freeze({ rtol: 0, atol: 0 }),
   u32: Object.freeze({ rtol: 0, atol: 0 }),
+  u8: Object.freeze({ rtol: 0, atol: 0 }),
+  u16: Object.freeze({ rtol: 0, atol: 0 }),
+  i16: Object.freeze({ rtol: 0, atol: 0 }),
+  i64: Object.freeze({ rtol: 0, atol: 0 }),
+  u64: Object.freeze({ rtol: 0, atol: 0 }),
 });
 
 /**

@@ -26,6 +26,11 @@ describe("verify", () => {
       i32: { rtol: 0, atol: 0 },
       i1: { rtol: 0, atol: 0 },
       u32: { rtol: 0, atol: 0 },
+      u8: { rtol: 0, atol: 0 },
+      u16: { rtol: 0, atol: 0 },
+      i16: { rtol: 0, atol: 0 },
+      i64: { rtol: 0, atol: 0 },
+      u64: { rtol: 0, atol: 0 },
     });
   });
 

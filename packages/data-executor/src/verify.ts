@@ -1,5 +1,13 @@
 import { KbError } from "@kb/errors";
-import { bf16BitsToF32, type Dtype, f16BitsToF32, formatShape, Tensor } from "@kb/tensor";
+import {
+  bf16BitsToF32,
+  type Dtype,
+  type Elements,
+  elementView,
+  f16BitsToF32,
+  formatShape,
+  Tensor,
+} from "@kb/tensor";
 import type { NonFiniteOrigin } from "./executor.js";
 import { type AppliedTolerance, dtypeTolerances, outputTolerance, type Tolerance } from "./tolerance.js";
 
@@ -220,6 +228,7 @@ function checkOutput(
   const actualView = elementView(output);
   const expectedView = elementView(reference);
   const size = reference.size;
+  const exactWide = (reference.dtype === "i64" || reference.dtype === "u64") && rtol === 0 && atol === 0;
   // With relative-to-max, rtol multiplies max|b| for every element (a pass over the reference
   // first); elementwise, each |b|, and max|b| is found on the way.
   const perElement = tolerance.norm === "elementwise";
@@ -260,6 +269,8 @@ function checkOutput(
         if (bFirst < 0) bFirst = start + i;
       }
       // Equal values (equal infinities too) have error 0; a NaN has none (NaN), counted apart.
+      // 64-bit integers compared exactly read as equal doubles but differ in their stored bits.
+      const same = a === b && (!exactWide || actualView[start + i] === expectedView[start + i]);
       const error = a === b ? 0 : Math.abs(a - b);
       const magnitude = Math.abs(b);
       if (perElement && magnitude > referenceMaxAbs && magnitude !== Number.POSITIVE_INFINITY) {
@@ -272,7 +283,7 @@ function checkOutput(
       // numpy's isclose, equal_nan=False: equal values (equal infinities too) are close; otherwise
       // the error must be within tolerance of a finite reference. A NaN fails both.
       const bound = perElement ? atol + rtol * magnitude : maxBound;
-      if (a === b || (error <= bound && magnitude !== Number.POSITIVE_INFINITY)) continue;
+      if (same || (!exactWide && error <= bound && magnitude !== Number.POSITIVE_INFINITY)) continue;
       if (mismatches === 0) firstFlat = start + i;
       mismatches++;
     }
@@ -334,26 +345,7 @@ function layoutProblem(output: Tensor, reference: Tensor): string | undefined {
 }
 
 /** A tensor's elements as stored: binary32 values, integers, or 16-bit float patterns. */
-type ElementView = Float32Array | Uint16Array | Int8Array | Int32Array | Uint8Array | Uint32Array;
-
-function elementView(tensor: Tensor): ElementView {
-  const { buffer, byteOffset } = tensor.bytes; // aligned for the dtype (Tensor guarantees it)
-  switch (tensor.dtype) {
-    case "f32":
-      return new Float32Array(buffer, byteOffset, tensor.size);
-    case "f16":
-    case "bf16":
-      return new Uint16Array(buffer, byteOffset, tensor.size);
-    case "i8":
-      return new Int8Array(buffer, byteOffset, tensor.size);
-    case "i32":
-      return new Int32Array(buffer, byteOffset, tensor.size);
-    case "i1":
-      return new Uint8Array(buffer, byteOffset, tensor.size);
-    case "u32":
-      return new Uint32Array(buffer, byteOffset, tensor.size);
-  }
-}
+type ElementView = Elements;
 
 /** The largest finite `|b|` of the first `size` elements of `view` (0 when none is finite). */
 function maxFiniteMagnitude(dtype: Dtype, view: ElementView, size: number): number {
@@ -374,10 +366,10 @@ function maxFiniteMagnitude(dtype: Dtype, view: ElementView, size: number): numb
 function decodeChunk(dtype: Dtype, view: ElementView, start: number, count: number, out: Float64Array): void {
   if (dtype === "f16" || dtype === "bf16") {
     const table = dtype === "f16" ? f16Values() : bf16Values();
-    for (let i = 0; i < count; i++) out[i] = table[view[start + i]!]!;
+    for (let i = 0; i < count; i++) out[i] = table[view[start + i] as number]!;
     return;
   }
-  for (let i = 0; i < count; i++) out[i] = view[start + i]!;
+  for (let i = 0; i < count; i++) out[i] = Number(view[start + i]!);
 }
 
 let f16Table: Float64Array | undefined;

@@ -4,9 +4,23 @@ import * as z from "zod";
  * An element type of a host tensor: IEEE binary32 (`f32`), IEEE binary16 (`f16`), bfloat16
  * (`bf16`, the top half of a binary32), two's-complement signed integers (`i8`, `i32`), the
  * unsigned 32-bit integer (`u32`, what Philox's `tl.randint` produces), and booleans (`i1`: one
- * byte per element holding 0 or 1, what comparisons produce and masks are). The one definition: host tensors, PE commands, the op log and the kernels all name these.
+ * byte per element holding 0 or 1, what comparisons produce and masks are), and the other
+ * integer widths of Triton (`u8`, `u16`, `i16`, `i64`, `u64`: two's complement, little-endian).
+ * The one definition: host tensors, PE commands, the op log and the kernels all name these.
  */
-export type Dtype = "f32" | "f16" | "bf16" | "i8" | "i32" | "i1" | "u32";
+export type Dtype =
+  | "f32"
+  | "f16"
+  | "bf16"
+  | "i8"
+  | "i32"
+  | "i1"
+  | "u32"
+  | "u8"
+  | "u16"
+  | "i16"
+  | "i64"
+  | "u64";
 
 /** Every {@link Dtype}, floats first. */
 export const DTYPES: readonly Dtype[] = Object.freeze([
@@ -17,6 +31,11 @@ export const DTYPES: readonly Dtype[] = Object.freeze([
   "i32",
   "i1",
   "u32",
+  "u8",
+  "u16",
+  "i16",
+  "i64",
+  "u64",
 ] as const);
 
 /** The zod schema of a {@link Dtype} (the op log's `dtype` fields; a user's schema may reuse it). */
@@ -31,6 +50,11 @@ export const DTYPE_BYTES: Readonly<Record<Dtype, number>> = Object.freeze({
   i32: 4,
   i1: 1,
   u32: 4,
+  u8: 1,
+  u16: 2,
+  i16: 2,
+  i64: 8,
+  u64: 8,
 });
 
 /** True when `value` is one of the {@link DTYPES} names. */
@@ -42,7 +66,12 @@ export function isDtype(value: unknown): value is Dtype {
     value === "i8" ||
     value === "i32" ||
     value === "i1" ||
-    value === "u32"
+    value === "u32" ||
+    value === "u8" ||
+    value === "u16" ||
+    value === "i16" ||
+    value === "i64" ||
+    value === "u64"
   );
 }
 

@@ -8,6 +8,13 @@ import type { ElementFn } from "./math-ops.js";
 // per op for the float dtypes; an integer op listed in WRAPPING_OPS below is evaluated by
 // `integerElement` on integer operands and its result wrapped by `wrapInteger` instead of the
 // saturating rounding of a cast.
+//
+// 64-bit integers (`i64`, `u64`): host tensors store them exactly (8 bytes), but the evaluation
+// carries every value as an f64, so a 64-bit value is exact while |x| <= 2^53 (every offset,
+// index and stride a kernel computes) and reads back as the nearest double beyond. The wrapping
+// ops compute on them exactly (BigInt, modulo 2^64) and round the wrapped result once; an
+// operand at or past the type's end (2^63 or 2^64, the rounding of the largest value) stands for
+// that largest value.
 
 /** Width and signedness of an integer dtype. */
 export interface IntegerType {
@@ -19,6 +26,11 @@ const INTEGER_TYPES: Readonly<Partial<Record<Dtype, IntegerType>>> = Object.free
   i8: Object.freeze({ bits: 8, signed: true }),
   i32: Object.freeze({ bits: 32, signed: true }),
   u32: Object.freeze({ bits: 32, signed: false }),
+  u8: Object.freeze({ bits: 8, signed: false }),
+  u16: Object.freeze({ bits: 16, signed: false }),
+  i16: Object.freeze({ bits: 16, signed: true }),
+  i64: Object.freeze({ bits: 64, signed: true }),
+  u64: Object.freeze({ bits: 64, signed: false }),
 });
 
 /** The integer type of `dtype`, or undefined for the floats and `i1` (booleans are not wrapped). */
@@ -29,10 +41,16 @@ export function integerType(dtype: Dtype | undefined): IntegerType | undefined {
 /**
  * The integer `x` modulo 2^bits, in the type's range: [-2^(bits-1), 2^(bits-1)) signed, [0, 2^bits)
  * unsigned. `x` is first truncated toward zero (NaN and ±Inf give 0); it must be exact in f64
- * (|x| <= 2^53), as every integer op's result before wrapping is.
+ * (|x| <= 2^53), as every integer op's result before wrapping is. On a 64-bit type a value in
+ * the type's range as a double (its end included: the rounding of the largest value) is kept.
  */
 export function wrapInteger(x: number, type: IntegerType): number {
   if (!Number.isFinite(x)) return 0;
+  if (type.bits > 32) {
+    const [min, end] = type.signed ? [-(2 ** 63), 2 ** 63] : [0, 2 ** 64];
+    if (x >= min && x <= end) return Math.trunc(x) + 0;
+    return Number(wrapBig(BigInt(Math.trunc(x)), type));
+  }
   const modulus = 2 ** type.bits;
   let r = Math.trunc(x) % modulus;
   if (r < 0) r += modulus;
@@ -95,7 +113,51 @@ const INTEGER_ELEMENTS: Readonly<Record<string, (type: IntegerType) => ElementFn
     type.signed ? (inRange(n, type) ? a >> n : a < 0 ? -1 : 0) : inRange(n, type) ? a >>> n : 0,
 };
 
+/** `v` modulo 2^bits in the range of `type` (64-bit types). */
+function wrapBig(v: bigint, type: IntegerType): bigint {
+  return type.signed ? BigInt.asIntN(type.bits, v) : BigInt.asUintN(type.bits, v);
+}
+
+/** The integer `x` (an f64 operand of a 64-bit op) as a BigInt, truncated and saturated to `type`. */
+function toBig(x: number, type: IntegerType): bigint {
+  if (!Number.isFinite(x)) return 0n;
+  const v = BigInt(Math.trunc(x));
+  const max = type.signed ? 2n ** 63n - 1n : 2n ** 64n - 1n;
+  const min = type.signed ? -(2n ** 63n) : 0n;
+  return v > max ? max : v < min ? min : v;
+}
+
+/** A binary 64-bit op on exact BigInt operands, its result wrapped and rounded to f64 once. */
+function big(type: IntegerType, f: (a: bigint, b: bigint, c: bigint) => bigint): ElementFn {
+  return (a, b, c) => Number(wrapBig(f(toBig(a, type), toBig(b, type), toBig(c, type)), type));
+}
+
+/**
+ * The ops of WRAPPING_OPS on 64-bit types: every one exact in BigInt (f64 sums and products, and
+ * JavaScript's 32-bit bitwise operators, are not). Division and shifts as for the narrow types.
+ */
+const WIDE_ELEMENTS: Readonly<Record<string, (type: IntegerType) => ElementFn>> = {
+  add: (type) => big(type, (a, b) => a + b),
+  sub: (type) => big(type, (a, b) => a - b),
+  mul: (type) => big(type, (a, b) => a * b),
+  fma: (type) => big(type, (a, b, c) => a * b + c),
+  div: (type) => big(type, (a, b) => (b === 0n ? -1n : a / b)), // -1n wraps to all bits set
+  mod: (type) => big(type, (a, b) => (b === 0n ? a : a % b)),
+  abs: (type) => big(type, (a) => (a < 0n ? -a : a)),
+  and: (type) => big(type, (a, b) => a & b),
+  or: (type) => big(type, (a, b) => a | b),
+  xor: (type) => big(type, (a, b) => a ^ b),
+  not: (type) => big(type, (a) => ~a),
+  // `n` is read as a number: amounts outside [0, 64) shift every bit out (see shl, shr above).
+  shl: (type) => (a, n) => (inRange(n, type) ? Number(wrapBig(toBig(a, type) << BigInt(n), type)) : 0),
+  shr: (type) => (a, n) => {
+    const v = toBig(a, type); // BigInt's >> is arithmetic; unsigned values are never negative
+    return inRange(n, type) ? Number(v >> BigInt(n)) : v < 0n ? -1 : 0;
+  },
+};
+
 /** The element function of `op` on integer operands of `type` (before wrapping). */
 export function integerElement(op: string, type: IntegerType, element: ElementFn): ElementFn {
-  return INTEGER_ELEMENTS[op]?.(type) ?? element;
+  const table = type.bits > 32 ? WIDE_ELEMENTS : INTEGER_ELEMENTS;
+  return table[op]?.(type) ?? element;
 }

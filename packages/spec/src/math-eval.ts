@@ -94,7 +94,15 @@ export function evaluateMath(
     }
     args.push(...scalars.slice(withScalar ? 1 : 0, needed));
     const integer = wrapType !== undefined && scalars.slice(0, needed).every(Number.isInteger);
-    elementwise(integer ? integerElement(op, wrapType, info.element) : info.element, args, out);
+    // A cast to an integer dtype truncates toward zero (Triton's fptosi / fptoui, C's conversion);
+    // the caller's rounding then only saturates (NaN gives 0).
+    const truncate = op === "cast" && integerType(dtype) !== undefined;
+    const element = integer
+      ? integerElement(op, wrapType, info.element)
+      : truncate
+        ? Math.trunc
+        : info.element;
+    elementwise(element, args, out);
     if (integer) for (let i = 0; i < out.length; i++) out[i] = wrapInteger(out[i] as number, wrapType);
     return out;
   }

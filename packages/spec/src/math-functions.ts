@@ -102,6 +102,15 @@ export const cumsumLine: LineFn = (x, xBase, out, outBase, length, stride) => {
   }
 };
 
+/** The inclusive prefix products of one line, multiplied in f64 in index order. */
+export const cumprodLine: LineFn = (x, xBase, out, outBase, length, stride) => {
+  let product = 1;
+  for (let l = 0; l < length; l++) {
+    product *= x[xBase + l * stride] as number;
+    out[outBase + l * stride] = product;
+  }
+};
+
 /**
  * The index of a line's extreme value (`better(a, b)`: a replaces the best so far b): the first
  * index on ties; the first NaN wins over every number (numpy's and PyTorch's rule).

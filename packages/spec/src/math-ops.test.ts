@@ -33,7 +33,7 @@ function line(op: string, values: readonly number[]): number[] {
 }
 
 describe("the math op table", () => {
-  it("lists the 67 ops of the tl surface, fill, iota, copy and transpose internal", () => {
+  it("lists the 68 ops of the tl surface, fill, iota, copy and transpose internal", () => {
     const binary = "add sub mul div maximum minimum fma where";
     const logic = "lt le gt ge eq ne and or xor not pow";
     const unary = "clamp exp log sqrt rsqrt exp2 log2 abs sigmoid cos sin relu tanh erf gelu silu cast";
@@ -41,8 +41,9 @@ describe("the math op table", () => {
     const reductions = "sum max min argmax argmin softmax cumsum";
     const libdevice = "asin acos atan atan2 sinh cosh erfinv log1p expm1 cbrt hypot";
     const integer = "mod shl shr floor ceil randint rand randn";
+    const scans = "cumprod";
     expect(Object.keys(MATH_OPS)).toEqual(
-      `${binary} ${logic} ${unary} ${internal} ${reductions} ${libdevice} ${integer}`.split(" "),
+      `${binary} ${logic} ${unary} ${internal} ${reductions} ${libdevice} ${integer} ${scans}`.split(" "),
     );
     const internals = new Set(internal.split(" "));
     expect(PUBLIC_MATH_OPS).toEqual(Object.keys(MATH_OPS).filter((op) => !internals.has(op)));
@@ -81,20 +82,21 @@ describe("the math op table", () => {
     }
   });
 
-  it("takes booleans and integers only in the logic ops", () => {
+  it("takes booleans and integers only in the logic ops, floats only in cumprod", () => {
     const restricted = entries
       .filter(([, info]) => info.inputDtypes !== null)
       .map(([op, info]) => [op, info.inputDtypes]);
     expect(restricted).toEqual([
-      ["and", ["i1", "i8", "i32", "u32"]],
-      ["or", ["i1", "i8", "i32", "u32"]],
-      ["xor", ["i1", "i8", "i32", "u32"]],
-      ["not", ["i1", "i8", "i32", "u32"]],
-      ["shl", ["i8", "i32", "u32"]],
-      ["shr", ["i8", "i32", "u32"]],
+      ["and", ["i1", "i8", "i32", "u32", "u8", "u16", "i16", "i64", "u64"]],
+      ["or", ["i1", "i8", "i32", "u32", "u8", "u16", "i16", "i64", "u64"]],
+      ["xor", ["i1", "i8", "i32", "u32", "u8", "u16", "i16", "i64", "u64"]],
+      ["not", ["i1", "i8", "i32", "u32", "u8", "u16", "i16", "i64", "u64"]],
+      ["shl", ["i8", "i32", "u32", "u8", "u16", "i16", "i64", "u64"]],
+      ["shr", ["i8", "i32", "u32", "u8", "u16", "i16", "i64", "u64"]],
       ["randint", ["i32", "u32"]],
       ["rand", ["i32", "u32"]],
       ["randn", ["i32", "u32"]],
+      ["cumprod", ["f32", "f16", "bf16"]],
     ]);
   });
 

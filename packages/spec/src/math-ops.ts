@@ -1,6 +1,16 @@
 import type { Dtype } from "./dtype.js";
 import { erfinv } from "./libdevice.js";
-import { argLine, cumsumLine, erf, gelu, type LineFn, pow, silu, softmaxLine } from "./math-functions.js";
+import {
+  argLine,
+  cumprodLine,
+  cumsumLine,
+  erf,
+  gelu,
+  type LineFn,
+  pow,
+  silu,
+  softmaxLine,
+} from "./math-functions.js";
 import { rand, randint, randn } from "./philox.js";
 
 export type { LineFn } from "./math-functions.js";
@@ -139,7 +149,10 @@ const toBool: MathDtypeRule = () => "i1";
 const COMPARISON = { ...BINARY, dtype: toBool } as const;
 
 /** A bitwise op of booleans and integers (logical on `i1`'s 0 and 1). */
-const BITWISE = { ...BINARY, inputDtypes: ["i1", "i8", "i32", "u32"] } as const;
+const BITWISE = {
+  ...BINARY,
+  inputDtypes: ["i1", "i8", "i32", "u32", "u8", "u16", "i16", "i64", "u64"],
+} as const;
 
 /**
  * Triton's random numbers of (seed, offsets) (philox.ts): the seed a number (or a tensor) in
@@ -149,7 +162,10 @@ const toF32: MathDtypeRule = () => "f32";
 const RANDOM = { ...BINARY, inputDtypes: ["i32", "u32"], dtype: toF32 } as const;
 
 /** A binary op of the integer dtypes only (shifts). */
-const INTEGER_BINARY = { ...BINARY, inputDtypes: ["i8", "i32", "u32"] } as const;
+const INTEGER_BINARY = {
+  ...BINARY,
+  inputDtypes: ["i8", "i32", "u32", "u8", "u16", "i16", "i64", "u64"],
+} as const;
 
 /** A PE_MATH writer of a tensor that reads no operand (one scalar, the constant's dtype), not a kernel call. */
 function constant(element: ElementFn): ElementwiseMathOp & { readonly internal: true } {
@@ -213,7 +229,7 @@ const TABLE = {
   or: elementwise(1, (a, b) => a | b, BITWISE),
   xor: elementwise(1, (a, b) => a ^ b, BITWISE),
   // Logical not of a boolean; bitwise (`~a`) on the integer dtypes (integer-ops.ts).
-  not: elementwise(1, (a) => (a === 0 ? 1 : 0), { inputDtypes: ["i1", "i8", "i32", "u32"] }),
+  not: elementwise(1, (a) => (a === 0 ? 1 : 0), { inputDtypes: BITWISE.inputDtypes }),
   // C's pow (1 ** NaN is 1): log2, a multiply and exp2.
   pow: elementwise(9, pow, BINARY),
   clamp: elementwise(2, (x, lo, hi) => Math.min(Math.max(x, lo), hi), { params: ["lo", "hi"] }),
@@ -233,7 +249,8 @@ const TABLE = {
   // The exact (erf) form, PyTorch's default (approximate="none").
   gelu: elementwise(8, gelu),
   silu: elementwise(7, silu),
-  // The value itself: phase 2's one rounding to the target dtype is the conversion.
+  // The value itself: phase 2's one rounding to the target dtype is the conversion (to an
+  // integer dtype the value is first truncated toward zero, as Triton's fptosi: math-eval.ts).
   cast: elementwise(1, (x) => x, { target: true, dtype: asTarget }),
   fill: constant((value) => value),
   iota: constant((start, _b, _c, index) => start + index),
@@ -281,6 +298,17 @@ const TABLE = {
   randint: elementwise(100, randint, { ...RANDOM, dtype: (): Dtype => "u32" }),
   rand: elementwise(103, rand, RANDOM),
   randn: elementwise(124, randn, RANDOM),
+  // Inclusive prefix products (Triton's tl.cumprod), as cumsum with a multiply; floats only (an
+  // integer product would wrap past what an f64 product keeps exact).
+  cumprod: {
+    ...BASE,
+    shape: "row",
+    inputDtypes: ["f32", "f16", "bf16"],
+    cycles: 1,
+    treePasses: 2,
+    line: cumprodLine,
+    internal: false,
+  },
 } satisfies Record<string, MathOpInfo>;
 
 /** The name of a math op of the table. */

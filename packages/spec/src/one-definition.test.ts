@@ -31,7 +31,20 @@ function sourceFiles(dir: string, tests: boolean): string[] {
 
 describe("the one definition of the vocabulary", () => {
   it("@kb/tensor, @kb/oplog and @kb/components hand out spec's dtypes, not copies", () => {
-    expect(spec.DTYPES).toEqual(["f32", "f16", "bf16", "i8", "i32", "i1", "u32"]);
+    expect(spec.DTYPES).toEqual([
+      "f32",
+      "f16",
+      "bf16",
+      "i8",
+      "i32",
+      "i1",
+      "u32",
+      "u8",
+      "u16",
+      "i16",
+      "i64",
+      "u64",
+    ]);
     expect(tensor.DTYPES).toBe(spec.DTYPES);
     expect(tensor.DTYPE_BYTES).toBe(spec.DTYPE_BYTES);
     expect(components.DTYPE_BYTES).toBe(spec.DTYPE_BYTES);

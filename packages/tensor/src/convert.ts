@@ -138,13 +138,34 @@ export function toBool(x: number): number {
   return x === 0 ? 0 : 1;
 }
 
-/** The smallest and largest value of each integer dtype. */
-export const INTEGER_RANGE = Object.freeze({
+/**
+ * The smallest and largest value of each integer dtype, as doubles: the 64-bit types' largest
+ * values (2^63 - 1, 2^64 - 1) read as their nearest doubles, 2^63 and 2^64.
+ */
+export const INTEGER_RANGE: Readonly<
+  Record<Exclude<Dtype, "f32" | "f16" | "bf16">, readonly [number, number]>
+> = Object.freeze({
   i8: Object.freeze([-128, 127] as const),
   i32: Object.freeze([-2147483648, 2147483647] as const),
   i1: Object.freeze([0, 1] as const),
   u32: Object.freeze([0, 4294967295] as const),
+  u8: Object.freeze([0, 255] as const),
+  u16: Object.freeze([0, 65535] as const),
+  i16: Object.freeze([-32768, 32767] as const),
+  i64: Object.freeze([-(2 ** 63), 2 ** 63] as const),
+  u64: Object.freeze([0, 2 ** 64] as const),
 });
+
+/**
+ * The 64-bit element `x` is stored as: rounded half to even and saturated as the other integer
+ * dtypes (NaN: 0), as a BigInt in [-2^63, 2^63) (`i64`) or [0, 2^64) (`u64`), exactly.
+ */
+export function toInt64(x: number, dtype: "i64" | "u64"): bigint {
+  const [min, max] = INTEGER_RANGE[dtype];
+  const rounded = BigInt(roundToInteger(x, min, max));
+  const last = dtype === "i64" ? 2n ** 63n - 1n : 2n ** 64n - 1n;
+  return rounded > last ? last : rounded;
+}
 
 /**
  * The number `x` reads back as after being stored into an element of `dtype`.
@@ -152,9 +173,10 @@ export const INTEGER_RANGE = Object.freeze({
  * - `f32`: `Math.fround(x)` (nearest binary32, ties to even, overflow to ±Inf).
  * - `f16`, `bf16`: the nearest value, rounded directly from the double (see {@link f32ToF16Bits}),
  *   as a number; NaN stays NaN.
- * - `i8`, `i32`, `u32`: rounded half to even (2.5 → 2, 3.5 → 4, -2.5 → -2), then saturated to the
- *   type's range (300 → 127 in i8, -Inf → -2147483648 in i32); NaN stores 0. This is not what
- *   a JS `Int8Array` does (truncation modulo 2^8).
+ * - `i8`, `i32`, `u32`, `u8`, `u16`, `i16`, `i64`, `u64`: rounded half to even (2.5 → 2, 3.5 → 4,
+ *   -2.5 → -2), then saturated to the type's range (300 → 127 in i8, -Inf → -2147483648 in i32);
+ *   NaN stores 0. This is not what a JS `Int8Array` does (truncation modulo 2^8). A 64-bit
+ *   element is stored exactly but reads back as the nearest double (exact while |x| <= 2^53).
  * - `i1`: 0 for ±0, 1 for anything else (NaN included): `x != 0`, Triton's and PyTorch's
  *   conversion to bool.
  *
@@ -175,7 +197,12 @@ export function roundToDtype(x: number, dtype: Dtype): number {
     case "i1":
       return toBool(x);
     case "u32":
-      return roundToInteger(x, 0, 4294967295);
+    case "u8":
+    case "u16":
+    case "i16":
+    case "i64":
+    case "u64":
+      return roundToInteger(x, ...INTEGER_RANGE[dtype]);
     default:
       throw unknownDtype(dtype);
   }

@@ -3,6 +3,7 @@
 export type { Dtype } from "@kb/spec";
 export { DTYPE_BYTES, DTYPES, isDtype, isFloatDtype } from "@kb/spec";
 export { bf16BitsToF32, f16BitsToF32, f32ToBf16Bits, f32ToF16Bits, roundToDtype } from "./convert.js";
+export { type Elements, elementView } from "./elements.js";
 export { formatShape, shapeSize } from "./shape.js";
 export type { TensorRandomOptions } from "./tensor.js";
 export { Tensor } from "./tensor.js";

@@ -8,10 +8,9 @@ import {
   f32ToF16Bits,
   INTEGER_RANGE,
   LITTLE_ENDIAN,
-  roundToInteger,
-  toBool,
   unknownDtype,
 } from "./convert.js";
+import { type Elements, elementsOf, encodeInteger, isWideDtype, type RawElements } from "./elements.js";
 import { Xoshiro128StarStar } from "./random.js";
 import { describeShape, formatShape, rowMajorStrides, shapeProblem } from "./shape.js";
 
@@ -24,9 +23,6 @@ export interface TensorRandomOptions {
   /** Largest value (floats: the upper end of the interval; integers: included). Default 1 for floats, 8 for integers, 1 for `i1`. */
   readonly high?: number;
 }
-
-/** The typed-array view a tensor reads and writes its elements through (f16 and bf16 as raw bits). */
-type Elements = Float32Array | Uint16Array | Int8Array | Int32Array | Uint8Array | Uint32Array;
 
 /**
  * A host tensor: a dense, row-major (C order), contiguous array of `dtype` elements stored
@@ -185,7 +181,7 @@ export class Tensor {
     const generator = new Xoshiro128StarStar(seed);
     if (float) {
       const span = high - low;
-      const elements = tensor.elements;
+      const elements = tensor.elements as Float32Array | Uint16Array;
       const size = tensor.size;
       if (dtype === "f32") {
         for (let i = 0; i < size; i++) elements[i] = low + span * generator.nextUnit();
@@ -195,16 +191,20 @@ export class Tensor {
       }
       return tensor;
     }
-    const [min, max] = INTEGER_RANGE[dtype as "i8" | "i32" | "i1" | "u32"];
-    if (!Number.isInteger(low) || !Number.isInteger(high) || low < min || high > max) {
+    const [min, max] = INTEGER_RANGE[dtype as Exclude<Dtype, "f32" | "f16" | "bf16">];
+    const count = high - low + 1;
+    if (!Number.isInteger(low) || !Number.isInteger(high) || low < min || high > max || count > 2 ** 32) {
       throw new KbError(
         "TENSOR_INVALID",
-        `${where}: expected integer bounds in [${min}, ${max}], got low ${low} and high ${high}.`,
+        `${where}: expected integer bounds in [${min}, ${max}]${isWideDtype(dtype) ? " at most 2^32 apart" : ""}, got low ${low} and high ${high}.`,
       );
     }
-    const count = high - low + 1;
-    const elements = tensor.elements;
-    for (let i = 0; i < tensor.size; i++) elements[i] = low + generator.nextBelow(count);
+    const elements = tensor.elements as RawElements;
+    const wide = isWideDtype(dtype);
+    for (let i = 0; i < tensor.size; i++) {
+      const value = low + generator.nextBelow(count);
+      elements[i] = wide ? BigInt(value) : value;
+    }
     return tensor;
   }
 
@@ -241,12 +241,17 @@ export class Tensor {
     this.setFlatUnchecked(i, value, false);
   }
 
-  /** Every element decoded, in row-major order, in a new array (exact for every dtype). */
+  /**
+   * Every element decoded, in row-major order, in a new array (exact for every dtype but the
+   * 64-bit integers, whose values beyond ±2^53 read as the nearest double).
+   */
   toFloat64Array(): Float64Array {
     const size = this.size;
     const out = new Float64Array(size);
     const elements = this.elements;
-    if (this.dtype === "f16") {
+    if (elements instanceof BigInt64Array || elements instanceof BigUint64Array) {
+      for (let i = 0; i < size; i++) out[i] = Number(elements[i]!);
+    } else if (this.dtype === "f16") {
       const table = f16ValueTable();
       for (let i = 0; i < size; i++) out[i] = table[elements[i]!]!;
     } else if (this.dtype === "bf16") {
@@ -264,12 +269,14 @@ export class Tensor {
 
   /**
    * Every element as binary32, in row-major order, in a new array. Exact for the float dtypes and
-   * i8; i32 values beyond ±2^24 are rounded to the nearest binary32 (ties to even).
+   * the narrow integers; i32 values beyond ±2^24 are rounded to the nearest binary32 (ties to even).
    */
   toFloat32Array(): Float32Array {
     const out = new Float32Array(this.size);
     const elements = this.elements;
-    if (this.dtype === "f16") {
+    if (elements instanceof BigInt64Array || elements instanceof BigUint64Array) {
+      out.set(this.toFloat64Array());
+    } else if (this.dtype === "f16") {
       const table = f16ValueTable();
       for (let i = 0; i < out.length; i++) out[i] = table[elements[i]!]!;
     } else if (this.dtype === "bf16") {
@@ -398,6 +405,7 @@ export class Tensor {
 
   private readElement(offset: number): number {
     const raw = this.elements[offset]!;
+    if (typeof raw === "bigint") return Number(raw);
     if (this.dtype === "f16") return f16BitsToF32(raw);
     if (this.dtype === "bf16") return bf16BitsToF32(raw);
     return raw;
@@ -405,59 +413,38 @@ export class Tensor {
 
   /** Encodes `value` at `offset` (in range); `fill` stores it at every element instead. */
   private setFlatUnchecked(offset: number, value: number, fill: boolean): void {
-    let raw: number;
-    switch (this.dtype) {
-      case "f32":
-        raw = value; // the Float32Array store rounds to nearest, ties to even
-        break;
-      case "f16":
-        raw = f32ToF16Bits(value);
-        break;
-      case "bf16":
-        raw = f32ToBf16Bits(value);
-        break;
-      case "i8":
-        raw = roundToInteger(value, -128, 127);
-        break;
-      case "i32":
-        raw = roundToInteger(value, -2147483648, 2147483647);
-        break;
-      case "i1":
-        raw = toBool(value);
-        break;
-      case "u32":
-        raw = roundToInteger(value, 0, 4294967295);
-        break;
-    }
-    if (fill) this.elements.fill(raw);
-    else this.elements[offset] = raw;
+    const dtype = this.dtype;
+    const raw =
+      dtype === "f32"
+        ? value // the Float32Array store rounds to nearest, ties to even
+        : dtype === "f16"
+          ? f32ToF16Bits(value)
+          : dtype === "bf16"
+            ? f32ToBf16Bits(value)
+            : encodeInteger(value, dtype);
+    const elements = this.elements as RawElements;
+    if (fill) elements.fill(raw);
+    else elements[offset] = raw;
   }
 
   private encodeFrom(values: ArrayLike<number>): void {
-    const elements = this.elements;
     const size = this.size;
-    switch (this.dtype) {
+    const dtype = this.dtype;
+    switch (dtype) {
       case "f32":
-        elements.set(values);
+        (this.elements as Float32Array).set(values);
         break;
       case "f16":
-        for (let i = 0; i < size; i++) elements[i] = f32ToF16Bits(values[i]!);
+      case "bf16": {
+        const elements = this.elements as Uint16Array;
+        const encode = dtype === "f16" ? f32ToF16Bits : f32ToBf16Bits;
+        for (let i = 0; i < size; i++) elements[i] = encode(values[i]!);
         break;
-      case "bf16":
-        for (let i = 0; i < size; i++) elements[i] = f32ToBf16Bits(values[i]!);
-        break;
-      case "i8":
-        for (let i = 0; i < size; i++) elements[i] = roundToInteger(values[i]!, -128, 127);
-        break;
-      case "i32":
-        for (let i = 0; i < size; i++) elements[i] = roundToInteger(values[i]!, -2147483648, 2147483647);
-        break;
-      case "i1":
-        for (let i = 0; i < size; i++) elements[i] = toBool(values[i]!);
-        break;
-      case "u32":
-        for (let i = 0; i < size; i++) elements[i] = roundToInteger(values[i]!, 0, 4294967295);
-        break;
+      }
+      default: {
+        const elements = this.elements as RawElements;
+        for (let i = 0; i < size; i++) elements[i] = encodeInteger(values[i]!, dtype);
+      }
     }
   }
 }
@@ -466,25 +453,6 @@ export class Tensor {
 const CHUNK = 4096;
 const chunkValues = new Float32Array(CHUNK);
 const chunkBits = new Uint32Array(chunkValues.buffer);
-
-/** The typed-array view of `bytes` (aligned, `size` elements of `dtype`). */
-function elementsOf(dtype: Dtype, bytes: Uint8Array, size: number): Elements {
-  switch (dtype) {
-    case "f32":
-      return new Float32Array(bytes.buffer, bytes.byteOffset, size);
-    case "f16":
-    case "bf16":
-      return new Uint16Array(bytes.buffer, bytes.byteOffset, size);
-    case "i8":
-      return new Int8Array(bytes.buffer, bytes.byteOffset, size);
-    case "i32":
-      return new Int32Array(bytes.buffer, bytes.byteOffset, size);
-    case "i1":
-      return new Uint8Array(bytes.buffer, bytes.byteOffset, size);
-    case "u32":
-      return new Uint32Array(bytes.buffer, bytes.byteOffset, size);
-  }
-}
 
 /** Byte-wise equality, four bytes at a time where both arrays allow it. */
 function bytesEqual(a: Uint8Array, b: Uint8Array): boolean {

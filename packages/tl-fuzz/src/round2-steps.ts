@@ -58,23 +58,27 @@ interface Choice {
   readonly d: number;
 }
 
-const isInteger = (dtype: Dtype) => dtype === "i8" || dtype === "i32" || dtype === "u32";
+/** The integer dtypes the bit steps take; a float value is cast to one of CAST_WIDTHS first. */
+const INTEGER_DTYPES: readonly Dtype[] = ["i8", "i32", "u32", "u8", "u16", "i16", "i64", "u64"];
+const CAST_WIDTHS: readonly Dtype[] = ["i32", "u8", "i16", "i64", "u16", "u64"];
+const isInteger = (dtype: Dtype) => INTEGER_DTYPES.includes(dtype);
 
 /** Draws the step of `kind` (one of ROUND2_KINDS) on the live value `x`. */
 export function drawRound2(kind: number, choice: Choice, x: number, ctx: Round2Context): void {
   const tx = ctx.types[x] as ValueType;
   switch (kind) {
     case ROUND2_KINDS.bits: {
-      // On an integer value; a float one is cast to i32 first.
+      // On an integer value; a float one is cast (truncated) to an integer width first.
       const ints = ctx.values((type) => isInteger(type.dtype));
+      const width = CAST_WIDTHS[pick(choice.a, CAST_WIDTHS.length)] as Dtype;
       const a =
         ints.length > 0
           ? (ints[pick(choice.a, ints.length)] as number)
           : ctx.push(
-              { kind: "cast", x, dtype: "i32" },
+              { kind: "cast", x, dtype: width },
               {
                 ...tx,
-                dtype: "i32",
+                dtype: width,
                 exact: tx.exact === null ? null : { grain: 0, bound: Math.ceil(tx.exact.bound) },
               },
             );

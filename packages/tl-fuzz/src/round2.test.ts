@@ -58,13 +58,23 @@ describe("round-2 steps drawn by the differential tester (kinds 20-22)", () => {
     const [x0, x1] = [xor.inputs[0]?.values ?? [], xor.inputs[1]?.values ?? []];
     expect([...(evaluate(xor)[0]?.data ?? [])]).toEqual(x0.map((v, i) => v ^ (x1[i] as number)));
     expect((await check(xor)).failure).toBeNull();
-    // An f32 value: b = 5 -> not, of its i32 cast (round half to even: -1.875 -> -2, ~-2 = 1).
+    // An f32 value: b = 5 -> not, of its i32 cast (truncation toward zero: -1.875 -> -1, ~-1 = 0).
     const not = program([load(0), { kind: 20, a: 0, b: 5, c: 0, d: 0 }]);
     expect(not.steps.map((step) => step.kind)).toEqual(["load", "cast", "bits", "store", "store"]);
     expect(kernelSource(not)).toContain("const v2 = await tl.not(v1);");
     expect(not.inputs[0]?.values[0]).toBe(-1.875);
-    expect(evaluate(not)[1]?.data[0]).toBe(1); // O0 holds the cast, O1 the not
+    expect(evaluate(not)[1]?.data[0]).toBe(0); // O0 holds the cast, O1 the not
     expect((await check(not)).failure).toBeNull();
+    // a = 3 casts to the fourth width, i64 (then u8 for a = 1): ~-1 is 0 there too; u8 saturates
+    // -1.875 -> -1 -> 0, and ~0 = 255.
+    const wide = program([load(0), { kind: 20, a: 3, b: 5, c: 0, d: 0 }]);
+    expect(wide.steps[1]).toMatchObject({ kind: "cast", dtype: "i64" });
+    expect(evaluate(wide)[1]?.data[0]).toBe(0);
+    expect((await check(wide)).failure).toBeNull();
+    const narrow = program([load(0), { kind: 20, a: 1, b: 5, c: 0, d: 0 }]);
+    expect(narrow.steps[1]).toMatchObject({ kind: "cast", dtype: "u8" });
+    expect(evaluate(narrow)[1]?.data[0]).toBe(255);
+    expect((await check(narrow)).failure).toBeNull();
   });
 
   it("kind 21 draws tl.sum(x) without an axis: one [1, 1] value per block, the block's total", async () => {

@@ -113,10 +113,12 @@ export interface MathCalls {
   argmax(x: TensorHandle, axis?: number | MathOptions, options?: MathOptions): Promise<TensorHandle>;
   /** The `i32` index of the minimum along `axis` (without one, the flat index): the first on ties, the first NaN if any. */
   argmin(x: TensorHandle, axis?: number | MathOptions, options?: MathOptions): Promise<TensorHandle>;
-  /** Softmax along `axis` (default the last) as one PE_MATH op (phase 2: max, sub, exp, sum, div). */
+  /** Softmax along `axis` (default 0, Triton's) as one PE_MATH op (phase 2: max, sub, exp, sum, div). */
   softmax(x: TensorHandle, axis?: number, options?: MathOptions): Promise<TensorHandle>;
-  /** Inclusive prefix sums along `axis` (default the last), same shape (summed in f64, rounded once). */
+  /** Inclusive prefix sums along `axis` (default 0, Triton's), same shape (summed in f64, rounded once). */
   cumsum(x: TensorHandle, axis?: number, options?: MathOptions): Promise<TensorHandle>;
+  /** Inclusive prefix products along `axis` (default 0, Triton's `tl.cumprod`); float tensors (multiplied in f64, rounded once). */
+  cumprod(x: TensorHandle, axis?: number, options?: MathOptions): Promise<TensorHandle>;
   /** The arcsine elementwise (libdevice `asin`): NaN outside [-1, 1]. */
   asin(x: TensorHandle, options?: MathOptions): Promise<TensorHandle>;
   /** The arccosine elementwise (libdevice `acos`). */
@@ -233,11 +235,12 @@ function mathCall(op: PublicMathOpName, info: MathOpInfo) {
     for (const _ of info.params) scalars.push(args[next++] as number);
     const target = info.target ? (args[next++] as Dtype) : undefined;
     if (info.target) checkDtype(this, op, target as Dtype);
-    // An omitted axis: the last one, except for the reductions (every axis, Triton's axis=None);
+    // An omitted axis: Triton's defaults, axis 0 for softmax, cumsum and cumprod (`softmax(x,
+    // dim=None)` takes dim 0, `cumsum(input, axis=0)`), every axis for the reductions (axis=None);
     // `{ out }` may stand where the axis would.
     const given =
       takesAxis && typeof args[next] !== "object" ? (args[next++] as number | undefined) : undefined;
-    const axis = takesAxis ? (given ?? -1) : undefined;
+    const axis = takesAxis ? (given ?? (info.shape === "row" ? 0 : -1)) : undefined;
     const out = (args[next] as MathOptions | undefined)?.out;
     CALL_CHECKS[op]?.(this, inputs, scalars);
     if (given === undefined && info.shape === "reduce")

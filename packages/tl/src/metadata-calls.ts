@@ -3,8 +3,9 @@ import type { TLContext } from "./context.js";
 import type { TensorHandle } from "./handles.js";
 import type { Pointer } from "./options.js";
 import { aliasOf, axisOf, resolveShape, swapKeepsBytes, swapped } from "./shapes.js";
+import { permutedView, transposedView } from "./trans.js";
 import { checkAxis, checkDtype, checkOwned, checkShape, checkView, pointerAddress } from "./validate.js";
-import { deriveKnown, swapLast, transpose } from "./values.js";
+import { deriveKnown } from "./values.js";
 
 // The index and metadata calls of `tl` (synchronous, no command): the kernel instance's place in
 // the grid, handles on device memory, TCM constants and buffers, views, and the scratch marks.
@@ -65,12 +66,16 @@ export interface MetadataCalls {
   expandDims(x: TensorHandle, axis: number): TensorHandle;
 
   /**
-   * Dimensions `dim0` and `dim1` swapped (default the last two), without moving bytes: the last
-   * two give a transposed view (a GEMM reads it transposed; other commands refuse it), other axes
-   * only when no byte moves (a size-1 dimension swapped across size-1 dimensions: a reshape).
-   * Any other swap throws `TL_INVALID_CALL`: use `await tl.swapAxes(x, dim0, dim1)`, a PE_MATH copy.
+   * Triton's `tl.trans(x, *dims)` without moving bytes. With a full order of `x`'s dims (one per
+   * dimension, `trans(x, 1, 0)`, `trans(x, 0, 2, 1)`) it is that permutation: output dimension
+   * `k` is input dimension `dims[k]` (`trans(x, 0, 1)` of a 2-D `x` is `x`). Without dims, the
+   * last two swapped (Triton's default `(1, 0)` on 2-D). On 3 or more dims, two dims `dim0, dim1`
+   * swap those two. The last two exchanged give a transposed view (a GEMM reads it transposed;
+   * other commands refuse it); other orders only when no byte moves (size-1 dimensions moving: a
+   * reshape). Any other order throws `TL_INVALID_CALL`: use `await tl.permute(x, dims)` or
+   * `await tl.swapAxes(x, dim0, dim1)`, PE_MATH copies.
    */
-  trans(x: TensorHandle, dim0?: number, dim1?: number): TensorHandle;
+  trans(x: TensorHandle, ...dims: number[]): TensorHandle;
 
   /** A mark of the scratch allocator: `scratchRelease(mark)` frees everything allocated after it. */
   scratchMark(): number;
@@ -184,12 +189,20 @@ export const metadataCalls: MetadataCalls & ThisType<TLContext> = {
     return aliasOf(this._scope, "expandDims", x, [...x.shape.slice(0, at), 1, ...x.shape.slice(at)]);
   },
 
-  trans(x, dim0 = -2, dim1 = -1) {
+  trans(x, ...dims) {
     checkOwned(this, "trans", x);
     const rank = x.shape.length;
     if (rank < 2) {
       throw this._error("TL_INVALID_CALL", `tl.trans(${x.describe()}): needs at least 2 dimensions.`);
     }
+    if (dims.length === rank) return permutedView(this, x, dims);
+    if (dims.length !== 0 && dims.length !== 2) {
+      throw this._error(
+        "TL_INVALID_CALL",
+        `tl.trans(${x.describe()}, ${dims.join(", ")}): give a full order of the ${rank} dims (Triton's), two dims to swap, or none (the last two).`,
+      );
+    }
+    const [dim0 = -2, dim1 = -1] = dims;
     const a = axisOf(this, "trans", dim0, rank);
     const b = axisOf(this, "trans", dim1, rank);
     const lastTwo = Math.min(a, b) === rank - 2 && Math.max(a, b) === rank - 1;
@@ -200,21 +213,7 @@ export const metadataCalls: MetadataCalls & ThisType<TLContext> = {
         `tl.trans(${x.describe()}, ${dim0}, ${dim1}): swapping dimensions ${a} and ${b} of ${formatShape(x.shape)} moves bytes, and tl.trans never does; use await tl.swapAxes(x, ${dim0}, ${dim1}) (a PE_MATH copy).`,
       );
     }
-    const handle = this._scope.handle({
-      op: "trans",
-      origin: x.origin,
-      shape: swapLast(x.shape),
-      dtype: x.dtype,
-      space: x.space,
-      address: x.address,
-      source: x.source,
-      sourceStride: x.sourceStride,
-      transposed: !x.transposed,
-    });
-    if (x._data !== null) handle._data = transpose(x._data);
-    handle._materialised = x._materialised;
-    deriveKnown(x, handle);
-    return handle;
+    return transposedView(this, x);
   },
 
   scratchMark() {

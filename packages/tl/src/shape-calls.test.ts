@@ -99,7 +99,7 @@ describe("comparisons, logic and where with an i1 mask", () => {
         await tl.and(x, x);
       }),
     );
-    expect(and.message).toContain("tl.and: takes i1, i8, i32, u32 operands, got f32");
+    expect(and.message).toContain("tl.and: takes i1, i8, i32, u32, u8, u16, i16, i64, u64 operands, got f32");
     const dot = await failure(
       list(async (tl) => {
         const mask = await tl.load(hbm(64), [4, 4], "i1");

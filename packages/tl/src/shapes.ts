@@ -16,6 +16,24 @@ export function axisOf(tl: ErrorSource, call: string, axis: number, rank: number
   return axis < 0 ? axis + rank : axis;
 }
 
+/** Checks `dims` is a permutation of `0 .. rank - 1` (negative dims count from the end). */
+export function permutation(
+  tl: ErrorSource,
+  call: string,
+  x: TensorHandle,
+  dims: readonly number[],
+): number[] {
+  const rank = x.shape.length;
+  const list = Array.isArray(dims) ? dims.map((d) => axisOf(tl, call, d, rank)) : [];
+  if (list.length !== rank || new Set(list).size !== rank) {
+    throw tl._error(
+      "TL_INVALID_CALL",
+      `tl.${call}(${x.describe()}, ${JSON.stringify(dims)}): dims must list each of the ${rank} dimensions once (a permutation of ${JSON.stringify([...Array(rank).keys()])}).`,
+    );
+  }
+  return list;
+}
+
 /** `shape` with dimensions `a` and `b` exchanged. */
 export function swapped(shape: readonly number[], a: number, b: number): number[] {
   return shape.map((size, i) => (i === a ? (shape[b] as number) : i === b ? (shape[a] as number) : size));

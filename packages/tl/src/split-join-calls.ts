@@ -4,7 +4,7 @@ import { runMath } from "./compute.js";
 import type { TLContext } from "./context.js";
 import type { TensorHandle } from "./handles.js";
 import type { MathOptions } from "./options.js";
-import { aliasOf, axisOf, swapKeepsBytes, swapped } from "./shapes.js";
+import { aliasOf, permutation, swapKeepsBytes, swapped } from "./shapes.js";
 import { checkOwned } from "./validate.js";
 
 // Triton's shape calls that move elements: `tl.split`, `tl.join`, `tl.permute`, `tl.cat`, made of
@@ -37,19 +37,6 @@ export interface SplitJoinCalls {
    * `copy` ops. `canReorder` is accepted for Triton's signature; the order is always kept.
    */
   cat(a: TensorHandle, b: TensorHandle, canReorder?: boolean, options?: MathOptions): Promise<TensorHandle>;
-}
-
-/** Checks `dims` is a permutation of `0 .. rank - 1` (negative dims count from the end). */
-function permutation(tl: TLContext, call: string, x: TensorHandle, dims: readonly number[]): number[] {
-  const rank = x.shape.length;
-  const list = Array.isArray(dims) ? dims.map((d) => axisOf(tl, call, d, rank)) : [];
-  if (list.length !== rank || new Set(list).size !== rank) {
-    throw tl._error(
-      "TL_INVALID_CALL",
-      `tl.${call}(${x.describe()}, ${JSON.stringify(dims)}): dims must list each of the ${rank} dimensions once (a permutation of ${JSON.stringify([...Array(rank).keys()])}).`,
-    );
-  }
-  return list;
 }
 
 /** `x` permuted by `dims` as a sequence of exchanges of two axes (PE_MATH `transpose` each). */

@@ -1,6 +1,6 @@
 import type { KbError, KbErrorCode } from "@kb/errors";
 import { broadcastShapes, MATH_OPS, MATH_SHAPES } from "@kb/spec";
-import { type Dtype, formatShape, isDtype, isFloatDtype, shapeSize } from "@kb/tensor";
+import { DTYPES, type Dtype, formatShape, isDtype, isFloatDtype, shapeSize } from "@kb/tensor";
 import { TensorHandle } from "./handles.js";
 import type { DotOptions, Pointer } from "./options.js";
 
@@ -43,7 +43,7 @@ export function checkDtype(tl: ErrorSource, call: string, dtype: Dtype): void {
   if (!isDtype(dtype)) {
     throw tl._error(
       "TL_INVALID_CALL",
-      `tl.${call}: unknown dtype ${JSON.stringify(dtype)}; use f32, f16, bf16, i8, i32, u32 or i1.`,
+      `tl.${call}: unknown dtype ${JSON.stringify(dtype)}; use ${DTYPES.join(", ")}.`,
     );
   }
 }
@@ -167,16 +167,24 @@ export function checkDot(tl: ErrorSource, a: TensorHandle, b: TensorHandle, opti
       `tl.dot: operand dtypes differ: ${a.dtype} and ${b.dtype}; cast one first.`,
     );
   }
-  if (a.dtype === "i1" || a.dtype === "u32") {
+  if (!isFloatDtype(a.dtype) && a.dtype !== "i8") {
+    const what =
+      a.dtype === "i1" ? "booleans" : a.dtype === "u32" ? "unsigned words" : "integers of that width";
     throw tl._error(
       "TL_INVALID_CALL",
-      `tl.dot: PE_GEMM has no ${a.dtype} operands (${a.dtype === "i1" ? "booleans" : "unsigned words"}); cast them to i8 (or a float dtype) first.`,
+      `tl.dot: PE_GEMM has no ${a.dtype} operands (${what}); cast them to i8 (or a float dtype) first.`,
     );
   }
   const acc = options.acc;
   const defaultOut: Dtype = isFloatDtype(a.dtype) ? "f32" : "i32";
   const outDtype = options.outDtype ?? acc?.dtype ?? defaultOut;
   checkDtype(tl, "dot", outDtype);
+  if (!isFloatDtype(outDtype) && outDtype !== "i8" && outDtype !== "i32") {
+    throw tl._error(
+      "TL_INVALID_CALL",
+      `tl.dot: PE_GEMM writes f32, f16, bf16, i8 or i32 results, not ${outDtype}; take an i32 result and cast it afterwards.`,
+    );
+  }
   if (acc === undefined) return outDtype;
   checkOwned(tl, "dot", acc);
   if (!isFloatDtype(a.dtype) && acc.dtype !== "i32") {

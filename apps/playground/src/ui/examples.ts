@@ -43,9 +43,40 @@ export const BENCH_EXAMPLES: readonly BenchExample[] = [
     params: "M=256 N=256",
   },
   {
+    path: "examples/triton-tutorials/05-layer-norm-backward.ts",
+    label: "Triton 05: layer norm backward",
+    params: "M=64 N=256 GROUP_SIZE_M=8",
+  },
+  {
     path: "examples/triton-tutorials/06-fused-attention.ts",
     label: "Triton 06: fused attention",
     params: "H=1 N_CTX=128",
+  },
+  {
+    path: "examples/triton-tutorials/04-low-memory-dropout.ts",
+    label: "Triton 04: low-memory dropout",
+    params: "n_elements=65536",
+  },
+  {
+    path: "examples/triton-tutorials/06-fused-attention-backward.ts",
+    label: "Triton 06: fused attention backward",
+    params:
+      "H=1 N_CTX=256 HEAD_DIM=32 BLOCK_M=64 BLOCK_N=32 PRE_BLOCK=64 BLOCK_M1=16 BLOCK_N1=64 BLOCK_M2=64 BLOCK_N2=16",
+  },
+  {
+    path: "examples/triton-tutorials/07-extern-functions.ts",
+    label: "Triton 07: libdevice functions",
+    params: "n_elements=65536",
+  },
+  {
+    path: "examples/triton-tutorials/08-grouped-gemm.ts",
+    label: "Triton 08: grouped GEMM",
+    params: "sizes=256x128x64,128x64x128,64x64x64 BLOCK_SIZE_M=64 BLOCK_SIZE_N=64 BLOCK_SIZE_K=32",
+  },
+  {
+    path: "examples/triton-tutorials/09-persistent-matmul.ts",
+    label: "Triton 09: persistent matmul",
+    params: "M=256 N=256 K=256 BLOCK_SIZE_M=64 BLOCK_SIZE_N=64 BLOCK_SIZE_K=64",
   },
 ];
 

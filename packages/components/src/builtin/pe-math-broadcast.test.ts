@@ -115,5 +115,6 @@ describe("pe_math_v1 timing of the new ops (simdNs), by hand", () => {
     // [8, 128] along the last axis: 16 vectors, 8 rows, tree ceil(log2(min(128, 64))) = 6 cycles.
     expect(simdNs(params, "argmax", 1024, 128)).toBe(16 * 2 + 8 * 6 * 1 + 4); // 84
     expect(simdNs(params, "cumsum", 1024, 128)).toBe(16 * 1 + 8 * 6 * 2 + 4); // 116
+    expect(simdNs(params, "cumprod", 1024, 128)).toBe(16 * 1 + 8 * 6 * 2 + 4); // 116
   });
 });

@@ -5,18 +5,18 @@
 // Computed with BigInt from that text alone.
 
 import { invalid } from "./dtype.js";
-import { wraps, wrapTo } from "./integer.js";
+import { exact, wraps, wrapTo } from "./integer.js";
 import { fromRounded, type RefTensor } from "./tensor.js";
 
 /** The bit operations (`tl.and`, ...); `not` takes one operand. */
 export const BIT_OPS = Object.freeze(["and", "or", "xor", "shl", "shr", "not"] as const);
 export type BitOp = (typeof BIT_OPS)[number];
 
-const WIDTH = { i8: 8, i32: 32, u32: 32 } as const;
+const WIDTH = { i8: 8, i32: 32, u32: 32, u8: 8, u16: 16, i16: 16, i64: 64, u64: 64 } as const;
 
 /** One element of `op(a, b)` on integers of `dtype` (`b` ignored by `not`). */
 export function applyBits(op: BitOp, dtype: keyof typeof WIDTH, a: number, b: number): number {
-  const x = BigInt(a);
+  const x = exact(dtype, a);
   const y = BigInt(b);
   const bits = WIDTH[dtype];
   switch (op) {
@@ -36,10 +36,15 @@ export function applyBits(op: BitOp, dtype: keyof typeof WIDTH, a: number, b: nu
   }
 }
 
-/** `tl.<op>(a, b)`: `b` a tensor of `a`'s shape and dtype or an integer; `a` i8, i32 or u32. */
+/** True for the dtypes the bit operations take. */
+function isWidth(dtype: string): dtype is keyof typeof WIDTH {
+  return Object.hasOwn(WIDTH, dtype);
+}
+
+/** `tl.<op>(a, b)`: `b` a tensor of `a`'s shape and dtype or an integer; `a` an integer tensor. */
 export function bits(op: BitOp, a: RefTensor, b: RefTensor | number = 0): RefTensor {
-  if (!wraps(a.dtype) || (a.dtype !== "i8" && a.dtype !== "i32" && a.dtype !== "u32")) {
-    throw invalid(op, `needs an integer tensor (i8, i32, u32), got ${a.dtype}.`);
+  if (!wraps(a.dtype) || !isWidth(a.dtype)) {
+    throw invalid(op, `needs an integer tensor (${Object.keys(WIDTH).join(", ")}), got ${a.dtype}.`);
   }
   const dtype = a.dtype;
   if (typeof b !== "number" && (b.dtype !== dtype || b.data.length !== a.data.length)) {

@@ -20,6 +20,11 @@ export const TOLERANCES: Readonly<Record<Dtype, Tolerance>> = Object.freeze({
   i8: Object.freeze({ rtol: 0, atol: 0 }),
   i32: Object.freeze({ rtol: 0, atol: 0 }),
   u32: Object.freeze({ rtol: 0, atol: 0 }),
+  u8: Object.freeze({ rtol: 0, atol: 0 }),
+  u16: Object.freeze({ rtol: 0, atol: 0 }),
+  i16: Object.freeze({ rtol: 0, atol: 0 }),
+  i64: Object.freeze({ rtol: 0, atol: 0 }),
+  u64: Object.freeze({ rtol: 0, atol: 0 }),
 });
 
 /** The first element where two tensors disagree. */

@@ -10,7 +10,19 @@ import type { Dtype as KernelDtype } from "@kb/spec";
 export type Dtype = Exclude<KernelDtype, "i1">;
 
 /** Every dtype, floats first. */
-export const DTYPES: readonly Dtype[] = Object.freeze(["f32", "f16", "bf16", "i8", "i32", "u32"]);
+export const DTYPES: readonly Dtype[] = Object.freeze([
+  "f32",
+  "f16",
+  "bf16",
+  "i8",
+  "i32",
+  "u32",
+  "u8",
+  "u16",
+  "i16",
+  "i64",
+  "u64",
+]);
 
 /** True for f32, f16 and bf16. */
 export function isFloat(dtype: Dtype): boolean {
@@ -105,13 +117,23 @@ export function decodeBf16(bits: number): number {
   return decodeSmallFloat(bits & 0xffff, BF16);
 }
 
-/** The range of each integer dtype, both ends included. */
-export const INTEGER_RANGES: Readonly<Record<"i8" | "i32" | "u32", readonly [number, number]>> =
-  Object.freeze({
-    i8: Object.freeze([-128, 127] as const),
-    i32: Object.freeze([-2147483648, 2147483647] as const),
-    u32: Object.freeze([0, 4294967295] as const),
-  });
+/** The integer dtypes. */
+export type IntegerDtype = Exclude<Dtype, "f32" | "f16" | "bf16">;
+
+/**
+ * The range of each integer dtype, both ends included; the 64-bit ends as the nearest doubles
+ * (2^63 - 1 reads 2^63, 2^64 - 1 reads 2^64: the README's dtype table).
+ */
+export const INTEGER_RANGES: Readonly<Record<IntegerDtype, readonly [number, number]>> = Object.freeze({
+  i8: Object.freeze([-128, 127] as const),
+  i32: Object.freeze([-2147483648, 2147483647] as const),
+  u32: Object.freeze([0, 4294967295] as const),
+  u8: Object.freeze([0, 255] as const),
+  u16: Object.freeze([0, 65535] as const),
+  i16: Object.freeze([-32768, 32767] as const),
+  i64: Object.freeze([-(2 ** 63), 2 ** 63] as const),
+  u64: Object.freeze([0, 2 ** 64] as const),
+});
 
 /** `x` rounded half to even to an integer, saturated to `[min, max]`; NaN gives 0, never -0. */
 function roundToInteger(x: number, min: number, max: number): number {
@@ -119,15 +141,15 @@ function roundToInteger(x: number, min: number, max: number): number {
   if (x <= min) return min;
   if (x >= max) return max;
   const floor = Math.floor(x);
-  const fraction = x - floor; // exact: |x| < 2^32 here
+  const fraction = x - floor; // exact: a double past 2^52 is an integer
   const rounded = fraction > 0.5 ? floor + 1 : fraction < 0.5 ? floor : floor % 2 === 0 ? floor : floor + 1;
   return rounded + 0; // -0 becomes 0
 }
 
 /**
  * `x` rounded to `dtype` (the README's `round_d`): f32 by `Math.fround`; f16 and bf16 to nearest,
- * ties to even, directly from the double (subnormals, ±Inf on overflow, NaN stays NaN); i8 and i32
- * half to even, saturated, NaN to 0.
+ * ties to even, directly from the double (subnormals, ±Inf on overflow, NaN stays NaN); the
+ * integers half to even, saturated, NaN to 0.
  */
 export function roundTo(dtype: Dtype, x: number): number {
   switch (dtype) {
@@ -137,12 +159,8 @@ export function roundTo(dtype: Dtype, x: number): number {
       return decodeF16(encodeF16(x));
     case "bf16":
       return decodeBf16(encodeBf16(x));
-    case "i8":
-      return roundToInteger(x, -128, 127);
-    case "i32":
-      return roundToInteger(x, -2147483648, 2147483647);
-    case "u32":
-      return roundToInteger(x, 0, 4294967295);
+    default:
+      return roundToInteger(x, ...INTEGER_RANGES[dtype]);
   }
 }
 

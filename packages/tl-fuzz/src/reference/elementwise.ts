@@ -1,7 +1,7 @@
 // The elementwise ops of packages/tl/README.md ("Elementwise math"): each element computed in f64
 // from the exact operand values by the README's formula, then rounded once to the result dtype.
 
-import { checkDtype, type Dtype, invalid, roundTo } from "./dtype.js";
+import { checkDtype, type Dtype, invalid, isFloat, roundTo } from "./dtype.js";
 import { integerAbs, integerBinary, wraps } from "./integer.js";
 import { formatShape, fromRounded, type RefTensor, sameShape } from "./tensor.js";
 
@@ -175,10 +175,14 @@ export function clamp(x: RefTensor, lo: number, hi: number): RefTensor {
   return fromRounded(out, x.shape, x.dtype);
 }
 
-/** `tl.cast(x, dtype)`: every element `roundTo(dtype, x)`. */
+/** `tl.cast(x, dtype)`: every element `roundTo(dtype, x)`, truncated toward zero first to an integer dtype. */
 export function cast(x: RefTensor, dtype: Dtype): RefTensor {
   checkDtype("cast", dtype);
   const out = new Float64Array(x.data.length);
-  for (let i = 0; i < out.length; i++) out[i] = roundTo(dtype, x.data[i] as number);
+  const toInteger = !isFloat(dtype);
+  for (let i = 0; i < out.length; i++) {
+    const value = x.data[i] as number;
+    out[i] = roundTo(dtype, toInteger ? Math.trunc(value) : value);
+  }
   return fromRounded(out, x.shape, dtype);
 }
