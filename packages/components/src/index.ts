@@ -176,4 +176,8 @@ export type {
   Tracer,
 } from "./trace.js";
 export { globMatcher, TraceRecorder } from "./trace.js";
+export type { TrafficOptions, TrafficPacket, TrafficRun } from "./traffic.js";
+export { startTraffic } from "./traffic.js";
+export type { TrafficPattern, TrafficPatternName } from "./traffic-patterns.js";
+export { TRAFFIC_PATTERNS, trafficPattern } from "./traffic-patterns.js";
 export { Transfer } from "./transfer.js";
