@@ -6,6 +6,9 @@ import { expandTopology, resolveTopology, type TopologyGraph } from "@kb/topolog
 export const FLIT_BYTES = 16;
 export const CYCLE_NS = 1;
 
+/** A config's routing name as `cube.noc.routing`. */
+const ROUTINGS: Readonly<Record<string, string>> = { "dor-xy": "xy", "dor-yx": "yx", shortest: "shortest" };
+
 /** A mesh size of a config, `"RxC"`: rows and columns of routers. */
 export interface MeshSize {
   readonly rows: number;
@@ -51,6 +54,7 @@ export function meshTopology(size: MeshSize, router: RouterChoice = {}): Topolog
           cols: size.cols,
           link,
           first_flit_ns: 4 * CYCLE_NS,
+          routing: ROUTINGS[router.routing ?? "dor-xy"] ?? "xy",
           ...(router.impl === undefined ? {} : { impl: router.impl }),
           ...(router.params === undefined ? {} : { params: router.params }),
         },
