@@ -26,7 +26,7 @@ export function parseMesh(text: string): MeshSize | undefined {
 
 /** How the routers are modelled: the topology's `cube.noc` keys a run may set. */
 export interface RouterChoice {
-  /** `cube.noc.impl` (default: the topology's, `transit_v1`). */
+  /** `cube.noc.impl` (default: `port_hop_v1` with 16 B flits at 1 ns, a flit per cycle per port). */
   readonly impl?: string;
   /** `cube.noc.params`. */
   readonly params?: Readonly<Record<string, unknown>>;
@@ -37,7 +37,8 @@ export interface RouterChoice {
 /**
  * One cube whose NOC is a `rows` x `cols` mesh of BookSim's reference routers: every channel
  * (router to router, PE_DMA to router and back) 16 GB/s with 1 ns of latency, each router 4 ns of
- * pipeline (`first_flit_ns`). The PE at row y, column x is BookSim's node x + cols·y; its PE_DMA
+ * pipeline (`first_flit_ns`), one flit per cycle per port (`port_hop_v1` unless the run names another
+ * impl). The PE at row y, column x is BookSim's node x + cols·y; its PE_DMA
  * is the traffic endpoint. The XBAR is made too slow to be a shortcut (100 us per packet), so
  * every packet stays on the mesh.
  */
@@ -55,8 +56,10 @@ export function meshTopology(size: MeshSize, router: RouterChoice = {}): Topolog
           link,
           first_flit_ns: 4 * CYCLE_NS,
           routing: ROUTINGS[router.routing ?? "dor-xy"] ?? "xy",
-          ...(router.impl === undefined ? {} : { impl: router.impl }),
-          ...(router.params === undefined ? {} : { params: router.params }),
+          impl: router.impl ?? "port_hop_v1",
+          params:
+            router.params ??
+            (router.impl === undefined ? { flit_bytes: FLIT_BYTES, cycle_ns: CYCLE_NS } : {}),
         },
         xbar: { first_flit_ns: 100_000 },
         links: { pe_to_noc: link },

@@ -137,6 +137,8 @@ export type {
 } from "./message.js";
 export { Message, PipelineContext, ServiceRequest, TileToken } from "./message.js";
 export type { ModelStat, ModelStatInfo } from "./model-stats.js";
+export type { PortHopParams } from "./noc/port-hop.js";
+export { portHopParams, portHopV1 } from "./noc/port-hop.js";
 export type { PathEnd } from "./packet.js";
 export { CompiledPath, Link, Packet } from "./packet.js";
 export type {
