@@ -1,5 +1,6 @@
 import { encodeAddress, expandTopology, resolveTopology } from "@kb/topology";
 import { describe, expect, it } from "vitest";
+import type { ForwardingComponent } from "../forwarding-component.js";
 import { buildMachine, type Machine } from "../machine.js";
 import { startTraffic, type TrafficPacket } from "../traffic.js";
 import { trafficPattern } from "../traffic-patterns.js";
@@ -11,7 +12,7 @@ import { portHopParams } from "./port-hop.js";
  * 1 ns of latency; routers `port_hop_v1` with 64 B flits, 1 ns cycles (64 GB/s per port) and a
  * 2 ns pipeline (`first_flit_ns`); the SRAM 64 GB/s with no access latency.
  */
-function twoRouters() {
+function twoRouters(bufferFlits = 0) {
   const link = { bw_gbs: 64, latency_ns: 1 };
   return expandTopology(
     resolveTopology({
@@ -25,7 +26,7 @@ function twoRouters() {
           link,
           first_flit_ns: 2,
           impl: "port_hop_v1",
-          params: { flit_bytes: 64, cycle_ns: 1 },
+          params: { flit_bytes: 64, cycle_ns: 1, buffer_flits: bufferFlits },
         },
         sram: { bw_gbs: 64, latency_ns: 0 },
         links: { pe_to_noc: link, sram_to_noc: link },
@@ -61,6 +62,7 @@ describe("port_hop_v1", () => {
       flit_bytes: 64,
       cycle_ns: 0.5,
       port_flits_per_cycle: 1,
+      buffer_flits: 0,
     });
   });
 
@@ -76,6 +78,25 @@ describe("port_hop_v1", () => {
     //     head 12, tail 16; SRAM 12..16: 16.
     const machine = buildMachine(twoRouters());
     expect(writes(machine, [0, 1, 1])).toEqual([8, 12, 16]);
+  });
+
+  it("with buffer_flits, credits hold PE1's second write upstream until room is free (hand-computed)", () => {
+    // Inputs of 4 flits. A and B1 as without credits (8, 12); each is admitted on its inputs.
+    // B2: r0c1's input from PE1 holds B1 (4 of 4 flits) until B1's tail leaves r0c1 at 3 + 4 = 7:
+    //     the source keeps B2 until 7. Link 7..11, head 8, tail 12; r0c1: max(8 + 2, 7, 7) = 10,
+    //     but r0c0's input from r0c1 holds B1 until 7 + 4 = 11: B2 leaves r0c1 at 11; link
+    //     11..15, head 12, tail max(12 + 2, 15) + 1 = 16. r0c0: max(12 + 2, 11, 11) = 14; link
+    //     14..18, head 15, tail max(16 + 2, 18) + 1 = 19; SRAM 15..19: committed at 19.
+    const machine = buildMachine(twoRouters(4));
+    expect(writes(machine, [0, 1, 1])).toEqual([8, 12, 19]);
+    const router = (id: string) => machine.component<ForwardingComponent>(`sip0.cube0.noc.${id}`);
+    expect(router("r0c1").stats.queueFullStalls).toBe(1);
+    expect(router("r0c0").stats.queueFullStalls).toBe(1);
+    expect(
+      router("r0c0")
+        .modelStats()
+        .find((stat) => stat.name === "credit_stalls")?.total,
+    ).toBe(1);
   });
 
   it("packets that share no port do not wait for each other: every packet of a 2 x 2 diagonal pattern takes 1 + 5H + P", () => {

@@ -1,3 +1,4 @@
+import type { Event } from "@kb/des";
 import * as z from "zod";
 import {
   defineForwardingModel,
@@ -27,12 +28,26 @@ export const portHopParams = forwardingTopologyParams.extend({
     .positive()
     .default(1)
     .describe("Flits each input and each output port moves per cycle (the hop's service rate per port)."),
+  buffer_flits: z
+    .number()
+    .int()
+    .min(0)
+    .default(0)
+    .describe(
+      "Input buffer per input port, flits; 0 (the default): unbounded. With a bound, credit-based flow control: a packet leaves the hop upstream only when min(flits, buffer_flits) of room is free on its input here, and its room is freed when its tail has left.",
+    ),
 });
 
 const PORT_WAIT = {
   name: "port_wait_ns",
   unit: "ns",
   description: "Time heads waited past the pipeline for a busy input or output port, summed over packets.",
+} as const;
+
+const CREDIT_STALLS = {
+  name: "credit_stalls",
+  unit: "count",
+  description: "Times a packet found no room on an input (buffer_flits > 0), counted per try.",
 } as const;
 
 /** The parsed params of `port_hop_v1`. */
@@ -48,12 +63,40 @@ export type PortHopParams = z.output<typeof portHopParams>;
  * a capacity: a hop moves up to `port_flits_per_cycle` flits per cycle on every port at once.
  */
 function portHop(context: ForwardingModelContext, params: PortHopParams): ForwardingModel {
-  const inputFree = new Float64Array(Math.max(1, context.inputs.length));
+  const inputs = Math.max(1, context.inputs.length);
+  const inputFree = new Float64Array(inputs);
   const outputFree = new Float64Array(Math.max(1, context.outputs.length));
   const flitNs = params.cycle_ns / params.port_flits_per_cycle;
   const pipelineNs = params.first_flit_ns;
+  const buffer = params.buffer_flits;
+  /** Flits of room promised on each input (credits the hop upstream has used). */
+  const reserved = new Float64Array(inputs);
   let waitedNs = 0;
+  let refusals = 0;
+  const room = (packet: HopPacket) => Math.min(packet.flits(params.flit_bytes), buffer);
+  const release = (event: Event<{ inPort: number; flits: number }>) => {
+    const { inPort, flits } = event.value;
+    reserved[inPort] = (reserved[inPort] as number) - flits;
+    context.resume(inPort);
+  };
+  const credits: Pick<ForwardingModel, "admit"> =
+    buffer === 0
+      ? {}
+      : {
+          admit(packet: HopPacket): boolean {
+            const inPort = packet.inPort;
+            if (inPort < 0) return true;
+            const flits = room(packet);
+            if ((reserved[inPort] as number) + flits > buffer) {
+              refusals++;
+              return false;
+            }
+            reserved[inPort] = (reserved[inPort] as number) + flits;
+            return true;
+          },
+        };
   return {
+    ...credits,
     arrive(packet: HopPacket): number {
       const inPort = packet.inPort < 0 ? 0 : packet.inPort;
       const outPort = packet.outPort < 0 ? 0 : packet.outPort;
@@ -66,8 +109,22 @@ function portHop(context: ForwardingModelContext, params: PortHopParams): Forwar
       context.service(head, serviceNs, packet);
       return head;
     },
+    left(packet: HopPacket, headNs: number): void {
+      // Held back by the next hop's credits: both ports stay busy until this tail has left.
+      const inPort = packet.inPort < 0 ? 0 : packet.inPort;
+      const outPort = packet.outPort < 0 ? 0 : packet.outPort;
+      const tailOut = headNs + packet.flits(params.flit_bytes) * flitNs;
+      if (tailOut > (inputFree[inPort] as number)) inputFree[inPort] = tailOut;
+      if (tailOut > (outputFree[outPort] as number)) outputFree[outPort] = tailOut;
+      if (buffer > 0 && packet.inPort >= 0) {
+        context.env.timeout(tailOut - context.env.now, { inPort, flits: room(packet) }).addCallback(release);
+      }
+    },
     stats(): readonly ModelStat[] {
-      return [{ ...PORT_WAIT, total: waitedNs }];
+      return [
+        { ...PORT_WAIT, total: waitedNs },
+        { ...CREDIT_STALLS, total: refusals },
+      ];
     },
   };
 }
@@ -81,6 +138,6 @@ export const portHopV1 = defineForwardingModel({
   description:
     "Forwarding hop with latency apart from occupancy: a head crosses first_flit_ns of pipeline; each input and output port moves port_flits_per_cycle flits of flit_bytes per cycle_ns (one FIFO per input, first come first served per output).",
   params: portHopParams,
-  counters: [PORT_WAIT],
+  counters: [PORT_WAIT, CREDIT_STALLS],
   create: portHop,
 });
