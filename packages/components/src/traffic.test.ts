@@ -1,29 +1,8 @@
-import { expandTopology, resolveTopology } from "@kb/topology";
 import { describe, expect, it } from "vitest";
 import { buildMachine } from "./machine.js";
+import { bookSimMesh } from "./test-support.js";
 import { startTraffic, type TrafficPacket } from "./traffic.js";
 import { TRAFFIC_PATTERNS, trafficPattern } from "./traffic-patterns.js";
-
-/**
- * A `rows` x `cols` NOC of one cube: every channel (router to router, PE_DMA to router and back)
- * 16 GB/s with 1 ns of latency, routers 4 ns (BookSim 2's reference mesh, 16 B flits at 1 GHz);
- * the XBAR too slow to be a shortcut.
- */
-function mesh(rows: number, cols: number) {
-  const link = { bw_gbs: 16, latency_ns: 1 };
-  return expandTopology(
-    resolveTopology({
-      name: "mesh",
-      system: { sips: 1 },
-      sip: { cubes: 1 },
-      cube: {
-        noc: { rows, cols, link, first_flit_ns: 4 },
-        xbar: { first_flit_ns: 100_000 },
-        links: { pe_to_noc: link },
-      },
-    }),
-  );
-}
 
 const dma = (pe: number) => `sip0.cube0.pe${pe}.pe_dma`;
 
@@ -39,7 +18,7 @@ function collect(
   },
   untilNs: number,
 ): TrafficPacket[] {
-  const machine = buildMachine(mesh(rows, cols));
+  const machine = buildMachine(bookSimMesh(rows, cols));
   const packets: TrafficPacket[] = [];
   const run = startTraffic(machine, {
     endpoints: Array.from({ length: rows * cols }, (_, pe) => dma(pe)),
@@ -90,7 +69,7 @@ describe("startTraffic", () => {
   });
 
   it("refuses a bad rate, an unknown endpoint and a destination outside the endpoints, saying which", () => {
-    const machine = buildMachine(mesh(2, 2));
+    const machine = buildMachine(bookSimMesh(2, 2));
     const base = {
       endpoints: [dma(0), dma(1)],
       destination: () => 1,

@@ -2,6 +2,7 @@ import { encodeAddress, expandTopology, resolveTopology } from "@kb/topology";
 import { describe, expect, it } from "vitest";
 import type { ForwardingComponent } from "../forwarding-component.js";
 import { buildMachine, type Machine } from "../machine.js";
+import { bookSimMesh } from "../test-support.js";
 import { startTraffic, type TrafficPacket } from "../traffic.js";
 import { trafficPattern } from "../traffic-patterns.js";
 import { Transfer } from "../transfer.js";
@@ -102,27 +103,11 @@ describe("port_hop_v1", () => {
   it("packets that share no port do not wait for each other: every packet of a 2 x 2 diagonal pattern takes 1 + 5H + P", () => {
     // `neighbor` on 2 x 2 sends each node to the opposite corner (H = 3 routers) over xy routes
     // that share no router port in the same direction; 16 GB/s links, 1 ns, routers 4 ns.
-    const link = { bw_gbs: 16, latency_ns: 1 };
-    const graph = expandTopology(
-      resolveTopology({
-        name: "mesh",
-        system: { sips: 1 },
-        sip: { cubes: 1 },
-        cube: {
-          noc: {
-            rows: 2,
-            cols: 2,
-            link,
-            first_flit_ns: 4,
-            routing: "xy",
-            impl: "port_hop_v1",
-            params: { flit_bytes: 16, cycle_ns: 1 },
-          },
-          xbar: { first_flit_ns: 100_000 },
-          links: { pe_to_noc: link },
-        },
-      }),
-    );
+    const graph = bookSimMesh(2, 2, {
+      routing: "xy",
+      impl: "port_hop_v1",
+      params: { flit_bytes: 16, cycle_ns: 1 },
+    });
     const run = (impl: "port_hop_v1" | "transit_v1") => {
       const machine = buildMachine(
         impl === "port_hop_v1"
