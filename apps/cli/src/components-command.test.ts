@@ -63,7 +63,7 @@ describe("kb components list", () => {
     const run = await kb("components", "list");
     expect(run.code).toBe(0);
     expect(run.stderr).toBe("");
-    expect(run.stdout).toMatch(/^16 built-in impl\(s\)\. /);
+    expect(run.stdout).toMatch(/^17 built-in impl\(s\)\. /);
     expect(run.stdout).toContain(
       [
         "pe_gemm",
@@ -82,7 +82,9 @@ describe("kb components list", () => {
     expect(run.stdout).toContain('    dataflow         "os" | "ws" | "is", default "os"\n');
     expect(run.stdout).toContain("    fold_overlap     boolean, default false\n");
     // The transit impl serves four kinds: described once, referred to under the others.
-    expect(run.stdout).toContain("xbar\n  transit_v1 (built-in): described under bridge\n");
+    expect(run.stdout).toContain(
+      "xbar\n  port_hop_v1 (built-in): described under bridge\n  transit_v1 (built-in): described under bridge\n",
+    );
     for (const line of run.stdout.split("\n")) expect(line.length).toBeLessThanOrEqual(80);
   });
 
@@ -156,7 +158,7 @@ describe("kb components list", () => {
       },
     ]);
     const human = await kb("components", "list", "--topology", topology);
-    expect(human.stdout).toMatch(/^16 built-in impl\(s\); plug-ins: kb-plugin-demo\. /);
+    expect(human.stdout).toMatch(/^17 built-in impl\(s\); plug-ins: kb-plugin-demo\. /);
     expect(human.stdout).toContain(
       [
         "  kb-plugin-demo:demo_gemm (kb-plugin-demo)",

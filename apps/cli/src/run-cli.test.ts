@@ -108,7 +108,7 @@ describe("kb topology validate", () => {
     ]);
     expect(run.stderr.split("\n")).toEqual([
       `${bad}:5:20: sip.ucie.pattern: the string "rnig" is not allowed; expected one of "none", "ring", "mesh", "all_to_all"; did you mean "ring"?`,
-      `${bad}:7:19: cube.noc.colums: unknown key "colums"; did you mean "cols"? Allowed keys here: cols, first_flit_ns, impl, kind, link, params, rows.`,
+      `${bad}:7:19: cube.noc.colums: unknown key "colums"; did you mean "cols"? Allowed keys here: cols, first_flit_ns, impl, kind, link, params, routing, rows.`,
       "",
     ]);
   });

@@ -137,6 +137,8 @@ export type {
 } from "./message.js";
 export { Message, PipelineContext, ServiceRequest, TileToken } from "./message.js";
 export type { ModelStat, ModelStatInfo } from "./model-stats.js";
+export type { PortHopParams } from "./noc/port-hop.js";
+export { portHopParams, portHopV1 } from "./noc/port-hop.js";
 export type { PathEnd } from "./packet.js";
 export { CompiledPath, Link, Packet } from "./packet.js";
 export type {
@@ -176,4 +178,8 @@ export type {
   Tracer,
 } from "./trace.js";
 export { globMatcher, TraceRecorder } from "./trace.js";
+export type { TrafficOptions, TrafficPacket, TrafficRun } from "./traffic.js";
+export { startTraffic } from "./traffic.js";
+export type { TrafficPattern, TrafficPatternName } from "./traffic-patterns.js";
+export { TRAFFIC_PATTERNS, trafficPattern } from "./traffic-patterns.js";
 export { Transfer } from "./transfer.js";

@@ -218,7 +218,7 @@ describe("buildMachineFromFile", () => {
       issuesOf(error).map((issue) => `${issue.line}:${issue.col} ${issue.path} ${issue.message}`),
     ).toEqual([
       expect.stringMatching(
-        /^5:17 cube\.xbar\.impl unknown impl "transit_v2" for kind xbar \(2 nodes, e\.g\. sip0\.cube0\.xbar0\); impls registered for kind xbar: transit_v1 \(built-in\)/,
+        /^5:17 cube\.xbar\.impl unknown impl "transit_v2" for kind xbar \(2 nodes, e\.g\. sip0\.cube0\.xbar0\); impls registered for kind xbar: port_hop_v1 \(built-in\), transit_v1 \(built-in\)/,
       ),
       expect.stringMatching(
         /^9:13 pe_template\.components\.pe_math\.impl unknown impl "pe_math_v0" for kind pe_math \(8 nodes, e\.g\. sip0\.cube0\.pe0\.pe_math\); /,

@@ -364,6 +364,7 @@ describe("ComponentDefinition.analytic", () => {
         "pe_mmu_v1",
         "pe_scheduler_v2",
         "pe_tcm_v1",
+        "port_hop_v1",
         "sram_v1",
         "transit_v1",
       ]),

@@ -39,3 +39,23 @@ export function runAlone(command: PeCommand, topology: string | Record<string, u
   const dma = machine.stats().components.find((c) => c.id === "sip0.cube0.pe0.pe_dma");
   return { ns: machine.env.now, bytes: dma?.bytes, records: sink.records };
 }
+
+/**
+ * One cube whose NOC is a `rows` x `cols` mesh of BookSim 2's reference network (16 B flits at
+ * 1 GHz): every channel (router to router, PE_DMA to router and back) 16 GB/s with 1 ns of
+ * latency, routers `first_flit_ns: 4`, the XBAR too slow to be a shortcut; `noc` adds to
+ * `cube.noc` (an impl, its params, the routing).
+ */
+export function bookSimMesh(rows: number, cols: number, noc: Record<string, unknown> = {}): TopologyGraph {
+  const link = { bw_gbs: 16, latency_ns: 1 };
+  return graphFrom({
+    name: "mesh",
+    system: { sips: 1 },
+    sip: { cubes: 1 },
+    cube: {
+      noc: { rows, cols, link, first_flit_ns: 4, ...noc },
+      xbar: { first_flit_ns: 100_000 },
+      links: { pe_to_noc: link },
+    },
+  });
+}

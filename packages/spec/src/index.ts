@@ -119,3 +119,5 @@ export type {
   SwapMathOp,
 } from "./math-ops.js";
 export { MATH_OPS, MATH_SHAPES, mathOutputShape, PUBLIC_MATH_OPS, SCALAR_OPS } from "./math-ops.js";
+// Counter-based random words (Philox 4x32-10): the math ops' rand and the fabric's synthetic traffic.
+export { philox4x32, philoxKey } from "./philox.js";

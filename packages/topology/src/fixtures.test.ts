@@ -133,7 +133,7 @@ const expected: Record<string, Expected> = {
       "__fixtures__/bad-several-problems.yaml:4:9: system.sips: value must be >= 1, got number 0.",
       '__fixtures__/bad-several-problems.yaml:7:28: sip.host_link.lenght_mm: unknown key "lenght_mm"; did you mean "length_mm"? Allowed keys here: bw_gbs, latency_ns, length_mm.',
       "__fixtures__/bad-several-problems.yaml:12:16: cube.hbm.pc_bw_gbs: value must be >= 0.001, got number 0.",
-      '__fixtures__/bad-several-problems.yaml:13:19: cube.noc.colums: unknown key "colums"; did you mean "cols"? Allowed keys here: cols, first_flit_ns, impl, kind, link, params, rows.',
+      '__fixtures__/bad-several-problems.yaml:13:19: cube.noc.colums: unknown key "colums"; did you mean "cols"? Allowed keys here: cols, first_flit_ns, impl, kind, link, params, routing, rows.',
       '__fixtures__/bad-several-problems.yaml:15:12: overrides[0].match: length must be >= 1, got the string "".',
     ],
   },

@@ -1,5 +1,6 @@
 import { closest, KbError } from "@kb/errors";
 import { type HbmAddressMap, hbmAddressMap } from "./hbm-mapping.js";
+import { dimensionOrder } from "./noc-routing.js";
 import { RegionRouter } from "./region-router.js";
 import type { Route } from "./route.js";
 import { hbmOrganisationOf, type Topology } from "./schema.js";
@@ -268,13 +269,31 @@ export class TopologyGraph {
    * still shared): for callers that keep what they derive from routes themselves, such as a
    * machine's fabric, so a system of thousands of PEs does not hold every route twice.
    *
+   * **NOC routing** (`cube.noc.routing`, default `shortest`): a stretch of the route across a cube's
+   * NOC mesh then goes in dimension order between the routers where the best route enters and
+   * leaves the mesh (`xy`: along the row first; `yx`: along the column first; `shortest`: as
+   * found). Decided here, once per route: the fabric compiles routes once, so it costs nothing
+   * per packet.
+   *
    * Throws `TOPOLOGY_UNKNOWN_NODE` for an unknown id and `TOPOLOGY_NO_ROUTE` when no path exists.
    */
   route(src: string, dst: string, options: { readonly keep?: boolean } = {}): Route {
     const from = this.numberOf(src);
     const to = this.numberOf(dst);
-    return options.keep === false ? this.router.findRoute(from, to) : this.router.route(from, to);
+    const found = options.keep === false ? this.router.findRoute(from, to) : this.router.route(from, to);
+    const routing = this.topology.cube.noc.routing;
+    if (routing === "shortest") return found;
+    if (options.keep === false) return dimensionOrder(found, this, routing);
+    let ordered = this.ordered.get(found);
+    if (ordered === undefined) {
+      ordered = dimensionOrder(found, this, routing);
+      this.ordered.set(found, ordered);
+    }
+    return ordered;
   }
+
+  /** Kept routes in the NOC's dimension order, by the best route they replace (same object per pair). */
+  private readonly ordered = new WeakMap<Route, Route>();
 
   private numberOf(id: string): number {
     const number = this.index.get(id);

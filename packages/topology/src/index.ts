@@ -21,6 +21,8 @@ export {
   tcmAddress,
   tcmLocation,
 } from "./memory-map.js";
+export type { NocRouting } from "./noc-routing.js";
+export { NOC_ROUTINGS } from "./noc-routing.js";
 export { overrideIssue } from "./override-issue.js";
 export { isPrototypeKey, PROTOTYPE_KEYS, prototypeKeyMessage, prototypeKeyPath } from "./prototype-keys.js";
 export type { Route } from "./route.js";

@@ -2,6 +2,7 @@ import { isKbError } from "@kb/errors";
 import { HBM_NODE_KEYS, hbmPresetNameSchema } from "@kb/spec";
 import * as z from "zod";
 import { type HbmOrganisation, hbmAddressMap } from "./hbm-mapping.js";
+import { NOC_ROUTINGS } from "./noc-routing.js";
 import { topologyLimitIssues } from "./topology-limits.js";
 
 /**
@@ -280,6 +281,12 @@ export const cubeSchema = z
         rows: count("Rows of the PE layout grid (one NOC router per grid position).").default(2),
         cols: count("Columns of the PE layout grid; PEs per cube = rows x cols.").default(4),
         link: link(128, 1).describe("Link between neighbouring routers."),
+        routing: z
+          .enum(NOC_ROUTINGS)
+          .default("shortest")
+          .describe(
+            "How packets cross the mesh: shortest (least latency, ties by node id; the default, so existing topologies keep their routes), xy (along the row first, then the column: dimension-order routing, deadlock-free, what BookSim 2's reference and most meshes use) or yx (column first). The route's entry and exit routers are the best route's either way.",
+          ),
       })
       .superRefine(ownHopKey("cube.noc", "noc_router", "first_flit_ns"))
       .prefault({}),

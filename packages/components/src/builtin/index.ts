@@ -1,4 +1,5 @@
 import type { ComponentDefinition, KbPlugin } from "../define.js";
+import { portHopV1 } from "../noc/port-hop.js";
 import { ComponentRegistry } from "../registry.js";
 import { hbmCtrlV1, sramV1 } from "./fabric-impls.js";
 import { hbmCtrlV2 } from "./hbm-v2/hbm-ctrl-v2.js";
@@ -25,6 +26,7 @@ export const BUILTIN_COMPONENTS: readonly ComponentDefinition[] = Object.freeze(
   hbmCtrlV1,
   hbmCtrlV2,
   transitV1,
+  portHopV1,
   sramV1,
   mCpuV1,
   mCpuDmaV1,
