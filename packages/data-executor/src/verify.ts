@@ -1,5 +1,13 @@
 import { KbError } from "@kb/errors";
-import { bf16BitsToF32, type Dtype, f16BitsToF32, formatShape, Tensor } from "@kb/tensor";
+import {
+  bf16BitsToF32,
+  type Dtype,
+  decodeNarrowFloat,
+  f16BitsToF32,
+  formatShape,
+  isNarrowFloatDtype,
+  Tensor,
+} from "@kb/tensor";
 import type { NonFiniteOrigin } from "./executor.js";
 import { type AppliedTolerance, dtypeTolerances, outputTolerance, type Tolerance } from "./tolerance.js";
 
@@ -349,6 +357,9 @@ function elementView(tensor: Tensor): ElementView {
     case "i32":
       return new Int32Array(buffer, byteOffset, tensor.size);
     case "i1":
+    case "f8e4m3":
+    case "f8e5m2":
+    case "f4e2m1":
       return new Uint8Array(buffer, byteOffset, tensor.size);
     case "u32":
       return new Uint32Array(buffer, byteOffset, tensor.size);
@@ -375,6 +386,10 @@ function decodeChunk(dtype: Dtype, view: ElementView, start: number, count: numb
   if (dtype === "f16" || dtype === "bf16") {
     const table = dtype === "f16" ? f16Values() : bf16Values();
     for (let i = 0; i < count; i++) out[i] = table[view[start + i]!]!;
+    return;
+  }
+  if (isNarrowFloatDtype(dtype)) {
+    for (let i = 0; i < count; i++) out[i] = decodeNarrowFloat(view[start + i]!, dtype);
     return;
   }
   for (let i = 0; i < count; i++) out[i] = view[start + i]!;

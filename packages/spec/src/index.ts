@@ -25,8 +25,8 @@ export type { IndexedRun } from "./dma-indexed.js";
 export { indexedRuns, indexedRunsProblem } from "./dma-indexed.js";
 export type { MaskPiece } from "./dma-mask.js";
 export { maskPieces, maskRunsProblem } from "./dma-mask.js";
-export type { Dtype } from "./dtype.js";
-export { DTYPE_BYTES, DTYPES, dtypeSchema, isDtype, isFloatDtype } from "./dtype.js";
+export type { Dtype, NarrowFloatDtype } from "./dtype.js";
+export { DTYPE_BYTES, DTYPES, dtypeSchema, isDtype, isFloatDtype, isNarrowFloatDtype } from "./dtype.js";
 export type { HbmNodeKey } from "./hbm-topology-params.js";
 export {
   HBM_GEOMETRY_KEYS,

@@ -31,7 +31,18 @@ function sourceFiles(dir: string, tests: boolean): string[] {
 
 describe("the one definition of the vocabulary", () => {
   it("@kb/tensor, @kb/oplog and @kb/components hand out spec's dtypes, not copies", () => {
-    expect(spec.DTYPES).toEqual(["f32", "f16", "bf16", "i8", "i32", "i1", "u32"]);
+    expect(spec.DTYPES).toEqual([
+      "f32",
+      "f16",
+      "bf16",
+      "i8",
+      "i32",
+      "i1",
+      "u32",
+      "f8e4m3",
+      "f8e5m2",
+      "f4e2m1",
+    ]);
     expect(tensor.DTYPES).toBe(spec.DTYPES);
     expect(tensor.DTYPE_BYTES).toBe(spec.DTYPE_BYTES);
     expect(components.DTYPE_BYTES).toBe(spec.DTYPE_BYTES);

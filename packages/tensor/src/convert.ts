@@ -1,5 +1,6 @@
 import { KbError } from "@kb/errors";
 import { DTYPES, type Dtype } from "@kb/spec";
+import { decodeNarrowFloat, encodeNarrowFloat } from "./narrow-float.js";
 
 /** True on a little-endian platform: typed arrays then read the tensor byte layout directly. */
 export const LITTLE_ENDIAN = new Uint8Array(new Uint16Array([1]).buffer)[0] === 1;
@@ -157,6 +158,8 @@ export const INTEGER_RANGE = Object.freeze({
  *   a JS `Int8Array` does (truncation modulo 2^8).
  * - `i1`: 0 for ±0, 1 for anything else (NaN included): `x != 0`, Triton's and PyTorch's
  *   conversion to bool.
+ * - `f8e4m3`, `f8e5m2`, `f4e2m1`: the nearest value, ties to even, saturating at the largest
+ *   finite value (see `encodeNarrowFloat`).
  *
  * Throws `TENSOR_INVALID` for an unknown dtype.
  */
@@ -176,6 +179,10 @@ export function roundToDtype(x: number, dtype: Dtype): number {
       return toBool(x);
     case "u32":
       return roundToInteger(x, 0, 4294967295);
+    case "f8e4m3":
+    case "f8e5m2":
+    case "f4e2m1":
+      return decodeNarrowFloat(encodeNarrowFloat(x, dtype), dtype);
     default:
       throw unknownDtype(dtype);
   }

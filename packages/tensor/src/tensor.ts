@@ -1,5 +1,5 @@
 import { KbError } from "@kb/errors";
-import { DTYPE_BYTES, type Dtype, isDtype, isFloatDtype } from "@kb/spec";
+import { DTYPE_BYTES, type Dtype, isDtype, isFloatDtype, isNarrowFloatDtype } from "@kb/spec";
 import {
   bf16BitsToF32,
   f16BitsToF32,
@@ -12,8 +12,10 @@ import {
   toBool,
   unknownDtype,
 } from "./convert.js";
+import { decodeNarrowFloat, encodeNarrowFloat, narrowFloatValueTable } from "./narrow-float.js";
 import { Xoshiro128StarStar } from "./random.js";
 import { describeShape, formatShape, rowMajorStrides, shapeProblem } from "./shape.js";
+import { bytesEqual, type Elements, elementsOf } from "./storage.js";
 
 /** Options of {@link Tensor.random}. */
 export interface TensorRandomOptions {
@@ -24,9 +26,6 @@ export interface TensorRandomOptions {
   /** Largest value (floats: the upper end of the interval; integers: included). Default 1 for floats, 8 for integers, 1 for `i1`. */
   readonly high?: number;
 }
-
-/** The typed-array view a tensor reads and writes its elements through (f16 and bf16 as raw bits). */
-type Elements = Float32Array | Uint16Array | Int8Array | Int32Array | Uint8Array | Uint32Array;
 
 /**
  * A host tensor: a dense, row-major (C order), contiguous array of `dtype` elements stored
@@ -189,6 +188,9 @@ export class Tensor {
       const size = tensor.size;
       if (dtype === "f32") {
         for (let i = 0; i < size; i++) elements[i] = low + span * generator.nextUnit();
+      } else if (isNarrowFloatDtype(dtype)) {
+        for (let i = 0; i < size; i++)
+          elements[i] = encodeNarrowFloat(low + span * generator.nextUnit(), dtype);
       } else {
         const encode = dtype === "f16" ? f32ToF16Bits : f32ToBf16Bits;
         for (let i = 0; i < size; i++) elements[i] = encode(low + span * generator.nextUnit());
@@ -256,6 +258,9 @@ export class Tensor {
         for (let i = start; i < end; i++) chunkBits[i - start] = elements[i]! << 16;
         for (let i = start; i < end; i++) out[i] = chunkValues[i - start]!;
       }
+    } else if (isNarrowFloatDtype(this.dtype)) {
+      const table = narrowFloatValueTable(this.dtype);
+      for (let i = 0; i < size; i++) out[i] = table[elements[i]!]!;
     } else {
       for (let i = 0; i < size; i++) out[i] = elements[i]!; // faster than out.set(elements) in V8
     }
@@ -275,6 +280,9 @@ export class Tensor {
     } else if (this.dtype === "bf16") {
       const outBits = new Uint32Array(out.buffer);
       for (let i = 0; i < out.length; i++) outBits[i] = elements[i]! << 16;
+    } else if (isNarrowFloatDtype(this.dtype)) {
+      const table = narrowFloatValueTable(this.dtype);
+      for (let i = 0; i < out.length; i++) out[i] = table[elements[i]!]!;
     } else {
       out.set(elements);
     }
@@ -400,6 +408,7 @@ export class Tensor {
     const raw = this.elements[offset]!;
     if (this.dtype === "f16") return f16BitsToF32(raw);
     if (this.dtype === "bf16") return bf16BitsToF32(raw);
+    if (isNarrowFloatDtype(this.dtype)) return decodeNarrowFloat(raw, this.dtype);
     return raw;
   }
 
@@ -427,6 +436,11 @@ export class Tensor {
         break;
       case "u32":
         raw = roundToInteger(value, 0, 4294967295);
+        break;
+      case "f8e4m3":
+      case "f8e5m2":
+      case "f4e2m1":
+        raw = encodeNarrowFloat(value, this.dtype);
         break;
     }
     if (fill) this.elements.fill(raw);
@@ -458,6 +472,13 @@ export class Tensor {
       case "u32":
         for (let i = 0; i < size; i++) elements[i] = roundToInteger(values[i]!, 0, 4294967295);
         break;
+      case "f8e4m3":
+      case "f8e5m2":
+      case "f4e2m1": {
+        const dtype = this.dtype;
+        for (let i = 0; i < size; i++) elements[i] = encodeNarrowFloat(values[i]!, dtype);
+        break;
+      }
     }
   }
 }
@@ -466,37 +487,3 @@ export class Tensor {
 const CHUNK = 4096;
 const chunkValues = new Float32Array(CHUNK);
 const chunkBits = new Uint32Array(chunkValues.buffer);
-
-/** The typed-array view of `bytes` (aligned, `size` elements of `dtype`). */
-function elementsOf(dtype: Dtype, bytes: Uint8Array, size: number): Elements {
-  switch (dtype) {
-    case "f32":
-      return new Float32Array(bytes.buffer, bytes.byteOffset, size);
-    case "f16":
-    case "bf16":
-      return new Uint16Array(bytes.buffer, bytes.byteOffset, size);
-    case "i8":
-      return new Int8Array(bytes.buffer, bytes.byteOffset, size);
-    case "i32":
-      return new Int32Array(bytes.buffer, bytes.byteOffset, size);
-    case "i1":
-      return new Uint8Array(bytes.buffer, bytes.byteOffset, size);
-    case "u32":
-      return new Uint32Array(bytes.buffer, bytes.byteOffset, size);
-  }
-}
-
-/** Byte-wise equality, four bytes at a time where both arrays allow it. */
-function bytesEqual(a: Uint8Array, b: Uint8Array): boolean {
-  if (a.byteLength !== b.byteLength) return false;
-  let start = 0;
-  if (a.byteOffset % 4 === 0 && b.byteOffset % 4 === 0) {
-    const words = a.byteLength >>> 2;
-    const aWords = new Int32Array(a.buffer, a.byteOffset, words);
-    const bWords = new Int32Array(b.buffer, b.byteOffset, words);
-    for (let i = 0; i < words; i++) if (aWords[i] !== bWords[i]) return false;
-    start = words << 2;
-  }
-  for (let i = start; i < a.byteLength; i++) if (a[i] !== b[i]) return false;
-  return true;
-}

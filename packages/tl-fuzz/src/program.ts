@@ -6,6 +6,7 @@
 
 import type { Dtype as KernelDtype } from "@kb/spec";
 import type { AtomicOp, BinaryOp, BitOp, LibdeviceOp, UnaryOp } from "./reference/index.js";
+import { isNarrow } from "./reference/narrow-float.js";
 
 /**
  * The element types a program uses: the kernels' (@kb/spec) but booleans, which only masks and
@@ -17,7 +18,7 @@ export const FLOAT_DTYPES: readonly Dtype[] = ["f32", "f16", "bf16"];
 export const DTYPES: readonly Dtype[] = ["f32", "f16", "bf16", "i8", "i32"];
 
 export function isFloat(dtype: Dtype): boolean {
-  return dtype === "f32" || dtype === "f16" || dtype === "bf16";
+  return dtype === "f32" || dtype === "f16" || dtype === "bf16" || isNarrow(dtype);
 }
 
 /** Rows of a value: those of the block being processed (the last block may be shorter), or fixed. */

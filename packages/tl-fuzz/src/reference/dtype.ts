@@ -5,6 +5,7 @@
 
 import { KbError } from "@kb/errors";
 import type { Dtype as KernelDtype } from "@kb/spec";
+import { isNarrow, roundToNarrow } from "./narrow-float.js";
 
 /** The element types of the kernel language the reference computes in (booleans are masks). */
 export type Dtype = Exclude<KernelDtype, "i1">;
@@ -12,9 +13,9 @@ export type Dtype = Exclude<KernelDtype, "i1">;
 /** Every dtype, floats first. */
 export const DTYPES: readonly Dtype[] = Object.freeze(["f32", "f16", "bf16", "i8", "i32", "u32"]);
 
-/** True for f32, f16 and bf16. */
+/** True for f32, f16, bf16 and the fp8 and fp4 dtypes. */
 export function isFloat(dtype: Dtype): boolean {
-  return dtype === "f32" || dtype === "f16" || dtype === "bf16";
+  return dtype === "f32" || dtype === "f16" || dtype === "bf16" || isNarrow(dtype);
 }
 
 /** A binary float format narrower than f64: fraction bits and exponent bits. */
@@ -143,6 +144,10 @@ export function roundTo(dtype: Dtype, x: number): number {
       return roundToInteger(x, -2147483648, 2147483647);
     case "u32":
       return roundToInteger(x, 0, 4294967295);
+    case "f8e4m3":
+    case "f8e5m2":
+    case "f4e2m1":
+      return roundToNarrow(dtype, x);
   }
 }
 
