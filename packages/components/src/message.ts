@@ -192,6 +192,8 @@ export type StageParams =
       readonly n: number;
       readonly k: number;
       readonly dtype: string;
+      /** A scaled GEMM's blocks of e8m0 scales along k (`ceil(k / 32)`): one more streamed step each. */
+      readonly scaleBlocks?: number;
     }
   | {
       readonly type: "math";

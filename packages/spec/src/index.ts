@@ -21,6 +21,7 @@ export type {
   PeCommand,
   WaitCommand,
 } from "./commands.js";
+export { MX_SCALE_BLOCK } from "./commands.js";
 export type { IndexedRun } from "./dma-indexed.js";
 export { indexedRuns, indexedRunsProblem } from "./dma-indexed.js";
 export type { MaskPiece } from "./dma-mask.js";
