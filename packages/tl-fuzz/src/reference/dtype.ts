@@ -10,8 +10,18 @@ import { isNarrow, roundToNarrow } from "./narrow-float.js";
 /** The element types of the kernel language the reference computes in (booleans are masks). */
 export type Dtype = Exclude<KernelDtype, "i1">;
 
-/** Every dtype, floats first. */
-export const DTYPES: readonly Dtype[] = Object.freeze(["f32", "f16", "bf16", "i8", "i32", "u32"]);
+/** Every dtype (fp8 and fp4 appended). */
+export const DTYPES: readonly Dtype[] = Object.freeze([
+  "f32",
+  "f16",
+  "bf16",
+  "i8",
+  "i32",
+  "u32",
+  "f8e4m3",
+  "f8e5m2",
+  "f4e2m1",
+]);
 
 /** True for f32, f16, bf16 and the fp8 and fp4 dtypes. */
 export function isFloat(dtype: Dtype): boolean {
