@@ -1,21 +1,6 @@
 import { describe, expect, it } from "vitest";
 import type { TLContext } from "./context.js";
-import {
-  failure,
-  hbmAt as hbm,
-  listCommands as list,
-  machineOf,
-  runKernel,
-  scratchAt as scratch,
-  TestMemory,
-} from "./test-support.js";
-
-/** Runs `kernel` on a fresh machine (schema defaults); returns the end time, ns. */
-async function endNs(kernel: (tl: TLContext) => Promise<void>): Promise<number> {
-  const machine = machineOf();
-  await runKernel(machine, kernel, [], { memory: new TestMemory() });
-  return machine.env.now;
-}
+import { endNs, failure, hbmAt as hbm, listCommands as list, scratchAt as scratch } from "./test-support.js";
 
 const TILE = [128, 128];
 
