@@ -26,10 +26,10 @@ describe("tutorial 10: block-scaled matmul (mxfp8, mxfp4) with tl.dotScaled", { 
 
   // One program (128 x 128 x 256, BLOCK_K 128): two scaled dots of 128^3 on default.yaml's
   // pe_gemm_v1 (32 x 32, 8 cycles overhead, 1 GHz), each 16 passes of K + K/32 = 132 steps at
-  // dtype_cycles f8e4m3 0.5 (1064 ns) or f4e2m1 0.25 (536 ns): docs/latency-model.md.
+  // dtype_cycles 0.5 for f8e4m3 and f4e2m1 alike (1064 ns): docs/latency-model.md.
   test.each([
     ["mxfp8", 2 * (16 * 132 * 0.5 + 8)],
-    ["mxfp4", 2 * (16 * 132 * 0.25 + 8)],
+    ["mxfp4", 2 * (16 * 132 * 0.5 + 8)],
   ] as const)("%s: PE_GEMM is busy %d ns, the scaled MMA's time", async (format, busy) => {
     const { report, gemmBusyNs } = await run({ M: 128, N: 128, K: 256, format, dtype: "f32" });
     expect(report.pass).toBe(true);
