@@ -115,7 +115,7 @@ describe("kb components list", () => {
     });
     expect(gemm?.params[4]).toMatchObject({
       type: "record<string, number > 0>",
-      default: { f16: 1, bf16: 1, f32: 4, i8: 0.5, i32: 4 },
+      default: { f16: 1, bf16: 1, f32: 4, i8: 0.5, i32: 4, f8e4m3: 0.5, f8e5m2: 0.5, f4e2m1: 0.5 },
     });
   });
 

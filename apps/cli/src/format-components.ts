@@ -170,7 +170,7 @@ export function formatImpls(impls: readonly ImplInfo[], width: number): string {
     for (const param of impl.params) {
       const value = param.required
         ? `${param.type}, required`
-        : `${param.type}${"default" in param ? `, default ${JSON.stringify(param.default)}` : ""}`;
+        : `${param.type}${"default" in param ? `, default ${formatDefault(param.default)}` : ""}`;
       const head = `    ${param.name.padEnd(nameWidth)}  `;
       if (head.length > hanging.length) {
         lines.push(head.trimEnd(), ...wrap(value, width, hanging));
@@ -194,6 +194,14 @@ function formatCounters(impl: ImplInfo, width: number): string[] {
       wrap(`${counter.name} (${counter.unit}): ${counter.description}`, width, "      "),
     ),
   ];
+}
+
+/**
+ * A param's default as JSON with a space after the comma between an object's entries, so that
+ * a long map (`dtype_cycles`) wraps between entries instead of running past the width.
+ */
+function formatDefault(value: unknown): string {
+  return JSON.stringify(value).replaceAll(',"', ', "');
 }
 
 /** Greedy word wrap of `text` to `width` columns, every line starting with `indent`. */

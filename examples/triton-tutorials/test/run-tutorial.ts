@@ -10,8 +10,8 @@ export const topology = (name: string) =>
 /**
  * A tutorial's bench through the runtime API: phase 1 with an op log and the loads kept, then
  * phase 2 once, checking the outputs against the host references and every observed load against
- * phase 2's copy; with the bytes the PE_DMAs moved, the PE_GEMM ops (the dots) and the first
- * launch's span, and the atomics the op log records.
+ * phase 2's copy; with the bytes the PE_DMAs moved, the PE_GEMM ops (the dots) and their busy
+ * time, the first launch's span, and the atomics the op log records.
  */
 export async function runTutorial(bench: Bench, params: Record<string, unknown>, topologyName = "default") {
   const sink = new MemorySink();
@@ -43,6 +43,7 @@ export async function runTutorial(bench: Bench, params: Record<string, unknown>,
     phases: comparer.result(),
     dmaBytes,
     dots: results.byKind.find((kind) => kind.kind === "pe_gemm")?.ops ?? Number.NaN,
+    gemmBusyNs: results.byKind.find((kind) => kind.kind === "pe_gemm")?.busyNs ?? Number.NaN,
     launchNs: launch === undefined ? Number.NaN : launch.endNs - launch.startNs,
   };
 }

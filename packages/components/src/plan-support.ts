@@ -180,10 +180,12 @@ export function gemmOp(
   accumulate: boolean,
   transposeA = false,
   transposeB = false,
+  scales: { readonly a?: number; readonly b?: number } = {},
 ): OpSpec {
+  const scaled = scales.a !== undefined || scales.b !== undefined;
   return {
     kind: "gemm",
-    name: `gemm_${dtypeIn}`,
+    name: scaled ? `gemm_mx_${dtypeIn}` : `gemm_${dtypeIn}`,
     params: {
       src_a_addr: a,
       src_b_addr: b,
@@ -201,6 +203,8 @@ export function gemmOp(
       layout_out: "row_major",
       addr_space: "tcm",
       accumulate,
+      ...(scales.a === undefined ? {} : { scale_a_addr: scales.a }),
+      ...(scales.b === undefined ? {} : { scale_b_addr: scales.b }),
     },
   };
 }

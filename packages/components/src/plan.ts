@@ -3,6 +3,7 @@ import {
   type GemmCommand,
   indexedRuns,
   indexedRunsProblem,
+  MX_SCALE_BLOCK,
   maskPieces,
   maskRunsProblem,
   type PeCommand,
@@ -123,6 +124,9 @@ function gemmFeed(id: string, where: string, command: GemmCommand, engines: PeEn
   ownTcm(where, engines, command.a, "a");
   ownTcm(where, engines, command.b, "b");
   ownTcm(where, engines, command.out, "out");
+  if (command.aScale !== undefined) ownTcm(where, engines, command.aScale, "aScale");
+  if (command.bScale !== undefined) ownTcm(where, engines, command.bScale, "bScale");
+  const scaled = command.aScale !== undefined || command.bScale !== undefined;
   const op = gemmOp(
     command.a,
     command.b,
@@ -136,7 +140,14 @@ function gemmFeed(id: string, where: string, command: GemmCommand, engines: PeEn
     command.accumulate ?? false,
     command.transposeA ?? false,
     command.transposeB ?? false,
+    {
+      ...(command.aScale === undefined ? {} : { a: command.aScale }),
+      ...(command.bScale === undefined ? {} : { b: command.bScale }),
+    },
   );
-  const params: StageParams = { type: "gemm", m, n, k, dtype: command.dtype };
+  // A scaled GEMM streams one more step per block of MX_SCALE_BLOCK along k (docs/latency-model.md).
+  const params: StageParams = scaled
+    ? { type: "gemm", m, n, k, dtype: command.dtype, scaleBlocks: Math.ceil(k / MX_SCALE_BLOCK) }
+    : { type: "gemm", m, n, k, dtype: command.dtype };
   return singleFeed(id, (index) => ({ tileId: index, stages: [stage("gemm", engines.gemm, params, [op])] }));
 }

@@ -1,9 +1,16 @@
 import { KbError } from "@kb/errors";
-import type { GemmOpRecord, MathOpRecord, MemoryOpRecord, OpRecord } from "@kb/oplog";
+import {
+  type GemmOpRecord,
+  type MathOpRecord,
+  type MemoryOpRecord,
+  MX_SCALE_BLOCK,
+  type OpRecord,
+} from "@kb/oplog";
 import { DTYPE_BYTES, type Dtype, isFloatDtype, shapeSize, Tensor } from "@kb/tensor";
 import { atomicCopy } from "./atomic.js";
 import type { GemmPool } from "./gemm/gemm-pool.js";
 import { fromFloat32, type GemmProblem, igemm, sgemm, toFloat32 } from "./gemm/index.js";
+import { applyBlockScales } from "./gemm/scales.js";
 import { type Access, accessesOf, conflict, gemmKey } from "./hazards.js";
 import { indexedCopy } from "./indexed-copy.js";
 import { applyMath } from "./math.js";
@@ -426,6 +433,11 @@ export class DataExecutor {
     const outBytes = DTYPE_BYTES[p.dtype_out];
     const a = toFloat32(this.store.readTyped(p.src_a_addr, m * k * inBytes, inBytes), p.dtype_in);
     const b = toFloat32(this.store.readTyped(p.src_b_addr, k * n * inBytes, inBytes), p.dtype_in);
+    const blocks = Math.ceil(k / MX_SCALE_BLOCK);
+    if (p.scale_a_addr !== undefined)
+      applyBlockScales(a, this.store.read(p.scale_a_addr, m * blocks), m, k, !p.transpose_a);
+    if (p.scale_b_addr !== undefined)
+      applyBlockScales(b, this.store.read(p.scale_b_addr, n * blocks), n, k, p.transpose_b);
     const accumulate = p.accumulate === true;
     const c = accumulate
       ? toFloat32(this.store.readTyped(p.dst_addr, m * n * outBytes, outBytes), p.dtype_out)

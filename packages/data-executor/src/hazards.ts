@@ -1,7 +1,7 @@
 // The hazards phase 2's batching checks (executor.ts): the byte ranges each record reads and
 // writes, and whether two records conflict (RAW, WAW, WAR), so a GEMM may be pulled forward past
 // records it does not touch. @internal to the package.
-import type { GemmOpRecord, OpRecord } from "@kb/oplog";
+import { type GemmOpRecord, MX_SCALE_BLOCK, type OpRecord } from "@kb/oplog";
 import { DTYPE_BYTES, shapeSize } from "@kb/tensor";
 import { indexedSpans } from "./indexed-copy.js";
 
@@ -56,6 +56,10 @@ export function accessesOf(record: OpRecord): Access {
         range(p.src_b_addr, shapeSize(p.shape_b) * size),
       ];
       if (p.accumulate === true) reads.push(out);
+      const [m, n] = p.shape_out as [number, number];
+      const blocks = Math.ceil(shapeSize(p.shape_a) / m / MX_SCALE_BLOCK);
+      if (p.scale_a_addr !== undefined) reads.push(range(p.scale_a_addr, m * blocks));
+      if (p.scale_b_addr !== undefined) reads.push(range(p.scale_b_addr, n * blocks));
       return { reads, writes: [out] };
     }
     case "math": {

@@ -1,6 +1,13 @@
 // Non-finite values in phase 2's outputs (executor.ts): finding the first NaN or infinity an op
 // stored, to name the op and PE it came from. @internal to the package.
-import { DTYPE_BYTES, type Dtype, isFloatDtype, Tensor } from "@kb/tensor";
+import {
+  DTYPE_BYTES,
+  type Dtype,
+  decodeNarrowFloat,
+  isFloatDtype,
+  isNarrowFloatDtype,
+  Tensor,
+} from "@kb/tensor";
 
 /**
  * The flat index of the first NaN or infinity among the `dtype` elements in `bytes`, or -1.
@@ -16,6 +23,10 @@ export function firstNonFiniteIndex(bytes: Uint8Array, dtype: Dtype): number {
     const values = new Float32Array(aligned.buffer, aligned.byteOffset, count);
     // x - x is 0 for a finite x, NaN for NaN and the infinities.
     for (let i = 0; i < count; i++) if (values[i]! - values[i]! !== 0) return i;
+    return -1;
+  }
+  if (isNarrowFloatDtype(dtype)) {
+    for (let i = 0; i < count; i++) if (!Number.isFinite(decodeNarrowFloat(aligned[i]!, dtype))) return i;
     return -1;
   }
   // f16 and bf16: an all-ones exponent is an infinity (zero mantissa) or a NaN.

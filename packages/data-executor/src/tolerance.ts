@@ -40,7 +40,9 @@ export interface AppliedTolerance extends Required<Tolerance> {
 
 /**
  * The default tolerance of each dtype (ADR-0020 D11): `np.allclose` with rtol = atol = 1e-5 for
- * f32, 1e-3 for f16 and 1e-2 for bf16; `np.array_equal` (exact) for the integer dtypes and `i1`.
+ * f32, 1e-3 for f16 and 1e-2 for bf16, one unit in the last place near 1 for the fp8 and fp4 dtypes
+ * (0.125 for f8e4m3, 0.25 for f8e5m2, 0.5 for f4e2m1); `np.array_equal` (exact) for the integer
+ * dtypes and `i1`.
  * rtol is about one unit in the last place of f16 (2^-10 = 9.8e-4) and bf16 (2^-7 = 7.8e-3), so
  * a result rounded the other way passes; for f32 (2^-23 = 1.2e-7) it leaves ~80 units for the
  * order of a long accumulation. atol = rtol holds elements near 0 (cancellation), which makes the
@@ -59,6 +61,10 @@ export const TOLERANCES: Readonly<Record<Dtype, Tolerance>> = Object.freeze({
   i16: Object.freeze({ rtol: 0, atol: 0 }),
   i64: Object.freeze({ rtol: 0, atol: 0 }),
   u64: Object.freeze({ rtol: 0, atol: 0 }),
+  // One unit in the last place near 1 of the fp8 and fp4 formats (3, 2 and 1 fraction bits).
+  f8e4m3: Object.freeze({ rtol: 0.125, atol: 0.125 }),
+  f8e5m2: Object.freeze({ rtol: 0.25, atol: 0.25 }),
+  f4e2m1: Object.freeze({ rtol: 0.5, atol: 0.5 }),
 });
 
 /**

@@ -31,6 +31,9 @@ describe("verify", () => {
       i16: { rtol: 0, atol: 0 },
       i64: { rtol: 0, atol: 0 },
       u64: { rtol: 0, atol: 0 },
+      f8e4m3: { rtol: 0.125, atol: 0.125 },
+      f8e5m2: { rtol: 0.25, atol: 0.25 },
+      f4e2m1: { rtol: 0.5, atol: 0.5 },
     });
   });
 

@@ -2,10 +2,12 @@ import { KbError } from "@kb/errors";
 import {
   bf16BitsToF32,
   type Dtype,
+  decodeNarrowFloat,
   type Elements,
   elementView,
   f16BitsToF32,
   formatShape,
+  isNarrowFloatDtype,
   Tensor,
 } from "@kb/tensor";
 import type { NonFiniteOrigin } from "./executor.js";
@@ -367,6 +369,10 @@ function decodeChunk(dtype: Dtype, view: ElementView, start: number, count: numb
   if (dtype === "f16" || dtype === "bf16") {
     const table = dtype === "f16" ? f16Values() : bf16Values();
     for (let i = 0; i < count; i++) out[i] = table[view[start + i] as number]!;
+    return;
+  }
+  if (isNarrowFloatDtype(dtype)) {
+    for (let i = 0; i < count; i++) out[i] = decodeNarrowFloat(view[start + i] as number, dtype);
     return;
   }
   for (let i = 0; i < count; i++) out[i] = Number(view[start + i]!);

@@ -25,6 +25,7 @@ export {
   evaluateMath,
   MATH_OPS,
   MATH_SHAPES,
+  MX_SCALE_BLOCK,
   mathOutputShape,
   PUBLIC_MATH_OPS,
   SCALAR_OPS,

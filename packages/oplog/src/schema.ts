@@ -178,6 +178,14 @@ export const gemmParamsSchema = z.strictObject({
     .boolean()
     .exactOptional()
     .describe("Extension: true when the result is added into dst (K-tile accumulation) instead of stored."),
+  scale_a_addr: byteAddress
+    .exactOptional()
+    .describe(
+      "Extension (tl.dotScaled): byte address of A's e8m0 scales, [m, k/32] bytes row-major; element (i, kk) of A counts 2^(byte - 127) times its value (255: NaN).",
+    ),
+  scale_b_addr: byteAddress
+    .exactOptional()
+    .describe("Extension (tl.dotScaled): byte address of B's e8m0 scales, [n, k/32] bytes row-major."),
 });
 
 /** Params of a `math` op (`exp`, `add`, `sum`, `where`, ...). */
@@ -341,6 +349,10 @@ export interface GemmParams {
   epilogue?: EpilogueStep[];
   /** Extension: true when the result is added into `dst_addr` (K-tile accumulation) instead of stored. */
   accumulate?: boolean;
+  /** Extension (`tl.dotScaled`): A's e8m0 scales, `[m, k/32]` bytes; element (i, kk) of A counts `2^(byte - 127)` times its value. */
+  scale_a_addr?: number;
+  /** Extension (`tl.dotScaled`): B's e8m0 scales, `[n, k/32]` bytes. */
+  scale_b_addr?: number;
 }
 
 /** Params of a `math` op. Addresses in bytes, shapes in elements. */

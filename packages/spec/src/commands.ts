@@ -104,7 +104,18 @@ export interface GemmCommand extends CommandBase {
   readonly accumulate?: boolean;
   readonly transposeA?: boolean;
   readonly transposeB?: boolean;
+  /**
+   * A scaled GEMM (`tl.dotScaled`, microscaling): TCM address of A's e8m0 scales, one byte per
+   * {@link MX_SCALE_BLOCK} elements along k (`[m, k / 32]`, row-major); element (i, kk) of A counts
+   * `2^(byte - 127)` times its value (byte 255: NaN). Absent: scale 1.
+   */
+  readonly aScale?: number;
+  /** B's e8m0 scales (`[n, k / 32]`, row-major), as {@link GemmCommand.aScale}. */
+  readonly bScale?: number;
 }
+
+/** Elements along K that share one e8m0 scale in a scaled GEMM (the OCP MX block size). */
+export const MX_SCALE_BLOCK = 32;
 
 /** An elementwise or reduction op on TCM operands (a simple command: one PE_MATH stage). */
 export interface MathCommand extends CommandBase {

@@ -4,9 +4,12 @@ import * as z from "zod";
  * An element type of a host tensor: IEEE binary32 (`f32`), IEEE binary16 (`f16`), bfloat16
  * (`bf16`, the top half of a binary32), two's-complement signed integers (`i8`, `i32`), the
  * unsigned 32-bit integer (`u32`, what Philox's `tl.randint` produces), and booleans (`i1`: one
- * byte per element holding 0 or 1, what comparisons produce and masks are), and the other
- * integer widths of Triton (`u8`, `u16`, `i16`, `i64`, `u64`: two's complement, little-endian).
- * The one definition: host tensors, PE commands, the op log and the kernels all name these.
+ * byte per element holding 0 or 1, what comparisons produce and masks are), the other
+ * integer widths of Triton (`u8`, `u16`, `i16`, `i64`, `u64`: two's complement, little-endian),
+ * and the 8-bit floats `f8e4m3` (OCP E4M3FN: no infinities, max 448), `f8e5m2` (IEEE-like, with
+ * infinities, max 57344) and the 4-bit float `f4e2m1` (the mxfp4 element, max 6, stored one per
+ * byte in the low nibble). The one definition: host tensors, PE commands, the op log and the
+ * kernels all name these.
  */
 export type Dtype =
   | "f32"
@@ -20,7 +23,10 @@ export type Dtype =
   | "u16"
   | "i16"
   | "i64"
-  | "u64";
+  | "u64"
+  | "f8e4m3"
+  | "f8e5m2"
+  | "f4e2m1";
 
 /** Every {@link Dtype}, floats first. */
 export const DTYPES: readonly Dtype[] = Object.freeze([
@@ -36,6 +42,9 @@ export const DTYPES: readonly Dtype[] = Object.freeze([
   "i16",
   "i64",
   "u64",
+  "f8e4m3",
+  "f8e5m2",
+  "f4e2m1",
 ] as const);
 
 /** The zod schema of a {@link Dtype} (the op log's `dtype` fields; a user's schema may reuse it). */
@@ -55,6 +64,9 @@ export const DTYPE_BYTES: Readonly<Record<Dtype, number>> = Object.freeze({
   i16: 2,
   i64: 8,
   u64: 8,
+  f8e4m3: 1,
+  f8e5m2: 1,
+  f4e2m1: 1,
 });
 
 /** True when `value` is one of the {@link DTYPES} names. */
@@ -71,11 +83,20 @@ export function isDtype(value: unknown): value is Dtype {
     value === "u16" ||
     value === "i16" ||
     value === "i64" ||
-    value === "u64"
+    value === "u64" ||
+    isNarrowFloatDtype(value)
   );
 }
 
-/** True for the floating-point dtypes `f32`, `f16` and `bf16`. */
+/** True for the floating-point dtypes `f32`, `f16`, `bf16`, `f8e4m3`, `f8e5m2` and `f4e2m1`. */
 export function isFloatDtype(dtype: Dtype): boolean {
-  return dtype === "f32" || dtype === "f16" || dtype === "bf16";
+  return dtype === "f32" || dtype === "f16" || dtype === "bf16" || isNarrowFloatDtype(dtype);
+}
+
+/** The 8- and 4-bit float dtypes (fp8 and fp4: what `tl.dot` and `tl.dotScaled` take at the fp8 rate). */
+export type NarrowFloatDtype = "f8e4m3" | "f8e5m2" | "f4e2m1";
+
+/** True for the fp8 and fp4 dtypes `f8e4m3`, `f8e5m2` and `f4e2m1`. */
+export function isNarrowFloatDtype(value: unknown): value is NarrowFloatDtype {
+  return value === "f8e4m3" || value === "f8e5m2" || value === "f4e2m1";
 }

@@ -21,6 +21,7 @@ export type {
   PeCommand,
   WaitCommand,
 } from "./commands.js";
+export { MX_SCALE_BLOCK } from "./commands.js";
 // The timing-model contracts: a plug-in's models are plain definitions the framework adapts.
 export type {
   ForwardingKind,
@@ -91,8 +92,8 @@ export type { IndexedRun } from "./dma-indexed.js";
 export { indexedRuns, indexedRunsProblem } from "./dma-indexed.js";
 export type { MaskPiece } from "./dma-mask.js";
 export { maskPieces, maskRunsProblem } from "./dma-mask.js";
-export type { Dtype } from "./dtype.js";
-export { DTYPE_BYTES, DTYPES, dtypeSchema, isDtype, isFloatDtype } from "./dtype.js";
+export type { Dtype, NarrowFloatDtype } from "./dtype.js";
+export { DTYPE_BYTES, DTYPES, dtypeSchema, isDtype, isFloatDtype, isNarrowFloatDtype } from "./dtype.js";
 export type { HbmAddressMap, HbmCoordinates, HbmOrganisation } from "./hbm-address-map.js";
 export type { HbmNodeKey } from "./hbm-topology-params.js";
 export {

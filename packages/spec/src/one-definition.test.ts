@@ -44,6 +44,9 @@ describe("the one definition of the vocabulary", () => {
       "i16",
       "i64",
       "u64",
+      "f8e4m3",
+      "f8e5m2",
+      "f4e2m1",
     ]);
     expect(tensor.DTYPES).toBe(spec.DTYPES);
     expect(tensor.DTYPE_BYTES).toBe(spec.DTYPE_BYTES);

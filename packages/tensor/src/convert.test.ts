@@ -201,7 +201,7 @@ describe("roundToDtype", () => {
 
   it("rejects an unknown dtype", () => {
     expect(() => roundToDtype(1, "f64" as never)).toThrow(
-      '[TENSOR_INVALID] expected a dtype (f32, f16, bf16, i8, i32, i1, u32, u8, u16, i16, i64, u64), got "f64".',
+      '[TENSOR_INVALID] expected a dtype (f32, f16, bf16, i8, i32, i1, u32, u8, u16, i16, i64, u64, f8e4m3, f8e5m2, f4e2m1), got "f64".',
     );
   });
 });

@@ -1,5 +1,6 @@
 import { KbError } from "@kb/errors";
-import { DTYPES, type Dtype } from "@kb/spec";
+import { DTYPES, type Dtype, type NarrowFloatDtype } from "@kb/spec";
+import { decodeNarrowFloat, encodeNarrowFloat } from "./narrow-float.js";
 
 /** True on a little-endian platform: typed arrays then read the tensor byte layout directly. */
 export const LITTLE_ENDIAN = new Uint8Array(new Uint16Array([1]).buffer)[0] === 1;
@@ -138,13 +139,14 @@ export function toBool(x: number): number {
   return x === 0 ? 0 : 1;
 }
 
+/** The integer and boolean dtypes (every dtype but the floats). */
+export type IntegerDtype = Exclude<Dtype, "f32" | "f16" | "bf16" | NarrowFloatDtype>;
+
 /**
  * The smallest and largest value of each integer dtype, as doubles: the 64-bit types' largest
  * values (2^63 - 1, 2^64 - 1) read as their nearest doubles, 2^63 and 2^64.
  */
-export const INTEGER_RANGE: Readonly<
-  Record<Exclude<Dtype, "f32" | "f16" | "bf16">, readonly [number, number]>
-> = Object.freeze({
+export const INTEGER_RANGE: Readonly<Record<IntegerDtype, readonly [number, number]>> = Object.freeze({
   i8: Object.freeze([-128, 127] as const),
   i32: Object.freeze([-2147483648, 2147483647] as const),
   i1: Object.freeze([0, 1] as const),
@@ -179,6 +181,8 @@ export function toInt64(x: number, dtype: "i64" | "u64"): bigint {
  *   element is stored exactly but reads back as the nearest double (exact while |x| <= 2^53).
  * - `i1`: 0 for ±0, 1 for anything else (NaN included): `x != 0`, Triton's and PyTorch's
  *   conversion to bool.
+ * - `f8e4m3`, `f8e5m2`, `f4e2m1`: the nearest value, ties to even, saturating at the largest
+ *   finite value (see `encodeNarrowFloat`).
  *
  * Throws `TENSOR_INVALID` for an unknown dtype.
  */
@@ -197,12 +201,17 @@ export function roundToDtype(x: number, dtype: Dtype): number {
     case "i1":
       return toBool(x);
     case "u32":
+      return roundToInteger(x, 0, 4294967295);
     case "u8":
     case "u16":
     case "i16":
     case "i64":
     case "u64":
       return roundToInteger(x, ...INTEGER_RANGE[dtype]);
+    case "f8e4m3":
+    case "f8e5m2":
+    case "f4e2m1":
+      return decodeNarrowFloat(encodeNarrowFloat(x, dtype), dtype);
     default:
       throw unknownDtype(dtype);
   }

@@ -1,8 +1,8 @@
 import type { Dtype } from "@kb/spec";
-import { INTEGER_RANGE, roundToInteger, toBool, toInt64 } from "./convert.js";
+import { INTEGER_RANGE, type IntegerDtype, roundToInteger, toBool, toInt64 } from "./convert.js";
 
 // The typed arrays a tensor reads and writes its elements through, one per dtype: f32 as
-// Float32Array, f16 and bf16 as their 16-bit patterns, the integers as two's complement (the
+// Float32Array, f16 and bf16 as their 16-bit patterns, fp8 and fp4 as their byte patterns, the integers as two's complement (the
 // 64-bit ones as BigInt64Array / BigUint64Array, exact), i1 as bytes.
 
 /** The typed-array view a tensor reads and writes its elements through. */
@@ -38,6 +38,9 @@ export function elementsOf(dtype: Dtype, bytes: Uint8Array, size: number): Eleme
       return new Int32Array(buffer, byteOffset, size);
     case "i1":
     case "u8":
+    case "f8e4m3":
+    case "f8e5m2":
+    case "f4e2m1":
       return new Uint8Array(buffer, byteOffset, size);
     case "u32":
       return new Uint32Array(buffer, byteOffset, size);
@@ -52,7 +55,7 @@ export function elementsOf(dtype: Dtype, bytes: Uint8Array, size: number): Eleme
  * The stored form of `value` in an element of the integer or boolean `dtype`: rounded half to
  * even and saturated (NaN: 0), a BigInt for the 64-bit dtypes; `i1`: 0 or 1 (`value != 0`).
  */
-export function encodeInteger(value: number, dtype: Exclude<Dtype, "f32" | "f16" | "bf16">): number | bigint {
+export function encodeInteger(value: number, dtype: IntegerDtype): number | bigint {
   if (dtype === "i1") return toBool(value);
   if (dtype === "i64" || dtype === "u64") return toInt64(value, dtype);
   const [min, max] = INTEGER_RANGE[dtype];

@@ -28,6 +28,9 @@ describe("dtypes and shapes", () => {
       "i16",
       "i64",
       "u64",
+      "f8e4m3",
+      "f8e5m2",
+      "f4e2m1",
     ]);
     expect(DTYPE_BYTES).toEqual({
       f32: 4,
@@ -42,8 +45,11 @@ describe("dtypes and shapes", () => {
       i16: 2,
       i64: 8,
       u64: 8,
+      f8e4m3: 1,
+      f8e5m2: 1,
+      f4e2m1: 1,
     });
-    expect(DTYPES.filter(isFloatDtype)).toEqual(["f32", "f16", "bf16"]);
+    expect(DTYPES.filter(isFloatDtype)).toEqual(["f32", "f16", "bf16", "f8e4m3", "f8e5m2", "f4e2m1"]);
     expect(isDtype("bf16")).toBe(true);
     expect(isDtype("f64")).toBe(false);
     expect(isDtype(undefined)).toBe(false);
@@ -117,7 +123,7 @@ describe("new Tensor", () => {
       "dimension 0 must be a non-negative integer, got 1.5",
     );
     expect(tensorError(() => new Tensor([2], "f64" as never))).toBe(
-      '[TENSOR_INVALID] Tensor(f64 [2]): expected a dtype (f32, f16, bf16, i8, i32, i1, u32, u8, u16, i16, i64, u64), got "f64".',
+      '[TENSOR_INVALID] Tensor(f64 [2]): expected a dtype (f32, f16, bf16, i8, i32, i1, u32, u8, u16, i16, i64, u64, f8e4m3, f8e5m2, f4e2m1), got "f64".',
     );
     expect(tensorError(() => new Tensor([2, 3], "f16", new Uint8Array(10)))).toBe(
       "[TENSOR_INVALID] Tensor(f16 [2, 3]) needs 12 bytes (6 elements of 2), got 10.",

@@ -1,5 +1,5 @@
 import { KbError } from "@kb/errors";
-import { DTYPE_BYTES, type Dtype, isDtype, isFloatDtype } from "@kb/spec";
+import { DTYPE_BYTES, type Dtype, isDtype, isFloatDtype, isNarrowFloatDtype } from "@kb/spec";
 import {
   bf16BitsToF32,
   f16BitsToF32,
@@ -7,12 +7,15 @@ import {
   f32ToBf16Bits,
   f32ToF16Bits,
   INTEGER_RANGE,
+  type IntegerDtype,
   LITTLE_ENDIAN,
   unknownDtype,
 } from "./convert.js";
 import { type Elements, elementsOf, encodeInteger, isWideDtype, type RawElements } from "./elements.js";
+import { decodeNarrowFloat, encodeNarrowFloat, narrowFloatValueTable } from "./narrow-float.js";
 import { Xoshiro128StarStar } from "./random.js";
 import { describeShape, formatShape, rowMajorStrides, shapeProblem } from "./shape.js";
+import { bytesEqual } from "./storage.js";
 
 /** Options of {@link Tensor.random}. */
 export interface TensorRandomOptions {
@@ -185,13 +188,16 @@ export class Tensor {
       const size = tensor.size;
       if (dtype === "f32") {
         for (let i = 0; i < size; i++) elements[i] = low + span * generator.nextUnit();
+      } else if (isNarrowFloatDtype(dtype)) {
+        for (let i = 0; i < size; i++)
+          elements[i] = encodeNarrowFloat(low + span * generator.nextUnit(), dtype);
       } else {
         const encode = dtype === "f16" ? f32ToF16Bits : f32ToBf16Bits;
         for (let i = 0; i < size; i++) elements[i] = encode(low + span * generator.nextUnit());
       }
       return tensor;
     }
-    const [min, max] = INTEGER_RANGE[dtype as Exclude<Dtype, "f32" | "f16" | "bf16">];
+    const [min, max] = INTEGER_RANGE[dtype as IntegerDtype];
     const count = high - low + 1;
     if (!Number.isInteger(low) || !Number.isInteger(high) || low < min || high > max || count > 2 ** 32) {
       throw new KbError(
@@ -261,6 +267,9 @@ export class Tensor {
         for (let i = start; i < end; i++) chunkBits[i - start] = elements[i]! << 16;
         for (let i = start; i < end; i++) out[i] = chunkValues[i - start]!;
       }
+    } else if (isNarrowFloatDtype(this.dtype)) {
+      const table = narrowFloatValueTable(this.dtype);
+      for (let i = 0; i < size; i++) out[i] = table[elements[i]!]!;
     } else {
       for (let i = 0; i < size; i++) out[i] = elements[i]!; // faster than out.set(elements) in V8
     }
@@ -282,6 +291,9 @@ export class Tensor {
     } else if (this.dtype === "bf16") {
       const outBits = new Uint32Array(out.buffer);
       for (let i = 0; i < out.length; i++) outBits[i] = elements[i]! << 16;
+    } else if (isNarrowFloatDtype(this.dtype)) {
+      const table = narrowFloatValueTable(this.dtype);
+      for (let i = 0; i < out.length; i++) out[i] = table[elements[i]!]!;
     } else {
       out.set(elements);
     }
@@ -408,6 +420,7 @@ export class Tensor {
     if (typeof raw === "bigint") return Number(raw);
     if (this.dtype === "f16") return f16BitsToF32(raw);
     if (this.dtype === "bf16") return bf16BitsToF32(raw);
+    if (isNarrowFloatDtype(this.dtype)) return decodeNarrowFloat(raw, this.dtype);
     return raw;
   }
 
@@ -421,7 +434,9 @@ export class Tensor {
           ? f32ToF16Bits(value)
           : dtype === "bf16"
             ? f32ToBf16Bits(value)
-            : encodeInteger(value, dtype);
+            : isNarrowFloatDtype(dtype)
+              ? encodeNarrowFloat(value, dtype)
+              : encodeInteger(value, dtype);
     const elements = this.elements as RawElements;
     if (fill) elements.fill(raw);
     else elements[offset] = raw;
@@ -441,6 +456,13 @@ export class Tensor {
         for (let i = 0; i < size; i++) elements[i] = encode(values[i]!);
         break;
       }
+      case "f8e4m3":
+      case "f8e5m2":
+      case "f4e2m1": {
+        const elements = this.elements as Uint8Array;
+        for (let i = 0; i < size; i++) elements[i] = encodeNarrowFloat(values[i]!, dtype);
+        break;
+      }
       default: {
         const elements = this.elements as RawElements;
         for (let i = 0; i < size; i++) elements[i] = encodeInteger(values[i]!, dtype);
@@ -453,18 +475,3 @@ export class Tensor {
 const CHUNK = 4096;
 const chunkValues = new Float32Array(CHUNK);
 const chunkBits = new Uint32Array(chunkValues.buffer);
-
-/** Byte-wise equality, four bytes at a time where both arrays allow it. */
-function bytesEqual(a: Uint8Array, b: Uint8Array): boolean {
-  if (a.byteLength !== b.byteLength) return false;
-  let start = 0;
-  if (a.byteOffset % 4 === 0 && b.byteOffset % 4 === 0) {
-    const words = a.byteLength >>> 2;
-    const aWords = new Int32Array(a.buffer, a.byteOffset, words);
-    const bWords = new Int32Array(b.buffer, b.byteOffset, words);
-    for (let i = 0; i < words; i++) if (aWords[i] !== bWords[i]) return false;
-    start = words << 2;
-  }
-  for (let i = start; i < a.byteLength; i++) if (a[i] !== b[i]) return false;
-  return true;
-}

@@ -3,6 +3,7 @@ import { binaryExact, exactOfScalar } from "./exact.js";
 import { pick } from "./pick.js";
 import {
   BINARY_OPS,
+  CAST_DTYPES,
   DTYPES,
   type Dtype,
   type EpilogueStep,
@@ -15,8 +16,10 @@ import {
   type ValueType,
 } from "./program.js";
 import { LIBDEVICE_OPS, type LibdeviceOp } from "./reference/index.js";
+import { isNarrow } from "./reference/narrow-float.js";
 import { drawRound2 } from "./round2-steps.js";
 import { drawRound3 } from "./round3-steps.js";
+import { drawDotScaled, SCALED_KIND } from "./scaled-steps.js";
 
 export type { RawProgram, RawStep } from "./build-context.js";
 
@@ -33,11 +36,11 @@ const EXACT_EPILOGUE: readonly EpilogueStep[] = [
 ];
 
 /** Step kinds a raw step picks from (`RawStep.kind` modulo this). */
-export const STEP_KINDS = 30;
-/** The kind of a use of an accumulator an earlier dot consumed (the run must refuse it; kinds 20-26: round2-steps.ts, 27-29: round3-steps.ts). */
+export const STEP_KINDS = 31;
+/** The kind of a use of an accumulator an earlier dot consumed (the run must refuse it; kinds 20-26: round2-steps.ts, 27-29: round3-steps.ts, 30: scaled-steps.ts). */
 const USE_CONSUMED = 19;
 /** Kinds that need no earlier value: a load and the composites. */
-const STANDALONE = new Set([0, 14, 15, 17]);
+const STANDALONE = new Set([0, 14, 15, 17, SCALED_KIND]);
 const COMPOSITE_MATH_OPS = [...UNARY_OPS, ...BINARY_OPS, "sum", "max", "min", "softmax"] as const;
 
 /** Builds the program the raw choices describe. Deterministic; never throws for any raw input. */
@@ -212,14 +215,18 @@ export function buildProgram(raw: RawProgram): Program {
         push({ kind: "softmax", x, axis: pick(choice.b, 2) as 0 | 1 }, { ...tx, exact: null });
         break;
       case 10: {
-        const dtype = DTYPES[pick(choice.b, DTYPES.length)] as Dtype;
-        // To an integer: rounded to whole numbers (exact with grain 0, if it was bounded).
+        const dtype = CAST_DTYPES[pick(choice.b, CAST_DTYPES.length)] as Dtype;
+        // To an integer: rounded to whole numbers (exact with grain 0, if it was bounded). To fp8
+        // or fp4: rounded to a multiple of a coarser power of two (the grain holds), at most twice
+        // the magnitude.
         const exact =
           tx.exact === null
             ? null
-            : isFloat(dtype)
-              ? tx.exact
-              : { grain: 0, bound: Math.ceil(tx.exact.bound) };
+            : isNarrow(dtype)
+              ? { grain: tx.exact.grain, bound: 2 * tx.exact.bound }
+              : isFloat(dtype)
+                ? tx.exact
+                : { grain: 0, bound: Math.ceil(tx.exact.bound) };
         push({ kind: "cast", x, dtype }, { ...tx, dtype, exact });
         break;
       }
@@ -381,6 +388,9 @@ export function buildProgram(raw: RawProgram): Program {
       case 28:
       case 29:
         drawRound3(kind, choice, ctx);
+        break;
+      case SCALED_KIND:
+        drawDotScaled(choice, ctx);
         break;
       case 15: {
         // out = op(inputs) as one composite per block over the block's rows.

@@ -1,5 +1,6 @@
 import { blockCount, type Program, type Step, type ValueType } from "./program.js";
 import { round3Source, SECOND_KERNEL_NAME } from "./round3-source.js";
+import { dotScaledSource } from "./scaled-steps.js";
 import { blockRowsIndex, literal, q, rowsOf } from "./source-text.js";
 
 // The kernel of a program as JavaScript source: the tester compiles and runs this very text, and
@@ -201,6 +202,8 @@ function stepSource(program: Program, step: Step, i: number): string {
       const t = type(i);
       return `${out} await tl.load(${input.name}.at(b * BR, 0), [rows, ${t.cols}], ${q(t.dtype)}, { out: tl.empty([rows, ${t.cols}], ${q(t.dtype)}) });`;
     }
+    case "dotScaled":
+      return dotScaledSource(program, step, i);
     case "store": {
       const output = program.outputs[step.output];
       if (output === undefined) throw new Error(`step ${i}: no output ${step.output}`);

@@ -2,6 +2,7 @@ import { blockOffsets, columnMask } from "./offsets.js";
 import { blockCount, type Program, rowsIn, type ValueType } from "./program.js";
 import * as ref from "./reference/index.js";
 import { evaluateRound3, evaluateSecondLaunch } from "./round3-evaluate.js";
+import { evaluateDotScaled } from "./scaled-steps.js";
 
 /** The scheduler's default composite tile (pe_scheduler `tile_m/n/k` of the schema's defaults). */
 export const DEFAULT_TILE: readonly [number, number, number] = [128, 128, 128];
@@ -192,6 +193,9 @@ export function evaluate(program: Program): ref.RefTensor[] {
           return; // in the second launch, below
         case "loadInto":
           values[i] = ref.block(input(step.input), row0, 0, rows, input(step.input).shape[1] as number);
+          return;
+        case "dotScaled":
+          values[i] = evaluateDotScaled(program, step, value, rows);
           return;
         case "store": {
           const output = program.outputs[step.output];

@@ -27,8 +27,9 @@ describe("the tl differential tester", () => {
 describe("the tester can fail", () => {
   // An evaluator that is off by one in the first element of every output: every program with an
   // output must fail, be shrunk, and come back as a bench that kb run --verify fails.
-  // Seed 9 shrinks to one output (load, fma, store); the draws, and so the seed that does, change
-  // when STEP_KINDS grows (with 30 kinds seed 5 shrinks to full + binary with two stores).
+  // Seed 2 shrinks to one output (load, fma, store); the draws, and so the seed that does, change
+  // when STEP_KINDS grows (with 31 kinds seeds 2, 3 and 5 do; with 30 kinds seed 9 did, which now
+  // shrinks to full + binary with two stores).
   const offByOne = (program: Parameters<typeof evaluate>[0]) =>
     evaluate(program).map((tensor) => {
       const data = Float64Array.from(tensor.data);
@@ -37,7 +38,7 @@ describe("the tester can fail", () => {
     });
 
   it("a wrong expectation is reported, shrunk to a minimal kernel, and printed as a runnable bench", async () => {
-    const report = await fuzz({ runs: 50, seed: 9, evaluate: offByOne });
+    const report = await fuzz({ runs: 50, seed: 2, evaluate: offByOne });
     const failure = report.failure;
     expect(failure).not.toBeNull();
     expect(failure?.failure.kind).toBe("mismatch");
@@ -52,7 +53,7 @@ describe("the tester can fail", () => {
   }, 120_000);
 
   it("kb run --verify on the printed repro fails (exit 1) where the evaluator and phase 2 disagree", async () => {
-    const report = await fuzz({ runs: 50, seed: 9, evaluate: offByOne });
+    const report = await fuzz({ runs: 50, seed: 2, evaluate: offByOne });
     const bin = fileURLToPath(new URL("../../../apps/cli/dist/bin.js", import.meta.url));
     if (!existsSync(bin)) expect.fail(`${bin} is missing: build first (pnpm build), as pnpm test does.`);
     const dir = mkdtempSync(join(tmpdir(), "kb-fuzz-repro-"));

@@ -6,6 +6,7 @@
 
 import type { Dtype as KernelDtype } from "@kb/spec";
 import type { AtomicOp, BinaryOp, BitOp, LibdeviceOp, UnaryOp } from "./reference/index.js";
+import { isNarrow } from "./reference/narrow-float.js";
 
 /**
  * The element types a program uses: the kernels' (@kb/spec) but booleans, which only masks and
@@ -15,9 +16,11 @@ export type Dtype = Exclude<KernelDtype, "i1">;
 
 export const FLOAT_DTYPES: readonly Dtype[] = ["f32", "f16", "bf16"];
 export const DTYPES: readonly Dtype[] = ["f32", "f16", "bf16", "i8", "i32"];
+/** What a cast step converts to: {@link DTYPES} and the fp8 and fp4 dtypes (saturating, README). */
+export const CAST_DTYPES: readonly Dtype[] = [...DTYPES, "f8e4m3", "f8e5m2", "f4e2m1"];
 
 export function isFloat(dtype: Dtype): boolean {
-  return dtype === "f32" || dtype === "f16" || dtype === "bf16";
+  return dtype === "f32" || dtype === "f16" || dtype === "bf16" || isNarrow(dtype);
 }
 
 /** Rows of a value: those of the block being processed (the last block may be shorter), or fixed. */
@@ -109,6 +112,16 @@ export type Step =
       readonly outDtype: Dtype | null;
     }
   | { readonly kind: "store"; readonly x: number; readonly output: number }
+  /** `tl.dotScaled` of loads (scaled-steps.ts): `b` a whole weight load as `dot`'s, scales i8 loads. */
+  | {
+      readonly kind: "dotScaled";
+      readonly a: number;
+      readonly aScale: number;
+      readonly b: number;
+      readonly bScale: number;
+      readonly format: "e4m3" | "e5m2" | "e2m1";
+      readonly acc: "zeros" | null;
+    }
   /** Data-dependent control flow: `x.data.getFlat(0) > 0 ? then(y) : otherwise(y)` (x is loaded). */
   | {
       readonly kind: "branch";

@@ -24,13 +24,18 @@ export interface MathCallOptions {
   out?: TensorHandle | undefined;
 }
 
-/** `tl.dot(a, b, options)` made at `site`: consumes the accumulator (its handle may not be used again). */
+/**
+ * `tl.dot(a, b, options)` made at `site`: consumes the accumulator (its handle may not be used
+ * again). With `scales` (`tl.dotScaled`, checked by its caller) the GEMM command carries the TCM
+ * addresses of the operands' e8m0 block scales.
+ */
 export async function runDot(
   scope: CallScope,
   site: CallSite,
   a: TensorHandle,
   b: TensorHandle,
   options: DotOptions,
+  scales: { readonly a?: TensorHandle | undefined; readonly b?: TensorHandle | undefined } = {},
 ): Promise<TensorHandle> {
   const outDtype = checkDot(scope.tl, a, b, options);
   const [m, k] = a.shape as [number, number];
@@ -38,6 +43,9 @@ export async function runDot(
   const acc = options.acc;
   const aa = await scope.inTcm("dot", a, true);
   const bb = await scope.inTcm("dot", b, true);
+  const call = scales.a !== undefined || scales.b !== undefined ? "dotScaled" : "dot";
+  const aScale = scales.a === undefined ? undefined : await scope.inTcm(call, scales.a);
+  const bScale = scales.b === undefined ? undefined : await scope.inTcm(call, scales.b);
   // A whole tl.zeros never written: overwrite instead of adding (same result). A view of one is
   // written first, as its tensor is written whole: a later fill must never land on the result.
   const freshZeros =
@@ -80,6 +88,8 @@ export async function runDot(
     accumulate: accumulator !== undefined && !freshZeros,
     transposeA: aa.transposed,
     transposeB: bb.transposed,
+    ...(aScale === undefined ? {} : { aScale: aScale.address }),
+    ...(bScale === undefined ? {} : { bScale: bScale.address }),
   });
   scope.tl.memory?.markPending?.(out.address, out.nbytes);
   return out;

@@ -5,6 +5,7 @@ import { CallScope } from "./call-scope.js";
 import { CallSite } from "./call-site.js";
 import { type ComputeCalls, computeCalls } from "./compute-calls.js";
 import { type ControlCalls, controlCalls } from "./control-calls.js";
+import { type DotScaledCalls, dotScaledCalls } from "./dot-scaled-calls.js";
 import { type CompletionHandle, type LoadFuture, type RecvFuture, TensorHandle } from "./handles.js";
 import { type IpcqCalls, ipcqCalls } from "./ipcq-calls.js";
 import type { KernelMemory } from "./kernel-memory.js";
@@ -28,6 +29,7 @@ const FAMILIES = [
   controlCalls,
   splitJoinCalls,
   atomicCalls,
+  dotScaledCalls,
 ] as const;
 
 // Declaration merging: the class gets these methods from the families' objects (installed on its
@@ -40,7 +42,8 @@ export interface TLContext
     IpcqCalls,
     ControlCalls,
     SplitJoinCalls,
-    AtomicCalls {}
+    AtomicCalls,
+    DotScaledCalls {}
 
 /**
  * The `tl` object a kernel receives (ADR-0046): one per kernel instance (PE and launch). Metadata

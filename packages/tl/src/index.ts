@@ -5,6 +5,8 @@ export { commandList } from "./command-list.js";
 export type { TLContext as TL } from "./context.js";
 export { TLContext } from "./context.js";
 export type { Waitable } from "./control-calls.js";
+export type { DotScaledOptions, ScaledFormat } from "./dot-scaled-calls.js";
+export { SCALED_FORMAT_DTYPES } from "./dot-scaled-calls.js";
 export type { HandleOrigin, HandleSpace } from "./handles.js";
 export { CompletionHandle, LoadFuture, RecvFuture, TensorHandle } from "./handles.js";
 export type { DeviceTensorInfo, KernelMemory, LoadObservation } from "./kernel-memory.js";

@@ -4,6 +4,7 @@ import type { TLContext } from "./context.js";
 import type { LoadFuture, TensorHandle } from "./handles.js";
 import type { LoadObservation } from "./kernel-memory.js";
 import {
+  endNs,
   failure,
   hbmAt as hbm,
   listCommands as list,
@@ -28,13 +29,6 @@ class Values extends TestMemory {
 
 /** The elements of a handle's data. */
 const valuesOf = (handle: TensorHandle) => Array.from(handle.data.toFloat64Array());
-
-/** Runs `kernel` on a fresh machine (schema defaults) with `memory`; returns the end time, ns. */
-async function endNs(kernel: (tl: TLContext) => Promise<void>, memory = new TestMemory()): Promise<number> {
-  const machine = machineOf();
-  await runKernel(machine, kernel, [], { memory });
-  return machine.env.now;
-}
 
 describe("tl.loadAsync", () => {
   it("issues the load as an async DMA; tl.wait(future) waits for its position and gives the handle", async () => {

@@ -114,3 +114,10 @@ export async function timeOf(kernel: Kernel): Promise<number> {
   await runKernel(machine, kernel);
   return machine.env.now;
 }
+
+/** Runs `kernel` on a fresh machine (schema defaults) with `memory`; returns the end time, ns. */
+export async function endNs(kernel: Kernel, memory: KernelMemory = new TestMemory()): Promise<number> {
+  const machine = machineOf();
+  await runKernel(machine, kernel, [], { memory });
+  return machine.env.now;
+}

@@ -9,7 +9,7 @@ import { compute, computeSlotOf, wrongMessage } from "./pe-support.js";
 export const dtypeCyclesParam = (description: string) =>
   z
     .record(z.string(), z.number().positive())
-    .default({ f16: 1, bf16: 1, f32: 4, i8: 0.5, i32: 4 })
+    .default({ f16: 1, bf16: 1, f32: 4, i8: 0.5, i32: 4, f8e4m3: 0.5, f8e5m2: 0.5, f4e2m1: 0.5 })
     .describe(description);
 
 /** The params every built-in MAC-array PE_GEMM has. @internal */
@@ -54,7 +54,7 @@ export abstract class MacArrayGemm<P extends MacArrayParams> extends Component<P
     const flops = 2 * params.m * params.n * params.k;
     this.stats.flops += flops;
     this.flopsByDtype[params.dtype] = (this.flopsByDtype[params.dtype] ?? 0) + flops;
-    const cycles = this.gemmCycles(params.m, params.n, params.k, params.dtype);
+    const cycles = this.gemmCycles(params.m, params.n, params.k + (params.scaleBlocks ?? 0), params.dtype);
     this.arrayCycles += cycles;
     return compute(this, this.slot, cycles / this.freqGhz);
   }

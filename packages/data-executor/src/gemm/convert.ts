@@ -1,6 +1,14 @@
 // Bulk dtype conversions for GEMM operands: bytes of any dtype to f32 and back.
 import { KbError } from "@kb/errors";
-import { DTYPE_BYTES, DTYPES, type Dtype, f16BitsToF32, roundToDtype } from "@kb/tensor";
+import {
+  DTYPE_BYTES,
+  DTYPES,
+  type Dtype,
+  decodeNarrowFloat,
+  encodeNarrowFloat,
+  f16BitsToF32,
+  roundToDtype,
+} from "@kb/tensor";
 
 const LITTLE_ENDIAN = new Uint8Array(new Uint16Array([1]).buffer)[0] === 1;
 
@@ -95,6 +103,11 @@ export function toFloat32(bytes: Uint8Array, dtype: Dtype, out?: Float32Array): 
       break;
     case "i32":
       values.set(new Int32Array(buffer, offset, count));
+      break;
+    case "f8e4m3":
+    case "f8e5m2":
+    case "f4e2m1":
+      for (let i = 0; i < count; i++) values[i] = decodeNarrowFloat(bytes[i]!, dtype);
       break;
   }
   return values;
@@ -193,6 +206,11 @@ export function fromFloat32(values: Float32Array, dtype: Dtype, out?: Uint8Array
       for (let i = 0; i < count; i++) encoded[i] = roundToDtype(values[i]!, "i32");
       break;
     }
+    case "f8e4m3":
+    case "f8e5m2":
+    case "f4e2m1":
+      for (let i = 0; i < count; i++) target[i] = encodeNarrowFloat(values[i]!, dtype);
+      break;
   }
   if (!direct) {
     if (!LITTLE_ENDIAN && size > 1)

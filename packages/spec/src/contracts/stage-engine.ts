@@ -35,6 +35,11 @@ export interface GemmStage {
   readonly n: number;
   readonly k: number;
   readonly dtype: string;
+  /**
+   * A scaled GEMM's (`tl.dotScaled`) blocks of e8m0 scales along k (`ceil(k / 32)`): one more
+   * streamed step each in the built-in PE_GEMMs; absent for a plain GEMM.
+   */
+  readonly scaleBlocks?: number;
 }
 
 /** A MATH stage's work: `op` on `elements` elements of `dtype`. */

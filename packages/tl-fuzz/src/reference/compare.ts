@@ -25,6 +25,9 @@ export const TOLERANCES: Readonly<Record<Dtype, Tolerance>> = Object.freeze({
   i16: Object.freeze({ rtol: 0, atol: 0 }),
   i64: Object.freeze({ rtol: 0, atol: 0 }),
   u64: Object.freeze({ rtol: 0, atol: 0 }),
+  f8e4m3: Object.freeze({ rtol: 0.125, atol: 0.125 }),
+  f8e5m2: Object.freeze({ rtol: 0.25, atol: 0.25 }),
+  f4e2m1: Object.freeze({ rtol: 0.5, atol: 0.5 }),
 });
 
 /** The first element where two tensors disagree. */

@@ -5,11 +5,12 @@
 
 import { KbError } from "@kb/errors";
 import type { Dtype as KernelDtype } from "@kb/spec";
+import { isNarrow, roundToNarrow } from "./narrow-float.js";
 
 /** The element types of the kernel language the reference computes in (booleans are masks). */
 export type Dtype = Exclude<KernelDtype, "i1">;
 
-/** Every dtype, floats first. */
+/** Every dtype, floats first (fp8 and fp4 appended). */
 export const DTYPES: readonly Dtype[] = Object.freeze([
   "f32",
   "f16",
@@ -22,11 +23,14 @@ export const DTYPES: readonly Dtype[] = Object.freeze([
   "i16",
   "i64",
   "u64",
+  "f8e4m3",
+  "f8e5m2",
+  "f4e2m1",
 ]);
 
-/** True for f32, f16 and bf16. */
+/** True for f32, f16, bf16 and the fp8 and fp4 dtypes. */
 export function isFloat(dtype: Dtype): boolean {
-  return dtype === "f32" || dtype === "f16" || dtype === "bf16";
+  return dtype === "f32" || dtype === "f16" || dtype === "bf16" || isNarrow(dtype);
 }
 
 /** A binary float format narrower than f64: fraction bits and exponent bits. */
@@ -118,7 +122,7 @@ export function decodeBf16(bits: number): number {
 }
 
 /** The integer dtypes. */
-export type IntegerDtype = Exclude<Dtype, "f32" | "f16" | "bf16">;
+export type IntegerDtype = Exclude<Dtype, "f32" | "f16" | "bf16" | "f8e4m3" | "f8e5m2" | "f4e2m1">;
 
 /**
  * The range of each integer dtype, both ends included; the 64-bit ends as the nearest doubles
@@ -159,6 +163,10 @@ export function roundTo(dtype: Dtype, x: number): number {
       return decodeF16(encodeF16(x));
     case "bf16":
       return decodeBf16(encodeBf16(x));
+    case "f8e4m3":
+    case "f8e5m2":
+    case "f4e2m1":
+      return roundToNarrow(dtype, x);
     default:
       return roundToInteger(x, ...INTEGER_RANGES[dtype]);
   }

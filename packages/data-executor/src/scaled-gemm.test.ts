@@ -1,0 +1,87 @@
+import type { GemmParams, OpRecord } from "@kb/oplog";
+import { Tensor } from "@kb/tensor";
+import { describe, expect, it } from "vitest";
+import { DataExecutor } from "./executor.js";
+import { MemoryStore } from "./memory-store.js";
+
+/** A scaled GEMM record (tl.dotScaled): out[2 x 2] = A[2 x 64] B[64 x 2], f8e4m3 in, f32 out. */
+function scaledGemm(extra: Partial<GemmParams>): OpRecord {
+  const transB = extra.transpose_b === true;
+  return {
+    id: 0,
+    t_start: 0,
+    t_end: 1,
+    component_id: "sip0.cube0.pe0.pe_gemm",
+    op_kind: "gemm",
+    op_name: "gemm_mx_f8e4m3",
+    params: {
+      src_a_addr: 0,
+      src_b_addr: 256,
+      dst_addr: 512,
+      shape_a: [2, 64],
+      shape_b: transB ? [2, 64] : [64, 2],
+      shape_out: [2, 2],
+      dtype_in: "f8e4m3",
+      dtype_acc: "f32",
+      dtype_out: "f32",
+      transpose_a: false,
+      transpose_b: false,
+      layout_a: "row_major",
+      layout_b: "row_major",
+      layout_out: "row_major",
+      addr_space: "tcm",
+      accumulate: false,
+      scale_a_addr: 1024,
+      scale_b_addr: 1088,
+      ...extra,
+    },
+    dependency_ids: [],
+  };
+}
+
+// A's rows are all 1 and all 0.5, B's columns all 1 and all -2; e8m0 scales (2^(byte - 127)) per
+// block of 32 along K: A row 0 [1, 2], row 1 [0.5, 1]; B column 0 [1, 1], column 1 [4, 0.25].
+//   C[0, 0] = 32 (1)(1)   + 32 (1 * 2)(1)          = 96
+//   C[0, 1] = 32 (1)(-8)  + 32 (2)(-2 * 0.25)      = -256 - 32 = -288
+//   C[1, 0] = 32 (0.25)(1) + 32 (0.5)(1)           = 8 + 16 = 24
+//   C[1, 1] = 32 (0.25)(-8) + 32 (0.5)(-0.5)       = -64 - 8 = -72
+function store(transB: boolean, aScaleBytes = [127, 128, 126, 127]): MemoryStore {
+  const memory = new MemoryStore();
+  const a = Array.from({ length: 128 }, (_, i) => (i < 64 ? 1 : 0.5));
+  const b = transB
+    ? Array.from({ length: 128 }, (_, i) => (i < 64 ? 1 : -2)) // [n, k]
+    : Array.from({ length: 128 }, (_, i) => (i % 2 === 0 ? 1 : -2)); // [k, n]
+  memory.write(0, Tensor.fromArray(a, [2, 64], "f8e4m3").bytes);
+  memory.write(256, Tensor.fromArray(b, transB ? [2, 64] : [64, 2], "f8e4m3").bytes);
+  memory.write(1024, new Uint8Array(aScaleBytes));
+  memory.write(1088, new Uint8Array([127, 127, 129, 125]));
+  return memory;
+}
+
+const result = (memory: MemoryStore) =>
+  Array.from(new Tensor([4], "f32", memory.read(512, 16)).toFloat64Array());
+
+describe("phase 2 of a scaled GEMM (tl.dotScaled)", () => {
+  it("multiplies each operand element by its block's e8m0 scale before the f32 GEMM", () => {
+    const plain = store(false);
+    new DataExecutor(plain).run([scaledGemm({})]);
+    expect(result(plain)).toEqual([96, -288, 24, -72]);
+    // B stored transposed ([n, k], Triton's rhs_scale layout alike): the same product.
+    const transposed = store(true);
+    new DataExecutor(transposed).run([scaledGemm({ transpose_b: true })]);
+    expect(result(transposed)).toEqual([96, -288, 24, -72]);
+  });
+
+  it("a missing scale counts 1, and the e8m0 NaN byte (255) gives NaN in its row", () => {
+    const unscaledA = store(false);
+    const { scale_a_addr: _, ...rest } = scaledGemm({}).params as GemmParams;
+    new DataExecutor(unscaledA).run([{ ...scaledGemm({}), params: rest } as OpRecord]);
+    // Row 0 as with A's scales all 1: 32 + 32 = 64, 32 (-8) + 32 (-0.5) = -272.
+    expect(result(unscaledA).slice(0, 2)).toEqual([64, -272]);
+    const nan = store(false, [127, 255, 126, 127]);
+    new DataExecutor(nan).run([scaledGemm({})]);
+    const values = result(nan);
+    expect(values.slice(0, 2).every(Number.isNaN)).toBe(true);
+    expect(values.slice(2)).toEqual([24, -72]);
+  });
+});

@@ -1,0 +1,63 @@
+// `tl.dotScaled` of packages/tl/README.md ("dotScaled"): each operand element times 2^(s - 127),
+// s the unsigned byte of its block's e8m0 scale (one per 32 elements along K; 255 is NaN), then
+// the f32 GEMM of `dot` with an f32 result. Written from that text alone.
+
+import { invalid } from "./dtype.js";
+import { dot } from "./gemm.js";
+import { formatShape, fromRounded, type RefTensor } from "./tensor.js";
+
+/** Elements along K per scale. */
+const BLOCK = 32;
+
+/** The dtype of each operand format. */
+const FORMAT_DTYPES = Object.freeze({ e4m3: "f8e4m3", e5m2: "f8e5m2", e2m1: "f4e2m1" } as const);
+
+/** A format of {@link dotScaled}. */
+export type ScaledFormat = keyof typeof FORMAT_DTYPES;
+
+/** The value of the e8m0 scale whose byte (as an i8 element) is `element`. */
+function scaleOf(element: number): number {
+  const byte = element < 0 ? element + 256 : element;
+  return byte === 255 ? Number.NaN : 2 ** (byte - 127);
+}
+
+/**
+ * `x` `[rows, K]` (`byRow`) or `[K, cols]` times its scales `[rows or cols, K / 32]`, as an f32
+ * tensor (exact: a narrow float times a power of two).
+ */
+function scaled(x: RefTensor, scales: RefTensor | null, byRow: boolean): RefTensor {
+  const [r, c] = x.shape as [number, number];
+  const k = byRow ? c : r;
+  const data = Float64Array.from(x.data);
+  if (scales !== null) {
+    const lines = byRow ? r : c;
+    if (k % BLOCK !== 0 || formatShape(scales.shape) !== formatShape([lines, k / BLOCK])) {
+      throw invalid("dotScaled", `scales ${formatShape(scales.shape)} do not fit ${formatShape(x.shape)}.`);
+    }
+    for (let i = 0; i < r; i++) {
+      for (let j = 0; j < c; j++) {
+        const line = byRow ? i : j;
+        const kk = byRow ? j : i;
+        const s = scaleOf(scales.data[line * (k / BLOCK) + Math.floor(kk / BLOCK)] as number);
+        data[i * c + j] = Math.fround((data[i * c + j] as number) * s);
+      }
+    }
+  }
+  return fromRounded(data, [r, c], "f32");
+}
+
+/** `tl.dotScaled(a, aScale, format, b, bScale, format, acc)`: f32 `[M, N]`. */
+export function dotScaled(
+  a: RefTensor,
+  aScale: RefTensor | null,
+  b: RefTensor,
+  bScale: RefTensor | null,
+  format: ScaledFormat,
+  acc?: RefTensor,
+): RefTensor {
+  const dtype = FORMAT_DTYPES[format];
+  if (a.dtype !== dtype || b.dtype !== dtype) {
+    throw invalid("dotScaled", `format ${format} takes ${dtype} operands, got ${a.dtype} and ${b.dtype}.`);
+  }
+  return dot(scaled(a, aScale, true), scaled(b, bScale, false), acc === undefined ? {} : { acc });
+}

@@ -1,0 +1,114 @@
+// The step of the differential tester for `tl.dotScaled` (issue 39: fp8, fp4 and block scales):
+// operands of a narrow float format drawn from exact values, e8m0 scales per 32 elements along K
+// (an i8 input of bytes 126, 127 and 128: 0.5, 1 and 2), the weight maybe stored transposed, with
+// or without a `tl.zeros` accumulator. Drawn by `buildProgram` for kind 30; its source (codegen)
+// and its value (evaluate) are here too, from packages/tl/README.md's "dotScaled".
+
+import { type BuildContext, COLS, type RawStep } from "./build-context.js";
+import { pick } from "./pick.js";
+import type { Dtype, Program, Step, ValueType } from "./program.js";
+import * as ref from "./reference/index.js";
+import { q, rowsOf } from "./source-text.js";
+
+/** The kind of the step drawn here (after round 3's 27 to 29). */
+export const SCALED_KIND = 30;
+
+const FORMATS: readonly { readonly format: ref.ScaledFormat; readonly dtype: Dtype }[] = [
+  { format: "e4m3", dtype: "f8e4m3" },
+  { format: "e5m2", dtype: "f8e5m2" },
+  { format: "e2m1", dtype: "f4e2m1" },
+];
+/** Scale bytes as i8 elements: 126, 127 and 128 (-128), scales 0.5, 1 and 2. */
+const SCALE_ELEMENTS = [126, 127, -128];
+/** Operand values: multiples of 1/2 in [-2, 2], exact in every format (sums exact in f32). */
+const OPERAND_VALUES = [-2, -1.5, -1, -0.5, 0, 0.5, 1, 1.5, 2];
+
+/** The `tl.dotScaled` step. */
+export type DotScaledStep = Extract<Step, { kind: "dotScaled" }>;
+
+/** An input of `values` drawn from `choices` (never NaN or infinite: the sums stay exact). */
+function input(
+  ctx: BuildContext,
+  shape: readonly [number, number],
+  dtype: Dtype,
+  split: boolean,
+  transposed: boolean,
+  choices: readonly number[],
+): number {
+  const values = Array.from(
+    { length: shape[0] * shape[1] },
+    () => choices[pick(ctx.random() * choices.length, choices.length)] as number,
+  );
+  ctx.inputs.push({ name: `X${ctx.inputs.length}`, shape, dtype, split, transposed, values });
+  return ctx.inputs.length - 1;
+}
+
+/** Draws `tl.dotScaled(a, aScale, fmt, b, bScale, fmt, acc?)` of new inputs. */
+export function drawDotScaled(choice: RawStep, ctx: BuildContext): void {
+  const { format, dtype } = FORMATS[pick(choice.a, FORMATS.length)] as (typeof FORMATS)[number];
+  const k = 32 * (1 + pick(choice.b, 2));
+  const n = COLS[pick(choice.c, COLS.length)] as number;
+  const transposed = pick(choice.d, 2) === 1;
+  const a = ctx.push(
+    { kind: "load", input: input(ctx, [ctx.rows, k], dtype, true, false, OPERAND_VALUES), col0: 0, cols: k },
+    { rows: "block", cols: k, dtype, exact: null },
+  );
+  const aScale = ctx.push(
+    {
+      kind: "load",
+      input: input(ctx, [ctx.rows, k / 32], "i8", true, false, SCALE_ELEMENTS),
+      col0: 0,
+      cols: k / 32,
+    },
+    { rows: "block", cols: k / 32, dtype: "i8", exact: null },
+  );
+  const weight = input(ctx, transposed ? [n, k] : [k, n], dtype, false, transposed, OPERAND_VALUES);
+  const b = ctx.push(
+    { kind: "load", input: weight, col0: 0, cols: transposed ? k : n },
+    { rows: transposed ? n : k, cols: transposed ? k : n, dtype, exact: null },
+  );
+  const bScale = ctx.push(
+    {
+      kind: "load",
+      input: input(ctx, [n, k / 32], "i8", false, false, SCALE_ELEMENTS),
+      col0: 0,
+      cols: k / 32,
+    },
+    { rows: n, cols: k / 32, dtype: "i8", exact: null },
+  );
+  // The weight and the scales are read only by the dot; A stays live (fp8 values for other steps).
+  for (const value of [aScale, b, bScale]) ctx.live.delete(value);
+  const acc = pick(choice.d * 7, 2) === 0 ? null : "zeros";
+  ctx.push(
+    { kind: "dotScaled", a, aScale, b, bScale, format, acc },
+    { rows: "block", cols: n, dtype: "f32", exact: null },
+  );
+}
+
+/** The kernel source of a dotScaled step `i`. */
+export function dotScaledSource(program: Program, step: DotScaledStep, i: number): string {
+  const weight = program.steps[step.b];
+  const stored = weight?.kind === "load" ? program.inputs[weight.input] : undefined;
+  const b = stored?.transposed === true ? `tl.trans(v${step.b})` : `v${step.b}`;
+  const type = program.types[i] as ValueType;
+  const zeros =
+    step.acc === "zeros" ? `const acc${i} = tl.zeros([${rowsOf(type.rows)}, ${type.cols}], "f32"); ` : "";
+  const acc = step.acc === "zeros" ? `, acc${i}` : "";
+  const f = q(step.format);
+  return `${zeros}const v${i} = await tl.dotScaled(v${step.a}, v${step.aScale}, ${f}, ${b}, v${step.bScale}, ${f}${acc});`;
+}
+
+/** The value of a dotScaled step on a block of `rows` rows (README "dotScaled"). */
+export function evaluateDotScaled(
+  program: Program,
+  step: DotScaledStep,
+  value: (index: number) => ref.RefTensor,
+  rows: number,
+): ref.RefTensor {
+  const weight = program.steps[step.b];
+  const stored = weight?.kind === "load" ? program.inputs[weight.input] : undefined;
+  const b = stored?.transposed === true ? ref.transpose(value(step.b)) : value(step.b);
+  const n = b.shape[1] as number;
+  const acc = step.acc === "zeros" ? ref.zeros([rows, n], "f32") : undefined;
+  return ref.dotScaled(value(step.a), value(step.aScale), b, value(step.bScale), step.format, acc);
+}

@@ -1,0 +1,69 @@
+import { describe, expect, it } from "vitest";
+import { buildProgram, type RawStep } from "./build.js";
+import { check } from "./check.js";
+import { kernelSource } from "./codegen.js";
+import { evaluate } from "./evaluate.js";
+import type { Program, Step } from "./program.js";
+import { SCALED_KIND } from "./scaled-steps.js";
+
+// The dotScaled step (kind 30): the drawn kernel, the evaluator's output against a plain loop over
+// the program's values (README "dotScaled"), and phase 1 / phase 2 / evaluator agreement.
+
+/** 10 rows in blocks of 4: 3 blocks, one PE each. */
+function program(steps: RawStep[]): Program {
+  return buildProgram({ seed: 5, rows: 9, blockRows: 3, pes: 1, persistent: false, special: false, steps });
+}
+
+function dotScaledOf(p: Program): Extract<Step, { kind: "dotScaled" }> {
+  const step = p.steps.find((s) => s.kind === "dotScaled");
+  if (step === undefined) throw new Error(`no dotScaled step in ${p.steps.map((s) => s.kind).join(", ")}`);
+  return step as Extract<Step, { kind: "dotScaled" }>;
+}
+
+describe("tl.dotScaled in the differential tester (kind 30)", () => {
+  it.each([
+    [0, "e4m3", false],
+    [1, "e5m2", true],
+    [2, "e2m1", true],
+  ] as const)(
+    "format %i (%s), weight transposed %s: the kernel, a hand loop and the machine agree",
+    async (a, format, transposed) => {
+      // a: the format; b = 1: K = 64; c = 3: N = COLS[3] = 5; d: the weight's layout.
+      const p = program([{ kind: SCALED_KIND, a, b: 1, c: 3, d: transposed ? 1 : 0 }]);
+      const step = dotScaledOf(p);
+      expect(step.format).toBe(format);
+      const [x, sx, w, sw] = [step.a, step.aScale, step.b, step.bScale].map((s) => {
+        const load = p.steps[s];
+        if (load?.kind !== "load") throw new Error("not a load");
+        return p.inputs[load.input]?.values ?? [];
+      }) as [number[], number[], number[], number[]];
+      const source = kernelSource(p);
+      expect(source).toContain(
+        `await tl.dotScaled(v${step.a}, v${step.aScale}, "${format}", ${transposed ? `tl.trans(v${step.b})` : `v${step.b}`}, v${step.bScale}, "${format}"`,
+      );
+      // Scale bytes are i8 elements 126, 127, -128: 2^(byte - 127) with byte = element mod 256.
+      const scale = (element: number) => 2 ** ((element < 0 ? element + 256 : element) - 127);
+      const expected: number[] = [];
+      const rows = x.length / 64;
+      expect(rows).toBe(10);
+      for (let i = 0; i < rows; i++) {
+        for (let j = 0; j < 5; j++) {
+          let sum = 0;
+          for (let k = 0; k < 64; k++) {
+            const b = transposed ? (w[j * 64 + k] as number) : (w[k * 5 + j] as number);
+            sum +=
+              (x[i * 64 + k] as number) *
+              scale(sx[i * 2 + Math.floor(k / 32)] as number) *
+              b *
+              scale(sw[j * 2 + Math.floor(k / 32)] as number);
+          }
+          expected.push(sum);
+        }
+      }
+      const outputs = evaluate(p);
+      expect([...(outputs.at(-1)?.data ?? [])]).toEqual(expected);
+      expect((await check(p)).failure).toBeNull();
+    },
+    120_000,
+  );
+});

@@ -1,0 +1,153 @@
+import { MX_SCALE_BLOCK } from "@kb/spec";
+import { DTYPE_BYTES, type Dtype, formatShape, isFloatDtype } from "@kb/tensor";
+import { runDot } from "./compute.js";
+import type { TLContext } from "./context.js";
+import { type TensorHandle, TensorHandle as TensorHandleClass } from "./handles.js";
+import type { DotOptions } from "./options.js";
+import { checkOwned } from "./validate.js";
+
+// Triton's `tl.dot_scaled` as `tl.dotScaled`: a GEMM of fp8 or fp4 operands with e8m0 block
+// scales (the OCP microscaling formats mxfp8 and mxfp4), one PE_GEMM command carrying the scales'
+// TCM addresses, timed at the operands' rate plus one streamed step per block of 32 along K
+// (docs/latency-model.md, "Scaled GEMM"); phase 2 applies the scales before its f32 GEMM.
+
+/** An operand format of `tl.dotScaled`, as Triton names it. */
+export type ScaledFormat = "e4m3" | "e5m2" | "e2m1" | "bf16" | "fp16";
+
+/** The dtype of each {@link ScaledFormat}'s elements. */
+export const SCALED_FORMAT_DTYPES: Readonly<Record<ScaledFormat, Dtype>> = Object.freeze({
+  e4m3: "f8e4m3",
+  e5m2: "f8e5m2",
+  e2m1: "f4e2m1",
+  bf16: "bf16",
+  fp16: "f16",
+});
+
+/** Options of `tl.dotScaled`: the accumulator (Triton's `acc`) and `outDtype` (f32, Triton's default). */
+export interface DotScaledOptions {
+  acc?: TensorHandle;
+  outDtype?: Dtype;
+}
+
+/** `tl.dotScaled` (installed on `TLContext` by context.ts). */
+export interface DotScaledCalls {
+  /**
+   * Triton's `tl.dot_scaled(lhs, lhs_scale, lhs_format, rhs, rhs_scale, rhs_format, acc)`:
+   * `sum_k (a[i, k] * 2^(sa[i, k/32] - 127)) * (b[k, j] * 2^(sb[j, k/32] - 127))` accumulated in
+   * f32 (+ `acc`). `a` `[M, K]` and `b` `[K, N]` hold the formats' elements (`"e4m3"`: f8e4m3,
+   * `"e5m2"`: f8e5m2, `"e2m1"`: f4e2m1, one per byte; `"bf16"`, `"fp16"` take no scale); the
+   * scales are e8m0 bytes in a 1-byte integer tensor, `aScale` `[M, K/32]` and `bScale`
+   * `[N, K/32]` (Triton's layouts), or null for a scale of 1. One PE_GEMM command at the format's
+   * `dtype_cycles` rate with `ceil(K/32)` more streamed steps; consumes `acc` as `tl.dot` does.
+   */
+  dotScaled(
+    a: TensorHandle,
+    aScale: TensorHandle | null,
+    aFormat: ScaledFormat,
+    b: TensorHandle,
+    bScale: TensorHandle | null,
+    bFormat: ScaledFormat,
+    acc?: TensorHandle | DotScaledOptions | null,
+  ): Promise<TensorHandle>;
+}
+
+function isFormat(value: unknown): value is ScaledFormat {
+  return typeof value === "string" && Object.hasOwn(SCALED_FORMAT_DTYPES, value);
+}
+
+export const dotScaledCalls: DotScaledCalls & ThisType<TLContext> = {
+  dotScaled(a, aScale, aFormat, b, bScale, bFormat, acc) {
+    return this._call("dotScaled", (site) => {
+      const formats = Object.keys(SCALED_FORMAT_DTYPES).map((f) => `"${f}"`);
+      for (const [name, format] of [
+        ["aFormat", aFormat],
+        ["bFormat", bFormat],
+      ] as const) {
+        if (!isFormat(format)) {
+          throw this._error(
+            "TL_INVALID_CALL",
+            `tl.dotScaled: ${name} must be one of ${formats.join(", ")}, got ${JSON.stringify(format)}.`,
+          );
+        }
+      }
+      checkOwned(this, "dotScaled", a);
+      checkOwned(this, "dotScaled", b);
+      for (const [name, operand, format] of [
+        ["a", a, aFormat],
+        ["b", b, bFormat],
+      ] as const) {
+        const dtype = SCALED_FORMAT_DTYPES[format];
+        if (operand.dtype !== dtype) {
+          throw this._error(
+            "TL_INVALID_CALL",
+            `tl.dotScaled: ${name} ${operand.describe()} holds ${operand.dtype}, but format "${format}" is ${dtype} elements. Load it as ${dtype} (tl.load(ptr, shape, "${dtype}")), or pass the format of its elements.`,
+          );
+        }
+      }
+      if (aFormat !== bFormat) {
+        throw this._error(
+          "TL_INVALID_CALL",
+          `tl.dotScaled: mixed formats ("${aFormat}" x "${bFormat}") are not supported: PE_GEMM takes one element type per GEMM. Cast one operand to the other's format (tl.cast) first.`,
+        );
+      }
+      if (a.shape.length !== 2 || b.shape.length !== 2 || a.shape[1] !== b.shape[0]) {
+        throw this._error(
+          "TL_INVALID_CALL",
+          `tl.dotScaled needs (M, K) x (K, N) operands, got ${formatShape(a.shape)} x ${formatShape(b.shape)}.`,
+        );
+      }
+      const [m, k] = a.shape as [number, number];
+      const n = b.shape[1] as number;
+      for (const [name, scale, rows, format] of [
+        ["aScale", aScale, m, aFormat],
+        ["bScale", bScale, n, bFormat],
+      ] as const) {
+        if (scale === null || scale === undefined) continue;
+        if (!(scale instanceof TensorHandleClass)) {
+          throw this._error(
+            "TL_INVALID_CALL",
+            `tl.dotScaled: ${name} must be a tensor handle or null, got ${typeof scale}.`,
+          );
+        }
+        checkOwned(this, "dotScaled", scale);
+        if (format === "bf16" || format === "fp16") {
+          throw this._error(
+            "TL_INVALID_CALL",
+            `tl.dotScaled: format "${format}" takes no scale (Triton's rule); pass null for ${name}.`,
+          );
+        }
+        if (k % MX_SCALE_BLOCK !== 0) {
+          throw this._error(
+            "TL_INVALID_CALL",
+            `tl.dotScaled: K (${k}) must be a multiple of ${MX_SCALE_BLOCK}: one e8m0 scale covers ${MX_SCALE_BLOCK} elements along K.`,
+          );
+        }
+        const expected = [rows, k / MX_SCALE_BLOCK];
+        if (formatShape(scale.shape) !== formatShape(expected)) {
+          throw this._error(
+            "TL_INVALID_CALL",
+            `tl.dotScaled: ${name} ${scale.describe()} must be ${formatShape(expected)} (one scale per ${MX_SCALE_BLOCK} elements along K of each ${name === "aScale" ? "row of a" : "column of b"}).`,
+          );
+        }
+        if (DTYPE_BYTES[scale.dtype] !== 1 || isFloatDtype(scale.dtype) || scale.dtype === "i1") {
+          throw this._error(
+            "TL_INVALID_CALL",
+            `tl.dotScaled: ${name} ${scale.describe()} must hold e8m0 bytes in a 1-byte integer tensor (Triton's uint8 scales), got ${scale.dtype}.`,
+          );
+        }
+      }
+      const options: DotOptions =
+        acc instanceof TensorHandleClass ? { acc } : acc === null || acc === undefined ? {} : acc;
+      if ((options.outDtype ?? options.acc?.dtype ?? "f32") !== "f32") {
+        throw this._error(
+          "TL_INVALID_CALL",
+          `tl.dotScaled accumulates in f32: the accumulator and outDtype must be f32, got ${options.outDtype ?? options.acc?.dtype}. Cast the result afterwards.`,
+        );
+      }
+      return runDot(this._scope, site, a, b, options, {
+        a: aScale ?? undefined,
+        b: bScale ?? undefined,
+      });
+    });
+  },
+};
