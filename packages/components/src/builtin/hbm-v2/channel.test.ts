@@ -36,7 +36,7 @@ describe("hbm_ctrl_v2 queues shared by a channel's pseudo-channels (queue_scope)
     // 0.625 (PC 0's ACT took that command slot of the channel: 0.9375 with a shared command bus),
     // RDs 20.3125 and 22.8125 (+ 0.3125), ends 36.5625 (36.875).
     const run = (params: Record<string, unknown>) => {
-      const h = hbm3Harness({ command_bus: "pseudo_channel", ...params });
+      const h = hbm3Harness(params);
       for (let i = 0; i < 16; i++) requestAt(h, 0, "read", COL(i), 64);
       return doneTimes(h, requestAt(h, 0, "read", PC1, 64))[0];
     };
@@ -45,11 +45,11 @@ describe("hbm_ctrl_v2 queues shared by a channel's pseudo-channels (queue_scope)
     expect(run({ queue_scope: "pseudo_channel", command_bus: "channel" })).toBeCloseTo(36.875, 6);
   });
 
-  it("command_bus channel (the default): one command per 0.3125 ns slot for both PCs of a channel", () => {
+  it("command_bus channel: one command per 0.3125 ns slot for both PCs of a channel (the default pseudo_channel: none)", () => {
     // Idle misses on PC 0 and PC 1 at 0: both ACTs want 0.625; PC 0's takes the slot, PC 1's
     // goes at 0.9375: RD 20.625, ends 34.375 (PC 0: 34.0625). Another channel (port 2, channel
     // bit [6]) keeps its own slots.
-    const h = hbm3Harness();
+    const h = hbm3Harness({ command_bus: "channel" });
     const ends = doneTimes(
       h,
       requestAt(h, 0, "read", 0),
@@ -57,6 +57,9 @@ describe("hbm_ctrl_v2 queues shared by a channel's pseudo-channels (queue_scope)
       requestAt(h, 0, "read", 64),
     );
     expect(ends).toEqual([expect.closeTo(34.0625, 6), expect.closeTo(34.375, 6), expect.closeTo(34.0625, 6)]);
+    const h2 = hbm3Harness();
+    const ends2 = doneTimes(h2, requestAt(h2, 0, "read", 0), requestAt(h2, 0, "read", PC1));
+    expect(ends2).toEqual([expect.closeTo(34.0625, 6), expect.closeTo(34.0625, 6)]);
   });
 
   it("write drain is decided on the channel's write queue: PC 0's 13 lines of writes (26 > 25.6) put PC 1's reads behind PC 1's writes", () => {

@@ -66,9 +66,9 @@ export const hbmCtrlV2Params = hbmTopologyParams.extend({
     ),
   command_bus: z
     .enum(["channel", "pseudo_channel"])
-    .default("channel")
+    .default("pseudo_channel")
     .describe(
-      "channel (Ramulator 2.1: one controller per channel): at most one command (ACT, PRE, RD, WR, REF) per controller clock (the PRE's length: half a CK on HBM3, one CK on HBM2) for all the channel's pseudo-channels; pseudo_channel: each pseudo-channel has its own row and column command buses.",
+      "pseudo_channel: each pseudo-channel has its own row and column command buses; channel (Ramulator 2.1: one controller per channel): at most one command (ACT, PRE, RD, WR, REF) per controller clock (the PRE's length: half a CK on HBM3, one CK on HBM2) for all the channel's pseudo-channels (closer on random HBM2 traffic, too slow on streaming HBM2 traffic: benches/perf/hbm/README.md).",
     ),
   write_high: z
     .number()

@@ -53,7 +53,7 @@ describe("hbm_ctrl_v2 row hits under the xor mapping (ref-cube)", () => {
       row_conflicts: 0,
       act: 1024,
     });
-  });
+  }, 60_000);
 
   it("96 streams of 8 KiB (less than the 32 KiB to come back to a bank; no two share a row of a bank): every run opens its row", () => {
     // 96 x 8 KiB / 32 B = 24 576 bursts, each its own run; 1024 banks opened first, the rest conflicts.
@@ -64,5 +64,5 @@ describe("hbm_ctrl_v2 row hits under the xor mapping (ref-cube)", () => {
       row_conflicts: 23552,
       act: 24576,
     });
-  });
+  }, 60_000);
 });
