@@ -10,8 +10,8 @@ const COL = (n: number) => n << 10;
 const PC1 = 1 << 14;
 
 describe("hbm_ctrl_v2 queues shared by a channel's pseudo-channels (queue_scope)", () => {
-  it("channel (the default): PC 0's 16 lines (32 bursts) fill the channel's read queue, PC 1 has no room", () => {
-    const h = hbm3Harness();
+  it("channel: PC 0's 16 lines (32 bursts) fill the channel's read queue, PC 1 has no room", () => {
+    const h = hbm3Harness({ queue_scope: "channel" });
     const m = hbmModel(h);
     for (let i = 0; i < 16; i++) requestAt(h, 0, "read", COL(i), 64);
     h.machine.env.run(0.1);
@@ -20,7 +20,7 @@ describe("hbm_ctrl_v2 queues shared by a channel's pseudo-channels (queue_scope)
     ]);
   });
 
-  it("pseudo_channel: each PC has its own 32 bursts", () => {
+  it("pseudo_channel (the default): each PC has its own 32 bursts", () => {
     const h = hbm3Harness({ queue_scope: "pseudo_channel" });
     const m = hbmModel(h);
     for (let i = 0; i < 16; i++) requestAt(h, 0, "read", COL(i), 64);
@@ -40,7 +40,7 @@ describe("hbm_ctrl_v2 queues shared by a channel's pseudo-channels (queue_scope)
       for (let i = 0; i < 16; i++) requestAt(h, 0, "read", COL(i), 64);
       return doneTimes(h, requestAt(h, 0, "read", PC1, 64))[0];
     };
-    expect(run({})).toBeCloseTo(56.25, 6);
+    expect(run({ queue_scope: "channel" })).toBeCloseTo(56.25, 6);
     expect(run({ queue_scope: "pseudo_channel" })).toBeCloseTo(36.5625, 6);
     expect(run({ queue_scope: "pseudo_channel", command_bus: "channel" })).toBeCloseTo(36.875, 6);
   });
@@ -72,7 +72,7 @@ describe("hbm_ctrl_v2 queues shared by a channel's pseudo-channels (queue_scope)
       const ends = doneTimes(h, ...w, ...r);
       return Math.max(...ends.slice(0, 2)) < Math.min(...ends.slice(2));
     };
-    expect(run({})).toBe(true);
+    expect(run({ queue_scope: "channel" })).toBe(true);
     expect(run({ queue_scope: "pseudo_channel" })).toBe(false);
   });
 });

@@ -60,9 +60,9 @@ export const hbmCtrlV2Params = hbmTopologyParams.extend({
     ),
   queue_scope: z
     .enum(["channel", "pseudo_channel"])
-    .default("channel")
+    .default("pseudo_channel")
     .describe(
-      "channel (Ramulator 2.1: one controller per channel): the read and write queues and the write-drain decision are shared by the channel's pseudo-channels; pseudo_channel: each pseudo-channel has its own.",
+      "pseudo_channel: each pseudo-channel has its own read and write queues and write-drain decision; channel (Ramulator 2.1: one controller per channel, as the benches/perf/hbm configurations): they are shared by the channel's pseudo-channels.",
     ),
   command_bus: z
     .enum(["channel", "pseudo_channel"])
