@@ -159,6 +159,21 @@ describe("the closed loop on hbm_ctrl_v1 (hand-computed)", () => {
   });
 });
 
+describe("the closed loop on hbm_ctrl_v2 (channel queues)", () => {
+  it("a channel's pseudo-channels switch write drain together: seq rw21 with reads on one PC and writes on the other completes", () => {
+    // Per-PC modes over the channel's shared counts could leave one PC in read mode holding
+    // only writes and the other in write mode holding only reads, both blocked for good.
+    const config = loadConfig("hbm3");
+    const { topology } = chooseImpl(config.topology, {});
+    const harness = new MemoryHarness(expandTopology(topology));
+    const trace = parseTrace(
+      traceText({ pattern: "seq", requesters: 1, window: 256, lines: 32768, stride: 64, mix: "rw21" }),
+    );
+    const f = runClosedLoop(trace, harness, { tckNs: config.meta.tckNs, peakGbs: 819.2, stallNs: 10_000 });
+    expect(f.requests).toBe(32768);
+  }, 60_000);
+});
+
 describe("--whole-machine", () => {
   it("runs a trace from PE DMAs through the fabric; the memory sees part of the latency", () => {
     const { graph } = loadTopologyGraphFile(topologyFile("ref-cube.yaml"));

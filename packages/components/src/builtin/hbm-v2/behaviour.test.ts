@@ -165,10 +165,18 @@ describe("hbm_ctrl_v2 answers", () => {
   it("a request that does not fit the read queue waits for room (head of line)", () => {
     // 16 KiB per request: 32 bursts per port fill the read queue; the second request enters
     // only when the first has issued its last burst (at 20.3125 + 31 x 2.5 = 97.8125), so its
-    // ACT (tRC long past) is at 97.8125, RD 117.5, last RD 117.5 + 77.5 = 195, ends 208.75.
-    const h = harness();
-    const ends = done(h, at(h, 0, "read", 0, 16384), at(h, 0, "read", BG(1), 16384));
-    expect(ends).toEqual([expect.closeTo(111.5625, 6), expect.closeTo(208.75, 6)]);
+    // ACT (tRC long past) is at 97.8125, RD 117.5, last RD 117.5 + 77.5 = 195, ends 208.75. With
+    // command_bus: channel (one command per 0.3125 ns slot of the channel) the RD took that slot:
+    // ACT 98.125, RD 117.8125, last RD 195.3125, ends 209.0625.
+    const run = (params: Record<string, unknown>) => {
+      const h = harness(params);
+      return done(h, at(h, 0, "read", 0, 16384), at(h, 0, "read", BG(1), 16384));
+    };
+    expect(run({ command_bus: "channel" })).toEqual([
+      expect.closeTo(111.5625, 6),
+      expect.closeTo(209.0625, 6),
+    ]);
+    expect(run({})).toEqual([expect.closeTo(111.5625, 6), expect.closeTo(208.75, 6)]);
   });
 
   it("random traffic: every request answered, none faster than an idle row hit, data bus never over-booked", () => {

@@ -90,7 +90,7 @@ export class HbmPort implements Sleeper {
     private readonly env: Environment,
     private readonly map: HbmAddressMap | null,
     private readonly hub: WakeHub,
-    private readonly port: number,
+    readonly port: number,
     private readonly cache: LocateCache,
   ) {
     this.sched = new PortScheduler(config);
@@ -116,6 +116,23 @@ export class HbmPort implements Sleeper {
     // Plan when it can first issue a command (its front end): then every request arriving at
     // this instant is in, and no request is answered inside its own service().
     this.wake(now + this.config.timing.frontend, now);
+    this.nudgePeers(now);
+  }
+
+  /**
+   * The other pseudo-channels of the channel (`queue_scope: channel`): they share this port's
+   * queues, so its arrivals and commands can flip their write drain or make room for them.
+   */
+  peers: readonly HbmPort[] = [];
+
+  /** Wakes the peers that this port's queue change moves (now). */
+  private nudgePeers(now: number): void {
+    for (const peer of this.peers) {
+      if (peer.sched.peerMoved()) {
+        peer.sched.invalidate();
+        this.hub.wake(peer.port, now);
+      }
+    }
   }
 
   /** Bursts a request of `kind` can put into its queue now (Ramulator accepts a request only then). */
@@ -209,6 +226,8 @@ export class HbmPort implements Sleeper {
   private advance(now: number): void {
     const s = this.sched;
     const t = this.config.timing;
+    // Entries waiting for room a peer freed (channel queues) join the queue now.
+    if (this.peers.length > 0) s.admit(now);
     s.run(now + this.config.horizon, -1);
     const finished = s.finished;
     for (let i = 0; i < s.finishedCount; i++) {
@@ -245,6 +264,7 @@ export class HbmPort implements Sleeper {
     }
     // An idle port sleeps through refreshes (caught up at the next arrival).
     this.wake(Math.min(s.empty ? INF : s.nextT, deadline), now);
+    this.nudgePeers(now);
   }
 
   /**

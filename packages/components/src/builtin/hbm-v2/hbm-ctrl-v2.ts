@@ -1,5 +1,6 @@
 import { defineMemoryModel, type MemoryModel, type MemoryModelDefinition } from "../../memory.js";
 import type { ModelStat, ModelStatInfo } from "../../model-stats.js";
+import { CommandBus } from "./command-bus.js";
 import { type HbmPort, type HbmPortStats, LocateCache, HbmPort as Port } from "./controller.js";
 import { type HbmCtrlV2Config, hbmCtrlV2Config, hbmCtrlV2Params } from "./params.js";
 import { WakeHub } from "./wake-hub.js";
@@ -103,6 +104,21 @@ export const hbmCtrlV2Definition = {
     const hub = new WakeHub(context.env, ports, context.ports);
     for (let i = 0; i < context.ports; i++) {
       ports.push(new Port(config, context.env, context.addressMap, hub, i, cache));
+    }
+    if (config.channelBus) {
+      // One controller per channel: one command per controller clock for all its pseudo-channels.
+      for (let first = 0; first < ports.length; first += config.pseudoChannels) {
+        const bus = new CommandBus(config.timing.preCmd);
+        for (const port of ports.slice(first, first + config.pseudoChannels)) port.sched.bus = bus;
+      }
+    }
+    if (config.channelQueues && config.pseudoChannels > 1) {
+      // One controller per channel: its pseudo-channels share the read and write queues.
+      for (const port of ports) {
+        const first = port.port - (port.port % config.pseudoChannels);
+        port.peers = ports.slice(first, first + config.pseudoChannels).filter((peer) => peer !== port);
+        port.sched.peers = port.peers.map((peer) => peer.sched);
+      }
     }
     const portOf = (port: number): HbmPort => {
       const found = ports[port];

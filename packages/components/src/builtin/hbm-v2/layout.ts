@@ -61,7 +61,8 @@ export const P_WR_BURSTS = 34;
 export const P_RHEAD = 35; // class-1 read list head, tail at +1
 export const P_WHEAD = 37; // class-1 write list head, tail at +1
 export const P_CLOCK = 39; // the last command's time (only for an in-order scheduler)
-export const PORT_FIELDS = 40;
+export const P_CMDMIN = 40; // no command before this (its channel's command slot was taken)
+export const PORT_FIELDS = 41;
 
 /** The three queue lists: priority class (any kind), class-1 reads, class-1 writes. */
 export const LIST_PRIO = 0;

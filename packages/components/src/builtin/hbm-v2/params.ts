@@ -47,13 +47,29 @@ export const hbmCtrlV2Params = hbmTopologyParams.extend({
     .int()
     .min(1)
     .default(32)
-    .describe("Read queue entries per pseudo-channel, counted in bursts (Ramulator read_buffer_size)."),
+    .describe(
+      "Read queue entries per channel (queue_scope channel) or per pseudo-channel, counted in bursts (Ramulator read_buffer_size).",
+    ),
   write_queue: z
     .number()
     .int()
     .min(1)
     .default(32)
-    .describe("Write queue entries per pseudo-channel, counted in bursts (Ramulator write_buffer_size)."),
+    .describe(
+      "Write queue entries per channel (queue_scope channel) or per pseudo-channel, counted in bursts (Ramulator write_buffer_size).",
+    ),
+  queue_scope: z
+    .enum(["channel", "pseudo_channel"])
+    .default("pseudo_channel")
+    .describe(
+      "pseudo_channel: each pseudo-channel has its own read and write queues and write-drain decision; channel (Ramulator 2.1: one controller per channel, as the benches/perf/hbm configurations): they are shared by the channel's pseudo-channels.",
+    ),
+  command_bus: z
+    .enum(["channel", "pseudo_channel"])
+    .default("pseudo_channel")
+    .describe(
+      "pseudo_channel: each pseudo-channel has its own row and column command buses; channel (Ramulator 2.1: one controller per channel): at most one command (ACT, PRE, RD, WR, REF) per controller clock (the PRE's length: half a CK on HBM3, one CK on HBM2) for all the channel's pseudo-channels (closer on random HBM2 traffic, too slow on streaming HBM2 traffic: benches/perf/hbm/README.md).",
+    ),
   write_high: z
     .number()
     .min(0)
@@ -163,6 +179,12 @@ export interface HbmCtrlV2Config {
   readonly burstBytes: number;
   readonly readQueue: number;
   readonly writeQueue: number;
+  /** Whether the queues (and write drain) are shared by the pseudo-channels of a channel. */
+  readonly channelQueues: boolean;
+  /** Whether a channel's pseudo-channels share one command per controller clock (the PRE's length). */
+  readonly channelBus: boolean;
+  /** Pseudo-channels per channel (ports p of one channel: floor(p / pseudoChannels)). */
+  readonly pseudoChannels: number;
   readonly writeHigh: number;
   readonly writeLow: number;
   /** The refresh policy's name (`policies.refresh.name`). */
@@ -208,6 +230,9 @@ export function hbmCtrlV2Config(params: HbmCtrlV2Params): HbmCtrlV2Config {
     burstBytes: params.burst_bytes,
     readQueue: params.read_queue,
     writeQueue: params.write_queue,
+    channelQueues: params.queue_scope === "channel",
+    channelBus: params.command_bus === "channel",
+    pseudoChannels: params.pseudo_channels,
     writeHigh: params.write_high,
     writeLow: params.write_low,
     refresh: policies.refresh.name,

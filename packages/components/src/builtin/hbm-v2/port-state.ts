@@ -1,4 +1,5 @@
 import type { MemoryRequest } from "../../memory.js";
+import { CommandBus } from "./command-bus.js";
 import {
   B_ROW,
   BANK_STRIDE,
@@ -43,6 +44,7 @@ const ST = 0;
 const ED = 1;
 const RD = 2;
 const READY = 3;
+const BOOK = 4;
 
 function grow<T extends Float64Array | Int32Array | Uint8Array>(array: T, size: number): T {
   const next = new (array.constructor as new (n: number) => T)(size);
@@ -100,6 +102,13 @@ export abstract class PortState {
 
   /** Entries waiting for queue room, per kind (heads at P_OVR / P_OVW). */
   readonly overflow: [number[], number[]] = [[], []];
+  /**
+   * The other pseudo-channels of the channel when the queues are the channel's (`queue_scope:
+   * channel`): their occupancy counts against this port's queues and write-drain decision.
+   */
+  peers: readonly PortState[] = [];
+  /** The channel's command slots (`command_bus: channel`), shared with the peers; null: none. */
+  bus: CommandBus | null = null;
 
   // The journal.
   private logId: Uint8Array;
@@ -147,6 +156,20 @@ export abstract class PortState {
     this.logId = new Uint8Array(1024);
     this.logIdx = new Int32Array(1024);
     this.logOld = new Float64Array(1024);
+  }
+
+  /** The peers' sum of port field `at` (queue occupancy: P_RQ, P_WQ); 0 without peers. */
+  peerSum(at: number): number {
+    let sum = 0;
+    const i = this.portBase + at;
+    for (const peer of this.peers) sum += peer.st[i] as number;
+    return sum;
+  }
+
+  /** Whether entries of `kind` wait for queue room. */
+  waitingRoom(kind: number): boolean {
+    const list = this.overflow[kind] as number[];
+    return (this.st[this.portBase + (kind === READ ? P_OVR : P_OVW)] as number) < list.length;
   }
 
   // ---- journaled writes ----------------------------------------------------------------------
@@ -202,6 +225,14 @@ export abstract class PortState {
     this.eReady[e] = v;
   }
 
+  /** Takes command slot `tick` of the channel's bus, journaled. */
+  book(tick: number): void {
+    const bus = this.bus as CommandBus;
+    const i = tick % CommandBus.SLOTS;
+    if (this.journaling) this.record(BOOK, i, bus.booked[i] as number);
+    bus.booked[i] = tick;
+  }
+
   /** Undoes every write after journal position `mark`. */
   rollbackTo(mark: number): void {
     const st = this.st;
@@ -209,7 +240,16 @@ export abstract class PortState {
     const rd = this.rd;
     for (let n = this.logLen - 1; n >= mark; n--) {
       const id = this.logId[n] as number;
-      const array = id === ST ? st : id === ED ? ed : id === RD ? rd : this.eReady;
+      const array =
+        id === ST
+          ? st
+          : id === ED
+            ? ed
+            : id === RD
+              ? rd
+              : id === READY
+                ? this.eReady
+                : (this.bus as CommandBus).booked;
       array[this.logIdx[n] as number] = this.logOld[n] as number;
     }
     this.logLen = Math.min(this.logLen, mark);

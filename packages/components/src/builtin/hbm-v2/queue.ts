@@ -37,10 +37,12 @@ export abstract class PortQueue extends PortState {
       let head = this.st[headAt] as number;
       if (head >= list.length) continue;
       let occ = this.st[occAt] as number;
+      // The channel's other pseudo-channels fill the same queue (queue_scope: channel).
+      const shared = this.peerSum(kind === READ ? P_RQ : P_WQ);
       while (head < list.length) {
         const e = list[head] as number;
         const bursts = this.eBursts[e] as number;
-        if (occ + bursts > cap && occ > 0) break;
+        if (occ + shared + bursts > cap && occ + shared > 0) break;
         // It joins the queue when the room is made: no command of it before then.
         if ((this.eReady[e] as number) < time) this.setReady(e, time);
         this.append(e);
@@ -54,11 +56,11 @@ export abstract class PortQueue extends PortState {
 
   /** Bursts a queue of `kind` can take now without waiting. */
   room(kind: number): number {
-    const p = this.portBase;
-    const list = this.overflow[kind] as number[];
-    if ((this.st[p + (kind === READ ? P_OVR : P_OVW)] as number) < list.length) return 0;
+    if (this.waitingRoom(kind)) return 0;
+    for (const peer of this.peers) if (peer.waitingRoom(kind)) return 0;
+    const occAt = kind === READ ? P_RQ : P_WQ;
     const cap = kind === READ ? this.config.readQueue : this.config.writeQueue;
-    return cap - (this.st[p + (kind === READ ? P_RQ : P_WQ)] as number);
+    return Math.max(0, cap - (this.st[this.portBase + occAt] as number) - this.peerSum(occAt));
   }
 
   /** Offset in `st` of a list's head (its tail follows). */

@@ -17,10 +17,13 @@ import {
   LIST_WRITES,
   P_ACT,
   P_CLOCK,
+  P_CMDMIN,
   P_COLBUS,
   P_FAW,
   P_FAWI,
   P_MODE,
+  P_OVR,
+  P_OVW,
   P_RD,
   P_REF_NEXT,
   P_REF_PENDING,
@@ -53,6 +56,8 @@ const INF = Number.POSITIVE_INFINITY;
 export abstract class PortScan extends PortQueue {
   // The next candidate found by the last scan, valid until the state changes.
   protected cached = false;
+  /** A peer switched this port's write-drain mode since it last looked (wake it). */
+  private followed = false;
   /** Bumped whenever an entry may become unblocked (mode, refresh, a bank's last active run, priority). */
   protected blockVersion = 0;
   /** A bank closed since the last scan (its entries' bounds are void), or several (`closedAll`). */
@@ -104,6 +109,46 @@ export abstract class PortScan extends PortQueue {
     this.conflictSeen = new Int32Array(this.nBanks).fill(-1);
   }
 
+  /**
+   * Whether the channel's queues (its peers' entries changed) would move this port now: its write
+   * drain flips, or a waiting entry fits. Never while nothing is queued here.
+   */
+  peerMoved(): boolean {
+    if (this.peers.length === 0 || this.empty) return false;
+    if (this.followed) {
+      this.followed = false;
+      return true;
+    }
+    const st = this.st;
+    const p = this.portBase;
+    const rq = (st[p + P_RQ] as number) + this.peerSum(P_RQ);
+    const wq = (st[p + P_WQ] as number) + this.peerSum(P_WQ);
+    if (rq + wq > 0) {
+      const mode = st[p + P_MODE] as number;
+      if (mode === READ ? wq > this.writeHigh || rq === 0 : wq < this.writeLow && rq !== 0) return true;
+    }
+    for (let kind = 0; kind < 2; kind++) {
+      if (!this.waitingRoom(kind)) continue;
+      const occ = kind === READ ? rq : wq;
+      const head = (this.overflow[kind] as number[])[
+        st[p + (kind === READ ? P_OVR : P_OVW)] as number
+      ] as number;
+      const cap = kind === READ ? this.config.readQueue : this.config.writeQueue;
+      if (occ === 0 || occ + (this.eBursts[head] as number) <= cap) return true;
+    }
+    return false;
+  }
+
+  /** A peer of the channel switched the write-drain mode to `mode` (now). */
+  private follow(mode: number): void {
+    const at = this.portBase + P_MODE;
+    if (this.st[at] === mode) return;
+    this.st[at] = mode;
+    this.cached = false;
+    this.blockVersion++;
+    this.followed = true;
+  }
+
   /** Forgets the cached next candidate (the queue changed from outside: an arrival). */
   invalidate(): void {
     this.cached = false;
@@ -128,12 +173,16 @@ export abstract class PortScan extends PortQueue {
     const t = this.config.timing;
     // Write drain (Ramulator set_write_mode).
     let mode = st[p + P_MODE] as number;
-    const rq = st[p + P_RQ] as number;
-    const wq = st[p + P_WQ] as number;
+    // The queues are the channel's (queue_scope: channel): the other PCs' entries count.
+    const rq = (st[p + P_RQ] as number) + this.peerSum(P_RQ);
+    const wq = (st[p + P_WQ] as number) + this.peerSum(P_WQ);
     if (rq + wq > 0 && (mode === READ ? wq > this.writeHigh || rq === 0 : wq < this.writeLow && rq !== 0)) {
       mode = 1 - mode;
       this.setS(p + P_MODE, mode);
       this.blockVersion++;
+      // One write-drain mode per channel (its queues are one): the peers follow (not while
+      // predicting, which is taken back).
+      if (!this.journaling) for (const peer of this.peers) (peer as PortScan).follow(mode);
     }
     const refPending = (st[p + P_REF_PENDING] as number) === 1;
     const inOrder = this.inOrder;
@@ -161,8 +210,10 @@ export abstract class PortScan extends PortQueue {
         this.sBestKind = REF;
       }
     }
-    const rowBus = st[p + P_ROWBUS] as number;
-    const colBus = st[p + P_COLBUS] as number;
+    // P_CMDMIN: the channel's command slot at the last best time was taken by another command.
+    const cmdMin = st[p + P_CMDMIN] as number;
+    const rowBus = Math.max(st[p + P_ROWBUS] as number, cmdMin);
+    const colBus = Math.max(st[p + P_COLBUS] as number, cmdMin);
     const fawI = st[p + P_FAWI] as number;
     const faw = (st[p + P_FAW + fawI] as number) + t.tFAW;
     this.sRowBus = rowBus;

@@ -23,6 +23,7 @@ import {
   P_ACTIVE,
   P_ACTS,
   P_CLOCK,
+  P_CMDMIN,
   P_COLBUS,
   P_FAW,
   P_FAWI,
@@ -168,6 +169,17 @@ export class PortScheduler extends PortScan implements HbmRefreshPort, HbmQueueV
         this.blockVersion++;
         continue;
       }
+      // One command per slot of the channel's controller (command_bus: channel): a taken slot
+      // moves every candidate of this port to the next one.
+      const bus = this.bus;
+      if (bus !== null) {
+        const tick = bus.tickOf(bestT);
+        if (bus.taken(tick)) {
+          this.setS(p + P_CMDMIN, (tick + 1) * bus.slotNs);
+          continue;
+        }
+        this.book(tick);
+      }
       if (bestKind === REF) {
         this.refreshCommand(bestT);
         continue;
@@ -239,9 +251,22 @@ export class PortScheduler extends PortScan implements HbmRefreshPort, HbmQueueV
         const cap = kind === READ ? cfg.readQueue : cfg.writeQueue;
         const need =
           (this.eBursts[waiting[ovHead] as number] as number) -
-          (cap - (st[p + (kind === READ ? P_RQ : P_WQ)] as number));
+          (cap -
+            (st[p + (kind === READ ? P_RQ : P_WQ)] as number) -
+            this.peerSum(kind === READ ? P_RQ : P_WQ));
         const until = Math.max(1, need + preFreed);
         if (until < k) k = until;
+      }
+      // ... and up to the next burst whose command slot another command took.
+      if (bus !== null && k > 1) {
+        for (let i = 1; i < k; i++) {
+          const tick = bus.tickOf(bestT + i * period);
+          if (bus.taken(tick)) {
+            k = i;
+            break;
+          }
+          this.book(tick);
+        }
       }
       // ... and, under a row-hit cap, up to the cap of hits going ahead of an older request to
       // another row of the bank (they are counted).
@@ -402,7 +427,7 @@ export class PortScheduler extends PortScan implements HbmRefreshPort, HbmQueueV
     return this.st[this.portBase + P_ACT] as number;
   }
   rowBusAt(): number {
-    return this.st[this.portBase + P_ROWBUS] as number;
+    return Math.max(this.st[this.portBase + P_ROWBUS] as number, this.st[this.portBase + P_CMDMIN] as number);
   }
   precharge(bank: number, time: number): void {
     this.closeBank(this.bankBase + bank * BANK_STRIDE, time);

@@ -1,0 +1,78 @@
+// hbm_ctrl_v2's channel-level queues (Ramulator 2.1: one controller per channel, whose 32-entry
+// read and 32-entry write buffers serve both pseudo-channels). hbm3 preset, RoBaBgSiPcCo4ChCo1:
+// ports 0 and 1 are PCs 0 and 1 of channel 0 (PC bit [14]). Numbers as in constraints.test.ts:
+// front end 0.625; an idle miss's ACT at 0.625, RD 19.6875 later (20.3125); tCCD_L 2.5 between
+// bursts of one bank; read data ends RD + tCL 12.5 + tBL 1.25.
+import { describe, expect, it } from "vitest";
+import { doneTimes, hbm3Harness, hbmModel, requestAt } from "./test-support.js";
+
+const COL = (n: number) => n << 10;
+const PC1 = 1 << 14;
+
+describe("hbm_ctrl_v2 queues shared by a channel's pseudo-channels (queue_scope)", () => {
+  it("channel: PC 0's 16 lines (32 bursts) fill the channel's read queue, PC 1 has no room", () => {
+    const h = hbm3Harness({ queue_scope: "channel" });
+    const m = hbmModel(h);
+    for (let i = 0; i < 16; i++) requestAt(h, 0, "read", COL(i), 64);
+    h.machine.env.run(0.1);
+    expect([m.room(0, "read"), m.room(1, "read"), m.room(1, "write"), m.room(2, "read")]).toEqual([
+      0, 0, 32, 32,
+    ]);
+  });
+
+  it("pseudo_channel (the default): each PC has its own 32 bursts", () => {
+    const h = hbm3Harness({ queue_scope: "pseudo_channel" });
+    const m = hbmModel(h);
+    for (let i = 0; i < 16; i++) requestAt(h, 0, "read", COL(i), 64);
+    h.machine.env.run(0.1);
+    expect([m.room(0, "read"), m.room(1, "read")]).toEqual([0, 32]);
+  });
+
+  it("a PC 1 read that does not fit waits until PC 0's bursts free two entries, then starts (ends 56.25, not 36.5625)", () => {
+    // PC 0: ACT at 0.625 frees one entry (the activating request leaves the queue), the RD at
+    // 20.3125 a second (its run's other burst at 22.8125 is decided in the same wake-up, within
+    // the 4 tCK decision horizon). PC 1's line is admitted at 20.3125: ACT 20.3125, RDs 40 and
+    // 42.5, data ends 42.5 + 13.75 = 56.25. With pseudo_channel queues it starts at once: ACT
+    // 0.625 (PC 0's ACT took that command slot of the channel: 0.9375 with a shared command bus),
+    // RDs 20.3125 and 22.8125 (+ 0.3125), ends 36.5625 (36.875).
+    const run = (params: Record<string, unknown>) => {
+      const h = hbm3Harness(params);
+      for (let i = 0; i < 16; i++) requestAt(h, 0, "read", COL(i), 64);
+      return doneTimes(h, requestAt(h, 0, "read", PC1, 64))[0];
+    };
+    expect(run({ queue_scope: "channel" })).toBeCloseTo(56.25, 6);
+    expect(run({ queue_scope: "pseudo_channel" })).toBeCloseTo(36.5625, 6);
+    expect(run({ queue_scope: "pseudo_channel", command_bus: "channel" })).toBeCloseTo(36.875, 6);
+  });
+
+  it("command_bus channel: one command per 0.3125 ns slot for both PCs of a channel (the default pseudo_channel: none)", () => {
+    // Idle misses on PC 0 and PC 1 at 0: both ACTs want 0.625; PC 0's takes the slot, PC 1's
+    // goes at 0.9375: RD 20.625, ends 34.375 (PC 0: 34.0625). Another channel (port 2, channel
+    // bit [6]) keeps its own slots.
+    const h = hbm3Harness({ command_bus: "channel" });
+    const ends = doneTimes(
+      h,
+      requestAt(h, 0, "read", 0),
+      requestAt(h, 0, "read", PC1),
+      requestAt(h, 0, "read", 64),
+    );
+    expect(ends).toEqual([expect.closeTo(34.0625, 6), expect.closeTo(34.375, 6), expect.closeTo(34.0625, 6)]);
+    const h2 = hbm3Harness();
+    const ends2 = doneTimes(h2, requestAt(h2, 0, "read", 0), requestAt(h2, 0, "read", PC1));
+    expect(ends2).toEqual([expect.closeTo(34.0625, 6), expect.closeTo(34.0625, 6)]);
+  });
+
+  it("write drain is decided on the channel's write queue: PC 0's 13 lines of writes (26 > 25.6) put PC 1's reads behind PC 1's writes", () => {
+    // PC 1 holds 2 lines of writes and 4 of reads; alone (pseudo_channel) its reads go first.
+    const run = (params: Record<string, unknown>) => {
+      const h = hbm3Harness(params);
+      for (let i = 0; i < 13; i++) requestAt(h, 0, "write", COL(i), 64);
+      const w = [0, 1].map((i) => requestAt(h, 0, "write", PC1 + COL(i), 64));
+      const r = [0, 1, 2, 3].map((i) => requestAt(h, 0, "read", PC1 + (1 << 16) + COL(i), 64));
+      const ends = doneTimes(h, ...w, ...r);
+      return Math.max(...ends.slice(0, 2)) < Math.min(...ends.slice(2));
+    };
+    expect(run({ queue_scope: "channel" })).toBe(true);
+    expect(run({ queue_scope: "pseudo_channel" })).toBe(false);
+  });
+});
