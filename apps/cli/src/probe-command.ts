@@ -1,4 +1,4 @@
-import { type ProbeCase, type ProbeReport, runProbe } from "@kb/components";
+import { defaultRegistry, type ProbeCase, type ProbeReport, runProbe } from "@kb/components";
 import { buildMachineFromFile, loadTopologyPlugins } from "@kb/components/node";
 import { formatFixed } from "@kb/errors";
 import type { Command } from "commander";
@@ -56,7 +56,10 @@ export function addProbeCommand(program: Command, io: CliIo, state: RunState): C
       const file = locateTopology(options.topology ?? "default", process.cwd());
       const extra = options.plugin ?? [];
       // Builds one machine first: impl and params errors come back located in the file.
-      const { topology, graph } = await buildMachineFromFile(file, { plugins: extra });
+      const { topology, graph } = await buildMachineFromFile(file, {
+        registryFor: defaultRegistry,
+        plugins: extra,
+      });
       const plugins = await loadTopologyPlugins(file, topology, extra);
       const report = runProbe(graph, { plugins });
       io.stdout.write(

@@ -1,4 +1,4 @@
-import { hbmStackPeaks } from "@kb/components";
+import { defaultRegistry, hbmStackPeaks } from "@kb/components";
 import { buildMachineFromFile, checkTopologyComponents } from "@kb/components/node";
 import { isKbError } from "@kb/errors";
 import {
@@ -61,7 +61,10 @@ export function addTopologyCommand(program: Command, io: CliIo, state: RunState)
         let name: string;
         let warnings: readonly LocatedIssue[];
         try {
-          const checked = await checkTopologyComponents(file, { plugins: options.plugin ?? [] });
+          const checked = await checkTopologyComponents(file, {
+            registryFor: defaultRegistry,
+            plugins: options.plugin ?? [],
+          });
           name = checked.topology.name;
           counts = graphCounts(checked.topology, checked.graph);
           warnings = checked.warnings;
@@ -97,7 +100,11 @@ export function addTopologyCommand(program: Command, io: CliIo, state: RunState)
       else if (options.resolved === true) io.stdout.write(topologyToYaml(loadTopologyFile(file)));
       else {
         // The machine is built so the HBM peaks are its models' own peak() (as kb probe and kb run).
-        const { topology: loaded, graph, machine } = await buildMachineFromFile(file);
+        const {
+          topology: loaded,
+          graph,
+          machine,
+        } = await buildMachineFromFile(file, { registryFor: defaultRegistry });
         io.stdout.write(formatTopology(loaded, graphCounts(loaded, graph), hbmStackPeaks(machine)));
       }
     });

@@ -73,7 +73,6 @@ export { gemmParams, macArrayCycles, macArrayNs } from "./builtin/pe-gemm-v1.js"
 export type { GemmDataflow, GemmMapping, PeGemmV2Params } from "./builtin/pe-gemm-v2.js";
 export { GEMM_DATAFLOWS, gemmMapping, peGemmV2Cycles, peGemmV2Params } from "./builtin/pe-gemm-v2.js";
 export { simdNs } from "./builtin/pe-impls.js";
-export { compute, computeSlotOf } from "./builtin/pe-support.js";
 export { transitParams } from "./builtin/transit.js";
 export type {
   ComponentContext,
@@ -124,7 +123,7 @@ export type {
   MemoryTiming,
 } from "./memory.js";
 export { defineMemoryModel, MemoryComponent } from "./memory.js";
-export type { HarnessResult } from "./memory-harness.js";
+export type { HarnessResult, MemoryHarnessOptions } from "./memory-harness.js";
 export { MemoryHarness } from "./memory-harness.js";
 export type {
   DmaCopy,
@@ -139,6 +138,7 @@ export { Message, PipelineContext, ServiceRequest, TileToken } from "./message.j
 export type { ModelStat, ModelStatInfo } from "./model-stats.js";
 export type { PathEnd } from "./packet.js";
 export { CompiledPath, Link, Packet } from "./packet.js";
+export { compute, computeSlotOf } from "./pe-support.js";
 export type {
   ProbeCase,
   ProbeGemmCase,

@@ -1,9 +1,12 @@
 import type { Event } from "@kb/des";
 import { KbError } from "@kb/errors";
 import type { TopologyGraph } from "@kb/topology";
+import { defaultRegistry } from "./builtin/index.js";
+import type { KbPlugin } from "./define.js";
 import { buildMachine, type Machine, type MachineOptions } from "./machine.js";
 import { MemoryComponent } from "./memory.js";
 import { CompiledPath, Packet } from "./packet.js";
+import type { ComponentRegistry } from "./registry.js";
 import { Transfer } from "./transfer.js";
 
 /** What {@link MemoryHarness.request} reports. */
@@ -12,6 +15,16 @@ export interface HarnessResult {
   readonly arrivalNs: number;
   /** When its last data left the memory (a read) or it was committed (a write), ns. */
   readonly doneNs: number;
+}
+
+/** Options of {@link MemoryHarness}. */
+export interface MemoryHarnessOptions extends Omit<MachineOptions, "registry"> {
+  /** The impls to build the machine with (default: `defaultRegistry(plugins)`, the built-ins plus `plugins`). */
+  readonly registry?: ComponentRegistry;
+  /** Plug-ins to register on the default registry (already imported). */
+  readonly plugins?: readonly KbPlugin[];
+  /** The memory node to drive (default `sip0.cube0.hbm`). */
+  readonly memory?: string;
 }
 
 /**
@@ -36,8 +49,9 @@ export class MemoryHarness {
   private readonly requestPaths: CompiledPath[];
   private readonly responsePaths: CompiledPath[];
 
-  constructor(graph: TopologyGraph, options: MachineOptions & { readonly memory?: string } = {}) {
-    this.machine = buildMachine(graph, options);
+  constructor(graph: TopologyGraph, options: MemoryHarnessOptions = {}) {
+    const { plugins = [], registry = defaultRegistry(plugins), memory: _memory, ...rest } = options;
+    this.machine = buildMachine(graph, { ...rest, registry });
     const id = options.memory ?? "sip0.cube0.hbm";
     const memory = this.machine.component(id);
     if (!(memory instanceof MemoryComponent)) {

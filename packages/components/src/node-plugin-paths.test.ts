@@ -5,6 +5,7 @@ import { fileURLToPath } from "node:url";
 import { isKbError, type KbError } from "@kb/errors";
 import { encodeAddress, type LocatedIssue } from "@kb/topology";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { defaultRegistry } from "./builtin/index.js";
 import { Component } from "./component.js";
 import type { Machine } from "./machine.js";
 import { buildMachineFromFile, checkTopologyComponents, isPluginPath, loadPlugins } from "./node.js";
@@ -140,12 +141,14 @@ describe("isPluginPath", () => {
 describe("plug-ins by path", () => {
   it("a .js file named in plugins: resolves from the topology's directory; its impl changes the timing", async () => {
     write("plugins/big.js", BIG_GEMM_JS);
-    const base = await buildMachineFromFile(topology([], "designs/base.yaml"));
+    const base = await buildMachineFromFile(topology([], "designs/base.yaml"), {
+      registryFor: defaultRegistry,
+    });
     const file = topology(
       ["plugins: [../plugins/big.js]", ...OVERRIDE_GEMM("big:big_gemm", "{ size: 64 }")],
       "designs/big.yaml",
     );
-    const { machine, plugins } = await buildMachineFromFile(file);
+    const { machine, plugins } = await buildMachineFromFile(file, { registryFor: defaultRegistry });
     expect(plugins.map((plugin) => plugin.meta.name)).toEqual(["big"]);
     const gemm = machine.component("sip0.cube0.pe0.pe_gemm");
     expect(gemm.impl).toBe("big:big_gemm");
@@ -159,7 +162,7 @@ describe("plug-ins by path", () => {
     write("src/big.ts", BIG_GEMM_TS);
     write("src/v1.ts", V1_TS);
     const file = topology(["plugins: [./src/big]", ...OVERRIDE_GEMM("big-ts:big_gemm", "{ size: 128 }")]);
-    const { machine } = await buildMachineFromFile(file);
+    const { machine } = await buildMachineFromFile(file, { registryFor: defaultRegistry });
     expect(machine.component("sip0.cube0.pe0.pe_gemm").params).toMatchObject({
       mac_rows: 128,
       mac_cols: 128,
@@ -173,7 +176,7 @@ describe("plug-ins by path", () => {
       `plugins: ["${path}"]`,
       ...OVERRIDE_GEMM("kb-plugin-systolic-gemm:systolic_gemm", "{ rows: 16, cols: 16 }"),
     ]);
-    const { machine } = await buildMachineFromFile(file);
+    const { machine } = await buildMachineFromFile(file, { registryFor: defaultRegistry });
     const gemm = machine.component("sip0.cube0.pe0.pe_gemm");
     expect(gemm.impl).toBe("kb-plugin-systolic-gemm:systolic_gemm");
     // The topology's params went through the plug-in's schema (defaults filled in). Its dist
@@ -203,11 +206,14 @@ describe("plug-ins by path", () => {
     // The topology's path is relative to t/, --plugin's to the working directory.
     write("t/plugins/big.js", BIG_GEMM_JS);
     const twice = await failure(
-      inDirectory(dir, () => buildMachineFromFile(file, { plugins: ["./plugins/big.js"] })),
+      inDirectory(dir, () =>
+        buildMachineFromFile(file, { registryFor: defaultRegistry, plugins: ["./plugins/big.js"] }),
+      ),
     );
     expect(twice.message).toContain("plug-in big is registered twice");
     const { plugins } = await inDirectory(join(dir, "t"), () =>
       checkTopologyComponents(file, {
+        registryFor: defaultRegistry,
         plugins: ["./plugins/big.js", "./plugins/../plugins/big.js", "./plugins/big"],
       }),
     );
@@ -230,7 +236,7 @@ describe("README", () => {
     expect(yaml).toBeDefined();
     write("my-dma.ts", source ?? "");
     const file = write("topology.yaml", `name: t\nsip:\n  cubes: 1\n${yaml}`);
-    const { machine } = await buildMachineFromFile(file);
+    const { machine } = await buildMachineFromFile(file, { registryFor: defaultRegistry });
     expect(machine.component("sip0.cube0.pe3.pe_dma").impl).toBe("my-dma:slow_dma");
     expect(machine.component("sip0.cube0.pe3.pe_dma").params).toMatchObject({ setup_ns: 1000 });
   });
@@ -239,7 +245,7 @@ describe("README", () => {
 describe("plug-in path errors", () => {
   it("a missing path in plugins: is COMPONENT_PLUGIN_NOT_FOUND at its entry, naming the absolute path", async () => {
     const file = topology(["plugins:", "  - ./plugins/nope.ts"]);
-    const error = await failure(buildMachineFromFile(file));
+    const error = await failure(buildMachineFromFile(file, { registryFor: defaultRegistry }));
     expect(error.code).toBe("COMPONENT_PLUGIN_NOT_FOUND");
     expect(error.context).toEqual({ file, line: 5, col: 5 });
     expect(error.message).toBe(
@@ -286,7 +292,7 @@ describe("checkTopologyComponents", () => {
   it("returns the topology, graph, plug-ins and registry without building a machine", async () => {
     write("plugins/big.js", BIG_GEMM_JS);
     const file = topology(["plugins: [./plugins/big.js]", ...OVERRIDE_GEMM("big:big_gemm")]);
-    const checked = await checkTopologyComponents(file);
+    const checked = await checkTopologyComponents(file, { registryFor: defaultRegistry });
     expect(checked.topology.name).toBe("t");
     expect(checked.graph.nodes.length).toBeGreaterThan(0);
     expect(checked.registry.hasPlugin("big")).toBe(true);
@@ -299,7 +305,7 @@ describe("checkTopologyComponents", () => {
       "plugins: [./plugins/big.js]",
       ...OVERRIDE_GEMM("big:big_gemm", "{ size: 0, sise: 2 }"),
     ]);
-    const error = await failure(checkTopologyComponents(file));
+    const error = await failure(checkTopologyComponents(file, { registryFor: defaultRegistry }));
     expect(error.code).toBe("COMPONENT_INVALID_PARAMS");
     expect(issuesOf(error)).toEqual([
       {

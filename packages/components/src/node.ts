@@ -49,12 +49,12 @@ export interface MachineFromFile {
  */
 export async function buildMachineFromFile(
   path: string,
-  options: BuildMachineFromFileOptions = {},
+  options: BuildMachineFromFileOptions,
 ): Promise<MachineFromFile> {
-  const { topology, graph, plugins, registry } = await checkTopologyComponents(
-    path,
-    options.plugins === undefined ? {} : { plugins: options.plugins },
-  );
+  const { topology, graph, plugins, registry } = await checkTopologyComponents(path, {
+    registryFor: (options as Partial<BuildMachineFromFileOptions> | undefined)?.registryFor as never,
+    ...(options?.plugins === undefined ? {} : { plugins: options.plugins }),
+  });
   const machine = buildMachine(graph, {
     registry,
     opLogger: options.opLogger ?? null,

@@ -1,5 +1,6 @@
 import { expandTopology, parseTopology } from "@kb/topology";
 import { describe, expect, it } from "vitest";
+import { defaultRegistry } from "./builtin/index.js";
 import { hbmStackPeaks } from "./hbm-peaks.js";
 import { buildMachine } from "./machine.js";
 import { type ProbeReport, runProbe } from "./probe.js";
@@ -23,7 +24,7 @@ const formulaOf = (report: ProbeReport, name: string): number => {
 
 describe("the HBM peak of a stack is its model's peak()", () => {
   it("hbm_ctrl_v1: ports x pc_bw_gbs", () => {
-    const machine = buildMachine(graphOf(""));
+    const machine = buildMachine(graphOf(""), { registry: defaultRegistry() });
     // 2 channels x 2 pseudo-channels x 25.6 GB/s = 102.4 GB/s.
     expect(hbmStackPeaks(machine)).toEqual([
       { id: "sip0.cube0.hbm", impl: "hbm_ctrl_v1", ports: 4, bytesPerNs: 102.4 },
@@ -32,11 +33,15 @@ describe("the HBM peak of a stack is its model's peak()", () => {
 
   it("hbm_ctrl_v2: ports x burst_bytes / tBL of its preset, whatever pc_bw_gbs says", () => {
     // hbm3e: tCK = 1 / 2.4 ns, tBL = 2 tCK = 0.8333 ns; 32 B per burst: 38.4 GB/s per PC, x 4 = 153.6.
-    const [stack] = hbmStackPeaks(buildMachine(graphOf(", impl: hbm_ctrl_v2, preset: hbm3e")));
+    const [stack] = hbmStackPeaks(
+      buildMachine(graphOf(", impl: hbm_ctrl_v2, preset: hbm3e"), { registry: defaultRegistry() }),
+    );
     expect(stack?.ports).toBe(4);
     expect(stack?.bytesPerNs).toBeCloseTo(153.6, 9);
     // hbm2: tBL = 2 ns: 16 GB/s per PC, x 4 = 64.
-    const [slow] = hbmStackPeaks(buildMachine(graphOf(", impl: hbm_ctrl_v2, preset: hbm2")));
+    const [slow] = hbmStackPeaks(
+      buildMachine(graphOf(", impl: hbm_ctrl_v2, preset: hbm2"), { registry: defaultRegistry() }),
+    );
     expect(slow?.bytesPerNs).toBeCloseTo(64, 9);
   });
 

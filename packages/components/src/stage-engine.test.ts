@@ -5,6 +5,7 @@ import type { PeCommand } from "@kb/spec";
 import { encodeAddress, expandTopology, parseTopology, tcmAddress } from "@kb/topology";
 import { describe, expect, it } from "vitest";
 import * as z from "zod";
+import { defaultRegistry } from "./builtin/index.js";
 import { gemmParams, macArrayNs } from "./builtin/pe-gemm-v1.js";
 import { simdNs } from "./builtin/pe-impls.js";
 import type { ComponentDefinition } from "./define.js";
@@ -69,7 +70,10 @@ function run(definition: ComponentDefinition | null, commands: readonly PeComman
           overrides: [{ match: `sip*.cube*.pe*.${definition.kind}`, impl: `test:${definition.impl}` }],
         },
   );
-  const machine = buildMachine(graph, { plugins: plugin === null ? [] : [plugin], opLogger });
+  const machine = buildMachine(graph, {
+    registry: defaultRegistry(plugin === null ? [] : [plugin]),
+    opLogger,
+  });
   machine.run(machine.submit("sip0.cube0.pe0", commands));
   opLogger.close();
   return { machine, endNs: machine.env.now, records: sink.records };

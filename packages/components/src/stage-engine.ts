@@ -1,7 +1,6 @@
 import type { Environment, Event, Request, Resource } from "@kb/des";
 import { formatSimTime, KbError } from "@kb/errors";
 import type * as z from "zod";
-import { computeSlotOf } from "./builtin/pe-support.js";
 import {
   Component,
   type ComponentContext,
@@ -14,6 +13,7 @@ import type { GemmTiming } from "./gemm-timing.js";
 import type { Machine } from "./machine.js";
 import { type Message, type StageParams, type StageType, TileToken } from "./message.js";
 import type { ModelStat, ModelStatInfo } from "./model-stats.js";
+import { computeSlotOf } from "./pe-support.js";
 
 /** The kinds a stage engine can time, and the stages each services. */
 const STAGES: Readonly<Record<StageEngineKind, readonly StageType[]>> = {

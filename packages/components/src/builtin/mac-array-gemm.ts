@@ -3,7 +3,7 @@ import * as z from "zod";
 import { Component, type ComponentContext, type ComponentPeak, type StageWork } from "../component.js";
 import type { GemmTiming } from "../gemm-timing.js";
 import { type Message, TileToken } from "../message.js";
-import { compute, computeSlotOf, wrongMessage } from "./pe-support.js";
+import { compute, computeSlotOf, wrongMessage } from "../pe-support.js";
 
 /** `dtype_cycles` of the built-in PE_GEMMs: cycles per MAC step by input dtype (a dtype not listed counts 1). @internal */
 export const dtypeCyclesParam = (description: string) =>

@@ -7,6 +7,7 @@ import { CONTROL_BYTES } from "../control.js";
 import { defineComponent } from "../define.js";
 import { type IpcqConfig, IpcqNetwork, ipcqConfigOf } from "../ipcq.js";
 import type { Message } from "../message.js";
+import { ns, peOf, wrongMessage } from "../pe-support.js";
 import {
   type CommandSource,
   ControlMessage,
@@ -14,7 +15,6 @@ import {
   ProgramMessage,
   Submission,
 } from "../program.js";
-import { ns, peOf, wrongMessage } from "./pe-support.js";
 
 // ---------------------------------------------------------------------------------------------
 // PE_CPU

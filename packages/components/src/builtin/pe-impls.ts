@@ -4,7 +4,7 @@ import * as z from "zod";
 import { Component, type ComponentContext, type ComponentPeak, type StageWork } from "../component.js";
 import { defineComponent } from "../define.js";
 import { type Message, TileToken } from "../message.js";
-import { compute, computeSlotOf, wrongMessage } from "./pe-support.js";
+import { compute, computeSlotOf, wrongMessage } from "../pe-support.js";
 
 // PE_MATH. The other PE engines: pe-cpu.ts (PE_CPU), pe-scheduler.ts (PE_SCHEDULER),
 // pe-memory-engines.ts (PE_DMA, PE_MMU, PE_TCM, PE_FETCH_STORE).

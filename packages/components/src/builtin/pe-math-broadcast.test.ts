@@ -5,6 +5,7 @@ import { expandTopology, parseTopology, tcmAddress } from "@kb/topology";
 import { describe, expect, it } from "vitest";
 import { buildMachine } from "../machine.js";
 import { topologyPath } from "../test-support.js";
+import { defaultRegistry } from "./index.js";
 import { simdNs } from "./pe-impls.js";
 
 const tcm = (offset: number) => tcmAddress(0, 0, 0, offset);
@@ -14,7 +15,10 @@ function mathRecords(commands: readonly PeCommand[]): OpRecord[] {
   const sink = new MemorySink();
   const opLogger = new OpLogger(sink);
   const path = topologyPath("default");
-  const machine = buildMachine(expandTopology(parseTopology(readFileSync(path, "utf8"), path)), { opLogger });
+  const machine = buildMachine(expandTopology(parseTopology(readFileSync(path, "utf8"), path)), {
+    registry: defaultRegistry(),
+    opLogger,
+  });
   machine.run(machine.submit("sip0.cube0.pe0", commands));
   opLogger.close();
   return sink.records.filter((record) => record.op_kind === "math");

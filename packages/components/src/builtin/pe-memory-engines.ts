@@ -1,12 +1,12 @@
 import type { Event } from "@kb/des";
 import { queueDepthParam } from "@kb/spec";
+import { decodeAddress } from "@kb/topology";
 import * as z from "zod";
 import { Component, type ComponentContext, type StageWork } from "../component.js";
 import { defineComponent } from "../define.js";
 import { type AtomicStage, type DmaCopy, type Message, ServiceRequest, TileToken } from "../message.js";
-import { spaceOf } from "../plan-support.js";
+import { ns, peOf, wrongMessage } from "../pe-support.js";
 import { Transfer } from "../transfer.js";
-import { ns, peOf, wrongMessage } from "./pe-support.js";
 
 // ---------------------------------------------------------------------------------------------
 // PE_DMA
@@ -101,7 +101,7 @@ export class PeDmaV1 extends Component<z.output<typeof dmaParams>> {
       const far = read ? copy.src : copy.dst;
       const moved = { address, rows: far.rows, rowBytes: far.rowBytes, stride: far.stride };
       const observer = this.machine.hbmAccessObserver;
-      if (observer !== null && spaceOf(address) === "hbm")
+      if (observer !== null && decodeAddress(address).space === "hbm")
         observer(!read, address, far.rows, far.rowBytes, far.stride);
       if (read) fabric.read(this.id, moved, transfer, `${this.id} dma_read`);
       else fabric.write(this.id, moved, transfer, `${this.id} dma_write`);

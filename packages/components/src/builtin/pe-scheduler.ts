@@ -6,9 +6,9 @@ import * as z from "zod";
 import { Component, type ComponentContext } from "../component.js";
 import { defineComponent } from "../define.js";
 import { type Message, PipelineContext, TileToken } from "../message.js";
+import { peOf, wrongMessage } from "../pe-support.js";
 import { type Feed, feedOf, type PeEngines } from "../plan.js";
 import { Submission } from "../program.js";
-import { peOf, wrongMessage } from "./pe-support.js";
 
 // ---------------------------------------------------------------------------------------------
 // PE_SCHEDULER

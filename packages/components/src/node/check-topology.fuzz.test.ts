@@ -5,6 +5,7 @@ import { isKbError } from "@kb/errors";
 import { parseTopology, topologyToYaml } from "@kb/topology";
 import fc from "fast-check";
 import { afterAll, describe, expect, it } from "vitest";
+import { defaultRegistry } from "../builtin/index.js";
 import { checkTopologyComponents } from "./check-topology.js";
 
 // Random mutations of the reference topologies through the whole check `kb topology validate`
@@ -163,7 +164,7 @@ async function check(text: string): Promise<void> {
   const start = performance.now();
   let outcome = "OK";
   try {
-    await checkTopologyComponents(file);
+    await checkTopologyComponents(file, { registryFor: defaultRegistry });
   } catch (error) {
     if (!isKbError(error)) throw new Error(`not a KbError for ${file}:\n${text}\n${String(error)}`);
     if (!isLocated(error, file)) throw new Error(`unlocated ${error.code} for:\n${text}\n${error.message}`);

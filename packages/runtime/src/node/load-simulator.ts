@@ -1,4 +1,4 @@
-import type { KbPlugin } from "@kb/components";
+import { defaultRegistry, type KbPlugin } from "@kb/components";
 import { buildMachineFromFile, loadPlugins } from "@kb/components/node";
 import { KbError } from "@kb/errors";
 import { SpillFile } from "@kb/oplog/node";
@@ -52,6 +52,7 @@ export async function loadSimulator(
       );
     }
     const { machine, topology: resolved } = await buildMachineFromFile(topology, {
+      registryFor: defaultRegistry,
       plugins: named,
       opLogger: options.opLogger ?? null,
       tracer: options.tracer ?? null,

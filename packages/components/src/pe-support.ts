@@ -1,10 +1,10 @@
 import { Resource } from "@kb/des";
 import { KbError } from "@kb/errors";
 import * as z from "zod";
-import type { Component, StageWork } from "../component.js";
-import type { Message } from "../message.js";
+import type { Component, StageWork } from "./component.js";
+import type { Message } from "./message.js";
 
-/** The error of an engine handed a message it does not service (a wiring bug, not a user error). @internal */
+/** The error of an engine handed a message it does not service (a wiring bug, not a user error). */
 export function wrongMessage(component: Component, message: Message, expected: string): KbError {
   return new KbError(
     "MACHINE_INVARIANT",
@@ -13,7 +13,7 @@ export function wrongMessage(component: Component, message: Message, expected: s
   );
 }
 
-/** The PE id (`sip0.cube0.pe3`) of a PE component. @internal */
+/** The PE id (`sip0.cube0.pe3`) of a PE component. */
 export function peOf(component: Component): string {
   return component.node.parent as string;
 }
@@ -30,7 +30,7 @@ export function computeSlotOf(component: Component): Resource {
   );
 }
 
-/** Runs `time` ns on the PE's shared compute slot. @internal */
+/** Runs `time` ns on the PE's shared compute slot (see {@link computeSlotOf}). */
 export function* compute(component: Component, slot: Resource, time: number): StageWork {
   const request = slot.request();
   yield request;
@@ -38,6 +38,6 @@ export function* compute(component: Component, slot: Resource, time: number): St
   slot.release(request);
 }
 
-/** A duration param in ns: a number >= 0 with a default and a description. */
+/** A duration param in ns for a params schema: a number >= 0 with a default and a description. */
 export const ns = (description: string, value: number) =>
   z.number().min(0).default(value).describe(description);
