@@ -18,13 +18,9 @@
  * simulated time is no shorter than the GEMM tiles back to back, and repeated runs give the same
  * simulated time and event count. A failed check exits with code 1.
  */
-import {
-  buildMachine,
-  type CompositeGemmCommand,
-  defaultRegistry,
-  gemmTimingOf,
-  type Machine,
-} from "@kb/components";
+
+import { defaultRegistry } from "@kb/builtins";
+import { buildMachine, type CompositeGemmCommand, gemmTimingOf, type Machine } from "@kb/components";
 import { OpLogger, type OpLogSink } from "@kb/oplog";
 import { encodeAddress, type TopologyGraph } from "@kb/topology";
 import { loadTopologyGraphFile } from "@kb/topology/node";

@@ -1,6 +1,8 @@
-import { defaultRegistry, hbmStackPeaks } from "@kb/components";
+import { defaultRegistry } from "@kb/builtins";
+import { hbmStackPeaks } from "@kb/components";
 import { buildMachineFromFile, checkTopologyComponents } from "@kb/components/node";
 import { isKbError } from "@kb/errors";
+import { PLUGIN_SHARED_MODULES } from "@kb/runtime/node";
 import {
   formatIssue,
   type LocatedIssue,
@@ -63,6 +65,7 @@ export function addTopologyCommand(program: Command, io: CliIo, state: RunState)
         try {
           const checked = await checkTopologyComponents(file, {
             registryFor: defaultRegistry,
+            shared: PLUGIN_SHARED_MODULES,
             plugins: options.plugin ?? [],
           });
           name = checked.topology.name;
@@ -104,7 +107,7 @@ export function addTopologyCommand(program: Command, io: CliIo, state: RunState)
           topology: loaded,
           graph,
           machine,
-        } = await buildMachineFromFile(file, { registryFor: defaultRegistry });
+        } = await buildMachineFromFile(file, { registryFor: defaultRegistry, shared: PLUGIN_SHARED_MODULES });
         io.stdout.write(formatTopology(loaded, graphCounts(loaded, graph), hbmStackPeaks(machine)));
       }
     });

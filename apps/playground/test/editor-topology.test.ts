@@ -1,7 +1,7 @@
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { defaultRegistry } from "@kb/components";
+import { defaultRegistry } from "@kb/builtins";
 import { checkTopologyComponents } from "@kb/components/node";
 import { formatIssue, type LocatedIssue } from "@kb/topology";
 import { afterAll, describe, expect, it } from "vitest";

@@ -1,13 +1,8 @@
 // A trace through a whole machine: PE DMAs -> fabric (NOC, XBAR) -> HBM, with the same closed
 // loop as the memory-only driver, and the latency split between the fabric and the memory.
-import {
-  buildMachine,
-  defaultRegistry,
-  type KbPlugin,
-  type MemoryComponent,
-  type Packet,
-  Transfer,
-} from "@kb/components";
+
+import { defaultRegistry } from "@kb/builtins";
+import { buildMachine, type KbPlugin, type MemoryComponent, type Packet, Transfer } from "@kb/components";
 import { encodeAddress, type TopologyGraph } from "@kb/topology";
 import { figuresOf, rowHitRateOf } from "./driver.js";
 import type { Trace } from "./trace.js";

@@ -1,12 +1,7 @@
 import { readFileSync } from "node:fs";
 import { fileURLToPath } from "node:url";
-import {
-  buildMachine,
-  defaultRegistry,
-  type ForwardingComponent,
-  type Machine,
-  Transfer,
-} from "@kb/components";
+import { defaultRegistry } from "@kb/builtins";
+import { buildMachine, type ForwardingComponent, type Machine, Transfer } from "@kb/components";
 import { MemorySink, OpLogger } from "@kb/oplog";
 import { parseBenchParams, replay, Simulator, verifyOutcome } from "@kb/runtime";
 import {

@@ -2,19 +2,11 @@ import { mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSyn
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
-import {
-  buildMachine,
-  defaultRegistry,
-  gemmTimingOf,
-  type Machine,
-  type PeCommand,
-  peGemmV2Cycles,
-  peGemmV2Params,
-  runProbe,
-  tcmAddress,
-} from "@kb/components";
+import { defaultRegistry, peGemmV2Cycles, peGemmV2Params } from "@kb/builtins";
+import { buildMachine, gemmTimingOf, type Machine, type PeCommand, tcmAddress } from "@kb/components";
 import { buildMachineFromFile } from "@kb/components/node";
 import { MemorySink, OpLogger, type OpRecord, stripTimes } from "@kb/oplog";
+import { runProbe } from "@kb/probe";
 import { encodeAddress, expandTopology, parseTopology } from "@kb/topology";
 import { afterAll, describe, expect, it } from "vitest";
 import plugin, { systolicGemmCycles, systolicGemmNs, systolicGemmParams } from "./index.js";

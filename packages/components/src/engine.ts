@@ -3,6 +3,8 @@
 // The built-in models of @kb/builtins are written on these and on `@kb/components` alone, so a
 // plug-in that replaces one of them can be too. See the README's "Writing a PE engine".
 
+export type { PcShare } from "./block-split.js";
+export { splitByPseudoChannel } from "./block-split.js";
 export type { SipLaunch } from "./control.js";
 export { CONTROL_BYTES } from "./control.js";
 export type { AtomicStage } from "./message.js";

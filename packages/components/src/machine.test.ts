@@ -1,8 +1,8 @@
+import { defaultRegistry } from "@kb/builtins";
 import { isKbError, type KbError } from "@kb/errors";
 import { encodeAddress, type TopologyGraph } from "@kb/topology";
 import { describe, expect, it } from "vitest";
 import * as z from "zod";
-import { defaultRegistry } from "./builtin/index.js";
 import { Component, type StageWork } from "./component.js";
 import { defineComponent, definePlugin } from "./define.js";
 import { buildMachine, ComponentParamsError, type MachineOptions, tcmAddress } from "./machine.js";

@@ -1,10 +1,10 @@
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { defaultRegistry } from "@kb/builtins";
 import { isKbError, type KbError } from "@kb/errors";
 import { encodeAddress, formatIssue, type LocatedIssue } from "@kb/topology";
 import { afterAll, describe, expect, it } from "vitest";
-import { defaultRegistry } from "./builtin/index.js";
 import { buildMachineFromFile, checkTopologyComponents, loadPlugins } from "./node.js";
 import { topologyPath } from "./test-support.js";
 

@@ -7,7 +7,7 @@ import type { Tracer } from "./trace.js";
 
 export type { CheckTopologyComponentsOptions, TopologyComponents } from "./node/check-topology.js";
 export { checkTopologyComponents } from "./node/check-topology.js";
-export type { ImportSourceOptions, LoadPluginsOptions } from "./node/plugin-loader.js";
+export type { ImportSourceOptions, LoadPluginsOptions, SharedModules } from "./node/plugin-loader.js";
 export {
   importSourceFile,
   isPluginPath,
@@ -54,6 +54,7 @@ export async function buildMachineFromFile(
   const { topology, graph, plugins, registry } = await checkTopologyComponents(path, {
     registryFor: (options as Partial<BuildMachineFromFileOptions> | undefined)?.registryFor as never,
     ...(options?.plugins === undefined ? {} : { plugins: options.plugins }),
+    ...(options?.shared === undefined ? {} : { shared: options.shared }),
   });
   const machine = buildMachine(graph, {
     registry,

@@ -1,8 +1,9 @@
+import { defaultRegistry } from "@kb/builtins";
 import { MemorySink, OpLogger } from "@kb/oplog";
 import { encodeAddress } from "@kb/topology";
 import { loadTopologyGraphFile } from "@kb/topology/node";
 import { expect, it } from "vitest";
-import { buildMachine, defaultRegistry, TraceRecorder } from "./index.js";
+import { buildMachine, TraceRecorder } from "./index.js";
 import { topologyPath } from "./test-support.js";
 
 // The example of packages/components/README.md, verbatim but for the file path and console output.

@@ -1,13 +1,11 @@
 import { readFileSync } from "node:fs";
+import { defaultRegistry, gemmParams, macArrayNs, simdNs } from "@kb/builtins";
 import { KbError } from "@kb/errors";
 import { MemorySink, OpLogger, type OpRecord } from "@kb/oplog";
 import type { PeCommand } from "@kb/spec";
 import { encodeAddress, expandTopology, parseTopology, tcmAddress } from "@kb/topology";
 import { describe, expect, it } from "vitest";
 import * as z from "zod";
-import { defaultRegistry } from "./builtin/index.js";
-import { gemmParams, macArrayNs } from "./builtin/pe-gemm-v1.js";
-import { simdNs } from "./builtin/pe-impls.js";
 import type { ComponentDefinition } from "./define.js";
 import { definePlugin } from "./define.js";
 import { gemmTimingOf } from "./gemm-timing.js";

@@ -1,9 +1,9 @@
 import { readFileSync } from "node:fs";
 import { fileURLToPath } from "node:url";
+import { defaultRegistry } from "@kb/builtins";
 import { MemorySink, OpLogger } from "@kb/oplog";
 import type { PeCommand } from "@kb/spec";
 import { expandTopology, parseTopology, resolveTopology, type TopologyGraph } from "@kb/topology";
-import { defaultRegistry } from "./builtin/index.js";
 import type { KbPlugin } from "./define.js";
 import { buildMachine, type Machine, type MachineOptions } from "./machine.js";
 

@@ -1,4 +1,5 @@
-import { BUILTIN_COMPONENTS, type ComponentDefinition, defaultRegistry, definePlugin } from "@kb/components";
+import { BUILTIN_COMPONENTS, defaultRegistry } from "@kb/builtins";
+import { type ComponentDefinition, definePlugin } from "@kb/components";
 import type { TL } from "@kb/tl";
 import { describe, expect, it } from "vitest";
 import { type DeviceTensor, RunResultsSchema, Simulator } from "./index.js";

@@ -1,4 +1,5 @@
-import { type ComponentRegistry, defaultRegistry, type ModelStat, type ModelStatInfo } from "@kb/components";
+import { defaultRegistry } from "@kb/builtins";
+import type { ComponentRegistry, ModelStat, ModelStatInfo } from "@kb/components";
 import * as z from "zod";
 
 // The counters timing models publish (`ModelStat` of @kb/components) in the results: their

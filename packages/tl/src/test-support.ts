@@ -1,4 +1,5 @@
-import { buildMachine, defaultRegistry, type Machine } from "@kb/components";
+import { defaultRegistry } from "@kb/builtins";
+import { buildMachine, type Machine } from "@kb/components";
 import { isKbError, type KbError } from "@kb/errors";
 import type { PeCommand } from "@kb/spec";
 import { encodeAddress, expandTopology, resolveTopology, type TopologyInput, tcmAddress } from "@kb/topology";

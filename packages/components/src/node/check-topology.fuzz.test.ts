@@ -1,11 +1,11 @@
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { defaultRegistry } from "@kb/builtins";
 import { isKbError } from "@kb/errors";
 import { parseTopology, topologyToYaml } from "@kb/topology";
 import fc from "fast-check";
 import { afterAll, describe, expect, it } from "vitest";
-import { defaultRegistry } from "../builtin/index.js";
 import { checkTopologyComponents } from "./check-topology.js";
 
 // Random mutations of the reference topologies through the whole check `kb topology validate`

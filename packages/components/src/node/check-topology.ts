@@ -16,7 +16,7 @@ import type * as z from "zod";
 import type { KbPlugin } from "../define.js";
 import { peTcmBudget, peTcmBudgetProblems } from "../pe-tcm-budget.js";
 import type { ComponentRegistry } from "../registry.js";
-import { loadTopologyPlugins } from "./plugin-loader.js";
+import { loadTopologyPlugins, type SharedModules } from "./plugin-loader.js";
 
 /** Options of {@link checkTopologyComponents}. */
 export interface CheckTopologyComponentsOptions {
@@ -31,6 +31,8 @@ export interface CheckTopologyComponentsOptions {
    * resolved from the current directory.
    */
   readonly plugins?: readonly string[];
+  /** Modules a plug-in file gets by package name besides `@kb/components` and `zod` (see `loadPlugins`). */
+  readonly shared?: SharedModules;
 }
 
 /** What {@link checkTopologyComponents} returns: everything a machine is built from. */
@@ -94,7 +96,7 @@ export async function checkTopologyComponents(
     );
   }
   const { topology, graph, warnings } = loadTopologyGraphFile(path);
-  const plugins = await loadTopologyPlugins(path, topology, options.plugins);
+  const plugins = await loadTopologyPlugins(path, topology, options.plugins, options.shared);
   const registry = registryFor(plugins);
   const places = new TopologyPlaces(path, topology);
   const unknown = unknownImplIssues(graph, registry, places);

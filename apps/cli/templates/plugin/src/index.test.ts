@@ -1,5 +1,6 @@
 import { fileURLToPath } from "node:url";
-import { defaultRegistry, gemmWork, StageEngine, tcmAddress } from "@kb/components";
+import { defaultRegistry } from "@kb/builtins";
+import { gemmWork, StageEngine, tcmAddress } from "@kb/components";
 import { buildMachineFromFile } from "@kb/components/node";
 import { describe, expect, it } from "vitest";
 import plugin, { bigArrayNs, bigArrayParams } from "./index.js";
