@@ -18,6 +18,8 @@
  * simulated time is no shorter than the GEMM tiles back to back, and repeated runs give the same
  * simulated time and event count. A failed check exits with code 1.
  */
+
+import { defaultRegistry } from "@kb/builtins";
 import { buildMachine, type CompositeGemmCommand, gemmTimingOf, type Machine } from "@kb/components";
 import { OpLogger, type OpLogSink } from "@kb/oplog";
 import { encodeAddress, type TopologyGraph } from "@kb/topology";
@@ -211,7 +213,7 @@ function runOnce(workload: Workload, tokens: number, logged: boolean): RunResult
   const sink = logged ? new DiscardSink() : null;
   const logger = sink === null ? null : new OpLogger(sink);
   const buildStart = process.hrtime.bigint();
-  const machine = buildMachine(graph, { opLogger: logger });
+  const machine = buildMachine(graph, { registry: defaultRegistry(), opLogger: logger });
   const buildMs = Number(process.hrtime.bigint() - buildStart) / 1e6;
   const eventsBefore = machine.env.processedEventCount;
   const start = process.hrtime.bigint();

@@ -1,6 +1,7 @@
 import { readdirSync, statSync } from "node:fs";
 import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
+import * as builtins from "@kb/builtins";
 import * as ccl from "@kb/ccl";
 import * as components from "@kb/components";
 import { importSourceFile } from "@kb/components/node";
@@ -194,6 +195,7 @@ export const topologyLookup: TopologyLookup = { locate: locateTopology, find: fi
  * @kb/runtime, the list the type check and the playground use too.
  */
 const SHARED_MODULES: Readonly<Record<BenchPackage, unknown>> = {
+  "@kb/builtins": builtins,
   "@kb/ccl": ccl,
   "@kb/components": components,
   "@kb/data-executor": dataExecutor,

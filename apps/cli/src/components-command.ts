@@ -1,5 +1,7 @@
-import { defaultRegistry, type KbPlugin } from "@kb/components";
+import { defaultRegistry } from "@kb/builtins";
+import type { KbPlugin } from "@kb/components";
 import { loadPlugins, loadTopologyPlugins } from "@kb/components/node";
+import { PLUGIN_SHARED_MODULES } from "@kb/runtime/node";
 import { loadTopologyFile } from "@kb/topology/node";
 import type { Command } from "commander";
 import { describeImpls, formatImpls } from "./format-components.js";
@@ -34,9 +36,14 @@ export function addComponentsCommand(program: Command, io: CliIo): Command {
       const extra = options.plugin ?? [];
       let plugins: KbPlugin[];
       if (options.topology !== undefined) {
-        plugins = await loadTopologyPlugins(options.topology, loadTopologyFile(options.topology), extra);
+        plugins = await loadTopologyPlugins(
+          options.topology,
+          loadTopologyFile(options.topology),
+          extra,
+          PLUGIN_SHARED_MODULES,
+        );
       } else {
-        plugins = await loadPlugins(extra, { from: process.cwd() });
+        plugins = await loadPlugins(extra, { from: process.cwd(), shared: PLUGIN_SHARED_MODULES });
       }
       const impls = describeImpls(defaultRegistry(plugins));
       if (options.json === true) io.stdout.write(`${JSON.stringify(impls, null, 2)}\n`);

@@ -97,12 +97,14 @@ describe("kb init", () => {
   it("installed from tarballs, lists every @kb package it needs at its tarball, or says which is missing", () => {
     const tarballs = new Map(
       [
+        "builtins",
         "ccl",
         "components",
         "data-executor",
         "des",
         "errors",
         "oplog",
+        "probe",
         "runtime",
         "spec",
         "sweep",
@@ -131,11 +133,13 @@ describe("kb init", () => {
     ]);
     expect(specs.dependencies["@kb/tl"]).toBe("file:../tarballs/kb-tl-0.0.0.tgz");
     expect(Object.keys(specs.devDependencies)).toEqual([
+      "@kb/builtins",
       "@kb/ccl",
       "@kb/cli",
       "@kb/components",
       "@kb/data-executor",
       "@kb/oplog",
+      "@kb/probe",
       "@kb/runtime",
       "@kb/sweep",
     ]);

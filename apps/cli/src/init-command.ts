@@ -187,11 +187,12 @@ function projectPackage(name: string, dir: string, source: KbSource): Record<str
 
 /**
  * The package.json of a plug-in: ESM, built to dist/, @kb/components and zod as peers (a range
- * even when the dev dependency is a file: spec), tested with vitest.
+ * even when the dev dependency is a file: spec), tested with vitest against the built-in models
+ * (@kb/builtins, a dev dependency: its test builds machines with `defaultRegistry`).
  */
 function pluginPackage(name: string, dir: string, source: KbSource): Record<string, unknown> {
   const zod = installedManifest("@kb/cli").dependencies?.zod;
-  const kb = kbDependencies({ devDependencies: ["@kb/cli", "@kb/components"] }, dir, source);
+  const kb = kbDependencies({ devDependencies: ["@kb/builtins", "@kb/cli", "@kb/components"] }, dir, source);
   return {
     name,
     version: "0.1.0",

@@ -7,7 +7,8 @@ import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { kb } from "./test-support.js";
 
 // Plug-ins given by path (--plugin ./x.ts, plugins: [./x.js]) with kb run and kb topology
-// validate, in a temp folder with no node_modules: the plug-ins get @kb/components and zod from kb.
+// validate, in a temp folder with no node_modules: the plug-ins get @kb/components, @kb/builtins
+// and zod from kb.
 
 const repo = (path: string) => fileURLToPath(new URL(`../../../${path}`, import.meta.url));
 const copyBench = fileURLToPath(new URL("__fixtures__/copy-bench.ts", import.meta.url));
@@ -42,7 +43,8 @@ async function inDirectory<T>(directory: string, body: () => Promise<T>): Promis
 }
 
 // A TypeScript plug-in: pe_dma_v1 with a descriptor setup of `setup_ns` per copy (default 1000).
-const SLOW_DMA_TS = `import { BUILTIN_COMPONENTS, type ComponentDefinition, defineComponent, definePlugin } from "@kb/components";
+const SLOW_DMA_TS = `import { BUILTIN_COMPONENTS } from "@kb/builtins";
+import { type ComponentDefinition, defineComponent, definePlugin } from "@kb/components";
 import * as z from "zod";
 
 const dma = BUILTIN_COMPONENTS.find((definition) => definition.impl === "pe_dma_v1") as ComponentDefinition;

@@ -2,13 +2,9 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
-import {
-  BUILTIN_COMPONENTS,
-  type ComponentDefinition,
-  defineComponent,
-  definePlugin,
-  runProbe,
-} from "@kb/components";
+import { BUILTIN_COMPONENTS } from "@kb/builtins";
+import { type ComponentDefinition, defineComponent, definePlugin } from "@kb/components";
+import { runProbe } from "@kb/probe";
 import { loadTopologyGraphFile } from "@kb/topology/node";
 import { afterAll, describe, expect, it } from "vitest";
 import { formatProbe } from "./probe-command.js";

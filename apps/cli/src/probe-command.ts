@@ -1,6 +1,8 @@
-import { type ProbeCase, type ProbeReport, runProbe } from "@kb/components";
+import { defaultRegistry } from "@kb/builtins";
 import { buildMachineFromFile, loadTopologyPlugins } from "@kb/components/node";
 import { formatFixed } from "@kb/errors";
+import { type ProbeCase, type ProbeReport, runProbe } from "@kb/probe";
+import { PLUGIN_SHARED_MODULES } from "@kb/runtime/node";
 import type { Command } from "commander";
 import { locateTopology } from "./bench-files.js";
 import { formatNumber } from "./format-topology.js";
@@ -56,8 +58,12 @@ export function addProbeCommand(program: Command, io: CliIo, state: RunState): C
       const file = locateTopology(options.topology ?? "default", process.cwd());
       const extra = options.plugin ?? [];
       // Builds one machine first: impl and params errors come back located in the file.
-      const { topology, graph } = await buildMachineFromFile(file, { plugins: extra });
-      const plugins = await loadTopologyPlugins(file, topology, extra);
+      const { topology, graph } = await buildMachineFromFile(file, {
+        registryFor: defaultRegistry,
+        shared: PLUGIN_SHARED_MODULES,
+        plugins: extra,
+      });
+      const plugins = await loadTopologyPlugins(file, topology, extra, PLUGIN_SHARED_MODULES);
       const report = runProbe(graph, { plugins });
       io.stdout.write(
         options.json === true ? `${JSON.stringify(report, null, 2)}\n` : formatProbe(report, file),

@@ -1,6 +1,8 @@
+import { defaultRegistry } from "@kb/builtins";
 import { hbmStackPeaks } from "@kb/components";
 import { buildMachineFromFile, checkTopologyComponents } from "@kb/components/node";
 import { isKbError } from "@kb/errors";
+import { PLUGIN_SHARED_MODULES } from "@kb/runtime/node";
 import {
   formatIssue,
   type LocatedIssue,
@@ -66,6 +68,8 @@ export function addTopologyCommand(program: Command, io: CliIo, state: RunState)
         let warnings: readonly LocatedIssue[];
         try {
           const checked = await checkTopologyComponents(locateTopology(file, process.cwd()), {
+            registryFor: defaultRegistry,
+            shared: PLUGIN_SHARED_MODULES,
             plugins: options.plugin ?? [],
           });
           name = checked.topology.name;
@@ -104,7 +108,11 @@ export function addTopologyCommand(program: Command, io: CliIo, state: RunState)
       else if (options.resolved === true) io.stdout.write(topologyToYaml(loadTopologyFile(file)));
       else {
         // The machine is built so the HBM peaks are its models' own peak() (as kb probe and kb run).
-        const { topology: loaded, graph, machine } = await buildMachineFromFile(file);
+        const {
+          topology: loaded,
+          graph,
+          machine,
+        } = await buildMachineFromFile(file, { registryFor: defaultRegistry, shared: PLUGIN_SHARED_MODULES });
         io.stdout.write(formatTopology(loaded, graphCounts(loaded, graph), hbmStackPeaks(machine)));
       }
     });

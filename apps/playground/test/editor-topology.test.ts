@@ -1,6 +1,7 @@
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { defaultRegistry } from "@kb/builtins";
 import { checkTopologyComponents } from "@kb/components/node";
 import { formatIssue, type LocatedIssue } from "@kb/topology";
 import { afterAll, describe, expect, it } from "vitest";
@@ -16,7 +17,7 @@ async function cliLines(text: string, name: string): Promise<string[]> {
   const file = join(dir, name);
   writeFileSync(file, text);
   try {
-    const { warnings } = await checkTopologyComponents(file);
+    const { warnings } = await checkTopologyComponents(file, { registryFor: defaultRegistry });
     return warnings.map((warning) => `warning: ${formatIssue(warning)}`);
   } catch (error) {
     return ((error as { issues: LocatedIssue[] }).issues ?? []).map(formatIssue);

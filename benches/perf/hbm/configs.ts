@@ -3,7 +3,8 @@
 import { existsSync, readdirSync, readFileSync } from "node:fs";
 import { basename, dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
-import { defaultRegistry, type KbPlugin } from "@kb/components";
+import { defaultRegistry } from "@kb/builtins";
+import type { KbPlugin } from "@kb/components";
 import { parseTopology, resolveTopology, type Topology } from "@kb/topology";
 import { findUp } from "./trace.js";
 

@@ -1,7 +1,8 @@
 // The closed loop of the memory-fidelity suite (../shared/fidelity/README.md, "The closed
 // loop"), driven through a MemoryHarness in simulated time, and the figures of reference.json.
-import type { HarnessResult, MemoryHarness, MemoryModel } from "@kb/components";
+import type { MemoryModel } from "@kb/components";
 import type { Event } from "@kb/des";
+import type { HarnessResult, MemoryHarness } from "@kb/probe";
 import type { Trace } from "./trace.js";
 
 /** What one closed-loop run measured (the figures of reference.json, in its units). */

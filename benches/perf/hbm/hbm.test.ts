@@ -1,7 +1,7 @@
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { MemoryHarness } from "@kb/components";
+import { MemoryHarness } from "@kb/probe";
 import { expandTopology, resolveTopology } from "@kb/topology";
 import { loadTopologyGraphFile } from "@kb/topology/node";
 import { afterAll, describe, expect, it, vi } from "vitest";

@@ -1,6 +1,7 @@
 // The runs of `pnpm bench:hbm`: the traces to run, each configuration's closed loop at the memory
 // on each of them, and the tile pattern through whole machines (--whole-machine).
-import { type KbPlugin, MemoryHarness } from "@kb/components";
+import type { KbPlugin } from "@kb/components";
+import { MemoryHarness } from "@kb/probe";
 import { expandTopology, resolveTopology, type Topology } from "@kb/topology";
 import { loadTopologyFile } from "@kb/topology/node";
 import { topologyFile } from "../report.js";

@@ -1,5 +1,7 @@
 // A trace through a whole machine: PE DMAs -> fabric (NOC, XBAR) -> HBM, with the same closed
 // loop as the memory-only driver, and the latency split between the fabric and the memory.
+
+import { defaultRegistry } from "@kb/builtins";
 import { buildMachine, type KbPlugin, type MemoryComponent, type Packet, Transfer } from "@kb/components";
 import { encodeAddress, type TopologyGraph } from "@kb/topology";
 import { figuresOf, rowHitRateOf } from "./driver.js";
@@ -57,7 +59,7 @@ export function runWholeMachine(
   graph: TopologyGraph,
   options: { readonly tckNs: number; readonly plugins?: readonly KbPlugin[]; readonly memory?: string },
 ): WholeMachineFigures {
-  const machine = buildMachine(graph, { plugins: options.plugins ?? [] });
+  const machine = buildMachine(graph, { registry: defaultRegistry(options.plugins ?? []) });
   const env = machine.env;
   const memoryId = options.memory ?? "sip0.cube0.hbm";
   const memory = machine.component<MemoryComponent>(memoryId);

@@ -1,5 +1,6 @@
 // One point of `pnpm bench:noc`: synthetic traffic at one offered rate through startTraffic, the
 // public traffic generator of @kb/components, and the figures of the shared README.
+import { defaultRegistry } from "@kb/builtins";
 import {
   buildMachine,
   type KbPlugin,
@@ -51,7 +52,7 @@ export function measurePoint(
   spec: PointSpec,
   plugins: readonly KbPlugin[] = [],
 ): PointFigures {
-  const machine = buildMachine(graph, { plugins });
+  const machine = buildMachine(graph, { registry: defaultRegistry(plugins) });
   const nodes = size.rows * size.cols;
   const P = spec.packetFlits;
   const from = spec.warmupCycles * CYCLE_NS;

@@ -8,7 +8,7 @@ import {
   macArrayCycles,
   peGemmV2Cycles,
   peGemmV2Params,
-} from "@kb/components";
+} from "@kb/builtins";
 import * as z from "zod";
 
 const rowSchema = z.object({

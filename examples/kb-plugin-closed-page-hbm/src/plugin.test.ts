@@ -1,7 +1,7 @@
 import { readFileSync } from "node:fs";
 import { fileURLToPath } from "node:url";
-import { MemoryHarness } from "@kb/components";
 import { MemorySink, OpLogger, type OpRecord } from "@kb/oplog";
+import { MemoryHarness } from "@kb/probe";
 import { parseBenchParams, replay, Simulator, verifyOutcome } from "@kb/runtime";
 import { expandTopology, parseTopology, type TopologyGraph } from "@kb/topology";
 import { describe, expect, it } from "vitest";

@@ -1,5 +1,6 @@
 import { readFileSync } from "node:fs";
 import { fileURLToPath } from "node:url";
+import { defaultRegistry } from "@kb/builtins";
 import { buildMachine, type ForwardingComponent, type Machine, Transfer } from "@kb/components";
 import { MemorySink, OpLogger } from "@kb/oplog";
 import { parseBenchParams, replay, Simulator, verifyOutcome } from "@kb/runtime";
@@ -79,7 +80,7 @@ describe("kb-plugin-credit-router", () => {
   });
 
   it("two packets contend for r0c0's output to the SRAM, and a 4-flit buffer holds PE1's second packet back (hand-computed)", () => {
-    const machine = buildMachine(twoRouters(4), { plugins: [plugin] });
+    const machine = buildMachine(twoRouters(4), { registry: defaultRegistry([plugin]) });
     expect(router(machine, "r0c0").impl).toBe(IMPL);
     // A (PE0), B1 and B2 (PE1), 256 B = 4 flits each, launched at 0 in that order.
     // A:  pe0 -> r0c0 link 0..4, head 1, tail 5. r0c0: ready 1 + 2 = 3, output free: leaves 3,
@@ -103,7 +104,7 @@ describe("kb-plugin-credit-router", () => {
   });
 
   it("with room for both packets, PE1's second packet only queues behind the first on the links", () => {
-    const machine = buildMachine(twoRouters(64), { plugins: [plugin] });
+    const machine = buildMachine(twoRouters(64), { registry: defaultRegistry([plugin]) });
     // B2: pe1 -> r0c1 link 4..8 (behind B1), head 5, tail 9. r0c1: ready 7, output free at 7:
     //     leaves 7, link 7..11, head 8, tail 12. r0c0: ready 10, output busy (B1) to 11: leaves
     //     11, link 11..15, head 12, tail max(12 + 2, 15) + 1 = 16; SRAM 12..16: committed at 16.

@@ -2,18 +2,11 @@ import { mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSyn
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
-import {
-  buildMachine,
-  gemmTimingOf,
-  type Machine,
-  type PeCommand,
-  peGemmV2Cycles,
-  peGemmV2Params,
-  runProbe,
-  tcmAddress,
-} from "@kb/components";
+import { defaultRegistry, peGemmV2Cycles, peGemmV2Params } from "@kb/builtins";
+import { buildMachine, gemmTimingOf, type Machine, type PeCommand, tcmAddress } from "@kb/components";
 import { buildMachineFromFile } from "@kb/components/node";
 import { MemorySink, OpLogger, type OpRecord, stripTimes } from "@kb/oplog";
+import { runProbe } from "@kb/probe";
 import { encodeAddress, expandTopology, parseTopology } from "@kb/topology";
 import { afterAll, describe, expect, it } from "vitest";
 import plugin, { systolicGemmCycles, systolicGemmNs, systolicGemmParams } from "./index.js";
@@ -69,7 +62,7 @@ function runDefault(withPlugin: boolean, commands = COMMANDS): Run {
   const sink = new MemorySink();
   const logger = new OpLogger(sink);
   return run(
-    buildMachine(graph, { plugins: withPlugin ? [plugin] : [], opLogger: logger }),
+    buildMachine(graph, { registry: defaultRegistry(withPlugin ? [plugin] : []), opLogger: logger }),
     sink,
     logger,
     commands,
@@ -153,7 +146,7 @@ describe("kb-plugin-systolic-gemm", () => {
         plugins: ["kb-plugin-systolic-gemm"],
         overrides: [{ match: "sip*.cube*.pe*.pe_gemm", impl: IMPL }],
       }),
-      { plugins: [plugin] },
+      { registry: defaultRegistry([plugin]) },
     );
     machine.run(machine.submit("sip0.cube0.pe0", COMMANDS));
     const timing = gemmTimingOf(machine.component("sip0.cube0.pe0.pe_gemm"));
@@ -214,7 +207,10 @@ describe("kb-plugin-systolic-gemm", () => {
     it("buildMachineFromFile resolves the package beside the file and runs like the programmatic build", async () => {
       const sink = new MemorySink();
       const logger = new OpLogger(sink);
-      const { topology, machine } = await buildMachineFromFile(file, { opLogger: logger });
+      const { topology, machine } = await buildMachineFromFile(file, {
+        registryFor: defaultRegistry,
+        opLogger: logger,
+      });
       expect(topology.plugins).toEqual(["kb-plugin-systolic-gemm"]);
       expect(machine.component("sip0.cube1.pe7.pe_gemm").impl).toBe(IMPL);
       const fromFile = run(machine, sink, logger);

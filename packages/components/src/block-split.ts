@@ -1,7 +1,7 @@
 import type { HbmAddressMap } from "@kb/topology";
 import type { MemoryBlock } from "./message.js";
 
-/** Bytes per pseudo-channel of a memory block, in first-touched order. @internal */
+/** Bytes per pseudo-channel of a memory block, in first-touched order. */
 export interface PcShare {
   readonly lane: number;
   bytes: number;
@@ -11,7 +11,7 @@ export interface PcShare {
  * Splits `block` (offsets within one HBM stack) into bytes per pseudo-channel lane (`h * Q + q`)
  * by the stack's address mapping. Whole aligned periods of the mapping (every lane holds the same
  * bytes) are added at once, lanes in the order the period's first granules touch them; only the
- * partial ends of a row are walked granule by granule. @internal
+ * partial ends of a row are walked granule by granule.
  */
 export function splitByPseudoChannel(block: MemoryBlock, offset: number, map: HbmAddressMap): PcShare[] {
   const lanes = map.lanes;

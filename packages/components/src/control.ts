@@ -9,7 +9,7 @@ import type { Transfer } from "./transfer.js";
 /** Bytes of a launch or completion descriptor on the fabric. */
 export const CONTROL_BYTES = 64;
 
-/** The launch of a program on one SIP, as it arrives at the SIP's IO_CPU. @internal */
+/** The launch of a program on one SIP, as it arrives at the SIP's IO_CPU. */
 export interface SipLaunch {
   readonly cubes: ReadonlyMap<number, readonly { pe: string; commands: PeProgram }[]>;
   /** Reports the SIP's completion (a packet IO_CPU -> host). */

@@ -49,32 +49,6 @@ export {
 export type { HbmAddressMap, HbmCoordinates } from "@kb/topology";
 // The TCM address helpers are facts of the memory map (@kb/topology); re-exported here as before.
 export { TCM_WINDOW_BYTES, tcmAddress, tcmLocation } from "@kb/topology";
-export type { HbmPortStats } from "./builtin/hbm-v2/controller.js";
-export type { HbmCtrlV2Model } from "./builtin/hbm-v2/hbm-ctrl-v2.js";
-export { hbmCtrlV2 } from "./builtin/hbm-v2/hbm-ctrl-v2.js";
-export type { HbmCtrlV2Config, HbmCtrlV2Params } from "./builtin/hbm-v2/params.js";
-export { hbmCtrlV2Config, hbmCtrlV2Params } from "./builtin/hbm-v2/params.js";
-export { PAGE_POLICIES, REFRESH_POLICIES, SCHEDULERS } from "./builtin/hbm-v2/policies/index.js";
-export type {
-  HbmPagePolicy,
-  HbmPolicies,
-  HbmQueueView,
-  HbmRefreshPolicy,
-  HbmRefreshPort,
-  HbmSchedulerPolicy,
-} from "./builtin/hbm-v2/policies/policy.js";
-export { frFcfsCap } from "./builtin/hbm-v2/policies/scheduler-fr-fcfs-cap.js";
-export type { HbmPreset, HbmPresetName, HbmTiming } from "./builtin/hbm-v2/presets.js";
-export { HBM_PRESETS } from "./builtin/hbm-v2/presets.js";
-export type { HbmCtrlV2PolicyOptions } from "./builtin/hbm-v2/with-policies.js";
-export { hbmCtrlV2WithPolicies } from "./builtin/hbm-v2/with-policies.js";
-export { BUILTIN_COMPONENTS, defaultRegistry } from "./builtin/index.js";
-export { gemmParams, macArrayCycles, macArrayNs } from "./builtin/pe-gemm-v1.js";
-export type { GemmDataflow, GemmMapping, PeGemmV2Params } from "./builtin/pe-gemm-v2.js";
-export { GEMM_DATAFLOWS, gemmMapping, peGemmV2Cycles, peGemmV2Params } from "./builtin/pe-gemm-v2.js";
-export { simdNs } from "./builtin/pe-impls.js";
-export { compute, computeSlotOf } from "./builtin/pe-support.js";
-export { transitParams } from "./builtin/transit.js";
 export type {
   ComponentContext,
   ComponentOptions,
@@ -124,8 +98,6 @@ export type {
   MemoryTiming,
 } from "./memory.js";
 export { defineMemoryModel, MemoryComponent } from "./memory.js";
-export type { HarnessResult } from "./memory-harness.js";
-export { MemoryHarness } from "./memory-harness.js";
 export type {
   DmaCopy,
   MemoryBlock,
@@ -137,21 +109,9 @@ export type {
 } from "./message.js";
 export { Message, PipelineContext, ServiceRequest, TileToken } from "./message.js";
 export type { ModelStat, ModelStatInfo } from "./model-stats.js";
-export type { PortHopParams } from "./noc/port-hop.js";
-export { portHopParams, portHopV1 } from "./noc/port-hop.js";
 export type { PathEnd } from "./packet.js";
 export { CompiledPath, Link, Packet } from "./packet.js";
-export type {
-  ProbeCase,
-  ProbeGemmCase,
-  ProbeInvariant,
-  ProbeLayout,
-  ProbeOptions,
-  ProbePlacement,
-  ProbeReport,
-  ProbeSweepPoint,
-} from "./probe.js";
-export { fabricRoute, PROBE_BYTES, PROBE_UNCONTENDED_TOLERANCE, runProbe, sweepPoints } from "./probe.js";
+export { compute, computeSlotOf } from "./pe-support.js";
 export type { CommandSource, PeProgram } from "./program.js";
 export type { RegisteredImpl } from "./registry.js";
 export { ComponentRegistry, componentDefinitionOf } from "./registry.js";

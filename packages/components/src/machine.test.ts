@@ -1,10 +1,11 @@
+import { defaultRegistry } from "@kb/builtins";
 import { isKbError, type KbError } from "@kb/errors";
-import { encodeAddress } from "@kb/topology";
+import { encodeAddress, type TopologyGraph } from "@kb/topology";
 import { describe, expect, it } from "vitest";
 import * as z from "zod";
 import { Component, type StageWork } from "./component.js";
 import { defineComponent, definePlugin } from "./define.js";
-import { ComponentParamsError, defaultRegistry, tcmAddress } from "./machine.js";
+import { buildMachine, ComponentParamsError, type MachineOptions, tcmAddress } from "./machine.js";
 import type { Message } from "./message.js";
 import { graphFrom, machineOf } from "./test-support.js";
 import { TraceRecorder } from "./trace.js";
@@ -96,6 +97,22 @@ describe("bad commands are located errors", () => {
 });
 
 describe("impl resolution and params", () => {
+  it("the registry comes from the caller: none is a KbError naming @kb/builtins' defaultRegistry", () => {
+    const graph = graphFrom({});
+    const noOptions = buildMachine as unknown as (graph: TopologyGraph) => unknown;
+    for (const build of [() => noOptions(graph), () => buildMachine(graph, {} as MachineOptions)]) {
+      try {
+        build();
+        expect.unreachable();
+      } catch (error) {
+        expect(isKbError(error, "COMPONENT_UNKNOWN_IMPL")).toBe(true);
+        expect((error as KbError).message).toMatch(
+          /buildMachine needs options\.registry.*defaultRegistry\(plugins\) of @kb\/builtins/s,
+        );
+      }
+    }
+  });
+
   it("an unknown impl lists the impls registered for the kind", () => {
     const graph = graphFrom({ overrides: [{ match: "sip0.cube0.pe1.pe_gemm", impl: "pe_gemm_v9" }] });
     try {

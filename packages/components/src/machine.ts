@@ -3,11 +3,9 @@ import { formatIssuePath, KbError, schemaIssueText } from "@kb/errors";
 import type { OpLogger } from "@kb/oplog";
 import type { TopologyGraph, TopologyNode } from "@kb/topology";
 import type * as z from "zod";
-// The one import of the built-ins, for buildMachine's default registry (see buildMachine).
-import { defaultRegistry } from "./builtin/index.js";
 import { type Component, laneWorker } from "./component.js";
 import { CONTROL_BYTES, type SipLaunch } from "./control.js";
-import type { ComponentDefinition, KbPlugin } from "./define.js";
+import type { ComponentDefinition } from "./define.js";
 import { Fabric } from "./fabric.js";
 import { ForwardingComponent } from "./forwarding-component.js";
 import { type MachineStats, machineStats } from "./machine-stats.js";
@@ -18,17 +16,18 @@ import type { ComponentRegistry } from "./registry.js";
 import type { Tracer } from "./trace.js";
 import { Transfer } from "./transfer.js";
 
-// Where these used to live, for the modules that still import them from here (node.ts and tests);
-// their homes are @kb/topology (the TCM address helpers) and builtin/index.ts (defaultRegistry).
+// Where these used to live, for the modules that still import them from here (tests); their home
+// is @kb/topology.
 export { TCM_WINDOW_BYTES, tcmAddress, tcmLocation } from "@kb/topology";
-export { defaultRegistry };
 
 /** Options of {@link buildMachine}. */
 export interface MachineOptions {
-  /** The impls to resolve nodes with (default: a registry of the built-ins plus `plugins`). */
-  readonly registry?: ComponentRegistry;
-  /** Plug-ins to register on the default registry (already imported; see `loadPlugins` in `@kb/components/node`). */
-  readonly plugins?: readonly KbPlugin[];
+  /**
+   * The impls to resolve nodes with: the framework knows no impl of its own. `defaultRegistry(plugins)`
+   * of `@kb/builtins` is the built-ins plus plug-ins (already imported; see `loadPlugins` in
+   * `@kb/components/node`).
+   */
+  readonly registry: ComponentRegistry;
   /** Op logger; hooks run only when one is given. */
   readonly opLogger?: OpLogger | null;
   /** Tracer; events are recorded only when one is given. */
@@ -343,10 +342,20 @@ function contiguous(address: number, bytes: number): MemoryBlock {
  * `ComponentParamsError` naming node ids), creates the components, calls their `init`, and starts
  * one worker process per lane.
  *
- * Throws `COMPONENT_UNKNOWN_IMPL` (listing the impls of the kind) and `COMPONENT_INVALID_PARAMS`.
+ * Throws `COMPONENT_UNKNOWN_IMPL` (listing the impls of the kind, or when `options.registry` is
+ * missing) and `COMPONENT_INVALID_PARAMS`.
  */
-export function buildMachine(graph: TopologyGraph, options: MachineOptions = {}): Machine {
-  const registry = options.registry ?? defaultRegistry(options.plugins ?? []);
+export function buildMachine(graph: TopologyGraph, options: MachineOptions): Machine {
+  // A caller without TypeScript may still leave the registry out.
+  const registry = (options as Partial<MachineOptions> | undefined)?.registry;
+  if (registry === undefined) {
+    throw new KbError(
+      "COMPONENT_UNKNOWN_IMPL",
+      "buildMachine needs options.registry, the impls to resolve the topology's nodes with: pass " +
+        "{ registry: defaultRegistry(plugins) } with defaultRegistry(plugins) of @kb/builtins (the " +
+        "built-in models plus your plug-ins), or a ComponentRegistry of your own.",
+    );
+  }
   const env = new Environment();
   const machine = new Machine(graph, options, env);
   const resolved: { node: TopologyNode; definition: ComponentDefinition; params: unknown }[] = [];

@@ -1,9 +1,9 @@
+import { BUILTIN_COMPONENTS } from "@kb/builtins";
+import { MemoryHarness } from "@kb/probe";
 import { hbmTopologyParams } from "@kb/spec";
 import { describe, expect, it } from "vitest";
-import { BUILTIN_COMPONENTS } from "./builtin/index.js";
 import { definePlugin } from "./define.js";
 import { defineMemoryModel } from "./memory.js";
-import { MemoryHarness } from "./memory-harness.js";
 import { ComponentRegistry } from "./registry.js";
 import { graphFrom } from "./test-support.js";
 import { type ChromeTraceEvent, TraceRecorder } from "./trace.js";

@@ -2,17 +2,17 @@
 // machine.stats().components[].stats, checked; hbm_ctrl_v2 publishes its row outcomes and
 // commands per pseudo-channel.
 import { readFileSync } from "node:fs";
+import { BUILTIN_COMPONENTS, defaultRegistry } from "@kb/builtins";
 import { KbError } from "@kb/errors";
+import { MemoryHarness } from "@kb/probe";
 import { hbmTopologyParams } from "@kb/spec";
 import { encodeAddress, expandTopology, parseTopology } from "@kb/topology";
 import { describe, expect, it } from "vitest";
 import * as z from "zod";
-import { hbm3Harness } from "./builtin/hbm-v2/test-support.js";
-import { BUILTIN_COMPONENTS } from "./builtin/index.js";
+import { hbm3Harness } from "../../builtins/src/hbm-v2/test-support.js";
 import { type ComponentDefinition, defineComponent, definePlugin } from "./define.js";
 import { buildMachine, type Machine } from "./machine.js";
 import { defineMemoryModel, type MemoryRequest } from "./memory.js";
-import { MemoryHarness } from "./memory-harness.js";
 import type { ModelStat } from "./model-stats.js";
 import { ComponentRegistry } from "./registry.js";
 import { defineStageEngine, type StageEngineDefinition } from "./stage-engine.js";
@@ -274,7 +274,7 @@ function runWith(definition: ComponentDefinition): Machine {
     plugins: ["test"],
     overrides: [{ match: `sip*.cube*.pe*.${definition.kind}`, impl: `test:${definition.impl}` }],
   });
-  const machine = buildMachine(graph, { plugins: [plugin] });
+  const machine = buildMachine(graph, { registry: defaultRegistry([plugin]) });
   const hbm = (offset: number) => encodeAddress({ sip: 0, cube: 0, space: "hbm", offset });
   machine.run(
     machine.submit("sip0.cube0.pe0", [

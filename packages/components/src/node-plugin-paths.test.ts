@@ -2,6 +2,12 @@ import { mkdirSync, mkdtempSync, readFileSync, realpathSync, rmSync, writeFileSy
 import { tmpdir } from "node:os";
 import { dirname, join, relative } from "node:path";
 import { fileURLToPath } from "node:url";
+import * as builtins from "@kb/builtins";
+import { defaultRegistry } from "@kb/builtins";
+
+// What kb hands a plug-in file besides @kb/components and zod (PLUGIN_SHARED_MODULES of @kb/runtime/node).
+const shared = { "@kb/builtins": builtins };
+
 import { isKbError, type KbError } from "@kb/errors";
 import { encodeAddress, type LocatedIssue } from "@kb/topology";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
@@ -33,7 +39,8 @@ const topology = (lines: readonly string[], path = "topology.yaml") =>
   write(path, `${["name: t", "sip:", "  cubes: 1", ...lines].join("\n")}\n`);
 
 // A GEMM plug-in in plain JavaScript: pe_gemm_v1 with a square array of `size`.
-const BIG_GEMM_JS = `import { BUILTIN_COMPONENTS, defineComponent, definePlugin } from "@kb/components";
+const BIG_GEMM_JS = `import { BUILTIN_COMPONENTS } from "@kb/builtins";
+import { defineComponent, definePlugin } from "@kb/components";
 import * as z from "zod";
 
 const v1 = BUILTIN_COMPONENTS.find((definition) => definition.impl === "pe_gemm_v1");
@@ -70,7 +77,8 @@ const plugin: KbPlugin = definePlugin({
 });
 export default plugin;
 `;
-const V1_TS = `import { BUILTIN_COMPONENTS, type ComponentDefinition } from "@kb/components";
+const V1_TS = `import { BUILTIN_COMPONENTS } from "@kb/builtins";
+import type { ComponentDefinition } from "@kb/components";
 import * as z from "zod";
 
 export const v1 = BUILTIN_COMPONENTS.find((definition) => definition.impl === "pe_gemm_v1") as ComponentDefinition;
@@ -140,12 +148,15 @@ describe("isPluginPath", () => {
 describe("plug-ins by path", () => {
   it("a .js file named in plugins: resolves from the topology's directory; its impl changes the timing", async () => {
     write("plugins/big.js", BIG_GEMM_JS);
-    const base = await buildMachineFromFile(topology([], "designs/base.yaml"));
+    const base = await buildMachineFromFile(topology([], "designs/base.yaml"), {
+      registryFor: defaultRegistry,
+      shared,
+    });
     const file = topology(
       ["plugins: [../plugins/big.js]", ...OVERRIDE_GEMM("big:big_gemm", "{ size: 64 }")],
       "designs/big.yaml",
     );
-    const { machine, plugins } = await buildMachineFromFile(file);
+    const { machine, plugins } = await buildMachineFromFile(file, { registryFor: defaultRegistry, shared });
     expect(plugins.map((plugin) => plugin.meta.name)).toEqual(["big"]);
     const gemm = machine.component("sip0.cube0.pe0.pe_gemm");
     expect(gemm.impl).toBe("big:big_gemm");
@@ -159,7 +170,7 @@ describe("plug-ins by path", () => {
     write("src/big.ts", BIG_GEMM_TS);
     write("src/v1.ts", V1_TS);
     const file = topology(["plugins: [./src/big]", ...OVERRIDE_GEMM("big-ts:big_gemm", "{ size: 128 }")]);
-    const { machine } = await buildMachineFromFile(file);
+    const { machine } = await buildMachineFromFile(file, { registryFor: defaultRegistry, shared });
     expect(machine.component("sip0.cube0.pe0.pe_gemm").params).toMatchObject({
       mac_rows: 128,
       mac_cols: 128,
@@ -173,7 +184,7 @@ describe("plug-ins by path", () => {
       `plugins: ["${path}"]`,
       ...OVERRIDE_GEMM("kb-plugin-systolic-gemm:systolic_gemm", "{ rows: 16, cols: 16 }"),
     ]);
-    const { machine } = await buildMachineFromFile(file);
+    const { machine } = await buildMachineFromFile(file, { registryFor: defaultRegistry, shared });
     const gemm = machine.component("sip0.cube0.pe0.pe_gemm");
     expect(gemm.impl).toBe("kb-plugin-systolic-gemm:systolic_gemm");
     // The topology's params went through the plug-in's schema (defaults filled in). Its dist
@@ -189,7 +200,7 @@ describe("plug-ins by path", () => {
     );
     write("kb-plugin-big/src/index.ts", BIG_GEMM_TS);
     write("kb-plugin-big/src/v1.ts", V1_TS);
-    const plugins = await loadPlugins(["./kb-plugin-big"], { from: dir });
+    const plugins = await loadPlugins(["./kb-plugin-big"], { from: dir, shared });
     // meta.name is free for a path: "big-ts" in the package kb-plugin-big.
     expect(plugins.map((plugin) => plugin.meta.name)).toEqual(["big-ts"]);
   });
@@ -203,11 +214,15 @@ describe("plug-ins by path", () => {
     // The topology's path is relative to t/, --plugin's to the working directory.
     write("t/plugins/big.js", BIG_GEMM_JS);
     const twice = await failure(
-      inDirectory(dir, () => buildMachineFromFile(file, { plugins: ["./plugins/big.js"] })),
+      inDirectory(dir, () =>
+        buildMachineFromFile(file, { registryFor: defaultRegistry, shared, plugins: ["./plugins/big.js"] }),
+      ),
     );
     expect(twice.message).toContain("plug-in big is registered twice");
     const { plugins } = await inDirectory(join(dir, "t"), () =>
       checkTopologyComponents(file, {
+        registryFor: defaultRegistry,
+        shared,
         plugins: ["./plugins/big.js", "./plugins/../plugins/big.js", "./plugins/big"],
       }),
     );
@@ -216,7 +231,7 @@ describe("plug-ins by path", () => {
 
   it("an .mjs file with no package.json around it loads (ESM by its extension)", async () => {
     write("big.mjs", BIG_GEMM_JS);
-    const plugins = await loadPlugins(["./big.mjs"], { from: dir });
+    const plugins = await loadPlugins(["./big.mjs"], { from: dir, shared });
     expect(plugins[0]?.components[0]?.impl).toBe("big_gemm");
   });
 });
@@ -230,7 +245,7 @@ describe("README", () => {
     expect(yaml).toBeDefined();
     write("my-dma.ts", source ?? "");
     const file = write("topology.yaml", `name: t\nsip:\n  cubes: 1\n${yaml}`);
-    const { machine } = await buildMachineFromFile(file);
+    const { machine } = await buildMachineFromFile(file, { registryFor: defaultRegistry, shared });
     expect(machine.component("sip0.cube0.pe3.pe_dma").impl).toBe("my-dma:slow_dma");
     expect(machine.component("sip0.cube0.pe3.pe_dma").params).toMatchObject({ setup_ns: 1000 });
   });
@@ -239,7 +254,7 @@ describe("README", () => {
 describe("plug-in path errors", () => {
   it("a missing path in plugins: is COMPONENT_PLUGIN_NOT_FOUND at its entry, naming the absolute path", async () => {
     const file = topology(["plugins:", "  - ./plugins/nope.ts"]);
-    const error = await failure(buildMachineFromFile(file));
+    const error = await failure(buildMachineFromFile(file, { registryFor: defaultRegistry, shared }));
     expect(error.code).toBe("COMPONENT_PLUGIN_NOT_FOUND");
     expect(error.context).toEqual({ file, line: 5, col: 5 });
     expect(error.message).toBe(
@@ -249,7 +264,7 @@ describe("plug-in path errors", () => {
   });
 
   it("a path without an extension lists every file tried", async () => {
-    const error = await failure(loadPlugins(["../nope"], { from: join(dir, "sub") }));
+    const error = await failure(loadPlugins(["../nope"], { from: join(dir, "sub"), shared }));
     const path = join(dir, "nope");
     expect(error.code).toBe("COMPONENT_PLUGIN_NOT_FOUND");
     expect(error.detail).toContain(
@@ -259,16 +274,16 @@ describe("plug-in path errors", () => {
 
   it("a directory without package.json, a file of another kind, a module that fails to load", async () => {
     mkdirSync(join(dir, "empty"));
-    const empty = await failure(loadPlugins(["./empty"], { from: dir }));
+    const empty = await failure(loadPlugins(["./empty"], { from: dir, shared }));
     expect(empty.detail).toBe(
       `plug-in path "./empty" (${dir}/empty) is a directory without package.json. Give a package directory or the plug-in's .ts or .js file.`,
     );
     write("plugin.json", "{}");
-    const json = await failure(loadPlugins(["./plugin.json"], { from: dir }));
+    const json = await failure(loadPlugins(["./plugin.json"], { from: dir, shared }));
     expect(json.code).toBe("COMPONENT_PLUGIN_NOT_FOUND");
     expect(json.detail).toContain("is not a .ts, .mts, .js or .mjs file");
     write("broken.ts", 'import { nothing } from "kb-no-such-module";\nexport default nothing;\n');
-    const broken = await failure(loadPlugins(["./broken.ts"], { from: dir }));
+    const broken = await failure(loadPlugins(["./broken.ts"], { from: dir, shared }));
     expect(broken.code).toBe("COMPONENT_PLUGIN_NOT_FOUND");
     expect(broken.detail).toContain(`cannot import plug-in path "./broken.ts" (${dir}/broken.ts): `);
     expect(broken.detail).toContain("kb-no-such-module");
@@ -276,7 +291,7 @@ describe("plug-in path errors", () => {
 
   it("a file whose default export is not a plug-in is COMPONENT_INVALID_DEFINITION", async () => {
     write("none.ts", "export const x: number = 1;\n");
-    const none = await failure(loadPlugins(["./none.ts"], { from: dir }));
+    const none = await failure(loadPlugins(["./none.ts"], { from: dir, shared }));
     expect(none.code).toBe("COMPONENT_INVALID_DEFINITION");
     expect(none.detail).toContain(`plug-in path "./none.ts" (${dir}/none.ts) has no default export.`);
   });
@@ -286,7 +301,7 @@ describe("checkTopologyComponents", () => {
   it("returns the topology, graph, plug-ins and registry without building a machine", async () => {
     write("plugins/big.js", BIG_GEMM_JS);
     const file = topology(["plugins: [./plugins/big.js]", ...OVERRIDE_GEMM("big:big_gemm")]);
-    const checked = await checkTopologyComponents(file);
+    const checked = await checkTopologyComponents(file, { registryFor: defaultRegistry, shared });
     expect(checked.topology.name).toBe("t");
     expect(checked.graph.nodes.length).toBeGreaterThan(0);
     expect(checked.registry.hasPlugin("big")).toBe(true);
@@ -299,7 +314,7 @@ describe("checkTopologyComponents", () => {
       "plugins: [./plugins/big.js]",
       ...OVERRIDE_GEMM("big:big_gemm", "{ size: 0, sise: 2 }"),
     ]);
-    const error = await failure(checkTopologyComponents(file));
+    const error = await failure(checkTopologyComponents(file, { registryFor: defaultRegistry, shared }));
     expect(error.code).toBe("COMPONENT_INVALID_PARAMS");
     expect(issuesOf(error)).toEqual([
       {

@@ -1,6 +1,7 @@
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { defaultRegistry } from "@kb/builtins";
 import { isKbError, type KbError } from "@kb/errors";
 import { encodeAddress, formatIssue, type LocatedIssue } from "@kb/topology";
 import { afterAll, describe, expect, it } from "vitest";
@@ -158,7 +159,9 @@ describe("loadPlugins", () => {
 
 describe("buildMachineFromFile", () => {
   it("builds a machine that runs", async () => {
-    const { topology, graph, machine } = await buildMachineFromFile(topologyPath("default"));
+    const { topology, graph, machine } = await buildMachineFromFile(topologyPath("default"), {
+      registryFor: defaultRegistry,
+    });
     expect(topology.name).toBe("default");
     expect(graph.nodes.length).toBe(229);
     const hbm = (offset: number) => encodeAddress({ sip: 0, cube: 0, space: "hbm", offset });
@@ -187,7 +190,7 @@ describe("buildMachineFromFile", () => {
       "  - match: sip0.cube0.pe3.pe_gemm",
       "    impl: pe_gemm_v1",
     ]);
-    const error = await failure(buildMachineFromFile(file));
+    const error = await failure(buildMachineFromFile(file, { registryFor: defaultRegistry }));
     expect(error.code).toBe("COMPONENT_UNKNOWN_IMPL");
     // The later override restores pe3: 7 of the 8 PEs fail, reported once.
     expect(issuesOf(error)).toEqual([
@@ -213,7 +216,7 @@ describe("buildMachineFromFile", () => {
       "    pe_math:",
       "      impl: pe_math_v0",
     ]);
-    const error = await failure(buildMachineFromFile(file));
+    const error = await failure(buildMachineFromFile(file, { registryFor: defaultRegistry }));
     expect(
       issuesOf(error).map((issue) => `${issue.line}:${issue.col} ${issue.path} ${issue.message}`),
     ).toEqual([
@@ -233,7 +236,7 @@ describe("buildMachineFromFile", () => {
       "  - match: sip0.cube0.pe0.pe_gemm",
       "    impl: kb-plugin-fake:fast_gemm",
     ]);
-    const error = await failure(buildMachineFromFile(file));
+    const error = await failure(buildMachineFromFile(file, { registryFor: defaultRegistry }));
     expect(error.code).toBe("COMPONENT_UNKNOWN_IMPL");
     const [issue] = issuesOf(error);
     expect(issue).toMatchObject({ line: 6, col: 11, path: "overrides[0].impl" });
@@ -256,7 +259,7 @@ describe("buildMachineFromFile", () => {
       ],
       join(packages, "topologies"),
     );
-    const error = await failure(buildMachineFromFile(file));
+    const error = await failure(buildMachineFromFile(file, { registryFor: defaultRegistry }));
     expect(issuesOf(error)[0]?.message).toContain(
       "impls registered for kind pe_gemm: kb-plugin-fake:fast_gemm (kb-plugin-fake), pe_gemm_v1 (built-in), pe_gemm_v2 (built-in).",
     );
@@ -267,7 +270,9 @@ describe("buildMachineFromFile", () => {
       [...HEADER, "plugins:", "  - kb-plugin-fake", "  - kb-plugin-nowhere"],
       join(packages, "missing"),
     );
-    const error = await failure(buildMachineFromFile(file, { plugins: ["kb-plugin-fake"] }));
+    const error = await failure(
+      buildMachineFromFile(file, { registryFor: defaultRegistry, plugins: ["kb-plugin-fake"] }),
+    );
     expect(error.code).toBe("COMPONENT_PLUGIN_NOT_FOUND");
     expect(error.context).toEqual({ file, line: 6, col: 5 });
     expect(error.message).toContain(`${file}:6:5: plug-in package "kb-plugin-nowhere" is not installed`);
@@ -275,7 +280,9 @@ describe("buildMachineFromFile", () => {
 
   it("--plugin packages that are not installed are reported without a file position", async () => {
     const file = topologyFile(HEADER);
-    const error = await failure(buildMachineFromFile(file, { plugins: ["kb-plugin-nowhere"] }));
+    const error = await failure(
+      buildMachineFromFile(file, { registryFor: defaultRegistry, plugins: ["kb-plugin-nowhere"] }),
+    );
     expect(error.code).toBe("COMPONENT_PLUGIN_NOT_FOUND");
     expect(error.context).toEqual({});
   });
@@ -291,7 +298,7 @@ describe("buildMachineFromFile", () => {
       "        mac_rows: 32",
       "        mac_colz: 32",
     ]);
-    const error = await failure(buildMachineFromFile(file));
+    const error = await failure(buildMachineFromFile(file, { registryFor: defaultRegistry }));
     expect(error.code).toBe("COMPONENT_INVALID_PARAMS");
     expect(issuesOf(error)).toEqual([
       {
@@ -327,7 +334,7 @@ describe("buildMachineFromFile", () => {
       "      setup_ns: 5",
       "      setupns: 5",
     ]);
-    const error = await failure(buildMachineFromFile(file));
+    const error = await failure(buildMachineFromFile(file, { registryFor: defaultRegistry }));
     expect(error.code).toBe("COMPONENT_INVALID_PARAMS");
     expect(
       issuesOf(error).map((issue) => `${issue.line}:${issue.col} ${issue.path}: ${issue.message}`),
@@ -340,6 +347,20 @@ describe("buildMachineFromFile", () => {
 });
 
 describe("checkTopologyComponents", () => {
+  it("the registry comes from the caller: without registryFor, a KbError naming @kb/builtins' defaultRegistry", async () => {
+    const file = topologyPath("default");
+    for (const check of [
+      () => checkTopologyComponents(file, {} as never),
+      () => buildMachineFromFile(file, {} as never),
+    ]) {
+      const error = await failure(check());
+      expect(isKbError(error, "COMPONENT_UNKNOWN_IMPL")).toBe(true);
+      expect(error.message).toContain("needs options.registryFor");
+      expect(error.message).toContain("{ registryFor: defaultRegistry }");
+      expect(error.context.file).toBe(file);
+    }
+  });
+
   it("a TCM that cannot hold the scheduler's reserved TCM and the IPCQ slots is located at the param the file sets", async () => {
     const file = topologyFile([
       ...HEADER,
@@ -348,7 +369,7 @@ describe("checkTopologyComponents", () => {
       "    pe_tcm:",
       "      params: { capacity_bytes: 1048576 }",
     ]);
-    const error = await failure(checkTopologyComponents(file));
+    const error = await failure(checkTopologyComponents(file, { registryFor: defaultRegistry }));
     expect(error.code).toBe("COMPONENT_INVALID_PARAMS");
     expect(issuesOf(error).map(formatIssue)).toEqual([
       `${file}:7:33: pe_template.components.pe_tcm.params.capacity_bytes: the PE's TCM (pe_tcm capacity_bytes 1048576) minus its IPCQ slots (524288: pe_cpu ipcq_slots x ipcq_slot_bytes per direction) leaves 524288 bytes, less than the scheduler's reserved TCM (pe_scheduler reserved_tcm_bytes 1048576) (8 nodes, e.g. sip0.cube0.pe0). Raise pe_tcm capacity_bytes to at least 1572864, or lower reserved_tcm_bytes to at most 524288 (or use fewer or smaller IPCQ slots).`,
@@ -362,7 +383,9 @@ describe("checkTopologyComponents", () => {
       "  - match: sip0.cube0.pe3.pe_scheduler",
       "    params: { reserved_tcm_bytes: 8388608 }",
     ]);
-    const first = issuesOf(await failure(checkTopologyComponents(reserved)));
+    const first = issuesOf(
+      await failure(checkTopologyComponents(reserved, { registryFor: defaultRegistry })),
+    );
     expect(first.map((issue) => `${issue.line}:${issue.col} ${issue.path}`)).toEqual([
       "6:35 overrides[0].params.reserved_tcm_bytes",
     ]);
@@ -373,14 +396,16 @@ describe("checkTopologyComponents", () => {
       "  components:",
       "    pe_tcm: { params: { capacity_bytes: 536870912 } }",
     ]);
-    expect(issuesOf(await failure(checkTopologyComponents(window)))[0]?.message).toMatch(
+    expect(
+      issuesOf(await failure(checkTopologyComponents(window, { registryFor: defaultRegistry })))[0]?.message,
+    ).toMatch(
       /^pe_tcm capacity_bytes 536870912 is more than a PE's TCM window in the device address \(268435456 bytes, 256 MiB\) \(8 nodes, e\.g\. sip0\.cube0\.pe0\)\. Set it to 268435456 or less\.$/,
     );
   });
 
   it("returns the topology's warnings, located", async () => {
     const file = topologyFile([...HEADER, "  ucie: { pattern: all_to_all, bw_gbs: 256 }"]);
-    const { warnings } = await checkTopologyComponents(file);
+    const { warnings } = await checkTopologyComponents(file, { registryFor: defaultRegistry });
     expect(warnings.map(formatIssue)).toEqual([
       `${file}:4:20: sip.ucie.pattern: pattern all_to_all links cubes, but sip.cubes is 1, so no sip.ucie link is built. Remove sip.ucie, or raise sip.cubes.`,
     ]);

@@ -7,7 +7,7 @@ import type { Tracer } from "./trace.js";
 
 export type { CheckTopologyComponentsOptions, TopologyComponents } from "./node/check-topology.js";
 export { checkTopologyComponents } from "./node/check-topology.js";
-export type { ImportSourceOptions, LoadPluginsOptions } from "./node/plugin-loader.js";
+export type { ImportSourceOptions, LoadPluginsOptions, SharedModules } from "./node/plugin-loader.js";
 export {
   importSourceFile,
   isPluginPath,
@@ -49,12 +49,13 @@ export interface MachineFromFile {
  */
 export async function buildMachineFromFile(
   path: string,
-  options: BuildMachineFromFileOptions = {},
+  options: BuildMachineFromFileOptions,
 ): Promise<MachineFromFile> {
-  const { topology, graph, plugins, registry } = await checkTopologyComponents(
-    path,
-    options.plugins === undefined ? {} : { plugins: options.plugins },
-  );
+  const { topology, graph, plugins, registry } = await checkTopologyComponents(path, {
+    registryFor: (options as Partial<BuildMachineFromFileOptions> | undefined)?.registryFor as never,
+    ...(options?.plugins === undefined ? {} : { plugins: options.plugins }),
+    ...(options?.shared === undefined ? {} : { shared: options.shared }),
+  });
   const machine = buildMachine(graph, {
     registry,
     opLogger: options.opLogger ?? null,

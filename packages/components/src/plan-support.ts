@@ -8,7 +8,7 @@ import type { DmaCopy, MemoryBlock, OpSpec, Stage, StageParams, StageType, TileP
 // and memory ops. plan.ts dispatches a command to its feed; plan-math.ts and plan-composite.ts
 // build the math and composite feeds.
 
-/** The engines of one PE, by stage type. @internal */
+/** The engines of one PE, by stage type. */
 export interface PeEngines {
   readonly dma: Component;
   readonly fetchStore: Component;
@@ -23,7 +23,7 @@ export interface PeEngines {
   readonly tcmBase: number;
 }
 
-/** Tile-buffer geometry a feed needs from the scheduler's reserved TCM. @internal */
+/** Tile-buffer geometry a feed needs from the scheduler's reserved TCM. */
 export interface BufferNeeds {
   /** Bytes of one input/output buffer set. */
   readonly setBytes: number;
@@ -33,7 +33,7 @@ export interface BufferNeeds {
 
 /**
  * The tiles of one command, built one at a time by the scheduler's feeder with the buffer slots it
- * holds (so a million-tile command never exists as a million plans). @internal
+ * holds (so a million-tile command never exists as a million plans).
  */
 export interface Feed {
   readonly id: string;
@@ -45,7 +45,7 @@ export interface Feed {
   build(index: number, setAddress: number, accAddress: number): TilePlan;
 }
 
-/** Scheduler settings a plan uses. @internal */
+/** Scheduler settings a plan uses. */
 export interface TileDefaults {
   readonly tileM: number;
   readonly tileN: number;

@@ -38,7 +38,7 @@ export {
   type TileDefaults,
 } from "./plan-support.js";
 
-/** Builds the feed of one PE command. Throws `MACHINE_INVALID_COMMAND` naming the PE and command. @internal */
+/** Builds the feed of one PE command. Throws `MACHINE_INVALID_COMMAND` naming the PE and command. */
 export function feedOf(id: string, command: PeCommand, engines: PeEngines, defaults: TileDefaults): Feed {
   const where = `${engines.pe} command ${id} (${command.kind})`;
   switch (command.kind) {

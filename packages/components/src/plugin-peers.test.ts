@@ -2,12 +2,14 @@ import { mkdirSync, mkdtempSync, realpathSync, rmSync, writeFileSync } from "nod
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { pathToFileURL } from "node:url";
+import * as builtins from "@kb/builtins";
 import { afterAll, describe, expect, it } from "vitest";
 import { loadPlugins } from "./node.js";
 
 // An installed plug-in package declares @kb/components and zod as peers. Used by a kb installed
 // elsewhere (npm i -g @kb/cli), its folder may have neither: kernbench then hands it its own, as
-// it does for a plug-in file, instead of failing with "Cannot find package '@kb/components'".
+// it does for a plug-in file, instead of failing with "Cannot find package '@kb/components'"
+// (and, from its caller, @kb/builtins: kb hands PLUGIN_SHARED_MODULES of @kb/runtime/node).
 
 const dir = realpathSync(mkdtempSync(join(tmpdir(), "kb-plugin-peers-")));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
@@ -29,7 +31,8 @@ write(
 // What tsup makes of a plug-in: ESM JavaScript importing its peers by name.
 write(
   "node_modules/kb-plugin-peers/dist/index.js",
-  `import { BUILTIN_COMPONENTS, defineComponent, definePlugin } from "@kb/components";
+  `import { BUILTIN_COMPONENTS } from "@kb/builtins";
+import { defineComponent, definePlugin } from "@kb/components";
 import * as z from "zod";
 
 const v1 = BUILTIN_COMPONENTS.find((definition) => definition.impl === "pe_gemm_v1");
@@ -80,7 +83,10 @@ export default definePlugin({
 
 describe("an installed plug-in package whose peers are not installed beside it", () => {
   it("loads with kernbench's @kb/components and zod", async () => {
-    const [plugin] = await loadPlugins(["kb-plugin-peers"], { from: dir });
+    const [plugin] = await loadPlugins(["kb-plugin-peers"], {
+      from: dir,
+      shared: { "@kb/builtins": builtins },
+    });
     expect(plugin?.meta).toEqual({ name: "kb-plugin-peers", version: "0.1.0" });
     expect(plugin?.components.map((definition) => `${definition.kind}:${definition.impl}`)).toEqual([
       "pe_gemm:wide_gemm",
@@ -89,7 +95,9 @@ describe("an installed plug-in package whose peers are not installed beside it",
 
   it("would not import natively: its folder has no @kb/components", async () => {
     const url = pathToFileURL(join(dir, "node_modules", "kb-plugin-peers", "dist", "index.js"));
-    await expect(import(url.href)).rejects.toThrow(/Cannot find (package|module) '@kb\/components'/);
+    await expect(import(url.href)).rejects.toThrow(
+      /Cannot find (package|module) '@kb\/(builtins|components)'/,
+    );
   });
 });
 

@@ -18,7 +18,7 @@ export interface CommandSource {
 /** What a PE runs: a fixed command list, or a source deciding as it goes. */
 export type PeProgram = readonly PeCommand[] | CommandSource;
 
-/** Where a launched PE reports completion. @internal */
+/** Where a launched PE reports completion. */
 export interface LaunchReport {
   /** The M_CPU that fanned the launch out. */
   readonly mCpu: string;
@@ -26,7 +26,7 @@ export interface LaunchReport {
   readonly key: string;
 }
 
-/** A command list for a PE_CPU (from `Machine.submit` or a launch). @internal */
+/** A command list for a PE_CPU (from `Machine.submit` or a launch). */
 export class ProgramMessage extends Message {
   constructor(
     readonly name: string,
@@ -48,7 +48,7 @@ export class ProgramMessage extends Message {
   }
 }
 
-/** A command as the PE_SCHEDULER receives it from its PE_CPU (ADR-0021 `PeInternalTxn`). @internal */
+/** A command as the PE_SCHEDULER receives it from its PE_CPU (ADR-0021 `PeInternalTxn`). */
 export class Submission extends Message {
   constructor(
     readonly id: string,
@@ -68,7 +68,7 @@ export class Submission extends Message {
   }
 }
 
-/** A control message (launch fan-out, completion) with a kind and a key. @internal */
+/** A control message (launch fan-out, completion) with a kind and a key. */
 export class ControlMessage extends Message {
   constructor(
     readonly action: "cube_launch" | "pe_done" | "cube_done" | "sip_launch",

@@ -1,3 +1,4 @@
+import { defaultRegistry } from "@kb/builtins";
 import { MemorySink, OpLogger } from "@kb/oplog";
 import { encodeAddress } from "@kb/topology";
 import { loadTopologyGraphFile } from "@kb/topology/node";
@@ -11,7 +12,7 @@ it("README example: a composite GEMM on one PE of default.yaml", () => {
   const ops = new MemorySink();
   const opLogger = new OpLogger(ops);
   const tracer = new TraceRecorder();
-  const machine = buildMachine(graph, { opLogger, tracer });
+  const machine = buildMachine(graph, { registry: defaultRegistry(), opLogger, tracer });
 
   const hbm = (offset: number) => encodeAddress({ sip: 0, cube: 0, space: "hbm", offset });
   const done = machine.submit("sip0.cube0.pe0", [

@@ -1,12 +1,11 @@
 import { readFileSync } from "node:fs";
+import { defaultRegistry, gemmParams, macArrayNs, simdNs } from "@kb/builtins";
 import { KbError } from "@kb/errors";
 import { MemorySink, OpLogger, type OpRecord } from "@kb/oplog";
 import { type PeCommand, type PluginComponent, defineStageEngine as specDefineStageEngine } from "@kb/spec";
 import { encodeAddress, expandTopology, parseTopology, tcmAddress } from "@kb/topology";
 import { describe, expect, it } from "vitest";
 import * as z from "zod";
-import { gemmParams, macArrayNs } from "./builtin/pe-gemm-v1.js";
-import { simdNs } from "./builtin/pe-impls.js";
 import type { ComponentDefinition } from "./define.js";
 import { definePlugin } from "./define.js";
 import { gemmTimingOf } from "./gemm-timing.js";
@@ -69,7 +68,10 @@ function run(definition: ComponentDefinition | PluginComponent | null, commands:
           overrides: [{ match: `sip*.cube*.pe*.${definition.kind}`, impl: `test:${definition.impl}` }],
         },
   );
-  const machine = buildMachine(graph, { plugins: plugin === null ? [] : [plugin], opLogger });
+  const machine = buildMachine(graph, {
+    registry: defaultRegistry(plugin === null ? [] : [plugin]),
+    opLogger,
+  });
   machine.run(machine.submit("sip0.cube0.pe0", commands));
   opLogger.close();
   return { machine, endNs: machine.env.now, records: sink.records };

@@ -12,7 +12,6 @@ import {
   type TileWorkOf,
 } from "@kb/spec";
 import type * as z from "zod";
-import { computeSlotOf } from "./builtin/pe-support.js";
 import {
   Component,
   type ComponentContext,
@@ -25,6 +24,7 @@ import type { GemmTiming } from "./gemm-timing.js";
 import type { Machine } from "./machine.js";
 import { type Message, type StageType, TileToken } from "./message.js";
 import type { ModelStat } from "./model-stats.js";
+import { computeSlotOf } from "./pe-support.js";
 
 // The stage-engine contract (the work a timing function reads, the definition and its checks) is
 // @kb/spec's; here is the framework's side: the context a `process` runs with and the component.

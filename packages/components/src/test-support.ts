@@ -1,8 +1,10 @@
 import { readFileSync } from "node:fs";
 import { fileURLToPath } from "node:url";
+import { defaultRegistry } from "@kb/builtins";
 import { MemorySink, OpLogger } from "@kb/oplog";
 import type { PeCommand } from "@kb/spec";
 import { expandTopology, parseTopology, resolveTopology, type TopologyGraph } from "@kb/topology";
+import type { KbPlugin } from "./define.js";
 import { buildMachine, type Machine, type MachineOptions } from "./machine.js";
 
 /** Path of a topology under the repository's `topologies/`. */
@@ -21,9 +23,22 @@ export function graphFrom(input: Record<string, unknown>): TopologyGraph {
   return expandTopology(resolveTopology({ name: "test", ...input }));
 }
 
-/** A machine of `topologies/<name>.yaml` or of a topology object. */
-export function machineOf(topology: string | Record<string, unknown>, options: MachineOptions = {}): Machine {
-  return buildMachine(typeof topology === "string" ? graphOf(topology) : graphFrom(topology), options);
+/** Options of {@link machineOf}: the registry defaults to the built-ins plus `plugins`. */
+export type TestMachineOptions = Omit<MachineOptions, "registry"> & {
+  readonly registry?: MachineOptions["registry"];
+  readonly plugins?: readonly KbPlugin[];
+};
+
+/** A machine of `topologies/<name>.yaml` or of a topology object, on the built-ins plus `plugins`. */
+export function machineOf(
+  topology: string | Record<string, unknown>,
+  options: TestMachineOptions = {},
+): Machine {
+  const { plugins = [], registry = defaultRegistry(plugins), ...rest } = options;
+  return buildMachine(typeof topology === "string" ? graphOf(topology) : graphFrom(topology), {
+    ...rest,
+    registry,
+  });
 }
 
 /**

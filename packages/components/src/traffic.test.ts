@@ -1,3 +1,4 @@
+import { defaultRegistry } from "@kb/builtins";
 import { describe, expect, it } from "vitest";
 import { buildMachine } from "./machine.js";
 import { bookSimMesh } from "./test-support.js";
@@ -18,7 +19,7 @@ function collect(
   },
   untilNs: number,
 ): TrafficPacket[] {
-  const machine = buildMachine(bookSimMesh(rows, cols));
+  const machine = buildMachine(bookSimMesh(rows, cols), { registry: defaultRegistry() });
   const packets: TrafficPacket[] = [];
   const run = startTraffic(machine, {
     endpoints: Array.from({ length: rows * cols }, (_, pe) => dma(pe)),
@@ -69,7 +70,7 @@ describe("startTraffic", () => {
   });
 
   it("refuses a bad rate, an unknown endpoint and a destination outside the endpoints, saying which", () => {
-    const machine = buildMachine(bookSimMesh(2, 2));
+    const machine = buildMachine(bookSimMesh(2, 2), { registry: defaultRegistry() });
     const base = {
       endpoints: [dma(0), dma(1)],
       destination: () => 1,

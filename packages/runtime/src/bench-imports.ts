@@ -9,6 +9,7 @@
  * the bench's own files (relative paths) or packages of the bench's project.
  */
 export const BENCH_PACKAGES = [
+  "@kb/builtins",
   "@kb/ccl",
   "@kb/components",
   "@kb/data-executor",
@@ -29,6 +30,7 @@ export const BENCH_PACKAGES = [
  * params have the same digest in either.
  */
 export const MANIFEST_PACKAGES = [
+  "@kb/builtins",
   "@kb/ccl",
   "@kb/cli",
   "@kb/components",

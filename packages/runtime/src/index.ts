@@ -37,6 +37,7 @@ export { FreeListAllocator } from "./memory/free-list.js";
 export type { ModelStatRow, StatMetric, StatsRow } from "./model-stats.js";
 export {
   BUILTIN_COUNTERS,
+  implCounters,
   modelStatsSchema,
   parseStatMetric,
   STAT_METRIC_PREFIX,

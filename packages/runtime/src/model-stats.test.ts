@@ -1,7 +1,15 @@
+import { BUILTIN_COMPONENTS, defaultRegistry } from "@kb/builtins";
+import { type ComponentDefinition, definePlugin } from "@kb/components";
 import type { TL } from "@kb/tl";
 import { describe, expect, it } from "vitest";
 import { type DeviceTensor, RunResultsSchema, Simulator } from "./index.js";
-import { parseStatMetric, statMetricValue, statsOfBusiestModel } from "./model-stats.js";
+import {
+  BUILTIN_COUNTERS,
+  implCounters,
+  parseStatMetric,
+  statMetricValue,
+  statsOfBusiestModel,
+} from "./model-stats.js";
 
 // The results carry what the timing models count (components[].stats).
 
@@ -94,4 +102,24 @@ describe("a model counter as a metric path", () => {
       expect(parseStatMetric(path)).toMatch(/write stats\.<component id \| kind \| impl>\.<counter>/);
     },
   );
+});
+
+describe("the counters a registry's impls declare", () => {
+  it("names each impl's counters as a topology writes it, plug-ins included", () => {
+    const rowHits = { name: "row_hits", unit: "count", description: "Reads and writes to an open row." };
+    const plugin = definePlugin({
+      meta: { name: "kb-plugin-counting", version: "1.0.0" },
+      components: [
+        {
+          ...(BUILTIN_COMPONENTS.find((d) => d.impl === "hbm_ctrl_v1") as ComponentDefinition),
+          counters: [rowHits],
+        },
+      ],
+    });
+    const counters = implCounters(defaultRegistry([plugin]));
+    expect(counters.get("kb-plugin-counting:hbm_ctrl_v1")).toEqual([rowHits]);
+    expect(counters.get("hbm_ctrl_v1")).toEqual([]);
+    expect(counters.get("hbm_ctrl_v2")?.map((counter) => counter.name)).toContain("row_hits");
+    expect([...BUILTIN_COUNTERS.keys()].sort()).toEqual(BUILTIN_COMPONENTS.map((d) => d.impl).sort());
+  });
 });

@@ -1,4 +1,5 @@
-import { BUILTIN_COMPONENTS, type ModelStat, type ModelStatInfo } from "@kb/components";
+import { defaultRegistry } from "@kb/builtins";
+import type { ComponentRegistry, ModelStat, ModelStatInfo } from "@kb/components";
 import * as z from "zod";
 
 // The counters timing models publish (`ModelStat` of @kb/components) in the results: their
@@ -116,9 +117,18 @@ export function statMetricValue(
 }
 
 /**
- * The counters each built-in impl declares, by impl (`hbm_ctrl_v2`: row_hits, ...; none for most):
- * how a sweep spec's `stats.<impl>.<counter>` is checked before anything runs.
+ * The counters each impl of `registry` declares, by the name a topology writes in `impl:`
+ * (`hbm_ctrl_v2`: row_hits, ...; `kb-plugin-x:ctrl` for a plug-in's; none for most): how a
+ * metric that names an impl's counter is checked against the impls of a run.
  */
-export const BUILTIN_COUNTERS: ReadonlyMap<string, readonly ModelStatInfo[]> = new Map(
-  BUILTIN_COMPONENTS.map((definition) => [definition.impl, definition.counters ?? []]),
+export function implCounters(registry: ComponentRegistry): ReadonlyMap<string, readonly ModelStatInfo[]> {
+  return new Map(registry.list().map((entry) => [entry.name, entry.definition.counters ?? []]));
+}
+
+/**
+ * The counters each built-in impl declares (`implCounters` of the built-ins): how a sweep spec's
+ * `stats.<impl>.<counter>` is checked before anything runs (its plug-ins are not loaded yet).
+ */
+export const BUILTIN_COUNTERS: ReadonlyMap<string, readonly ModelStatInfo[]> = implCounters(
+  defaultRegistry(),
 );

@@ -9,6 +9,7 @@ export type { CacheLookup } from "./node/manifest-cache.js";
 export { cacheEntryResults, ResultsCache, resultsText } from "./node/manifest-cache.js";
 export type { RunManifestOptions } from "./node/manifest-node.js";
 export { packageVersions, runManifest } from "./node/manifest-node.js";
+export { PLUGIN_SHARED_MODULES } from "./node/plugin-modules.js";
 export type { RunBenchOptions } from "./node/run-bench.js";
 export { benchManifest, runBench } from "./node/run-bench.js";
 // The code a run loads, read and digested for the manifest, a sweep's point keys and a worker's checks.

@@ -1,7 +1,7 @@
+import { defaultRegistry } from "@kb/builtins";
 import {
   buildMachine,
   type CommandSource,
-  defaultRegistry,
   IpcqNetwork,
   ipcqRegionBytes,
   type Machine,

@@ -1,3 +1,4 @@
+import { defaultRegistry } from "@kb/builtins";
 import { buildMachine, type Machine } from "@kb/components";
 import { isKbError, type KbError } from "@kb/errors";
 import type { PeCommand } from "@kb/spec";
@@ -66,7 +67,9 @@ export function listCommands(kernel: Kernel, dispatchCycles = 0): Promise<PeComm
 
 /** A machine of a topology object (the schema's defaults: 1 SIP, 1 cube of 8 PEs). */
 export function machineOf(topology: Partial<TopologyInput> = {}): Machine {
-  return buildMachine(expandTopology(resolveTopology({ name: "tl-test", ...topology })));
+  return buildMachine(expandTopology(resolveTopology({ name: "tl-test", ...topology })), {
+    registry: defaultRegistry(),
+  });
 }
 
 /** Runs `kernel` on one PE of `machine` in runner mode; returns the commands it issued. */

@@ -1,3 +1,4 @@
+import * as builtins from "@kb/builtins";
 import * as ccl from "@kb/ccl";
 import * as components from "@kb/components";
 import * as errors from "@kb/errors";
@@ -8,6 +9,7 @@ import * as tensor from "@kb/tensor";
 import * as tl from "@kb/tl";
 import * as topology from "@kb/topology";
 import * as zod from "zod";
+import builtinsPackage from "../../../../packages/builtins/package.json" with { type: "json" };
 import cclPackage from "../../../../packages/ccl/package.json" with { type: "json" };
 import componentsPackage from "../../../../packages/components/package.json" with { type: "json" };
 import dataExecutorPackage from "../../../../packages/data-executor/package.json" with { type: "json" };
@@ -30,6 +32,7 @@ import cliPackage from "../../../cli/package.json" with { type: "json" };
  * `__esModule`, so sucrase's CommonJS interop reads named and default imports from it as is.
  */
 export const BUNDLED_MODULES: Readonly<Record<string, unknown>> = Object.freeze({
+  "@kb/builtins": esModule(builtins),
   "@kb/ccl": esModule(ccl),
   "@kb/components": esModule(components),
   "@kb/errors": esModule(errors),
@@ -51,6 +54,7 @@ export const KB_PACKAGE_VERSIONS: Readonly<Record<string, string>> = Object.free
   Object.fromEntries(
     [
       cliPackage,
+      builtinsPackage,
       cclPackage,
       componentsPackage,
       dataExecutorPackage,

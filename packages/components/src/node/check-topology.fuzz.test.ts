@@ -1,6 +1,7 @@
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { defaultRegistry } from "@kb/builtins";
 import { isKbError } from "@kb/errors";
 import { parseTopology, topologyToYaml } from "@kb/topology";
 import fc from "fast-check";
@@ -163,7 +164,7 @@ async function check(text: string): Promise<void> {
   const start = performance.now();
   let outcome = "OK";
   try {
-    await checkTopologyComponents(file);
+    await checkTopologyComponents(file, { registryFor: defaultRegistry });
   } catch (error) {
     if (!isKbError(error)) throw new Error(`not a KbError for ${file}:\n${text}\n${String(error)}`);
     if (!isLocated(error, file)) throw new Error(`unlocated ${error.code} for:\n${text}\n${error.message}`);

@@ -1,4 +1,4 @@
-import { closest, formatIssuePath, isKbError, schemaIssueText } from "@kb/errors";
+import { closest, formatIssuePath, isKbError, KbError, schemaIssueText } from "@kb/errors";
 import {
   describeSchemaIssue,
   idGlobToRegExp,
@@ -13,19 +13,26 @@ import {
 } from "@kb/topology";
 import { loadTopologyGraphFile, readTopologyText } from "@kb/topology/node";
 import type * as z from "zod";
-import { defaultRegistry } from "../builtin/index.js";
 import type { KbPlugin } from "../define.js";
 import { peTcmBudget, peTcmBudgetProblems } from "../pe-tcm-budget.js";
 import type { ComponentRegistry } from "../registry.js";
-import { loadTopologyPlugins } from "./plugin-loader.js";
+import { loadTopologyPlugins, type SharedModules } from "./plugin-loader.js";
 
 /** Options of {@link checkTopologyComponents}. */
 export interface CheckTopologyComponentsOptions {
+  /**
+   * Builds the registry the nodes' impls resolve in from the plug-ins loaded (the topology's
+   * `plugins:`, then `plugins`): the framework knows no impl of its own. Pass `defaultRegistry` of
+   * `@kb/builtins` (the built-in models plus those plug-ins).
+   */
+  readonly registryFor: (plugins: readonly KbPlugin[]) => ComponentRegistry;
   /**
    * Plug-ins besides the topology's `plugins:` (the CLI's `--plugin`): npm package names, or paths
    * resolved from the current directory.
    */
   readonly plugins?: readonly string[];
+  /** Modules a plug-in file gets by package name besides `@kb/components` and `zod` (see `loadPlugins`). */
+  readonly shared?: SharedModules;
 }
 
 /** What {@link checkTopologyComponents} returns: everything a machine is built from. */
@@ -36,7 +43,7 @@ export interface TopologyComponents {
   readonly graph: TopologyGraph;
   /** The plug-ins loaded: the topology's `plugins:`, then `options.plugins`. */
   readonly plugins: readonly KbPlugin[];
-  /** The built-ins plus those plug-ins; every node's impl resolves in it. */
+  /** `registryFor(plugins)`; every node's impl resolves in it. */
   readonly registry: ComponentRegistry;
   /** Valid but suspicious choices (see `topologyWarnings` of `@kb/topology`), located. */
   readonly warnings: readonly LocatedIssue[];
@@ -76,11 +83,21 @@ export interface TopologyComponents {
  */
 export async function checkTopologyComponents(
   path: string,
-  options: CheckTopologyComponentsOptions = {},
+  options: CheckTopologyComponentsOptions,
 ): Promise<TopologyComponents> {
+  const registryFor = (options as Partial<CheckTopologyComponentsOptions> | undefined)?.registryFor;
+  if (registryFor === undefined) {
+    throw new KbError(
+      "COMPONENT_UNKNOWN_IMPL",
+      `${path}: checkTopologyComponents needs options.registryFor, which builds the registry the ` +
+        "nodes' impls resolve in from the plug-ins loaded: pass { registryFor: defaultRegistry } " +
+        "with defaultRegistry of @kb/builtins (the built-in models plus the plug-ins).",
+      { context: { file: path } },
+    );
+  }
   const { topology, graph, warnings } = loadTopologyGraphFile(path);
-  const plugins = await loadTopologyPlugins(path, topology, options.plugins);
-  const registry = defaultRegistry(plugins);
+  const plugins = await loadTopologyPlugins(path, topology, options.plugins, options.shared);
+  const registry = registryFor(plugins);
   const places = new TopologyPlaces(path, topology);
   const unknown = unknownImplIssues(graph, registry, places);
   if (unknown.length > 0) throw new YamlValidationError("COMPONENT_UNKNOWN_IMPL", path, unknown);

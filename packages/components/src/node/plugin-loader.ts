@@ -94,7 +94,7 @@ function kernbenchPackage(name: string): string | undefined {
  * kernbench uses (a workspace link, a shared install), the module kernbench already loaded is
  * handed over: one copy.
  */
-function modulesFor(file: string): ImportSourceOptions {
+function modulesFor(file: string, extra: SharedModules): ImportSourceOptions {
   const shared: Record<string, unknown> = {};
   const native: string[] = [];
   for (const [name, module] of Object.entries(KERNBENCH_MODULES)) {
@@ -102,8 +102,16 @@ function modulesFor(file: string): ImportSourceOptions {
     if (theirs === undefined || realpathSync(theirs) === kernbenchPackage(name)) shared[name] = module;
     else native.push(name);
   }
+  // The caller's (kb hands @kb/builtins): used when the plug-in's folder does not provide them.
+  for (const [name, module] of Object.entries(extra)) {
+    if (findPackage(name, [dirname(file)]) === undefined) shared[name] = module;
+    else native.push(name);
+  }
   return { shared, native };
 }
+
+/** Modules by package name that a plug-in file gets from its caller when its folder lacks them. */
+export type SharedModules = Readonly<Record<string, unknown>>;
 
 /**
  * Whether the plug-in's peers resolve from the folder of `file`: `zod`, and the contracts it is
@@ -128,6 +136,12 @@ export interface LoadPluginsOptions {
   readonly from: string | readonly string[];
   /** The directory a relative plug-in path is resolved from (default: the first of `from`). */
   readonly relativeTo?: string;
+  /**
+   * Modules a plug-in file gets by package name when its own folder does not provide them,
+   * besides kernbench's `@kb/components` and `zod` (kb hands `{ "@kb/builtins": ... }`, so a
+   * plug-in that wraps a built-in model loads from any folder).
+   */
+  readonly shared?: SharedModules;
 }
 
 /**
@@ -167,7 +181,7 @@ export async function loadPlugins(
   const loads = new Map<string, Promise<KbPlugin>>();
   for (const entry of entries) {
     const key = pluginKey(entry, relativeTo);
-    if (!loads.has(key)) loads.set(key, loadPlugin(entry, from, relativeTo));
+    if (!loads.has(key)) loads.set(key, loadPlugin(entry, from, relativeTo, options.shared ?? {}));
   }
   return Promise.all(loads.values());
 }
@@ -185,6 +199,7 @@ export async function loadTopologyPlugins(
   file: string,
   topology: Pick<Topology, "plugins">,
   extra: readonly string[] = [],
+  shared: SharedModules = {},
 ): Promise<KbPlugin[]> {
   const directory = dirname(resolve(file));
   const cwd = process.cwd();
@@ -195,7 +210,7 @@ export async function loadTopologyPlugins(
     if (loads.has(key)) return;
     loads.set(
       key,
-      loadPlugin(entry, from, directory).catch((error: unknown) => {
+      loadPlugin(entry, from, directory, shared).catch((error: unknown) => {
         if (!isKbError(error)) throw error;
         const place = yamlLocator(readTopologyText(file))(["plugins", index]);
         throw new KbError(error.code, error.detail, {
@@ -207,7 +222,7 @@ export async function loadTopologyPlugins(
   });
   for (const entry of extra) {
     const key = pluginKey(entry, cwd);
-    if (!loads.has(key)) loads.set(key, loadPlugin(entry, from, cwd));
+    if (!loads.has(key)) loads.set(key, loadPlugin(entry, from, cwd, shared));
   }
   return Promise.all(loads.values());
 }
@@ -241,8 +256,13 @@ const PLUGIN_EXTENSIONS = [".ts", ".mts", ".js", ".mjs"];
 const TYPESCRIPT = new Set([".ts", ".mts", ".cts"]);
 const LOADABLE = new Set([...PLUGIN_EXTENSIONS, ".cts", ".cjs"]);
 
-async function loadPlugin(entry: string, from: readonly string[], relativeTo: string): Promise<KbPlugin> {
-  const plugin = await importPluginEntry(entry, from, relativeTo);
+async function loadPlugin(
+  entry: string,
+  from: readonly string[],
+  relativeTo: string,
+  shared: SharedModules,
+): Promise<KbPlugin> {
+  const plugin = await importPluginEntry(entry, from, relativeTo, shared);
   const codeSource = pluginCodeSource(entry, from, relativeTo);
   return codeSource === null ? plugin : { ...plugin, codeSource };
 }
@@ -272,8 +292,9 @@ async function importPluginEntry(
   entry: string,
   from: readonly string[],
   relativeTo: string,
+  shared: SharedModules,
 ): Promise<KbPlugin> {
-  if (isPluginPath(entry)) return loadPluginPath(entry, resolve(relativeTo, entry), relativeTo);
+  if (isPluginPath(entry)) return loadPluginPath(entry, resolve(relativeTo, entry), relativeTo, shared);
   const name = entry;
   if (!PACKAGE_NAME.test(name)) {
     const colon = name.lastIndexOf(":");
@@ -309,7 +330,7 @@ async function importPluginEntry(
   // One whose peers (@kb/spec or @kb/components, zod) are not installed beside it, such as a plug-in used by
   // a global kb, gets them from kernbench, as a plug-in file does.
   const native = !TYPESCRIPT.has(extname(file)) && providesKernbenchModules(file);
-  const plugin = pluginOf(await importPlugin(file, source, native ? "native" : "source"), source);
+  const plugin = pluginOf(await importPlugin(file, source, native ? "native" : "source", shared), source);
   if (plugin.meta.name !== name) {
     throw new KbError(
       "COMPONENT_INVALID_DEFINITION",
@@ -319,7 +340,12 @@ async function importPluginEntry(
   return plugin;
 }
 
-async function loadPluginPath(entry: string, path: string, relativeTo: string): Promise<KbPlugin> {
+async function loadPluginPath(
+  entry: string,
+  path: string,
+  relativeTo: string,
+  shared: SharedModules,
+): Promise<KbPlugin> {
   const tried = candidatesOf(path);
   const found = tried.find((candidate) => existsSync(candidate));
   const what = `plug-in path "${entry}"`;
@@ -357,7 +383,7 @@ async function loadPluginPath(entry: string, path: string, relativeTo: string): 
   }
   file = realpathSync(file);
   const source = `${what} (${file})`;
-  return pluginOf(await importPlugin(file, source, "source"), source);
+  return pluginOf(await importPlugin(file, source, "source", shared), source);
 }
 
 /** Imports a plug-in module natively (compiled JS of an installed package) or from source. */
@@ -365,13 +391,14 @@ async function importPlugin(
   file: string,
   source: string,
   how: "native" | "source",
+  shared: SharedModules,
 ): Promise<{ exported: unknown; hasDefault: boolean }> {
   try {
     if (how === "native") {
       const module = (await import(pathToFileURL(file).href)) as { default?: unknown };
       return { exported: module.default, hasDefault: module.default !== undefined };
     }
-    const module = await importSourceFile(file, modulesFor(file));
+    const module = await importSourceFile(file, modulesFor(file, shared));
     return { exported: module.default, hasDefault: Object.keys(module).includes("default") };
   } catch (error) {
     const message = error instanceof Error ? error.message.trim() : String(error);

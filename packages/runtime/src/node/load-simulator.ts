@@ -1,3 +1,4 @@
+import { defaultRegistry } from "@kb/builtins";
 import type { KbPlugin } from "@kb/components";
 import { buildMachineFromFile, loadPlugins } from "@kb/components/node";
 import { KbError } from "@kb/errors";
@@ -5,6 +6,7 @@ import { SpillFile } from "@kb/oplog/node";
 import type { TopologyGraph, TopologyInput } from "@kb/topology";
 import { Simulator } from "../simulator.js";
 import type { SimulatorOptions } from "../simulator-options.js";
+import { PLUGIN_SHARED_MODULES } from "./plugin-modules.js";
 
 // loadSimulator of `@kb/runtime/node`: a simulator from a topology file, plug-ins by name.
 
@@ -52,12 +54,15 @@ export async function loadSimulator(
       );
     }
     const { machine, topology: resolved } = await buildMachineFromFile(topology, {
+      registryFor: defaultRegistry,
+      shared: PLUGIN_SHARED_MODULES,
       plugins: named,
       opLogger: options.opLogger ?? null,
       tracer: options.tracer ?? null,
     });
     return new Simulator(machine, resolved.name, simulatorOptions);
   }
-  if (named.length > 0) loaded.push(...(await loadPlugins(named, { from: process.cwd() })));
+  if (named.length > 0)
+    loaded.push(...(await loadPlugins(named, { from: process.cwd(), shared: PLUGIN_SHARED_MODULES })));
   return Simulator.fromTopology(topology, simulatorOptions);
 }

@@ -8,6 +8,7 @@ import { loadTopologyFile } from "@kb/topology/node";
 import type { Bench } from "../bench.js";
 import { MANIFEST_PACKAGES } from "../bench-imports.js";
 import { type DigestedPlugin, manifestOf, type RunManifest } from "../manifest.js";
+import { PLUGIN_SHARED_MODULES } from "./plugin-modules.js";
 import { benchFiles, pluginCodeDigest } from "./source-files-node.js";
 
 /** The @kb packages a run of `@kb/runtime` uses: itself and what it depends on (not the CLI's own). */
@@ -69,10 +70,13 @@ export async function runManifest(options: RunManifestOptions): Promise<RunManif
   let plugins: readonly KbPlugin[];
   if (typeof options.topology === "string") {
     topology = loadTopologyFile(options.topology);
-    plugins = await loadTopologyPlugins(options.topology, topology, extra);
+    plugins = await loadTopologyPlugins(options.topology, topology, extra, PLUGIN_SHARED_MODULES);
   } else {
     topology = resolveTopology(options.topology);
-    plugins = await loadPlugins([...topology.plugins, ...extra], { from: process.cwd() });
+    plugins = await loadPlugins([...topology.plugins, ...extra], {
+      from: process.cwd(),
+      shared: PLUGIN_SHARED_MODULES,
+    });
   }
   // Read first for its checks (a missing, unreadable or oversized file is a located error).
   readUserFile(options.benchFile, {

@@ -1,4 +1,5 @@
 import { fileURLToPath } from "node:url";
+import { defaultRegistry } from "@kb/builtins";
 import { gemmWork, StageEngine, tcmAddress } from "@kb/components";
 import { buildMachineFromFile } from "@kb/components/node";
 import { describe, expect, it } from "vitest";
@@ -15,12 +16,12 @@ describe("{{name}}", () => {
   });
 
   it("is the plug-in topologies/example.yaml loads", async () => {
-    const { plugins } = await buildMachineFromFile(example);
+    const { plugins } = await buildMachineFromFile(example, { registryFor: defaultRegistry });
     expect(plugins.map((loaded) => loaded.meta.name)).toEqual([plugin.meta.name]);
   });
 
   it("times a GEMM in a machine as its formula says (example.yaml: a 128 x 128 array)", async () => {
-    const { machine } = await buildMachineFromFile(example);
+    const { machine } = await buildMachineFromFile(example, { registryFor: defaultRegistry });
     const engine = machine.component("sip0.cube0.pe0.pe_gemm");
     expect(engine).toBeInstanceOf(StageEngine);
     const tcm = (offset: number) => tcmAddress(0, 0, 0, offset); // sip, cube, PE, byte offset

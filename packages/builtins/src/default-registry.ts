@@ -1,0 +1,41 @@
+import type { ComponentDefinition, KbPlugin } from "@kb/components";
+import { ComponentRegistry } from "@kb/components";
+import { hbmCtrlV1, sramV1 } from "./fabric-impls.js";
+import { hbmCtrlV2 } from "./hbm-v2/hbm-ctrl-v2.js";
+import { ioCpuV1, mCpuV1 } from "./host-impls.js";
+import { portHopV1 } from "./noc/port-hop.js";
+import { peCpuV1 } from "./pe-cpu.js";
+import { peGemmV1 } from "./pe-gemm-v1.js";
+import { peGemmV2 } from "./pe-gemm-v2.js";
+import { peMathV1 } from "./pe-impls.js";
+import { peDmaV1, peFetchStoreV1, peMmuV1, peTcmV1 } from "./pe-memory-engines.js";
+import { peSchedulerV2 } from "./pe-scheduler.js";
+import { mCpuDmaV1, transitV1 } from "./transit.js";
+
+/** Every built-in implementation, registered by bare name in `defaultRegistry()`. */
+export const BUILTIN_COMPONENTS: readonly ComponentDefinition[] = Object.freeze([
+  peCpuV1,
+  peSchedulerV2,
+  peDmaV1,
+  peFetchStoreV1,
+  peGemmV1,
+  peGemmV2,
+  peMathV1,
+  peMmuV1,
+  peTcmV1,
+  hbmCtrlV1,
+  hbmCtrlV2,
+  transitV1,
+  portHopV1,
+  sramV1,
+  mCpuV1,
+  mCpuDmaV1,
+  ioCpuV1,
+] as ComponentDefinition[]);
+
+/** A registry of the built-in impls plus `plugins` (what `buildMachine` uses when given no registry). */
+export function defaultRegistry(plugins: readonly KbPlugin[] = []): ComponentRegistry {
+  const registry = new ComponentRegistry().registerBuiltins(BUILTIN_COMPONENTS);
+  for (const plugin of plugins) registry.registerPlugin(plugin);
+  return registry;
+}

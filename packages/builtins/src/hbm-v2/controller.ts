@@ -1,0 +1,308 @@
+import type { MemoryRequest } from "@kb/components";
+import type { Environment } from "@kb/des";
+import type { HbmAddressMap, HbmCoordinates } from "@kb/topology";
+import {
+  EPS,
+  P_ACTS,
+  P_OPEN,
+  P_RD_BURSTS,
+  P_RD_CONF,
+  P_RD_HIT,
+  P_RD_MISS,
+  P_REFS,
+  P_WR_BURSTS,
+  P_WR_CONF,
+  P_WR_HIT,
+  P_WR_MISS,
+  R_FIRST,
+  R_LAST,
+  R_LEFT,
+  R_STRIDE,
+  READ,
+  WRITE,
+} from "./layout.js";
+import type { HbmCtrlV2Config } from "./params.js";
+import { PortScheduler, STOP_TARGET } from "./scheduler.js";
+import type { Sleeper, WakeHub } from "./wake-hub.js";
+
+const INF = Number.POSITIVE_INFINITY;
+
+const LOCATE_BITS = 19;
+const LOCATE_MASK = (1 << LOCATE_BITS) - 1;
+
+/** Where recently seen bursts live (flat bank, row), shared by the ports of a stack. */
+export class LocateCache {
+  readonly tag = new Float64Array(1 << LOCATE_BITS).fill(-1);
+  readonly bank = new Int32Array(1 << LOCATE_BITS);
+  readonly row = new Float64Array(1 << LOCATE_BITS);
+}
+
+/** Counters of one pseudo-channel (they include commands already planned ahead of the clock). */
+export interface HbmPortStats {
+  readonly readBursts: number;
+  readonly writeBursts: number;
+  /** Runs of read bursts by their first command: row hit, miss (closed bank), conflict (other row open). */
+  readonly readHits: number;
+  readonly readMisses: number;
+  readonly readConflicts: number;
+  readonly writeHits: number;
+  readonly writeMisses: number;
+  readonly writeConflicts: number;
+  readonly activates: number;
+  /** Banks closed: PREs on row conflicts, auto-precharges, each bank a PREab closed (= activates less the banks open now). */
+  readonly precharges: number;
+  readonly refreshes: number;
+  /** Requests answered at their first data with a predicted end (`predict_bytes`). */
+  readonly predictions: number;
+}
+
+/**
+ * One pseudo-channel of `hbm_ctrl_v2`: turns requests into runs of bursts and issues their
+ * commands when the simulated clock reaches them, waking itself with one timer at the next
+ * command (or answer) time.
+ *
+ * A request is answered when its last burst issues, or, if that comes later, when its first data
+ * leaves (reads: first RD + tCL; writes: first WR + tCWL), with the end its remaining bursts reach
+ * if nothing else arrives (a prediction: the scheduler runs ahead with its journal on and takes
+ * that back). Its timing is then fixed; its remaining bursts keep priority over unstarted work.
+ */
+export class HbmPort implements Sleeper {
+  readonly sched: PortScheduler;
+  /** Requests answered with a prediction (for `stats`). */
+  private predictions = 0;
+  /** Started, unanswered requests in start order (their answer deadlines are in the same order). */
+  private waiting: number[] = [];
+  private waitingHead = 0;
+  private readonly coordinates: HbmCoordinates = {
+    channel: 0,
+    pseudoChannel: 0,
+    sid: 0,
+    bankGroup: 0,
+    bank: 0,
+    row: 0,
+    column: 0,
+  };
+  private readonly runOf: Int32Array;
+  private readonly touched: Int32Array;
+
+  constructor(
+    readonly config: HbmCtrlV2Config,
+    private readonly env: Environment,
+    private readonly map: HbmAddressMap | null,
+    private readonly hub: WakeHub,
+    readonly port: number,
+    private readonly cache: LocateCache,
+  ) {
+    this.sched = new PortScheduler(config);
+    this.runOf = new Int32Array(this.sched.nBanks).fill(-1);
+    this.touched = new Int32Array(this.sched.nBanks);
+  }
+
+  /** A request arrives (now). Always answered later. */
+  arrive(request: MemoryRequest): void {
+    const now = this.env.now;
+    const s = this.sched;
+    s.commit();
+    // An idle port does not wake for refreshes: catch up with them now.
+    if (s.empty) s.run(now, -1);
+    const kind = request.kind === "read" ? READ : WRITE;
+    const r = s.newRequest(request, kind);
+    const ready = Math.max(now, kind === WRITE ? request.tailNs : now) + this.config.timing.frontend;
+    const bursts = this.split(r, request, ready);
+    s.rBursts[r] = bursts;
+    s.rd[r * R_STRIDE + R_LEFT] = bursts;
+    s.admit(now);
+    s.invalidate();
+    // Plan when it can first issue a command (its front end): then every request arriving at
+    // this instant is in, and no request is answered inside its own service().
+    this.wake(now + this.config.timing.frontend, now);
+    this.nudgePeers(now);
+  }
+
+  /**
+   * The other pseudo-channels of the channel (`queue_scope: channel`): they share this port's
+   * queues, so its arrivals and commands can flip their write drain or make room for them.
+   */
+  peers: readonly HbmPort[] = [];
+
+  /** Wakes the peers that this port's queue change moves (now). */
+  private nudgePeers(now: number): void {
+    for (const peer of this.peers) {
+      if (peer.sched.peerMoved()) {
+        peer.sched.invalidate();
+        this.hub.wake(peer.port, now);
+      }
+    }
+  }
+
+  /** Bursts a request of `kind` can put into its queue now (Ramulator accepts a request only then). */
+  room(kind: "read" | "write"): number {
+    return this.sched.room(kind === "read" ? READ : WRITE);
+  }
+  /** The counters. */
+  stats(): HbmPortStats {
+    const st = this.sched.st;
+    const p = this.sched.portBase;
+    return {
+      readBursts: st[p + P_RD_BURSTS] as number,
+      writeBursts: st[p + P_WR_BURSTS] as number,
+      readHits: st[p + P_RD_HIT] as number,
+      readMisses: st[p + P_RD_MISS] as number,
+      readConflicts: st[p + P_RD_CONF] as number,
+      writeHits: st[p + P_WR_HIT] as number,
+      writeMisses: st[p + P_WR_MISS] as number,
+      writeConflicts: st[p + P_WR_CONF] as number,
+      activates: st[p + P_ACTS] as number,
+      precharges: (st[p + P_ACTS] as number) - (st[p + P_OPEN] as number),
+      refreshes: st[p + P_REFS] as number,
+      predictions: this.predictions,
+    };
+  }
+
+  /**
+   * Splits a request's ranges into bursts of `burst_bytes`, located with the address map, and
+   * gathers the bursts to one bank and row into runs (entries; a bank's run is where its first
+   * burst is in the request, later bursts to the same row join it). Returns the burst count.
+   */
+  private split(r: number, request: MemoryRequest, ready: number): number {
+    const s = this.sched;
+    const cfg = this.config;
+    const burst = cfg.burstBytes;
+    const maxRun = s.rKind[r] === READ ? cfg.readQueue : cfg.writeQueue;
+    let ranges = request.ranges;
+    if (ranges.length === 0 && request.bytes > 0) ranges = [0, request.bytes];
+    const c = this.coordinates;
+    const cache = this.cache;
+    const bpg = cfg.banksPerGroup;
+    const groups = cfg.bankGroups;
+    // The open run of each bank in this request (entries touched are reset at the end).
+    const runOf = this.runOf;
+    const touched = this.touched;
+    let nTouched = 0;
+    let count = 0;
+    for (let i = 0; i + 1 < ranges.length; i += 2) {
+      const offset = ranges[i] as number;
+      const bytes = ranges[i + 1] as number;
+      if (bytes <= 0) continue;
+      const first = Math.floor(offset / burst);
+      const last = Math.floor((offset + bytes - 1) / burst);
+      for (let j = first; j <= last; j++) {
+        let bank = 0;
+        let row = 0;
+        if (this.map !== null) {
+          // Bank and row of burst j, through a direct-mapped cache (re-read data skips locate()).
+          const slot = j & LOCATE_MASK;
+          if (cache.tag[slot] === j) {
+            bank = cache.bank[slot] as number;
+            row = cache.row[slot] as number;
+          } else {
+            this.map.locate(j * burst, c);
+            bank = (c.sid * groups + c.bankGroup) * bpg + c.bank;
+            row = c.row;
+            cache.tag[slot] = j;
+            cache.bank[slot] = bank;
+            cache.row[slot] = row;
+          }
+        }
+        count++;
+        const entry = runOf[bank] as number;
+        if (entry >= 0 && s.eRow[entry] === row && (s.eBursts[entry] as number) < maxRun) {
+          s.eBursts[entry] = (s.eBursts[entry] as number) + 1;
+          continue;
+        }
+        const group = Math.floor(bank / bpg);
+        if (entry < 0) touched[nTouched++] = bank;
+        runOf[bank] = s.newEntry(r, bank, group, Math.floor(group / groups), row, ready);
+      }
+    }
+    for (let i = 0; i < nTouched; i++) runOf[touched[i] as number] = -1;
+    return count;
+  }
+
+  /**
+   * Issues every command due by `now`, answers the requests that finished or reached their
+   * deadline, and wakes at the next command or deadline.
+   */
+  private advance(now: number): void {
+    const s = this.sched;
+    const t = this.config.timing;
+    // Entries waiting for room a peer freed (channel queues) join the queue now.
+    if (this.peers.length > 0) s.admit(now);
+    s.run(now + this.config.horizon, -1);
+    const finished = s.finished;
+    for (let i = 0; i < s.finishedCount; i++) {
+      const r = finished[i] as number;
+      if (s.rAnswered[r] === 0) this.answer(r, now, false);
+    }
+    s.finishedCount = 0;
+    const started = s.started;
+    const big = this.config.predictBytes;
+    for (let i = 0; i < s.startedCount; i++) {
+      const r = started[i] as number;
+      if (s.rAnswered[r] === 0 && (s.reqObj[r] as MemoryRequest).bytes >= big) this.waiting.push(r);
+    }
+    s.startedCount = 0;
+    // Requests whose first data leaves before their last burst issues: answer at that deadline.
+    let deadline = INF;
+    while (this.waitingHead < this.waiting.length) {
+      const r = this.waiting[this.waitingHead] as number;
+      if (s.rAnswered[r] === 1) {
+        this.waitingHead++;
+        continue;
+      }
+      const at = (s.rd[r * R_STRIDE + R_FIRST] as number) + (s.rKind[r] === READ ? t.tCL : t.tCWL);
+      if (at > now + EPS) {
+        deadline = at;
+        break;
+      }
+      this.answer(r, now, true);
+      this.waitingHead++;
+    }
+    if (this.waitingHead > 0 && this.waitingHead === this.waiting.length) {
+      this.waiting.length = 0;
+      this.waitingHead = 0;
+    }
+    // An idle port sleeps through refreshes (caught up at the next arrival).
+    this.wake(Math.min(s.empty ? INF : s.nextT, deadline), now);
+    this.nudgePeers(now);
+  }
+
+  /**
+   * Answers request `r`: finished (its first and last column commands are known), or, with
+   * `predict`, at its deadline: runs the scheduler ahead until its last burst issues, then takes
+   * that back.
+   */
+  private answer(r: number, now: number, predict: boolean): void {
+    const s = this.sched;
+    let last = s.rd[r * R_STRIDE + R_LAST] as number;
+    if (predict) {
+      this.predictions++;
+      s.journaling = true;
+      if (s.run(INF, r) !== STOP_TARGET) {
+        throw new Error(`hbm_ctrl_v2: request slot ${r} did not finish in its prediction (scheduler bug).`);
+      }
+      last = s.rd[r * R_STRIDE + R_LAST] as number;
+      s.rollbackTo(0);
+      s.journaling = false;
+      s.forgetBounds();
+    }
+    const first = s.rd[r * R_STRIDE + R_FIRST] as number;
+    s.rAnswered[r] = 1;
+    const request = s.reqObj[r] as MemoryRequest;
+    const t = this.config.timing;
+    const latency = request.kind === "read" ? t.tCL : t.tCWL;
+    const startNs = Math.max(first + latency, now, request.arrivalNs);
+    const endNs = Math.max(last + latency + t.tBL, startNs);
+    request.complete({ startNs, endNs, busyNs: (s.rBursts[r] as number) * t.tBL });
+  }
+
+  /** Wakes at `at` (through the stack's hub: one DES timer for all ports). */
+  private wake(at: number, _now: number): void {
+    this.hub.wake(this.port, at);
+  }
+
+  /** The hub's call: the time asked for has come. */
+  wakeUp(now: number): void {
+    this.advance(now);
+  }
+}

@@ -1,0 +1,151 @@
+import type { ModelStat, ModelStatInfo } from "@kb/components";
+import { defineMemoryModel, type MemoryModel, type MemoryModelDefinition } from "@kb/components";
+import { CommandBus } from "./command-bus.js";
+import { type HbmPort, type HbmPortStats, LocateCache, HbmPort as Port } from "./controller.js";
+import { type HbmCtrlV2Config, hbmCtrlV2Config, hbmCtrlV2Params } from "./params.js";
+import { WakeHub } from "./wake-hub.js";
+
+/** What `hbm_ctrl_v2`'s `create` returns: a memory model plus its ports, for benches and tests. */
+export interface HbmCtrlV2Model extends MemoryModel {
+  /** The resolved configuration (timing in ns, organisation, knobs). */
+  readonly config: HbmCtrlV2Config;
+  /**
+   * Bursts a request of `kind` could put into port `port`'s read or write queue now: a
+   * Ramulator-style front end accepts a request only when all its bursts fit (the SDK's
+   * back-pressure, `maxPending`, counts whole requests instead).
+   */
+  room(port: number, kind: "read" | "write"): number;
+  /** The model's counters per pseudo-channel ({@link HBM_CTRL_V2_COUNTERS}), as the results report them. */
+  stats(): readonly ModelStat[];
+  /** Counters of port `port`, in full (reads and writes apart, predictions). */
+  stats(port: number): HbmPortStats;
+}
+
+/** A counter of `hbm_ctrl_v2` and how it is read from a port's {@link HbmPortStats}. */
+interface PortCounter extends ModelStatInfo {
+  readonly of: (stats: HbmPortStats) => number;
+}
+
+const RUN =
+  "runs of bursts (reads and writes; a request's bursts to one bank and row are one run) whose first command";
+
+/**
+ * What `hbm_ctrl_v2` publishes, per pseudo-channel (`perPort[p]`: channel floor(p /
+ * pseudo_channels), pseudo-channel p mod pseudo_channels). Row outcomes count runs of bursts by
+ * their first command, not bursts; commands count what the controller issued up to the end of the
+ * run (an idle port counts the refreshes it slept through when it next wakes).
+ */
+const COUNTERS: readonly PortCounter[] = [
+  {
+    name: "row_hits",
+    unit: "count",
+    description: `Row hits: ${RUN} found its row open.`,
+    of: (s) => s.readHits + s.writeHits,
+  },
+  {
+    name: "row_misses",
+    unit: "count",
+    description: `Row misses: ${RUN} found its bank closed (an ACT).`,
+    of: (s) => s.readMisses + s.writeMisses,
+  },
+  {
+    name: "row_conflicts",
+    unit: "count",
+    description: `Row conflicts: ${RUN} found another row open (a PRE, then an ACT).`,
+    of: (s) => s.readConflicts + s.writeConflicts,
+  },
+  { name: "act", unit: "count", description: "ACT commands (rows opened).", of: (s) => s.activates },
+  {
+    name: "pre",
+    unit: "count",
+    description:
+      "Banks precharged: PREs on row conflicts, closed-page auto-precharges, and each open bank a refresh's PREab closed (ACTs less the banks open at the end).",
+    of: (s) => s.precharges,
+  },
+  {
+    name: "rd",
+    unit: "count",
+    description: "RD commands (read bursts of burst_bytes).",
+    of: (s) => s.readBursts,
+  },
+  {
+    name: "wr",
+    unit: "count",
+    description: "WR commands (write bursts of burst_bytes).",
+    of: (s) => s.writeBursts,
+  },
+  {
+    name: "ref",
+    unit: "count",
+    description: "Refresh commands (REFab, or REFpb per bank).",
+    of: (s) => s.refreshes,
+  },
+];
+
+/** The counters `hbm_ctrl_v2` publishes (`kb components list`; `components[].stats` of the results). */
+export const HBM_CTRL_V2_COUNTERS: readonly ModelStatInfo[] = COUNTERS.map(({ name, unit, description }) => ({
+  name,
+  unit,
+  description,
+}));
+
+/** The memory-model definition of `hbm_ctrl_v2` (`hbmCtrlV2WithPolicies` derives others from it). */
+export const hbmCtrlV2Definition = {
+  kind: "hbm_ctrl",
+  impl: "hbm_ctrl_v2",
+  description:
+    "HBM stack controller, bank- and row-aware: per pseudo-channel, banks with open rows, read and write queues (FR-FCFS, FCFS or capped FR-FCFS; write drain), JEDEC timing (tRCD, tRP, tRAS, tRC, tCCD, tRRD, tFAW, tWTR, tRTW, tWR, tRTP, CL, CWL, burst), all-bank or per-bank refresh, open, closed or adaptive page; presets hbm2, hbm2e, hbm3, hbm3e.",
+  params: hbmCtrlV2Params,
+  counters: HBM_CTRL_V2_COUNTERS,
+  create: (context, params): HbmCtrlV2Model => {
+    const config = hbmCtrlV2Config(params);
+    const ports: HbmPort[] = [];
+    const cache = new LocateCache();
+    const hub = new WakeHub(context.env, ports, context.ports);
+    for (let i = 0; i < context.ports; i++) {
+      ports.push(new Port(config, context.env, context.addressMap, hub, i, cache));
+    }
+    if (config.channelBus) {
+      // One controller per channel: one command per controller clock for all its pseudo-channels.
+      for (let first = 0; first < ports.length; first += config.pseudoChannels) {
+        const bus = new CommandBus(config.timing.preCmd);
+        for (const port of ports.slice(first, first + config.pseudoChannels)) port.sched.bus = bus;
+      }
+    }
+    if (config.channelQueues && config.pseudoChannels > 1) {
+      // One controller per channel: its pseudo-channels share the read and write queues.
+      for (const port of ports) {
+        const first = port.port - (port.port % config.pseudoChannels);
+        port.peers = ports.slice(first, first + config.pseudoChannels).filter((peer) => peer !== port);
+        port.sched.peers = port.peers.map((peer) => peer.sched);
+      }
+    }
+    const portOf = (port: number): HbmPort => {
+      const found = ports[port];
+      if (found === undefined)
+        throw new RangeError(`hbm_ctrl_v2: no port ${port} (0 .. ${ports.length - 1}).`);
+      return found;
+    };
+    return {
+      config,
+      maxPending: config.maxPending,
+      service(request) {
+        if (request.bytes <= 0) return { startNs: request.arrivalNs, endNs: request.arrivalNs, busyNs: 0 };
+        portOf(request.port).arrive(request);
+        return undefined;
+      },
+      peak: () => ({ bytesPerNs: (context.ports * config.burstBytes) / config.timing.tBL }),
+      room: (port, kind) => portOf(port).room(kind),
+      stats: ((port?: number) => {
+        if (port !== undefined) return portOf(port).stats();
+        const perPort = ports.map((each) => each.stats());
+        return COUNTERS.map(({ of, ...info }) => {
+          const values = perPort.map(of);
+          return { ...info, total: values.reduce((sum, value) => sum + value, 0), perPort: values };
+        });
+      }) as HbmCtrlV2Model["stats"],
+    };
+  },
+} satisfies MemoryModelDefinition<typeof hbmCtrlV2Params>;
+
+export const hbmCtrlV2 = defineMemoryModel(hbmCtrlV2Definition);

@@ -1,0 +1,3 @@
+import { kbTsupConfig } from "@kb/tooling/tsup";
+
+export default kbTsupConfig();
