@@ -214,7 +214,7 @@ describe("kb init --plugin", () => {
     expect(manifest.name).toBe("kb-plugin-big-gemm");
     expect(manifest.keywords).toEqual(["kb-plugin", "kernbench"]);
     expect(manifest.peerDependencies).toEqual({
-      "@kb/components": `^${version("packages/components")}`,
+      "@kb/spec": `^${version("packages/spec")}`,
       zod: json(join(root, "apps", "cli", "package.json")).dependencies?.zod,
     });
     expect(read(join(plugin, "src", "index.ts"))).toContain(

@@ -56,7 +56,7 @@ export function addInitCommand(program: Command, io: CliIo): Command {
         "benches/my-bench.ts (a kernel, its host reference and its params), tsconfig.json, README.md " +
         "and .gitignore. With --plugin, a plug-in package instead: src/index.ts (a PE_GEMM impl), " +
         "topologies/example.yaml that uses it, src/index.test.ts with vitest.config.ts, package.json " +
-        "(keyword kb-plugin, @kb/components and zod as peers), tsconfig.json, README.md. The @kb " +
+        "(keyword kb-plugin, @kb/spec and zod as peers), tsconfig.json, README.md. The @kb " +
         "packages are registry ranges when kb was installed from a registry, else file: specs of the " +
         "packages this kb runs with (links to its clone, or the tarballs it was installed from), so " +
         "npm install needs no registry for them. Existing files are never overwritten: kb init stops " +
@@ -186,13 +186,18 @@ function projectPackage(name: string, dir: string, source: KbSource): Record<str
 }
 
 /**
- * The package.json of a plug-in: ESM, built to dist/, @kb/components and zod as peers (a range
- * even when the dev dependency is a file: spec), tested with vitest against the built-in models
- * (@kb/builtins, a dev dependency: its test builds machines with `defaultRegistry`).
+ * The package.json of a plug-in: ESM, built to dist/, written on the contracts alone: @kb/spec and
+ * zod as peers (a range even when the dev dependency is a file: spec), tested with vitest against
+ * the machine and the built-in models (@kb/components and @kb/builtins, dev dependencies: its test
+ * builds machines with `defaultRegistry`).
  */
 function pluginPackage(name: string, dir: string, source: KbSource): Record<string, unknown> {
   const zod = installedManifest("@kb/cli").dependencies?.zod;
-  const kb = kbDependencies({ devDependencies: ["@kb/builtins", "@kb/cli", "@kb/components"] }, dir, source);
+  const kb = kbDependencies(
+    { devDependencies: ["@kb/builtins", "@kb/cli", "@kb/components", "@kb/spec"] },
+    dir,
+    source,
+  );
   return {
     name,
     version: "0.1.0",
@@ -216,7 +221,7 @@ function pluginPackage(name: string, dir: string, source: KbSource): Record<stri
       probe: "kb probe --topology topologies/example.yaml",
       prepublishOnly: "tsc",
     },
-    peerDependencies: { "@kb/components": `^${installedManifest("@kb/components").version}`, zod },
+    peerDependencies: { "@kb/spec": `^${installedManifest("@kb/spec").version}`, zod },
     devDependencies: { ...kb.devDependencies, zod, ...DEV_TOOLS, vitest: VITEST },
   };
 }

@@ -1,4 +1,4 @@
-import { definePlugin, defineStageEngine, type TileWorkOf } from "@kb/components";
+import { definePlugin, defineStageEngine, type TileWorkOf } from "@kb/spec";
 import * as z from "zod";
 
 /** Params of `big_array`, validated when a machine is built (a topology's `params:` override them). */
