@@ -28,9 +28,9 @@ describe("help and version", () => {
   it("lists the subcommands of topology", async () => {
     const { stdout } = await kb("topology", "--help");
     for (const command of [
-      "validate [options] <file...>",
-      "show [options] <file>",
-      "graph [options] <file>",
+      "validate [options] <topology...>",
+      "show [options] <topology>",
+      "graph [options] <topology>",
     ]) {
       expect(stdout).toContain(command);
     }
@@ -67,7 +67,9 @@ describe("usage errors exit 1 with a pointer to the help", () => {
   it("missing argument", async () => {
     const run = await kb("topology", "validate");
     expect(run.code).toBe(1);
-    expect(run.stderr).toBe("error: missing required argument 'file'\n(see kb topology validate --help)\n");
+    expect(run.stderr).toBe(
+      "error: missing required argument 'topology'\n(see kb topology validate --help)\n",
+    );
   });
 
   it("bad option value", async () => {
@@ -127,7 +129,7 @@ describe("kb topology validate", () => {
     expect(run.code).toBe(1);
     expect(run.stdout).toBe("");
     expect(run.stderr).toMatch(
-      /^\[TOPOLOGY_NOT_FOUND\] no-such-topology\.yaml: cannot read the topology file no-such-topology\.yaml: ENOENT/,
+      /^\[TOPOLOGY_NOT_FOUND\] no topology named "no-such-topology": looked for no-such-topology\.yaml in .*, then for topologies\/no-such-topology\.yaml in /,
     );
   });
 

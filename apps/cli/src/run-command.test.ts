@@ -183,7 +183,7 @@ describe("kb run: bad input exits 1 with a located message", () => {
     const bad = await run(copyBench, "--param", "rowz=128");
     expect(bad.code).toBe(1);
     expect(bad.stderr).toMatch(
-      /^\[RUNTIME_INVALID\] bench "copy": bad params:\n {2}rowz: not a param of this bench\n/,
+      /^\[RUNTIME_INVALID\] bench "copy": bad params:\n {2}rowz: not a param of this bench \(did you mean rows\?\)\n/,
     );
   });
 

@@ -26,7 +26,7 @@ describe("README example", () => {
     // hbm_ctrl_v2's JEDEC presets.
     console.log(HBM_PRESETS.hbm3.timing.tRCD_RD); // 19.375 (ns)
     // README example end
-    expect(printed).toEqual([[16, true], ["hbm_ctrl_v2"], [3552], [19.375]]);
+    expect(printed).toEqual([[17, true], ["hbm_ctrl_v2"], [3552], [19.375]]);
   });
 
   it("is the code of the README", () => {
