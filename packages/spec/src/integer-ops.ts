@@ -118,10 +118,16 @@ function wrapBig(v: bigint, type: IntegerType): bigint {
   return type.signed ? BigInt.asIntN(type.bits, v) : BigInt.asUintN(type.bits, v);
 }
 
-/** The integer `x` (an f64 operand of a 64-bit op) as a BigInt, truncated and saturated to `type`. */
+/**
+ * The integer `x` (an f64 operand of a 64-bit op) as a BigInt of `type`: truncated; a negative
+ * operand of an unsigned type is its two's complement (a literal `-1` is all bits set, as Triton
+ * converts it, and as the 32-bit types' operators read it); past the range's top (2^63 or 2^64,
+ * the nearest doubles of the largest values) the largest value.
+ */
 function toBig(x: number, type: IntegerType): bigint {
   if (!Number.isFinite(x)) return 0n;
   const v = BigInt(Math.trunc(x));
+  if (!type.signed && v < 0n) return BigInt.asUintN(type.bits, v);
   const max = type.signed ? 2n ** 63n - 1n : 2n ** 64n - 1n;
   const min = type.signed ? -(2n ** 63n) : 0n;
   return v > max ? max : v < min ? min : v;

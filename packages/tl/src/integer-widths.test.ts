@@ -33,6 +33,28 @@ describe("integer widths in kernels", () => {
     expect(seen.u64).toEqual([2]);
   });
 
+  it("reads a negative operand of a u64 op as its two's complement, as Triton converts -1", async () => {
+    const seen: Record<string, number[]> = {};
+    await runKernel(
+      machineOf(),
+      async (tl: TLContext) => {
+        const five = await tl.full([1], 5, "u64");
+        seen.add = numbers((await tl.add(five, -1)).data);
+        seen.and = numbers((await tl.and(five, -1)).data);
+        seen.or = numbers((await tl.or(five, -1)).data);
+        seen.u32 = numbers((await tl.add(await tl.full([1], 5, "u32"), -1)).data);
+      },
+      [],
+      { memory: new TestMemory() },
+    );
+    // -1 is 2^64 - 1: 5 + (2^64 - 1) wraps to 4; 5 & (2^64 - 1) = 5; 5 | (2^64 - 1) = 2^64 - 1,
+    // read as its nearest double 2^64. u32 wraps the same way: 5 + (2^32 - 1) = 4.
+    expect(seen.add).toEqual([4]);
+    expect(seen.and).toEqual([5]);
+    expect(seen.or).toEqual([2 ** 64]);
+    expect(seen.u32).toEqual([4]);
+  });
+
   it("truncates floats toward zero in .to() of an integer dtype", async () => {
     let got: number[] = [];
     await runKernel(

@@ -78,6 +78,11 @@ export const BENCH_EXAMPLES: readonly BenchExample[] = [
     label: "Triton 09: persistent matmul",
     params: "M=256 N=256 K=256 BLOCK_SIZE_M=64 BLOCK_SIZE_N=64 BLOCK_SIZE_K=64",
   },
+  {
+    path: "examples/triton-tutorials/10-block-scaled-matmul.ts",
+    label: "Triton 10: block-scaled matmul (mxfp4)",
+    params: "M=128 N=128 K=256 BLOCK_M=64 BLOCK_N=64 BLOCK_K=64 format=mxfp4",
+  },
 ];
 
 /** The reference topologies, by file name; the first is the default (the small one). */
