@@ -298,7 +298,19 @@ describe.skipIf(!enabled)("the packages from a registry, with plain npm", () => 
     "runs every README's TypeScript examples but the marked fragments (issue 18 point 5)",
     async () => {
       const project = join(app, "project"); // kb init's, with the example plug-ins installed
-      const libraries = ["ccl", "components", "data-executor", "des", "errors", "oplog", "topology", "cli"];
+      const libraries = [
+        "builtins",
+        "ccl",
+        "components",
+        "data-executor",
+        "des",
+        "errors",
+        "oplog",
+        "probe",
+        "spec",
+        "topology",
+        "cli",
+      ];
       ok(await npm(project, "install", ...libraries.map((name) => `@kb/${name}`)));
       // The topology the systolic plug-in's README loads is the one it shows.
       const systolic = /^```yaml\n(name: systolic\n[\s\S]*?)^```/m.exec(

@@ -16,8 +16,10 @@ const WIDTH = { i8: 8, i32: 32, u32: 32, u8: 8, u16: 16, i16: 16, i64: 64, u64: 
 
 /** One element of `op(a, b)` on integers of `dtype` (`b` ignored by `not`). */
 export function applyBits(op: BitOp, dtype: keyof typeof WIDTH, a: number, b: number): number {
+  // Both operands as integers of the dtype: a 64-bit element at the type's end (2^63, 2^64, the
+  // double its largest value reads as) is that largest value, whichever side it is on.
   const x = exact(dtype, a);
-  const y = BigInt(b);
+  const y = exact(dtype, b);
   const bits = WIDTH[dtype];
   switch (op) {
     case "and":

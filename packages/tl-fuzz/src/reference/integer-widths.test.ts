@@ -26,6 +26,9 @@ describe("integer widths in the evaluator", () => {
     );
     // u64 2^64 (the double 2^64 - 1 reads as) counts as 2^64 - 1: plus 1 wraps to 0.
     expect(values(binary("add", tensor([2 ** 64], [1], "u64"), 1))).toEqual([0]);
+    // The same on the right of a bit op: i64 2^63 (the largest value's double) & itself is itself.
+    const top = tensor([2 ** 63], [1], "i64");
+    expect(values(bits("and", top, top))).toEqual([2 ** 63]);
   });
 
   it("truncates toward zero in a cast to an integer dtype", () => {
