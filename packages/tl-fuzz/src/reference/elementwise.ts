@@ -2,7 +2,7 @@
 // from the exact operand values by the README's formula, then rounded once to the result dtype.
 
 import { checkDtype, type Dtype, invalid, isFloat, roundTo } from "./dtype.js";
-import { integerAbs, integerBinary, wraps } from "./integer.js";
+import { exact, integerAbs, integerBinary, wraps, wrapTo } from "./integer.js";
 import { formatShape, fromRounded, type RefTensor, sameShape } from "./tensor.js";
 
 /** The unary ops (`tl.exp`, ...). */
@@ -149,9 +149,9 @@ export function fma(a: RefTensor, b: RefTensor, c: RefTensor): RefTensor {
   const out = new Float64Array(a.data.length);
   for (let i = 0; i < out.length; i++) {
     const [x, y, z] = [a.data[i] as number, b.data[i] as number, c.data[i] as number];
-    // Integers: the exact a · b + c, wrapped (the README's integer arithmetic).
+    // Integers: the exact a · b + c, wrapped once into the dtype (the README's integer arithmetic).
     out[i] = wraps(a.dtype)
-      ? integerBinary("add", a.dtype, integerBinary("mul", "i32", x, y), z)
+      ? wrapTo(a.dtype, exact(a.dtype, x) * exact(a.dtype, y) + exact(a.dtype, z))
       : roundTo(a.dtype, x * y + z);
   }
   return fromRounded(out, a.shape, a.dtype);

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { bits } from "./bits.js";
-import { binary, cast } from "./elementwise.js";
+import { binary, cast, fma } from "./elementwise.js";
 import { tensor } from "./tensor.js";
 
 // The evaluator's u8, u16, i16, i64 and u64 (packages/tl/README.md, "Dtypes and rounding" and
@@ -26,6 +26,9 @@ describe("integer widths in the evaluator", () => {
     );
     // u64 2^64 (the double 2^64 - 1 reads as) counts as 2^64 - 1: plus 1 wraps to 0.
     expect(values(binary("add", tensor([2 ** 64], [1], "u64"), 1))).toEqual([0]);
+    // fma on i64 is exact past 32 bits: 442413 · 442413 + 13 = 195729262582.
+    const x = tensor([442413], [1], "i64");
+    expect(values(fma(x, x, tensor([13], [1], "i64")))).toEqual([195729262582]);
     // The same on the right of a bit op: i64 2^63 (the largest value's double) & itself is itself.
     const top = tensor([2 ** 63], [1], "i64");
     expect(values(bits("and", top, top))).toEqual([2 ** 63]);
