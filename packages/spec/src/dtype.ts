@@ -71,22 +71,11 @@ export const DTYPE_BYTES: Readonly<Record<Dtype, number>> = Object.freeze({
 
 /** True when `value` is one of the {@link DTYPES} names. */
 export function isDtype(value: unknown): value is Dtype {
-  return (
-    value === "f32" ||
-    value === "f16" ||
-    value === "bf16" ||
-    value === "i8" ||
-    value === "i32" ||
-    value === "i1" ||
-    value === "u32" ||
-    value === "u8" ||
-    value === "u16" ||
-    value === "i16" ||
-    value === "i64" ||
-    value === "u64" ||
-    isNarrowFloatDtype(value)
-  );
+  return typeof value === "string" && DTYPE_NAMES.has(value);
 }
+
+/** {@link DTYPES} as a set, for {@link isDtype}: one list of names, not a second copy. */
+const DTYPE_NAMES: ReadonlySet<string> = new Set(DTYPES);
 
 /** True for the floating-point dtypes `f32`, `f16`, `bf16`, `f8e4m3`, `f8e5m2` and `f4e2m1`. */
 export function isFloatDtype(dtype: Dtype): boolean {
