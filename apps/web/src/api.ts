@@ -14,6 +14,18 @@ export interface WebData {
   readonly timelines: readonly WebTimeline[];
   /** Things the user should know (results of another topology, trace tracks not in it). */
   readonly warnings: readonly string[];
+  /** The sweep point this run is, when kb web serves a sweep (`/?run=DIGEST`); absent otherwise. */
+  readonly sweepPoint?: WebSweepPoint;
+}
+
+/** Which point of a sweep a run page shows, and the axis values it ran with. */
+export interface WebSweepPoint {
+  /** The sweep's results table (`results.jsonl`), as given to kb web. */
+  readonly table: string;
+  /** The point's number in the sweep's design. */
+  readonly point: number;
+  /** Its axis values, by axis name, in the table's order. */
+  readonly values: Readonly<Record<string, unknown>>;
 }
 
 /** The expanded topology graph: every node (containers and components) and every directed edge. */

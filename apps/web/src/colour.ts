@@ -34,23 +34,25 @@ function rgb(hex: string): number[] {
   return [1, 3, 5].map((start) => Number.parseInt(hex.slice(start, start + 2), 16));
 }
 
+/** Ten colours told apart at a glance (Tableau 10), for categories: kinds, an axis's values. */
+export const CATEGORY_PALETTE: readonly string[] = [
+  "#4e79a7",
+  "#f28e2b",
+  "#e15759",
+  "#76b7b2",
+  "#59a14f",
+  "#edc948",
+  "#b07aa1",
+  "#ff9da7",
+  "#9c755f",
+  "#bab0ac",
+];
+
 /** A stable colour per component kind, for timeline slices and chart series. */
 export function kindColour(kind: string): string {
-  const palette = [
-    "#4e79a7",
-    "#f28e2b",
-    "#e15759",
-    "#76b7b2",
-    "#59a14f",
-    "#edc948",
-    "#b07aa1",
-    "#ff9da7",
-    "#9c755f",
-    "#bab0ac",
-  ];
   let hash = 0;
   for (let i = 0; i < kind.length; i++) hash = (hash * 31 + kind.charCodeAt(i)) >>> 0;
-  return palette[hash % palette.length] as string;
+  return CATEGORY_PALETTE[hash % CATEGORY_PALETTE.length] as string;
 }
 
 /**

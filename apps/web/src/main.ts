@@ -2,6 +2,7 @@
 import type { WebData, WebTimelineWindow } from "./api.js";
 import { byId } from "./dom.js";
 import { type ResultsPageHandle, renderResultsPage } from "./page.js";
+import { showSweepPoint } from "./sweep-point.js";
 import type { TimelineSource } from "./timeline.js";
 
 // kb web's page: the data from the server (GET /api/data), drawn by page.ts; the timeline's
@@ -46,6 +47,7 @@ async function main(): Promise<void> {
       return item;
     }),
   );
+  showSweepPoint(byId("sweep-point"), data.sweepPoint);
   byId("status").hidden = true;
   document.body.dataset.ready = "true";
 }

@@ -19,8 +19,10 @@ import {
 import { type ComposeOption, type EChartsType, getInstanceByDom, init, use } from "echarts/core";
 import { CanvasRenderer } from "echarts/renderers";
 import { escapeHtml } from "./format.js";
+import { metricName } from "./metric-names.js";
 import type { SweepData, SweepWebRow } from "./sweep-api.js";
 import {
+  type AxisColours,
   cellText,
   logScaleOf,
   type ParallelModel,
@@ -76,7 +78,9 @@ export function pointTooltip(
   const lines = [
     `<b>point ${row.point}</b> (${escapeHtml(row.status)})`,
     ...data.axes.map((name) => `${escapeHtml(name)}: ${escapeHtml(cellText(row.values[name]))}`),
-    ...data.metrics.map((name) => `${escapeHtml(name)}: ${escapeHtml(cellText(row.metrics[name]))}`),
+    ...data.metrics.map(
+      (name) => `${escapeHtml(metricName(name).text)}: ${escapeHtml(cellText(row.metrics[name]))}`,
+    ),
     `<i>${escapeHtml(runHint(row, data.cacheDir))}</i>`,
   ];
   return lines.join("<br>");
@@ -89,26 +93,45 @@ function chartOf(element: HTMLElement): EChartsType {
 /**
  * Draws the scatter of `model` (x against y) into `element`, the front's points red and joined by
  * a line in x order, the others blue; `logX` / `logY` draw that axis on a log scale (every value
- * must be > 0: see `logScaleOf`). Returns the chart.
+ * must be > 0: see `logScaleOf`). With `colour`, every point takes its axis value's colour and the
+ * front's points keep a red ring. Returns the chart.
  */
 export function renderScatter(
   element: HTMLElement,
   model: ScatterModel,
-  axes: { readonly x: string; readonly y: string; readonly logX?: boolean; readonly logY?: boolean },
+  axes: {
+    readonly x: string;
+    readonly y: string;
+    readonly logX?: boolean;
+    readonly logY?: boolean;
+    readonly colour?: AxisColours | null;
+  },
   data: Pick<SweepData, "axes" | "metrics" | "cacheDir">,
   onPick: (row: SweepWebRow) => void,
 ): EChartsType {
   const chart = chartOf(element);
   const scaleOf = (log: boolean | undefined) =>
     log === true ? { type: "log" as const, logBase: 10 } : { type: "value" as const, scale: true };
-  const item = (point: PlotPoint) => ({ value: [point.x, point.y], row: point.row });
+  const colour = axes.colour ?? null;
+  const item = (point: PlotPoint, onFront: boolean) => ({
+    value: [point.x, point.y],
+    row: point.row,
+    ...(colour === null
+      ? {}
+      : {
+          itemStyle: {
+            color: colour.colourOf(point.row),
+            ...(onFront ? { borderColor: FRONT_COLOUR, borderWidth: 3 } : {}),
+          },
+        }),
+  });
   const option: ScatterOption = {
     animation: false,
     grid: { left: 80, right: 30, top: 40, bottom: 50 },
     legend: { top: 0 },
     tooltip: rowTooltip(data),
-    xAxis: { ...scaleOf(axes.logX), name: axes.x, nameLocation: "middle", nameGap: 28 },
-    yAxis: { ...scaleOf(axes.logY), name: axes.y, nameLocation: "end" },
+    xAxis: { ...scaleOf(axes.logX), name: metricName(axes.x).text, nameLocation: "middle", nameGap: 28 },
+    yAxis: { ...scaleOf(axes.logY), name: metricName(axes.y).text, nameLocation: "end" },
     series: [
       {
         type: "line",
@@ -123,7 +146,7 @@ export function renderScatter(
       {
         type: "scatter",
         name: "on the front",
-        data: model.front.map(item),
+        data: model.front.map((point) => item(point, true)),
         symbolSize: 12,
         itemStyle: { color: FRONT_COLOUR },
         cursor: "pointer",
@@ -132,7 +155,7 @@ export function renderScatter(
       {
         type: "scatter",
         name: "other points",
-        data: model.others.map(item),
+        data: model.others.map((point) => item(point, false)),
         symbolSize: 9,
         itemStyle: { color: OTHER_COLOUR, opacity: 0.8 },
         cursor: "pointer",
@@ -167,13 +190,14 @@ export function renderParallel(
     legend: { top: 0 },
     tooltip: rowTooltip(data),
     parallel: { left: 60, right: 80, top: 50, bottom: 30 },
-    parallelAxis: model.dimensions.map((dimension, dim) =>
-      dimension.categories === null
+    parallelAxis: model.dimensions.map((dimension, dim) => {
+      const name = dimension.source === "metric" ? metricName(dimension.name).text : dimension.name;
+      return dimension.categories === null
         ? logScaleOf(numbersOf(model, dim)).suggested
-          ? { dim, name: `${dimension.name} (log)`, type: "log" as const, logBase: 10 }
-          : { dim, name: dimension.name, type: "value" as const, scale: true }
-        : { dim, name: dimension.name, type: "category" as const, data: [...dimension.categories] },
-    ),
+          ? { dim, name: `${name}, log`, type: "log" as const, logBase: 10 }
+          : { dim, name, type: "value" as const, scale: true }
+        : { dim, name, type: "category" as const, data: [...dimension.categories] };
+    }),
     series: [
       {
         type: "parallel",

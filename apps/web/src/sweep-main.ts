@@ -1,9 +1,12 @@
 /// <reference lib="dom" />
 import type { EChartsType } from "echarts/core";
 import { byId } from "./dom.js";
+import { metricName } from "./metric-names.js";
 import type { SweepData, SweepWebRow } from "./sweep-api.js";
 import { renderParallel, renderScatter } from "./sweep-charts.js";
 import {
+  type AxisColours,
+  axisColours,
   cellText,
   cellValue,
   type Direction,
@@ -32,6 +35,10 @@ export interface KbSweepHandle {
   readonly directions: Map<string, Direction>;
   /** Metrics drawn on a log scale when plotted (chosen, or suggested at first plot). */
   readonly logScale: Map<string, boolean>;
+  /** The axis whose values colour the scatter's points, or null (front red, others blue). */
+  colourBy: string | null;
+  /** Its colours, while one is chosen. */
+  colours: AxisColours | null;
   /** What the scatter draws. */
   model: ScatterModel | null;
   scatter: EChartsType | null;
@@ -51,12 +58,18 @@ function runUrl(row: SweepWebRow): string | null {
   return row.cached && row.digest !== null ? `/?run=${row.digest}` : null;
 }
 
-function fillSelect(select: HTMLSelectElement, names: readonly string[], selected: string | null): void {
+/** Fills `select` with `names` (the values), each shown as `text(name)`. */
+function fillSelect(
+  select: HTMLSelectElement,
+  names: readonly string[],
+  selected: string | null,
+  text: (name: string) => string = (name) => metricName(name).text,
+): void {
   select.replaceChildren(
     ...names.map((name) => {
       const option = document.createElement("option");
       option.value = name;
-      option.textContent = name;
+      option.textContent = text(name);
       option.selected = name === selected;
       return option;
     }),
@@ -76,6 +89,8 @@ async function main(): Promise<void> {
     y: plottable[1] ?? plottable[0] ?? null,
     directions: new Map(data.metrics.map((name) => [name, metricDirection(name)])),
     logScale: new Map(),
+    colourBy: null,
+    colours: null,
     model: null,
     scatter: null,
     parallel: null,
@@ -123,6 +138,9 @@ async function main(): Promise<void> {
   };
   fillSelect(xSelect, plottable, handle.x);
   fillSelect(ySelect, plottable, handle.y);
+  const colourSelect = byId<HTMLSelectElement>("scatter-colour");
+  fillSelect(colourSelect, ["", ...data.axes], "", (name) => (name === "" ? "front / others" : name));
+  colourSelect.disabled = data.axes.length === 0;
   const draw = () => {
     const { x, y } = handle;
     xDirection.disabled = x === null;
@@ -147,12 +165,31 @@ async function main(): Promise<void> {
         y,
         plotted.map((point) => point.y),
       );
-      handle.scatter = renderScatter(byId("scatter-chart"), model, { x, y, logX, logY }, data, open);
+      // The values of the points drawn: failed points are never on the scatter.
+      handle.colours =
+        handle.colourBy === null
+          ? null
+          : axisColours(
+              plotted.map((point) => point.row),
+              handle.colourBy,
+            );
+      handle.scatter = renderScatter(
+        byId("scatter-chart"),
+        model,
+        { x, y, logX, logY, colour: handle.colours },
+        data,
+        open,
+      );
+      byId("scatter-colour-legend").replaceChildren(...colourLegend(handle.colours));
       byId("scatter-left-out").replaceChildren(...leftOut(model, x, y));
       front = new Set(model.front.map((point) => point.row.point));
     }
     handle.parallel = renderParallel(byId("parallel-chart"), parallelModel(data), front, data, open);
   };
+  colourSelect.addEventListener("change", () => {
+    handle.colourBy = colourSelect.value === "" ? null : colourSelect.value;
+    draw();
+  });
   xSelect.addEventListener("change", () => {
     handle.x = xSelect.value;
     draw();
@@ -192,6 +229,20 @@ async function main(): Promise<void> {
   document.body.dataset.ready = "true";
 }
 
+/** The legend of the points' colours: a swatch and the value per entry (none without colours). */
+function colourLegend(colours: AxisColours | null): HTMLElement[] {
+  if (colours === null) return [];
+  return colours.legend.map(({ value, colour }) => {
+    const item = document.createElement("li");
+    const swatch = document.createElement("span");
+    swatch.className = "swatch";
+    swatch.style.background = colour;
+    item.append(swatch, `${colours.axis} = ${value}`);
+    item.dataset.value = value;
+    return item;
+  });
+}
+
 /** A reason's lines joined into one. */
 function oneLine(text: string): string {
   return text.trim().replace(/\s*\n\s*/g, " ");
@@ -225,6 +276,7 @@ function renderTable(container: HTMLElement, data: SweepData, open: (row: SweepW
       const th = document.createElement("th");
       th.textContent = `${column.title}${column.id === sortBy ? (descending ? " ▼" : " ▲") : ""}`;
       th.dataset.column = column.id;
+      if (column.id.startsWith("metric:")) th.title = `metric ${column.id.slice(7)} of the sweep spec`;
       th.className = "sortable";
       th.addEventListener("click", () => {
         descending = column.id === sortBy ? !descending : false;

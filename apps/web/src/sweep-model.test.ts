@@ -1,9 +1,11 @@
 import { describe, expect, it } from "vitest";
 import type { SweepWebRow } from "./sweep-api.js";
 import {
+  axisColours,
   cellText,
   logScaleOf,
   metricDirection,
+  NO_VALUE_COLOUR,
   numericMetrics,
   parallelModel,
   paretoFront,
@@ -196,5 +198,25 @@ describe("table", () => {
     ]);
     expect(model.rows.map((drawn) => drawn.point)).toEqual([0, 1, 3]);
     expect(model.values[0]).toEqual(["hbm3", "[2,4]", 300, "latency"]);
+  });
+});
+
+describe("axisColours", () => {
+  it("gives each value of the axis its own colour, numbers in ascending order, grey without a value", () => {
+    const rows = [
+      row(0, {}, { tile: 128, dtype: "f16" }),
+      row(1, {}, { tile: 32, dtype: "f32" }),
+      row(2, {}, { tile: 64, dtype: "f16" }),
+      row(3, {}, { dtype: "f16" }),
+    ];
+    const byTile = axisColours(rows, "tile");
+    expect(byTile.legend.map((entry) => entry.value)).toEqual(["32", "64", "128"]);
+    expect(new Set(byTile.legend.map((entry) => entry.colour)).size).toBe(3);
+    expect(byTile.colourOf(rows[1] as SweepWebRow)).toBe(byTile.legend[0]?.colour);
+    expect(byTile.colourOf(rows[0] as SweepWebRow)).toBe(byTile.legend[2]?.colour);
+    expect(byTile.colourOf(rows[3] as SweepWebRow)).toBe(NO_VALUE_COLOUR);
+    const byDtype = axisColours(rows, "dtype");
+    expect(byDtype.legend.map((entry) => entry.value)).toEqual(["f16", "f32"]);
+    expect(byDtype.colourOf(rows[0] as SweepWebRow)).toBe(byDtype.colourOf(rows[2] as SweepWebRow));
   });
 });

@@ -1,4 +1,6 @@
+import { CATEGORY_PALETTE } from "./colour.js";
 import { formatNumber } from "./format.js";
+import { metricName } from "./metric-names.js";
 import type { SweepData, SweepWebRow } from "./sweep-api.js";
 
 // The sweep page's arithmetic, without the DOM: which way a metric is better, the Pareto front of
@@ -182,6 +184,7 @@ export function runHint(row: SweepWebRow, cacheDir: string | null): string {
 export interface SweepColumn {
   /** `point`, `status`, `reason`, or `axis:NAME` / `metric:NAME`. */
   readonly id: string;
+  /** What the header says: a metric's name for people (`time (ns)`, see `metricName`). */
   readonly title: string;
   /** Numbers are right-aligned. */
   readonly numeric: boolean;
@@ -201,7 +204,7 @@ export function sweepColumns(data: Pick<SweepData, "axes" | "metrics" | "rows">)
     })),
     ...data.metrics.map((name) => ({
       id: `metric:${name}`,
-      title: name,
+      title: metricName(name).text,
       numeric: allNumbers(data.rows.map((row) => row.metrics[name])),
     })),
     { id: "reason", title: "reason", numeric: false },
@@ -285,4 +288,43 @@ export function parallelModel(data: Pick<SweepData, "axes" | "metrics" | "rows">
     }),
   );
   return { dimensions, rows, values };
+}
+
+/** The colours of the scatter's points by the value of one axis. */
+export interface AxisColours {
+  readonly axis: string;
+  /** The axis's values as text, in order (numbers ascending, text in natural order), each with its colour. */
+  readonly legend: readonly { readonly value: string; readonly colour: string }[];
+  /** The colour of a row's value (the last legend colour's neighbour, grey, for a row without one). */
+  colourOf(row: SweepWebRow): string;
+}
+
+/** Grey: a row without a value on the colouring axis. */
+export const NO_VALUE_COLOUR = "#999999";
+
+/**
+ * Colours by the values of `axis` over `rows`: each distinct value its own colour of the
+ * category palette (ten; more values reuse them in order, which the legend shows).
+ */
+export function axisColours(rows: readonly SweepWebRow[], axis: string): AxisColours {
+  const present = rows
+    .map((row) => row.values[axis])
+    .filter((value) => value !== null && value !== undefined);
+  const numeric = present.every((value) => typeof value === "number");
+  const texts = [...new Set(present.map(cellText))];
+  texts.sort((a, b) => (numeric ? Number(a) - Number(b) : a.localeCompare(b, "en", { numeric: true })));
+  const legend = texts.map((value, index) => ({
+    value,
+    colour: CATEGORY_PALETTE[index % CATEGORY_PALETTE.length] as string,
+  }));
+  const byValue = new Map(legend.map((entry) => [entry.value, entry.colour]));
+  return {
+    axis,
+    legend,
+    colourOf: (row) => {
+      const value = row.values[axis];
+      if (value === null || value === undefined) return NO_VALUE_COLOUR;
+      return byValue.get(cellText(value)) ?? NO_VALUE_COLOUR;
+    },
+  };
 }

@@ -1,6 +1,6 @@
 import { mkdirSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
-import { join } from "node:path";
+import { dirname, join } from "node:path";
 import type { SweepRow } from "@kb/sweep";
 import type { Browser } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -133,14 +133,51 @@ describe.skipIf(!runBrowserTests || !haveBuiltKb)("kb web of a sweep in headless
         lines: option?.series.map((series) => series.data.length),
       };
     });
+    // Metrics by their names for people: words and the unit their last word names.
     expect(parallel.axes).toEqual([
       "rows:value",
       "dtype:category",
-      "time_ns:value",
-      "hbm_bw:value",
-      "hbm_bytes:value",
+      "time (ns):value",
+      "hbm bw:value",
+      "hbm bytes (B):value",
     ]);
     expect(parallel.lines).toEqual([3, 1]);
+    expect(await page.locator('#sweep-table th[data-column="metric:time_ns"]').textContent()).toBe(
+      "time (ns)",
+    );
+    expect(await page.locator("#scatter-x option:checked").textContent()).toBe("time (ns)");
+
+    // Coloured by an axis: a colour per dtype of the ok points (f16, f32) in the legend, every
+    // point its dtype's colour, the front's points ringed in red.
+    await page.selectOption("#scatter-colour", "dtype");
+    const coloured = await page.evaluate(() => {
+      const series = window.kbSweep?.scatter?.getOption().series as
+        | {
+            data: {
+              row: { values: { dtype: string } };
+              itemStyle?: { color?: string; borderColor?: string };
+            }[];
+          }[]
+        | undefined;
+      const items = [...(series?.[1]?.data ?? []), ...(series?.[2]?.data ?? [])];
+      return {
+        legend: [...document.querySelectorAll("#scatter-colour-legend li")].map((li) => li.textContent),
+        colours: items.map((item) => [item.row.values.dtype, item.itemStyle?.color] as const),
+        rings: (series?.[1]?.data ?? []).map((item) => item.itemStyle?.borderColor),
+      };
+    });
+    expect(coloured.legend).toEqual(["dtype = f16", "dtype = f32"]);
+    const colourOf = new Map(coloured.colours);
+    expect(coloured.colours).toHaveLength(4);
+    for (const [dtype, colour] of coloured.colours) expect(colour).toBe(colourOf.get(dtype));
+    expect(colourOf.get("f16")).not.toBe(colourOf.get("f32"));
+    expect(coloured.rings.length).toBeGreaterThan(0);
+    expect(new Set(coloured.rings)).toEqual(new Set(["#e15759"]));
+
+    // The table as CSV, as kb sweep wrote results.csv beside results.jsonl.
+    expect(await page.locator("#sweep-csv").getAttribute("download")).toBe("results.csv");
+    const csv = await page.evaluate(async () => (await fetch("/api/sweep.csv")).text());
+    expect(csv).toBe(readFileSync(join(dirname(sweep.table), "results.csv"), "utf8"));
 
     mkdirSync(ARTIFACTS, { recursive: true });
     await page.screenshot({ path: join(ARTIFACTS, "kb-web-sweep.png"), fullPage: true });
@@ -163,6 +200,10 @@ describe.skipIf(!runBrowserTests || !haveBuiltKb)("kb web of a sweep in headless
     expect(runPage.url()).toBe(`${web?.server.url}?run=${digest}`);
     expect(await openPage(runPage, runPage.url())).toBeNull();
     expect(await runPage.evaluate(() => window.kbWeb?.data.results[0]?.label)).toBe("point 0");
+    // The run page says which point it is and the axis values it ran with.
+    expect(await runPage.locator("#sweep-point").textContent()).toBe(
+      `This run is point 0 of ${sweep.table}: rows = 32, dtype = f16 (the sweep).`,
+    );
     const summary = await runPage.locator("#summary-table").textContent();
     expect(summary).toContain("simulated time");
     expect(await runPage.locator("#topology-name").textContent()).toContain("default");

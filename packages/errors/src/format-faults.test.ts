@@ -8,6 +8,7 @@ import {
   formatPercent,
   formatRatio,
   formatSi,
+  withoutFloatNoise,
 } from "./index.js";
 
 // Every magnitude a computed value can take: a 1e300 ns link latency makes rates of 1e-290 B/s,
@@ -85,5 +86,17 @@ describe("byte sizes", () => {
     expect(formatExactBytes(8 * 2 ** 20)).toBe("8 MiB");
     expect(formatExactBytes(1000)).toBe("1000 B");
     expect(formatExactBytes(1536 * 1024)).toBe("1536 KiB");
+  });
+});
+
+describe("numbers kept in files", () => {
+  it("withoutFloatNoise: sums' noise gone at 12 significant digits, integers and non-finite kept", () => {
+    expect(withoutFloatNoise(94045.54999999997)).toBe(94045.55);
+    expect(withoutFloatNoise(0.1 * 3)).toBe(0.3);
+    expect(withoutFloatNoise(0.0012529918910541428)).toBe(0.00125299189105);
+    expect(withoutFloatNoise(2 ** 60)).toBe(2 ** 60);
+    expect(withoutFloatNoise(-7)).toBe(-7);
+    expect(withoutFloatNoise(Number.NaN)).toBeNaN();
+    expect(withoutFloatNoise(Number.POSITIVE_INFINITY)).toBe(Number.POSITIVE_INFINITY);
   });
 });

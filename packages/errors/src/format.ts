@@ -69,6 +69,17 @@ export function formatNumber(value: number, digits: number): string {
 }
 
 /**
+ * `value` without the float noise of sums: the nearest number of 12 significant digits
+ * (`94045.54999999997` is `94045.55`, `0.1 * 3` is `0.3`), far below any figure's own precision.
+ * Integers, 0, NaN and Infinity are returned as they are. For numbers a file keeps (a sweep's
+ * metrics, a drawn axis value), where {@link formatNumber} is for text.
+ */
+export function withoutFloatNoise(value: number): number {
+  if (!Number.isFinite(value) || Number.isInteger(value)) return value;
+  return Number(value.toPrecision(12));
+}
+
+/**
  * `value.toFixed(decimals)` that takes any value: decimals are clamped to 0..20, NaN and
  * Infinity print as such, and from 1e21 up JavaScript's exponent form (`2.5e+300`). The one
  * fixed-decimals format of a computed value in a report (probe tables, percentages).

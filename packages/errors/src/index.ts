@@ -9,6 +9,7 @@ export {
   formatSi,
   formatSimTime,
   groupDigits,
+  withoutFloatNoise,
 } from "./format.js";
 export type { KbErrorCode, KbErrorContext, KbErrorOptions } from "./kb-error.js";
 export { formatContext, isKbError, KbError } from "./kb-error.js";

@@ -1,4 +1,4 @@
-import { groupDigits, KbError } from "@kb/errors";
+import { groupDigits, KbError, withoutFloatNoise } from "@kb/errors";
 import { SWEEP_LIMITS } from "./limits.js";
 import { SeededRandom } from "./random.js";
 import type { SweepAxis, SweepDesign } from "./spec.js";
@@ -68,8 +68,8 @@ function roundTo(value: number, range: NonNullable<SweepAxis["range"]>): number 
   if (range.step !== undefined) {
     const steps = Math.floor((range.max - range.min) / range.step + 1e-6);
     const k = Math.min(steps, Math.max(0, Math.round((value - range.min) / range.step)));
-    // Rounded to 12 significant digits: 0.1 * 3 prints as 0.3, not 0.30000000000000004.
-    rounded = Number((range.min + k * range.step).toPrecision(12));
+    // 0.1 * 3 is 0.3 on the lattice, not 0.30000000000000004.
+    rounded = withoutFloatNoise(range.min + k * range.step);
   }
   return range.integer ? Math.round(rounded) : rounded;
 }

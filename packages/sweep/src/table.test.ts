@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { csvHeader, csvRow, type SweepRow } from "./table.js";
+import { csvHeader, csvRow, metricAt, metricsOf, type SweepRow } from "./table.js";
 
 const row = (values: Record<string, unknown>, reason: string | null = null): SweepRow => ({
   point: 0,
@@ -30,5 +30,19 @@ describe("results.csv cells", () => {
     expect(csvRow(row({ n: -3, list: [-1, 2] }), ["n", "list"], ["time_ns"])).toBe(
       '0,ok,-3,"[-1,2]",-12.5,,k,\n',
     );
+  });
+});
+
+describe("metrics read from a run's results", () => {
+  it("keep numbers without the float noise of sums, so results.jsonl and results.csv print 94045.55", () => {
+    const results = { simTimeNs: 94045.54999999997, launches: [{ endNs: 0.1 * 3 }], events: 368123 };
+    expect(metricsOf(results, { time_ns: "simTimeNs", end: "launches[0].endNs", events: "events" })).toEqual({
+      time_ns: 94045.55,
+      end: 0.3,
+      events: 368123,
+    });
+    expect(
+      csvRow({ ...row({}), metrics: { time_ns: metricAt(results, "simTimeNs") } }, [], ["time_ns"]),
+    ).toBe("0,ok,94045.55,,k,\n");
   });
 });

@@ -1,3 +1,4 @@
+import { withoutFloatNoise } from "@kb/errors";
 import { parseStatMetric, type StatsRow, statMetricValue } from "@kb/runtime";
 import * as z from "zod";
 import type { AxisValues } from "./designs.js";
@@ -32,7 +33,8 @@ export type SweepRow = z.infer<typeof sweepRowSchema>;
  * The value at `path` in a results JSON: dot-separated fields and [n] indices
  * (`achieved.gemmFraction`, `launches[0].endNs`, `report.rows[2][5]`). A missing field (or one
  * the value only inherits, such as `constructor`) is null; a list or object is kept as its JSON
- * text. `stats.<component id | kind | impl>.<counter>` is a model counter (`components[].stats`)
+ * text; a number without the float noise of sums (12 significant digits: `94045.55`, not
+ * `94045.54999999997`). `stats.<component id | kind | impl>.<counter>` is a model counter (`components[].stats`)
  * summed over the components named, null when none publishes it.
  */
 export function metricAt(results: unknown, path: string): MetricValue {
@@ -50,7 +52,8 @@ export function metricAt(results: unknown, path: string): MetricValue {
     node = (node as Record<string | number, unknown>)[key];
   }
   if (node === undefined || node === null) return null;
-  if (typeof node === "number" || typeof node === "string" || typeof node === "boolean") return node;
+  if (typeof node === "number") return withoutFloatNoise(node);
+  if (typeof node === "string" || typeof node === "boolean") return node;
   return JSON.stringify(node);
 }
 

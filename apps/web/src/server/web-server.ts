@@ -8,6 +8,7 @@ import { KbError } from "@kb/errors";
 import type { WebData } from "../api.js";
 import type { SliceIndex } from "../slice-index.js";
 import type { SweepData } from "../sweep-api.js";
+import { sweepCsv } from "./web-sweep.js";
 
 // The HTTP server of `kb web`: the built page and /api/data, on a loopback address; for a sweep,
 // its page (sweep.html at /), /api/sweep, and each cached run at /api/data?run=DIGEST.
@@ -219,6 +220,21 @@ async function handle(
     if (state.sweep === null) send(response, 404, "kb web serves no sweep: run kb web RESULTS.jsonl\n");
     else
       send(response, 200, state.sweep.body, { "Content-Type": "application/json; charset=utf-8" }, request);
+    return;
+  }
+  if (pathname === "/api/sweep.csv") {
+    if (state.sweep === null) send(response, 404, "kb web serves no sweep: run kb web RESULTS.jsonl\n");
+    else
+      send(
+        response,
+        200,
+        sweepCsv(state.sweep.source.data),
+        {
+          "Content-Type": "text/csv; charset=utf-8",
+          "Content-Disposition": 'attachment; filename="results.csv"',
+        },
+        request,
+      );
     return;
   }
   if (pathname === "/api/timeline") {

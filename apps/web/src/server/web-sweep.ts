@@ -1,7 +1,7 @@
 import { existsSync, statSync } from "node:fs";
 import { dirname, extname, join, resolve } from "node:path";
 import { formatSchemaIssues, KbError } from "@kb/errors";
-import { type SweepRow, sweepRowSchema } from "@kb/sweep";
+import { csvHeader, csvRow, type SweepRow, sweepRowSchema } from "@kb/sweep";
 import type { WebData } from "../api.js";
 import type { SweepData, SweepWebRow } from "../sweep-api.js";
 import { loadWebData, type TopologyLookup } from "./web-data.js";
@@ -234,7 +234,18 @@ async function loadRun(
     ...data,
     results: data.results.map((entry) => ({ ...entry, label: `point ${row.point}` })),
     warnings: [...missing, ...data.warnings],
+    sweepPoint: { table: tableFile, point: row.point, values: row.values },
   };
+}
+
+/**
+ * The sweep page's table as CSV (`GET /api/sweep.csv`, its "Download" link): the columns and
+ * cells of kb sweep's results.csv (spreadsheet formulas neutralised), for the rows the page shows.
+ */
+export function sweepCsv(data: Pick<SweepData, "axes" | "metrics" | "rows">): string {
+  return (
+    csvHeader(data.axes, data.metrics) + data.rows.map((row) => csvRow(row, data.axes, data.metrics)).join("")
+  );
 }
 
 /** The keys of `records` in the order they first appear. */
