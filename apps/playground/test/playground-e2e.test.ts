@@ -1,5 +1,5 @@
 import { spawnSync } from "node:child_process";
-import { existsSync, readFileSync } from "node:fs";
+import { existsSync, mkdirSync, readFileSync } from "node:fs";
 import { fileURLToPath } from "node:url";
 import {
   CHROMIUM,
@@ -191,6 +191,60 @@ describe.skipIf(!runBrowserTests)("the playground in Chromium", () => {
       await page.close();
     }
   }, 120_000);
+
+  it("compares a run with the previous run of the same bench, and marks results stale after a failed run", async () => {
+    const { page, problems } = await open(browser, served.url);
+    const pick = async (example: string) => {
+      await page.selectOption("#example", example);
+      await until(
+        page,
+        `document.getElementById("bench-title").textContent.endsWith(${JSON.stringify(example)})`,
+        10_000,
+      );
+    };
+    const compared = () => page.evaluate<string | null>("window.kbPlayground.compared");
+    try {
+      expect(await runAndWait(page)).toBe("done"); // run 1 · vector-add
+      await pick("benches/exp.ts");
+      expect(await runAndWait(page)).toBe("done"); // run 2 · exp: no earlier exp, shown alone
+      expect(await compared()).toBeNull();
+      expect(await page.textContent("#compare-note")).toBe(
+        "No earlier run of exp to compare with: run it again, or pin a run to compare others with it.",
+      );
+      await pick("benches/vector-add.ts");
+      expect(await runAndWait(page)).toBe("done"); // run 3 · vector-add, beside run 1
+      expect(await compared()).toBe("run 1 · vector-add");
+      expect(await page.isHidden("#compare-note")).toBe(true);
+      expect(await page.getAttribute("#results", "data-stale")).toBe("false");
+
+      // A failed run: the results of run 3 stay, dimmed, under a note saying whose they are.
+      await page.evaluate(`(() => {
+        const view = window.kbPlayground.editors.bench;
+        const at = view.state.doc.toString().indexOf("tl.load(");
+        view.dispatch({ changes: { from: at, to: at + "tl.load(".length, insert: "tl.lod(" } });
+      })()`);
+      expect(await runAndWait(page)).toBe("error");
+      expect(await page.getAttribute("#results", "data-stale")).toBe("true");
+      expect(await page.textContent("#results-stale")).toBe(
+        "Stale: the results below are of run 3 · vector-add; the last run failed (TL_INVALID_CALL).",
+      );
+      mkdirSync(repo("apps/playground/test-artifacts"), { recursive: true });
+      await page.screenshot({ path: repo("apps/playground/test-artifacts/stale-results.png") });
+      // Fixed and run again: the mark goes, and the run is put beside run 3.
+      await page.evaluate(`(() => {
+        const view = window.kbPlayground.editors.bench;
+        const at = view.state.doc.toString().indexOf("tl.lod(");
+        view.dispatch({ changes: { from: at, to: at + "tl.lod(".length, insert: "tl.load(" } });
+      })()`);
+      expect(await runAndWait(page)).toBe("done");
+      expect(await page.getAttribute("#results", "data-stale")).toBe("false");
+      expect(await page.isHidden("#results-stale")).toBe(true);
+      expect(await compared()).toBe("run 3 · vector-add");
+      expect(problems).toEqual([]);
+    } finally {
+      await page.close();
+    }
+  }, 180_000);
 
   it("reproduces a run from its shared link", async () => {
     const { page } = await open(browser, served.url);

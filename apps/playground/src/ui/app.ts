@@ -5,6 +5,7 @@ import { formatNs } from "@kb/web-ui/format";
 import type { EditorView } from "codemirror";
 import { benchExtensions, setFiles, topologyExtensions } from "../editor/index.js";
 import type { RunErrorMessage, RunProgressMessage, SourceLocation } from "../protocol.js";
+import { KEPT_RUNS, nothingComparedWhy, previousOfSameBench } from "./compare.js";
 import { createEditor, markRunError, setText } from "./editors.js";
 import {
   BENCH_EXAMPLES,
@@ -34,6 +35,8 @@ export interface PlaygroundHandle {
   shareUrl: string | null;
   /** The results views drawn last. */
   readonly results: ResultsView | null;
+  /** The label of the run shown beside the latest one, or null. */
+  readonly compared: string | null;
   /** The two editors (CodeMirror views). */
   readonly editors: { readonly bench: EditorView; readonly topology: EditorView };
 }
@@ -196,25 +199,39 @@ export async function startPlayground(client: RunClient): Promise<PlaygroundHand
   const compared = (): RunRecord | null => {
     const choice = compareSelect.value;
     if (choice === "pinned") return pinned;
-    if (choice === "previous") return runs[runs.length - 2] ?? null;
+    if (choice === "previous") return previousOfSameBench(runs);
     return null;
   };
   const fillCompare = () => {
     const keep = compareSelect.value || "previous";
     compareSelect.replaceChildren(
-      new Option("the previous run", "previous"),
+      new Option("the previous run of this bench", "previous"),
       ...(pinned === null ? [] : [new Option(`pinned: ${pinned.label}`, "pinned")]),
       new Option("nothing", "none"),
     );
     compareSelect.value = keep === "pinned" && pinned === null ? "previous" : keep;
   };
   fillCompare();
+  const compareNote = byId("compare-note");
+  const resultsElement = byId("results");
+  const staleNote = byId("results-stale");
+  /** Marks the results shown as those of an earlier run (after a failed or cancelled one), or clears the mark. */
+  const markStale = (why: string | null) => {
+    const latest = runs[runs.length - 1];
+    const stale = why !== null && latest !== undefined;
+    resultsElement.dataset.stale = String(stale);
+    staleNote.hidden = !stale;
+    staleNote.textContent = stale ? `Stale: the results below are of ${latest.label}; ${why}.` : "";
+  };
   const showResults = async () => {
     const latest = runs[runs.length - 1];
     if (latest === undefined) return;
     const { ResultsView, setDownload } = await import("./results-view.js");
     resultsView ??= new ResultsView(byId("results"));
     resultsView.show(latest, compared());
+    const why = nothingComparedWhy(runs, compareSelect.value);
+    compareNote.hidden = why === null;
+    compareNote.textContent = why ?? "";
     const stem = `${latest.results.bench}-${runs.length}`;
     setDownload(byId("download-results"), latest.resultsJson, `${stem}.results.json`, "application/json");
     setDownload(byId("download-trace"), latest.trace, `${stem}.trace.json`, "application/json");
@@ -280,11 +297,13 @@ export async function startPlayground(client: RunClient): Promise<PlaygroundHand
     const seconds = ((performance.now() - startedAt) / 1000).toFixed(2);
     if (outcome.kind === "cancelled") {
       progress.textContent = `Cancelled after ${seconds} s.`;
+      markStale("the last run was cancelled");
       setState("cancelled");
       return outcome;
     }
     if (outcome.kind === "error") {
       progress.textContent = `Failed after ${seconds} s: ${outcome.message.code}.`;
+      markStale(`the last run failed (${outcome.message.code})`);
       showError(outcome.message);
       setState("error");
       return outcome;
@@ -299,7 +318,8 @@ export async function startPlayground(client: RunClient): Promise<PlaygroundHand
       opLog: done.opLog,
       topology,
     });
-    if (runs.length > 2) runs.splice(0, runs.length - 2);
+    if (runs.length > KEPT_RUNS) runs.splice(0, runs.length - KEPT_RUNS);
+    markStale(null);
     const verdict = verifyInput.checked
       ? done.passed
         ? " · verification PASS"
@@ -330,6 +350,9 @@ export async function startPlayground(client: RunClient): Promise<PlaygroundHand
     shareUrl: null,
     get results() {
       return resultsView;
+    },
+    get compared() {
+      return compared()?.label ?? null;
     },
     editors: { bench: benchEditor, topology: topologyEditor },
   };

@@ -71,7 +71,7 @@ export class ResultsView {
       },
       {
         comparisonHint:
-          "Run again (the previous run is compared with the latest), or pin a run to compare the next ones with it.",
+          "Run the same bench again (its previous run is compared with the latest), or pin a run to compare the next ones with it.",
       },
     );
     return this.page;
