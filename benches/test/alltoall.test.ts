@@ -14,7 +14,7 @@ describe("alltoall bench", () => {
       const sim = await loadSimulator(defaultYaml, { opLogger: new OpLogger(sink) });
       const params = alltoall.params.parse({
         minBytes: 256,
-        maxBytes: 8192,
+        maxBytes: 2048,
         scope: "pes",
         dtype: "bf16",
         uneven,
@@ -23,7 +23,7 @@ describe("alltoall bench", () => {
       const report = outcome?.report;
       expect(report?.title).toBe(`all-to-all${uneven ? "-v" : ""} over 8 ranks (pes), bf16`);
       // 256 B of bf16 over 8 ranks: 128 elements, 16 per peer.
-      expect(report?.rows.map((row) => row[0])).toEqual([256, 512, 1024, 2048, 4096, 8192]);
+      expect(report?.rows.map((row) => row[0])).toEqual([256, 512, 1024, 2048]);
       for (const row of report?.rows ?? []) {
         const [bytes, count, , algorithm, us, algbw, busbw] = row as [
           number,
@@ -44,9 +44,9 @@ describe("alltoall bench", () => {
         outcome ?? undefined,
         replay(sim.hostWrites, sink.records).store,
       );
-      expect(verification.outputs).toHaveLength(6 * 8);
+      expect(verification.outputs).toHaveLength(4 * 8);
       expect(verification.outputs.filter((o) => !o.pass).map((o) => `${o.name} ${o.mismatches}`)).toEqual([]);
       expect(verification.pass).toBe(true);
-    });
+    }, 60_000);
   }
 });
