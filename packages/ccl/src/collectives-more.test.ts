@@ -147,6 +147,52 @@ describe("allToAll on the simulator", () => {
     );
   });
 
+  it("all-to-all-v in rounds: every rank takes as many rounds as the rank with the most to move", async () => {
+    // 8 KiB of scratch per PE: two step buffers of at most ~960 f32. Rank 0 sends 3000 to rank 1
+    // (4 rounds), the others a few elements each (1 round on their own).
+    const sink = new MemorySink();
+    const sim = await Simulator.fromTopology(
+      { name: "ccl-rounds" },
+      { opLogger: new OpLogger(sink), scratchBytes: 8192 },
+    );
+    const pg = initProcessGroup(sim, {
+      backend: "ahbm",
+      scope: "pes",
+      cclConfig: { defaults: { worldSize: 4, slotBytes: 256 } },
+    });
+    const splits = [
+      [2, 3000, 1, 5],
+      [4, 3, 2, 1],
+      [1, 1, 1, 1],
+      [0, 7, 3, 2],
+    ];
+    const n = 4;
+    const rowsIn = splits.map((r) => r.reduce((a, b) => a + b, 0));
+    const rowsOut = splits.map((_, d) => splits.reduce((sum, r) => sum + (r[d] as number), 0));
+    const inputs = rowsIn.map((rows, r) => inputOf(r, rows, "f32"));
+    const ins: DeviceTensor[] = [];
+    const outs: DeviceTensor[] = [];
+    for (let r = 0; r < n; r++) {
+      ins.push(await sim.toDevice(inputs[r] as Tensor, { name: `in${r}` }));
+      outs.push(sim.empty([rowsOut[r] as number], "f32", { name: `out${r}` }));
+    }
+    await pg.allToAllSingle(outs, ins, undefined, splits);
+    const expected = outs.map((_, d) =>
+      concat(
+        inputs.map((input, s) => {
+          const start = (splits[s] as number[]).slice(0, d).reduce((a, b) => a + b, 0);
+          return slice(input, start, splits[s]?.[d] as number);
+        }),
+        "f32",
+      ),
+    );
+    await phase2(
+      sim,
+      sink,
+      outs.map((out, d) => [out, expected[d] as Tensor]),
+    );
+  });
+
   it("allToAll (list form) over 4 PEs", async () => {
     const { sim, sink, pg } = await setUp({ scope: "pes", cclConfig: { defaults: { worldSize: 4 } } });
     const n = 4;

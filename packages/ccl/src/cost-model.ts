@@ -4,7 +4,8 @@ import { KbError } from "@kb/errors";
  * The alpha-beta cost models of the collectives (Thakur, Rabenseifner and Gropp 2005), ns: `a` is
  * the latency of one step (`hopLatencyNs`: a send, the hop, the receive), `b` the bandwidth of one
  * hop in GB/s (= bytes/ns). They leave out the PEs' own work (loads, stores, additions) and assume
- * every hop is uncontended: the simulation may only be slower. docs/ccl.md derives each one.
+ * every hop is uncontended: the simulation may only be slower. packages/ccl/README.md ("The other
+ * collectives against their models") explains each and lists them against the simulation.
  */
 
 /**

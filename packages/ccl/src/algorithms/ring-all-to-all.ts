@@ -38,17 +38,19 @@ export async function ringAllToAll(tl: TL, args: AllToAllArgs): Promise<void> {
   const ring = laneRing(group, rank, lane);
   const stream = new RingStream(tl, ring, dtype, args.slotBytes, args.queueSlots);
   const p = ring.position;
-  // Step s: the blocks of the rank s places back (outgoing) and s + 1 places back (incoming),
-  // to the places from p + 1 (outgoing) and p (incoming) on.
-  const blocks = (s: number, incoming: boolean): [number, number][] => {
-    const src = ring.rankAt(p - s - (incoming ? 1 : 0));
-    return Array.from({ length: n - 1 - s }, (_, j) => [src, ring.rankAt(p + j + (incoming ? 0 : 1))]);
+  // Step s at place `at`: the blocks of the rank s places back (outgoing) and s + 1 places back
+  // (incoming), to the places from at + 1 (outgoing) and at (incoming) on.
+  const blocks = (s: number, incoming: boolean, at = p): [number, number][] => {
+    const src = ring.rankAt(at - s - (incoming ? 1 : 0));
+    return Array.from({ length: n - 1 - s }, (_, j) => [src, ring.rankAt(at + j + (incoming ? 0 : 1))]);
   };
+  // The largest step of any place: every rank must cut the blocks into the same rounds, so the
+  // rank with the most to move (all-to-all-v) sets them for all.
   const stepElements = (rounds: number) => {
     let most = 0;
-    for (let s = 0; s < n - 1; s++) {
-      for (const incoming of [false, true]) {
-        const total = blocks(s, incoming).reduce(
+    for (let at = 0; at < n; at++) {
+      for (let s = 0; s < n - 1; s++) {
+        const total = blocks(s, true, at).reduce(
           (sum, [src, dst]) => sum + Math.ceil(slice(src, dst).count / rounds),
           0,
         );
