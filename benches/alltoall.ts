@@ -2,9 +2,8 @@ import { initProcessGroup } from "@kb/ccl";
 import { type BenchCheck, type DeviceTensor, defineBench } from "@kb/runtime";
 import { DTYPE_BYTES, type Dtype, Tensor } from "@kb/tensor";
 import * as z from "zod";
+import { rankScope, scopeParam } from "./lib/collective.js";
 import { dtypeParam, seedParam } from "./lib/params.js";
-
-const SCOPES = ["auto", "sips", "cubes", "pes"] as const;
 
 /**
  * How many elements rank `s` sends rank `d`: `perPeer` each, or with `uneven` a seeded split of the
@@ -54,26 +53,13 @@ export default defineBench({
       .boolean()
       .default(false)
       .describe("Seeded uneven split sizes per pair of ranks (all-to-all-v); the same total per rank."),
-    scope: z
-      .enum(SCOPES)
-      .default("auto")
-      .describe(
-        "What a rank is: a SIP, a cube of SIP 0, or a PE of cube 0; auto: SIPs when there are several, else cubes, else PEs.",
-      ),
+    scope: scopeParam,
     seed: seedParam,
   }),
   async run(sim, p) {
     const dtype: Dtype = p.dtype;
     const size = DTYPE_BYTES[dtype];
-    const topology = sim.machine.graph.topology;
-    const scope =
-      p.scope !== "auto"
-        ? p.scope
-        : topology.system.sips > 1
-          ? "sips"
-          : topology.sip.cubes > 1
-            ? "cubes"
-            : "pes";
+    const scope = rankScope(sim, p.scope);
     const pg = initProcessGroup(sim, { backend: "ahbm", scope });
     const n = pg.getWorldSize();
     const place = (rank: number) => {

@@ -1,9 +1,10 @@
 import { MemorySink, OpLogger } from "@kb/oplog";
-import { type DeviceTensor, replay, Simulator, verifyOutcome } from "@kb/runtime";
+import { type DeviceTensor, Simulator } from "@kb/runtime";
 import { type Dtype, Tensor } from "@kb/tensor";
 import type { TopologyInput } from "@kb/topology";
 import { describe, expect, it } from "vitest";
 import { initProcessGroup, type ProcessGroup, type ProcessGroupOptions } from "./process-group.js";
+import { phase2 } from "./test-support.js";
 
 // All-to-all (and -v), reduce, gather, scatter and point-to-point on the simulator: phase 1 runs
 // the kernels on the machine's queues, phase 2 replays the op log and every rank's result is
@@ -39,23 +40,6 @@ function placeOf(pg: ProcessGroup, rank: number): { sip?: number; cube?: number 
 
 async function up(sim: Simulator, pg: ProcessGroup, rank: number, tensor: Tensor, name: string) {
   return sim.toDevice(tensor, { ...placeOf(pg, rank), name });
-}
-
-async function phase2(
-  sim: Simulator,
-  sink: MemorySink,
-  checks: readonly (readonly [DeviceTensor, Tensor])[],
-) {
-  const { store } = replay(sim.hostWrites, sink.records);
-  const report = await verifyOutcome(
-    {
-      check: Object.fromEntries(
-        checks.map(([actual, reference]) => [actual.name, { actual, reference: () => reference }]),
-      ),
-    },
-    store,
-  );
-  expect(report.pass, JSON.stringify(report.outputs.filter((o) => !o.pass))).toBe(true);
 }
 
 const concat = (parts: readonly Tensor[], dtype: Dtype) =>

@@ -3,7 +3,7 @@ import type { DeviceTensor, LaunchRecord, Simulator } from "@kb/runtime";
 import { DTYPE_BYTES, Tensor } from "@kb/tensor";
 import { routeOf } from "./algorithms/p2p.js";
 import { chainModelNs, gatherModelNs, p2pModelNs, ringAllToAllModelNs } from "./cost-model.js";
-import { ringHops } from "./fidelity.js";
+import { type RingMeasurement, ringHops } from "./fidelity.js";
 import type { CollectiveDtype } from "./kernel-support.js";
 import { initProcessGroup } from "./process-group.js";
 
@@ -28,23 +28,11 @@ export interface CollectiveMeasureOptions {
   readonly peer?: number;
 }
 
-/** A collective measured on the simulator next to its alpha-beta model. */
-export interface CollectiveMeasurement {
+/** A collective measured on the simulator next to its alpha-beta model (`modelNs`). */
+export interface CollectiveMeasurement extends RingMeasurement {
   readonly collective: MeasuredCollective;
   /** The model's formula, as `bench:ccl` prints it. */
   readonly formula: string;
-  readonly n: number;
-  readonly bytes: number;
-  readonly dtype: CollectiveDtype;
-  /** Simulated time of the launch (first PE start to last PE end), ns. */
-  readonly measuredNs: number;
-  readonly modelNs: number;
-  /** a: the slowest hop's route latency, ns. */
-  readonly hopLatencyNs: number;
-  /** b: the narrowest hop's bottleneck bandwidth, GB/s. */
-  readonly bwGbs: number;
-  /** measuredNs / modelNs. */
-  readonly ratio: number;
 }
 
 const FORMULAS: Record<MeasuredCollective, string> = {

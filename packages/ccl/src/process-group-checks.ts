@@ -1,17 +1,11 @@
 import { KbError } from "@kb/errors";
 import { DTYPE_BYTES } from "@kb/tensor";
 import { REDUCE_OPS, type ReduceOp, type Region } from "./kernel-support.js";
+import { COLLECTIVES } from "./registry.js";
 
 /** What the process group's methods throw for; the error of the others lists the rest. */
-export const SUPPORTED = [
-  "allReduce",
-  "reduceScatter",
-  "allGather",
-  "broadcast",
-  "reduce",
-  "gather",
-  "scatter",
-  "allToAll",
+export const SUPPORTED: readonly string[] = [
+  ...COLLECTIVES,
   "allToAllSingle",
   "send",
   "recv",
@@ -21,7 +15,7 @@ export const SUPPORTED = [
   "barrier",
   "getRank",
   "getWorldSize",
-] as const;
+];
 
 /** Bytes of `region`. */
 export function bytesOf(region: Region): number {
