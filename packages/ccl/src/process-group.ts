@@ -82,7 +82,10 @@ export interface CollectiveResult {
  * it. To run an algorithm on a grid of your own, launch its kernel (`ringAllReduce`, ...) directly.
  *
  * **Gotchas**: the host program drives every rank, so tensors are given for all ranks at once and
- * `getRank()` is 0. Only the collectives listed by the error of an unsupported method exist.
+ * `getRank()` is 0. Point-to-point ops say whose they are (`{ rank }`, default 0) and run when a
+ * handle is waited on, all matched ones in one launch: post both sides first (`send` / `recv`
+ * wait at once, so the other side must be an `isend` / `irecv` posted before). Only the
+ * collectives listed by the error of an unsupported method exist.
  */
 export class ProcessGroup {
   readonly backend: Backend = "ahbm";
