@@ -2,9 +2,9 @@ import { initProcessGroup } from "@kb/ccl";
 import { type BenchCheck, type DeviceTensor, defineBench } from "@kb/runtime";
 import { DTYPE_BYTES, type Dtype, Tensor } from "@kb/tensor";
 import * as z from "zod";
+import { rankScope, scopeParam } from "./lib/collective.js";
 import { dtypeParam, seedParam } from "./lib/params.js";
 
-const SCOPES = ["auto", "sips", "cubes", "pes"] as const;
 const OPS = ["sum", "max", "min"] as const;
 
 /**
@@ -74,26 +74,13 @@ export default defineBench({
       .describe("Largest message per rank, bytes (256 MiB)."),
     dtype: dtypeParam.default("f32"),
     op: z.enum(OPS).default("sum").describe("Reduction."),
-    scope: z
-      .enum(SCOPES)
-      .default("auto")
-      .describe(
-        "What a rank is: a SIP, a cube of SIP 0, or a PE of cube 0; auto: SIPs when there are several, else cubes, else PEs.",
-      ),
+    scope: scopeParam,
     seed: seedParam,
   }),
   async run(sim, p) {
     const dtype: Dtype = p.dtype;
     const size = DTYPE_BYTES[dtype];
-    const topology = sim.machine.graph.topology;
-    const scope =
-      p.scope !== "auto"
-        ? p.scope
-        : topology.system.sips > 1
-          ? "sips"
-          : topology.sip.cubes > 1
-            ? "cubes"
-            : "pes";
+    const scope = rankScope(sim, p.scope);
     const pg = initProcessGroup(sim, { backend: "ahbm", scope });
     const n = pg.getWorldSize();
     const rows: (string | number)[][] = [];

@@ -13,10 +13,23 @@
  * Then `ring` against `tree` all-reduce (f32 sum) on the schema's default cube (8 PE ranks) and on
  * 4 such cubes (cube ranks, 8 PEs each): where the default `ccl.yaml` switches algorithms.
  *
+ * Then every other collective against its own alpha-beta model (packages/ccl/src/cost-model.ts,
+ * packages/ccl/README.md "Against the cost model"), one PE per SIP rank, on both machines:
+ * all-to-all (n - 1) a + (n - 1)/2 S/b, reduce (n - 1) a + (S + (n - 2) c)/b, gather and scatter
+ * (n - 1) a + (n - 1) S/b, send/recv h a + (S + (h - 1) c)/b (to the next SIP and 2 hops on).
+ *
  * Simulated times are deterministic; nothing here is wall-clock.
  */
 import { readFileSync } from "node:fs";
-import { type CollectiveDtype, initProcessGroup, measureRingAllReduce, type RingMeasurement } from "@kb/ccl";
+import {
+  type CollectiveDtype,
+  type CollectiveMeasurement,
+  initProcessGroup,
+  MEASURED_COLLECTIVES,
+  measureCollective,
+  measureRingAllReduce,
+  type RingMeasurement,
+} from "@kb/ccl";
 import { type DeviceTensor, Simulator } from "@kb/runtime";
 import { Tensor } from "@kb/tensor";
 import { parseTopology, type Topology, type TopologyInput } from "@kb/topology";
@@ -26,7 +39,9 @@ const SCRIPT = "bench:ccl";
 const USAGE = `Usage: pnpm ${SCRIPT} [--json FILE]
 
 Ring all-reduce (f32 unless said, sum, 1 PE per SIP) against 2(n-1)a + 2(n-1)/n S/b on
-ref-4sip.yaml with 32 GB/s SIP links and as shipped. Prints a table; --json writes the rows.`;
+ref-4sip.yaml with 32 GB/s SIP links and as shipped; ring against tree all-reduce on the default
+cube; all-to-all, reduce, gather, scatter and send/recv against their models. Prints the tables;
+--json writes the rows.`;
 
 interface Row extends RingMeasurement {
   topology: string;
@@ -79,7 +94,9 @@ if (options !== null) {
   );
   process.stdout.write("\n");
   const algorithms = await ringVersusTree();
-  if (options.json !== undefined) writeJson(options.json, { suite: SCRIPT, rows, algorithms });
+  process.stdout.write("\n");
+  const collectives = await otherCollectives([slow, shipped]);
+  if (options.json !== undefined) writeJson(options.json, { suite: SCRIPT, rows, algorithms, collectives });
 }
 
 /** Simulated ns of one f32 sum all-reduce of `bytes` per rank with `algorithm`. */
@@ -123,6 +140,43 @@ async function ringVersusTree() {
       ns(row.pesTree),
       ns(row.cubesRing),
       ns(row.cubesTree),
+    ]),
+    1,
+  );
+  return rows;
+}
+
+/** Every other collective's fidelity line: n = 4 SIPs, f32, 1 and 4 MiB, on each topology. */
+async function otherCollectives(topologies: readonly Topology[]) {
+  const MiB = 2 ** 20;
+  const rows: (CollectiveMeasurement & { topology: string; peer?: number })[] = [];
+  for (const topology of topologies) {
+    for (const collective of MEASURED_COLLECTIVES) {
+      for (const bytes of [MiB, 4 * MiB]) {
+        for (const peer of collective === "sendRecv" ? [1, 2] : [undefined]) {
+          const sim = await Simulator.fromTopology(topology);
+          const measured = await measureCollective(sim, {
+            collective,
+            bytes,
+            worldSize: 4,
+            ...(peer !== undefined ? { peer } : {}),
+          });
+          rows.push({ topology: topology.name, ...measured, ...(peer !== undefined ? { peer } : {}) });
+        }
+      }
+    }
+  }
+  printTable(
+    ["topology", "collective", "model", "n", "S", "model (us)", "measured (us)", "measured / model"],
+    rows.map((row) => [
+      row.topology,
+      row.peer !== undefined ? `${row.collective} 0->${row.peer}` : row.collective,
+      row.formula,
+      String(row.n),
+      `${row.bytes / MiB} MiB`,
+      (row.modelNs / 1000).toFixed(2),
+      (row.measuredNs / 1000).toFixed(2),
+      row.ratio.toFixed(3),
     ]),
     1,
   );

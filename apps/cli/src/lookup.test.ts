@@ -67,7 +67,9 @@ describe("locateBench", () => {
     expect(message).toContain(
       `Benches found in ${join(dir, "benches")}: mine; in ${join(shippedDir(), "benches")}: `,
     );
-    expect(message).toMatch(/: allreduce, attention, .*gemm, gemm-dot, .*vector-add, vector-add-grid\./);
+    expect(message).toMatch(
+      /: allreduce, alltoall, attention, .*gemm, gemm-dot, .*vector-add, vector-add-grid\./,
+    );
   });
 
   it("suggests the nearest bench name found for a misspelt one", () => {

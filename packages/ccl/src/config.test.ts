@@ -106,7 +106,7 @@ describe("parseCclConfig", () => {
 
   it("reports schema problems located, with did-you-mean for keys", () => {
     expect(problems("allreduce:\n  - algorithm: ring\ndefaults:\n  slotBytes: -1\n")).toEqual([
-      '1:1 allreduce: unknown key "allreduce"; did you mean "allReduce"? Allowed keys here: allGather, allReduce, broadcast, defaults, reduceScatter.',
+      '1:1 allreduce: unknown key "allreduce"; did you mean "allReduce"? Allowed keys here: allGather, allReduce, allToAll, broadcast, defaults, gather, reduce, reduceScatter, scatter.',
       "4:14 defaults.slotBytes: value must be > 0, got number -1.",
     ]);
     expect(problems("allReduce: []\n")).toEqual([
@@ -144,7 +144,7 @@ describe("cclConfig (objects)", () => {
       /allReduce\[0\]\.maxBytes: the last rule must not have maxBytes/,
     );
     expect(() => cclConfig({ defaults: { worldSize: 0 } })).toThrow(/defaults\.worldSize/);
-    expect(() => cclConfig({ gather: [] } as never)).toThrow(/Unrecognized key/);
+    expect(() => cclConfig({ gatherObject: [] } as never)).toThrow(/Unrecognized key/);
   });
 });
 
@@ -214,6 +214,10 @@ describe("AlgorithmRegistry", () => {
       "reduceScatter:ring",
       "allGather:ring",
       "broadcast:chain",
+      "reduce:chain",
+      "gather:chain",
+      "scatter:chain",
+      "allToAll:ring",
     ]);
     expect(registry.get("allReduce", "ring").kernel).toBe(ringAllReduce);
   });
@@ -223,8 +227,8 @@ describe("AlgorithmRegistry", () => {
     expect(() => registry.register({ ...halvingDoubling, name: "ring" })).toThrow(
       /allReduce already has an algorithm named "ring"/,
     );
-    expect(() => registry.register({ ...halvingDoubling, collective: "gather" } as never)).toThrow(
-      /unknown collective "gather"/,
+    expect(() => registry.register({ ...halvingDoubling, collective: "gatherObject" } as never)).toThrow(
+      /unknown collective "gatherObject"/,
     );
     expect(() => registry.register({ ...halvingDoubling, name: "two words" })).toThrow(/needs a name/);
     expect(() => registry.get("allGather", "tree")).toThrow(

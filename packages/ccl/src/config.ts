@@ -38,6 +38,10 @@ export const cclConfigSchema = z.strictObject({
   reduceScatter: rulesSchema.optional(),
   allGather: rulesSchema.optional(),
   broadcast: rulesSchema.optional(),
+  reduce: rulesSchema.optional(),
+  gather: rulesSchema.optional(),
+  scatter: rulesSchema.optional(),
+  allToAll: rulesSchema.optional(),
   defaults: z
     .strictObject({
       worldSize: z
@@ -72,12 +76,16 @@ export interface CclConfig {
   readonly reduceScatter: readonly CclRule[];
   readonly allGather: readonly CclRule[];
   readonly broadcast: readonly CclRule[];
+  readonly reduce: readonly CclRule[];
+  readonly gather: readonly CclRule[];
+  readonly scatter: readonly CclRule[];
+  readonly allToAll: readonly CclRule[];
   readonly defaults: { readonly worldSize?: number; readonly slotBytes?: number };
 }
 
 /**
  * The rules a collective gets when `ccl.yaml` has none: `tree` all-reduce up to 8 KiB per rank,
- * `ring` beyond; `ring` reduce-scatter and all-gather; `chain` broadcast. 8 KiB is where the ring
+ * `ring` beyond; `ring` reduce-scatter, all-gather and all-to-all; `chain` broadcast, reduce, gather and scatter. 8 KiB is where the ring
  * overtakes the tree on the default cube, both over its 8 PEs and over 4 cubes.
  */
 export const DEFAULT_CCL_CONFIG: CclConfig = Object.freeze({
@@ -85,6 +93,10 @@ export const DEFAULT_CCL_CONFIG: CclConfig = Object.freeze({
   reduceScatter: [{ algorithm: "ring" }],
   allGather: [{ algorithm: "ring" }],
   broadcast: [{ algorithm: "chain" }],
+  reduce: [{ algorithm: "chain" }],
+  gather: [{ algorithm: "chain" }],
+  scatter: [{ algorithm: "chain" }],
+  allToAll: [{ algorithm: "ring" }],
   defaults: {},
 });
 
@@ -273,6 +285,10 @@ function complete(config: z.output<typeof cclConfigSchema>): CclConfig {
     reduceScatter: rules("reduceScatter"),
     allGather: rules("allGather"),
     broadcast: rules("broadcast"),
+    reduce: rules("reduce"),
+    gather: rules("gather"),
+    scatter: rules("scatter"),
+    allToAll: rules("allToAll"),
     defaults: Object.freeze({
       ...(defaults.worldSize !== undefined ? { worldSize: defaults.worldSize } : {}),
       ...(defaults.slotBytes !== undefined ? { slotBytes: defaults.slotBytes } : {}),

@@ -1,10 +1,11 @@
 import { MemorySink, OpLogger } from "@kb/oplog";
-import { type DeviceTensor, replay, Simulator, verifyOutcome } from "@kb/runtime";
+import { type DeviceTensor, Simulator } from "@kb/runtime";
 import { type Dtype, Tensor } from "@kb/tensor";
 import type { TopologyInput } from "@kb/topology";
 import { describe, expect, it } from "vitest";
 import type { CclConfigInput } from "./config.js";
 import { initProcessGroup, type ProcessGroup, type ProcessGroupOptions } from "./process-group.js";
+import { phase2 } from "./test-support.js";
 
 // End to end on the simulator: collectives launched by a process group run on the machine's
 // inter-PE queues in phase 1; phase 2 replays the op log with real arithmetic, and the results
@@ -57,24 +58,6 @@ function allReduced(inputs: readonly Tensor[], op: keyof typeof REDUCE): Tensor 
     inputs.map((t) => t.getFlat(i)).reduce((a, b) => REDUCE[op](a, b)),
   );
   return Tensor.fromArray(values, first.shape, first.dtype);
-}
-
-/** Phase 2: replays the log and checks each device tensor against its reference. */
-async function phase2(
-  sim: Simulator,
-  sink: MemorySink,
-  checks: readonly (readonly [DeviceTensor, Tensor])[],
-): Promise<void> {
-  const { store } = replay(sim.hostWrites, sink.records);
-  const report = await verifyOutcome(
-    {
-      check: Object.fromEntries(
-        checks.map(([actual, reference]) => [actual.name, { actual, reference: () => reference }]),
-      ),
-    },
-    store,
-  );
-  expect(report.pass, JSON.stringify(report.outputs.filter((o) => !o.pass))).toBe(true);
 }
 
 describe("collectives on the simulator (IPCQ)", () => {

@@ -5,7 +5,7 @@ import { ringAllReduceModelNs } from "./cost-model.js";
 import type { CollectiveDtype } from "./kernel-support.js";
 import { initProcessGroup } from "./process-group.js";
 import { rankPlacement } from "./queue-check.js";
-import type { RankScope } from "./ranks.js";
+import type { RankGroup, RankScope } from "./ranks.js";
 
 /** Options of {@link measureRingAllReduce}. */
 export interface RingMeasureOptions {
@@ -80,15 +80,7 @@ export async function measureRingAllReduce(
     tensors.push(await sim.toDevice(values, { ...where, name: `ring${rank}` }));
   }
   const { launch } = await pg.allReduce(tensors, "sum");
-  let hopLatencyNs = 0;
-  let bwGbs = Number.POSITIVE_INFINITY;
-  for (let rank = 0; rank < n && n > 1; rank++) {
-    const from = rankPlacement(group, rank).pe;
-    const to = rankPlacement(group, (rank + 1) % n).pe;
-    const path = sim.machine.fabric.path(`${from}.pe_dma`, `${to}.pe_dma`, "sink");
-    hopLatencyNs = Math.max(hopLatencyNs, path.latencyNs);
-    bwGbs = Math.min(bwGbs, path.minBwGbs);
-  }
+  const { hopLatencyNs, bwGbs } = ringHops(sim, group);
   const measuredNs = launch.endNs - launch.startNs;
   const modelNs = n > 1 ? ringAllReduceModelNs(n, hopLatencyNs, bwGbs, bytes) : 0;
   return {
@@ -98,7 +90,32 @@ export async function measureRingAllReduce(
     measuredNs,
     modelNs,
     hopLatencyNs,
-    bwGbs: n > 1 ? bwGbs : 0,
+    bwGbs,
     ratio: modelNs > 0 ? measuredNs / modelNs : 1,
   };
+}
+
+/**
+ * The alpha and beta of `group`'s ring on `sim`: the largest latency and the smallest bottleneck
+ * bandwidth over the fabric routes of its hops (sender PE_DMA to receiver PE_DMA, both ways round);
+ * 0 and 0 for one rank.
+ */
+export function ringHops(sim: Simulator, group: RankGroup): { hopLatencyNs: number; bwGbs: number } {
+  const n = group.size;
+  if (n === 1) return { hopLatencyNs: 0, bwGbs: 0 };
+  let hopLatencyNs = 0;
+  let bwGbs = Number.POSITIVE_INFINITY;
+  for (let rank = 0; rank < n; rank++) {
+    const from = rankPlacement(group, rank).pe;
+    const to = rankPlacement(group, (rank + 1) % n).pe;
+    for (const [a, b] of [
+      [from, to],
+      [to, from],
+    ]) {
+      const path = sim.machine.fabric.path(`${a}.pe_dma`, `${b}.pe_dma`, "sink");
+      hopLatencyNs = Math.max(hopLatencyNs, path.latencyNs);
+      bwGbs = Math.min(bwGbs, path.minBwGbs);
+    }
+  }
+  return { hopLatencyNs, bwGbs };
 }

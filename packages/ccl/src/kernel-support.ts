@@ -74,6 +74,37 @@ export interface BroadcastArgs extends CollectiveArgs {
   readonly root: number;
 }
 
+/**
+ * `reduce`: rank `root`'s buffer becomes the elementwise reduction of all buffers; the other
+ * ranks' buffers are left as they were.
+ */
+export interface ReduceArgs extends CollectiveArgs {
+  readonly op: ReduceOp;
+  readonly root: number;
+}
+
+/** `gather`: `gathered[r]` (in rank `root`'s memory, `buffers[r]`'s count) becomes rank `r`'s buffer. */
+export interface GatherArgs extends CollectiveArgs {
+  readonly root: number;
+  readonly gathered: readonly Region[];
+}
+
+/** `scatter`: rank `r`'s buffer becomes `pieces[r]` (in rank `root`'s memory, `buffers[r]`'s count). */
+export interface ScatterArgs extends CollectiveArgs {
+  readonly root: number;
+  readonly pieces: readonly Region[];
+}
+
+/**
+ * `allToAll`: block `sends[s][d]` (in rank `s`'s memory) becomes `recvs[d][s]` (in rank `d`'s),
+ * for every pair of ranks; each pair's two blocks have the same count and dtype, and the counts
+ * may differ from pair to pair (all-to-all-v).
+ */
+export interface AllToAllArgs extends Omit<CollectiveArgs, "buffers"> {
+  readonly sends: readonly (readonly Region[])[];
+  readonly recvs: readonly (readonly Region[])[];
+}
+
 /** A part of a buffer: the first element and the number of elements. */
 export interface Span {
   readonly start: number;

@@ -1,6 +1,7 @@
 import { KbError } from "@kb/errors";
 import type { DeviceTensor, GridSpec, LaunchRecord, Simulator } from "@kb/runtime";
 import { DTYPE_BYTES } from "@kb/tensor";
+import { type P2PArgs, p2pTransfers, type Transfer } from "./algorithms/p2p.js";
 import { type BarrierArgs, ringBarrier } from "./algorithms/ring-barrier.js";
 import {
   type CclConfig,
@@ -10,7 +11,16 @@ import {
   resolveWorldSize,
   selectAlgorithm,
 } from "./config.js";
-import { COLLECTIVE_DTYPES, REDUCE_OPS, type ReduceOp, type Region } from "./kernel-support.js";
+import type { ReduceOp, Region } from "./kernel-support.js";
+import { type P2POp, P2PQueue, type P2PResult, type Work } from "./p2p.js";
+import { bytesOf, checkIndex, checkOp, unsupported } from "./process-group-checks.js";
+import {
+  type AllToAllBlocks,
+  listBlocks,
+  type RankTensors,
+  rankRegions,
+  singleBlocks,
+} from "./rank-tensors.js";
 import { type RankGroup, type RankScope, rankRing } from "./ranks.js";
 import {
   type AlgorithmRegistry,
@@ -50,9 +60,6 @@ export interface ProcessGroupOptions {
   readonly lanes?: number;
 }
 
-/** A rank's tensors: one device tensor per rank, or one tensor whose first dimension is the rank. */
-export type RankTensors = DeviceTensor | readonly DeviceTensor[];
-
 /** What a collective did. */
 export interface CollectiveResult {
   readonly collective: CollectiveKind | "barrier";
@@ -65,16 +72,6 @@ export interface CollectiveResult {
   readonly launch: LaunchRecord;
 }
 
-const SUPPORTED = [
-  "allReduce",
-  "reduceScatter",
-  "allGather",
-  "broadcast",
-  "barrier",
-  "getRank",
-  "getWorldSize",
-] as const;
-
 /**
  * A torch.distributed-like process group on a simulator (DESIGN §3): each collective picks its
  * algorithm from `ccl.yaml` by message size and launches it as a kernel on every rank's PEs
@@ -85,7 +82,10 @@ const SUPPORTED = [
  * it. To run an algorithm on a grid of your own, launch its kernel (`ringAllReduce`, ...) directly.
  *
  * **Gotchas**: the host program drives every rank, so tensors are given for all ranks at once and
- * `getRank()` is 0. Only the collectives listed by the error of an unsupported method exist.
+ * `getRank()` is 0. Point-to-point ops say whose they are (`{ rank }`, default 0) and run when a
+ * handle is waited on, all matched ones in one launch: post both sides first (`send` / `recv`
+ * wait at once, so the other side must be an `isend` / `irecv` posted before). Only the
+ * collectives listed by the error of an unsupported method exist.
  */
 export class ProcessGroup {
   readonly backend: Backend = "ahbm";
@@ -102,6 +102,7 @@ export class ProcessGroup {
   readonly lanes: number;
   private readonly sip: number;
   private readonly cube: number;
+  private readonly p2p: P2PQueue;
 
   /** @internal Use {@link initProcessGroup}. */
   constructor(
@@ -145,6 +146,11 @@ export class ProcessGroup {
     }
     this.slotBytes = asked ?? hardware;
     this.queueSlots = peCpuParam(sim, this.sip, this.cube, "ipcq_slots", 1);
+    this.p2p = new P2PQueue(
+      this.group.size,
+      (transfers) => this.launchTransfers(transfers),
+      () => sim.now,
+    );
   }
 
   /** 0: one host program drives every rank (the rank whose view a torch program would take). */
@@ -244,46 +250,93 @@ export class ProcessGroup {
     return { collective: "barrier", algorithm: "ring", worldSize: this.group.size, bytes: 0, launch };
   }
 
-  /** Not supported by the `ahbm` backend: throws `RUNTIME_INVALID` naming what is. */
-  send(..._args: unknown[]): never {
-    return unsupported("send");
+  /**
+   * Rank `dst`'s tensor becomes the elementwise `op` over every rank's (torch `reduce`); the
+   * other ranks' tensors stay as they were.
+   */
+  async reduce(tensors: RankTensors, dst = 0, op: ReduceOp = "sum"): Promise<CollectiveResult> {
+    checkOp(op);
+    const root = this.rootRank("reduce", "dst", dst);
+    const buffers = this.regions("reduce", tensors);
+    return this.run("reduce", { ...this.common(), buffers, op, root });
   }
-  /** Not supported by the `ahbm` backend: throws `RUNTIME_INVALID` naming what is. */
-  recv(..._args: unknown[]): never {
-    return unsupported("recv");
+
+  /**
+   * Rank `dst`'s `gatherList[r]` becomes rank `r`'s `tensor` (torch `gather`): `gatherList` is
+   * `worldSize` tensors in `dst`'s memory, or one of them stacked by rank.
+   */
+  async gather(tensors: RankTensors, gatherList: RankTensors, dst = 0): Promise<CollectiveResult> {
+    const root = this.rootRank("gather", "dst", dst);
+    const buffers = this.regions("gather tensor", tensors);
+    const gathered = this.regions("gather gatherList", gatherList);
+    this.checkSegments("gather", buffers, gathered, "tensor", "gatherList entry", 1);
+    return this.run("gather", { ...this.common(), buffers, root, gathered });
   }
-  /** Not supported by the `ahbm` backend: throws `RUNTIME_INVALID` naming what is. */
-  isend(..._args: unknown[]): never {
-    return unsupported("isend");
+
+  /**
+   * Rank `r`'s `tensor` becomes rank `src`'s `scatterList[r]` (torch `scatter`): `scatterList` is
+   * `worldSize` tensors in `src`'s memory, or one of them stacked by rank.
+   */
+  async scatter(tensors: RankTensors, scatterList: RankTensors, src = 0): Promise<CollectiveResult> {
+    const root = this.rootRank("scatter", "src", src);
+    const buffers = this.regions("scatter tensor", tensors);
+    const pieces = this.regions("scatter scatterList", scatterList);
+    this.checkSegments("scatter", buffers, pieces, "tensor", "scatterList entry", 1);
+    return this.run("scatter", { ...this.common(), buffers, root, pieces });
   }
-  /** Not supported by the `ahbm` backend: throws `RUNTIME_INVALID` naming what is. */
-  irecv(..._args: unknown[]): never {
-    return unsupported("irecv");
+
+  /**
+   * Rank `d`'s `outputs[d][s]` becomes rank `s`'s `inputs[s][d]` (torch `all_to_all`): every
+   * rank has a list of `worldSize` tensors each way; a pair's two tensors have one size.
+   */
+  async allToAll(
+    outputs: readonly (readonly DeviceTensor[])[],
+    inputs: readonly (readonly DeviceTensor[])[],
+  ): Promise<CollectiveResult> {
+    return this.allToAllBlocks(listBlocks(outputs, inputs, this.group.size));
   }
-  /** Not supported by the `ahbm` backend: throws `RUNTIME_INVALID` naming what is. */
-  batchIsendIrecv(..._args: unknown[]): never {
-    return unsupported("batchIsendIrecv");
+
+  /**
+   * Block `d` of rank `s`'s `input` becomes block `s` of rank `d`'s `output` (torch
+   * `all_to_all_single`): `worldSize` equal blocks, or with split sizes (all-to-all-v)
+   * `inputSplitSizes[s][d]` rows of rank `s`'s input for rank `d` and `outputSplitSizes[d][s]`
+   * rows of rank `d`'s output from rank `s` (either may be left out).
+   */
+  async allToAllSingle(
+    output: RankTensors,
+    input: RankTensors,
+    outputSplitSizes?: readonly (readonly number[])[],
+    inputSplitSizes?: readonly (readonly number[])[],
+  ): Promise<CollectiveResult> {
+    const n = this.group.size;
+    return this.allToAllBlocks(singleBlocks(output, input, n, outputSplitSizes, inputSplitSizes));
   }
-  /** Not supported by the `ahbm` backend: throws `RUNTIME_INVALID` naming what is. */
-  reduce(..._args: unknown[]): never {
-    return unsupported("reduce");
+
+  /** Rank `rank` (default 0) sends `tensor` to rank `dst` and waits (torch `send`): post the `irecv` first. */
+  send(tensor: DeviceTensor, dst: number, options: { rank?: number; tag?: number } = {}): Promise<P2PResult> {
+    return this.p2p.post({ op: "isend", tensor, peer: dst, ...options }, "send").wait();
   }
-  /** Not supported by the `ahbm` backend: throws `RUNTIME_INVALID` naming what is. */
-  gather(..._args: unknown[]): never {
-    return unsupported("gather");
+
+  /** Rank `rank` (default 0) receives `tensor` from rank `src` and waits (torch `recv`): post the `isend` first. */
+  recv(tensor: DeviceTensor, src: number, options: { rank?: number; tag?: number } = {}): Promise<P2PResult> {
+    return this.p2p.post({ op: "irecv", tensor, peer: src, ...options }, "recv").wait();
   }
-  /** Not supported by the `ahbm` backend: throws `RUNTIME_INVALID` naming what is. */
-  scatter(..._args: unknown[]): never {
-    return unsupported("scatter");
+
+  /** Posts rank `rank`'s (default 0) send of `tensor` to `dst` (torch `isend`); it runs when a handle is waited on. */
+  isend(tensor: DeviceTensor, dst: number, options: { rank?: number; tag?: number } = {}): Work {
+    return this.p2p.post({ op: "isend", tensor, peer: dst, ...options }, "isend");
   }
-  /** Not supported by the `ahbm` backend: throws `RUNTIME_INVALID` naming what is. */
-  allToAll(..._args: unknown[]): never {
-    return unsupported("allToAll");
+
+  /** Posts rank `rank`'s (default 0) receive of `tensor` from `src` (torch `irecv`). */
+  irecv(tensor: DeviceTensor, src: number, options: { rank?: number; tag?: number } = {}): Work {
+    return this.p2p.post({ op: "irecv", tensor, peer: src, ...options }, "irecv");
   }
-  /** Not supported by the `ahbm` backend: throws `RUNTIME_INVALID` naming what is. */
-  allToAllSingle(..._args: unknown[]): never {
-    return unsupported("allToAllSingle");
+
+  /** Posts every op (torch `batch_isend_irecv`); waiting on any handle runs all matched ones as one launch. */
+  batchIsendIrecv(ops: readonly P2POp[]): Work[] {
+    return ops.map((op) => this.p2p.post(op, "batchIsendIrecv"));
   }
+
   /** Not supported by the `ahbm` backend: throws `RUNTIME_INVALID` naming what is. */
   allGatherObject(..._args: unknown[]): never {
     return unsupported("allGatherObject");
@@ -319,11 +372,43 @@ export class ProcessGroup {
 
   // ---------------------------------------------------------------------------------------------
 
+  /** The arguments every collective kernel takes. */
+  private common(): { group: RankGroup; slotBytes: number; queueSlots: number } {
+    return { group: this.group, slotBytes: this.slotBytes, queueSlots: this.queueSlots };
+  }
+
+  /** `value` as the root rank of `collective`; else `RUNTIME_INVALID` naming the parameter. */
+  private rootRank(collective: string, name: string, value: number): number {
+    if (!Number.isInteger(value) || value < 0 || value >= this.group.size) {
+      throw new KbError(
+        "RUNTIME_INVALID",
+        `${collective}: ${name} must be a rank 0..${this.group.size - 1}, got ${value}.`,
+      );
+    }
+    return value;
+  }
+
+  /** Runs an all-to-all of `blocks`; `ccl.yaml` rules compare rank 0's input bytes. */
+  private allToAllBlocks(blocks: AllToAllBlocks): Promise<CollectiveResult> {
+    const first = blocks.sends[0] as Region[];
+    const bytes = first.reduce((sum, block) => sum + block.count * DTYPE_BYTES[block.dtype], 0);
+    return this.run("allToAll", { ...this.common(), ...blocks }, bytes);
+  }
+
+  /** Launches rank-ordered point-to-point transfers as one kernel (see `p2pTransfers`). */
+  private async launchTransfers(transfers: readonly Transfer[]): Promise<LaunchRecord> {
+    return this.sim.launch(p2pTransfers, {
+      grid: this.grid(this.lanes),
+      args: [{ group: this.group, transfers, slotBytes: this.slotBytes }] as [P2PArgs],
+      name: "ccl.p2p.ring",
+    });
+  }
+
   private async run<C extends CollectiveKind>(
     collective: C,
     args: CollectiveArgsByKind[C],
+    bytes = bytesOf((args as { buffers: readonly Region[] }).buffers[0] as Region),
   ): Promise<CollectiveResult> {
-    const bytes = (args.buffers[0] as Region).count * DTYPE_BYTES[(args.buffers[0] as Region).dtype];
     const algorithm = this.algorithmFor(collective, bytes);
     const launch = await this.sim.launch(algorithm.kernel, {
       grid: this.grid(this.lanes),
@@ -348,48 +433,7 @@ export class ProcessGroup {
 
   /** Each rank's buffer: a list of tensors (one per rank), or one tensor stacked by rank. */
   private regions(what: string, tensors: RankTensors): Region[] {
-    const n = this.group.size;
-    let regions: Region[];
-    if (Array.isArray(tensors)) {
-      const list = tensors as readonly DeviceTensor[];
-      if (list.length !== n) {
-        throw new KbError(
-          "RUNTIME_INVALID",
-          `${what}: expected one tensor per rank (${n}), got ${list.length}.`,
-        );
-      }
-      regions = list.map((tensor) => ({ address: tensor.address, count: tensor.size, dtype: tensor.dtype }));
-    } else {
-      const tensor = tensors as DeviceTensor;
-      if (n > 1 && tensor.shape[0] !== n) {
-        throw new KbError(
-          "RUNTIME_INVALID",
-          `${what}: ${tensor.describe()} is not one tensor per rank: pass a list of ${n} tensors, or one tensor whose first dimension is the world size (${n}).`,
-        );
-      }
-      const count = tensor.size / n;
-      regions = Array.from({ length: n }, (_, r) => ({
-        address: tensor.address + r * count * tensor.itemBytes,
-        count,
-        dtype: tensor.dtype,
-      }));
-    }
-    const first = regions[0] as Region;
-    if (!(COLLECTIVE_DTYPES as readonly string[]).includes(first.dtype)) {
-      throw new KbError(
-        "RUNTIME_INVALID",
-        `${what}: dtype ${first.dtype} is not supported; the collectives move ${COLLECTIVE_DTYPES.join(", ")}.`,
-      );
-    }
-    for (const [r, region] of regions.entries()) {
-      if (region.count !== first.count || region.dtype !== first.dtype) {
-        throw new KbError(
-          "RUNTIME_INVALID",
-          `${what}: rank ${r} has ${region.count} x ${region.dtype}, rank 0 ${first.count} x ${first.dtype}; every rank needs the same size and dtype.`,
-        );
-      }
-    }
-    return regions;
+    return rankRegions(what, tensors, this.group.size);
   }
 
   private checkSegments(
@@ -398,13 +442,15 @@ export class ProcessGroup {
     large: readonly Region[],
     smallName: string,
     largeName: string,
+    times = this.group.size,
   ): void {
     const s = small[0] as Region;
     const l = large[0] as Region;
-    if (l.count !== s.count * this.group.size || l.dtype !== s.dtype) {
+    if (l.count !== s.count * times || l.dtype !== s.dtype) {
+      const size = times === 1 ? "the size and dtype of" : `worldSize (${this.group.size}) x`;
       throw new KbError(
         "RUNTIME_INVALID",
-        `${collective}: each rank's ${largeName} must be worldSize (${this.group.size}) x its ${smallName}: got ${l.count} x ${l.dtype} and ${s.count} x ${s.dtype}.`,
+        `${collective}: each rank's ${largeName} must be ${size} its ${smallName}: got ${l.count} x ${l.dtype} and ${s.count} x ${s.dtype}.`,
       );
     }
   }
@@ -433,30 +479,4 @@ function peCpuParam(sim: Simulator, sip: number, cube: number, name: string, fal
   if (!sim.machine.has(id)) return fallback;
   const value = Number((sim.machine.component(id).params as Record<string, unknown>)[name]);
   return Number.isInteger(value) && value > 0 ? value : fallback;
-}
-
-function unsupported(method: string): never {
-  throw new KbError(
-    "RUNTIME_INVALID",
-    `processGroup.${method} is not supported by the "ahbm" backend; supported: ${SUPPORTED.join(", ")}. Write a kernel with tl.send / tl.recv for other patterns (docs/ccl-author-guide.md).`,
-  );
-}
-
-function checkOp(op: ReduceOp): void {
-  if (!REDUCE_OPS.includes(op)) {
-    throw new KbError(
-      "RUNTIME_INVALID",
-      `unknown reduction ${JSON.stringify(op)}; use ${REDUCE_OPS.map((o) => `"${o}"`).join(", ")}.`,
-    );
-  }
-}
-
-function checkIndex(what: string, value: number, limit: number): number {
-  if (!Number.isInteger(value) || value < 0 || value >= limit) {
-    throw new KbError(
-      "RUNTIME_INVALID",
-      `initProcessGroup: ${what} must be ${what === "lanes" ? `1..${limit}` : `0..${limit - 1}`}, got ${what === "lanes" ? value + 1 : value}.`,
-    );
-  }
-  return value;
 }

@@ -1,14 +1,33 @@
 import { KbError } from "@kb/errors";
 import type { TL } from "@kb/tl";
 import { chainBroadcast } from "./algorithms/chain-broadcast.js";
+import { chainGather, chainReduce, chainScatter } from "./algorithms/chain-rooted.js";
 import { ringAllGather } from "./algorithms/ring-all-gather.js";
 import { ringAllReduce } from "./algorithms/ring-all-reduce.js";
+import { ringAllToAll } from "./algorithms/ring-all-to-all.js";
 import { ringReduceScatter } from "./algorithms/ring-reduce-scatter.js";
 import { treeAllReduce } from "./algorithms/tree-all-reduce.js";
-import type { AllGatherArgs, AllReduceArgs, BroadcastArgs, ReduceScatterArgs } from "./kernel-support.js";
+import type {
+  AllGatherArgs,
+  AllReduceArgs,
+  AllToAllArgs,
+  BroadcastArgs,
+  GatherArgs,
+  ReduceArgs,
+  ReduceScatterArgs,
+  ScatterArgs,
+} from "./kernel-support.js";
 
 /** The collectives `ccl.yaml` chooses algorithms for. */
-export type CollectiveKind = "allReduce" | "reduceScatter" | "allGather" | "broadcast";
+export type CollectiveKind =
+  | "allReduce"
+  | "reduceScatter"
+  | "allGather"
+  | "broadcast"
+  | "reduce"
+  | "gather"
+  | "scatter"
+  | "allToAll";
 
 /** The collectives, in the order messages and `ccl.yaml` list them. */
 export const COLLECTIVES: readonly CollectiveKind[] = [
@@ -16,6 +35,10 @@ export const COLLECTIVES: readonly CollectiveKind[] = [
   "reduceScatter",
   "allGather",
   "broadcast",
+  "reduce",
+  "gather",
+  "scatter",
+  "allToAll",
 ];
 
 /** The kernel arguments of each collective. */
@@ -24,6 +47,10 @@ export interface CollectiveArgsByKind {
   readonly reduceScatter: ReduceScatterArgs;
   readonly allGather: AllGatherArgs;
   readonly broadcast: BroadcastArgs;
+  readonly reduce: ReduceArgs;
+  readonly gather: GatherArgs;
+  readonly scatter: ScatterArgs;
+  readonly allToAll: AllToAllArgs;
 }
 
 /**
@@ -157,6 +184,30 @@ export const BUILTIN_ALGORITHMS: readonly AnyCollectiveAlgorithm[] = [
     collective: "broadcast",
     description: "pipelined chain from the root round the ring",
     kernel: chainBroadcast,
+  },
+  {
+    name: "chain",
+    collective: "reduce",
+    description: "pipelined chain round the ring ending at the root, each rank adding its own",
+    kernel: chainReduce,
+  },
+  {
+    name: "chain",
+    collective: "gather",
+    description: "chain round the ring into the root, each rank sending its own then passing on",
+    kernel: chainGather,
+  },
+  {
+    name: "chain",
+    collective: "scatter",
+    description: "chain round the ring out of the root, farthest rank's piece first",
+    kernel: chainScatter,
+  },
+  {
+    name: "ring",
+    collective: "allToAll",
+    description: "n-1 ring steps, each passing on the blocks not yet at their rank (all-to-all-v too)",
+    kernel: ringAllToAll,
   },
 ];
 
