@@ -8,6 +8,7 @@ import {
   groupDigits,
 } from "@kb/errors";
 import { type RunResults, statsOfBusiestModel } from "@kb/runtime";
+import { formatCounterDetail } from "./counter-detail.js";
 import { formatGemmPeaks, formatLaunches } from "./format-launches.js";
 
 // Number formats are the page's (apps/web/src/format.ts, bundled in): `kb run` and `kb web` print
@@ -132,7 +133,7 @@ export function formatModelCounters(results: Pick<RunResults, "components">): st
     }
     line += line.length > 1 ? `,${pair}` : pair;
   }
-  lines.push(line);
+  lines.push(line, ...formatCounterDetail(row));
   return lines;
 }
 

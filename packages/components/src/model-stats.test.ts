@@ -53,6 +53,7 @@ describe("hbm_ctrl_v2's counters in machine.stats()", () => {
       rd: 3,
       wr: 0,
       ref: 0,
+      write_drain_ns: 0,
     });
     // Per pseudo-channel: everything on port 0 of the 32.
     const act = stats?.find((stat) => stat.name === "act");
@@ -98,6 +99,7 @@ describe("hbm_ctrl_v2's counters in machine.stats()", () => {
       "rd",
       "wr",
       "ref",
+      "write_drain_ns",
     ]);
   });
 

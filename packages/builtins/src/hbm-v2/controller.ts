@@ -54,6 +54,11 @@ export interface HbmPortStats {
   readonly refreshes: number;
   /** Requests answered at their first data with a predicted end (`predict_bytes`). */
   readonly predictions: number;
+  /**
+   * ns in write-drain mode: from its first command in write mode to its first command back in
+   * read mode (idle time between counts; a drain still going counts up to the last command).
+   */
+  readonly writeDrainNs: number;
 }
 
 /**
@@ -156,6 +161,7 @@ export class HbmPort implements Sleeper {
       precharges: (st[p + P_ACTS] as number) - (st[p + P_OPEN] as number),
       refreshes: st[p + P_REFS] as number,
       predictions: this.predictions,
+      writeDrainNs: this.sched.drainNs(),
     };
   }
 

@@ -80,6 +80,13 @@ const COUNTERS: readonly PortCounter[] = [
     description: "Refresh commands (REFab, or REFpb per bank).",
     of: (s) => s.refreshes,
   },
+  {
+    name: "write_drain_ns",
+    unit: "ns",
+    description:
+      "Time in write-drain mode: from the first command in write mode to the first back in read mode (idle time between counts; a drain still going counts up to the last command).",
+    of: (s) => s.writeDrainNs,
+  },
 ];
 
 /** The counters `hbm_ctrl_v2` publishes (`kb components list`; `components[].stats` of the results). */

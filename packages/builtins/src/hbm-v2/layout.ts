@@ -62,7 +62,11 @@ export const P_RHEAD = 35; // class-1 read list head, tail at +1
 export const P_WHEAD = 37; // class-1 write list head, tail at +1
 export const P_CLOCK = 39; // the last command's time (only for an in-order scheduler)
 export const P_CMDMIN = 40; // no command before this (its channel's command slot was taken)
-export const PORT_FIELDS = 41;
+export const P_FLIP = 41; // the write-drain mode flipped since the last command (1), or not (0)
+export const P_DRAIN_SINCE = 42; // the first command of the current write drain
+export const P_DRAIN_NS = 43; // ns of finished write drains (first command in write mode to first in read mode)
+export const P_LAST_CMD = 44; // the last command's time
+export const PORT_FIELDS = 45;
 
 /** The three queue lists: priority class (any kind), class-1 reads, class-1 writes. */
 export const LIST_PRIO = 0;

@@ -303,8 +303,11 @@ export abstract class PortState {
 
   /** A request slot for `request` (not journaled: arrivals are final). */
   newRequest(request: MemoryRequest, kind: number): number {
-    if (this.freeRequests.length === 0) this.cleanup();
-    if (this.freeRequests.length === 0) this.growRequests(this.reqCap * 2);
+    if (this.freeRequests.length === 0) {
+      this.cleanup();
+      // Amortised: grow while most slots are live (a cleanup walks every live request).
+      if (this.freeRequests.length < this.reqCap >> 2) this.growRequests(this.reqCap * 2);
+    }
     const r = this.freeRequests.pop() as number;
     this.reqObj[r] = request;
     (this.reqEntries[r] as number[]).length = 0;
@@ -320,8 +323,10 @@ export abstract class PortState {
 
   /** A new entry of request `r`: one burst to (bank, row), waiting for queue room. */
   newEntry(r: number, bank: number, group: number, sid: number, row: number, ready: number): number {
-    if (this.freeEntries.length === 0) this.cleanup();
-    if (this.freeEntries.length === 0) this.growEntries(this.entryCap * 2);
+    if (this.freeEntries.length === 0) {
+      this.cleanup();
+      if (this.freeEntries.length < this.entryCap >> 2) this.growEntries(this.entryCap * 2);
+    }
     const e = this.freeEntries.pop() as number;
     const kind = this.rKind[r] as number;
     this.eBank[e] = bank;

@@ -21,6 +21,7 @@ import {
   P_COLBUS,
   P_FAW,
   P_FAWI,
+  P_FLIP,
   P_MODE,
   P_OVR,
   P_OVW,
@@ -144,6 +145,8 @@ export abstract class PortScan extends PortQueue {
     const at = this.portBase + P_MODE;
     if (this.st[at] === mode) return;
     this.st[at] = mode;
+    const flip = this.portBase + P_FLIP;
+    this.st[flip] = 1 - (this.st[flip] as number);
     this.cached = false;
     this.blockVersion++;
     this.followed = true;
@@ -179,6 +182,8 @@ export abstract class PortScan extends PortQueue {
     if (rq + wq > 0 && (mode === READ ? wq > this.writeHigh || rq === 0 : wq < this.writeLow && rq !== 0)) {
       mode = 1 - mode;
       this.setS(p + P_MODE, mode);
+      // Timed at the next command (flipping back before it cancels the flip).
+      this.setS(p + P_FLIP, 1 - (st[p + P_FLIP] as number));
       this.blockVersion++;
       // One write-drain mode per channel (its queues are one): the peers follow (not while
       // predicting, which is taken back).

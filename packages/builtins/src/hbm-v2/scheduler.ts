@@ -25,8 +25,13 @@ import {
   P_CLOCK,
   P_CMDMIN,
   P_COLBUS,
+  P_DRAIN_NS,
+  P_DRAIN_SINCE,
   P_FAW,
   P_FAWI,
+  P_FLIP,
+  P_LAST_CMD,
+  P_MODE,
   P_OPEN,
   P_OVR,
   P_OVW,
@@ -163,6 +168,8 @@ export class PortScheduler extends PortScan implements HbmRefreshPort, HbmQueueV
       }
       this.cached = false;
       if (this.inOrder) this.maxS(p + P_CLOCK, bestT);
+      if ((st[p + P_FLIP] as number) === 1) this.drainFlip(bestT);
+      this.maxS(p + P_LAST_CMD, bestT);
 
       if (bestKind === DUE) {
         this.setS(p + P_REF_PENDING, 1);
@@ -278,6 +285,7 @@ export class PortScheduler extends PortScan implements HbmRefreshPort, HbmQueueV
       const first = bestT;
       const last = first + (k - 1) * period;
       if (this.inOrder) this.maxS(p + P_CLOCK, last);
+      this.maxS(p + P_LAST_CMD, last);
       const g = this.eG[e] as number;
       const sid = this.eSid[e] as number;
       if (kind === READ) {
@@ -334,6 +342,28 @@ export class PortScheduler extends PortScan implements HbmRefreshPort, HbmQueueV
         return STOP_TARGET;
       }
     }
+  }
+
+  /** The write-drain mode flipped before this command (at `time`): a drain starts or ends. */
+  private drainFlip(time: number): void {
+    const p = this.portBase;
+    this.setS(p + P_FLIP, 0);
+    if ((this.st[p + P_MODE] as number) !== READ) this.setS(p + P_DRAIN_SINCE, time);
+    else this.addS(p + P_DRAIN_NS, time - (this.st[p + P_DRAIN_SINCE] as number));
+  }
+
+  /**
+   * ns spent in write drain: from the first command in write mode to the first in read mode,
+   * the drain still going counted up to the last command.
+   */
+  drainNs(): number {
+    const st = this.st;
+    const p = this.portBase;
+    const done = st[p + P_DRAIN_NS] as number;
+    const writing = ((st[p + P_MODE] as number) !== READ) !== ((st[p + P_FLIP] as number) === 1);
+    return writing
+      ? done + Math.max(0, (st[p + P_LAST_CMD] as number) - (st[p + P_DRAIN_SINCE] as number))
+      : done;
   }
 
   /** Counts an entry's row-buffer outcome at its first command. */
