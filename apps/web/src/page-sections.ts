@@ -1,7 +1,7 @@
 // The results views' sections (ids the renderer of page.ts fills), one fragment for kb web's page
 // and the playground, so neither copies the other's markup.
 
-/** The sections of the results views, in page order: bottleneck verdicts, summary, model counters, topology, charts, timeline, verification, comparison. */
+/** The sections of the results views, in page order: bottleneck verdicts, summary, launches, bench report, model counters, topology, charts, timeline, verification, comparison. */
 export const RESULTS_SECTIONS_HTML = `
 <section id="verdicts">
   <h2>Bottleneck per launch</h2>
@@ -12,6 +12,18 @@ export const RESULTS_SECTIONS_HTML = `
   <h2>Summary</h2>
   <p class="hint" id="files"></p>
   <div id="summary-table" class="table-wrap"></div>
+</section>
+
+<section id="launches">
+  <h2>Launches</h2>
+  <p class="hint">A row per kernel launch: its window, the rule and resource that bound it (the verdict above) and how busy that resource was.</p>
+  <div id="launches-tables" class="table-wrap"></div>
+</section>
+
+<section id="bench-report">
+  <h2>Bench report</h2>
+  <p class="hint">The bench's own table (allreduce's nccl-tests sweep, alltoall's), as kb run prints it after its summary.</p>
+  <div id="report-tables" class="table-wrap"></div>
 </section>
 
 <section id="counters">

@@ -6,6 +6,7 @@ import { renderKindBars, renderTimeSeries, resultsColour } from "./charts.js";
 import { recolourDiagram, renderDiagram } from "./diagram.js";
 import { buildDiagram } from "./diagram-model.js";
 import { formatNs, formatNumber } from "./format.js";
+import { launchesTables, reportTables } from "./launch-tables.js";
 import { diagramLegend, verdictList } from "./legend.js";
 import { mountResultsSections } from "./page-sections.js";
 import {
@@ -95,6 +96,10 @@ export function renderResultsPage(
       ? summaryTable(results)
       : empty("No results file given: kb run BENCH --json > results.json, then kb web results.json."),
   );
+
+  element("launches-tables").replaceChildren(...launchesTables(results));
+  element("report-tables").replaceChildren(...reportTables(results));
+  element("bench-report").hidden = !results.some((entry) => entry.results.report !== undefined);
 
   element("counters-tables").replaceChildren(
     ...(results.length > 0

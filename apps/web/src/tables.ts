@@ -2,6 +2,7 @@
 import type { RunResults } from "@kb/runtime";
 import type { WebResults } from "./api.js";
 import { formatNs, formatNumber, formatPercent, formatRatio, formatSi } from "./format.js";
+import { launchesSummary } from "./launch-model.js";
 import { type ComparedRow, type Headline, headlines, modelCounterRows } from "./results-model.js";
 import { verificationRows } from "./verification-model.js";
 
@@ -71,7 +72,7 @@ export function summaryTable(entries: readonly WebResults[]): HTMLTableElement {
     ["bench", ...entries.map((entry) => entry.results.bench ?? "(none)")],
     ["topology", ...entries.map((entry) => entry.results.topology)],
     ["params", ...entries.map((entry) => JSON.stringify(entry.results.params))],
-    ["launches", ...entries.map((entry) => launchesText(entry.results))],
+    ["launches", ...entries.map((entry) => launchesSummary(entry.results))],
   ];
   const columns = entries.map((entry) => headlines(entry.results));
   (columns[0] ?? []).forEach((row, index) => {
@@ -84,13 +85,6 @@ export function summaryTable(entries: readonly WebResults[]): HTMLTableElement {
     ]);
   });
   return table(["", ...entries.map((entry) => entry.label)], rows);
-}
-
-function launchesText(results: RunResults): string {
-  if (results.launches.length === 0) return "(none)";
-  return results.launches
-    .map((launch) => `${launch.name} on ${launch.pes} PE(s), ${formatNs(launch.endNs - launch.startNs)}`)
-    .join("; ");
 }
 
 /** The verification of a `--verify` run: one row per output, as `kb run --verify` prints it. */
