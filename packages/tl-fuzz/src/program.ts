@@ -119,7 +119,10 @@ export type Step =
       readonly aScale: number;
       readonly b: number;
       readonly bScale: number;
+      /** A's format. */
       readonly format: "e4m3" | "e5m2" | "e2m1";
+      /** B's format (the same as A's, or another narrow format: a mixed-format GEMM). */
+      readonly bFormat: "e4m3" | "e5m2" | "e2m1";
       readonly acc: "zeros" | null;
     }
   /** Data-dependent control flow: `x.data.getFlat(0) > 0 ? then(y) : otherwise(y)` (x is loaded). */
