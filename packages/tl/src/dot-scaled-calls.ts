@@ -123,6 +123,13 @@ export const dotScaledCalls: DotScaledCalls & ThisType<TLContext> = {
             `tl.dotScaled: format "${format}" takes no scale (Triton's rule); pass null for ${name}.`,
           );
         }
+        if (scale.dtype === "f8e4m3") {
+          // Triton's nvfp4: e2m1 elements with float8e4nv scales, one per 16 along K.
+          throw this._error(
+            "TL_INVALID_CALL",
+            `tl.dotScaled: ${name} ${scale.describe()} holds f8e4m3 scales (nvfp4's, one per 16 along K), which PE_GEMM's scaled dot does not take: it takes e8m0 scales per ${MX_SCALE_BLOCK} (mxfp8, mxfp4). Use e8m0 scales (a [rows, K/${MX_SCALE_BLOCK}] u8 tensor), or apply the e4m3 scales yourself (tl.cast the elements and the scales to f16, multiply, then tl.dot).`,
+          );
+        }
         if (k % MX_SCALE_BLOCK !== 0) {
           throw this._error(
             "TL_INVALID_CALL",

@@ -134,5 +134,17 @@ describe("tl.dotScaled", { timeout: 60_000 }, () => {
       await tl.dotScaled(a, null, "e4m3", b, s, "e4m3");
     });
     expect(floatScale.message).toContain("must hold e8m0 bytes in a 1-byte integer tensor");
+    // Triton's nvfp4 (tutorial 10's default): e2m1 elements, f8e4m3 scales per 16 along K.
+    const nvfp4 = await call(async (tl) => {
+      const a = await tl.load(hbm(0), [16, 64], "f4e2m1");
+      const b = await tl.load(hbm(4096), [64, 16], "f4e2m1");
+      const s = await tl.load(hbm(8192), [16, 4], "f8e4m3");
+      await tl.dotScaled(a, s, "e2m1", b, null, "e2m1");
+    });
+    expect(nvfp4.code).toBe("TL_INVALID_CALL");
+    expect(nvfp4.message).toMatch(/dot-scaled\.test\.ts:\d+:\d+ kernel k on sip0\.cube0\.pe0/);
+    expect(nvfp4.message).toContain(
+      "tl.dotScaled: aScale handle #2 (f8e4m3 [16, 4] in tcm) holds f8e4m3 scales (nvfp4's, one per 16 along K), which PE_GEMM's scaled dot does not take",
+    );
   });
 });
