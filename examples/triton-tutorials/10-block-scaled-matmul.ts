@@ -10,24 +10,41 @@ import { matmul } from "../../benches/lib/reference.js";
 // `pid_n = pid // num_pid_m`), a K loop that loads a block of A [BLOCK_M, BLOCK_K], a block of B
 // stored [N, K] ([BLOCK_N, BLOCK_K], used as b.T) and their e8m0 scales (one byte per 32 elements
 // along K), and accumulates `tl.dotScaled(a, scale_a, fmt, b.T, scale_b, fmt, acc)` in f32; C is
-// stored in the bench's dtype. `format` picks mxfp8 (e4m3 elements) or mxfp4 (e2m1 elements).
+// stored in the bench's dtype. `format` picks mxfp8 (e4m3 elements), mxfp4 (e2m1 elements) or
+// mixed (A e4m3, B e2m1: Triton's `MIXED_PREC` branch, `tl.dot_scaled(a, scale_a, "e4m3", b.T,
+// scale_b, "e2m1", accumulator)`).
 //
 // Differences from Triton's file: the scales are plain row-major [M, K/32] and [N, K/32] tensors
 // (Triton preshuffles them into a 5-D layout for the tensor memory of sm_100), f4e2m1 elements are
 // one per byte (Triton packs two per uint8), and nvfp4 (e4m3 scales per 16) is not offered.
+// Triton's kernel picks the formats from ELEM_PER_BYTE_A / _B; here the config names them.
 
-/** The microscaling formats of the tutorial and their element dtype and `tl.dotScaled` name. */
+/** An operand's element format: its dtype, `tl.dotScaled` name and the range of its random values. */
+interface OperandFormat {
+  readonly dtype: Dtype;
+  readonly name: ScaledFormat;
+  readonly elementRange: number;
+}
+
+const E4M3 = { dtype: "f8e4m3", name: "e4m3", elementRange: 4 } as const satisfies OperandFormat;
+const E2M1 = { dtype: "f4e2m1", name: "e2m1", elementRange: 6 } as const satisfies OperandFormat;
+
+/** The block-scaled formats of the tutorial: A's and B's element formats. */
 export const FORMATS = {
-  mxfp8: { dtype: "f8e4m3", name: "e4m3", elementRange: 4 },
-  mxfp4: { dtype: "f4e2m1", name: "e2m1", elementRange: 6 },
-} as const satisfies Record<string, { dtype: Dtype; name: ScaledFormat; elementRange: number }>;
+  mxfp8: { a: E4M3, b: E4M3 },
+  mxfp4: { a: E2M1, b: E2M1 },
+  mixed: { a: E4M3, b: E2M1 },
+} as const satisfies Record<string, { a: OperandFormat; b: OperandFormat }>;
 
-/** The block sizes and format of {@link blockScaledMatmulKernel} (Triton's meta-parameters). */
+/** The block sizes and formats of {@link blockScaledMatmulKernel} (Triton's meta-parameters). */
 export interface BlockScaledConfig {
   readonly BLOCK_M: number;
   readonly BLOCK_N: number;
   readonly BLOCK_K: number;
-  readonly format: ScaledFormat;
+  /** A's element format (`"e4m3"` or `"e2m1"`). */
+  readonly aFormat: ScaledFormat;
+  /** B's element format: the same as A's, or `"e2m1"` under `"e4m3"` (Triton's mixed case). */
+  readonly bFormat: ScaledFormat;
 }
 
 /** Elements along K per e8m0 scale (Triton's VEC_SIZE for the mx formats). */
@@ -48,7 +65,7 @@ export async function blockScaledMatmulKernel(
   c_desc: DeviceTensor,
   config: BlockScaledConfig,
 ): Promise<void> {
-  const { BLOCK_M, BLOCK_N, BLOCK_K, format } = config;
+  const { BLOCK_M, BLOCK_N, BLOCK_K, aFormat, bFormat } = config;
   const [M, K] = a_desc.shape as [number, number];
   const N = b_desc.shape[0] as number;
   const stride_sc = K / VEC_SIZE;
@@ -74,7 +91,7 @@ export async function blockScaledMatmulKernel(
     const scale_b = await tl.load(b_scale.at(offs_bn, offs_sk), [n, kb / VEC_SIZE], b_scale.dtype, {
       stride: stride_sc,
     });
-    accumulator = await tl.dotScaled(a, scale_a, format, tl.trans(b), scale_b, format, accumulator);
+    accumulator = await tl.dotScaled(a, scale_a, aFormat, tl.trans(b), scale_b, bFormat, accumulator);
     tl.scratchRelease(mark);
   }
   const out = c_desc.dtype === "f32" ? accumulator : await tl.cast(accumulator, c_desc.dtype);
@@ -123,7 +140,7 @@ function transposed(x: Tensor): Tensor {
 export default defineBench({
   name: "triton-10-block-scaled-matmul",
   description:
-    "Triton tutorial 10: C = (A * scale_a) @ (B * scale_b)^T in mxfp8 (e4m3) or mxfp4 (e2m1) with e8m0 scales per 32 elements along K, one program per [BLOCK_M, BLOCK_N] block of C, a K loop of tl.dotScaled accumulating in f32 (A, B [N, K], the scales and C in the HBM of the grid's first cube).",
+    "Triton tutorial 10: C = (A * scale_a) @ (B * scale_b)^T in mxfp8 (e4m3), mxfp4 (e2m1) or mixed (A e4m3, B e2m1) with e8m0 scales per 32 elements along K, one program per [BLOCK_M, BLOCK_N] block of C, a K loop of tl.dotScaled accumulating in f32 (A, B [N, K], the scales and C in the HBM of the grid's first cube).",
   params: z.object({
     M: z.number().int().positive().default(512).describe("Rows of A and C."),
     N: z.number().int().positive().default(512).describe("Rows of B, columns of C."),
@@ -135,9 +152,9 @@ export default defineBench({
       .default(1024)
       .describe("Columns of A and B (a multiple of 32: one scale per 32 elements)."),
     format: z
-      .enum(["mxfp8", "mxfp4"])
+      .enum(["mxfp8", "mxfp4", "mixed"])
       .default("mxfp8")
-      .describe("Element format: mxfp8 (e4m3) or mxfp4 (e2m1)."),
+      .describe("Element formats: mxfp8 (e4m3), mxfp4 (e2m1) or mixed (A e4m3, B e2m1)."),
     BLOCK_M: z.number().int().positive().default(128).describe("Rows of a block of C (one program)."),
     BLOCK_N: z.number().int().positive().default(128).describe("Columns of a block of C."),
     BLOCK_K: z
@@ -154,13 +171,13 @@ export default defineBench({
     const where = firstCube(grid);
     const format = FORMATS[p.format];
     const blocks = p.K / VEC_SIZE;
-    const range = { low: -format.elementRange, high: format.elementRange };
-    const a = sim.random([p.M, p.K], format.dtype, { seed: p.seed, ...range });
-    const b = sim.random([p.N, p.K], format.dtype, { seed: p.seed + 1, ...range });
+    const rangeOf = (f: OperandFormat) => ({ low: -f.elementRange, high: f.elementRange });
+    const a = sim.random([p.M, p.K], format.a.dtype, { seed: p.seed, ...rangeOf(format.a) });
+    const b = sim.random([p.N, p.K], format.b.dtype, { seed: p.seed + 1, ...rangeOf(format.b) });
     // Scales around gemmInputRange(K) / elementRange: C's entries have about unit variance.
-    const center = Math.round(Math.log2(gemmInputRange(p.K) / format.elementRange));
-    const sa = randomScales(p.M, blocks, center, p.seed + 2);
-    const sb = randomScales(p.N, blocks, center, p.seed + 3);
+    const centerOf = (f: OperandFormat) => Math.round(Math.log2(gemmInputRange(p.K) / f.elementRange));
+    const sa = randomScales(p.M, blocks, centerOf(format.a), p.seed + 2);
+    const sb = randomScales(p.N, blocks, centerOf(format.b), p.seed + 3);
     const A = await sim.toDevice(a, { ...where, name: "A" });
     const B = await sim.toDevice(b, { ...where, name: "B" });
     const SA = await sim.toDevice(sa, { ...where, name: "scale_a" });
@@ -170,7 +187,8 @@ export default defineBench({
       BLOCK_M: p.BLOCK_M,
       BLOCK_N: p.BLOCK_N,
       BLOCK_K: p.BLOCK_K,
-      format: format.name,
+      aFormat: format.a.name,
+      bFormat: format.b.name,
     };
     await sim.launch(blockScaledMatmulKernel, {
       grid,

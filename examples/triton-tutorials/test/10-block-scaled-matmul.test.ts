@@ -10,10 +10,15 @@ const run = (params: Record<string, unknown>, topologyName = "default") =>
 // 2 K steps each, every step loading A, B and their two scale tiles.
 const RAGGED = { M: 160, N: 96, K: 256, BLOCK_M: 64, BLOCK_N: 64, BLOCK_K: 128 };
 
-describe("tutorial 10: block-scaled matmul (mxfp8, mxfp4) with tl.dotScaled", { timeout: 120_000 }, () => {
+describe("tutorial 10: block-scaled matmul (mxfp8, mxfp4, mixed) with tl.dotScaled", {
+  timeout: 120_000,
+}, () => {
   test.each([
     ["mxfp8", "f16", "default"],
     ["mxfp4", "f32", "ref-cube"],
+    // Triton's "mixed": A e4m3, B e2m1, tl.dotScaled(a, scale_a, "e4m3", b.T, scale_b, "e2m1", acc).
+    ["mixed", "f16", "ref-cube"],
+    ["mixed", "f32", "default"],
   ] as const)(
     "%s into %s on %s.yaml, ragged edges: C PASSes phase 2 and phase 1 observed every load as phase 2 copied it",
     async (format, dtype, name) => {
@@ -30,6 +35,7 @@ describe("tutorial 10: block-scaled matmul (mxfp8, mxfp4) with tl.dotScaled", { 
   test.each([
     ["mxfp8", 2 * (16 * 132 * 0.5 + 8)],
     ["mxfp4", 2 * (16 * 132 * 0.5 + 8)],
+    ["mixed", 2 * (16 * 132 * 0.5 + 8)],
   ] as const)("%s: PE_GEMM is busy %d ns, the scaled MMA's time", async (format, busy) => {
     const { report, gemmBusyNs } = await run({ M: 128, N: 128, K: 256, format, dtype: "f32" });
     expect(report.pass).toBe(true);

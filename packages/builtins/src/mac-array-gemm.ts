@@ -62,7 +62,12 @@ export abstract class MacArrayGemm<P extends MacArrayParams> extends Component<P
     const flops = 2 * params.m * params.n * params.k;
     this.stats.flops += flops;
     this.flopsByDtype[params.dtype] = (this.flopsByDtype[params.dtype] ?? 0) + flops;
-    const cycles = this.gemmCycles(params.m, params.n, params.k + (params.scaleBlocks ?? 0), params.dtype);
+    // A mixed-format GEMM (fp8 x fp4) streams each pair at the slower of its operands' rates.
+    const steps = params.k + (params.scaleBlocks ?? 0);
+    const cycles = Math.max(
+      this.gemmCycles(params.m, params.n, steps, params.dtype),
+      params.dtypeB === undefined ? 0 : this.gemmCycles(params.m, params.n, steps, params.dtypeB),
+    );
     this.arrayCycles += cycles;
     return compute(this, this.slot, cycles / this.freqGhz);
   }

@@ -181,11 +181,13 @@ export function gemmOp(
   transposeA = false,
   transposeB = false,
   scales: { readonly a?: number; readonly b?: number } = {},
+  dtypeInB: Dtype = dtypeIn,
 ): OpSpec {
   const scaled = scales.a !== undefined || scales.b !== undefined;
+  const dtypes = dtypeInB === dtypeIn ? dtypeIn : `${dtypeIn}_${dtypeInB}`;
   return {
     kind: "gemm",
-    name: scaled ? `gemm_mx_${dtypeIn}` : `gemm_${dtypeIn}`,
+    name: scaled ? `gemm_mx_${dtypes}` : `gemm_${dtypes}`,
     params: {
       src_a_addr: a,
       src_b_addr: b,
@@ -205,6 +207,7 @@ export function gemmOp(
       accumulate,
       ...(scales.a === undefined ? {} : { scale_a_addr: scales.a }),
       ...(scales.b === undefined ? {} : { scale_b_addr: scales.b }),
+      ...(dtypeInB === dtypeIn ? {} : { dtype_in_b: dtypeInB }),
     },
   };
 }

@@ -117,6 +117,8 @@ function gemmFeed(id: string, where: string, command: GemmCommand, engines: PeEn
   const n = positiveInt(where, "n", command.n);
   const k = positiveInt(where, "k", command.k);
   dtypeBytes(where, "dtype", command.dtype);
+  const dtypeB = command.dtypeB ?? command.dtype;
+  dtypeBytes(where, "dtypeB", dtypeB);
   const dtypeAcc = command.dtypeAcc ?? accDtype(command.dtype);
   const dtypeOut = command.dtypeOut ?? command.dtype;
   dtypeBytes(where, "dtypeAcc", dtypeAcc);
@@ -144,10 +146,18 @@ function gemmFeed(id: string, where: string, command: GemmCommand, engines: PeEn
       ...(command.aScale === undefined ? {} : { a: command.aScale }),
       ...(command.bScale === undefined ? {} : { b: command.bScale }),
     },
+    dtypeB,
   );
   // A scaled GEMM streams one more step per block of MX_SCALE_BLOCK along k (docs/latency-model.md).
-  const params: StageParams = scaled
-    ? { type: "gemm", m, n, k, dtype: command.dtype, scaleBlocks: Math.ceil(k / MX_SCALE_BLOCK) }
-    : { type: "gemm", m, n, k, dtype: command.dtype };
+  // A mixed-format GEMM (B's dtype differs) names B's dtype: PE_GEMM streams at the slower rate.
+  const params: StageParams = {
+    type: "gemm",
+    m,
+    n,
+    k,
+    dtype: command.dtype,
+    ...(dtypeB === command.dtype ? {} : { dtypeB }),
+    ...(scaled ? { scaleBlocks: Math.ceil(k / MX_SCALE_BLOCK) } : {}),
+  };
   return singleFeed(id, (index) => ({ tileId: index, stages: [stage("gemm", engines.gemm, params, [op])] }));
 }

@@ -431,8 +431,11 @@ export class DataExecutor {
     const [m, n, k] = this.shape(record);
     const inBytes = DTYPE_BYTES[p.dtype_in];
     const outBytes = DTYPE_BYTES[p.dtype_out];
+    // A mixed-format scaled GEMM (fp8 x fp4) decodes B as its own dtype.
+    const dtypeB = p.dtype_in_b ?? p.dtype_in;
+    const bBytes = DTYPE_BYTES[dtypeB];
     const a = toFloat32(this.store.readTyped(p.src_a_addr, m * k * inBytes, inBytes), p.dtype_in);
-    const b = toFloat32(this.store.readTyped(p.src_b_addr, k * n * inBytes, inBytes), p.dtype_in);
+    const b = toFloat32(this.store.readTyped(p.src_b_addr, k * n * bBytes, bBytes), dtypeB);
     const blocks = Math.ceil(k / MX_SCALE_BLOCK);
     if (p.scale_a_addr !== undefined)
       applyBlockScales(a, this.store.read(p.scale_a_addr, m * blocks), m, k, !p.transpose_a);

@@ -20,7 +20,7 @@ export interface Access {
 /** The batching signature of a GEMM. */
 export function gemmKey(record: OpRecord): string {
   const p = (record as GemmOpRecord).params;
-  return `${record.op_name}|${p.shape_a}|${p.shape_b}|${p.shape_out}|${p.dtype_in}|${p.dtype_acc}|${p.dtype_out}|${p.transpose_a}|${p.transpose_b}|${p.layout_a}|${p.layout_b}|${p.layout_out}|${p.accumulate === true}`;
+  return `${record.op_name}|${p.shape_a}|${p.shape_b}|${p.shape_out}|${p.dtype_in}|${p.dtype_in_b}|${p.dtype_acc}|${p.dtype_out}|${p.transpose_a}|${p.transpose_b}|${p.layout_a}|${p.layout_b}|${p.layout_out}|${p.accumulate === true}`;
 }
 
 /** What a record reads and writes (strided copies by their span: conservative). */
@@ -53,7 +53,7 @@ export function accessesOf(record: OpRecord): Access {
       const out = range(p.dst_addr, shapeSize(p.shape_out) * DTYPE_BYTES[p.dtype_out]);
       const reads = [
         range(p.src_a_addr, shapeSize(p.shape_a) * size),
-        range(p.src_b_addr, shapeSize(p.shape_b) * size),
+        range(p.src_b_addr, shapeSize(p.shape_b) * DTYPE_BYTES[p.dtype_in_b ?? p.dtype_in]),
       ];
       if (p.accumulate === true) reads.push(out);
       const [m, n] = p.shape_out as [number, number];

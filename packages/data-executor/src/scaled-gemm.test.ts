@@ -1,5 +1,5 @@
 import type { GemmParams, OpRecord } from "@kb/oplog";
-import { Tensor } from "@kb/tensor";
+import { type Dtype, Tensor } from "@kb/tensor";
 import { describe, expect, it } from "vitest";
 import { DataExecutor } from "./executor.js";
 import { MemoryStore } from "./memory-store.js";
@@ -45,14 +45,14 @@ function scaledGemm(extra: Partial<GemmParams>): OpRecord {
 //   C[0, 1] = 32 (1)(-8)  + 32 (2)(-2 * 0.25)      = -256 - 32 = -288
 //   C[1, 0] = 32 (0.25)(1) + 32 (0.5)(1)           = 8 + 16 = 24
 //   C[1, 1] = 32 (0.25)(-8) + 32 (0.5)(-0.5)       = -64 - 8 = -72
-function store(transB: boolean, aScaleBytes = [127, 128, 126, 127]): MemoryStore {
+function store(transB: boolean, aScaleBytes = [127, 128, 126, 127], bDtype: Dtype = "f8e4m3"): MemoryStore {
   const memory = new MemoryStore();
   const a = Array.from({ length: 128 }, (_, i) => (i < 64 ? 1 : 0.5));
   const b = transB
     ? Array.from({ length: 128 }, (_, i) => (i < 64 ? 1 : -2)) // [n, k]
     : Array.from({ length: 128 }, (_, i) => (i % 2 === 0 ? 1 : -2)); // [k, n]
   memory.write(0, Tensor.fromArray(a, [2, 64], "f8e4m3").bytes);
-  memory.write(256, Tensor.fromArray(b, transB ? [2, 64] : [64, 2], "f8e4m3").bytes);
+  memory.write(256, Tensor.fromArray(b, transB ? [2, 64] : [64, 2], bDtype).bytes);
   memory.write(1024, new Uint8Array(aScaleBytes));
   memory.write(1088, new Uint8Array([127, 127, 129, 125]));
   return memory;
@@ -83,5 +83,12 @@ describe("phase 2 of a scaled GEMM (tl.dotScaled)", () => {
     const values = result(nan);
     expect(values.slice(0, 2).every(Number.isNaN)).toBe(true);
     expect(values.slice(2)).toEqual([24, -72]);
+  });
+
+  it("a mixed-format record (dtype_in_b f4e2m1) decodes B as fp4 and A as fp8: the same product", () => {
+    // Tutorial 10's "mixed": A e4m3, B e2m1 ([n, k] as Triton stores it), both with e8m0 scales.
+    const mixed = store(true, undefined, "f4e2m1");
+    new DataExecutor(mixed).run([scaledGemm({ transpose_b: true, dtype_in_b: "f4e2m1" })]);
+    expect(result(mixed)).toEqual([96, -288, 24, -72]);
   });
 });

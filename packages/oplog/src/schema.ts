@@ -186,6 +186,11 @@ export const gemmParamsSchema = z.strictObject({
   scale_b_addr: byteAddress
     .exactOptional()
     .describe("Extension (tl.dotScaled): byte address of B's e8m0 scales, [n, k/32] bytes row-major."),
+  dtype_in_b: dtypeSchema
+    .exactOptional()
+    .describe(
+      "Extension (mixed-format tl.dotScaled): B's element dtype when it differs from dtype_in (A's); absent: dtype_in.",
+    ),
 });
 
 /** Params of a `math` op (`exp`, `add`, `sum`, `where`, ...). */
@@ -353,6 +358,8 @@ export interface GemmParams {
   scale_a_addr?: number;
   /** Extension (`tl.dotScaled`): B's e8m0 scales, `[n, k/32]` bytes. */
   scale_b_addr?: number;
+  /** Extension (mixed-format `tl.dotScaled`): B's element dtype when it differs from `dtype_in` (A's). */
+  dtype_in_b?: Dtype;
 }
 
 /** Params of a `math` op. Addresses in bytes, shapes in elements. */

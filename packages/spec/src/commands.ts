@@ -96,6 +96,11 @@ export interface GemmCommand extends CommandBase {
   readonly n: number;
   readonly k: number;
   readonly dtype: Dtype;
+  /**
+   * B's dtype when it differs from A's `dtype` (a mixed-format `tl.dotScaled`, e.g. f8e4m3 x
+   * f4e2m1); absent: B is `dtype` too.
+   */
+  readonly dtypeB?: Dtype;
   /** Accumulation dtype (default f32 for floats, i32 for i8). */
   readonly dtypeAcc?: Dtype;
   /** Output dtype (default `dtype`). */

@@ -1,5 +1,5 @@
 import type { Dtype } from "./dtype.js";
-import type { ElementFn } from "./math-ops.js";
+import type { ElementFn, LineFn } from "./math-ops.js";
 
 // Integer arithmetic as Triton's (LLVM's) on the integer dtypes: results wrap modulo 2^bits
 // (two's complement for the signed types), `div` truncates toward zero and `mod` takes the sign
@@ -78,6 +78,7 @@ export const WRAPPING_OPS: ReadonlySet<string> = new Set([
   "shr",
   "sum",
   "cumsum",
+  "cumprod",
 ]);
 
 /** The value an integer division by zero gives: all bits set (-1 signed, 2^bits - 1 unsigned). */
@@ -166,4 +167,23 @@ const WIDE_ELEMENTS: Readonly<Record<string, (type: IntegerType) => ElementFn>> 
 export function integerElement(op: string, type: IntegerType, element: ElementFn): ElementFn {
   const table = type.bits > 32 ? WIDE_ELEMENTS : INTEGER_ELEMENTS;
   return table[op]?.(type) ?? element;
+}
+
+/**
+ * Integer versions of the line ops whose f64 line is not exact on integers: `cumprod` multiplies
+ * in BigInt and wraps after every step (an f64 product past 2^53 would round before wrapping).
+ */
+const INTEGER_LINES: Readonly<Record<string, (type: IntegerType) => LineFn>> = {
+  cumprod: (type) => (x, xBase, out, outBase, length, stride) => {
+    let product = 1n;
+    for (let l = 0; l < length; l++) {
+      product = wrapBig(product * toBig(x[xBase + l * stride] as number, type), type);
+      out[outBase + l * stride] = Number(product);
+    }
+  },
+};
+
+/** The line function of `op` on integer operands of `type` (its values then wrapped as any). */
+export function integerLine(op: string, type: IntegerType, line: LineFn): LineFn {
+  return INTEGER_LINES[op]?.(type) ?? line;
 }

@@ -50,4 +50,23 @@ describe("evaluateMath", () => {
     expect([...evaluateMath("pow", [x], [2], null, { scalars: [2], scalarIndex: 0 })]).toEqual([4, 8]);
     expect([...evaluateMath("pow", [x], [2], null, { scalars: [2] })]).toEqual([4, 9]);
   });
+
+  it("cumprod on integers wraps each product exactly (i32, u32, i64)", () => {
+    const scan = (values: number[], dtype: "i32" | "u32" | "i64") => [
+      ...evaluateMath("cumprod", [operand(values, [values.length])], [values.length], 0, {
+        scalars: [],
+        dtype,
+      }),
+    ];
+    // Exact products modulo 2^32 (by hand, Python integers): 100000 x 100001 = 10000100000 ->
+    // 1410165408, x 100002 -> -1595066048, x 100003 -> -599592000 (the f64 product 1.00006e20
+    // is not exact, and would wrap to another value).
+    expect(scan([100000, 100001, 100002, 100003], "i32")).toEqual([
+      100000, 1410165408, -1595066048, -599592000,
+    ]);
+    // u32: 4e9 x 3 = 12e9 - 2 x 2^32 = 3410065408.
+    expect(scan([4000000000, 3], "u32")).toEqual([4000000000, 3410065408]);
+    // i64: 3, -15, -105, -105 x (2^40 + 1) = -115448720916585.
+    expect(scan([3, -5, 7, 2 ** 40 + 1], "i64")).toEqual([3, -15, -105, -115448720916585]);
+  });
 });

@@ -1,6 +1,6 @@
 import { KbError } from "@kb/errors";
 import type { Dtype } from "./dtype.js";
-import { integerElement, integerType, WRAPPING_OPS, wrapInteger } from "./integer-ops.js";
+import { integerElement, integerLine, integerType, WRAPPING_OPS, wrapInteger } from "./integer-ops.js";
 import { type ElementFn, type LineMathOp, MATH_OPS, type MathOpInfo, mathOutputShape } from "./math-ops.js";
 
 // The f64 evaluation of one math op of the table over whole operands: phase 2 (@kb/data-executor's
@@ -112,7 +112,12 @@ export function evaluateMath(
     const other = checkAxis(op, input.shape, scalars[0] ?? a);
     swapAxes(input, a, other, out);
   } else {
-    line(info, input, a, out);
+    line(
+      wrapType === undefined ? info : { ...info, line: integerLine(op, wrapType, info.line) },
+      input,
+      a,
+      out,
+    );
     if (wrapType !== undefined)
       for (let i = 0; i < out.length; i++) out[i] = wrapInteger(out[i] as number, wrapType);
   }

@@ -298,12 +298,11 @@ const TABLE = {
   randint: elementwise(100, randint, { ...RANDOM, dtype: (): Dtype => "u32" }),
   rand: elementwise(103, rand, RANDOM),
   randn: elementwise(124, randn, RANDOM),
-  // Inclusive prefix products (Triton's tl.cumprod), as cumsum with a multiply; floats only (an
-  // integer product would wrap past what an f64 product keeps exact).
+  // Inclusive prefix products (Triton's tl.cumprod), as cumsum with a multiply; on an integer
+  // dtype each product wraps, exactly (integer-ops.ts, `integerLine`).
   cumprod: {
     ...BASE,
     shape: "row",
-    inputDtypes: ["f32", "f16", "bf16"],
     cycles: 1,
     treePasses: 2,
     line: cumprodLine,

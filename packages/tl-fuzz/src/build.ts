@@ -15,7 +15,7 @@ import {
   UNARY_OPS,
   type ValueType,
 } from "./program.js";
-import { LIBDEVICE_OPS, type LibdeviceOp } from "./reference/index.js";
+import { LIBDEVICE_OPS, type LibdeviceOp, SCAN_OPS, type ScanOp } from "./reference/index.js";
 import { isNarrow } from "./reference/narrow-float.js";
 import { drawRound2 } from "./round2-steps.js";
 import { drawRound3 } from "./round3-steps.js";
@@ -35,9 +35,11 @@ const EXACT_EPILOGUE: readonly EpilogueStep[] = [
   { op: "minimum", scope: "k_tile", scalar: 2 },
 ];
 
+/** The kind of a `tl.cumsum` / `tl.cumprod` step (after dotScaled's 30). */
+export const SCAN_KIND = 31;
 /** Step kinds a raw step picks from (`RawStep.kind` modulo this). */
-export const STEP_KINDS = 31;
-/** The kind of a use of an accumulator an earlier dot consumed (the run must refuse it; kinds 20-26: round2-steps.ts, 27-29: round3-steps.ts, 30: scaled-steps.ts). */
+export const STEP_KINDS = 32;
+/** The kind of a use of an accumulator an earlier dot consumed (the run must refuse it; kinds 20-26: round2-steps.ts, 27-29: round3-steps.ts, 30: scaled-steps.ts, 31: a scan, below). */
 const USE_CONSUMED = 19;
 /** Kinds that need no earlier value: a load and the composites. */
 const STANDALONE = new Set([0, 14, 15, 17, SCALED_KIND]);
@@ -214,6 +216,19 @@ export function buildProgram(raw: RawProgram): Program {
       case 9:
         push({ kind: "softmax", x, axis: pick(choice.b, 2) as 0 | 1 }, { ...tx, exact: null });
         break;
+      case SCAN_KIND: {
+        // tl.cumsum / tl.cumprod along either axis: a cumsum stays exact as a sum of the line
+        // does; a product's grain and bound are not tracked (integers wrap, exactly).
+        const op = SCAN_OPS[pick(choice.b, SCAN_OPS.length)] as ScanOp;
+        const axis = pick(choice.c, 2) as 0 | 1;
+        const length = axis === 0 ? (tx.rows === "block" ? blockRows : tx.rows) : tx.cols;
+        const exact =
+          op === "cumsum" && tx.exact !== null
+            ? { grain: tx.exact.grain, bound: tx.exact.bound * length }
+            : null;
+        push({ kind: "scan", op, x, axis }, { ...tx, exact });
+        break;
+      }
       case 10: {
         const dtype = CAST_DTYPES[pick(choice.b, CAST_DTYPES.length)] as Dtype;
         // To an integer: rounded to whole numbers (exact with grain 0, if it was bounded). To fp8

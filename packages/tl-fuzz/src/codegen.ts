@@ -100,6 +100,8 @@ function stepSource(program: Program, step: Step, i: number): string {
       return `${out} await tl.${step.op}(${v(step.x)}, ${step.axis});`;
     case "softmax":
       return `${out} await tl.softmax(${v(step.x)}, ${step.axis});`;
+    case "scan":
+      return `${out} await tl.${step.op}(${v(step.x)}, ${step.axis});`;
     case "cast":
       return `${out} await tl.cast(${v(step.x)}, ${q(step.dtype)});`;
     case "row": {

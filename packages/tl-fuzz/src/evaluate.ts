@@ -83,6 +83,9 @@ export function evaluate(program: Program): ref.RefTensor[] {
         case "softmax":
           values[i] = ref.softmax(value(step.x), step.axis);
           return;
+        case "scan":
+          values[i] = ref.scan(step.op, value(step.x), step.axis);
+          return;
         case "cast":
           values[i] = ref.cast(value(step.x), step.dtype);
           return;

@@ -101,6 +101,8 @@ export type Step =
   | { readonly kind: "clamp"; readonly x: number; readonly lo: number; readonly hi: number }
   | { readonly kind: "reduce"; readonly op: "sum" | "max" | "min"; readonly x: number; readonly axis: 0 | 1 }
   | { readonly kind: "softmax"; readonly x: number; readonly axis: 0 | 1 }
+  /** `tl.cumsum(x, axis)` / `tl.cumprod(x, axis)` (scan-steps.ts): the shape kept. */
+  | { readonly kind: "scan"; readonly op: "cumsum" | "cumprod"; readonly x: number; readonly axis: 0 | 1 }
   | { readonly kind: "cast"; readonly x: number; readonly dtype: Dtype }
   | { readonly kind: "row"; readonly x: number; readonly which: "first" | "last" }
   | {
@@ -119,7 +121,10 @@ export type Step =
       readonly aScale: number;
       readonly b: number;
       readonly bScale: number;
+      /** A's format. */
       readonly format: "e4m3" | "e5m2" | "e2m1";
+      /** B's format (the same as A's, or another narrow format: a mixed-format GEMM). */
+      readonly bFormat: "e4m3" | "e5m2" | "e2m1";
       readonly acc: "zeros" | null;
     }
   /** Data-dependent control flow: `x.data.getFlat(0) > 0 ? then(y) : otherwise(y)` (x is loaded). */

@@ -36,7 +36,8 @@ export interface Round2Context {
   readonly blockRows: number;
   readonly types: readonly (ValueType | null)[];
   values(filter?: (type: ValueType) => boolean): number[];
-  push(step: Step, type: ValueType | null): number;
+  /** Adds a step; `aliases`: a value whose bytes the result names (a view). */
+  push(step: Step, type: ValueType | null, aliases?: number | null): number;
   readonly inputs: readonly InputTensor[];
   /** An i32 host input `[1, values.length]` read whole; its index. */
   indexInput(values: number[]): number;
@@ -136,7 +137,14 @@ export function drawRound2(kind: number, choice: Choice, x: number, ctx: Round2C
             ? null
             : { grain: Math.min(tx.exact.grain, tb.grain), bound: Math.max(tx.exact.bound, tb.bound) };
       const cols = op === "join" || op === "cat" ? 2 * tx.cols : op === "split" ? tx.cols / 2 : tx.cols;
-      ctx.push({ kind: "shape", op, a: x, b, half: pick(choice.d, 2) as 0 | 1 }, { ...tx, cols, exact });
+      // A permute of [rows, 1, 2] to [rows, 2, 1] moves no byte: its result names x's bytes (an
+      // in-place write into either makes the other stale, as for a reshape).
+      const aliases = op === "permute" && tx.cols === 2 ? x : null;
+      ctx.push(
+        { kind: "shape", op, a: x, b, half: pick(choice.d, 2) as 0 | 1 },
+        { ...tx, cols, exact },
+        aliases,
+      );
       return;
     }
     case ROUND2_KINDS.maskedGather:

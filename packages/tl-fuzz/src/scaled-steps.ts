@@ -43,9 +43,16 @@ function input(
   return ctx.inputs.length - 1;
 }
 
-/** Draws `tl.dotScaled(a, aScale, fmt, b, bScale, fmt, acc?)` of new inputs. */
+/**
+ * Draws `tl.dotScaled(a, aScale, fmtA, b, bScale, fmtB, acc?)` of new inputs: `choice.a` modulo 3
+ * picks A's format, and B's is that many formats further on for `floor(choice.a / 3)` modulo 3
+ * (0: the same format; 1 and 2: a mixed-format GEMM such as e4m3 x e2m1).
+ */
 export function drawDotScaled(choice: RawStep, ctx: BuildContext): void {
-  const { format, dtype } = FORMATS[pick(choice.a, FORMATS.length)] as (typeof FORMATS)[number];
+  const aIndex = pick(choice.a, FORMATS.length);
+  const { format, dtype } = FORMATS[aIndex] as (typeof FORMATS)[number];
+  const bIndex = pick(aIndex + Math.trunc(choice.a / FORMATS.length), FORMATS.length);
+  const { format: bFormat, dtype: bDtype } = FORMATS[bIndex] as (typeof FORMATS)[number];
   const k = 32 * (1 + pick(choice.b, 2));
   const n = COLS[pick(choice.c, COLS.length)] as number;
   const transposed = pick(choice.d, 2) === 1;
@@ -62,10 +69,10 @@ export function drawDotScaled(choice: RawStep, ctx: BuildContext): void {
     },
     { rows: "block", cols: k / 32, dtype: "i8", exact: null },
   );
-  const weight = input(ctx, transposed ? [n, k] : [k, n], dtype, false, transposed, OPERAND_VALUES);
+  const weight = input(ctx, transposed ? [n, k] : [k, n], bDtype, false, transposed, OPERAND_VALUES);
   const b = ctx.push(
     { kind: "load", input: weight, col0: 0, cols: transposed ? k : n },
-    { rows: transposed ? n : k, cols: transposed ? k : n, dtype, exact: null },
+    { rows: transposed ? n : k, cols: transposed ? k : n, dtype: bDtype, exact: null },
   );
   const bScale = ctx.push(
     {
@@ -80,7 +87,7 @@ export function drawDotScaled(choice: RawStep, ctx: BuildContext): void {
   for (const value of [aScale, b, bScale]) ctx.live.delete(value);
   const acc = pick(choice.d * 7, 2) === 0 ? null : "zeros";
   ctx.push(
-    { kind: "dotScaled", a, aScale, b, bScale, format, acc },
+    { kind: "dotScaled", a, aScale, b, bScale, format, bFormat, acc },
     { rows: "block", cols: n, dtype: "f32", exact: null },
   );
 }
@@ -94,8 +101,8 @@ export function dotScaledSource(program: Program, step: DotScaledStep, i: number
   const zeros =
     step.acc === "zeros" ? `const acc${i} = tl.zeros([${rowsOf(type.rows)}, ${type.cols}], "f32"); ` : "";
   const acc = step.acc === "zeros" ? `, acc${i}` : "";
-  const f = q(step.format);
-  return `${zeros}const v${i} = await tl.dotScaled(v${step.a}, v${step.aScale}, ${f}, ${b}, v${step.bScale}, ${f}${acc});`;
+  const [fa, fb] = [q(step.format), q(step.bFormat)];
+  return `${zeros}const v${i} = await tl.dotScaled(v${step.a}, v${step.aScale}, ${fa}, ${b}, v${step.bScale}, ${fb}${acc});`;
 }
 
 /** The value of a dotScaled step on a block of `rows` rows (README "dotScaled"). */
@@ -110,5 +117,13 @@ export function evaluateDotScaled(
   const b = stored?.transposed === true ? ref.transpose(value(step.b)) : value(step.b);
   const n = b.shape[1] as number;
   const acc = step.acc === "zeros" ? ref.zeros([rows, n], "f32") : undefined;
-  return ref.dotScaled(value(step.a), value(step.aScale), b, value(step.bScale), step.format, acc);
+  return ref.dotScaled(
+    value(step.a),
+    value(step.aScale),
+    step.format,
+    b,
+    value(step.bScale),
+    step.bFormat,
+    acc,
+  );
 }

@@ -26,8 +26,9 @@ export interface MathCallOptions {
 
 /**
  * `tl.dot(a, b, options)` made at `site`: consumes the accumulator (its handle may not be used
- * again). With `scales` (`tl.dotScaled`, checked by its caller) the GEMM command carries the TCM
- * addresses of the operands' e8m0 block scales.
+ * again). With `scaled` (`tl.dotScaled`, checked by its caller) the GEMM command carries the TCM
+ * addresses of the operands' e8m0 block scales, and B's dtype when it differs from A's (mixed
+ * formats, e.g. e4m3 x e2m1).
  */
 export async function runDot(
   scope: CallScope,
@@ -35,15 +36,17 @@ export async function runDot(
   a: TensorHandle,
   b: TensorHandle,
   options: DotOptions,
-  scales: { readonly a?: TensorHandle | undefined; readonly b?: TensorHandle | undefined } = {},
+  scaled?: { readonly a?: TensorHandle | undefined; readonly b?: TensorHandle | undefined },
 ): Promise<TensorHandle> {
-  const outDtype = checkDot(scope.tl, a, b, options);
+  const call = scaled !== undefined ? "dotScaled" : "dot";
+  const scales = scaled ?? {};
+  // tl.dotScaled may mix narrow formats (checked by its caller): B's dtype goes in the command.
+  const outDtype = checkDot(scope.tl, a, b, options, call === "dotScaled");
   const [m, k] = a.shape as [number, number];
   const n = b.shape[1] as number;
   const acc = options.acc;
   const aa = await scope.inTcm("dot", a, true);
   const bb = await scope.inTcm("dot", b, true);
-  const call = scales.a !== undefined || scales.b !== undefined ? "dotScaled" : "dot";
   const aScale = scales.a === undefined ? undefined : await scope.inTcm(call, scales.a);
   const bScale = scales.b === undefined ? undefined : await scope.inTcm(call, scales.b);
   // A whole tl.zeros never written: overwrite instead of adding (same result). A view of one is
@@ -83,6 +86,7 @@ export async function runDot(
     n,
     k,
     dtype: a.dtype,
+    ...(b.dtype === a.dtype ? {} : { dtypeB: b.dtype }),
     dtypeAcc: isFloatDtype(a.dtype) ? "f32" : "i32",
     dtypeOut: outDtype,
     accumulate: accumulator !== undefined && !freshZeros,

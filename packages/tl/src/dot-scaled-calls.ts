@@ -9,7 +9,9 @@ import { checkOwned } from "./validate.js";
 // Triton's `tl.dot_scaled` as `tl.dotScaled`: a GEMM of fp8 or fp4 operands with e8m0 block
 // scales (the OCP microscaling formats mxfp8 and mxfp4), one PE_GEMM command carrying the scales'
 // TCM addresses, timed at the operands' rate plus one streamed step per block of 32 along K
-// (docs/latency-model.md, "Scaled GEMM"); phase 2 applies the scales before its f32 GEMM.
+// (docs/latency-model.md, "Scaled GEMM"); phase 2 applies the scales before its f32 GEMM. The two
+// operands may be of different narrow formats (Triton tutorial 10's "mixed": e4m3 x e2m1): the
+// command names B's dtype, and PE_GEMM streams at the slower of the two rates.
 
 /** An operand format of `tl.dotScaled`, as Triton names it. */
 export type ScaledFormat = "e4m3" | "e5m2" | "e2m1" | "bf16" | "fp16";
@@ -39,6 +41,8 @@ export interface DotScaledCalls {
    * scales are e8m0 bytes in a 1-byte integer tensor, `aScale` `[M, K/32]` and `bScale`
    * `[N, K/32]` (Triton's layouts), or null for a scale of 1. One PE_GEMM command at the format's
    * `dtype_cycles` rate with `ceil(K/32)` more streamed steps; consumes `acc` as `tl.dot` does.
+   * `aFormat` and `bFormat` may differ among `"e4m3"`, `"e5m2"`, `"e2m1"` (mxfp8 x mxfp4): the
+   * GEMM streams at the slower of the two formats' rates.
    */
   dotScaled(
     a: TensorHandle,
@@ -50,6 +54,9 @@ export interface DotScaledCalls {
     acc?: TensorHandle | DotScaledOptions | null,
   ): Promise<TensorHandle>;
 }
+
+/** The formats a mixed-format GEMM may pair (Triton's mxfp8 x mxfp4; PE_GEMM streams at the slower rate). */
+const NARROW_FORMATS: readonly ScaledFormat[] = ["e4m3", "e5m2", "e2m1"];
 
 function isFormat(value: unknown): value is ScaledFormat {
   return typeof value === "string" && Object.hasOwn(SCALED_FORMAT_DTYPES, value);
@@ -84,10 +91,10 @@ export const dotScaledCalls: DotScaledCalls & ThisType<TLContext> = {
           );
         }
       }
-      if (aFormat !== bFormat) {
+      if (aFormat !== bFormat && !(NARROW_FORMATS.includes(aFormat) && NARROW_FORMATS.includes(bFormat))) {
         throw this._error(
           "TL_INVALID_CALL",
-          `tl.dotScaled: mixed formats ("${aFormat}" x "${bFormat}") are not supported: PE_GEMM takes one element type per GEMM. Cast one operand to the other's format (tl.cast) first.`,
+          `tl.dotScaled: "${aFormat}" x "${bFormat}": PE_GEMM mixes only the narrow formats (${NARROW_FORMATS.join(", ")}), each with its own scales; cast the ${aFormat === "bf16" || aFormat === "fp16" ? "a" : "b"} operand to the other's format (tl.cast) first.`,
         );
       }
       if (a.shape.length !== 2 || b.shape.length !== 2 || a.shape[1] !== b.shape[0]) {
@@ -114,6 +121,13 @@ export const dotScaledCalls: DotScaledCalls & ThisType<TLContext> = {
           throw this._error(
             "TL_INVALID_CALL",
             `tl.dotScaled: format "${format}" takes no scale (Triton's rule); pass null for ${name}.`,
+          );
+        }
+        if (scale.dtype === "f8e4m3") {
+          // Triton's nvfp4: e2m1 elements with float8e4nv scales, one per 16 along K.
+          throw this._error(
+            "TL_INVALID_CALL",
+            `tl.dotScaled: ${name} ${scale.describe()} holds f8e4m3 scales (nvfp4's, one per 16 along K), which PE_GEMM's scaled dot does not take: it takes e8m0 scales per ${MX_SCALE_BLOCK} (mxfp8, mxfp4). Use e8m0 scales (a [rows, K/${MX_SCALE_BLOCK}] u8 tensor), or apply the e4m3 scales yourself (tl.cast the elements and the scales to f16, multiply, then tl.dot).`,
           );
         }
         if (k % MX_SCALE_BLOCK !== 0) {

@@ -114,12 +114,14 @@ describe("tl.dotScaled", { timeout: 60_000 }, () => {
     expect(wrongFormat.message).toContain(
       'tl.dotScaled: a handle #0 (f8e4m3 [16, 64] in tcm) holds f8e4m3, but format "e5m2" is f8e5m2 elements',
     );
-    const mixed = await call(async (tl) => {
+    const mixedFloat = await call(async (tl) => {
       const { a, s } = await fp8(tl);
-      const b = await tl.load(hbm(12288), [64, 16], "f4e2m1");
-      await tl.dotScaled(a, s, "e4m3", b, s, "e2m1");
+      const b = await tl.load(hbm(12288), [64, 16], "f16");
+      await tl.dotScaled(a, s, "e4m3", b, null, "fp16");
     });
-    expect(mixed.message).toContain('mixed formats ("e4m3" x "e2m1") are not supported');
+    expect(mixedFloat.message).toContain(
+      'tl.dotScaled: "e4m3" x "fp16": PE_GEMM mixes only the narrow formats (e4m3, e5m2, e2m1)',
+    );
     const shape = await call(async (tl) => {
       const { a, b } = await fp8(tl);
       const s = await tl.load(hbm(8192), [16, 4], "i8");
@@ -132,5 +134,17 @@ describe("tl.dotScaled", { timeout: 60_000 }, () => {
       await tl.dotScaled(a, null, "e4m3", b, s, "e4m3");
     });
     expect(floatScale.message).toContain("must hold e8m0 bytes in a 1-byte integer tensor");
+    // Triton's nvfp4 (tutorial 10's default): e2m1 elements, f8e4m3 scales per 16 along K.
+    const nvfp4 = await call(async (tl) => {
+      const a = await tl.load(hbm(0), [16, 64], "f4e2m1");
+      const b = await tl.load(hbm(4096), [64, 16], "f4e2m1");
+      const s = await tl.load(hbm(8192), [16, 4], "f8e4m3");
+      await tl.dotScaled(a, s, "e2m1", b, null, "e2m1");
+    });
+    expect(nvfp4.code).toBe("TL_INVALID_CALL");
+    expect(nvfp4.message).toMatch(/dot-scaled\.test\.ts:\d+:\d+ kernel k on sip0\.cube0\.pe0/);
+    expect(nvfp4.message).toContain(
+      "tl.dotScaled: aScale handle #2 (f8e4m3 [16, 4] in tcm) holds f8e4m3 scales (nvfp4's, one per 16 along K), which PE_GEMM's scaled dot does not take",
+    );
   });
 });

@@ -117,7 +117,7 @@ export interface MathCalls {
   softmax(x: TensorHandle, axis?: number, options?: MathOptions): Promise<TensorHandle>;
   /** Inclusive prefix sums along `axis` (default 0, Triton's), same shape (summed in f64, rounded once). */
   cumsum(x: TensorHandle, axis?: number, options?: MathOptions): Promise<TensorHandle>;
-  /** Inclusive prefix products along `axis` (default 0, Triton's `tl.cumprod`); float tensors (multiplied in f64, rounded once). */
+  /** Inclusive prefix products along `axis` (default 0, Triton's `tl.cumprod`): floats multiplied in f64 and rounded once; integers exact and wrapping. */
   cumprod(x: TensorHandle, axis?: number, options?: MathOptions): Promise<TensorHandle>;
   /** The arcsine elementwise (libdevice `asin`): NaN outside [-1, 1]. */
   asin(x: TensorHandle, options?: MathOptions): Promise<TensorHandle>;

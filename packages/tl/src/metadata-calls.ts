@@ -68,8 +68,9 @@ export interface MetadataCalls {
   /**
    * Triton's `tl.trans(x, *dims)` without moving bytes. With a full order of `x`'s dims (one per
    * dimension, `trans(x, 1, 0)`, `trans(x, 0, 2, 1)`) it is that permutation: output dimension
-   * `k` is input dimension `dims[k]` (`trans(x, 0, 1)` of a 2-D `x` is `x`). Without dims, the
-   * last two swapped (Triton's default `(1, 0)` on 2-D). On 3 or more dims, two dims `dim0, dim1`
+   * `k` is input dimension `dims[k]` (`trans(x, 0, 1)` of a 2-D `x` is `x`). Without dims, a 2-D
+   * `x` transposed (Triton's default `(1, 0)`; on 3 or more dims Triton raises, and so does this:
+   * pass the permutation). On 3 or more dims, two dims `dim0, dim1`
    * swap those two. The last two exchanged give a transposed view (a GEMM reads it transposed;
    * other commands refuse it); other orders only when no byte moves (size-1 dimensions moving: a
    * reshape). Any other order throws `TL_INVALID_CALL`: use `await tl.permute(x, dims)` or
@@ -196,6 +197,14 @@ export const metadataCalls: MetadataCalls & ThisType<TLContext> = {
       throw this._error("TL_INVALID_CALL", `tl.trans(${x.describe()}): needs at least 2 dimensions.`);
     }
     if (dims.length === rank) return permutedView(this, x, dims);
+    if (dims.length === 0 && rank !== 2) {
+      // Triton's tl.trans without dims transposes a 2-D tensor only (its default order is (1, 0)).
+      const order = [...Array(rank).keys()].reverse();
+      throw this._error(
+        "TL_INVALID_CALL",
+        `tl.trans(${x.describe()}): without dims tl.trans transposes a 2-D tensor only (Triton's rule); pass the permutation of the ${rank} dims, e.g. tl.trans(x, ${order.join(", ")}), or the two dims to swap (tl.trans(x, ${rank - 2}, ${rank - 1})).`,
+      );
+    }
     if (dims.length !== 0 && dims.length !== 2) {
       throw this._error(
         "TL_INVALID_CALL",

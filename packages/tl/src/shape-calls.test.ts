@@ -124,6 +124,10 @@ describe("shape calls", () => {
       expect(message(() => tl.trans(tl.reshape(x, [2, 3, 2]), 0, 2))).toContain(
         "use await tl.swapAxes(x, 0, 2) (a PE_MATH copy)",
       );
+      // Triton's tl.trans without dims transposes 2-D only: a 3-D tensor needs its permutation.
+      expect(message(() => tl.trans(tl.reshape(x, [2, 3, 2])))).toMatch(
+        /shape-calls\.test\.ts:\d+:\d+ .*tl\.trans\(handle #\d+ \(f32 \[2, 3, 2\] in tcm\)\): without dims tl\.trans transposes a 2-D tensor only \(Triton's rule\); pass the permutation of the 3 dims, e\.g\. tl\.trans\(x, 2, 1, 0\)/,
+      );
     });
     expect(commands.map((c) => c.kind)).toEqual(["dma"]);
   });

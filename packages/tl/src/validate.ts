@@ -147,7 +147,13 @@ export function checkOut(
 }
 
 /** Checks the operands and accumulator of `tl.dot(a, b, options)`; returns the output dtype. */
-export function checkDot(tl: ErrorSource, a: TensorHandle, b: TensorHandle, options: DotOptions): Dtype {
+export function checkDot(
+  tl: ErrorSource,
+  a: TensorHandle,
+  b: TensorHandle,
+  options: DotOptions,
+  mixedFormats = false,
+): Dtype {
   checkOwned(tl, "dot", a);
   checkOwned(tl, "dot", b);
   if (a.shape.length !== 2 || b.shape.length !== 2) {
@@ -161,7 +167,7 @@ export function checkDot(tl: ErrorSource, a: TensorHandle, b: TensorHandle, opti
       `tl.dot: inner dimensions differ: ${formatShape(a.shape)} x ${formatShape(b.shape)} (${k} != ${k2}).`,
     );
   }
-  if (a.dtype !== b.dtype) {
+  if (a.dtype !== b.dtype && !mixedFormats) {
     throw tl._error(
       "TL_INVALID_CALL",
       `tl.dot: operand dtypes differ: ${a.dtype} and ${b.dtype}; cast one first.`,

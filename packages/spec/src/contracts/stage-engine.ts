@@ -36,6 +36,11 @@ export interface GemmStage {
   readonly k: number;
   readonly dtype: string;
   /**
+   * B's input dtype when it differs from `dtype` (a mixed-format `tl.dotScaled`): the built-in
+   * PE_GEMMs stream at the slower of the two dtypes' rates. Absent: both are `dtype`.
+   */
+  readonly dtypeB?: string;
+  /**
    * A scaled GEMM's (`tl.dotScaled`) blocks of e8m0 scales along k (`ceil(k / 32)`): one more
    * streamed step each in the built-in PE_GEMMs; absent for a plain GEMM.
    */

@@ -42,6 +42,7 @@ export { philox, random, uniform } from "./random.js";
 export type { ReduceOp } from "./reduce.js";
 export { REDUCE_OPS, reduce, softmax } from "./reduce.js";
 export { dotScaled, type ScaledFormat } from "./scaled.js";
+export { SCAN_OPS, type ScanOp, scan } from "./scan.js";
 export { cat, join, permute, reshape, scatter, split } from "./shapes.js";
 export type { RefTensor } from "./tensor.js";
 export { arange, formatShape, full, indexOf, sizeOf, tensor, zeros } from "./tensor.js";

@@ -1,6 +1,7 @@
 // `tl.dotScaled` of packages/tl/README.md ("dotScaled"): each operand element times 2^(s - 127),
 // s the unsigned byte of its block's e8m0 scale (one per 32 elements along K; 255 is NaN), then
-// the f32 GEMM of `dot` with an f32 result. Written from that text alone.
+// the f32 GEMM of `dot` with an f32 result; A and B may be of different formats, each decoded from
+// its own. Written from that text alone.
 
 import { invalid } from "./dtype.js";
 import { dot } from "./gemm.js";
@@ -46,18 +47,27 @@ function scaled(x: RefTensor, scales: RefTensor | null, byRow: boolean): RefTens
   return fromRounded(data, [r, c], "f32");
 }
 
-/** `tl.dotScaled(a, aScale, format, b, bScale, format, acc)`: f32 `[M, N]`. */
+/**
+ * `tl.dotScaled(a, aScale, aFormat, b, bScale, bFormat, acc)`: f32 `[M, N]`. The two formats may
+ * differ (each operand holds its own format's elements).
+ */
 export function dotScaled(
   a: RefTensor,
   aScale: RefTensor | null,
+  aFormat: ScaledFormat,
   b: RefTensor,
   bScale: RefTensor | null,
-  format: ScaledFormat,
+  bFormat: ScaledFormat,
   acc?: RefTensor,
 ): RefTensor {
-  const dtype = FORMAT_DTYPES[format];
-  if (a.dtype !== dtype || b.dtype !== dtype) {
-    throw invalid("dotScaled", `format ${format} takes ${dtype} operands, got ${a.dtype} and ${b.dtype}.`);
+  for (const [name, x, format] of [
+    ["a", a, aFormat],
+    ["b", b, bFormat],
+  ] as const) {
+    const dtype = FORMAT_DTYPES[format];
+    if (x.dtype !== dtype) {
+      throw invalid("dotScaled", `format ${format} takes ${dtype} elements, but ${name} is ${x.dtype}.`);
+    }
   }
   return dot(scaled(a, aScale, true), scaled(b, bScale, false), acc === undefined ? {} : { acc });
 }
