@@ -1,13 +1,15 @@
-import type { ReferenceProgress } from "@kb/runtime";
+import { PlanEstimate, type ReferenceProgress } from "@kb/runtime";
 import type { RunProgress } from "@kb/runtime/node";
 import { formatNs, formatSi, formatWallMs, groupDigits } from "./format-run.js";
+import { planText } from "./plan-progress.js";
 import type { CliOutput } from "./run-cli.js";
 
 // The progress line of `kb run` on a terminal's stderr.
 
 /**
  * `kb run`'s progress line, from `runBench`'s progress events: building, phase 1's simulated time
- * and event rate, phase 2's ops with an ETA, the references; at most ten lines a second.
+ * and event rate (with the host program's plan and its ETA once it states one, `sim.progress`),
+ * phase 2's ops with an ETA, the references; at most ten lines a second. `clock` gives wall ms.
  */
 export class RunProgressView {
   private readonly line: ProgressLine;
@@ -16,15 +18,25 @@ export class RunProgressView {
   private stageStartMs = 0;
   private stage: RunProgress["stage"] | null = null;
   private shownMs = 0;
+  private readonly plan = new PlanEstimate();
+  private readonly clock: () => number;
 
-  constructor(line: ProgressLine, name: string, topology: string) {
+  constructor(
+    line: ProgressLine,
+    name: string,
+    topology: string,
+    clock: () => number = () => performance.now(),
+  ) {
     this.line = line;
     this.name = name;
     this.topology = topology;
+    this.clock = clock;
   }
 
   show(progress: RunProgress): void {
-    const now = performance.now();
+    const now = this.clock();
+    const planEta =
+      progress.stage === "phase1" && progress.plan !== null ? this.plan.etaMs(progress.plan, now) : null;
     const entered = progress.stage !== this.stage;
     if (entered) {
       this.stage = progress.stage;
@@ -39,13 +51,14 @@ export class RunProgressView {
         this.line.show(`${this.name}: building the machine of ${this.topology}`);
         return;
       case "phase1": {
+        const plan = progress.plan === null ? "" : `, ${planText(progress.plan, planEta)}`;
         if (progress.events === 0) {
-          this.line.show(`${this.name}: running`);
+          this.line.show(`${this.name}: running${plan}`);
           return;
         }
         const rate = seconds > 0 ? `, ${formatSi(progress.events / seconds, "events/s")}` : "";
         this.line.show(
-          `${this.name}: running, t = ${formatNs(progress.simTimeNs)}, ${groupDigits(progress.events)} events${rate}`,
+          `${this.name}: running${plan}, t = ${formatNs(progress.simTimeNs)}, ${groupDigits(progress.events)} events${rate}`,
         );
         return;
       }
