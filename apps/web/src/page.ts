@@ -17,6 +17,7 @@ import {
   utilisationByKind,
   verdictLines,
 } from "./results-model.js";
+import { compareRooflines, showRooflines } from "./roofline-section.js";
 import { comparisonTable, empty, modelCountersTable, summaryTable, verificationTable } from "./tables.js";
 import { renderTimeline, type TimelineHandle, type TimelineSource } from "./timeline.js";
 
@@ -101,6 +102,10 @@ export function renderResultsPage(
       ? results.map(modelCountersTable)
       : [empty("Needs a results file of kb run --json.")]),
   );
+
+  const keepChart = (id: string, chart: EChartsType) => handle.charts.set(id, chart);
+  if (results.length > 0) showRooflines(element, results, keepChart);
+  else element("roofline").hidden = true;
 
   // Topology diagram, coloured by the chosen results file.
   const diagramSelect = element<HTMLSelectElement>("diagram-results");
@@ -257,6 +262,7 @@ export function renderResultsPage(
       element("comparison-kinds").replaceChildren(
         comparisonTable(compareKinds(a.results, b.results), a.label, b.label, "utilisation by kind"),
       );
+      compareRooflines(element, a, b, keepChart);
       const kinds = [
         ...new Set([...utilisationByKind(a.results), ...utilisationByKind(b.results)].map((k) => k.kind)),
       ].sort();
