@@ -54,11 +54,11 @@ export function renderRoofline(element: HTMLElement, view: RooflineView): EChart
       width: line.kind === "slope" ? 1.6 : 1.2,
       type: line.kind === "slope" ? "solid" : "dashed",
       color:
-        view.marks.length > 0 && hasSeveral(view)
-          ? resultsColour(line.entry)
-          : line.kind === "slope"
+        line.entry === null || !hasSeveral(view)
+          ? line.kind === "slope"
             ? "#555"
-            : "#888",
+            : "#888"
+          : resultsColour(line.entry),
     },
     endLabel: { show: true, formatter: line.name, fontSize: 11, color: "#333" },
     labelLayout: { hideOverlap: true },
@@ -74,7 +74,7 @@ export function renderRoofline(element: HTMLElement, view: RooflineView): EChart
   }));
   const option: ChartOption = {
     animation: false,
-    grid: { left: 80, right: 180, top: 40, bottom: 50 },
+    grid: { left: 80, right: 230, top: 40, bottom: 50 },
     legend: { top: 4, type: "scroll", data: view.marks.map((mark) => mark.name) },
     tooltip: {
       trigger: "item",
@@ -115,5 +115,5 @@ export function renderRoofline(element: HTMLElement, view: RooflineView): EChart
 }
 
 function hasSeveral(view: RooflineView): boolean {
-  return view.marks.some((mark) => mark.entry > 0) || view.lines.some((line) => line.entry > 0);
+  return view.marks.some((mark) => mark.entry > 0) || view.lines.some((line) => (line.entry ?? 0) > 0);
 }

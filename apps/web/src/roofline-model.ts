@@ -27,10 +27,13 @@ export function rooflineLaunches(results: RunResults): RooflineLaunch[] {
 /** A ceiling (horizontal) or slope (diagonal) as a segment on the chart. */
 export interface RooflineLine {
   readonly kind: "ceiling" | "slope";
-  /** `PE_GEMM f16 2.05 TFLOP/s`, `HBM 409.6 GB/s`; prefixed by the entry's name when several are drawn. */
+  /**
+   * `PE_GEMM f16 2.05 TFLOP/s`, `HBM 409.6 GB/s`; prefixed by the entry's name when several are
+   * drawn and only this one has it.
+   */
   readonly name: string;
-  /** Which entry it belongs to (its colour). */
-  readonly entry: number;
+  /** Which entry it belongs to (its colour); null for a line every entry drawn has (A's and B's HBM). */
+  readonly entry: number | null;
   readonly from: readonly [number, number];
   readonly to: readonly [number, number];
 }
@@ -66,7 +69,8 @@ const up = (value: number) => 10 ** Math.ceil(Math.log10(value));
 
 /**
  * The chart of one or more launches' rooflines (`entries`, named for the legend when several: A
- * and B of a comparison). Dtypes of an engine at one peak share a line. Each ceiling runs from where the entry's fastest slope reaches it to
+ * and B of a comparison). Dtypes of an engine at one peak share a line, and so do the entries'
+ * equal lines. Each ceiling runs from where the entry's fastest slope reaches it to
  * the right edge; each slope from the bottom edge up to the highest ceiling (to the right edge
  * when the launch ran no engine with a peak).
  */
@@ -92,7 +96,7 @@ export function rooflineView(
     px.length > 0 ? [down(Math.min(...px) / 4), up(Math.max(...px) * 4)] : [0.01, 1000];
   const y: [number, number] =
     py.length > 0 ? [down(Math.min(...py) / 4), up(Math.max(...py) * 1.2)] : [1e6, 1e15];
-  const lines: RooflineLine[] = [];
+  const lines: (RooflineLine & { entry: number })[] = [];
   const marks: RooflineMark[] = [];
   entries.forEach(({ roofline }, entry) => {
     const top = Math.max(0, ...roofline.ceilings.map((ceiling) => ceiling.flopsPerS));
@@ -101,7 +105,7 @@ export function rooflineView(
       const start = fastest > 0 ? Math.max(x[0], ceiling.flopsPerS / fastest) : x[0];
       lines.push({
         kind: "ceiling",
-        name: `${prefix(entry)}${ceiling.name} ${formatSi(ceiling.flopsPerS, "FLOP/s")}`,
+        name: `${ceiling.name} ${formatSi(ceiling.flopsPerS, "FLOP/s")}`,
         entry,
         from: [start, ceiling.flopsPerS],
         to: [x[1], ceiling.flopsPerS],
@@ -113,7 +117,7 @@ export function rooflineView(
       if (!(start < end)) continue;
       lines.push({
         kind: "slope",
-        name: `${prefix(entry)}${slope.resource === "link" ? "link " : ""}${slope.name} ${formatSi(slope.bytesPerS, "B/s")}`,
+        name: `${slope.resource === "link" ? "link " : ""}${slope.name} ${formatSi(slope.bytesPerS, "B/s")}`,
         entry,
         from: [start, start * slope.bytesPerS],
         to: [end, end * slope.bytesPerS],
@@ -129,7 +133,33 @@ export function rooflineView(
         bytes: point.bytes,
       });
   });
-  return { lines, marks, x, y };
+  return { lines: sharedLines(lines, entries.length, prefix), marks, x, y };
+}
+
+/** Each line once: one every entry has is drawn once, unnamed by entry; others carry their entry's name. */
+function sharedLines(
+  lines: readonly RooflineLine[],
+  entries: number,
+  prefix: (entry: number) => string,
+): RooflineLine[] {
+  const key = (line: RooflineLine) => `${line.kind} ${line.name} ${line.from.join()} ${line.to.join()}`;
+  const owners = new Map<string, Set<number | null>>();
+  for (const line of lines) {
+    const set = owners.get(key(line)) ?? new Set();
+    set.add(line.entry);
+    owners.set(key(line), set);
+  }
+  const seen = new Set<string>();
+  const out: RooflineLine[] = [];
+  for (const line of lines) {
+    const id = key(line);
+    if (seen.has(id)) continue;
+    seen.add(id);
+    const shared = entries > 1 && (owners.get(id)?.size ?? 0) === entries;
+    if (shared || entries <= 1) out.push(shared ? { ...line, entry: null } : line);
+    else out.push({ ...line, name: `${prefix(line.entry ?? 0)}${line.name}` });
+  }
+  return out;
 }
 
 /** The ceilings with the dtypes of one engine at the same peak as one line: `PE_GEMM f16, bf16`. */
