@@ -5,6 +5,7 @@ import type { WebData, WebResults } from "./api.js";
 import { renderKindBars, renderTimeSeries, resultsColour } from "./charts.js";
 import { recolourDiagram, renderDiagram } from "./diagram.js";
 import { buildDiagram } from "./diagram-model.js";
+import { fillSelect } from "./dom.js";
 import { formatNs, formatNumber } from "./format.js";
 import { diagramLegend, verdictList } from "./legend.js";
 import { mountResultsSections } from "./page-sections.js";
@@ -305,17 +306,4 @@ export function renderResultsPage(
 
   window.addEventListener("resize", onResize);
   return handle;
-}
-
-function fillSelect(select: HTMLSelectElement, labels: readonly string[], selected: number): void {
-  select.replaceChildren(
-    ...labels.map((label, index) => {
-      const option = document.createElement("option");
-      option.value = String(index);
-      option.textContent = label;
-      option.selected = index === selected;
-      return option;
-    }),
-  );
-  select.disabled = labels.length < 2;
 }

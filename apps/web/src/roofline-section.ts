@@ -1,9 +1,9 @@
 /// <reference lib="dom" />
 import type { EChartsType } from "echarts/core";
 import type { WebResults } from "./api.js";
+import { fillSelect } from "./dom.js";
 import { renderRoofline } from "./roofline-chart.js";
 import { type RooflineLaunch, rooflineLaunches, rooflineView } from "./roofline-model.js";
-import { empty } from "./tables.js";
 
 // The roofline of each launch on the results page (kb web, the playground), and A against B in
 // its comparison: the sections' markup and their wiring. page.ts calls these.
@@ -17,6 +17,7 @@ export const ROOFLINE_SECTION_HTML = `
     <label>Launch <select id="roofline-launch"></select></label>
   </div>
   <p class="hint">Log-log: FLOP/s against FLOP per byte. Dashed lines are the peaks of the engines the launch used (PE_GEMM per input dtype, PE_MATH), solid ones the HBM bandwidth and the busiest link's; the launch is drawn at its actual HBM traffic (circle), its minimal traffic (each byte once, diamond) and the busiest link's bytes (triangle).</p>
+  <p class="note" id="roofline-note" hidden></p>
   <div id="chart-roofline" class="chart"></div>
 </section>
 `;
@@ -32,27 +33,17 @@ export const COMPARE_ROOFLINE_HTML = `
 type Find = <T extends HTMLElement = HTMLElement>(id: string) => T;
 type Keep = (id: string, chart: EChartsType) => void;
 
-function fill(select: HTMLSelectElement, labels: readonly string[], selected: number): void {
-  select.replaceChildren(
-    ...labels.map((label, index) => {
-      const option = document.createElement("option");
-      option.value = String(index);
-      option.textContent = label;
-      option.selected = index === selected;
-      return option;
-    }),
-  );
-  select.disabled = labels.length < 2;
-}
-
 const NO_DATA = "No roofline: results written by kb run --json of this version carry one per launch.";
+const NO_FLOPS =
+  "This launch did no arithmetic (0 FLOPs): it has no point on the roofline, only its ceilings and slopes.";
 
 /** Draws the roofline section: a launch of a results file, chosen in its selects. */
 export function showRooflines(element: Find, results: readonly WebResults[], keep: Keep): void {
   const resultsSelect = element<HTMLSelectElement>("roofline-results");
   const launchSelect = element<HTMLSelectElement>("roofline-launch");
   const chartElement = element("chart-roofline");
-  fill(
+  const note = element("roofline-note");
+  fillSelect(
     resultsSelect,
     results.map((entry) => entry.label),
     0,
@@ -60,25 +51,25 @@ export function showRooflines(element: Find, results: readonly WebResults[], kee
   let launches: RooflineLaunch[] = [];
   const draw = () => {
     const chosen = launches[Number(launchSelect.value)];
+    chartElement.hidden = chosen === undefined;
+    note.textContent = chosen === undefined ? NO_DATA : chosen.roofline.points.length === 0 ? NO_FLOPS : "";
+    note.hidden = note.textContent === "";
     if (chosen === undefined) return;
-    keep(
-      "chart-roofline",
-      renderRoofline(chartElement, rooflineView([{ name: chosen.label, roofline: chosen.roofline }])),
+    const chart = renderRoofline(
+      chartElement,
+      rooflineView([{ name: chosen.label, roofline: chosen.roofline }]),
     );
+    chart.resize();
+    keep("chart-roofline", chart);
   };
   const choose = (index: number) => {
     const entry = results[index];
     launches = entry === undefined ? [] : rooflineLaunches(entry.results);
-    fill(
+    fillSelect(
       launchSelect,
       launches.map((launch) => launch.label),
       0,
     );
-    if (launches.length === 0) {
-      chartElement.hidden = true;
-      chartElement.after(empty(NO_DATA));
-      return;
-    }
     draw();
   };
   resultsSelect.addEventListener("change", () => choose(Number(resultsSelect.value)));
@@ -98,7 +89,7 @@ export function compareRooflines(element: Find, a: WebResults, b: WebResults, ke
     ofB.find((launch) => launch.index === index)?.label ??
     "";
   const previous = Number(select.value);
-  fill(
+  fillSelect(
     select,
     positions.map(labelOf),
     Number.isInteger(previous) && previous < positions.length ? previous : 0,
@@ -110,7 +101,10 @@ export function compareRooflines(element: Find, a: WebResults, b: WebResults, ke
       { name: `B ${b.label}`, launch: ofB.find((launch) => launch.index === position) },
     ].flatMap(({ name, launch }) => (launch === undefined ? [] : [{ name, roofline: launch.roofline }]));
     chartElement.hidden = entries.length === 0;
-    if (entries.length > 0) keep("compare-roofline", renderRoofline(chartElement, rooflineView(entries)));
+    if (entries.length === 0) return;
+    const chart = renderRoofline(chartElement, rooflineView(entries));
+    chart.resize();
+    keep("compare-roofline", chart);
   };
   select.onchange = draw;
   draw();
