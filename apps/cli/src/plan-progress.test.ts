@@ -21,17 +21,22 @@ describe("planText", () => {
 });
 
 describe("RunProgressView with a plan", () => {
-  it("shows the host program's position and its ETA on phase 1's line", () => {
+  it("shows the host program's position and its ETA on phase 1's line, each new step at once", () => {
     let written = "";
     let now = 0;
     const line = new ProgressLine({ write: (text: string) => (written += text), isTTY: true, columns: 200 });
     const view = new RunProgressView(line, "allreduce", "default.yaml", () => now);
     view.show(phase1(0, 4, "size 1 KiB"));
+    view.show(phase1(0, 4, "size 1 KiB")); // the same step within 100 ms: not shown again
     now = 3000;
     view.show(phase1(1, 4, "size 2 KiB")); // 3 s a step, 3 steps left
     expect(written).toBe(
       "\r\x1b[Kallreduce: running, 0 of 4 (size 1 KiB), t = 2 µs, 5,000 events" +
         "\r\x1b[Kallreduce: running, 1 of 4 (size 2 KiB), ETA 9.00 s, t = 2 µs, 5,000 events, 1.667 kevents/s",
     );
+    written = "";
+    now = 3010; // 10 ms later: the next step is shown all the same (3,010 ms / 2 steps x 2 left)
+    view.show(phase1(2, 4, "size 4 KiB"));
+    expect(written).toContain("2 of 4 (size 4 KiB), ETA 3.01 s");
   });
 });

@@ -9,7 +9,8 @@ import type { CliOutput } from "./run-cli.js";
 /**
  * `kb run`'s progress line, from `runBench`'s progress events: building, phase 1's simulated time
  * and event rate (with the host program's plan and its ETA once it states one, `sim.progress`),
- * phase 2's ops with an ETA, the references; at most ten lines a second. `clock` gives wall ms.
+ * phase 2's ops with an ETA, the references; at most ten lines a second, and each new step of
+ * the plan at once. `clock` gives wall ms.
  */
 export class RunProgressView {
   private readonly line: ProgressLine;
@@ -19,6 +20,8 @@ export class RunProgressView {
   private stage: RunProgress["stage"] | null = null;
   private shownMs = 0;
   private readonly plan = new PlanEstimate();
+  /** The plan's `done` shown last. */
+  private shownStep: number | null = null;
   private readonly clock: () => number;
 
   constructor(
@@ -38,10 +41,14 @@ export class RunProgressView {
     const planEta =
       progress.stage === "phase1" && progress.plan !== null ? this.plan.etaMs(progress.plan, now) : null;
     const entered = progress.stage !== this.stage;
+    // A new step of the host program's plan is shown at once (steps are launches, layers, sizes).
+    const stepped =
+      progress.stage === "phase1" && progress.plan !== null && progress.plan.done !== this.shownStep;
+    if (stepped) this.shownStep = progress.plan?.done ?? null;
     if (entered) {
       this.stage = progress.stage;
       this.stageStartMs = now;
-    } else if (now - this.shownMs < 100 && progress.stage !== "reference") {
+    } else if (now - this.shownMs < 100 && progress.stage !== "reference" && !stepped) {
       return;
     }
     this.shownMs = now;

@@ -11,6 +11,7 @@ describe("kb run: the host program's plan (sim.progress)", () => {
     expect(tty.code).toBe(0);
     expect(tty.stderr).toContain(`${clearLine}plan: running, 0 of 2 (copy 1)`);
     expect(tty.stderr).toContain(`${clearLine}plan: running, 1 of 2 (copy 2)`);
+    expect(tty.stderr).toContain(`${clearLine}plan: running, 2 of 2 (done)`);
     expect(tty.stderr.endsWith(clearLine)).toBe(true);
     expect(tty.stdout).not.toContain("of 2");
   });
