@@ -1,4 +1,5 @@
 import { initProcessGroup } from "@kb/ccl";
+import { formatByteCount } from "@kb/errors";
 import { type BenchCheck, type DeviceTensor, defineBench } from "@kb/runtime";
 import { DTYPE_BYTES, type Dtype, Tensor } from "@kb/tensor";
 import * as z from "zod";
@@ -88,9 +89,12 @@ export default defineBench({
     // The reference of the size checked last: its first and last rank share it, and only one
     // size's is alive at a time.
     const last: { step: number; reference: Tensor | null } = { step: -1, reference: null };
+    let sizes = 0;
+    for (let bytes = p.minBytes; bytes <= p.maxBytes; bytes *= 2) sizes++;
     for (let bytes = p.minBytes; bytes <= p.maxBytes; bytes *= 2) {
       const count = Math.max(1, Math.floor(bytes / size));
       const step = rows.length;
+      sim.progress(step, sizes, formatByteCount(bytes));
       // Small integers (like nccl-tests' exact data): every partial sum of up to 32 ranks is exact
       // in bf16, f16 and f32, so the check is exact whatever order the algorithm adds in.
       const valuesOf = (rank: number) => {

@@ -128,7 +128,7 @@ export default defineBench({
     const buffers = await uploadLayer(sim, placement, plan, weights, x, past);
     const launches: LayerLaunch[] = [];
     for (let layer = 0; layer < p.layers; layer++) {
-      launches.push(...(await runLayer(sim, placement, plan, buffers, layer)));
+      launches.push(...(await runLayer(sim, placement, plan, buffers, layer, p.layers)));
     }
     const reference = async (): Promise<Tensor> => {
       let y = x;

@@ -1,13 +1,16 @@
-import type { ReferenceProgress } from "@kb/runtime";
+import { PlanEstimate, type ReferenceProgress } from "@kb/runtime";
 import type { RunProgress } from "@kb/runtime/node";
 import { formatNs, formatSi, formatWallMs, groupDigits } from "./format-run.js";
+import { planText } from "./plan-progress.js";
 import type { CliOutput } from "./run-cli.js";
 
 // The progress line of `kb run` on a terminal's stderr.
 
 /**
  * `kb run`'s progress line, from `runBench`'s progress events: building, phase 1's simulated time
- * and event rate, phase 2's ops with an ETA, the references; at most ten lines a second.
+ * and event rate (with the host program's plan and its ETA once it states one, `sim.progress`),
+ * phase 2's ops with an ETA, the references; at most ten lines a second, and each new step of
+ * the plan at once. `clock` gives wall ms.
  */
 export class RunProgressView {
   private readonly line: ProgressLine;
@@ -16,20 +19,36 @@ export class RunProgressView {
   private stageStartMs = 0;
   private stage: RunProgress["stage"] | null = null;
   private shownMs = 0;
+  private readonly plan = new PlanEstimate();
+  /** The plan's `done` shown last. */
+  private shownStep: number | null = null;
+  private readonly clock: () => number;
 
-  constructor(line: ProgressLine, name: string, topology: string) {
+  constructor(
+    line: ProgressLine,
+    name: string,
+    topology: string,
+    clock: () => number = () => performance.now(),
+  ) {
     this.line = line;
     this.name = name;
     this.topology = topology;
+    this.clock = clock;
   }
 
   show(progress: RunProgress): void {
-    const now = performance.now();
+    const now = this.clock();
+    const planEta =
+      progress.stage === "phase1" && progress.plan !== null ? this.plan.etaMs(progress.plan, now) : null;
     const entered = progress.stage !== this.stage;
+    // A new step of the host program's plan is shown at once (steps are launches, layers, sizes).
+    const stepped =
+      progress.stage === "phase1" && progress.plan !== null && progress.plan.done !== this.shownStep;
+    if (stepped) this.shownStep = progress.plan?.done ?? null;
     if (entered) {
       this.stage = progress.stage;
       this.stageStartMs = now;
-    } else if (now - this.shownMs < 100 && progress.stage !== "reference") {
+    } else if (now - this.shownMs < 100 && progress.stage !== "reference" && !stepped) {
       return;
     }
     this.shownMs = now;
@@ -39,13 +58,14 @@ export class RunProgressView {
         this.line.show(`${this.name}: building the machine of ${this.topology}`);
         return;
       case "phase1": {
+        const plan = progress.plan === null ? "" : `, ${planText(progress.plan, planEta)}`;
         if (progress.events === 0) {
-          this.line.show(`${this.name}: running`);
+          this.line.show(`${this.name}: running${plan}`);
           return;
         }
         const rate = seconds > 0 ? `, ${formatSi(progress.events / seconds, "events/s")}` : "";
         this.line.show(
-          `${this.name}: running, t = ${formatNs(progress.simTimeNs)}, ${groupDigits(progress.events)} events${rate}`,
+          `${this.name}: running${plan}, t = ${formatNs(progress.simTimeNs)}, ${groupDigits(progress.events)} events${rate}`,
         );
         return;
       }

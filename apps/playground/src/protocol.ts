@@ -46,6 +46,10 @@ export interface RunProgressMessage {
   /** Phase 1: simulated time and DES events so far. */
   readonly simTimeNs?: number;
   readonly events?: number;
+  /** Phase 1: the host program's position in its plan (`sim.progress`), when it stated one. */
+  readonly plan?: { readonly done: number; readonly total: number; readonly label: string | null };
+  /** Phase 1 with a plan, phase 2: the wall time left at the rate so far, ms (absent until known). */
+  readonly etaMs?: number;
   /** Phase 2: op records replayed of total. */
   readonly done?: number;
   readonly total?: number;

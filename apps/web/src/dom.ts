@@ -7,3 +7,17 @@ export function byId<T extends HTMLElement = HTMLElement>(id: string): T {
   if (found === null) throw new Error(`the page has no #${id}`);
   return found as T;
 }
+
+/** Fills `select` with `labels` (values their indices), `selected` chosen; disabled with fewer than two. */
+export function fillSelect(select: HTMLSelectElement, labels: readonly string[], selected: number): void {
+  select.replaceChildren(
+    ...labels.map((label, index) => {
+      const option = document.createElement("option");
+      option.value = String(index);
+      option.textContent = label;
+      option.selected = index === selected;
+      return option;
+    }),
+  );
+  select.disabled = labels.length < 2;
+}

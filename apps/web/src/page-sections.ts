@@ -1,7 +1,9 @@
+import { COMPARE_ROOFLINE_HTML, ROOFLINE_SECTION_HTML } from "./roofline-section.js";
+
 // The results views' sections (ids the renderer of page.ts fills), one fragment for kb web's page
 // and the playground, so neither copies the other's markup.
 
-/** The sections of the results views, in page order: bottleneck verdicts, summary, launches, bench report, model counters, topology, charts, timeline, verification, comparison. */
+/** The sections of the results views, in page order: bottleneck verdicts, summary, launches, bench report, roofline, model counters, topology, charts, timeline, verification, comparison. */
 export const RESULTS_SECTIONS_HTML = `
 <section id="verdicts">
   <h2>Bottleneck per launch</h2>
@@ -26,6 +28,7 @@ export const RESULTS_SECTIONS_HTML = `
   <div id="report-tables" class="table-wrap"></div>
 </section>
 
+${ROOFLINE_SECTION_HTML}
 <section id="counters">
   <h2>Model counters</h2>
   <p class="hint">What each timing model counts (its <code>stats()</code>: <code>components[].stats</code> of the results), the busiest component first; hover a counter for what it counts.</p>
@@ -88,6 +91,7 @@ export const RESULTS_SECTIONS_HTML = `
       <div><h3 id="compare-title-b">B</h3><div id="compare-chart-b" class="chart"></div></div>
     </div>
     <div id="comparison-kinds" class="table-wrap"></div>
+    ${COMPARE_ROOFLINE_HTML}
   </div>
 </section>
 `;

@@ -5,6 +5,7 @@ import type { WebData, WebResults } from "./api.js";
 import { renderKindBars, renderTimeSeries, resultsColour } from "./charts.js";
 import { recolourDiagram, renderDiagram } from "./diagram.js";
 import { buildDiagram } from "./diagram-model.js";
+import { fillSelect } from "./dom.js";
 import { formatNs, formatNumber } from "./format.js";
 import { launchesTables, reportTables } from "./launch-tables.js";
 import { diagramLegend, verdictList } from "./legend.js";
@@ -18,6 +19,7 @@ import {
   utilisationByKind,
   verdictLines,
 } from "./results-model.js";
+import { compareRooflines, showRooflines } from "./roofline-section.js";
 import { comparisonTable, empty, modelCountersTable, summaryTable, verificationTable } from "./tables.js";
 import { renderTimeline, type TimelineHandle, type TimelineSource } from "./timeline.js";
 
@@ -106,6 +108,10 @@ export function renderResultsPage(
       ? results.map(modelCountersTable)
       : [empty("Needs a results file of kb run --json.")]),
   );
+
+  const keepChart = (id: string, chart: EChartsType) => handle.charts.set(id, chart);
+  if (results.length > 0) showRooflines(element, results, keepChart);
+  else element("roofline").hidden = true;
 
   // Topology diagram, coloured by the chosen results file.
   const diagramSelect = element<HTMLSelectElement>("diagram-results");
@@ -262,6 +268,7 @@ export function renderResultsPage(
       element("comparison-kinds").replaceChildren(
         comparisonTable(compareKinds(a.results, b.results), a.label, b.label, "utilisation by kind"),
       );
+      compareRooflines(element, a, b, keepChart);
       const kinds = [
         ...new Set([...utilisationByKind(a.results), ...utilisationByKind(b.results)].map((k) => k.kind)),
       ].sort();
@@ -304,17 +311,4 @@ export function renderResultsPage(
 
   window.addEventListener("resize", onResize);
   return handle;
-}
-
-function fillSelect(select: HTMLSelectElement, labels: readonly string[], selected: number): void {
-  select.replaceChildren(
-    ...labels.map((label, index) => {
-      const option = document.createElement("option");
-      option.value = String(index);
-      option.textContent = label;
-      option.selected = index === selected;
-      return option;
-    }),
-  );
-  select.disabled = labels.length < 2;
 }

@@ -150,10 +150,16 @@ function cacheOf(
   return out;
 }
 
+/** The steps of one layer {@link runLayer} states with `sim.progress`: 9 kernels, and 2 all-reduces on several ranks. */
+export function layerSteps(placement: TpPlacement): number {
+  return placement.allReduce === null ? 9 : 11;
+}
+
 /**
  * Runs layer `layer` on every rank: reading the residual stream from X (even layers) or Y (odd
  * ones) and writing the other. Returns its launches in order; an all-reduce follows the o-proj and
- * the down projection when there is more than one rank.
+ * the down projection when there is more than one rank. With `layers` (the layers in the run), it
+ * states its position before each kernel and all-reduce (`sim.progress`, {@link layerSteps} a layer).
  */
 export async function runLayer(
   sim: Simulator,
@@ -161,21 +167,31 @@ export async function runLayer(
   plan: LayerPlan,
   buffers: readonly RankBuffers[],
   layer: number,
+  layers?: number,
 ): Promise<LayerLaunch[]> {
   const { dims, shape } = plan;
   const share = rankDims(dims, buffers.length);
   const grid = placement.grid;
   const launches: LayerLaunch[] = [];
+  const perLayer = layerSteps(placement);
+  let step = 0;
+  const progress = (kernel: string) => {
+    if (layers !== undefined)
+      sim.progress(layer * perLayer + step, layers * perLayer, `layer ${layer + 1} of ${layers}: ${kernel}`);
+    step++;
+  };
   const launch = async <A extends readonly unknown[]>(
     kernel: string,
     fn: (tl: never, ...args: A) => Promise<void>,
     args: A,
   ) => {
+    progress(kernel);
     const record = await sim.launch(fn as never, { grid, args: args as never, name: kernel });
     launches.push({ layer, kernel, communication: false, record });
   };
   const allReduce = async (kernel: string, tensors: DeviceTensor[]) => {
     if (placement.allReduce === null) return;
+    progress(kernel);
     for (const { name, record } of await placement.allReduce(kernel, tensors)) {
       launches.push({ layer, kernel: name, communication: true, record });
     }

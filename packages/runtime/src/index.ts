@@ -14,6 +14,8 @@ export { checkToleranceSchema } from "./check-tolerance.js";
 export type { Placement } from "./device-tensor.js";
 export { DeviceTensor } from "./device-tensor.js";
 export type { Grid, GridSpec } from "./grid.js";
+export type { HostPlan } from "./host-progress.js";
+export { PlanEstimate } from "./host-progress.js";
 export type { DigestedPlugin, ManifestInputs, RunManifest, RunManifestInput } from "./manifest.js";
 export {
   canonicalJson,
@@ -54,6 +56,8 @@ export type {
 export { withReferenceProgress } from "./reference-progress.js";
 export type { LaunchRecord, RunResults } from "./results.js";
 export { RunResultsSchema } from "./results.js";
+export type { LaunchRoofline } from "./roofline-results.js";
+export { rooflineSchema } from "./roofline-results.js";
 export type {
   CoreSimulatorOptions,
   RunBenchCoreOptions,

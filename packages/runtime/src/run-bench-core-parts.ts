@@ -2,6 +2,7 @@ import type { Tracer } from "@kb/components";
 import { isKbError, KbError } from "@kb/errors";
 import { MemorySink, type OpLogSink, type OpRecord } from "@kb/oplog";
 import type { Bench, BenchCheck, BenchOutcome } from "./bench.js";
+import type { HostPlan } from "./host-progress.js";
 import { isPromiseLike, type ReferenceProgress } from "./reference-progress.js";
 import type { Simulator } from "./simulator.js";
 
@@ -11,8 +12,16 @@ import type { Simulator } from "./simulator.js";
 /** What a run reports as it goes (`runBenchCore`, `runBench` of `@kb/runtime/node`). */
 export type RunProgress =
   | { readonly stage: "build" }
-  /** Phase 1, every 4096 trace records at most: simulated time and DES events so far. */
-  | { readonly stage: "phase1"; readonly simTimeNs: number; readonly events: number }
+  /**
+   * Phase 1, every 4096 trace records at most and at each `sim.progress` call: simulated time,
+   * DES events so far and the host program's position in its plan (null until it states one).
+   */
+  | {
+      readonly stage: "phase1";
+      readonly simTimeNs: number;
+      readonly events: number;
+      readonly plan: HostPlan | null;
+    }
   | { readonly stage: "phase2"; readonly done: number; readonly total: number }
   | { readonly stage: "reference"; readonly reference: ReferenceProgress }
   | { readonly stage: "compare" };
@@ -159,7 +168,14 @@ export class ProgressTap implements Tracer {
 
   start(sim: Simulator): void {
     this.sim = sim;
-    this.onProgress({ stage: "phase1", simTimeNs: 0, events: 0 });
+    this.onProgress({ stage: "phase1", simTimeNs: 0, events: 0, plan: null });
+    sim.plan.listener = (plan) =>
+      this.onProgress({
+        stage: "phase1",
+        simTimeNs: sim.now,
+        events: sim.machine.env.processedEventCount,
+        plan,
+      });
   }
 
   record(...args: Parameters<Tracer["record"]>): void {
@@ -169,6 +185,7 @@ export class ProgressTap implements Tracer {
       stage: "phase1",
       simTimeNs: args[1],
       events: this.sim.machine.env.processedEventCount,
+      plan: this.sim.plan.latest,
     });
   }
 

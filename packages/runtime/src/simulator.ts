@@ -42,6 +42,7 @@ import {
   refuseFreedArgs,
   tensorBytes,
 } from "./host-checks.js";
+import { HostProgress } from "./host-progress.js";
 import { createKernelMemory } from "./kernel-memory.js";
 import { defaultScratchBytes } from "./launch-scratch.js";
 import { DeviceMemory } from "./memory/device-memory.js";
@@ -102,6 +103,8 @@ export class Simulator {
   /** How `drive` slices the run: the limits' checks and the event loop's turns between slices. */
   private readonly slices: RunSlices;
   private readonly launches: LaunchRecord[] = [];
+  /** @internal The plan the host program states with {@link progress}, for progress displays. */
+  readonly plan = new HostProgress();
   private readonly hostCopies = { count: 0, bytes: 0, ns: 0 };
   private readonly scratchBytes: number | undefined;
   private readonly dispatchCycles: number;
@@ -445,6 +448,15 @@ export class Simulator {
         this.forget(address, bytes);
       }
     }
+  }
+
+  /**
+   * States where the host program is in its own plan: `done` of `total` steps (launches, layers,
+   * sizes), with an optional `label`. kb run and the playground show it with a wall-time ETA; the
+   * simulation does not read it. A `done` outside 0..total or a `total` not above 0 is `RUNTIME_INVALID`.
+   */
+  progress(done: number, total: number, label?: string): void {
+    this.plan.report(done, total, label, this.machine.env.now);
   }
 
   /** The results so far (simulated time, work, peaks, utilisation). */

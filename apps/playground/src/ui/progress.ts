@@ -24,6 +24,18 @@ export function progressText(
   return `Running: ${stageText(message, topology)} · ${(elapsedMs / 1000).toFixed(1)} s`;
 }
 
+/** `3 of 11 (size 8 KiB), ETA 12 s`: the host program's position (`sim.progress`) and the estimate. */
+export function planText(plan: NonNullable<RunProgressMessage["plan"]>, etaMs: number | undefined): string {
+  const label = plan.label === null || plan.label === "" ? "" : ` (${plan.label})`;
+  return `${count(plan.done)} of ${count(plan.total)}${label}${plan.done < plan.total ? etaText(etaMs) : ""}`;
+}
+
+/** `, ETA 12 s` once an estimate is known, else nothing. */
+function etaText(etaMs: number | undefined): string {
+  if (etaMs === undefined) return "";
+  return etaMs < 1000 ? `, ETA ${Math.round(etaMs)} ms` : `, ETA ${(etaMs / 1000).toFixed(1)} s`;
+}
+
 function stageText(message: RunProgressMessage | null, topology: string): string {
   switch (message?.stage) {
     case undefined:
@@ -32,14 +44,16 @@ function stageText(message: RunProgressMessage | null, topology: string): string
       return "transpiling the bench";
     case "build":
       return `building the machine of ${topology}`;
-    case "phase1":
+    case "phase1": {
+      const plan = message.plan === undefined ? "" : `${planText(message.plan, message.etaMs)}, `;
       return message.events === undefined || message.events === 0
-        ? "running the host program"
-        : `t = ${formatNs(message.simTimeNs ?? 0)}, ${count(message.events)} events`;
+        ? `${plan}running the host program`
+        : `${plan}t = ${formatNs(message.simTimeNs ?? 0)}, ${count(message.events)} events`;
+    }
     case "phase2":
       return message.done === undefined || message.total === undefined
         ? "phase 2"
-        : `phase 2, ${count(message.done)} of ${count(message.total)} ops replayed`;
+        : `phase 2, ${count(message.done)} of ${count(message.total)} ops replayed${etaText(message.etaMs)}`;
     case "reference": {
       const reference = message.reference;
       if (reference === undefined) return "computing the references";

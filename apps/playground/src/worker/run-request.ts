@@ -1,5 +1,5 @@
 import { type OpLogSink, opRecordToJson } from "@kb/oplog";
-import { importedSourceFiles, isBench, type RunProgress, runBenchCore } from "@kb/runtime";
+import { importedSourceFiles, isBench, PlanEstimate, type RunProgress, runBenchCore } from "@kb/runtime";
 import { LIMIT_FIELDS, type RunDoneMessage, type RunProgressMessage, type RunRequest } from "../protocol.js";
 import { KB_PACKAGE_VERSIONS } from "./bundled-modules.js";
 import { evaluateFiles, SourceError } from "./virtual-modules.js";
@@ -84,16 +84,41 @@ class ProgressPoster {
     private readonly post: (message: RunProgressMessage) => void,
   ) {}
 
+  /** Wall-time estimates of the host program's plan and of phase 2's replay (display only). */
+  private readonly plan = new PlanEstimate();
+  private readonly replay = new PlanEstimate();
+
   show(event: RunProgress): void {
     const now = performance.now();
+    // Every plan event feeds the estimate; the throttle below drops only posts.
+    if (event.stage === "phase1" && event.plan !== null) this.plan.etaMs(event.plan, now);
+    if (event.stage === "phase2") this.replay.etaMs(event, now);
     if (event.stage === this.stage && now - this.postedAt < PROGRESS_EVERY_MS) return;
     this.stage = event.stage;
     this.postedAt = now;
     const { id } = this;
     if (event.stage === "phase1") {
-      this.post({ type: "progress", id, stage: "phase1", simTimeNs: event.simTimeNs, events: event.events });
+      const { simTimeNs, events, plan } = event;
+      const eta = plan === null ? null : this.plan.etaMs(plan, now);
+      this.post({
+        type: "progress",
+        id,
+        stage: "phase1",
+        simTimeNs,
+        events,
+        ...(plan === null ? {} : { plan }),
+        ...(eta === null ? {} : { etaMs: eta }),
+      });
     } else if (event.stage === "phase2") {
-      this.post({ type: "progress", id, stage: "phase2", done: event.done, total: event.total });
+      const eta = this.replay.etaMs(event, now);
+      this.post({
+        type: "progress",
+        id,
+        stage: "phase2",
+        done: event.done,
+        total: event.total,
+        ...(eta === null ? {} : { etaMs: eta }),
+      });
     } else if (event.stage === "reference") {
       const { check, index, count, fraction } = event.reference;
       this.post({ type: "progress", id, stage: "reference", reference: { check, index, count, fraction } });

@@ -2,6 +2,7 @@ import type { Machine } from "@kb/components";
 import { bottleneckVerdict } from "../bottleneck.js";
 import type { LaunchRecord } from "../results.js";
 import { busyEvidence, snapshotBusy } from "./launch-busy.js";
+import { busiestLinkSince, launchRoofline } from "./launch-roofline.js";
 import { gemmEnginesSince, type HbmFootprint, launchDetail, snapshotLevels } from "./launch-work.js";
 import { snapshotWork, workSince } from "./work.js";
 
@@ -45,6 +46,7 @@ export class LaunchMeter {
       detail.achieved.hbmFraction,
       shape,
     );
-    return { name, pes, ...work, ...detail, verdict: bottleneckVerdict(evidence) };
+    const roofline = launchRoofline(work, detail, busiestLinkSince(machine, this.busy));
+    return { name, pes, ...work, ...detail, verdict: bottleneckVerdict(evidence), roofline };
   }
 }
