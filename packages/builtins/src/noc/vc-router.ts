@@ -1,4 +1,5 @@
 import type { Event, ForwardingModel, ForwardingModelContext, HopPacket, ModelStat } from "@kb/components";
+import { type Fabric, fabricOf, VcClock } from "./vc-clock.js";
 
 // `port_hop_v1` with `vcs` > 0: BookSim 2's input-queued virtual-channel router (`iq`), cycle by
 // cycle (docs/latency-model.md section 4, "Virtual channels"). Each input port has `vcs` virtual
@@ -72,64 +73,6 @@ interface Credit {
   readonly flits: number;
 }
 
-/** Every VC router of one engine, by node id, and the clocks that step them. */
-interface Fabric {
-  readonly routers: Map<string, VcRouter>;
-  readonly clocks: Map<string, VcClock>;
-}
-
-const fabrics = new WeakMap<object, Fabric>();
-
-function fabricOf(env: object): Fabric {
-  let fabric = fabrics.get(env);
-  if (fabric === undefined) {
-    fabric = { routers: new Map(), clocks: new Map() };
-    fabrics.set(env, fabric);
-  }
-  return fabric;
-}
-
-/** Steps the VC routers of one clock period in batches of ticks, one engine event per batch. */
-class VcClock {
-  private readonly active = new Set<VcRouter>();
-  private scheduled = false;
-  /** The first tick not stepped yet. */
-  private next = 0;
-
-  constructor(
-    private readonly env: ForwardingModelContext["env"],
-    private readonly cycleNs: number,
-    private readonly batch: number,
-  ) {}
-
-  /** A router has work from `tick` on: make sure a batch covering it runs in time. */
-  wake(router: VcRouter, tick: number): void {
-    this.active.add(router);
-    if (this.scheduled) return;
-    const first = Math.max(this.next, Math.floor(tick / this.batch) * this.batch);
-    this.schedule(first);
-  }
-
-  private schedule(first: number): void {
-    this.scheduled = true;
-    this.next = first;
-    const at = (first + this.batch - 0.5) * this.cycleNs;
-    this.env.timeout(Math.max(0, at - this.env.now), first).addCallback(this.run);
-  }
-
-  private readonly run = (event: Event<number>): void => {
-    this.scheduled = false;
-    const first = event.value;
-    const end = first + this.batch;
-    for (let tick = first; tick < end; tick++) {
-      for (const router of this.active) router.step(tick);
-    }
-    this.next = end;
-    for (const router of this.active) if (!router.busy()) this.active.delete(router);
-    if (this.active.size > 0) this.schedule(end);
-  };
-}
-
 /** The state of one VC router (one topology node). */
 export class VcRouter implements ForwardingModel {
   private readonly vcs: number;
@@ -138,7 +81,7 @@ export class VcRouter implements ForwardingModel {
   /** Ticks from a switch grant to the head's departure (1 + the switch traversal). */
   private readonly leaveTicks: number;
   private readonly clock: VcClock;
-  private readonly fabric: Fabric;
+  private readonly fabric: Fabric<VcRouter>;
   private readonly inputs: InputVc[][];
   /** The VC each packet announced on an input will arrive in, in order. */
   private readonly expected: number[][];
@@ -183,7 +126,7 @@ export class VcRouter implements ForwardingModel {
     const pipeline = Math.round(params.first_flit_ns / params.cycle_ns);
     const st = Math.max(0, pipeline - VC_STAGE_CYCLES);
     this.leaveTicks = 1 + st;
-    this.fabric = fabricOf(context.env);
+    this.fabric = fabricOf<VcRouter>(context.env);
     this.fabric.routers.set(context.id, this);
     const key = `${params.cycle_ns}/${st}`;
     let clock = this.fabric.clocks.get(key);
