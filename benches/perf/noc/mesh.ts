@@ -28,7 +28,7 @@ export function parseMesh(text: string): MeshSize | undefined {
 export interface RouterChoice {
   /** `cube.noc.impl` (default: `port_hop_v1` with 16 B flits at 1 ns, a flit per cycle per port). */
   readonly impl?: string;
-  /** `cube.noc.params`. */
+  /** `cube.noc.params` (with the default impl: over its 16 B flits at 1 ns, e.g. `{ vcs: 2 }`). */
   readonly params?: Readonly<Record<string, unknown>>;
   /** A config's routing (`"dor-xy"`, `"dor-yx"`, `"shortest"`). */
   readonly routing?: string;
@@ -58,8 +58,9 @@ export function meshTopology(size: MeshSize, router: RouterChoice = {}): Topolog
           routing: ROUTINGS[router.routing ?? "dor-xy"] ?? "xy",
           impl: router.impl ?? "port_hop_v1",
           params:
-            router.params ??
-            (router.impl === undefined ? { flit_bytes: FLIT_BYTES, cycle_ns: CYCLE_NS } : {}),
+            router.impl === undefined
+              ? { flit_bytes: FLIT_BYTES, cycle_ns: CYCLE_NS, ...router.params }
+              : (router.params ?? {}),
         },
         xbar: { first_flit_ns: 100_000 },
         links: { pe_to_noc: link },

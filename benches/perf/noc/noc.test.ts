@@ -5,6 +5,7 @@ import { afterAll, describe, expect, it, vi } from "vitest";
 import { main, runSeries } from "./cli.js";
 import { loadReference, nocFidelityDir } from "./config.js";
 import { bySeries, judge, type NocPoint, summarise } from "./judge.js";
+import { meshTopology } from "./mesh.js";
 
 const dir = nocFidelityDir();
 const scratch = mkdtempSync(join(tmpdir(), "kb-bench-noc-"));
@@ -123,6 +124,16 @@ describe("bench:noc", () => {
       network_latency: 20,
       flit_latency: 17,
       saturated: false,
+    });
+  });
+
+  it("--param adds to the default router's 16 B flits at 1 ns (--param vcs=2 keeps BookSim's flit and cycle)", () => {
+    const graph = meshTopology({ rows: 2, cols: 2 }, { params: { vcs: 2 } });
+    expect(graph.node("sip0.cube0.noc.r0c0").params).toMatchObject({
+      flit_bytes: 16,
+      cycle_ns: 1,
+      vcs: 2,
+      first_flit_ns: 4,
     });
   });
 

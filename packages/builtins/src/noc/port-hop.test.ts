@@ -69,6 +69,8 @@ describe("port_hop_v1", () => {
       cycle_ns: 0.5,
       port_flits_per_cycle: 1,
       buffer_flits: 0,
+      vcs: 0,
+      vc_buffer_flits: 8,
     });
   });
 

@@ -8,6 +8,7 @@ import {
   type ModelStat,
 } from "@kb/components";
 import * as z from "zod";
+import { PORT_HOP_COUNTERS, VcRouter } from "./vc-router.js";
 
 /**
  * Params of `port_hop_v1`: the topology's `first_flit_ns` (the pipeline latency a head crosses)
@@ -36,19 +37,24 @@ export const portHopParams = forwardingTopologyParams.extend({
     .describe(
       "Input buffer per input port, flits; 0 (the default): unbounded. With a bound, credit-based flow control: a packet leaves the hop upstream only when min(flits, buffer_flits) of room is free on its input here, and its room is freed when its tail has left.",
     ),
+  vcs: z
+    .number()
+    .int()
+    .min(0)
+    .max(16)
+    .default(0)
+    .describe(
+      "Virtual channels per input port; 0 (the default): one FIFO per input, decided per packet on arrival. With vcs > 0, BookSim 2's input-queued VC router cycle by cycle: route, VC and switch allocation one cycle each (one-iteration iSLIP, round robin), the rest of first_flit_ns to cross, credits per VC of vc_buffer_flits (buffer_flits is then unused).",
+    ),
+  vc_buffer_flits: z
+    .number()
+    .int()
+    .min(1)
+    .default(8)
+    .describe("Buffer of each virtual channel, flits (vcs > 0 only); BookSim 2's vc_buf_size."),
 });
 
-const PORT_WAIT = {
-  name: "port_wait_ns",
-  unit: "ns",
-  description: "Time heads waited past the pipeline for a busy input or output port, summed over packets.",
-} as const;
-
-const CREDIT_STALLS = {
-  name: "credit_stalls",
-  unit: "count",
-  description: "Times a packet found no room on an input (buffer_flits > 0), counted per try.",
-} as const;
+const [PORT_WAIT, CREDIT_STALLS] = PORT_HOP_COUNTERS;
 
 /** The parsed params of `port_hop_v1`. */
 export type PortHopParams = z.output<typeof portHopParams>;
@@ -63,6 +69,7 @@ export type PortHopParams = z.output<typeof portHopParams>;
  * a capacity: a hop moves up to `port_flits_per_cycle` flits per cycle on every port at once.
  */
 function portHop(context: ForwardingModelContext, params: PortHopParams): ForwardingModel {
+  if (params.vcs > 0) return new VcRouter(context, params);
   const inputs = Math.max(1, context.inputs.length);
   const inputFree = new Float64Array(inputs);
   const outputFree = new Float64Array(Math.max(1, context.outputs.length));
@@ -138,6 +145,6 @@ export const portHopV1 = defineForwardingModel({
   description:
     "Forwarding hop with latency apart from occupancy: a head crosses first_flit_ns of pipeline; each input and output port moves port_flits_per_cycle flits of flit_bytes per cycle_ns (one FIFO per input, first come first served per output).",
   params: portHopParams,
-  counters: [PORT_WAIT, CREDIT_STALLS],
+  counters: [...PORT_HOP_COUNTERS],
   create: portHop,
 });

@@ -1,0 +1,125 @@
+import {
+  buildMachine,
+  type Machine,
+  startTraffic,
+  type TrafficPacket,
+  Transfer,
+  trafficPattern,
+} from "@kb/components";
+import { encodeAddress, expandTopology, resolveTopology } from "@kb/topology";
+import { describe, expect, it } from "vitest";
+import { bookSimMesh } from "../../../components/src/test-support.js";
+import { defaultRegistry } from "../default-registry.js";
+
+/**
+ * One cube, a 1 x 2 NOC (PE0 at r0c0, PE1 at r0c1), the SRAM on r0c0; every link 64 GB/s with
+ * 1 ns of latency; routers `port_hop_v1` with one virtual channel of 4 flits of 64 B per input, a
+ * 1 ns cycle and a 4 ns pipeline (RC, VA, SA, then 1 cycle to cross); the SRAM 64 GB/s with no
+ * access latency.
+ */
+function twoVcRouters(vcs = 1) {
+  const link = { bw_gbs: 64, latency_ns: 1 };
+  return expandTopology(
+    resolveTopology({
+      name: "two-vc-routers",
+      system: { sips: 1 },
+      sip: { cubes: 1 },
+      cube: {
+        noc: {
+          rows: 1,
+          cols: 2,
+          link,
+          first_flit_ns: 4,
+          routing: "xy",
+          impl: "port_hop_v1",
+          params: { flit_bytes: 64, cycle_ns: 1, vcs, vc_buffer_flits: 4 },
+        },
+        sram: { bw_gbs: 64, latency_ns: 0 },
+        links: { pe_to_noc: link, sram_to_noc: link },
+      },
+    }),
+  );
+}
+
+const sram = (offset: number) => encodeAddress({ sip: 0, cube: 0, space: "sram", offset });
+
+/** Writes `bytes` to the SRAM from each PE_DMA in `from`, in order, at time 0; when each commits. */
+function writes(machine: Machine, from: readonly number[], bytes = 256): number[] {
+  const transfers = from.map((pe, index) => {
+    const transfer = new Transfer(machine.env);
+    machine.fabric.write(
+      `sip0.cube0.pe${pe}.pe_dma`,
+      { address: sram(index * 256), rows: 1, rowBytes: bytes, stride: 256 },
+      transfer,
+    );
+    transfer.seal();
+    return transfer;
+  });
+  return transfers.map((transfer) => {
+    machine.run(transfer.done);
+    return transfer.doneAt;
+  });
+}
+
+describe("port_hop_v1 with virtual channels (BookSim's iq router)", () => {
+  it("one VC of 4 flits: VC allocation waits for the credit of the packet ahead (hand-computed)", () => {
+    // 4-flit writes A (PE0), B1 and B2 (PE1) at 0. A router takes a head through RC, VA and SA
+    // in the cycles (ticks) after its arrival, then leaves at SA + 2; the tail leaves 4 ns later.
+    // A:  pe0 -> r0c0 head 1. RC 1, VA 2, SA 3: leaves 5, ports busy to tick 7; head at the
+    //     SRAM 6, tail 5 + 4 + 1 = 10: committed at 10.
+    // B1: pe1 -> r0c1 head 1; RC 1, VA 2 (r0c0's VC: 4 credits), SA 3: leaves 5 (credits 0);
+    //     head at r0c0 6. RC 6, VA 7 (the SRAM VC is free from tick 7, after A's tail), SA 8:
+    //     leaves 10, tail at the SRAM 15. r0c1 gets its 4 credits back at tick 8 + 4 = 12.
+    // B2: r0c1's input buffer is full with B1 until B1's tail leaves at tick 3 + 4 = 7: the
+    //     source sends B2 at 7, head at r0c1 8. RC 8, VA waits for a credit of r0c0's VC (back at
+    //     12): VA 12, SA 13, leaves 15; head at r0c0 16: RC 16, VA 17, SA 18, leaves 20, tail at
+    //     the SRAM 25.
+    const machine = buildMachine(twoVcRouters(), { registry: defaultRegistry() });
+    expect(writes(machine, [0, 1, 1])).toEqual([10, 15, 25]);
+  });
+
+  it("two VCs: a packet does not wait behind another in the same input's other VC", () => {
+    // As above with 2 VCs: B2 enters r0c1's second VC at once (head at r0c1 5, after B1 used the
+    // link 0..4): RC 5, VA 6 (r0c0's second VC), SA 7 (r0c1's output is busy with B1 to 7):
+    // leaves 9, head at r0c0 10: RC 10, VA 11 (the SRAM's VC 1), SA 12 (the output is busy with
+    // B1 to 8+4 = 12), leaves 14, tail at the SRAM 19.
+    const machine = buildMachine(twoVcRouters(2), { registry: defaultRegistry() });
+    expect(writes(machine, [0, 1, 1])).toEqual([10, 15, 19]);
+  });
+
+  it("one VC: 1-flit packets in one VC follow each other 3 cycles apart (RC, VA, SA of each head)", () => {
+    // Three 1-flit writes from PE0 (heads at r0c0 at 1, 2, 3). A1: RC 1, VA 2, SA 3, leaves 5,
+    // tail at the SRAM 5 + 1 + 1 = 7. A2 is routed only once A1 has left its VC: RC 4, VA 5,
+    // SA 6, leaves 8, at the SRAM 10. A3: RC 7, VA 8, SA 9, leaves 11, at the SRAM 13.
+    const machine = buildMachine(twoVcRouters(), { registry: defaultRegistry() });
+    expect(writes(machine, [0, 0, 0], 64)).toEqual([7, 10, 13]);
+  });
+
+  it("zero-load: every packet of a 2 x 2 diagonal pattern takes 1 + 5H + P, as in BookSim", () => {
+    // `neighbor` on 2 x 2 sends each node to the opposite corner: H = 3 routers, 16 B flits.
+    const graph = bookSimMesh(2, 2, {
+      routing: "xy",
+      impl: "port_hop_v1",
+      params: { flit_bytes: 16, cycle_ns: 1, vcs: 2 },
+    });
+    for (const flits of [1, 4]) {
+      const machine = buildMachine(graph, { registry: defaultRegistry() });
+      const packets: TrafficPacket[] = [];
+      const traffic = startTraffic(machine, {
+        endpoints: [0, 1, 2, 3].map((pe) => `sip0.cube0.pe${pe}.pe_dma`),
+        destination: trafficPattern("neighbor", 2, 2),
+        packetBytes: 16 * flits,
+        packetsPerCycle: 0.0005,
+        cycleNs: 1,
+        seed: 0,
+        delivered: (packet) => packets.push(packet),
+      });
+      machine.run(4100);
+      traffic.stop();
+      machine.run();
+      expect(packets.map((packet) => packet.arrivedNs - packet.createdNs)).toEqual(
+        Array(13).fill(1 + 5 * 3 + flits),
+      );
+    }
+  });
+});

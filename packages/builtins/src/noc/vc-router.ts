@@ -1,0 +1,454 @@
+import type { Event, ForwardingModel, ForwardingModelContext, HopPacket, ModelStat } from "@kb/components";
+import { type Fabric, fabricOf, VcClock } from "./vc-clock.js";
+
+// `port_hop_v1` with `vcs` > 0: BookSim 2's input-queued virtual-channel router (`iq`), cycle by
+// cycle (docs/latency-model.md section 4, "Virtual channels"). Each input port has `vcs` virtual
+// channels of `vc_buffer_flits` flits; a packet at the front of its VC goes through route
+// computation (RC), VC allocation (VA) and switch allocation (SA), one cycle each, then crosses
+// the switch in the rest of `first_flit_ns`. VA and SA are separable one-iteration iSLIP
+// allocators with round-robin pointers. A granted packet holds its input and its output for its
+// flits (the switch is held for the packet), takes the credits of its downstream VC, and frees its
+// own buffer space for the upstream router a cycle after its tail has left.
+//
+// All VC routers of a machine with the same clock share one clock (`VcClock`): it steps every
+// router with work, tick by tick, in batches of `st + 1` ticks per engine event (a packet granted
+// at tick k leaves at tick k + 1 + st, so a batch may run that late).
+
+/** The knobs of the VC router (from `port_hop_v1`'s params). */
+export interface VcRouterParams {
+  readonly first_flit_ns: number;
+  readonly cycle_ns: number;
+  readonly flit_bytes: number;
+  readonly vcs: number;
+  readonly vc_buffer_flits: number;
+}
+
+/** Cycles of route computation, VC allocation and switch allocation (BookSim's 1-cycle stages). */
+export const VC_STAGE_CYCLES = 3;
+
+const PORT_WAIT = {
+  name: "port_wait_ns",
+  unit: "ns",
+  description: "Time heads waited past the pipeline for a busy input or output port, summed over packets.",
+} as const;
+
+const CREDIT_STALLS = {
+  name: "credit_stalls",
+  unit: "count",
+  description: "Times a packet found no room on an input (buffer_flits > 0), counted per try.",
+} as const;
+
+/** The counters of `port_hop_v1` (either variant). */
+export const PORT_HOP_COUNTERS = [PORT_WAIT, CREDIT_STALLS] as const;
+
+/** A packet in a VC buffer. */
+interface Held {
+  readonly view: HopPacket;
+  readonly flits: number;
+  readonly out: number;
+  /** The first tick it may be routed (its head has arrived). */
+  readonly tick: number;
+  /** When its head arrived, ns. */
+  readonly arrivedNs: number;
+}
+
+const IDLE = 0; // waiting for a head to route
+const VA = 1; // routed, asking for an output VC
+const SA = 2; // holding an output VC, asking for the switch
+
+/** One virtual channel of an input port. */
+class InputVc {
+  readonly queue: Held[] = [];
+  state = IDLE;
+  /** The first tick the current stage may run. */
+  eligible = 0;
+  outVc = -1;
+}
+
+/** A credit for an output VC coming back at `tick`. */
+interface Credit {
+  readonly tick: number;
+  readonly port: number;
+  readonly vc: number;
+  readonly flits: number;
+}
+
+/** The state of one VC router (one topology node). */
+export class VcRouter implements ForwardingModel {
+  private readonly vcs: number;
+  private readonly buffer: number;
+  private readonly cycleNs: number;
+  /** Ticks from a switch grant to the head's departure (1 + the switch traversal). */
+  private readonly leaveTicks: number;
+  private readonly clock: VcClock;
+  private readonly fabric: Fabric<VcRouter>;
+  private readonly inputs: InputVc[][];
+  /** The VC each packet announced on an input will arrive in, in order. */
+  private readonly expected: number[][];
+  /** Free flits of each input VC fed by a non-VC node (what `admit` grants from). */
+  private readonly room: number[][];
+  private readonly feeder: (VcRouter | null | undefined)[];
+  /** Per output: the VC router behind it and its input index there (null: an endpoint). */
+  private readonly downstream: (VcRouter | null | undefined)[];
+  private readonly downstreamPort: number[];
+  private readonly credits: number[][];
+  /** The first tick each output VC may be allocated again. */
+  private readonly vcFree: number[][];
+  private readonly inBusy: number[];
+  private readonly outBusy: number[];
+  private readonly pending: Credit[] = [];
+  private readonly vaGrant: number[];
+  private readonly vaAccept: number[];
+  private readonly saGrant: number[];
+  private readonly saAccept: number[];
+  private readonly admitNext: number[];
+  /** Per input, the VC switch allocation looks at first (round robin over its VCs). */
+  private readonly vcNext: number[];
+  /** Input VCs waiting for VC allocation. */
+  private waitingVa = 0;
+  /** Scratch of the allocators: the granted requester per output VC / output (-1 none, -2 closed). */
+  private readonly vaBest: Int32Array;
+  private readonly saBest: Int32Array;
+  private readonly touched: number[] = [];
+  private held = 0;
+  private waitedNs = 0;
+  private refusals = 0;
+
+  constructor(
+    private readonly context: ForwardingModelContext,
+    private readonly params: VcRouterParams,
+  ) {
+    const inputs = Math.max(1, context.inputs.length);
+    const outputs = Math.max(1, context.outputs.length);
+    this.vcs = params.vcs;
+    this.buffer = params.vc_buffer_flits;
+    this.cycleNs = params.cycle_ns;
+    const pipeline = Math.round(params.first_flit_ns / params.cycle_ns);
+    const st = Math.max(0, pipeline - VC_STAGE_CYCLES);
+    this.leaveTicks = 1 + st;
+    this.fabric = fabricOf<VcRouter>(context.env);
+    this.fabric.routers.set(context.id, this);
+    const key = `${params.cycle_ns}/${st}`;
+    let clock = this.fabric.clocks.get(key);
+    if (clock === undefined) {
+      clock = new VcClock(context.env, params.cycle_ns, st + 1);
+      this.fabric.clocks.set(key, clock);
+    }
+    this.clock = clock;
+    const grid = (rows: number, value: number) =>
+      Array.from({ length: rows }, () => new Array<number>(this.vcs).fill(value));
+    this.inputs = Array.from({ length: inputs }, () => Array.from({ length: this.vcs }, () => new InputVc()));
+    this.expected = Array.from({ length: inputs }, () => []);
+    this.room = grid(inputs, this.buffer);
+    this.feeder = new Array(inputs).fill(undefined);
+    this.downstream = new Array(outputs).fill(undefined);
+    this.downstreamPort = new Array<number>(outputs).fill(-1);
+    this.credits = grid(outputs, this.buffer);
+    this.vcFree = grid(outputs, 0);
+    this.inBusy = new Array<number>(inputs).fill(0);
+    this.outBusy = new Array<number>(outputs).fill(0);
+    this.vaGrant = new Array<number>(outputs * this.vcs).fill(0);
+    this.vaAccept = new Array<number>(inputs * this.vcs).fill(0);
+    this.saGrant = new Array<number>(outputs).fill(0);
+    this.saAccept = new Array<number>(inputs).fill(0);
+    this.admitNext = new Array<number>(inputs).fill(0);
+    this.vcNext = new Array<number>(inputs).fill(0);
+    this.vaBest = new Int32Array(outputs * this.vcs).fill(-1);
+    this.saBest = new Int32Array(outputs).fill(-1);
+  }
+
+  /** The VC router feeding input `port`, or null (a source, an XBAR, another model). */
+  private feederOf(port: number): VcRouter | null {
+    let feeder = this.feeder[port];
+    if (feeder === undefined) {
+      feeder = this.fabric.routers.get(this.context.inputs[port] ?? "") ?? null;
+      this.feeder[port] = feeder;
+    }
+    return feeder;
+  }
+
+  /** The VC router behind output `port`, or null (an endpoint or another model: unbounded). */
+  private downstreamOf(port: number): VcRouter | null {
+    let next = this.downstream[port];
+    if (next === undefined) {
+      next = this.fabric.routers.get(this.context.outputs[port] ?? "") ?? null;
+      this.downstream[port] = next;
+      if (next !== null) this.downstreamPort[port] = next.context.inputs.indexOf(this.context.id);
+    }
+    return next;
+  }
+
+  private tickOf(ns: number): number {
+    return Math.ceil(ns / this.cycleNs - 1e-9);
+  }
+
+  admit(packet: HopPacket): boolean {
+    const port = packet.inPort;
+    if (port < 0 || this.feederOf(port) !== null) return true;
+    const need = Math.min(packet.flits(this.params.flit_bytes), this.buffer);
+    const room = this.room[port] as number[];
+    const start = this.admitNext[port] as number;
+    for (let i = 0; i < this.vcs; i++) {
+      const vc = (start + i) % this.vcs;
+      if ((room[vc] as number) >= need) {
+        room[vc] = (room[vc] as number) - need;
+        this.admitNext[port] = (vc + 1) % this.vcs;
+        (this.expected[port] as number[]).push(vc);
+        return true;
+      }
+    }
+    this.refusals++;
+    return false;
+  }
+
+  /** The upstream VC router granted a packet to `vc` of input `port`: it arrives later, in order. */
+  announce(port: number, vc: number): void {
+    (this.expected[port] as number[]).push(vc);
+  }
+
+  arrive(packet: HopPacket): undefined {
+    const port = Math.max(0, packet.inPort);
+    const vc = (this.expected[port] as number[]).shift() ?? 0;
+    const now = this.context.env.now;
+    const tick = this.tickOf(now);
+    const input = (this.inputs[port] as InputVc[])[vc] as InputVc;
+    input.queue.push({
+      view: packet,
+      flits: packet.flits(this.params.flit_bytes),
+      out: Math.max(0, packet.outPort),
+      tick,
+      arrivedNs: now,
+    });
+    this.held++;
+    this.clock.wake(this, tick);
+    return undefined;
+  }
+
+  /** Has packets to move or room to give back. */
+  busy(): boolean {
+    return this.held > 0 || this.pending.length > 0;
+  }
+
+  /** A credit for output `port`'s VC `vc` comes back at `tick`. */
+  credit(tick: number, port: number, vc: number, flits: number): void {
+    this.pending.push({ tick, port, vc, flits });
+  }
+
+  /** One cycle: credits back, then RC, VA and SA (each stage's winners move on next cycle). */
+  step(tick: number): void {
+    if (this.pending.length > 0) this.returnCredits(tick);
+    if (this.held === 0) return;
+    this.route(tick);
+    this.allocateVcs(tick);
+    this.allocateSwitch(tick);
+  }
+
+  private returnCredits(tick: number): void {
+    let kept = 0;
+    const pending = this.pending;
+    for (const credit of pending) {
+      if (credit.tick > tick) {
+        pending[kept++] = credit;
+      } else {
+        const row = this.credits[credit.port] as number[];
+        row[credit.vc] = (row[credit.vc] as number) + credit.flits;
+      }
+    }
+    pending.length = kept;
+  }
+
+  /** Room on an input fed by a non-VC node is free again (its packet's tail left): offer it. */
+  private readonly roomBack = (event: Event<{ port: number; vc: number; flits: number }>): void => {
+    const { port, vc, flits } = event.value;
+    const row = this.room[port] as number[];
+    row[vc] = (row[vc] as number) + flits;
+    this.context.resume(port);
+  };
+
+  private route(tick: number): void {
+    for (const row of this.inputs) {
+      for (const input of row) {
+        const front = input.queue[0];
+        if (input.state !== IDLE || front === undefined) continue;
+        const at = Math.max(input.eligible, front.tick);
+        if (at > tick) continue;
+        input.state = VA;
+        input.eligible = tick + 1;
+        this.waitingVa++;
+      }
+    }
+  }
+
+  private outputVcOpen(out: number, vc: number, tick: number): boolean {
+    if (((this.vcFree[out] as number[])[vc] as number) > tick) return false;
+    return this.downstreamOf(out) === null || ((this.credits[out] as number[])[vc] as number) > 0;
+  }
+
+  /** VC allocation: one iSLIP iteration over (input VC) x (output VC). */
+  private allocateVcs(tick: number): void {
+    if (this.waitingVa === 0) return;
+    const V = this.vcs;
+    const inVcs = this.inputs.length * V;
+    const best = this.vaBest;
+    const touched = this.touched;
+    touched.length = 0;
+    // Grant: each open output VC picks the requesting input VC first from its pointer.
+    for (let r = 0; r < inVcs; r++) {
+      const input = (this.inputs[Math.floor(r / V)] as InputVc[])[r % V] as InputVc;
+      if (input.state !== VA || input.eligible > tick) continue;
+      const out = (input.queue[0] as Held).out;
+      for (let vc = 0; vc < V; vc++) {
+        const q = out * V + vc;
+        const current = best[q] as number;
+        if (current === -2) continue; // closed this tick
+        if (current === -1) {
+          if (!this.outputVcOpen(out, vc, tick)) {
+            best[q] = -2;
+            touched.push(q);
+            continue;
+          }
+          best[q] = r;
+          touched.push(q);
+          continue;
+        }
+        const pointer = this.vaGrant[q] as number;
+        if ((r - pointer + inVcs) % inVcs < (current - pointer + inVcs) % inVcs) best[q] = r;
+      }
+    }
+    // Accept: each input VC takes the granted output VC first from its own pointer.
+    for (let r = 0; r < inVcs; r++) {
+      const input = (this.inputs[Math.floor(r / V)] as InputVc[])[r % V] as InputVc;
+      if (input.state !== VA || input.eligible > tick) continue;
+      const out = (input.queue[0] as Held).out;
+      const pointer = this.vaAccept[r] as number;
+      let pick = -1;
+      for (let k = 0; k < V && pick < 0; k++) {
+        const vc = (pointer + k) % V;
+        if (best[out * V + vc] === r) pick = vc;
+      }
+      if (pick < 0) continue;
+      this.vaGrant[out * V + pick] = (r + 1) % inVcs;
+      this.vaAccept[r] = (pick + 1) % V;
+      (this.vcFree[out] as number[])[pick] = Number.POSITIVE_INFINITY;
+      input.state = SA;
+      this.waitingVa--;
+      input.outVc = pick;
+      input.eligible = tick + 1;
+    }
+    for (const q of touched) best[q] = -1;
+  }
+
+  /** Switch allocation: one iSLIP iteration over input ports x output ports. */
+  private allocateSwitch(tick: number): void {
+    const inputs = this.inputs.length;
+    const outputs = this.outBusy.length;
+    const best = this.saBest;
+    const touched = this.touched;
+    touched.length = 0;
+    // Grant: each free output picks the requesting input first from its pointer.
+    for (let i = 0; i < inputs; i++) {
+      if ((this.inBusy[i] as number) > tick) continue;
+      const row = this.inputs[i] as InputVc[];
+      for (const input of row) {
+        if (input.state !== SA || input.eligible > tick) continue;
+        const out = (input.queue[0] as Held).out;
+        if ((this.outBusy[out] as number) > tick || !this.hasCredits(out, input)) continue;
+        const current = best[out] as number;
+        if (current === i) continue;
+        if (current === -1) {
+          best[out] = i;
+          touched.push(out);
+          continue;
+        }
+        const pointer = this.saGrant[out] as number;
+        if ((i - pointer + inputs) % inputs < (current - pointer + inputs) % inputs) best[out] = i;
+      }
+    }
+    if (touched.length === 0) return;
+    // Accept: each input takes the granting output first from its pointer.
+    for (let i = 0; i < inputs; i++) {
+      const pointer = this.saAccept[i] as number;
+      let pick = -1;
+      for (let k = 0; k < outputs && pick < 0; k++) {
+        const out = (pointer + k) % outputs;
+        if (best[out] === i) pick = out;
+      }
+      if (pick < 0) continue;
+      this.saGrant[pick] = (i + 1) % inputs;
+      this.saAccept[i] = (pick + 1) % outputs;
+      this.traverse(i, this.ready(i, pick, tick), pick, tick);
+    }
+    for (const out of touched) best[out] = -1;
+  }
+
+  /** Output `out`'s VC for `input` has room for its front packet (always, towards a non-VC node). */
+  private hasCredits(out: number, input: InputVc): boolean {
+    if (this.downstreamOf(out) === null) return true;
+    const need = Math.min((input.queue[0] as Held).flits, this.buffer);
+    return ((this.credits[out] as number[])[input.outVc] as number) >= need;
+  }
+
+  /** The VC of input `i` whose front packet may cross to `out` now (-1: none), round robin from the input's pointer. */
+  private ready(i: number, out: number, tick: number): number {
+    const row = this.inputs[i] as InputVc[];
+    const V = this.vcs;
+    const start = this.vcNext[i] as number;
+    for (let k = 0; k < V; k++) {
+      const vc = (start + k) % V;
+      const input = row[vc] as InputVc;
+      if (input.state !== SA || input.eligible > tick) continue;
+      if ((input.queue[0] as Held).out === out && this.hasCredits(out, input)) return vc;
+    }
+    return -1;
+  }
+
+  /** The packet at the front of input `i`'s VC `vc` won output `out` at `tick`: it leaves. */
+  private traverse(i: number, vc: number, out: number, tick: number): void {
+    const input = (this.inputs[i] as InputVc[])[vc] as InputVc;
+    const packet = input.queue.shift() as Held;
+    const flits = packet.flits;
+    const outVc = input.outVc;
+    const tailGone = tick + flits;
+    this.inBusy[i] = tailGone;
+    this.outBusy[out] = tailGone;
+    (this.vcFree[out] as number[])[outVc] = tailGone;
+    input.state = IDLE;
+    input.eligible = tailGone;
+    input.outVc = -1;
+    this.vcNext[i] = (vc + 1) % this.vcs;
+    this.held--;
+    const next = this.downstreamOf(out);
+    const room = Math.min(flits, this.buffer);
+    if (next !== null) {
+      const row = this.credits[out] as number[];
+      row[outVc] = (row[outVc] as number) - room;
+      next.announce(this.downstreamPort[out] as number, outVc);
+    }
+    // This packet's room on input i comes back to whoever feeds it, a cycle after its tail left.
+    const feeder = this.feederOf(i);
+    if (feeder !== null) {
+      feeder.credit(tailGone, feeder.outputIndexOf(this.context.id), vc, room);
+    } else {
+      const env = this.context.env;
+      env
+        .timeout(Math.max(0, tailGone * this.cycleNs - env.now), { port: i, vc, flits: room })
+        .addCallback(this.roomBack);
+    }
+    const departNs = (tick + this.leaveTicks) * this.cycleNs;
+    this.waitedNs += departNs - packet.arrivedNs - this.params.first_flit_ns;
+    this.context.service(departNs, flits * this.cycleNs, packet.view);
+    this.context.send(packet.view, departNs);
+  }
+
+  /** The output leading to node `id` (its credits are kept here). */
+  outputIndexOf(id: string): number {
+    return this.context.outputs.indexOf(id);
+  }
+
+  stats(): readonly ModelStat[] {
+    return [
+      { ...PORT_WAIT, total: this.waitedNs },
+      { ...CREDIT_STALLS, total: this.refusals },
+    ];
+  }
+}
