@@ -7,6 +7,7 @@ import { type Verdict, verdictSchema } from "./bottleneck.js";
 import { hostCopiesSchema, type LaunchDetail, launchDetailSchema } from "./launch-results.js";
 import { RunManifestSchema } from "./manifest.js";
 import { modelStatsSchema } from "./model-stats.js";
+import { type LaunchSites, launchSitesSchema } from "./sites-results.js";
 import { hbmPortsSchema, kindSpreadShape, laneRowsSchema, linksSchema } from "./spread-results.js";
 import { nonFiniteCounts, nonFiniteValue, toleranceFields } from "./verification-json.js";
 
@@ -49,6 +50,7 @@ export const RunResultsSchema = z.object({
           ),
         ...z.object(launchDetailSchema).partial().shape,
         verdict: verdictSchema.optional(),
+        sites: launchSitesSchema.optional(),
       }),
     )
     .describe(
@@ -253,6 +255,8 @@ export type RunResults = z.infer<typeof RunResultsSchema>;
 export interface LaunchRecord extends Work, LaunchDetail {
   /** What limited the launch, with its evidence (docs/reports.md). */
   readonly verdict: Verdict;
+  /** Per-line attribution (sites.ts), when the simulator tallied it. */
+  readonly sites?: LaunchSites;
   readonly name: string;
   readonly pes: number;
   readonly startNs: number;
