@@ -1,6 +1,7 @@
 import { readFileSync } from "node:fs";
 import { fileURLToPath } from "node:url";
 import { TraceRecorder } from "@kb/components";
+import { MemorySink, OpLogger, type OpRecord, opRecordSchema, opRecordToJson } from "@kb/oplog";
 import type { TL } from "@kb/tl";
 import { describe, expect, it } from "vitest";
 import { type DeviceTensor, RunResultsSchema, Simulator } from "./index.js";
@@ -80,6 +81,35 @@ describe("launches[].sites: per-line attribution", () => {
     expect(record.sites?.programNs).toBeGreaterThan((a?.waitNs ?? 0) + (b?.waitNs ?? 0));
     // The tracer behind the tally still gets every event.
     expect(tracer.events.some((event) => event.type === "engine_complete")).toBe(true);
+  });
+
+  it("op records and trace slices carry the line whose call issued them", async () => {
+    const sink = new MemorySink();
+    const tracer = new TraceRecorder();
+    const sim = await Simulator.fromTopology(yaml, { opLogger: new OpLogger(sink), tracer });
+    const a = await sim.toDevice(sim.random([128, 128], "f16", { seed: 1 }));
+    const b = await sim.toDevice(sim.random([128, 128], "f16", { seed: 2 }));
+    await sim.launch(twoLoadsAndADot, { grid: { pes: 1, cubes: 1 }, args: [a, b] });
+    // The kernel's dma_reads and its gemm name their lines.
+    const kernelOps = sink.records.filter((record) => record.site !== undefined);
+    expect(kernelOps.map((record) => [record.op_name, record.site])).toEqual([
+      ["dma_read", lineOf("// first load")],
+      ["dma_read", lineOf("// second load")],
+      [expect.stringMatching(/^gemm/), lineOf("// the dot")],
+    ]);
+    // The record's site is part of its JSONL line, and the schema reads it back.
+    const [first] = kernelOps;
+    expect(opRecordToJson(first as OpRecord)).toContain(`,"site":"${lineOf("// first load")}"}`);
+    expect(opRecordSchema.parse(JSON.parse(opRecordToJson(first as OpRecord))).site).toBe(
+      lineOf("// first load"),
+    );
+    // Trace slices: the engine slices of the kernel's tiles name the line in args.site.
+    const sited = tracer
+      .toChromeTrace()
+      .traceEvents.filter((event) => event.ph === "B" && event.args?.site !== undefined);
+    expect(new Set(sited.map((event) => event.args?.site))).toEqual(
+      new Set([lineOf("// first load"), lineOf("// second load"), lineOf("// the dot")]),
+    );
   });
 
   it("sites: false leaves them out", async () => {

@@ -125,7 +125,9 @@ function commandBytes(command: PeCommand): number {
  * A tracer in front of the run's own (a trace recorder, a progress tap, or none) that adds each
  * engine slice of a command's tiles to the line that issued the command. Tiles name their command
  * in their flow (`pe:kernel#position/t3`); a slice is an `engine_start` with a flow and the next
- * `engine_complete` of its track. It adds no simulation events: results are the same without it.
+ * `engine_complete` of its track; the run's tracer gets the line with the slice's `engine_start`
+ * (`Tracer.record`'s `site`: a trace slice's `args.site`). It adds no simulation events: results
+ * are the same without it.
  */
 export class SiteTap implements Tracer {
   counter?: NonNullable<Tracer["counter"]>;
@@ -134,6 +136,8 @@ export class SiteTap implements Tracer {
   private launch: LaunchTally | null = null;
   private readonly open = new Map<string, OpenSlice>();
   private readonly kinds = new Map<string, string>();
+  /** The op log's record count at the previous event: records started since are the current message's. */
+  private loggedFrom = 0;
 
   constructor(readonly inner: Tracer | null) {
     const counter = inner?.counter;
@@ -143,12 +147,20 @@ export class SiteTap implements Tracer {
   }
 
   record(type: TraceEventType, tNs: number, componentId: string, label: string, flow?: string): void {
+    let site: string | null = null;
     if (this.launch !== null) {
       if (type === "engine_start") {
-        if (flow !== undefined) this.start(tNs, componentId, flow);
+        if (flow !== undefined) site = this.start(tNs, componentId, flow);
       } else if (type === "engine_complete") this.complete(tNs, componentId);
+      // A component logs a message's op records just before its engine_start (component.ts).
+      const logger = (this.machine as Machine).opLogger;
+      if (logger !== null) {
+        if (site !== null) logger.annotate(this.loggedFrom, withoutLane(componentId), site);
+        this.loggedFrom = logger.recordCount;
+      }
     }
-    this.inner?.record(type, tNs, componentId, label, flow);
+    if (site === null) this.inner?.record(type, tNs, componentId, label, flow);
+    else this.inner?.record(type, tNs, componentId, label, flow, site);
   }
 
   /** Starts a launch's tallies; wrap each PE's command source with {@link source}. */
@@ -156,6 +168,7 @@ export class SiteTap implements Tracer {
     this.machine = machine;
     this.launch = new LaunchTally();
     this.open.clear();
+    this.loggedFrom = machine.opLogger?.recordCount ?? 0;
   }
 
   /** `inner`, tied to this launch's tallies (between {@link begin} and {@link finish}). */
@@ -184,15 +197,17 @@ export class SiteTap implements Tracer {
     return { programNs, lines };
   }
 
-  private start(tNs: number, track: string, flow: string): void {
+  /** Opens the slice of a tile of a command (its flow names it); returns the command's line, or null. */
+  private start(tNs: number, track: string, flow: string): string | null {
     const launch = this.launch as LaunchTally;
     const colon = flow.indexOf(":");
     const hash = flow.lastIndexOf("#");
     const slash = flow.indexOf("/t", hash);
-    if (colon < 0 || hash < colon || slash < 0) return;
+    if (colon < 0 || hash < colon || slash < 0) return null;
     const tally = launch.positions.get(flow.slice(0, colon))?.[Number(flow.slice(hash + 1, slash))];
-    if (tally == null) return;
+    if (tally == null) return null;
     this.open.set(track, { tally, kind: this.kindOf(track), startNs: tNs });
+    return tally.line;
   }
 
   private complete(tNs: number, track: string): void {
@@ -207,14 +222,19 @@ export class SiteTap implements Tracer {
   private kindOf(track: string): string {
     let kind = this.kinds.get(track);
     if (kind === undefined) {
-      const lane = track.indexOf("#");
-      const id = lane < 0 ? track : track.slice(0, lane);
+      const id = withoutLane(track);
       const machine = this.machine as Machine;
       kind = machine.has(id) ? machine.component(id).kind : id;
       this.kinds.set(track, kind);
     }
     return kind;
   }
+}
+
+/** The component of a track: `sip0.cube0.pe0.pe_dma#1` is a lane of `sip0.cube0.pe0.pe_dma`. */
+function withoutLane(track: string): string {
+  const lane = track.indexOf("#");
+  return lane < 0 ? track : track.slice(0, lane);
 }
 
 /**
