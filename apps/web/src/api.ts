@@ -14,6 +14,11 @@ export interface WebData {
   readonly timelines: readonly WebTimeline[];
   /** Things the user should know (results of another topology, trace tracks not in it). */
   readonly warnings: readonly string[];
+  /**
+   * The text of the kernel files the results' `sites` name, by path as they name it (the source
+   * view); absent or missing a file: the view lists that file's lines without text.
+   */
+  readonly sources?: Readonly<Record<string, string>>;
 }
 
 /** The expanded topology graph: every node (containers and components) and every directed edge. */
