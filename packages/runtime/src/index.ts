@@ -74,7 +74,7 @@ export type {
 } from "./simulator.js";
 export { Simulator } from "./simulator.js";
 export type { IssuingCall } from "./sites.js";
-export { SiteTap } from "./sites.js";
+export { machineTracer, SiteTap } from "./sites.js";
 export type { LaunchSites, SiteRow } from "./sites-results.js";
 export { launchSitesSchema, siteRowSchema } from "./sites-results.js";
 export type { SourceBytes, SourceFiles } from "./source-files.js";
