@@ -67,7 +67,14 @@ export class CallSite {
   /** `file:line` of the location (the key of a line in reports), or null when unknown. */
   get line(): string | null {
     const location = this.location;
-    return location === null ? null : `${location.file}:${location.line}`;
+    if (location === null) return null;
+    // Made once per location: the locations of captureLocated are shared by a path's calls.
+    let line = LINES.get(location);
+    if (line === undefined) {
+      line = `${location.file}:${location.line}`;
+      LINES.set(location, line);
+    }
+    return line;
   }
 
   /** The kernel-side location, or null when unknown. */
@@ -110,6 +117,9 @@ export interface SourceLocation {
  * keep its raw positions and map to other lines.
  */
 export type SiteCache = Map<string, SourceLocation | null>;
+
+/** The `file:line` of each location {@link CallSite.line} was asked for. */
+const LINES = new WeakMap<SourceLocation, string>();
 
 /** `file:line:col`. */
 export function formatLocation(location: SourceLocation): string {
