@@ -241,7 +241,7 @@ export function formatReport(report: NonNullable<RunResults["report"]>): string 
 }
 
 /** Left-aligned columns, indented by two spaces; trailing blanks trimmed. */
-function table(rows: readonly (readonly string[])[]): string[] {
+export function table(rows: readonly (readonly string[])[]): string[] {
   const widths: number[] = [];
   for (const row of rows) {
     row.forEach((cell, index) => {

@@ -126,7 +126,12 @@ describe("kb run: the summary", () => {
     });
     expect(results.simTimeNs).toBeGreaterThan(0);
     expect(first.stdout).not.toContain(scratch);
-    expect(first.stdout).not.toContain("__fixtures__");
+    // The bench's path appears only as its kernel's lines (launches[].sites, relative to the working directory).
+    const withoutSites = { ...results, launches: results.launches.map(({ sites: _, ...launch }) => launch) };
+    expect(JSON.stringify(withoutSites)).not.toContain("__fixtures__");
+    expect(results.launches[0]?.sites?.lines[0]?.line).toMatch(
+      /^apps\/cli\/src\/__fixtures__\/copy-bench\.ts:\d+$/,
+    );
   });
 
   it("--param reaches the bench: twice the rows, twice the HBM bytes", async () => {

@@ -19,6 +19,7 @@ import { topologyFileWarnings } from "@kb/topology/node";
 import { type Command, InvalidArgumentError } from "commander";
 import { loadBench, locateBench, locateTopology } from "./bench-files.js";
 import { typeCheckBeforeRun } from "./check-command.js";
+import { DEFAULT_BY_LINE, formatByLine } from "./format-by-line.js";
 import { formatReport, formatRunSummary, formatWallMs, groupDigits, type RunOutput } from "./format-run.js";
 import { formatWarning } from "./located-issues.js";
 import { chromeTraceChunks, isGzipPath, PendingFile } from "./pending-file.js";
@@ -45,6 +46,7 @@ interface RunOptions {
   manifestOnly?: boolean;
   cache?: string;
   typecheck?: boolean;
+  byLine?: number | true;
 }
 
 /** Adds `kb run BENCH` to the program. */
@@ -119,6 +121,11 @@ export function addRunCommand(program: Command, io: CliIo, state: RunState): Com
       "run phase 2 and compare every value a kernel observed in phase 1 with what phase 2 computes for the same op; exit 1 at the first difference",
     )
     .option(
+      "--by-line [n]",
+      `after the summary, list each launch's N kernel lines (default ${DEFAULT_BY_LINE}) with the most of its programs' time spent waiting at their tl calls, with their calls, engine time and bytes (docs/reports.md, "By line"; --json has every line in launches[].sites)`,
+      positiveInteger("--by-line"),
+    )
+    .option(
       "--manifest-only",
       "print the run's manifest (package and plug-in versions, topology and bench digests, params, seed, options, its digest) and exit without running",
     )
@@ -138,6 +145,7 @@ export function addRunCommand(program: Command, io: CliIo, state: RunState): Com
         "  kb run gemm --trace gemm.trace.json   # open it in https://ui.perfetto.dev\n" +
         "  kb run gemm --trace gemm.trace.json.gz --trace-counter-ns 0   # compressed, every counter change\n" +
         "  kb run softmax --param dtype=bf16 --verify\n" +
+        "  kb run attention --by-line   # which kernel lines the time goes to\n" +
         "  kb run ./my-bench.ts --check-phases --verify   # one replay for both",
     )
     .action(async (benchArg: string, options: RunOptions) => {
@@ -152,6 +160,17 @@ function positiveNumber(name: string): (value: string) => number {
     const number = Number(value.replaceAll("_", ""));
     if (!(number > 0) || value.trim() === "") {
       throw new InvalidArgumentError(`${name} needs a number > 0, such as 1e9; got "${value}".`);
+    }
+    return number;
+  };
+}
+
+/** A parser of an integer >= 1 for the option `name`. */
+function positiveInteger(name: string): (value: string) => number {
+  return (value) => {
+    const number = Number(value);
+    if (!(Number.isInteger(number) && number >= 1) || value.trim() === "") {
+      throw new InvalidArgumentError(`${name} needs a whole number >= 1, such as 5; got "${value}".`);
     }
     return number;
   };
@@ -339,6 +358,7 @@ function printRun(run: RunBenchResult, options: RunOptions, io: CliIo): void {
     }),
   );
   if (results.report !== undefined) io.stdout.write(`\n${formatReport(results.report)}`);
+  printByLine(results, options, io);
   if (verification !== null) {
     io.stdout.write(
       `\nverification (phase 2: ${groupDigits(run.phase2Ops)} ops replayed in ${formatWallMs(wall.phase2Ms)}; references computed in ${formatWallMs(wall.referenceMs)}, compared in ${formatWallMs(wall.checkMs - wall.referenceMs)})\n`,
@@ -363,11 +383,19 @@ function printCached(
   io.stdout.write(`cached: ${file} (the same manifest digest; not simulated again)\n`);
   io.stdout.write(formatRunSummary(results, { buildWallMs: 0, runWallMs: 0, outputs: [] }));
   if (results.report !== undefined) io.stdout.write(`\n${formatReport(results.report)}`);
+  printByLine(results, options, io);
   if (results.verification !== undefined) {
     io.stdout.write(`\nverification: ${results.verification.pass ? "PASS" : "FAIL"} (cached)\n`);
   }
   if (results.phaseCheck !== undefined) io.stdout.write(`\n${runtime.formatPhaseCheck(results.phaseCheck)}`);
   return passed;
+}
+
+/** `--by-line [N]`: each launch's top lines, after the summary. */
+function printByLine(results: runtime.RunResults, options: RunOptions, io: CliIo): void {
+  if (options.byLine === undefined) return;
+  const top = options.byLine === true ? DEFAULT_BY_LINE : options.byLine;
+  io.stdout.write(`\n${formatByLine(results, top).join("\n")}\n`);
 }
 
 /** The @kb packages this kb runs with, by name, and their versions (the manifest's `packages`). */

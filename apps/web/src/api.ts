@@ -16,6 +16,11 @@ export interface WebData {
   readonly warnings: readonly string[];
   /** The sweep point this run is, when kb web serves a sweep (`/?run=DIGEST`); absent otherwise. */
   readonly sweepPoint?: WebSweepPoint;
+  /**
+   * The text of the kernel files the results' `sites` name, by path as they name it (the source
+   * view); absent or missing a file: the view lists that file's lines without text.
+   */
+  readonly sources?: Readonly<Record<string, string>>;
 }
 
 /** Which point of a sweep a run page shows, and the axis values it ran with. */

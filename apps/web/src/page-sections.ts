@@ -3,7 +3,7 @@ import { COMPARE_ROOFLINE_HTML, ROOFLINE_SECTION_HTML } from "./roofline-section
 // The results views' sections (ids the renderer of page.ts fills), one fragment for kb web's page
 // and the playground, so neither copies the other's markup.
 
-/** The sections of the results views, in page order: bottleneck verdicts, summary, launches, bench report, roofline, model counters, topology, charts, timeline, verification, comparison. */
+/** The sections of the results views, in page order: bottleneck verdicts, summary, launches, bench report, roofline, model counters, topology, charts, source by line, timeline, verification, comparison. */
 export const RESULTS_SECTIONS_HTML = `
 <section id="verdicts">
   <h2>Bottleneck per launch</h2>
@@ -61,6 +61,15 @@ ${ROOFLINE_SECTION_HTML}
     <p class="hint" id="hbm-note"></p>
     <div id="chart-hbm-time" class="chart"></div>
   </div>
+</section>
+
+<section id="source">
+  <h2>Time by kernel line</h2>
+  <div class="controls">
+    <label>Launch <select id="source-launch"></select></label>
+    <span class="hint">Each line's bar is its share of the launch's program time: the programs' time waiting at its tl calls (docs/reports.md, "By line"); hover a line for its wait, engine time and bytes, click it to select it.</span>
+  </div>
+  <div id="source-view" class="table-wrap"></div>
 </section>
 
 <section id="timeline">

@@ -20,6 +20,7 @@ import {
   verdictLines,
 } from "./results-model.js";
 import { compareRooflines, showRooflines } from "./roofline-section.js";
+import { renderSourceView, type SourceViewHandle } from "./source-view.js";
 import { comparisonTable, empty, modelCountersTable, summaryTable, verificationTable } from "./tables.js";
 import { renderTimeline, type TimelineHandle, type TimelineSource } from "./timeline.js";
 
@@ -36,6 +37,8 @@ export interface ResultsPageHandle {
   /** The timeline shown, and its number of tracks. */
   timeline: TimelineHandle | null;
   trackCount: number;
+  /** The source view (time by kernel line). */
+  source: SourceViewHandle | null;
   /** The other charts by element id. */
   readonly charts: Map<string, EChartsType>;
   /** Stops listening and frees the charts, the diagram and the timeline (before drawing another page). */
@@ -76,6 +79,7 @@ export function renderResultsPage(
     peCount: 0,
     timeline: null,
     trackCount: 0,
+    source: null,
     charts: new Map(),
     dispose() {
       window.removeEventListener("resize", onResize);
@@ -198,6 +202,14 @@ export function renderResultsPage(
   } else {
     element("hbm-over-time-wrap").hidden = true;
   }
+
+  // Time by kernel line
+  handle.source = renderSourceView(
+    element("source-view"),
+    element<HTMLSelectElement>("source-launch"),
+    results,
+    data.sources ?? {},
+  );
 
   // Timeline
   const timelineElement = element("timeline-chart");

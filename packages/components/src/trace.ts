@@ -22,9 +22,18 @@ export interface Tracer {
   /**
    * One event at simulated time `tNs` on component `componentId`; `label` names the message or
    * command. `flow` (on `engine_start`) identifies what travels through several components (a
-   * tile token: its PE, command and tile), for flow arrows.
+   * tile token: its PE, command and tile), for flow arrows. `site` (on `engine_start`, from
+   * `@kb/runtime`'s per-line tally) is the kernel line (`file:line`) whose command the message
+   * serves.
    */
-  record(type: TraceEventType, tNs: number, componentId: string, label: string, flow?: string): void;
+  record(
+    type: TraceEventType,
+    tNs: number,
+    componentId: string,
+    label: string,
+    flow?: string,
+    site?: string,
+  ): void;
   /** A sampled value of a component (queue depth, HBM bandwidth), when the tracer wants them. */
   counter?(name: string, tNs: number, componentId: string, value: number): void;
   /**
@@ -45,6 +54,8 @@ export interface RecordedTraceEvent {
   readonly flow?: string;
   /** counter: the value. */
   readonly value?: number;
+  /** engine_start: the kernel line (`file:line`) whose command it serves, when known. */
+  readonly site?: string;
 }
 
 /** What {@link TraceRecorder.toChromeTrace} keeps: components matching a glob, a time window. */
@@ -101,7 +112,8 @@ export interface ChromeTraceStream extends Omit<ChromeTrace, "traceEvents"> {
 /**
  * A tracer that keeps every event in memory and exports Chrome trace-event JSON: one process per
  * SIP/cube (`sip0.cube1`, or `sip0` / `host` above cube level), one thread (track) per component,
- * `engine_start`/`engine_complete` as B/E slices named by the message, the other D6 events as
+ * `engine_start`/`engine_complete` as B/E slices named by the message (with `args.site`, the
+ * kernel line, when the runtime's per-line tally knew it), the other D6 events as
  * instants, counters sampled (see {@link TraceRecorderOptions.counterIntervalNs}) with the
  * component as their args key (`{"name":"queue depth","args":{"sip0.cube0.xbar0":3}}`: Perfetto
  * draws a counter track per process, name and key). Timestamps are simulated ns written as
@@ -128,12 +140,21 @@ export class TraceRecorder implements Tracer {
     this.counterIntervalNs = this.sampler.intervalNs;
   }
 
-  record(type: TraceEventType, tNs: number, componentId: string, label: string, flow?: string): void {
+  record(
+    type: TraceEventType,
+    tNs: number,
+    componentId: string,
+    label: string,
+    flow?: string,
+    site?: string,
+  ): void {
     if (tNs > this.endNs) this.endNs = tNs;
     this.events.push(
-      flow === undefined
-        ? { type, tNs, component: componentId, label }
-        : { type, tNs, component: componentId, label, flow },
+      site !== undefined
+        ? { type, tNs, component: componentId, label, ...(flow !== undefined ? { flow } : {}), site }
+        : flow === undefined
+          ? { type, tNs, component: componentId, label }
+          : { type, tNs, component: componentId, label, flow },
     );
   }
 
@@ -231,7 +252,9 @@ function* chromeTraceEvents(
     const ts = microseconds(event.tNs);
     switch (event.type) {
       case "engine_start": {
-        yield { name: event.label, ph: "B", ts, pid, tid, cat: "service" };
+        yield event.site === undefined
+          ? { name: event.label, ph: "B", ts, pid, tid, cat: "service" }
+          : { name: event.label, ph: "B", ts, pid, tid, cat: "service", args: { site: event.site } };
         open.set(component, (open.get(component) ?? 0) + 1);
         if (event.flow !== undefined) {
           const known = flows.get(event.flow);

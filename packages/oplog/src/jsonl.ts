@@ -17,7 +17,8 @@ export function opRecordToJson(record: OpRecord): string {
     `{"id":${JSON.stringify(record.id)},"t_start":${JSON.stringify(record.t_start)}` +
     `,"t_end":${JSON.stringify(record.t_end)},"component_id":${JSON.stringify(record.component_id)}` +
     `,"op_kind":${JSON.stringify(record.op_kind)},"op_name":${JSON.stringify(record.op_name)}` +
-    `,"params":${paramsToJson(record)},"dependency_ids":${JSON.stringify(record.dependency_ids)}}`
+    `,"params":${paramsToJson(record)},"dependency_ids":${JSON.stringify(record.dependency_ids)}` +
+    `${record.site === undefined ? "" : `,"site":${JSON.stringify(record.site)}`}}`
   );
 }
 

@@ -159,6 +159,19 @@ export class OpLogger {
   }
 
   /**
+   * Marks the records started on `componentId` from id `fromId` on, still held (not yet written),
+   * as serving the kernel line `site` (`file:line`; the record's `site`), unless one already has
+   * a site. `@kb/runtime`'s per-line tally calls it right after a component started a message's
+   * records, with the id the log was at before.
+   */
+  annotate(fromId: number, componentId: string, site: string): void {
+    for (let id = Math.max(fromId, this.head); id < this.nextId; id++) {
+      const record = this.ring[id & this.mask] as OpRecord;
+      if (record.component_id === componentId && record.site === undefined) record.site = site;
+    }
+  }
+
+  /**
    * Ends the log after the run: checks every op ended, then closes the sink (returning what its
    * `close` returns: await it for file sinks). Throws `OPLOG_MISUSE` naming up to 5 open ops if
    * some never ended (the logger stays open then, so they can still be ended, or {@link abort}

@@ -241,6 +241,13 @@ function recordSchema<K extends string, P extends z.ZodType>(kind: K, params: P)
     op_name: z.string().min(1).describe('The specific operation, such as "dma_read" or "exp".'),
     params,
     dependency_ids: z.array(recordId).describe("Ids of earlier records this one waits on."),
+    site: z
+      .string()
+      .min(1)
+      .exactOptional()
+      .describe(
+        "Extension: the kernel line (`file:line`) whose tl call issued the command this op serves; absent when unknown (a command list, an IPCQ transfer, a run without per-line tallies).",
+      ),
   });
 }
 
@@ -421,6 +428,8 @@ interface OpRecordBase {
   op_name: string;
   /** Ids of earlier records this one must run after (beyond address-based inference). */
   dependency_ids: number[];
+  /** The kernel line (`file:line`) whose tl call issued the op's command, when known ({@link OpLogger.annotate}). */
+  site?: string;
 }
 
 /** A `memory` op record. */

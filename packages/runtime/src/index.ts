@@ -77,6 +77,10 @@ export type {
   SimulatorOptions,
 } from "./simulator.js";
 export { Simulator } from "./simulator.js";
+export type { IssuingCall } from "./sites.js";
+export { machineTracer, SiteTap } from "./sites.js";
+export type { LaunchSites, SiteRow } from "./sites-results.js";
+export { launchSitesSchema, siteRowSchema } from "./sites-results.js";
 export type { SourceBytes, SourceFiles } from "./source-files.js";
 export { importCandidates, importedSourceFiles } from "./source-files.js";
 export { verificationJson } from "./verification-json.js";

@@ -120,6 +120,11 @@ export class ProgramQueue implements CommandSource {
     this.name = this.runner.name;
   }
 
+  /** The tl call of the current program in flight (what its next command is for), or null. */
+  callInFlight(): ReturnType<KernelRunner["tl"]["_callInFlight"]> {
+    return this.runner?.tl._callInFlight() ?? null;
+  }
+
   next(): PeCommand | null | Event<PeCommand | null> {
     if (this.runner === null) {
       const index = this.options.scheduler.take();

@@ -8,6 +8,7 @@ import { hostCopiesSchema, type LaunchDetail, launchDetailSchema } from "./launc
 import { RunManifestSchema } from "./manifest.js";
 import { modelStatsSchema } from "./model-stats.js";
 import { type LaunchRoofline, rooflineSchema } from "./roofline-results.js";
+import { type LaunchSites, launchSitesSchema } from "./sites-results.js";
 import { hbmPortsSchema, kindSpreadShape, laneRowsSchema, linksSchema } from "./spread-results.js";
 import { nonFiniteCounts, nonFiniteValue, toleranceFields } from "./verification-json.js";
 
@@ -51,6 +52,7 @@ export const RunResultsSchema = z.object({
         ...z.object(launchDetailSchema).partial().shape,
         verdict: verdictSchema.optional(),
         roofline: rooflineSchema.optional(),
+        sites: launchSitesSchema.optional(),
       }),
     )
     .describe(
@@ -257,6 +259,8 @@ export interface LaunchRecord extends Work, LaunchDetail {
   readonly verdict: Verdict;
   /** Its roofline chart data (docs/reports.md, Roofline). */
   readonly roofline: LaunchRoofline;
+  /** Per-line attribution (sites.ts), when the simulator tallied it. */
+  readonly sites?: LaunchSites;
   readonly name: string;
   readonly pes: number;
   readonly startNs: number;

@@ -18,6 +18,13 @@ export interface SimulatorOptions {
   readonly opLogger?: OpLogger | null;
   /** Records trace events (Chrome trace JSON). */
   readonly tracer?: Tracer | null;
+  /**
+   * Tallies each launch's time, engine time and bytes per kernel line (`launches[].sites` of the
+   * results; docs/reports.md, "By line"). Default true; false leaves it out (a tracer in front
+   * of `tracer` costs a little per serviced message). A machine you build yourself gets it with
+   * `tracer: new SiteTap(yourTracer)`.
+   */
+  readonly sites?: boolean;
   /** HBM page size of device allocations (default 2 MiB). */
   readonly pageBytes?: number;
   /** TCM scratch per PE for a kernel's loaded tiles and compute outputs (default: 2 MiB, or what fits). */

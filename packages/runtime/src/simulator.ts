@@ -48,13 +48,14 @@ import { defaultScratchBytes } from "./launch-scratch.js";
 import { DeviceMemory } from "./memory/device-memory.js";
 import { type HostWrite, HostWriteLog } from "./memory/host-writes.js";
 import { PendingRanges } from "./memory/pending-ranges.js";
-import { programCount, programQueues, resolveProgramGrid } from "./program-grid.js";
+import { ProgramQueue, programCount, programQueues, resolveProgramGrid } from "./program-grid.js";
 import { collectResults } from "./report/collect.js";
 import { LaunchMeter } from "./report/launch-meter.js";
 import { HbmFootprint } from "./report/launch-work.js";
 import type { LaunchRecord, RunResults } from "./results.js";
 import { checkRunLimits, limitSlices } from "./run-limits.js";
 import type { FreeOptions, KernelInstance, LaunchOptions, SimulatorOptions } from "./simulator-options.js";
+import { type IssuingCall, machineTracer, SiteTap } from "./sites.js";
 import { explainDeadlock, machineProgress } from "./stalled-kernels.js";
 
 export type { HostWrite } from "./memory/host-writes.js";
@@ -105,6 +106,8 @@ export class Simulator {
   private readonly launches: LaunchRecord[] = [];
   /** @internal The plan the host program states with {@link progress}, for progress displays. */
   readonly plan = new HostProgress();
+  /** The per-line tallies (sites.ts), when the machine's tracer is a SiteTap. */
+  private readonly sites: SiteTap | null;
   private readonly hostCopies = { count: 0, bytes: 0, ns: 0 };
   private readonly scratchBytes: number | undefined;
   private readonly dispatchCycles: number;
@@ -139,7 +142,7 @@ export class Simulator {
     const machine = buildMachine(graph, {
       registry: defaultRegistry(options.plugins ?? []),
       opLogger: options.opLogger ?? null,
-      tracer: options.tracer ?? null,
+      tracer: machineTracer(options),
     });
     return new Simulator(machine, graph.topology.name, options);
   }
@@ -149,6 +152,7 @@ export class Simulator {
     this.machine = machine;
     this.topologyName = topologyName;
     this.host = new KernelHost(machine.env);
+    this.sites = machine.tracer instanceof SiteTap ? machine.tracer : null;
     this.scratchBytes = options.scratchBytes;
     this.dispatchCycles = options.dispatchCycles ?? 0;
     this.checkPhases = options.checkPhases ?? false;
@@ -428,16 +432,23 @@ export class Simulator {
               start: runner,
             });
       const meter = new LaunchMeter(this.machine, this.now);
+      const sites = this.sites;
+      sites?.begin(this.machine);
       const done = this.machine.launch({
         pes: placements.map((placement) => placement.pe),
-        program: (_pe, index) => sources[index] as CommandSource,
+        program: (pe, index) => {
+          const source = sources[index] as CommandSource;
+          return sites === null ? source : sites.source(source, pe, callInFlight(source));
+        },
         name,
       });
       const footprint = await HbmFootprint.during(this.machine, () => this.drive(done));
-      const record = meter.finish(name, placements.length, footprint, {
+      const measured = meter.finish(name, placements.length, footprint, {
         programs: programs === null ? placements.length : programCount(programs),
         pes: all.length,
       });
+      const lines = sites?.finish() ?? null;
+      const record = lines === null ? measured : { ...measured, sites: lines };
       this.launches.push(record);
       for (const instance of instances) options.onInstance?.(instance);
       return record;
@@ -547,4 +558,11 @@ function parseTopologyText(text: string): Topology {
     );
   }
   return parseTopology(text);
+}
+
+/** How a launch's command source tells the tl call in flight (the line of the command it hands out). */
+function callInFlight(source: CommandSource): () => IssuingCall | null {
+  if (source instanceof ProgramQueue) return () => source.callInFlight();
+  if (source instanceof KernelRunner) return () => source.tl._callInFlight();
+  return () => null;
 }

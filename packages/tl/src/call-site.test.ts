@@ -18,3 +18,18 @@ describe("CallSite.describe", () => {
     );
   });
 });
+
+describe("CallSite.captureLocated", () => {
+  it("finds the same line as capture, once per path of calls: a loop's calls share one cache entry", () => {
+    const cache = new Map();
+    const sites = [];
+    for (let index = 0; index < 3; index++) sites.push(CallSite.captureLocated("load", cache)); // the loop
+    const other = CallSite.captureLocated("dot", cache); // another line
+    expect(cache.size).toBe(2);
+    const loop = sites.map((site) => site.line);
+    expect(new Set(loop).size).toBe(1);
+    expect(loop[0]).toMatch(/call-site\.test\.ts:26$/);
+    expect(other.line).toMatch(/call-site\.test\.ts:27$/);
+    expect(sites[0]?.describe()).toMatch(/^tl\.load at .*call-site\.test\.ts:26:\d+$/);
+  });
+});

@@ -41,6 +41,42 @@ export class CallSite {
     return site;
   }
 
+  /**
+   * Captures the current call's site and finds its location at once, cheaply: the stack's frames
+   * as V8 keeps them (no text) are the key of `cache`, which holds the location found the first
+   * time that path of calls was seen (a full stack's text, parsed). A kernel's loop pays a lookup
+   * per call, not a stack's formatting. Where stacks are text only (not V8), this is
+   * {@link capture} with the location parsed now.
+   */
+  static captureLocated(call: string, cache: SiteCache): CallSite {
+    const site = new CallSite(call, new Error());
+    const key = frameKey(site.stack as Error);
+    if (key === null) {
+      site.parsed = userFrame(site.stack?.stack, false);
+      return site;
+    }
+    let location = cache.get(key);
+    if (location === undefined) {
+      location = userFrame(new Error().stack, false);
+      cache.set(key, location);
+    }
+    site.parsed = location;
+    return site;
+  }
+
+  /** `file:line` of the location (the key of a line in reports), or null when unknown. */
+  get line(): string | null {
+    const location = this.location;
+    if (location === null) return null;
+    // Made once per location: the locations of captureLocated are shared by a path's calls.
+    let line = LINES.get(location);
+    if (line === undefined) {
+      line = `${location.file}:${location.line}`;
+      LINES.set(location, line);
+    }
+    return line;
+  }
+
   /** The kernel-side location, or null when unknown. */
   get location(): SourceLocation | null {
     if (this.parsed === undefined) this.parsed = userFrame(this.stack?.stack, this.belowCallEntry);
@@ -75,6 +111,16 @@ export interface SourceLocation {
   readonly col: number;
 }
 
+/**
+ * The locations {@link CallSite.captureLocated} found, by the raw positions of the stack's frames
+ * (one per path of calls that reached a tl call). One per run: a kernel edited between runs may
+ * keep its raw positions and map to other lines.
+ */
+export type SiteCache = Map<string, SourceLocation | null>;
+
+/** The `file:line` of each location {@link CallSite.line} was asked for. */
+const LINES = new WeakMap<SourceLocation, string>();
+
 /** `file:line:col`. */
 export function formatLocation(location: SourceLocation): string {
   return `${location.file}:${location.line}:${location.col}`;
@@ -91,6 +137,38 @@ const FRAME = /^\s*at (?:(.+?) \()?(.+?):(\d+):(\d+)\)?$/;
 
 /** This module's own file (in a bundle, the bundle: every frame of @kb/tl). */
 const OWN_FILE = frames(new Error().stack)[0]?.file ?? null;
+
+/** A V8 stack frame, as `Error.prepareStackTrace` receives it (the parts used here). */
+interface V8Frame {
+  getFileName(): string | null | undefined;
+  getLineNumber(): number | null;
+  getColumnNumber(): number | null;
+}
+
+type PrepareStackTrace = (error: Error, frames: V8Frame[]) => unknown;
+
+/**
+ * The raw positions of `error`'s frames as one string (V8: read as frame objects, no text
+ * formatted, no source map applied), or null where the engine gives text only. Reads `stack`,
+ * so call it on an error whose stack nobody needs as text.
+ */
+function frameKey(error: Error): string | null {
+  const holder = Error as unknown as { prepareStackTrace?: PrepareStackTrace | undefined };
+  const previous = holder.prepareStackTrace;
+  holder.prepareStackTrace = (_error, frames) => frames;
+  let stack: unknown;
+  try {
+    stack = error.stack;
+  } finally {
+    holder.prepareStackTrace = previous;
+  }
+  if (!Array.isArray(stack)) return null;
+  let key = "";
+  for (const frame of stack as V8Frame[]) {
+    key += `${frame.getFileName() ?? "?"}:${frame.getLineNumber() ?? 0}:${frame.getColumnNumber() ?? 0};`;
+  }
+  return key;
+}
 
 function frames(stack: string | undefined): { name: string; file: string; line: string; col: string }[] {
   const found: { name: string; file: string; line: string; col: string }[] = [];

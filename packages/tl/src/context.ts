@@ -168,7 +168,8 @@ export class TLContext {
    * even when nobody awaits it. The returned promise never counts as an unhandled rejection.
    */
   _call<T>(name: string, body: (site: CallSite) => Promise<T>): Promise<T> {
-    const site = CallSite.capture(name);
+    const sites = this._scope.sink.sites;
+    const site = sites === undefined ? CallSite.capture(name) : CallSite.captureLocated(name, sites);
     const earlier = this.inFlight;
     let promise: Promise<T>;
     if (earlier !== null) {

@@ -1,5 +1,6 @@
 import type { PeCommand } from "@kb/spec";
 import type { Dtype } from "@kb/tensor";
+import type { SiteCache } from "./call-site.js";
 import type { TensorHandle } from "./handles.js";
 import type { KernelMemory } from "./kernel-memory.js";
 
@@ -39,6 +40,12 @@ export interface CommandSink {
   now(): number | null;
   /** True in runner mode. */
   readonly runner: boolean;
+  /**
+   * Runner mode: where the calls' locations are cached (`CallSite.captureLocated`), so each call
+   * that emits a command knows its kernel line cheaply (per-line reports). Absent: found only
+   * when an error message needs one.
+   */
+  readonly sites?: SiteCache;
 }
 
 /** Options of a {@link TLContext}. */

@@ -1,6 +1,7 @@
 import type { Environment, Event } from "@kb/des";
 import { formatSimTime, KbError } from "@kb/errors";
 import type { PeCommand } from "@kb/spec";
+import type { SiteCache } from "./call-site.js";
 import { TLContext } from "./context.js";
 import type { CommandSink, TLOptions } from "./options.js";
 import { type StallBudget, type StallReport, StallTally, StallWatch } from "./stall-watch.js";
@@ -47,6 +48,8 @@ export class KernelHost {
   started = 0;
   /** The kernel instances started that have not returned or thrown yet, in start order. */
   readonly active = new Set<KernelRunner>();
+  /** @internal The kernels' call sites, found once per path of calls (`CallSite.captureLocated`). */
+  readonly sites: SiteCache = new Map();
   /** The stall detector of the run in progress (with `RunSlices.stall`), else null. */
   private watch: StallWatch<KernelRunner> | null = null;
   /** The first stretch number of the next watch (the runners' tallies outlive a watch). */
@@ -219,6 +222,7 @@ export class KernelRunner {
       runner: true,
       now: () => host.env.now,
       issue: (command) => this.post(command),
+      sites: host.sites,
     };
     this.tl = new TLContext(options, sink);
   }

@@ -6,6 +6,7 @@ import { webTopologyOf } from "../topology-data.js";
 import type { TraceTimeline } from "../trace-timeline.js";
 import { DEFAULT_MAX_INPUT_BYTES } from "./web-file.js";
 import { readWebInput } from "./web-input.js";
+import { readKernelSources } from "./web-sources.js";
 
 // What `kb web` serves at /api/data: the results and trace files read, and the topology.
 
@@ -98,6 +99,7 @@ export async function loadWebData(files: readonly string[], options: WebDataOpti
       results,
       timelines,
       warnings,
+      sources: readKernelSources(results, cwd),
     },
     slices: traces.map((trace) => trace.slices),
   };

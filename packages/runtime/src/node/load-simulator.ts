@@ -6,6 +6,7 @@ import { SpillFile } from "@kb/oplog/node";
 import type { TopologyGraph, TopologyInput } from "@kb/topology";
 import { Simulator } from "../simulator.js";
 import type { SimulatorOptions } from "../simulator-options.js";
+import { machineTracer } from "../sites.js";
 import { PLUGIN_SHARED_MODULES } from "./plugin-modules.js";
 
 // loadSimulator of `@kb/runtime/node`: a simulator from a topology file, plug-ins by name.
@@ -58,7 +59,7 @@ export async function loadSimulator(
       shared: PLUGIN_SHARED_MODULES,
       plugins: named,
       opLogger: options.opLogger ?? null,
-      tracer: options.tracer ?? null,
+      tracer: machineTracer(options),
     });
     return new Simulator(machine, resolved.name, simulatorOptions);
   }
