@@ -161,7 +161,7 @@ describe.skipIf(!runBrowserTests || !haveBuiltKb)("kb web of a sweep in headless
         | undefined;
       const items = [...(series?.[1]?.data ?? []), ...(series?.[2]?.data ?? [])];
       return {
-        legend: [...document.querySelectorAll("#scatter-colour-legend li")].map((li) => li.textContent),
+        legend: Array.from(document.querySelectorAll("#scatter-colour-legend li"), (li) => li.textContent),
         colours: items.map((item) => [item.row.values.dtype, item.itemStyle?.color] as const),
         rings: (series?.[1]?.data ?? []).map((item) => item.itemStyle?.borderColor),
       };

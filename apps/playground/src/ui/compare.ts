@@ -5,7 +5,8 @@
 /** What a comparison needs of a run: its label and its bench's name. */
 export interface ComparableRun {
   readonly label: string;
-  readonly results: { readonly bench: string };
+  /** Results name their bench (absent only in results of a bench without a name). */
+  readonly results: { readonly bench?: string | undefined };
 }
 
 /** How many finished runs the page keeps for comparison (their results, traces and op logs). */
@@ -21,7 +22,7 @@ export function previousOfSameBench<T extends ComparableRun>(runs: readonly T[])
   if (latest === undefined) return null;
   for (let index = runs.length - 2; index >= 0; index--) {
     const run = runs[index] as T;
-    if (run.results.bench === latest.results.bench) return run;
+    if (run.results.bench !== undefined && run.results.bench === latest.results.bench) return run;
   }
   return null;
 }
@@ -34,5 +35,5 @@ export function nothingComparedWhy(runs: readonly ComparableRun[], choice: strin
   if (choice === "none") return null;
   const latest = runs.at(-1);
   if (latest === undefined || choice !== "previous" || previousOfSameBench(runs) !== null) return null;
-  return `No earlier run of ${latest.results.bench} to compare with: run it again, or pin a run to compare others with it.`;
+  return `No earlier run of ${latest.results.bench ?? "this bench"} to compare with: run it again, or pin a run to compare others with it.`;
 }
