@@ -6,7 +6,7 @@
 export interface ComparableRun {
   readonly label: string;
   /** Results name their bench (absent only in results of a bench without a name). */
-  readonly results: { readonly bench?: string | undefined };
+  readonly results: { readonly bench?: string | null | undefined };
 }
 
 /** How many finished runs the page keeps for comparison (their results, traces and op logs). */
@@ -22,7 +22,7 @@ export function previousOfSameBench<T extends ComparableRun>(runs: readonly T[])
   if (latest === undefined) return null;
   for (let index = runs.length - 2; index >= 0; index--) {
     const run = runs[index] as T;
-    if (run.results.bench !== undefined && run.results.bench === latest.results.bench) return run;
+    if (typeof run.results.bench === "string" && run.results.bench === latest.results.bench) return run;
   }
   return null;
 }

@@ -34,6 +34,14 @@ describe("integer widths in the evaluator", () => {
     expect(values(bits("and", top, top))).toEqual([2 ** 63]);
   });
 
+  it("reads a negative number operand of an unsigned op as its two's complement", () => {
+    // 3 / (2^64 - 3) = 0 (the 10k fuzz found 2^64 - 1: -3 read as signed, the quotient -1 wrapped).
+    expect(values(binary("div", tensor([0, 3], [2], "u64"), -3))).toEqual([0, 0]);
+    // u32: 7 % (2^32 - 3) = 7; 5 + (2^32 - 1) wraps to 4.
+    expect(values(binary("mod", tensor([7], [1], "u32"), -3))).toEqual([7]);
+    expect(values(binary("add", tensor([5], [1], "u32"), -1))).toEqual([4]);
+  });
+
   it("truncates toward zero in a cast to an integer dtype", () => {
     const x = tensor([2.7, -2.7, 300.5, Number.NaN], [4], "f32");
     expect(values(cast(x, "i16"))).toEqual([2, -2, 300, 0]);

@@ -22,12 +22,15 @@ const BITS: Readonly<Partial<Record<Dtype, number>>> = Object.freeze({
 const UNSIGNED: ReadonlySet<Dtype> = new Set(["u8", "u16", "u32", "u64"]);
 
 /**
- * The integer value of an element of `dtype` as a BigInt: on i64 / u64 a value at the type's end
- * (2^63, 2^64: the double the largest value reads as) counts as that largest value.
+ * The integer value of an element or number operand of `dtype` as a BigInt: on i64 / u64 a value
+ * at the type's end (2^63, 2^64: the double the largest value reads as) counts as that largest
+ * value; a negative number operand of an unsigned dtype is its two's complement (the README: `-3`
+ * on u32 is 2^32 - 3).
  */
 export function exact(dtype: Dtype, a: number): bigint {
   const [, end] = INTEGER_RANGES[dtype as IntegerDtype];
   const bits = BITS[dtype] as number;
+  if (a < 0 && UNSIGNED.has(dtype)) return BigInt.asUintN(bits, BigInt(a));
   return bits === 64 && a >= end ? BigInt(end) - 1n : BigInt(a);
 }
 
