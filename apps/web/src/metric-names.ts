@@ -45,8 +45,8 @@ const UNIT_WORDS: Readonly<Record<string, { readonly unit: string; readonly drop
   w: { unit: "W", drop: true },
 };
 
-/** Words of a name: split at `_`, `-`, `.` and spaces and at camelCase humps, lower-cased. */
-function wordsOf(name: string): string[] {
+/** Words of a metric's name: split at `_`, `-`, `.` and spaces and at camelCase humps, lower-cased. */
+export function metricWords(name: string): string[] {
   return name
     .replace(/([a-z0-9])([A-Z])/g, "$1 $2")
     .toLowerCase()
@@ -60,7 +60,7 @@ function wordsOf(name: string): string[] {
  * "gemm fraction", `row_hits` -> "row hits". A name that is only a unit (`ns`) keeps it as its label.
  */
 export function metricName(name: string): MetricName {
-  const words = wordsOf(name);
+  const words = metricWords(name);
   const last = words.at(-1);
   const unit = last === undefined ? undefined : UNIT_WORDS[last];
   if (unit === undefined || words.length === 0) {

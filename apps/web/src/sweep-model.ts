@@ -1,6 +1,6 @@
 import { CATEGORY_PALETTE } from "./colour.js";
 import { formatNumber } from "./format.js";
-import { metricName } from "./metric-names.js";
+import { metricName, metricWords } from "./metric-names.js";
 import type { SweepData, SweepWebRow } from "./sweep-api.js";
 
 // The sweep page's arithmetic, without the DOM: which way a metric is better, the Pareto front of
@@ -36,11 +36,8 @@ const MAXIMISE_WORDS: readonly string[] = [
  * anything else (`time_ns`, `latency_us`, `cycles`, `row_conflicts`: times, latencies and costs). The page lets the user change it per metric.
  */
 export function metricDirection(name: string): Direction {
-  const words = name
-    .replace(/([a-z0-9])([A-Z])/g, "$1 $2")
-    .toLowerCase()
-    .split(/[^a-z]+/)
-    .filter((word) => word !== "");
+  // Letters only: `tflops2` counts as `tflops`.
+  const words = metricWords(name).flatMap((word) => word.split(/[^a-z]+/).filter((part) => part !== ""));
   const maximise = words.some((word) =>
     MAXIMISE_WORDS.some((stem) => word.startsWith(stem) || word.endsWith(stem)),
   );

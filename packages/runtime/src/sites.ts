@@ -159,8 +159,7 @@ export class SiteTap implements Tracer {
         this.loggedFrom = logger.recordCount;
       }
     }
-    if (site === null) this.inner?.record(type, tNs, componentId, label, flow);
-    else this.inner?.record(type, tNs, componentId, label, flow, site);
+    this.inner?.record(type, tNs, componentId, label, flow, site ?? undefined);
   }
 
   /** Starts a launch's tallies; wrap each PE's command source with {@link source}. */
