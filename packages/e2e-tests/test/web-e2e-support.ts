@@ -1,3 +1,6 @@
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import {
   CHROMIUM,
@@ -9,6 +12,7 @@ import {
 import type { WebServer } from "@kb/web-ui/server";
 import { Command } from "commander";
 import { type Browser, chromium, type Page } from "playwright-core";
+import { afterAll, beforeAll } from "vitest";
 import { addWebCommand } from "./cli-sources.js";
 
 // What the end-to-end tests of kb web share: Debian's Chromium driven by playwright-core (which
@@ -108,4 +112,38 @@ export async function openPage(page: Page, url: string): Promise<string | null> 
     await new Promise((resolve) => setTimeout(resolve, 50));
   }
   return page.evaluate<string | null>("document.body.dataset.error ?? null");
+}
+
+/** What {@link kbWebInChromium} gives a test file once its `beforeAll` has run. */
+export interface KbWebFixture {
+  readonly browser: Browser;
+  readonly web: RunningWeb;
+}
+
+/**
+ * kb web in Chromium for the tests of one file: before them, `prepare(scratch)` writes the files
+ * kb web shows into a temporary folder (`kb run --json` output, traces) and returns kb web's
+ * arguments; kb web and Chromium start; after them, everything started is stopped and the folder
+ * removed, pass or fail. Call it inside the file's `describe`.
+ */
+export function kbWebInChromium(
+  name: string,
+  prepare: (scratch: string) => Promise<string[]>,
+): () => KbWebFixture {
+  const scratch = mkdtempSync(join(tmpdir(), `kb-${name}-`));
+  let browser: Browser | null = null;
+  let web: RunningWeb | null = null;
+  beforeAll(async () => {
+    web = await startKbWeb(await prepare(scratch));
+    browser = await launchChromium();
+  }, 120_000);
+  afterAll(async () => {
+    await browser?.close();
+    await web?.stop();
+    rmSync(scratch, { recursive: true, force: true });
+  });
+  return () => {
+    if (browser === null || web === null) throw new Error(`${name}: kb web or Chromium did not start`);
+    return { browser, web };
+  };
 }

@@ -1,18 +1,8 @@
-import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import type { Browser } from "playwright-core";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { kb } from "./cli-sources.js";
-import {
-  launchChromium,
-  openPage,
-  type RunningWeb,
-  repo,
-  runBrowserTests,
-  startKbWeb,
-  watchedPage,
-} from "./web-e2e-support.js";
+import { kbWebInChromium, openPage, repo, runBrowserTests, watchedPage } from "./web-e2e-support.js";
 
 // kb web's roofline per launch and the comparison's A-and-B roofline, in headless Chromium at
 // 1400 x 900; the screenshots land in apps/web/test-artifacts/ (gitignored) to be looked at.
@@ -20,11 +10,7 @@ import {
 const ARTIFACTS = repo("apps/web/test-artifacts");
 
 describe.skipIf(!runBrowserTests)("kb web's roofline in headless Chromium", () => {
-  const scratch = mkdtempSync(join(tmpdir(), "kb-web-roofline-"));
-  let browser: Browser | null = null;
-  let web: RunningWeb | null = null;
-
-  beforeAll(async () => {
+  const served = kbWebInChromium("web-roofline-e2e", async (scratch) => {
     const gemm = (size: number) => ["gemm", "--param", `M=${size}`, "--param", "N=256", "--param", "K=256"];
     for (const [file, size] of [
       ["a.json", 256],
@@ -34,24 +20,13 @@ describe.skipIf(!runBrowserTests)("kb web's roofline in headless Chromium", () =
       expect(run.stderr).toBe("");
       writeFileSync(join(scratch, file), run.stdout);
     }
-    web = await startKbWeb([
-      join(scratch, "a.json"),
-      join(scratch, "b.json"),
-      "--topology",
-      repo("topologies/default.yaml"),
-    ]);
-    browser = await launchChromium();
-  }, 120_000);
-
-  afterAll(async () => {
-    await browser?.close();
-    await web?.stop();
-    rmSync(scratch, { recursive: true, force: true });
+    return [join(scratch, "a.json"), join(scratch, "b.json"), "--topology", repo("topologies/default.yaml")];
   });
 
   it("draws the launch's points under its ceilings and slopes, and A against B in the comparison", async () => {
-    const { page, problems } = await watchedPage(browser as Browser);
-    expect(await openPage(page, web?.server.url ?? "")).toBeNull();
+    const { browser, web } = served();
+    const { page, problems } = await watchedPage(browser);
+    expect(await openPage(page, web.server.url)).toBeNull();
     const chart = page.locator("#chart-roofline");
     // gemm's one launch: its actual and minimal HBM traffic and the busiest link; PE_GEMM's four
     // dtypes on 3 lines (f16 and bf16 share a peak; no PE_MATH ran: no ceiling of its own); the HBM

@@ -1,18 +1,8 @@
-import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import type { Browser } from "playwright-core";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { kb } from "./cli-sources.js";
-import {
-  launchChromium,
-  openPage,
-  type RunningWeb,
-  repo,
-  runBrowserTests,
-  startKbWeb,
-  watchedPage,
-} from "./web-e2e-support.js";
+import { kbWebInChromium, openPage, repo, runBrowserTests, watchedPage } from "./web-e2e-support.js";
 
 // End to end: kb run attention --json writes results with launches[].sites, kb web serves them
 // with the kernel's source, and headless Chromium draws the source view: the kernel's lines with
@@ -22,12 +12,8 @@ import {
 const ARTIFACTS = repo("apps/web/test-artifacts");
 
 describe.skipIf(!runBrowserTests)("kb web's source view in headless Chromium", () => {
-  const scratch = mkdtempSync(join(tmpdir(), "kb-web-source-e2e-"));
-  let browser: Browser | null = null;
-  let web: RunningWeb | null = null;
   let lines: { line: string; share: number }[] = [];
-
-  beforeAll(async () => {
+  const served = kbWebInChromium("web-source-e2e", async (scratch) => {
     const run = await kb("run", "attention", "--topology", repo("topologies/default.yaml"), "--json");
     expect(run.stderr).toBe("");
     const results = JSON.parse(run.stdout) as {
@@ -35,19 +21,13 @@ describe.skipIf(!runBrowserTests)("kb web's source view in headless Chromium", (
     };
     lines = results.launches[0]?.sites?.lines ?? [];
     writeFileSync(join(scratch, "attention.json"), run.stdout);
-    web = await startKbWeb([join(scratch, "attention.json"), "--topology", repo("topologies/default.yaml")]);
-    browser = await launchChromium();
-  }, 120_000);
-
-  afterAll(async () => {
-    await browser?.close();
-    await web?.stop();
-    rmSync(scratch, { recursive: true, force: true });
+    return [join(scratch, "attention.json"), "--topology", repo("topologies/default.yaml")];
   });
 
   it("shows the kernel's source with a bar on each line that issued commands, the largest share first", async () => {
-    const { page, problems } = await watchedPage(browser as Browser);
-    expect(await openPage(page, web?.server.url ?? "")).toBeNull();
+    const { browser, web } = served();
+    const { page, problems } = await watchedPage(browser);
+    expect(await openPage(page, web.server.url)).toBeNull();
     // The kernel's lines: every line of the sites table has its row, with its share.
     expect(lines.length).toBeGreaterThan(3);
     const view = page.locator("#source-view");
