@@ -173,6 +173,7 @@ async function sweep(specArg: string, options: SweepOptions, io: CliIo): Promise
 
   let executor: Executor;
   let waiting = "";
+  let redisExecutor: { whenQueued(): Promise<void> } | undefined;
   let gaveUp: KbError | undefined;
   const controller = new AbortController();
   /** Why the sweep stopped writing its folder, when it did. */
@@ -221,6 +222,7 @@ async function sweep(specArg: string, options: SweepOptions, io: CliIo): Promise
       onNotice: (line) => io.stderr.write(`kb sweep: ${line}\n`),
     });
     executor = redis;
+    redisExecutor = redis;
     // Redis gone too long: the sweep stops as on Ctrl-C (the rows so far kept), then says why.
     void redis.gaveUp.then((error) => {
       gaveUp = error;
@@ -240,7 +242,13 @@ async function sweep(specArg: string, options: SweepOptions, io: CliIo): Promise
   const started = performance.now();
   const progress = (event: SweepProgress) => {
     io.stderr.write(progressText(spec.name, event, started, options.redis !== undefined));
-    if (event.type === "planned" && event.total > event.resumed) io.stderr.write(waiting);
+    // Said once the jobs are on Redis (the submits follow this event in the same tick), not before.
+    if (event.type === "planned" && event.total > event.resumed && waiting !== "") {
+      const line = waiting;
+      void Promise.resolve()
+        .then(() => redisExecutor?.whenQueued())
+        .then(() => io.stderr.write(line));
+    }
   };
   try {
     const summary = await runSweep({

@@ -163,6 +163,18 @@ export class RedisExecutor implements Executor {
     return this.#queue.name;
   }
 
+  /**
+   * Settles once every job submitted so far is on Redis (or failed to get there: its row says
+   * so), so that a "queued" message is true when printed.
+   */
+  async whenQueued(): Promise<void> {
+    for (;;) {
+      const adding = this.#adding;
+      await adding;
+      if (adding === this.#adding) return;
+    }
+  }
+
   submit(job: SweepJob): void {
     if (this.#closed) return;
     const attempt = (this.#attempts.get(job.key) ?? 0) + 1;
