@@ -4,6 +4,7 @@ import {
   MATH_OPS,
   MATH_SHAPES,
   type MathCommand,
+  type MathScalar,
   mathOutputShape,
 } from "@kb/spec";
 import type { OpSpec, StageParams } from "./message.js";
@@ -44,7 +45,7 @@ export function mathOp(
   outShape: readonly number[],
   dtype: Dtype,
   axis: number | null,
-  scalars: readonly number[] | undefined,
+  scalars: readonly MathScalar[] | undefined,
   inputDtype?: Dtype,
   operands: MathOperands = {},
 ): OpSpec {
@@ -121,7 +122,7 @@ export function mathFeed(id: string, where: string, command: MathCommand, engine
     throw invalid(where, `${command.op}'s dim1 ${other} is out of range for rank ${rank}.`);
   // Elementwise: the output's elements (the operands broadcast to `shape`).
   const elements = command.shape.reduce((a, b) => a * b, 1);
-  const outShape = mathOutputShape(info, command.shape, realAxis, command.scalars);
+  const outShape = mathOutputShape(info, command.shape, realAxis, command.scalars?.map(Number));
   const reduceLength = realAxis === null ? 0 : (command.shape[realAxis] as number);
   const op = mathOp(
     command.op,

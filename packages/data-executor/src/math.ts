@@ -1,5 +1,5 @@
-import { evaluateMath } from "@kb/oplog";
-import { type Dtype, Tensor } from "@kb/tensor";
+import type { MathScalar } from "@kb/oplog";
+import { computeMath, type Dtype, type Tensor } from "@kb/tensor";
 
 /**
  * One math op of the tl surface on host tensors: computed in double precision by the op table's
@@ -8,7 +8,9 @@ import { type Dtype, Tensor } from "@kb/tensor";
  * at `scalarIndex` (default the last) of an op given one input fewer. Reductions (`sum`, `max`,
  * `min`, `argmax`, `argmin`) reduce `axis` to 1; `softmax` is max, subtract, exp, sum and divide
  * along `axis`, `cumsum` its prefix sums; `fill` / `iota` take no input. Throws `OPLOG_INVALID`
- * for an unknown op or operands that do not fit it.
+ * for an unknown op or operands that do not fit it. An op that reads or makes a 64-bit integer (or
+ * has a BigInt scalar) computes exactly (`computeMath` of @kb/tensor): `i64` / `u64` values past
+ * 2^53 are not rounded.
  */
 export function applyMath(
   op: string,
@@ -16,10 +18,8 @@ export function applyMath(
   shapeOut: readonly number[],
   dtype: Dtype,
   axis: number | null,
-  scalars: readonly number[],
+  scalars: readonly MathScalar[],
   scalarIndex?: number,
 ): Tensor {
-  const operands = inputs.map((input) => ({ values: input.toFloat64Array(), shape: input.shape }));
-  const values = evaluateMath(op, operands, shapeOut, axis, { scalars, scalarIndex, dtype });
-  return Tensor.fromArray(values, shapeOut, dtype);
+  return computeMath(op, inputs, shapeOut, dtype, axis, scalars, scalarIndex);
 }

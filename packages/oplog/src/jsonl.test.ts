@@ -334,6 +334,26 @@ describe("non-finite numbers and -0", () => {
     expect(opRecordToJson(record as OpRecord)).toBe(opRecordToJson(fill));
   });
 
+  it("writes an exact 64-bit scalar past 2^53 as its digits and reads the same BigInt back", () => {
+    // 2^60 + 3 = 1152921504606846979; as a double it would be 1152921504606846976.
+    const exact: OpRecord = {
+      ...fill,
+      params: {
+        ...mathParams(),
+        op: "add",
+        dtype: "i64",
+        axis: null,
+        scalars: [2n ** 60n + 3n, -(2n ** 63n)],
+      },
+    };
+    const line = opRecordToJson(exact);
+    expect(line).toContain('"scalars":["1152921504606846979","-9223372036854775808"]');
+    const [record] = parseOpLogJsonl(line);
+    expect((record as OpRecord & { op_kind: "math" }).params.scalars).toEqual([2n ** 60n + 3n, -(2n ** 63n)]);
+    // Digits within 2^53 are not a scalar's spelling (JSON writes those as numbers).
+    expect(() => parseOpLogJsonl(line.replace("1152921504606846979", "12"))).toThrow(/got "12"/);
+  });
+
   it("round-trips epilogue scalars and other numeric step arguments", () => {
     const line = opRecordToJson(gemm);
     expect(line).toContain(

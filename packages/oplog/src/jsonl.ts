@@ -23,13 +23,15 @@ export function opRecordToJson(record: OpRecord): string {
 }
 
 /** True for the floats JSON cannot write as a number that reads back the same: NaN, ±Infinity, -0. */
-function needsText(value: unknown): value is number {
+function needsText(value: unknown): value is number | bigint {
+  if (typeof value === "bigint") return true; // JSON has no BigInt: its decimal digits in a string
   return typeof value === "number" && (value === 0 ? 1 / value < 0 : !Number.isFinite(value));
 }
 
 /** `value` as the format writes a float: one of the strings of `FLOAT_TEXTS`, or the number. */
 function floatToJson(value: unknown): unknown {
   if (!needsText(value)) return value;
+  if (typeof value === "bigint") return String(value);
   if (value === 0) return "-0";
   return String(value); // "NaN", "Infinity", "-Infinity"
 }

@@ -72,6 +72,32 @@ export const floatSchema = z
     'A float: a JSON number, or the string "NaN", "Infinity", "-Infinity" or "-0" for the values JSON has no number for (NaN, the infinities) or loses the sign of (-0).',
   );
 
+/** Decimal integer text past ±2^53, how a JSONL line spells a BigInt math scalar. */
+const BIG_INTEGER_TEXT = /^-?[1-9][0-9]{15,19}$/;
+
+/**
+ * A math scalar: a float as {@link floatSchema} reads it, or an exact integer past ±2^53 (an
+ * `i64` / `u64` constant such as 2^60 + 3, which a double would round): a BigInt in an in-memory
+ * record, its decimal digits in a string in a JSONL line (`"1152921504606846979"`).
+ */
+export const mathScalarSchema = z
+  .unknown()
+  .transform((value, context): number | bigint => {
+    if (typeof value === "bigint") return value;
+    if (typeof value === "string" && BIG_INTEGER_TEXT.test(value)) {
+      const big = BigInt(value);
+      if (big > 2n ** 53n || big < -(2n ** 53n)) return big;
+    }
+    const parsed = floatSchema.safeParse(value);
+    if (parsed.success) return parsed.data;
+    for (const issue of parsed.error.issues)
+      context.issues.push({ code: "custom", input: value, message: issue.message });
+    return z.NEVER;
+  })
+  .describe(
+    'A math scalar: a float (a JSON number, or "NaN", "Infinity", "-Infinity", "-0"), or an integer past ±2^53 as a string of its decimal digits (an exact i64 / u64 constant).',
+  );
+
 /** A step argument other than `op`: the four strings of {@link FLOAT_TEXTS} decode to numbers. */
 const epilogueArgument = z.unknown().transform((value) => {
   if (typeof value !== "string") return value;
@@ -204,10 +230,10 @@ export const mathParamsSchema = z.strictObject({
   axis: z.number().int().nullable().describe("Reduction axis, or null for an elementwise op."),
   addr_space: memorySpaceSchema,
   scalars: z
-    .array(floatSchema)
+    .array(mathScalarSchema)
     .exactOptional()
     .describe(
-      'Extension (ADR-0020 open question \'math op schema\'): immediate scalar operands; NaN, Infinity, -Infinity and -0 are written as the strings "NaN", "Infinity", "-Infinity", "-0".',
+      'Extension (ADR-0020 open question \'math op schema\'): immediate scalar operands; NaN, Infinity, -Infinity and -0 are written as the strings "NaN", "Infinity", "-Infinity", "-0", an integer past ±2^53 (an exact i64 / u64 constant) as a string of its decimal digits.',
     ),
   input_dtype: dtypeSchema
     .exactOptional()
@@ -393,9 +419,10 @@ export interface MathParams {
   /**
    * Extension (ADR-0020 open question "math op schema"): immediate scalar operands, any float
    * (such as the -Infinity of `tl.full(shape, -Infinity)`); JSONL spells NaN, the infinities and
-   * -0 as strings (see `FLOAT_TEXTS`).
+   * -0 as strings (see `FLOAT_TEXTS`); an integer past ±2^53 (an exact `i64` / `u64` constant)
+   * is a BigInt, written as a string of its decimal digits.
    */
-  scalars?: number[];
+  scalars?: (number | bigint)[];
   /** Extension: dtype of the inputs when it differs from `dtype` (a cast). */
   input_dtype?: Dtype;
   /** Extension: dtype of each input when they differ (`where` with an `i1` cond); overrides `input_dtype`. */

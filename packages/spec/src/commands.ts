@@ -1,5 +1,6 @@
 import type { AtomicOp } from "./atomic-ops.js";
 import type { Dtype } from "./dtype.js";
+import type { MathScalar } from "./exact-math.js";
 
 // PE commands: what a PE_CPU submits to its PE_SCHEDULER (ADR-0014 D3). Addresses are device
 // addresses (`encodeAddress`); TCM addresses are in the issuing PE's own TCM window (see
@@ -140,8 +141,8 @@ export interface MathCommand extends CommandBase {
   readonly dtype: Dtype;
   /** Reduction axis (sum, max, min, softmax); default the last. */
   readonly axis?: number;
-  /** Scalar operands (`add` with a scalar, `clamp` bounds, `fill` value). */
-  readonly scalars?: readonly number[];
+  /** Scalar operands (`add` with a scalar, `clamp` bounds, `fill` value); a BigInt for an exact 64-bit integer past ±2^53. */
+  readonly scalars?: readonly MathScalar[];
   /** Dtype of the inputs when it differs from `dtype` (`cast`). */
   readonly inputDtype?: Dtype;
   /** Dtype of each input, when they differ (`where` with an `i1` cond); overrides `inputDtype`. */

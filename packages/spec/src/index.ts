@@ -94,6 +94,8 @@ export type { MaskPiece } from "./dma-mask.js";
 export { maskPieces, maskRunsProblem } from "./dma-mask.js";
 export type { Dtype, NarrowFloatDtype } from "./dtype.js";
 export { DTYPE_BYTES, DTYPES, dtypeSchema, isDtype, isFloatDtype, isNarrowFloatDtype } from "./dtype.js";
+export type { ExactOperand, ExactValues, MathScalar } from "./exact-math.js";
+export { bigintToOddDouble, evaluateExactMath, mathScalar, needsExactMath } from "./exact-math.js";
 export type { HbmAddressMap, HbmCoordinates, HbmOrganisation } from "./hbm-address-map.js";
 export type { HbmNodeKey } from "./hbm-topology-params.js";
 export {

@@ -79,3 +79,15 @@ export function elementView(tensor: {
 }): Elements {
   return elementsOf(tensor.dtype, tensor.bytes, tensor.size);
 }
+
+/**
+ * The stored form of the exact integer `value` in an element of the integer `dtype` (a BigInt for
+ * the 64-bit dtypes, a number otherwise), or undefined when the dtype cannot hold it.
+ */
+export function encodeBigInt(value: bigint, dtype: IntegerDtype): number | bigint | undefined {
+  const [min, max] = INTEGER_RANGE[dtype];
+  const wide = dtype === "i64" || dtype === "u64";
+  const high = dtype === "i64" ? 2n ** 63n - 1n : dtype === "u64" ? 2n ** 64n - 1n : BigInt(max);
+  if (value < BigInt(min) || value > high) return undefined;
+  return wide ? value : Number(value);
+}

@@ -11,7 +11,14 @@ import {
   LITTLE_ENDIAN,
   unknownDtype,
 } from "./convert.js";
-import { type Elements, elementsOf, encodeInteger, isWideDtype, type RawElements } from "./elements.js";
+import {
+  type Elements,
+  elementsOf,
+  encodeBigInt,
+  encodeInteger,
+  isWideDtype,
+  type RawElements,
+} from "./elements.js";
 import { decodeNarrowFloat, encodeNarrowFloat, narrowFloatValueTable } from "./narrow-float.js";
 import { Xoshiro128StarStar } from "./random.js";
 import { describeShape, formatShape, rowMajorStrides, shapeProblem } from "./shape.js";
@@ -121,10 +128,25 @@ export class Tensor {
     return new Tensor(shape, dtype);
   }
 
-  /** A tensor with every element `value`, rounded to `dtype` once. Throws as the constructor does. */
-  static full(shape: readonly number[], value: number, dtype: Dtype): Tensor {
+  /**
+   * A tensor with every element `value`, rounded to `dtype` once; a BigInt `value` (an integer
+   * dtype only) is stored exactly. Throws as the constructor does, and `TENSOR_INVALID` for a
+   * BigInt the dtype cannot hold.
+   */
+  static full(shape: readonly number[], value: number | bigint, dtype: Dtype): Tensor {
     const tensor = new Tensor(shape, dtype);
-    tensor.setFlatUnchecked(0, value, true);
+    if (typeof value === "number") {
+      tensor.setFlatUnchecked(0, value, true);
+      return tensor;
+    }
+    const stored = isFloatDtype(dtype) ? undefined : encodeBigInt(value, dtype as IntegerDtype);
+    if (stored === undefined) {
+      throw new KbError(
+        "TENSOR_INVALID",
+        `Tensor.full(${dtype} ${formatShape(shape)}): ${dtype} cannot hold ${value}.`,
+      );
+    }
+    (tensor.elements as RawElements).fill(stored);
     return tensor;
   }
 

@@ -1,5 +1,5 @@
-import type { MathCommand, PeCommand } from "@kb/spec";
-import type { Dtype, Tensor } from "@kb/tensor";
+import { type MathCommand, type MathScalar, mathScalar, type PeCommand } from "@kb/spec";
+import { type Dtype, type Tensor, toBigInts } from "@kb/tensor";
 import { type MemoryScope, writeMemory } from "./device-access.js";
 import type { HandleInit, HandleOrigin, TensorHandle } from "./handles.js";
 import type { CommandSink, KernelPlacement } from "./options.js";
@@ -137,7 +137,7 @@ export class CallScope {
       shape: [...handle.shape],
       out: handle.address,
       dtype: handle.dtype,
-      scalars: [iota ? data.getFlat(0) : data.size > 0 ? data.getFlat(0) : 0],
+      scalars: [data.size > 0 ? firstScalar(data) : 0],
     };
     await this.dispatch();
     await this.issue(command);
@@ -145,4 +145,11 @@ export class CallScope {
     const memory = this.tl.memory;
     if (memory !== null) writeMemory(this.tl, memory, handle.address, data.bytes, `tl.${handle.op} in TCM`);
   }
+}
+
+/** A constant's first element as the fill's (or iota's start) scalar: exact for a 64-bit integer. */
+function firstScalar(data: Tensor): MathScalar {
+  return data.dtype === "i64" || data.dtype === "u64"
+    ? mathScalar(toBigInts(data)[0] as bigint)
+    : data.getFlat(0);
 }

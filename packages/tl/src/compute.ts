@@ -1,4 +1,4 @@
-import { MATH_OPS, type MathOpInfo, mathOutputShape } from "@kb/spec";
+import { MATH_OPS, type MathOpInfo, type MathScalar, mathOutputShape } from "@kb/spec";
 import { type Dtype, formatShape, isFloatDtype } from "@kb/tensor";
 import type { CallScope } from "./call-scope.js";
 import type { CallSite } from "./call-site.js";
@@ -111,7 +111,7 @@ export async function runMath(
   scope: CallScope,
   op: string,
   inputs: readonly TensorHandle[],
-  scalars: readonly number[],
+  scalars: readonly MathScalar[],
   options: MathCallOptions,
 ): Promise<TensorHandle> {
   const info = MATH_OPS[op] as MathOpInfo;
@@ -121,7 +121,7 @@ export async function runMath(
   const dtypes = inputs.map((input) => input.dtype);
   const outDtype = info.dtype(dtypes, options.target);
   const axis = mathAxis(scope.tl, op, shape, options.axis);
-  const outShape = mathOutputShape(info, shape, axis ?? null, scalars);
+  const outShape = mathOutputShape(info, shape, axis ?? null, scalars.map(Number));
   const broadcast = inputs.some((input) => formatShape(input.shape) !== formatShape(shape));
   const mixed = dtypes.some((dtype) => dtype !== first.dtype);
   const known = knownMathResult(

@@ -1,4 +1,12 @@
-import { MATH_OPS, MATH_SHAPES, type MathOpInfo, PUBLIC_MATH_OPS, type PublicMathOpName } from "@kb/spec";
+import {
+  MATH_OPS,
+  MATH_SHAPES,
+  type MathOpInfo,
+  type MathScalar,
+  mathScalar,
+  PUBLIC_MATH_OPS,
+  type PublicMathOpName,
+} from "@kb/spec";
 import type { Dtype } from "@kb/tensor";
 import { runMath } from "./compute.js";
 import type { TLContext } from "./context.js";
@@ -16,8 +24,8 @@ import { whereNumbers } from "./where-numbers.js";
 // Elementwise operands broadcast (numpy's rules). A new op needs its table entry and its typing
 // line below.
 
-/** A tensor operand, or a finite number where the op takes a scalar. */
-type Operand = TensorHandle | number;
+/** A tensor operand, or a finite number (a BigInt: an exact integer, Python's int) where the op takes a scalar. */
+type Operand = TensorHandle | number | bigint;
 
 /** The math calls of `tl` (installed on `TLContext` by context.ts), in the op table's order. */
 export interface MathCalls {
@@ -214,25 +222,27 @@ function mathCall(op: PublicMathOpName, info: MathOpInfo) {
     const args = op === "where" ? whereNumbers(this, passed) : passed;
     let next = 0;
     const inputs: TensorHandle[] = [];
-    const scalars: number[] = [];
+    // A BigInt (`tl.add(x, 2n ** 60n + 3n)`: a Python int past 2^53) is an exact scalar; the
+    // checks read it as its nearest double, the command and the op record carry it as is.
+    const scalars: MathScalar[] = [];
     let scalarIndex: number | undefined;
     for (let i = 0; i < info.arity; i++) {
       const arg = args[next++];
-      if (typeof arg === "number" && info.scalar) {
-        if (!Number.isFinite(arg))
+      if ((typeof arg === "number" || typeof arg === "bigint") && info.scalar) {
+        if (typeof arg === "number" && !Number.isFinite(arg))
           throw this._error("TL_INVALID_CALL", `tl.${op}: scalar must be finite, got ${arg}.`);
         if (scalars.length > 0)
           throw this._error(
             "TL_INVALID_CALL",
             `tl.${op}: one operand may be a number, not both; make one a tensor (tl.full).`,
           );
-        scalars.push(arg);
+        scalars.push(mathScalar(arg));
         if (i !== info.arity - 1) scalarIndex = i;
       } else {
         inputs.push(arg as TensorHandle);
       }
     }
-    for (const _ of info.params) scalars.push(args[next++] as number);
+    for (const _ of info.params) scalars.push(mathScalar(args[next++] as number | bigint));
     const target = info.target ? (args[next++] as Dtype) : undefined;
     if (info.target) checkDtype(this, op, target as Dtype);
     // An omitted axis: Triton's defaults, axis 0 for softmax, cumsum and cumprod (`softmax(x,
@@ -242,7 +252,7 @@ function mathCall(op: PublicMathOpName, info: MathOpInfo) {
       takesAxis && typeof args[next] !== "object" ? (args[next++] as number | undefined) : undefined;
     const axis = takesAxis ? (given ?? (info.shape === "row" ? 0 : -1)) : undefined;
     const out = (args[next] as MathOptions | undefined)?.out;
-    CALL_CHECKS[op]?.(this, inputs, scalars);
+    CALL_CHECKS[op]?.(this, inputs, scalars.map(Number));
     if (given === undefined && info.shape === "reduce")
       return this._call(op, () => reduceAll(this._scope, op, inputs[0] as TensorHandle, out));
     return this._call(op, () =>

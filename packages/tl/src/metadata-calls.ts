@@ -1,4 +1,4 @@
-import { DTYPE_BYTES, type Dtype, formatShape, shapeSize, Tensor } from "@kb/tensor";
+import { DTYPE_BYTES, type Dtype, formatShape, isFloatDtype, shapeSize, Tensor } from "@kb/tensor";
 import type { TLContext } from "./context.js";
 import type { TensorHandle } from "./handles.js";
 import type { Pointer } from "./options.js";
@@ -36,9 +36,10 @@ export interface MetadataCalls {
 
   /**
    * A TCM tensor filled with `value` rounded to `dtype` (written to TCM the first time a command
-   * reads it). `op` names the call in messages (`zeros` passes its own name).
+   * reads it); a BigInt `value` (Python's int past 2^53) is exact in an integer dtype (`i64`,
+   * `u64`). `op` names the call in messages (`zeros` passes its own name).
    */
-  full(shape: readonly number[], value: number, dtype?: Dtype, op?: string): TensorHandle;
+  full(shape: readonly number[], value: number | bigint, dtype?: Dtype, op?: string): TensorHandle;
 
   /** `[start, end)` as a 1-D TCM tensor (written to TCM the first time a command reads it). */
   arange(start: number, end: number, dtype?: Dtype): TensorHandle;
@@ -53,7 +54,7 @@ export interface MetadataCalls {
   view(x: TensorHandle, start: number, shape: readonly number[]): TensorHandle;
 
   /** `tl.full(shape, value, dtype)` under Triton's name (a constant, written to TCM when first read). */
-  splat(value: number, shape: readonly number[], dtype?: Dtype): TensorHandle;
+  splat(value: number | bigint, shape: readonly number[], dtype?: Dtype): TensorHandle;
 
   /**
    * The same elements in another shape of the same size (one dimension may be -1: inferred); no
@@ -135,6 +136,11 @@ export const metadataCalls: MetadataCalls & ThisType<TLContext> = {
   full(shape, value, dtype = "f16", op = "full") {
     checkShape(this, op, shape);
     checkDtype(this, op, dtype);
+    if (typeof value === "bigint" && !fitsBigInt(value, dtype))
+      throw this._error(
+        "TL_INVALID_CALL",
+        `tl.${op}(${formatShape(shape)}, ${value}n, "${dtype}"): ${dtype} cannot hold ${value}; a BigInt fills an integer dtype wide enough for it (i64 or u64 past 2^32), a number any dtype.`,
+      );
     const handle = this._scope.scratchHandle(op, "constant", shape, dtype);
     handle._data = Tensor.full(shape, value, dtype);
     return handle;
@@ -237,3 +243,14 @@ export const metadataCalls: MetadataCalls & ThisType<TLContext> = {
     return { used: this._scope.scratch.cursor, bytes: this._scope.scratch.bytes };
   },
 };
+
+/** True when the integer dtype `dtype` holds `value` exactly. */
+function fitsBigInt(value: bigint, dtype: Dtype): boolean {
+  if (isFloatDtype(dtype)) return false;
+  try {
+    Tensor.full([], value, dtype);
+    return true;
+  } catch {
+    return false;
+  }
+}

@@ -1,5 +1,5 @@
-import { evaluateMath } from "@kb/spec";
-import { DTYPE_BYTES, type Dtype, isFloatDtype, Tensor } from "@kb/tensor";
+import type { MathScalar } from "@kb/spec";
+import { computeMath, DTYPE_BYTES, type Dtype, isFloatDtype, Tensor } from "@kb/tensor";
 import { type MemoryScope, readMemory, writeMemory } from "./device-access.js";
 import type { TensorHandle } from "./handles.js";
 import { pendingIn } from "./kernel-memory.js";
@@ -60,7 +60,7 @@ export function knownMathResult(
   shapeOut: readonly number[],
   dtype: Dtype,
   axis: number | null,
-  scalars: readonly number[],
+  scalars: readonly MathScalar[],
   scalarIndex: number | undefined,
 ): Tensor | null {
   const operands = [];
@@ -68,13 +68,9 @@ export function knownMathResult(
   for (const input of inputs) {
     const values = index ? indexValuesOf(tl, input) : constantValuesOf(tl, input);
     if (values === null) return null;
-    operands.push({ values: values.toFloat64Array(), shape: values.shape });
+    operands.push(values);
   }
-  return Tensor.fromArray(
-    evaluateMath(op, operands, shapeOut, axis, { scalars, scalarIndex, dtype }),
-    shapeOut,
-    dtype,
-  );
+  return computeMath(op, operands, shapeOut, dtype, axis, scalars, scalarIndex);
 }
 
 /**
