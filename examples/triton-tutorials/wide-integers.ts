@@ -15,6 +15,7 @@ import { firstCube, gridOf, gridParams } from "../../benches/lib/params.js";
 //   tl.store(out2_ptr + offs, x - c)                # offs - 2
 //   u = tl.load(u_ptr + offs)                       # uint64, 2**64 - 1 - offs
 //   tl.store(wrap_ptr + offs, u + 3)                # wraps: 2 - offs (mod 2**64)
+//   tl.atomic_add(total_ptr, 2**60 + 1)              # each program: total = programs * (2**60 + 1)
 
 /** The four stores of program `pid` over its BLOCK elements. */
 export async function wideIntegersKernel(
@@ -24,6 +25,7 @@ export async function wideIntegersKernel(
   out_ptr: DeviceTensor,
   out2_ptr: DeviceTensor,
   wrap_ptr: DeviceTensor,
+  total_ptr: DeviceTensor,
   BLOCK: number,
 ): Promise<void> {
   const base = tl.programId(0) * BLOCK;
@@ -33,13 +35,14 @@ export async function wideIntegersKernel(
   await tl.store(out2_ptr.at(base), await tl.sub(x, c));
   const u = await tl.load(u_ptr.at(base), [BLOCK], "u64");
   await tl.store(wrap_ptr.at(base), await tl.add(u, 3));
+  await tl.atomicAdd(total_ptr, 2n ** 60n + 1n);
 }
 
 /** i64 and u64 past 2^53 through a kernel: loads, adds of a BigInt and a tl.full, wrapping u64. */
 export default defineBench({
   name: "triton-wide-integers",
   description:
-    "Exact 64-bit integers past 2^53 in a kernel: i64 values 2^60 + 1 + i loaded, 2^60 + 3 added as a BigInt scalar and subtracted as a tl.full tile, u64 values near 2^64 wrapping; every output compared exactly.",
+    "Exact 64-bit integers past 2^53 in a kernel: i64 values 2^60 + 1 + i loaded, 2^60 + 3 added as a BigInt scalar and subtracted as a tl.full tile, u64 values near 2^64 wrapping, an i64 atomicAdd of 2^60 + 1 per program; every output compared exactly.",
   params: z.object({
     n: z.number().int().positive().default(256).describe("Elements."),
     BLOCK: z.number().int().positive().default(64).describe("Elements per program (divides n)."),
@@ -52,6 +55,7 @@ export default defineBench({
     const index = Array.from({ length: p.n }, (_, i) => BigInt(i));
     const device = (values: bigint[], dtype: "i64" | "u64", name: string) =>
       sim.toDevice(tensorFromBigInts(values, [p.n], dtype), { ...where, name });
+    const zeros = index.map(() => 0n);
     const X = await device(
       index.map((i) => P60 + 1n + i),
       "i64",
@@ -62,25 +66,15 @@ export default defineBench({
       "u64",
       "u",
     );
-    const out = await device(
-      index.map(() => 0n),
-      "i64",
-      "out",
-    );
-    const out2 = await device(
-      index.map(() => 0n),
-      "i64",
-      "out2",
-    );
-    const wrap = await device(
-      index.map(() => 0n),
-      "u64",
-      "wrap",
-    );
+    const out = await device(zeros, "i64", "out");
+    const out2 = await device(zeros, "i64", "out2");
+    const wrap = await device(zeros, "u64", "wrap");
+    const total = await sim.toDevice(tensorFromBigInts([0n], [1], "i64"), { ...where, name: "total" });
+    const programs = Math.ceil(p.n / p.BLOCK);
     await sim.launch(wideIntegersKernel, {
       grid,
-      programs: [Math.ceil(p.n / p.BLOCK)],
-      args: [X, U, out, out2, wrap, p.BLOCK],
+      programs: [programs],
+      args: [X, U, out, out2, wrap, total, p.BLOCK],
       name: "wide-integers",
     });
     const expect = (values: bigint[], dtype: "i64" | "u64") => () => tensorFromBigInts(values, [p.n], dtype);
@@ -106,6 +100,10 @@ export default defineBench({
             index.map((i) => BigInt.asUintN(64, 2n - i)),
             "u64",
           ),
+        },
+        total: {
+          actual: total,
+          reference: () => tensorFromBigInts([BigInt(programs) * (P60 + 1n)], [1], "i64"),
         },
       },
     };

@@ -11,10 +11,11 @@ describe("wide integers: exact i64 / u64 past 2^53 in a kernel", { timeout: 60_0
       expect(outputs).toEqual([
         ["out", true, 0],
         ["out2", true, 0],
+        ["total", true, 0], // 4 x (2^60 + 1) = 2^62 + 4, added atomically
         ["wrap", true, 0],
       ]);
-      // 4 programs x 2 loads (x and u), each phase 2's bytes.
-      expect(phases).toMatchObject({ observed: 8, compared: 8, differing: 0, unmatched: 0 });
+      // 4 programs x (2 loads, x and u, and the old value of the atomic), each phase 2's bytes.
+      expect(phases).toMatchObject({ observed: 12, compared: 12, differing: 0, unmatched: 0 });
     },
   );
 });

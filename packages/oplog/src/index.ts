@@ -21,6 +21,7 @@ export type {
 export {
   atomicOpSchema,
   atomicResult,
+  atomicResultExact,
   broadcastShapes,
   dtypeSchema,
   evaluateMath,

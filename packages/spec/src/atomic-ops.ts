@@ -33,3 +33,25 @@ export function atomicResult(op: AtomicOp, dtype: Dtype, old: number, val: numbe
       return old === cmp ? val : old;
   }
 }
+
+/**
+ * {@link atomicResult} on exact integers (an `i64` / `u64` atomic, whose values a double would
+ * round past 2^53): `add` wraps modulo 2^64 into the dtype's range.
+ */
+export function atomicResultExact(op: AtomicOp, dtype: Dtype, old: bigint, val: bigint, cmp: bigint): bigint {
+  switch (op) {
+    case "add": {
+      const type = integerType(dtype);
+      if (type === undefined) return old + val;
+      return type.signed ? BigInt.asIntN(type.bits, old + val) : BigInt.asUintN(type.bits, old + val);
+    }
+    case "max":
+      return old >= val ? old : val;
+    case "min":
+      return old <= val ? old : val;
+    case "xchg":
+      return val;
+    case "cas":
+      return old === cmp ? val : old;
+  }
+}

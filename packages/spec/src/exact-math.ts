@@ -1,6 +1,6 @@
 import { KbError } from "@kb/errors";
 import type { Dtype } from "./dtype.js";
-import { integerType } from "./integer-ops.js";
+import { integerType, WRAPPING_OPS } from "./integer-ops.js";
 import { evaluateMath } from "./math-eval.js";
 import { MATH_OPS, mathOutputShape } from "./math-ops.js";
 
@@ -8,9 +8,9 @@ import { MATH_OPS, mathOutputShape } from "./math-ops.js";
 // a double, exact only while |x| <= 2^53; an op that reads or makes an `i64` / `u64` value (an
 // operand, the result, or a BigInt scalar) goes through here instead: integer operands as BigInts,
 // the integer ops of the table computed on them exactly (`EXACT_ELEMENTS`, `EXACT_LINES`), the
-// result wrapped to its integer type (Triton's, LLVM's modulo 2^bits; integer to integer casts
-// are LLVM's trunc / sext / zext, which wrap), or rounded once to a float dtype (through a double
-// rounded to odd, so the caller's rounding to f32 / f16 / bf16 is the correct one). An op with no
+// result of a wrapping op wrapped to its integer type (Triton's, LLVM's modulo 2^bits), of a cast
+// saturated (as the f64 path's rounding does on every width), or rounded once to a float dtype
+// (through a double rounded to odd, so the caller's rounding to f32 / f16 / bf16 is correct). An op with no
 // integer form (exp, sqrt, softmax, ...) or a float operand computes in f64 as before.
 //
 // Integer division as Triton's (LLVM sdiv / udiv, truncating; srem / urem, the dividend's sign):
@@ -250,15 +250,25 @@ export function evaluateExactMath(
         });
       }
   }
-  return finish(out, dtype);
+  return finish(op, out, dtype);
 }
 
-/** Exact results in `dtype`: wrapped to an integer type, 0/1 for `i1`, f64 rounded to odd for a float. */
-function finish(out: bigint[], dtype: Dtype): ExactValues {
+/**
+ * Exact results of `op` in `dtype`: on an integer type wrapped (the ops of `WRAPPING_OPS`) or
+ * saturated (`cast` and the rest, the f64 path's `round_d`); 0/1 for `i1`; f64 rounded to odd
+ * for a float.
+ */
+function finish(op: string, out: bigint[], dtype: Dtype): ExactValues {
   const type = integerType(dtype);
   if (type !== undefined) {
+    const min = type.signed ? -(2n ** BigInt(type.bits - 1)) : 0n;
+    const max = type.signed ? 2n ** BigInt(type.bits - 1) - 1n : 2n ** BigInt(type.bits) - 1n;
     const wrap = type.signed ? BigInt.asIntN : BigInt.asUintN;
-    for (let i = 0; i < out.length; i++) out[i] = wrap(type.bits, out[i] as bigint);
+    const wraps = WRAPPING_OPS.has(op);
+    for (let i = 0; i < out.length; i++) {
+      const v = out[i] as bigint;
+      out[i] = wraps ? wrap(type.bits, v) : v < min ? min : v > max ? max : v;
+    }
     return out;
   }
   const doubles = new Float64Array(out.length);

@@ -3,7 +3,7 @@
 // only, so a kernel library, a timing model and a tool agree on it without depending on the
 // machine.
 export type { AtomicOp } from "./atomic-ops.js";
-export { atomicOpSchema, atomicResult } from "./atomic-ops.js";
+export { atomicOpSchema, atomicResult, atomicResultExact } from "./atomic-ops.js";
 export type {
   CompositeGemmCommand,
   CompositeMathCommand,

@@ -17,21 +17,37 @@ export interface AtomicCalls {
    * the tile of old values. One PE_DMA read-modify-write at the memory, serialised per address
    * (docs/latency-model.md, "Atomics"); integer sums wrap.
    */
-  atomicAdd(ptr: Pointer, val: TensorHandle | number, options?: AtomicOptions): Promise<TensorHandle>;
+  atomicAdd(
+    ptr: Pointer,
+    val: TensorHandle | number | bigint,
+    options?: AtomicOptions,
+  ): Promise<TensorHandle>;
   /** Triton's `tl.atomic_max`: `*p = max(*p, v)`, returning the old values (as `atomicAdd`). */
-  atomicMax(ptr: Pointer, val: TensorHandle | number, options?: AtomicOptions): Promise<TensorHandle>;
+  atomicMax(
+    ptr: Pointer,
+    val: TensorHandle | number | bigint,
+    options?: AtomicOptions,
+  ): Promise<TensorHandle>;
   /** Triton's `tl.atomic_min`: `*p = min(*p, v)`, returning the old values (as `atomicAdd`). */
-  atomicMin(ptr: Pointer, val: TensorHandle | number, options?: AtomicOptions): Promise<TensorHandle>;
+  atomicMin(
+    ptr: Pointer,
+    val: TensorHandle | number | bigint,
+    options?: AtomicOptions,
+  ): Promise<TensorHandle>;
   /** Triton's `tl.atomic_xchg`: `*p = v`, returning the old values (as `atomicAdd`). */
-  atomicXchg(ptr: Pointer, val: TensorHandle | number, options?: AtomicOptions): Promise<TensorHandle>;
+  atomicXchg(
+    ptr: Pointer,
+    val: TensorHandle | number | bigint,
+    options?: AtomicOptions,
+  ): Promise<TensorHandle>;
   /**
    * Triton's `tl.atomic_cas(ptr, cmp, val)`: `*p = *p == c ? v : *p`, returning the old values
    * (`cmp` and `val` of one shape and dtype; as `atomicAdd`).
    */
   atomicCas(
     ptr: Pointer,
-    cmp: TensorHandle | number,
-    val: TensorHandle | number,
+    cmp: TensorHandle | number | bigint,
+    val: TensorHandle | number | bigint,
     options?: AtomicOptions,
   ): Promise<TensorHandle>;
 }
@@ -41,11 +57,12 @@ function atomic(
   call: string,
   op: AtomicOp,
   ptr: Pointer,
-  val: TensorHandle | number,
-  cmp: TensorHandle | number | null,
+  val: TensorHandle | number | bigint,
+  cmp: TensorHandle | number | bigint | null,
   options: AtomicOptions,
 ): Promise<TensorHandle> {
-  const full = (shape: readonly number[], value: number, dtype: Dtype) => tl.full(shape, value, dtype);
+  const full = (shape: readonly number[], value: number | bigint, dtype: Dtype) =>
+    tl.full(shape, value, dtype);
   return tl._call(call, (site) => runAtomic(tl._scope, call, op, ptr, val, cmp, options, full, siteOf(site)));
 }
 

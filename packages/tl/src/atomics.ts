@@ -1,5 +1,13 @@
-import { type AtomicOp, atomicResult, type DmaCommand } from "@kb/spec";
-import { DTYPE_BYTES, type Dtype, formatShape, isDtype, Tensor } from "@kb/tensor";
+import { type AtomicOp, atomicResult, atomicResultExact, type DmaCommand } from "@kb/spec";
+import {
+  DTYPE_BYTES,
+  type Dtype,
+  formatShape,
+  isDtype,
+  Tensor,
+  tensorFromBigInts,
+  toBigInts,
+} from "@kb/tensor";
 import type { CallScope } from "./call-scope.js";
 import { hex, mistypedPointer, readMemory, writeMemory } from "./device-access.js";
 import { checkIndexedAccess, type IndexedBlock, indexedBlock, indexedCommand } from "./gather.js";
@@ -16,7 +24,7 @@ import { valuesOf } from "./values.js";
 // operand and the memory's bytes; else it marks them pending and phase 2 computes them.
 
 /** `tl.full` (a constant tile). */
-export type Full = (shape: readonly number[], value: number, dtype: Dtype) => TensorHandle;
+export type Full = (shape: readonly number[], value: number | bigint, dtype: Dtype) => TensorHandle;
 
 /** Triton's memory orders (`sem`): every one accepted; all atomics are sequentially consistent. */
 export const ATOMIC_SEMS = ["acq_rel", "acquire", "release", "relaxed"] as const;
@@ -49,8 +57,8 @@ export async function runAtomic(
   call: string,
   op: AtomicOp,
   ptr: Pointer,
-  value: TensorHandle | number,
-  cmp: TensorHandle | number | null,
+  value: TensorHandle | number | bigint,
+  cmp: TensorHandle | number | bigint | null,
   options: AtomicOptions,
   full: Full,
   site: string | null,
@@ -101,33 +109,32 @@ export async function runAtomic(
         memory.markPending?.(base + (block.runs[i] as number), block.runs[i + 2] as number);
       memory.markPending?.(old.address, block.tileBytes);
     } else {
-      const vals = (operands[0] as Tensor).toFloat64Array();
-      const cmps = operands[1]?.toFloat64Array() ?? null;
-      const olds = new Float64Array(vals.length);
+      // i64 / u64 exactly, as BigInts (a double rounds past 2^53); every other dtype as f64.
+      const wide = dtype === "i64" || dtype === "u64";
+      const read = (t: Tensor): (number | bigint)[] => (wide ? toBigInts(t) : Array.from(t.toFloat64Array()));
+      const encode = (values: readonly (number | bigint)[], at: readonly number[]) =>
+        wide ? tensorFromBigInts(values, at, dtype) : Tensor.fromArray(values as number[], at, dtype);
+      const vals = read(operands[0] as Tensor);
+      const cmps = operands[1] === null || operands[1] === undefined ? null : read(operands[1]);
+      const olds: (number | bigint)[] = new Array(vals.length).fill(wide ? 0n : 0);
       const what = `tl.${call} at ${hex(base)}`;
       for (let i = 0; i < block.runs.length; i += 3) {
         const device = base + (block.runs[i] as number);
         const first = (block.runs[i + 1] as number) / size;
         for (let k = 0; k < (block.runs[i + 2] as number) / size; k++) {
           const at = device + k * size;
-          const before = new Tensor(
-            [1],
-            dtype,
-            readMemory(tl, memory, at, size, what),
-          ).toFloat64Array()[0] as number;
+          const before = read(new Tensor([1], dtype, readMemory(tl, memory, at, size, what)))[0] as
+            | number
+            | bigint;
           const e = first + k;
-          const after = atomicResult(
-            op,
-            dtype,
-            before,
-            vals[e] as number,
-            cmps === null ? 0 : (cmps[e] as number),
-          );
-          writeMemory(tl, memory, at, Tensor.fromArray([after], [1], dtype).bytes, what);
+          const after = wide
+            ? atomicResultExact(op, dtype, before as bigint, vals[e] as bigint, (cmps?.[e] ?? 0n) as bigint)
+            : atomicResult(op, dtype, before as number, vals[e] as number, (cmps?.[e] ?? 0) as number);
+          writeMemory(tl, memory, at, encode([after], [1]).bytes, what);
           olds[e] = before;
         }
       }
-      const bytes = Tensor.fromArray(olds, shape, dtype).bytes;
+      const bytes = encode(olds, shape).bytes;
       writeMemory(tl, memory, old.address, bytes, `tl.${call} old values`);
       // --check-phases compares the old values with the ones phase 2 returns.
       memory.observeLoad?.({
@@ -177,14 +184,14 @@ function operand(
   scope: CallScope,
   call: string,
   ptr: Pointer,
-  value: TensorHandle | number,
+  value: TensorHandle | number | bigint,
   options: AtomicOptions,
   like: TensorHandle | null,
   full: Full,
 ): TensorHandle {
   const tl = scope.tl;
   let handle: TensorHandle;
-  if (typeof value === "number") {
+  if (typeof value === "number" || typeof value === "bigint") {
     const dtype: Dtype | undefined =
       like?.dtype ?? (typeof ptr === "object" && isDtype(ptr.dtype) ? ptr.dtype : undefined);
     if (dtype === undefined)

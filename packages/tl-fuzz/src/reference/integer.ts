@@ -77,15 +77,9 @@ export function integerAbs(dtype: Dtype, a: number): number {
   return wrapTo(dtype, x < 0n ? -x : x);
 }
 
-/** The exact sum of integers, wrapped (on 64-bit dtypes the f64 total, wrapped: the README). */
+/** The exact sum of integers, wrapped (64-bit dtypes too: the README's "64-bit integers are exact"). */
 export function integerSum(dtype: Dtype, values: readonly number[]): number {
-  if (BITS[dtype] === 64) {
-    let sum = 0;
-    for (const v of values) sum += v;
-    const [min, end] = INTEGER_RANGES[dtype as IntegerDtype];
-    return sum >= min && sum <= end ? sum + 0 : wrapTo(dtype, BigInt(sum));
-  }
   let total = 0n;
-  for (const v of values) total += BigInt(v);
+  for (const v of values) total += exact(dtype, v);
   return wrapTo(dtype, total);
 }
