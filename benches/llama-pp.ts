@@ -121,12 +121,13 @@ export default defineBench({
     });
     const zeros = Tensor.zeros([rows, dims.hidden], dtype);
     // buffers[s][mb]: stage s's ranks' tensors for micro-batch mb (stage 0's X the input, the
-    // others' X filled by the transfer from the stage before).
+    // others' X filled by the transfer from the stage before); one copy of the weights per stage.
     const buffers: RankBuffers[][][] = [];
     for (const [s, stage] of placement.stages.entries()) {
       const mine: RankBuffers[][] = [];
-      for (const { x, past } of inputs)
-        mine.push(await uploadLayer(sim, stage, plan, weights, s === 0 ? x : zeros, past));
+      for (const { x, past } of inputs) {
+        mine.push(await uploadLayer(sim, stage, plan, weights, s === 0 ? x : zeros, past, mine[0]));
+      }
       buffers.push(mine);
     }
     const compute = placement.stages.map(() => new Array<number>(m).fill(0));

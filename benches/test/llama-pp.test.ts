@@ -1,8 +1,11 @@
 import { MemorySink, OpLogger } from "@kb/oplog";
 import { type Grid, replay, Simulator, verifyOutcome } from "@kb/runtime";
 import { describe, expect, test } from "vitest";
+import { PRESETS } from "../lib/llm/config.js";
+import { type LayerPlan, uploadLayer } from "../lib/llm/layer.js";
+import { randomWeights } from "../llama-layer.js";
 import llamaPp from "../llama-pp.js";
-import { topologyFile } from "./llm-support.js";
+import { kernelSim, topologyFile } from "./llm-support.js";
 
 // llama-pp end to end: the GPipe order the host program issues, the clock the table reports,
 // the stages' placement and transfers, and every micro-batch verified against the host reference.
@@ -129,6 +132,37 @@ describe("llama-pp on default.yaml (1 SIP x 2 cubes: a stage per cube)", () => {
   });
 });
 
+describe("one copy of a stage's weights", () => {
+  test("uploadLayer with sharing reuses the weights and RoPE tables of the earlier buffers and makes new activations and KV cache", async () => {
+    const { sim, grid } = await kernelSim();
+    const dims = PRESETS.tiny;
+    const plan: LayerPlan = {
+      dims,
+      shape: { batch: 1, tokens: 4, pos0: 0 },
+      phase: "prefill",
+      dtype: "f32",
+      tiles: { tm: 32, tn: 32, tk: 32 },
+      block: 32,
+      blockRows: 4,
+    };
+    const placement = { ranks: [{ sip: 0, cube: 0 }], grid, allReduce: null };
+    const weights = randomWeights(sim, dims, "f32", 1);
+    const x = sim.random([4, dims.hidden], "f32", { seed: 2 });
+    const first = await uploadLayer(sim, placement, plan, weights, x, null);
+    const copies = sim.results().hostCopies?.count ?? 0;
+    const second = await uploadLayer(sim, placement, plan, weights, x, null, first);
+    const [a, b] = [first[0], second[0]];
+    for (const field of ["attnNorm", "mlpNorm", "Wqkv", "Cos", "Sin", "Wo", "Wg", "Wu", "Wd"] as const) {
+      expect(b?.[field], field).toBe(a?.[field]);
+    }
+    for (const field of ["X", "Y", "Kc", "Vc", "QKV", "Act"] as const) {
+      expect(b?.[field].address, field).not.toBe(a?.[field].address);
+    }
+    // Three host copies the second time: the input and the two KV caches.
+    expect((sim.results().hostCopies?.count ?? 0) - copies).toBe(3);
+  });
+});
+
 describe("llama-pp on ref-4sip.yaml (a stage per SIP, tp over its cubes)", () => {
   test("pp 2 x tp 2: rank i of SIP 0 sends to rank i of SIP 1; both micro-batches PASS on both ranks", async () => {
     const { outcome, verdicts } = await runPp("ref-4sip", {
@@ -150,8 +184,8 @@ describe("llama-pp on ref-4sip.yaml (a stage per SIP, tp over its cubes)", () =>
       "pp 2 x tp 2 (stage 0: sip0.cube0 sip0.cube1; stage 1: sip1.cube0 sip1.cube1)",
     );
     expect(rowsOf(outcome?.report?.rows ?? [], "send").map((row) => row[0])).toEqual([
-      "send sip0.cube0 -> sip1.cube0, sip0.cube1 -> sip1.cube1",
-      "send sip0.cube0 -> sip1.cube0, sip0.cube1 -> sip1.cube1",
+      "send sip0.cube{0,1} -> sip1.cube{same}",
+      "send sip0.cube{0,1} -> sip1.cube{same}",
       "sends (all)",
     ]);
   }, 120_000); // four layer passes and two transfers: seconds each on a loaded 2-core machine

@@ -19,8 +19,8 @@ export interface PipelinePlacement {
   /** `"sips"`: stage s is SIP s (its TP ranks cubes 0..tp-1); `"cubes"`: stage s is cube s of the first SIP. */
   readonly on: "sips" | "cubes";
   readonly stages: readonly TpPlacement[];
-  /** Who sends to whom between stage s and s + 1, e.g. `sip0.cube1 -> sip1.cube1`, one per link. */
-  readonly pairs: (stage: number) => string[];
+  /** Who sends to whom between stage s and s + 1: `sip0.cube0 -> sip1.cube0`, or `sip0.cube{0,1} -> sip1.cube{same}` (rank i to rank i). */
+  readonly pairs: (stage: number) => string;
   /**
    * Sends each TP rank's `out` of stage `stage` to the same TP rank's `into` of stage `stage + 1`
    * (a posted irecv, then the send: one launch per link); returns the launches in order.
@@ -92,7 +92,10 @@ export function placeStages(
     return {
       on: "sips",
       stages,
-      pairs: (s) => ids.map((cube) => `${at(s, cube)} -> ${at(s + 1, cube)}`),
+      pairs: (s) =>
+        ids.length === 1
+          ? `${at(s, ids[0] as number)} -> ${at(s + 1, ids[0] as number)}`
+          : `sip${s}.cube{${ids.join(",")}} -> sip${s + 1}.cube{same}`,
       send: (s, out, into) => sendOver(links, s, out, into),
     };
   }
@@ -130,7 +133,7 @@ export function placeStages(
     return {
       on: "cubes",
       stages,
-      pairs: (s) => [`${at(sip, cubes[s] as number)} -> ${at(sip, cubes[s + 1] as number)}`],
+      pairs: (s) => `${at(sip, cubes[s] as number)} -> ${at(sip, cubes[s + 1] as number)}`,
       send: (s, out, into) => sendOver(links, s, out, into),
     };
   }

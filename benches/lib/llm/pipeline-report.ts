@@ -27,7 +27,7 @@ const percent = (fraction: number) => `${(fraction * 100).toFixed(1)}%`;
 export function pipelineReport(
   title: string,
   timeline: PipelineTimeline,
-  pairs: (stage: number) => string[],
+  pairs: (stage: number) => string,
 ): BenchReport {
   const pp = timeline.stages.length;
   const m = timeline.microBatchEndNs.length;
@@ -51,7 +51,7 @@ export function pipelineReport(
     row("forward", slot);
     if (slot.stage === pp - 1) continue;
     const send = sends.shift() as Slot;
-    row(`send ${pairs(send.stage).join(", ")}`, send);
+    row(`send ${pairs(send.stage)}`, send);
   }
   for (const stage of timeline.stages) {
     rows.push([
