@@ -56,6 +56,19 @@ export interface LayerLaunch {
   readonly record: LaunchRecord;
 }
 
+/** The tensors {@link uploadLayer} can take from another call's buffers, by upload name: weights and RoPE tables. */
+const SHAREABLE: Readonly<Record<string, keyof RankBuffers>> = {
+  attn_norm: "attnNorm",
+  mlp_norm: "mlpNorm",
+  w_qkv: "Wqkv",
+  rope_cos: "Cos",
+  rope_sin: "Sin",
+  w_o: "Wo",
+  w_gate: "Wg",
+  w_up: "Wu",
+  w_down: "Wd",
+};
+
 /** Rows of the KV cache per sequence: the cached positions and the new tokens. */
 export function contextOf(shape: LayerShape): number {
   return shape.pos0 + shape.tokens;
@@ -64,7 +77,9 @@ export function contextOf(shape: LayerShape): number {
 /**
  * Copies each rank's shards to its cube's HBM (Megatron: QKV, gate and up column-parallel, o-proj
  * and down row-parallel) with its KV cache (the past positions of its KV heads) and the input, and
- * allocates the activations there.
+ * allocates the activations there. With `sharing` (the buffers of an earlier call on the same
+ * ranks and plan), the weights and RoPE tables are that call's tensors, not new copies: the
+ * micro-batches of a pipeline stage share one copy of its weights.
  */
 export async function uploadLayer(
   sim: Simulator,
@@ -73,6 +88,7 @@ export async function uploadLayer(
   weights: LayerWeights,
   x: Tensor,
   past: PastCache | null,
+  sharing?: readonly RankBuffers[],
 ): Promise<RankBuffers[]> {
   const { dims, shape, dtype } = plan;
   const tp = placement.ranks.length;
@@ -85,7 +101,11 @@ export async function uploadLayer(
   const out: RankBuffers[] = [];
   for (const [r, rank] of placement.ranks.entries()) {
     const where = { sip: rank.sip, cube: rank.cube };
-    const put = (t: Tensor, name: string) => sim.toDevice(t, { ...where, name: `${name}.r${r}` });
+    const put = async (t: Tensor, name: string) => {
+      const field = SHAREABLE[name];
+      const shared = field === undefined ? undefined : sharing?.[r]?.[field];
+      return shared ?? sim.toDevice(t, { ...where, name: `${name}.r${r}` });
+    };
     const empty = (dims2: readonly number[], name: string, type: Dtype = dtype) =>
       sim.empty(dims2, type, { ...where, name: `${name}.r${r}` });
     const heads = { start: r * share.heads * hd, count: share.heads * hd };

@@ -1,0 +1,189 @@
+import { KbError } from "@kb/errors";
+import { type BenchCheck, type DeviceTensor, defineBench, type LaunchRecord } from "@kb/runtime";
+import { type Dtype, Tensor } from "@kb/tensor";
+import * as z from "zod";
+import { type LayerDims, PRESETS, rankDims } from "./lib/llm/config.js";
+import { type LayerPlan, type RankBuffers, runLayer, uploadLayer } from "./lib/llm/layer.js";
+import { placeStages } from "./lib/llm/pipeline-place.js";
+import { pipelineReport } from "./lib/llm/pipeline-report.js";
+import { gpipeOrder, pipelineTimeline } from "./lib/llm/pipeline-schedule.js";
+import type { TpPlacement } from "./lib/llm/ranks.js";
+import { layerReference, type PastCache } from "./lib/llm/reference.js";
+import llamaLayer, { randomWeights } from "./llama-layer.js";
+
+const span = (records: readonly LaunchRecord[]) =>
+  records.length === 0 ? 0 : (records.at(-1) as LaunchRecord).endNs - (records[0] as LaunchRecord).startNs;
+
+/** Where a stage's layers leave the residual stream: layers alternate X -> Y -> X. */
+const outOf = (b: RankBuffers, layers: number) => (layers % 2 === 0 ? b.X : b.Y);
+
+/**
+ * Pipeline parallelism: `layers` Llama decoder layers (llama-layer's, identical weights) split
+ * into `pp` stages of `layers / pp` consecutive layers, each stage tensor parallel over its own
+ * cubes (a SIP per stage when the grid has `pp` SIPs, else a cube per stage of one SIP), the batch
+ * split into `microBatches` micro-batches of sequences that flow stage to stage (rank i of stage s
+ * sends its activations to rank i of stage s + 1 with @kb/ccl's irecv / send), in GPipe's order.
+ * Each task is simulated in issue order (kb's host program is one stream) and placed on the
+ * pipeline's clock by the schedule (lib/llm/pipeline-schedule.ts): the table gives each forward
+ * and transfer, each stage's busy time and bubble beside GPipe's (pp-1)/(m+pp-1), and when each
+ * micro-batch leaves. `--verify` checks every micro-batch's output against the layers applied in
+ * order on the host.
+ */
+export default defineBench({
+  name: "llama-pp",
+  description:
+    "Pipeline-parallel Llama: layers split into pp stages (a SIP or a cube each, tensor parallel within a stage), micro-batches of sequences sent stage to stage with @kb/ccl send/recv in GPipe order; per stage busy time and bubble beside (pp-1)/(m+pp-1), per micro-batch end times, send time.",
+  params: llamaLayer.params.omit({ tp: true, layers: true, batch: true }).extend({
+    pp: z
+      .number()
+      .int()
+      .positive()
+      .default(2)
+      .describe("Pipeline stages (a SIP each, or a cube each on one SIP)."),
+    tp: z
+      .union([z.literal("auto"), z.number().int().positive()])
+      .default("auto")
+      .describe(
+        "Tensor-parallel ranks per stage (cubes of the stage's SIP); auto: all its cubes when they divide the KV heads, else 1; 1 when stages are cubes.",
+      ),
+    layers: z
+      .number()
+      .int()
+      .positive()
+      .default(2)
+      .describe("Layers of the model, divided evenly among the stages."),
+    batch: z
+      .number()
+      .int()
+      .positive()
+      .default(2)
+      .describe("Sequences, divided evenly among the micro-batches."),
+    microBatches: z
+      .number()
+      .int()
+      .positive()
+      .default(2)
+      .describe("Micro-batches (m) the batch is split into."),
+    schedule: z
+      .enum(["gpipe"])
+      .default("gpipe")
+      .describe(
+        "gpipe: all stages take the micro-batches in order, m on stage s after m - 1 (for decode: one token per sequence, micro-batches of sequences); 1F1B needs a backward pass and is GPipe for inference.",
+      ),
+  }),
+  async run(sim, p) {
+    const preset = PRESETS[p.preset];
+    const dims: LayerDims = preset;
+    const dtype: Dtype = p.dtype;
+    const seq = p.seq ?? preset.seq;
+    if (p.layers % p.pp !== 0) {
+      throw new KbError(
+        "RUNTIME_INVALID",
+        `llama-pp: param pp=${p.pp} must divide param layers=${p.layers}: each stage runs the same number of layers. Choose layers as a multiple of ${p.pp}.`,
+      );
+    }
+    if (p.batch % p.microBatches !== 0) {
+      throw new KbError(
+        "RUNTIME_INVALID",
+        `llama-pp: param microBatches=${p.microBatches} must divide param batch=${p.batch}: each micro-batch has the same sequences. Choose batch as a multiple of ${p.microBatches}.`,
+      );
+    }
+    const placement = placeStages(sim, p, p.pp, p.tp, dims.kvHeads);
+    const tp = placement.stages[0]?.ranks.length ?? 1;
+    rankDims(dims, tp);
+    const perStage = p.layers / p.pp;
+    const m = p.microBatches;
+    const decode = p.phase === "decode";
+    const shape = { batch: p.batch / m, tokens: decode ? 1 : seq, pos0: decode ? seq : 0 };
+    const plan: LayerPlan = {
+      dims,
+      shape,
+      phase: p.phase,
+      dtype,
+      tiles: { tm: p.tm, tn: p.tn, tk: p.tk },
+      block: p.block,
+      blockRows: p.blockRows,
+    };
+    const weights = randomWeights(sim, dims, dtype, p.seed);
+    const rows = shape.batch * shape.tokens;
+    const kvWidth = dims.kvHeads * dims.headDim;
+    // Micro-batch mb's inputs: seeds seed + 20 + 3 mb (x) and the two after it (the KV cache), so
+    // one micro-batch has llama-layer's inputs.
+    const inputs = Array.from({ length: m }, (_, mb) => {
+      const seed = p.seed + 20 + 3 * mb;
+      const past: PastCache | null = decode
+        ? {
+            k: sim.random([shape.batch * seq, kvWidth], dtype, { seed: seed + 1 }),
+            v: sim.random([shape.batch * seq, kvWidth], dtype, { seed: seed + 2 }),
+          }
+        : null;
+      return { x: sim.random([rows, dims.hidden], dtype, { seed }), past };
+    });
+    const zeros = Tensor.zeros([rows, dims.hidden], dtype);
+    // buffers[s][mb]: stage s's ranks' tensors for micro-batch mb (stage 0's X the input, the
+    // others' X filled by the transfer from the stage before); one copy of the weights per stage.
+    const buffers: RankBuffers[][][] = [];
+    for (const [s, stage] of placement.stages.entries()) {
+      const mine: RankBuffers[][] = [];
+      for (const { x, past } of inputs) {
+        mine.push(await uploadLayer(sim, stage, plan, weights, s === 0 ? x : zeros, past, mine[0]));
+      }
+      buffers.push(mine);
+    }
+    const compute = placement.stages.map(() => new Array<number>(m).fill(0));
+    const send = placement.stages.map(() => new Array<number>(m).fill(0));
+    const order = gpipeOrder(p.pp, m);
+    for (const [done, { stage, microBatch }] of order.entries()) {
+      sim.progress(
+        done,
+        order.length,
+        `micro-batch ${microBatch + 1} of ${m} on stage ${stage + 1} of ${p.pp}`,
+      );
+      const mine = buffers[stage]?.[microBatch] as RankBuffers[];
+      const records: LaunchRecord[] = [];
+      for (let layer = 0; layer < perStage; layer++) {
+        const launches = await runLayer(sim, placement.stages[stage] as TpPlacement, plan, mine, layer);
+        records.push(...launches.map((launch) => launch.record));
+      }
+      (compute[stage] as number[])[microBatch] = span(records);
+      if (stage === p.pp - 1) continue;
+      const next = buffers[stage + 1]?.[microBatch] as RankBuffers[];
+      const sent = await placement.send(
+        stage,
+        mine.map((b) => outOf(b, perStage)),
+        next.map((b) => b.X),
+      );
+      (send[stage] as number[])[microBatch] = span(sent);
+    }
+    sim.progress(order.length, order.length, "pipeline done");
+    const timeline = pipelineTimeline(p.pp, m, { compute, send });
+    const check: Record<string, BenchCheck> = {};
+    const last = buffers.at(-1) as RankBuffers[][];
+    for (const [mb, { x, past }] of inputs.entries()) {
+      let cached: Tensor | null = null;
+      const reference = () => {
+        if (cached === null) {
+          let y = x;
+          for (let layer = 0; layer < p.layers; layer++)
+            y = layerReference(y, weights, dims, shape, past, dtype);
+          cached = y;
+        }
+        return cached;
+      };
+      const ranks = last[mb] as RankBuffers[];
+      for (const r of [...new Set([0, ranks.length - 1])]) {
+        check[`mb${mb}.rank${r}`] = {
+          actual: outOf(ranks[r] as RankBuffers, perStage) as DeviceTensor,
+          reference,
+        };
+      }
+    }
+    const where = placement.stages
+      .map(
+        (stage, s) => `stage ${s}: ${stage.ranks.map((rank) => `sip${rank.sip}.cube${rank.cube}`).join(" ")}`,
+      )
+      .join("; ");
+    const title = `${p.preset} ${p.phase}, ${p.schedule}, pp ${p.pp} x tp ${tp} (${where}), ${p.layers} layer(s) (${perStage} per stage), batch ${p.batch} in ${m} micro-batch(es), seq ${seq}, ${dtype}`;
+    return { check, report: pipelineReport(title, timeline, placement.pairs) };
+  },
+});
