@@ -5,6 +5,7 @@ export { DTYPE_BYTES, DTYPES, isDtype, isFloatDtype, isNarrowFloatDtype } from "
 export { bf16BitsToF32, f16BitsToF32, f32ToBf16Bits, f32ToF16Bits, roundToDtype } from "./convert.js";
 export { type Elements, elementView } from "./elements.js";
 export { decodeNarrowFloat, encodeNarrowFloat, narrowFloatMax } from "./narrow-float.js";
+export { Xoshiro128StarStar } from "./random.js";
 export { formatShape, shapeSize } from "./shape.js";
 export type { TensorRandomOptions } from "./tensor.js";
 export { Tensor } from "./tensor.js";
