@@ -231,13 +231,26 @@ export function formatWallMs(ms: number): string {
   return ms < 1000 ? `${formatFixed(ms, 0)} ms` : `${formatFixed(ms / 1000, 2)} s`;
 }
 
-/** A bench's own table: its title, then right-aligned columns (numbers as given). */
+/**
+ * A bench's own table: its title, then right-aligned columns (numbers as given); then one line per
+ * series over simulated time (its points, span, min, mean and max; the points are in the JSON).
+ */
 export function formatReport(report: NonNullable<RunResults["report"]>): string {
   const cells = [report.columns.map(String), ...report.rows.map((row) => row.map(String))];
   const widths = report.columns.map((_, c) => Math.max(...cells.map((row) => (row[c] ?? "").length)));
   const line = (row: readonly string[]) =>
     `  ${row.map((cell, c) => cell.padStart(widths[c] ?? 0)).join("  ")}`;
-  return `${report.title}\n${[line(cells[0] as string[]), ...cells.slice(1).map(line)].join("\n")}\n`;
+  const series = (report.series ?? []).map(({ name, unit, x, y }) => {
+    if (y.length === 0) return `  ${name} (${unit}): no points\n`;
+    const mean = y.reduce((sum, v) => sum + v, 0) / y.length;
+    const [first, last] = [x[0] ?? 0, x.at(-1) ?? 0];
+    return `  ${name} (${unit}): ${y.length} points from t = ${formatNs(first)} to ${formatNs(last)}, min ${formatNumber(Math.min(...y), 4)}, mean ${formatNumber(mean, 4)}, max ${formatNumber(Math.max(...y), 4)}\n`;
+  });
+  const tail =
+    series.length > 0
+      ? `${series.join("")}  (the series' points: --json report.series; kb web charts them)\n`
+      : "";
+  return `${report.title}\n${[line(cells[0] as string[]), ...cells.slice(1).map(line)].join("\n")}\n${tail}`;
 }
 
 /** Left-aligned columns, indented by two spaces; trailing blanks trimmed. */

@@ -10,6 +10,7 @@ import { formatNs, formatNumber } from "./format.js";
 import { launchesTables, reportTables } from "./launch-tables.js";
 import { diagramLegend, verdictList } from "./legend.js";
 import { mountResultsSections } from "./page-sections.js";
+import { showReportSeries } from "./report-series.js";
 import {
   bandwidthByKind,
   compareHeadlines,
@@ -114,6 +115,7 @@ export function renderResultsPage(
   );
 
   const keepChart = (id: string, chart: EChartsType) => handle.charts.set(id, chart);
+  showReportSeries(element("bench-report"), results, keepChart);
   if (results.length > 0) showRooflines(element, results, keepChart);
   else element("roofline").hidden = true;
 

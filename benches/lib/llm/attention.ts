@@ -35,6 +35,12 @@ export interface AttentionConfig {
   readonly blockM: number;
   readonly blockN: number;
   readonly scale: number;
+  /**
+   * Prefill only: the position of the first new token (default 0). Query row `i` of a sequence is
+   * at position `pos0 + i` and sees keys `0..pos0 + i`: a later chunk of a chunked prefill attends
+   * to the chunks before it in the cache.
+   */
+  readonly pos0?: number;
 }
 
 /**
@@ -111,7 +117,7 @@ async function flashLoop(
 
 /**
  * Prefill: per (sequence, query head, block of `blockM` query rows), causal attention over the
- * sequence's cache rows `0..i` for query row `i` (the prompt starts at position 0).
+ * sequence's cache rows `0..pos0 + i` for query row `i` (`pos0` 0: the prompt starts at position 0).
  */
 export async function prefillAttentionKernel(
   tl: TL,
@@ -141,7 +147,8 @@ export async function prefillAttentionKernel(
       stride: width,
     });
     const g = Math.floor(h / group);
-    const o = await flashLoop(tl, part, q, b * ctx, g * headDim, m0 + rows, m0, config);
+    const pos0 = config.pos0 ?? 0;
+    const o = await flashLoop(tl, part, q, b * ctx, g * headDim, pos0 + m0 + rows, pos0 + m0, config);
     const out = await toDtype(tl, o, O.dtype);
     await tl.store(O.at(b * tokens + m0, h * headDim), out, { stride: O.shape[1] as number });
     tl.scratchRelease(mark);

@@ -229,6 +229,7 @@ export async function runLayer(
     blockM: plan.block,
     blockN: plan.block,
     scale: 1 / Math.sqrt(dims.headDim),
+    pos0: shape.pos0,
   };
   await launch("rmsnorm", rmsNormKernel, [
     buffers.map((b) => ({ X: inOf(b), W: b.attnNorm, Y: b.XN })),

@@ -39,6 +39,18 @@ export interface BenchReport {
   readonly title: string;
   readonly columns: readonly string[];
   readonly rows: readonly (readonly (string | number)[])[];
+  /** Figures over simulated time (a serving loop's KV-cache occupancy): `kb web` charts them. */
+  readonly series?: readonly BenchSeries[];
+}
+
+/** One figure over simulated time: `y[i]` from `x[i]` (ns) on, until the next point. */
+export interface BenchSeries {
+  readonly name: string;
+  /** What `y` counts: `% of blocks`, `sequences`. */
+  readonly unit: string;
+  /** Simulated times, ns, ascending. */
+  readonly x: readonly number[];
+  readonly y: readonly number[];
 }
 
 /** A workload: a host program with typed params. */

@@ -1,4 +1,4 @@
-export type { Bench, BenchCheck, BenchOutcome, BenchReport } from "./bench.js";
+export type { Bench, BenchCheck, BenchOutcome, BenchReport, BenchSeries } from "./bench.js";
 export { defineBench, describeParams, isBench, parseBenchParams } from "./bench.js";
 export type { BenchPackage } from "./bench-imports.js";
 export {

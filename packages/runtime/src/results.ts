@@ -240,6 +240,19 @@ export const RunResultsSchema = z.object({
       title: z.string(),
       columns: z.array(z.string()),
       rows: z.array(z.array(z.union([z.string(), z.number()]))),
+      series: z
+        .array(
+          z.object({
+            name: z.string(),
+            unit: z.string(),
+            x: z.array(z.number()).describe("Simulated times, ns, ascending."),
+            y: z.array(z.number()).describe("The figure from x[i] on, until the next point."),
+          }),
+        )
+        .optional()
+        .describe(
+          "Figures over simulated time (llama-serve's KV-cache occupancy and batch size), when the bench gives any.",
+        ),
     })
     .optional()
     .describe("The bench's own table (e.g. the all-reduce size sweep), when it returns one."),

@@ -190,8 +190,15 @@ export async function runBenchCore(options: RunBenchCoreOptions): Promise<RunBen
     const runEnd = performance.now();
     let results: RunResults = sim.results(bench.name, params);
     if (outcome?.report !== undefined) {
-      const { title, columns, rows } = outcome.report;
-      results = { ...results, report: { title, columns: [...columns], rows: rows.map((row) => [...row]) } };
+      const { title, columns, rows, series } = outcome.report;
+      const report = { title, columns: [...columns], rows: rows.map((row) => [...row]) };
+      results = {
+        ...results,
+        report:
+          series === undefined
+            ? report
+            : { ...report, series: series.map((s) => ({ ...s, x: [...s.x], y: [...s.y] })) },
+      };
     }
     await logger?.close();
     let verification: VerifyReport | null = null;

@@ -6,6 +6,7 @@ export { bf16BitsToF32, f16BitsToF32, f32ToBf16Bits, f32ToF16Bits, roundToDtype 
 export { type Elements, elementView } from "./elements.js";
 export { computeMath, tensorFromBigInts, toBigInts } from "./exact.js";
 export { decodeNarrowFloat, encodeNarrowFloat, narrowFloatMax } from "./narrow-float.js";
+export { Xoshiro128StarStar } from "./random.js";
 export { formatShape, shapeSize } from "./shape.js";
 export type { TensorRandomOptions } from "./tensor.js";
 export { Tensor } from "./tensor.js";
