@@ -17,7 +17,7 @@ import { dtypeParam, gridParams, seedParam } from "./lib/params.js";
  * residual stream; it also keeps the absolute rounding error of `x + branch` well inside the f16
  * tolerance); norms near 1.
  */
-function randomWeights(sim: Simulator, dims: LayerDims, dtype: Dtype, seed: number): LayerWeights {
+export function randomWeights(sim: Simulator, dims: LayerDims, dtype: Dtype, seed: number): LayerWeights {
   const { hidden, heads, kvHeads, headDim, ffn } = dims;
   const matrix = (rows: number, cols: number, i: number, gain = 1) => {
     const r = gain * Math.sqrt(3 / rows);
