@@ -112,6 +112,9 @@ describe("moe-layer", () => {
     await expect(moeLayer.run(sim, moeLayer.params.parse({ ep: 2, tp: 2 }))).rejects.toThrow(
       /ep=2 x tp=2 needs 2 SIP\(s\) of 2 cubes.*this topology has 1 SIP\(s\) of 2 cube\(s\)/,
     );
+    await expect(moeLayer.run(sim, moeLayer.params.parse({ ep: 8 }))).rejects.toThrow(
+      /ep=8 with tp=1 does not fit this grid \(1 SIP\(s\) x 2 cube\(s\)\)/,
+    );
     await expect(moeLayer.run(sim, moeLayer.params.parse({ tp: 3 }))).rejects.toThrow(
       /tp=3 does not divide the expert width/,
     );

@@ -45,6 +45,26 @@ export interface MoePlacement {
   readonly expertAllReduce: ((name: string, tensors: DeviceTensor[]) => Promise<ReduceLaunch[]>) | null;
 }
 
+/** llama-layer's placement of `ep` ranks, its refusal restated for the MoE layer's params. */
+function placeEpRanks(sim: Simulator, params: GridParams, ep: number, kvHeads: number): TpPlacement {
+  try {
+    return placeRanks(sim, params, ep, kvHeads);
+  } catch (error) {
+    if (
+      !(error instanceof KbError) ||
+      error.code !== "RUNTIME_INVALID" ||
+      !/does not fit this grid/.test(error.message)
+    ) {
+      throw error;
+    }
+    const whole = sim.grid(params.pes === undefined ? {} : { pes: params.pes });
+    throw new KbError(
+      "RUNTIME_INVALID",
+      `moe-layer: ep=${ep} with tp=1 does not fit this grid (${whole.sips.length} SIP(s) x ${whole.cubes.length} cube(s)): a group is a cube, and the groups are cubes of the first SIP (ep up to ${whole.cubes.length}: 1, 2 or all of them) or one cube per SIP (ep = ${whole.sips.length}); with tp > 1, group g is the first tp cubes of SIP g.`,
+    );
+  }
+}
+
 const regionOf = (t: DeviceTensor): Region => ({ address: t.address, count: t.size, dtype: t.dtype });
 
 /**
@@ -59,7 +79,7 @@ export function placeMoe(
   kvHeads: number,
 ): MoePlacement {
   if (tp === 1) {
-    const attention = placeRanks(sim, params, ep, kvHeads);
+    const attention = placeEpRanks(sim, params, ep, kvHeads);
     if (ep === 1) return { ep, tp, attention, allToAll: null, expertAllReduce: null };
     const first = attention.ranks[0] as { sip: number; cube: number };
     const oneSip = attention.ranks.every((r) => r.sip === first.sip);
