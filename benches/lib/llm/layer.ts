@@ -180,6 +180,7 @@ export function layerSteps(placement: TpPlacement): number {
  * ones) and writing the other. Returns its launches in order; an all-reduce follows the o-proj and
  * the down projection when there is more than one rank. With `layers` (the layers in the run), it
  * states its position before each kernel and all-reduce (`sim.progress`, {@link layerSteps} a layer).
+ * With `attentionOnly`, it stops after the add-rmsnorm (H and HN written): a MoE layer runs its own MLP.
  */
 export async function runLayer(
   sim: Simulator,
@@ -188,6 +189,7 @@ export async function runLayer(
   buffers: readonly RankBuffers[],
   layer: number,
   layers?: number,
+  attentionOnly = false,
 ): Promise<LayerLaunch[]> {
   const { dims, shape } = plan;
   const share = rankDims(dims, buffers.length);
@@ -257,6 +259,7 @@ export async function runLayer(
     buffers.map((b) => ({ X: inOf(b), O: b.O, W: b.mlpNorm, H: b.H, HN: b.HN })),
     norm,
   ]);
+  if (attentionOnly) return launches;
   await launch("gate-up-swiglu", swigluKernel, [
     buffers.map((b) => ({ A: b.HN, Wg: b.Wg, Wu: b.Wu, Act: b.Act })),
     plan.tiles,

@@ -131,7 +131,8 @@ export function attentionReference(
   return out;
 }
 
-const silu = (x: number) => x / (1 + Math.exp(-x));
+/** SiLU in f64: `x / (1 + e^-x)`. */
+export const silu = (x: number) => x / (1 + Math.exp(-x));
 
 /**
  * One decoder layer: `h = x + Wo attn(rope(q), rope(k), v)` with q, k, v from `rmsnorm(x)`, then
@@ -146,6 +147,36 @@ export function layerReference(
   past: PastCache | null,
   dtype: Dtype,
 ): Tensor {
+  const rows = shape.batch * shape.tokens;
+  const tensor = (values: Float64Array, cols: number) => Tensor.fromArray(values, [rows, cols], dtype);
+  const { residual, normed: normed2 } = attentionBlockReference(x, weights, dims, shape, past, dtype);
+  const gate = matmul(normed2, weights.wGate, "f32").toFloat64Array();
+  const up = matmul(normed2, weights.wUp, "f32").toFloat64Array();
+  const act = new Float64Array(gate.length);
+  for (let i = 0; i < act.length; i++) act[i] = silu(gate[i]!) * up[i]!;
+  const down = matmul(tensor(act, dims.ffn), weights.wDown, "f32").toFloat64Array();
+  const out = new Float64Array(residual.length);
+  for (let i = 0; i < out.length; i++) out[i] = residual[i]! + down[i]!;
+  return tensor(out, dims.hidden);
+}
+
+/** The attention block's results: the f32 residual stream after it and its normalisation in `dtype`. */
+export interface AttentionBlock {
+  /** `h = x + Wo attn(...)`, rounded to f32, `[batch x tokens, hidden]`. */
+  readonly residual: Float64Array;
+  /** `rmsnorm(h) * mlpNorm` in `dtype`: the MLP's (or MoE block's) input. */
+  readonly normed: Tensor;
+}
+
+/** The first half of {@link layerReference}: attention and its residual, then the MLP's RMSNorm. */
+export function attentionBlockReference(
+  x: Tensor,
+  weights: LayerWeights,
+  dims: LayerDims,
+  shape: LayerShape,
+  past: PastCache | null,
+  dtype: Dtype,
+): AttentionBlock {
   const { hidden, heads, kvHeads, headDim, eps } = dims;
   const rows = shape.batch * shape.tokens;
   const tensor = (values: Float64Array, cols: number) => Tensor.fromArray(values, [rows, cols], dtype);
@@ -179,13 +210,6 @@ export function layerReference(
   const h = new Float64Array(xs.length);
   for (let i = 0; i < h.length; i++) h[i] = xs[i]! + o[i]!;
   const residual = round(h, [rows, hidden], "f32"); // the mid-layer residual stream is f32
-  const normed2 = tensor(rmsNormReference(residual, weights.mlpNorm.toFloat64Array(), eps), hidden);
-  const gate = matmul(normed2, weights.wGate, "f32").toFloat64Array();
-  const up = matmul(normed2, weights.wUp, "f32").toFloat64Array();
-  const act = new Float64Array(gate.length);
-  for (let i = 0; i < act.length; i++) act[i] = silu(gate[i]!) * up[i]!;
-  const down = matmul(tensor(act, dims.ffn), weights.wDown, "f32").toFloat64Array();
-  const out = new Float64Array(xs.length);
-  for (let i = 0; i < out.length; i++) out[i] = residual[i]! + down[i]!;
-  return tensor(out, hidden);
+  const mlpInput = tensor(rmsNormReference(residual, weights.mlpNorm.toFloat64Array(), eps), hidden);
+  return { residual, normed: mlpInput };
 }
