@@ -131,4 +131,27 @@ export interface WebTimelineWindow {
   /** True when the busy fractions come from the slices themselves; false: from time bins of `binNs` (each spread evenly over its bin). */
   readonly exact: boolean;
   readonly binNs: number;
+  /**
+   * With a filter asked (`&site=FILE:LINE`, `&q=TEXT`): the window counts and draws only the slices
+   * it keeps, and this says what it kept over the whole run.
+   */
+  readonly filtered?: WebTimelineFiltered;
+}
+
+/**
+ * Which slices a timeline shows (`GET /api/timeline`'s `site` and `q`): those a kernel line issued
+ * (`args.site` of kb run --trace, `file:line`), and those whose name or track contains a text
+ * (any case). Both given: slices that pass both.
+ */
+export interface WebTimelineFilter {
+  readonly site?: string;
+  readonly search?: string;
+}
+
+/** What a filter kept over the whole run. */
+export interface WebTimelineFiltered extends WebTimelineFilter {
+  /** Slices kept. */
+  readonly slices: number;
+  /** The tracks that hold a slice kept (ascending track numbers). */
+  readonly tracks: readonly number[];
 }

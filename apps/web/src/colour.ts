@@ -48,13 +48,6 @@ export const CATEGORY_PALETTE: readonly string[] = [
   "#bab0ac",
 ];
 
-/** A stable colour per component kind, for timeline slices and chart series. */
-export function kindColour(kind: string): string {
-  let hash = 0;
-  for (let i = 0; i < kind.length; i++) hash = (hash * 31 + kind.charCodeAt(i)) >>> 0;
-  return CATEGORY_PALETTE[hash % CATEGORY_PALETTE.length] as string;
-}
-
 /**
  * The component kind a timeline track shows, from its id: `sip0.cube0.pe3.pe_gemm` -> `pe_gemm`,
  * `sip0.cube0.hbm#4` -> `hbm`, `sip0.cube0.noc.r0c1` -> `noc`, `sip0.cube0.ucie1` -> `ucie`.

@@ -4,9 +4,10 @@ import { byId } from "./dom.js";
 import { type ResultsPageHandle, renderResultsPage } from "./page.js";
 import { showSweepPoint } from "./sweep-point.js";
 import type { TimelineSource } from "./timeline.js";
+import { filterQuery } from "./timeline-filter-model.js";
 
 // kb web's page: the data from the server (GET /api/data), drawn by page.ts; the timeline's
-// windows from GET /api/timeline.
+// windows from GET /api/timeline, its trace file (for Perfetto) from GET /api/trace.
 
 /** What the page exposes on `window.kbWeb` for tests and for poking at in the console. */
 export type KbWebHandle = ResultsPageHandle;
@@ -19,17 +20,23 @@ declare global {
 
 /** The timeline's windows from kb web's server. */
 const httpTimelineSource: TimelineSource = {
-  async window(trace, fromNs, toNs, width) {
+  async window(trace, fromNs, toNs, width, filter) {
     const query = new URLSearchParams({
       trace: String(trace),
       from: String(fromNs),
       to: String(toNs),
       width: String(width),
+      ...filterQuery(filter ?? null),
     });
     const response = await fetch(`/api/timeline?${query}`);
     if (!response.ok)
       throw new Error(`GET /api/timeline answered ${response.status}: ${await response.text()}`);
     return (await response.json()) as WebTimelineWindow;
+  },
+  async trace(trace) {
+    const response = await fetch(`/api/trace?trace=${trace}`);
+    if (!response.ok) throw new Error(`GET /api/trace answered ${response.status}: ${await response.text()}`);
+    return response.arrayBuffer();
   },
 };
 

@@ -1,4 +1,5 @@
 import { COMPARE_ROOFLINE_HTML, ROOFLINE_SECTION_HTML } from "./roofline-section.js";
+import { TIMELINE_SECTION_HTML } from "./timeline-section.js";
 
 // The results views' sections (ids the renderer of page.ts fills), one fragment for kb web's page
 // and the playground, so neither copies the other's markup.
@@ -67,20 +68,12 @@ ${ROOFLINE_SECTION_HTML}
   <h2>Time by kernel line</h2>
   <div class="controls">
     <label>Launch <select id="source-launch"></select></label>
-    <span class="hint">Each line's bar is its share of the launch's program time: the programs' time waiting at its tl calls (docs/reports.md, "By line"); hover a line for its wait, engine time and bytes, click it to select it.</span>
+    <span class="hint">Each line's bar is its share of the launch's program time: the programs' time waiting at its tl calls (docs/reports.md, "By line"); hover a line for its wait, engine time and bytes; click it to show only its slices in the timeline below (click again to show all).</span>
   </div>
   <div id="source-view" class="table-wrap"></div>
 </section>
 
-<section id="timeline">
-  <h2>Timeline</h2>
-  <div class="controls">
-    <label>Trace <select id="timeline-select"></select></label>
-    <span class="hint" id="timeline-note"></span>
-  </div>
-  <div id="timeline-chart" class="timeline"></div>
-</section>
-
+${TIMELINE_SECTION_HTML}
 <section id="verification">
   <h2>Verification</h2>
   <div id="verification-tables" class="table-wrap"></div>

@@ -23,7 +23,8 @@ import {
 import { compareRooflines, showRooflines } from "./roofline-section.js";
 import { renderSourceView, type SourceViewHandle } from "./source-view.js";
 import { comparisonTable, empty, modelCountersTable, summaryTable, verificationTable } from "./tables.js";
-import { renderTimeline, type TimelineHandle, type TimelineSource } from "./timeline.js";
+import type { TimelineHandle, TimelineSource } from "./timeline.js";
+import { showTimelines } from "./timeline-section.js";
 
 // The results views wired to the sections of page-sections.ts: kb web's page (main.ts, its data
 // from the server) and the playground (its data from a run in the browser) both draw with this.
@@ -205,48 +206,16 @@ export function renderResultsPage(
     element("hbm-over-time-wrap").hidden = true;
   }
 
-  // Time by kernel line
+  // Timeline, and the source view whose lines filter it.
+  const timelineSection = showTimelines(element, timelines, source, handle);
   handle.source = renderSourceView(
     element("source-view"),
     element<HTMLSelectElement>("source-launch"),
     results,
     data.sources ?? {},
+    (line) => timelineSection.filterLine(line),
   );
-
-  // Timeline
-  const timelineElement = element("timeline-chart");
-  const timelineSelect = element<HTMLSelectElement>("timeline-select");
-  const note = element("timeline-note");
-  const showTimeline = (index: number) => {
-    const timeline = timelines[index];
-    if (timeline === undefined) return;
-    handle.timeline?.dispose();
-    handle.trackCount = timeline.tracks.length;
-    handle.timeline = renderTimeline(timelineElement, timeline, index, source, (window) => {
-      note.textContent =
-        `${timeline.tracks.length} tracks, ${String(timeline.totalSlices)} slices over ${formatNs(timeline.endNs)}; ` +
-        `this window ${formatNs(window.fromNs)} … ${formatNs(window.toNs)} holds ${String(window.sliceCount)}: ` +
-        (window.slices === null
-          ? `bars show each track's busy fraction per pixel column (more than ${String(window.maxSlices)} slices: zoom in to see them one by one).`
-          : "slices drawn one by one over the busy fractions.") +
-        " Wheel zooms time, drag pans, double-click shows the whole run; shift+wheel or the wheel over the names scrolls tracks.";
-    });
-  };
-  if (timelines.length > 0) {
-    fillSelect(
-      timelineSelect,
-      timelines.map((timeline) => timeline.label),
-      0,
-    );
-    timelineSelect.addEventListener("change", () => showTimeline(Number(timelineSelect.value)));
-    showTimeline(0);
-  } else {
-    timelineSelect.disabled = true;
-    timelineElement.dataset.trackCount = "0";
-    timelineElement.replaceChildren(
-      empty("No trace given: kb run BENCH --trace run.trace.json, then pass that file too."),
-    );
-  }
+  timelineSection.onLineCleared(() => handle.source?.select(null));
 
   // Verification
   element("verification-tables").replaceChildren(

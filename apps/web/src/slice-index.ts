@@ -32,27 +32,39 @@ export class SliceCollector {
   private start = new Float64Array(1024);
   private end = new Float64Array(1024);
   private name = new Uint32Array(1024);
+  /** The kernel line (`args.site`) of each slice: 1 + its index in the build's `sites`, 0 for none. */
+  private site = new Uint32Array(1024);
 
   /** Slices added. */
   get count(): number {
     return this.size;
   }
 
-  /** Adds the slice `[startNs, endNs]` of `track` named `name` (indices). */
-  add(track: number, startNs: number, endNs: number, name: number): void {
+  /**
+   * Adds the slice `[startNs, endNs]` of `track` named `name` (indices), issued by kernel line
+   * number `site` of the build's `sites` (-1: none).
+   */
+  add(track: number, startNs: number, endNs: number, name: number, site = -1): void {
     if (this.size === this.track.length) this.grow();
     const i = this.size++;
     this.track[i] = track;
     this.start[i] = startNs;
     this.end[i] = Math.max(startNs, endNs);
     this.name[i] = name;
+    this.site[i] = site + 1;
   }
 
   /**
    * The index of the slices added, track numbers mapped through `trackOrder` (collected track ->
-   * shown track), over `[0, endNs]`.
+   * shown track), over `[0, endNs]`; `labels` names the shown tracks and the slices' kernel lines.
    */
-  build(trackOrder: ArrayLike<number>, tracks: number, names: readonly string[], endNs: number): SliceIndex {
+  build(
+    trackOrder: ArrayLike<number>,
+    tracks: number,
+    names: readonly string[],
+    endNs: number,
+    labels: SliceLabels = { tracks: [], sites: [] },
+  ): SliceIndex {
     const n = this.size;
     const order = new Uint32Array(n);
     for (let i = 0; i < n; i++) order[i] = i;
@@ -65,6 +77,7 @@ export class SliceCollector {
       start: new Float64Array(n),
       end: new Float64Array(n),
       name: new Uint32Array(n),
+      site: new Uint32Array(n),
     };
     for (let i = 0; i < n; i++) {
       const from = order[i] as number;
@@ -72,8 +85,9 @@ export class SliceCollector {
       slices.start[i] = start[from] as number;
       slices.end[i] = this.end[from] as number;
       slices.name[i] = this.name[from] as number;
+      slices.site[i] = this.site[from] as number;
     }
-    return new SliceIndex(slices, tracks, names, endNs);
+    return new SliceIndex(slices, tracks, names, endNs, labels);
   }
 
   private grow(): void {
@@ -90,14 +104,28 @@ export class SliceCollector {
     const name = new Uint32Array(size);
     name.set(this.name);
     this.name = name;
+    const site = new Uint32Array(size);
+    site.set(this.site);
+    this.site = site;
   }
 }
 
-interface Slices {
+/** The names of a trace's shown tracks and of the kernel lines its slices carry (`args.site`). */
+export interface SliceLabels {
+  /** Track names, by shown track number. */
+  readonly tracks: readonly string[];
+  /** Kernel lines (`file:line`) the slices' `site` column refers to (1 + index; 0: none). */
+  readonly sites: readonly string[];
+}
+
+/** Slices in typed arrays, in start order. */
+export interface Slices {
   readonly track: Uint32Array;
   readonly start: Float64Array;
   readonly end: Float64Array;
   readonly name: Uint32Array;
+  /** 1 + the index of the slice's kernel line in {@link SliceLabels.sites}; 0 for none. */
+  readonly site: Uint32Array;
 }
 
 /** One pyramid level: busy ns and slices started per track and bin (track-major). */
@@ -125,6 +153,8 @@ export class SliceIndex {
     private readonly names: readonly string[],
     /** The end of the run, ns. */
     readonly endNs: number,
+    /** Names of the tracks and of the slices' kernel lines. */
+    readonly labels: SliceLabels = { tracks: [], sites: [] },
   ) {
     const n = slices.start.length;
     this.maxEnd = new Float64Array(n);
@@ -139,6 +169,50 @@ export class SliceIndex {
   /** Slices held. */
   get size(): number {
     return this.slices.start.length;
+  }
+
+  /**
+   * The index of the slices `keep(name, track, site)` keeps (`name`: the slice's name, `track`
+   * its shown track number, `site` its kernel line or null), over the same run and tracks.
+   */
+  subset(keep: (name: string, track: number, site: string | null) => boolean): SliceIndex {
+    const { track, start, end, name, site } = this.slices;
+    const kept: number[] = [];
+    for (let i = 0; i < start.length; i++) {
+      const line = site[i] === 0 ? null : (this.labels.sites[(site[i] as number) - 1] ?? null);
+      if (keep(this.names[name[i] as number] ?? "", track[i] as number, line)) kept.push(i);
+    }
+    const pick = <T extends Uint32Array | Float64Array>(from: T, to: T): T => {
+      kept.forEach((at, i) => {
+        to[i] = from[at] as number;
+      });
+      return to;
+    };
+    const n = kept.length;
+    return new SliceIndex(
+      {
+        track: pick(track, new Uint32Array(n)),
+        start: pick(start, new Float64Array(n)),
+        end: pick(end, new Float64Array(n)),
+        name: pick(name, new Uint32Array(n)),
+        site: pick(site, new Uint32Array(n)),
+      },
+      this.tracks,
+      this.names,
+      this.endNs,
+      this.labels,
+    );
+  }
+
+  /** The shown tracks that hold at least one slice, ascending. */
+  tracksWithSlices(): number[] {
+    const seen = new Uint8Array(this.tracks);
+    for (const track of this.slices.track) seen[track] = 1;
+    const out: number[] = [];
+    seen.forEach((flag, track) => {
+      if (flag === 1) out.push(track);
+    });
+    return out;
   }
 
   /**

@@ -7,7 +7,8 @@ import { type LaunchSource, launchSources, type SourceLine } from "./source-mode
 import { empty } from "./tables.js";
 
 // The source view (Nsight-style): a launch's kernel source with a bar per line, its share of the
-// launch's program time (docs/reports.md, "By line"); clicking a line selects it.
+// launch's program time (docs/reports.md, "By line"); clicking a line selects it (the page then
+// shows only that line's slices in the timeline).
 
 /** Bar colour of a line's share. */
 const BAR = "rgba(214, 96, 77, 0.35)";
@@ -18,6 +19,8 @@ export interface SourceViewHandle {
   readonly launches: readonly LaunchSource[];
   /** The selected line (`file:line`), or null. */
   selected: string | null;
+  /** Selects line `file:line` (outlined), or none (null), without telling `onSelect`. */
+  select(line: string | null): void;
 }
 
 /**
@@ -33,7 +36,16 @@ export function renderSourceView(
 ): SourceViewHandle {
   const entry = results.find((each) => each.results.launches.some((launch) => launch.sites !== undefined));
   const launches = entry === undefined ? [] : launchSources(entry.results, sources);
-  const handle: SourceViewHandle = { launches, selected: null };
+  const handle: SourceViewHandle = {
+    launches,
+    selected: null,
+    select(line) {
+      handle.selected = line;
+      for (const each of Array.from(container.querySelectorAll<HTMLElement>(".source-line.sited"))) {
+        each.style.outline = each.dataset.site === line ? "2px solid #d6604d" : "";
+      }
+    },
+  };
   container.dataset.lineCount = "0";
   if (launches.length === 0) {
     select.disabled = true;
@@ -76,10 +88,7 @@ export function renderSourceView(
     if (row === null) return;
     const key = row.dataset.site ?? null;
     const next = handle.selected === key ? null : key;
-    handle.selected = next;
-    for (const each of Array.from(container.querySelectorAll<HTMLElement>(".source-line.sited"))) {
-      each.style.outline = each.dataset.site === next ? "2px solid #d6604d" : "";
-    }
+    handle.select(next);
     onSelect(next);
   });
   select.addEventListener("change", () => show(Number(select.value)));

@@ -1,19 +1,40 @@
 /// <reference lib="dom" />
-import type { WebTimeline, WebTimelineWindow } from "./api.js";
-import { kindColour, trackKind } from "./colour.js";
-import { formatNs } from "./format.js";
-import { decodeBusy, pan, type TimeRange, ticks, zoom } from "./timeline-model.js";
+import type { WebTimeline, WebTimelineFilter, WebTimelineWindow } from "./api.js";
+import { formatNs, formatPercent } from "./format.js";
+import {
+  AXIS_PX,
+  drawAxis,
+  drawMarks,
+  drawRows,
+  LABEL_PX,
+  MARKS_PX,
+  RIGHT_PX,
+  ROW_PX,
+  type TimelineScene,
+  xOf,
+} from "./timeline-draw.js";
+import { normalFilter } from "./timeline-filter-model.js";
+import {
+  type GroupBy,
+  groupBusy,
+  type TimelineRow,
+  timelineRows,
+  trackBusy,
+  windowShare,
+} from "./timeline-groups-model.js";
+import { trackColours } from "./timeline-legend-model.js";
+import { launchMarks, markAt } from "./timeline-marks-model.js";
+import { decodeBusy, pan, type TimeRange, zoom } from "./timeline-model.js";
 
-// The timeline of a trace on a canvas: one row per track (component). At any zoom each row shows
-// how busy the track was in each pixel column (bar height: the busy fraction, from the server's
-// busy bins over the whole run); when the window holds few enough slices (GET /api/timeline says
-// how many), the slices themselves are drawn over it. Wheel zooms time, drag pans, double-click
-// shows the whole run; shift+wheel (or the wheel over the track names) scrolls the rows.
+// The timeline of a trace on a canvas: tracks (components) grouped by cube, SIP or kind under a
+// header row each (click its name to collapse it: the header's bar is its tracks' mean), each
+// track's busy fraction per pixel column (from the server's busy bins over the whole run), and
+// the slices themselves when the window holds few enough (GET /api/timeline says how many). A
+// filter (a kernel line, a search) keeps only the slices it matches and the tracks holding one.
+// Launch markers are dashed lines, labelled in the strip under the axis where there is room.
+// Wheel zooms time, drag pans, double-click shows the whole run; shift+wheel (or the wheel over
+// the track names) scrolls the rows.
 
-const ROW_PX = 14;
-const LABEL_PX = 220;
-const AXIS_PX = 26;
-const RIGHT_PX = 12;
 /** Rows visible before the rows scroll. */
 const VISIBLE_ROWS = 40;
 
@@ -22,8 +43,16 @@ const VISIBLE_ROWS = 40;
  * playground answers from the run's trace in memory.
  */
 export interface TimelineSource {
-  /** The window `[fromNs, toNs)` of timeline number `trace` in `width` columns (see {@link WebTimelineWindow}). */
-  window(trace: number, fromNs: number, toNs: number, width: number): Promise<WebTimelineWindow>;
+  /** The window `[fromNs, toNs)` of timeline number `trace` in `width` columns (see {@link WebTimelineWindow}), of the slices `filter` keeps. */
+  window(
+    trace: number,
+    fromNs: number,
+    toNs: number,
+    width: number,
+    filter?: WebTimelineFilter | null,
+  ): Promise<WebTimelineWindow>;
+  /** Trace file number `trace` as written (for "Open in Perfetto"; without it, no such button). */
+  trace?(trace: number): Promise<ArrayBuffer>;
 }
 
 /** A drawn timeline: its window, the server's last answer, and how to move it. */
@@ -33,8 +62,20 @@ export interface TimelineHandle {
   readonly view: TimeRange;
   /** The server's answer drawn last. */
   readonly window: WebTimelineWindow | null;
+  /** The filter asked for (null: every slice). */
+  readonly filter: WebTimelineFilter | null;
+  /** The rows drawn: group headers and tracks. */
+  readonly rows: readonly TimelineRow[];
   /** Shows `[fromNs, toNs)` and resolves with the server's answer once drawn. */
   setView(fromNs: number, toNs: number): Promise<WebTimelineWindow>;
+  /** Shows only the slices `filter` keeps (null: all), resolving once drawn. */
+  setFilter(filter: WebTimelineFilter | null): Promise<WebTimelineWindow>;
+  /** Groups the tracks by cube, SIP, kind, or not. */
+  setGroupBy(by: GroupBy): void;
+  /** Collapses or expands group `key`. */
+  toggleGroup(key: string): void;
+  /** What hovering at (`x`, `y`) of the rows says (null: nothing). */
+  hoverText(x: number, y: number): string | null;
   /** Redraws at the container's width. */
   resize(): void;
   /** Stops listening (another trace is shown). */
@@ -43,7 +84,7 @@ export interface TimelineHandle {
 
 /**
  * Draws timeline number `traceIndex` of the page's data into `container`, its windows asked of
- * `source`. `onWindow` hears each answer drawn (for the note beside the chart).
+ * `source`, tracks grouped `groupBy`. `onWindow` hears each answer drawn (for the note beside the chart).
  */
 export function renderTimeline(
   container: HTMLElement,
@@ -51,134 +92,94 @@ export function renderTimeline(
   traceIndex: number,
   source: TimelineSource,
   onWindow: (window: WebTimelineWindow) => void,
+  groupBy: GroupBy = "cube",
 ): TimelineHandle {
   container.replaceChildren();
   container.classList.add("timeline-canvas");
   const axis = document.createElement("canvas");
+  const strip = document.createElement("canvas");
+  strip.className = "timeline-marks";
   const scroller = document.createElement("div");
   scroller.className = "timeline-rows";
-  const rows = document.createElement("canvas");
+  const rowsCanvas = document.createElement("canvas");
   const tip = document.createElement("div");
   tip.className = "timeline-tip";
   tip.hidden = true;
-  scroller.append(rows);
-  container.append(axis, scroller, tip);
-  const trackCount = timeline.tracks.length;
-  scroller.style.maxHeight = `${Math.min(trackCount, VISIBLE_ROWS) * ROW_PX + 2}px`;
-  const colours = timeline.tracks.map((track) => kindColour(trackKind(track.name)));
+  scroller.append(rowsCanvas);
+  container.append(axis, strip, scroller, tip);
+  const colours = trackColours(timeline.tracks);
+  const names = timeline.tracks.map((track) => track.name);
+  const marks = launchMarks(timeline.markers);
   const endNs = Math.max(timeline.endNs, 1);
 
   let view: TimeRange = { fromNs: 0, toNs: endNs };
+  let filter: WebTimelineFilter | null = null;
+  let by = groupBy;
+  const collapsed = new Set<string>();
+  let rows: TimelineRow[] = [];
   let shown: WebTimelineWindow | null = null;
   let busy: Uint8Array = new Uint8Array(0);
-  /** Slices of the shown window per row: indices into `shown.slices` / 4. */
-  let byRow: number[][] = [];
+  /** Slices of the shown window per track: indices into `shown.slices` / 4. */
+  let byTrack: number[][] = [];
   let requestId = 0;
   let pending: ReturnType<typeof setTimeout> | null = null;
   let waiting: ((window: WebTimelineWindow) => void)[] = [];
 
   const plotWidth = () => Math.max(50, container.clientWidth - LABEL_PX - RIGHT_PX);
-  const xOf = (ns: number, range: TimeRange = view) =>
-    LABEL_PX + ((ns - range.fromNs) / (range.toNs - range.fromNs)) * plotWidth();
+  const scene = (): TimelineScene => ({
+    width: container.clientWidth,
+    view,
+    plotWidth: plotWidth(),
+    names,
+    colours,
+    rows,
+    grouped: by !== "none",
+    marks,
+    shown,
+    busy,
+    byTrack,
+  });
   const nsOf = (x: number) => view.fromNs + ((x - LABEL_PX) / plotWidth()) * (view.toNs - view.fromNs);
+
+  const layout = () => {
+    const keep = shown?.filtered === undefined ? null : new Set(shown.filtered.tracks);
+    rows = timelineRows(timeline.tracks, by, collapsed, keep);
+    scroller.style.maxHeight = `${Math.min(rows.length, VISIBLE_ROWS) * ROW_PX + 2}px`;
+    container.dataset.rowCount = String(rows.length);
+    container.dataset.trackRows = String(rows.filter((row) => row.kind === "track").length);
+    container.dataset.groupCount = String(rows.filter((row) => row.kind === "group").length);
+  };
 
   const draw = () => {
     const width = container.clientWidth;
     axis.width = width;
     axis.height = AXIS_PX;
-    rows.width = width;
-    rows.height = trackCount * ROW_PX;
-    drawAxis(axis.getContext("2d"), width);
-    drawRows(rows.getContext("2d"), width);
-  };
-
-  const drawAxis = (context: CanvasRenderingContext2D | null, width: number) => {
-    if (context === null) return;
-    context.clearRect(0, 0, width, AXIS_PX);
-    context.fillStyle = "#5b6877";
-    context.font = "11px system-ui, sans-serif";
-    context.textBaseline = "top";
-    for (const t of ticks(view, Math.max(2, Math.floor(plotWidth() / 120)))) {
-      const x = xOf(t);
-      context.fillRect(x, AXIS_PX - 6, 1, 6);
-      context.fillText(formatNs(t), x + 2, 4);
-    }
-    context.fillText(`window ${formatNs(view.toNs - view.fromNs)}`, 4, 4);
-  };
-
-  const drawRows = (context: CanvasRenderingContext2D | null, width: number) => {
-    if (context === null) return;
-    context.clearRect(0, 0, width, trackCount * ROW_PX);
-    context.font = "10px system-ui, sans-serif";
-    context.textBaseline = "middle";
-    for (let row = 0; row < trackCount; row++) {
-      const y = row * ROW_PX;
-      if (row % 2 === 1) {
-        context.fillStyle = "#f6f8fa";
-        context.fillRect(0, y, width, ROW_PX);
-      }
-      context.fillStyle = "#1d2733";
-      context.fillText(fitText(context, timeline.tracks[row]?.name ?? "", LABEL_PX - 8), 4, y + ROW_PX / 2);
-    }
-    if (shown === null) return;
-    const range = { fromNs: shown.fromNs, toNs: shown.toNs };
-    const columnPx = plotWidth() / shown.width;
-    const slices = shown.slices;
-    for (let row = 0; row < trackCount; row++) {
-      const y = row * ROW_PX;
-      context.fillStyle = colours[row] ?? "#888";
-      context.globalAlpha = slices === null ? 1 : 0.3;
-      for (let column = 0; column < shown.width; column++) {
-        const value = busy[row * shown.width + column] as number;
-        if (value === 0) continue;
-        const height = Math.max(1, (value / 255) * (ROW_PX - 2));
-        context.fillRect(
-          LABEL_PX + column * columnPx,
-          y + ROW_PX - 1 - height,
-          Math.max(1, columnPx),
-          height,
-        );
-      }
-    }
-    context.globalAlpha = 1;
-    if (slices !== null) {
-      for (let row = 0; row < trackCount; row++) {
-        const y = row * ROW_PX;
-        context.fillStyle = colours[row] ?? "#888";
-        for (const index of byRow[row] ?? []) {
-          const x0 = Math.max(LABEL_PX, xOf(slices[index * 4 + 1] as number, range));
-          const x1 = Math.min(width - RIGHT_PX, xOf(slices[index * 4 + 2] as number, range));
-          context.fillRect(x0, y + 2, Math.max(1, x1 - x0), ROW_PX - 4);
-        }
-      }
-    }
-    context.strokeStyle = "#333";
-    context.setLineDash([4, 3]);
-    for (const marker of timeline.markers) {
-      if (marker.tNs < range.fromNs || marker.tNs > range.toNs) continue;
-      const x = Math.round(xOf(marker.tNs, range)) + 0.5;
-      context.beginPath();
-      context.moveTo(x, 0);
-      context.lineTo(x, trackCount * ROW_PX);
-      context.stroke();
-    }
-    context.setLineDash([]);
+    strip.width = width;
+    strip.height = MARKS_PX;
+    rowsCanvas.width = width;
+    rowsCanvas.height = Math.max(1, rows.length * ROW_PX);
+    const drawn = scene();
+    drawAxis(axis.getContext("2d"), drawn);
+    container.dataset.markLabels = String(drawMarks(strip.getContext("2d"), drawn));
+    drawRows(rowsCanvas.getContext("2d"), drawn);
   };
 
   const fetchWindow = async () => {
     const id = ++requestId;
     const asked = view;
-    const answer = await source.window(traceIndex, asked.fromNs, asked.toNs, Math.round(plotWidth()));
+    const answer = await source.window(traceIndex, asked.fromNs, asked.toNs, Math.round(plotWidth()), filter);
     if (id !== requestId) return;
     shown = answer;
     busy = decodeBusy(answer);
-    byRow = Array.from({ length: trackCount }, () => []);
+    byTrack = Array.from({ length: timeline.tracks.length }, () => []);
     const slices = answer.slices ?? [];
-    for (let i = 0; i * 4 < slices.length; i++) byRow[slices[i * 4] as number]?.push(i);
+    for (let i = 0; i * 4 < slices.length; i++) byTrack[slices[i * 4] as number]?.push(i);
     container.dataset.mode = answer.slices === null ? "busy" : "slices";
     container.dataset.fromNs = String(answer.fromNs);
     container.dataset.toNs = String(answer.toNs);
     container.dataset.sliceCount = String(answer.sliceCount);
+    container.dataset.filteredSlices = answer.filtered === undefined ? "" : String(answer.filtered.slices);
+    layout();
     draw();
     onWindow(answer);
     const resolved = waiting;
@@ -196,8 +197,13 @@ export function renderTimeline(
       });
     }, 60);
   };
+  const answered = () => {
+    const promise = new Promise<WebTimelineWindow>((resolve) => waiting.push(resolve));
+    refresh();
+    return promise;
+  };
 
-  rows.addEventListener(
+  rowsCanvas.addEventListener(
     "wheel",
     (event) => {
       event.preventDefault();
@@ -212,7 +218,7 @@ export function renderTimeline(
     { passive: false },
   );
   let dragFrom: number | null = null;
-  rows.addEventListener("mousedown", (event) => {
+  rowsCanvas.addEventListener("mousedown", (event) => {
     dragFrom = event.offsetX >= LABEL_PX ? event.clientX : null;
   });
   const onMouseUp = () => {
@@ -227,33 +233,67 @@ export function renderTimeline(
   };
   window.addEventListener("mouseup", onMouseUp);
   window.addEventListener("mousemove", onMouseMove);
-  rows.addEventListener("dblclick", () => {
+  rowsCanvas.addEventListener("dblclick", () => {
     view = { fromNs: 0, toNs: endNs };
     refresh();
   });
-  rows.addEventListener("mousemove", (event) => {
-    const row = Math.floor(event.offsetY / ROW_PX);
-    const text = hoverText(row, event.offsetX);
+  rowsCanvas.addEventListener("click", (event) => {
+    const row = rows[Math.floor(event.offsetY / ROW_PX)];
+    if (row?.kind === "group" && event.offsetX < LABEL_PX) handle.toggleGroup(row.key);
+  });
+  const showTip = (text: string | null, x: number, y: number) => {
     tip.hidden = text === null;
     if (text === null) return;
     tip.textContent = text;
-    tip.style.left = `${Math.min(event.offsetX + 14, container.clientWidth - 260)}px`;
-    tip.style.top = `${AXIS_PX + event.offsetY - scroller.scrollTop + 14}px`;
+    tip.style.left = `${Math.min(x + 14, container.clientWidth - 260)}px`;
+    tip.style.top = `${y + 14}px`;
+  };
+  rowsCanvas.addEventListener("mousemove", (event) => {
+    showTip(
+      hoverText(event.offsetX, event.offsetY),
+      event.offsetX,
+      AXIS_PX + MARKS_PX + event.offsetY - scroller.scrollTop,
+    );
   });
-  rows.addEventListener("mouseleave", () => {
-    tip.hidden = true;
+  strip.addEventListener("mousemove", (event) => {
+    const mark = markAt(marks, event.offsetX, (tNs) => xOf(scene(), tNs));
+    showTip(mark?.text ?? null, event.offsetX, AXIS_PX + event.offsetY);
   });
+  for (const element of [rowsCanvas, strip]) {
+    element.addEventListener("mouseleave", () => {
+      tip.hidden = true;
+    });
+  }
 
-  /** What is under the pointer: a slice, else the row's busy fraction in that column. */
-  const hoverText = (row: number, x: number): string | null => {
-    const track = timeline.tracks[row];
-    if (shown === null || track === undefined || x < LABEL_PX) return null;
-    const range = { fromNs: shown.fromNs, toNs: shown.toNs };
+  /** What is under the pointer: a launch marker, a slice, the row's busy fraction, or its share of the window. */
+  const hoverText = (x: number, y: number): string | null => {
+    const row = rows[Math.floor(y / ROW_PX)];
+    if (row === undefined) return null;
+    if (x < LABEL_PX) {
+      return row.kind === "group" ? `${row.key}: click to ${row.collapsed ? "expand" : "collapse"}` : null;
+    }
+    const mark = markAt(marks, x, (tNs) => xOf(scene(), tNs));
+    if (mark !== null) return mark.text;
+    if (shown === null) return null;
+    const width = shown.width;
+    const column = Math.floor(((x - LABEL_PX) / plotWidth()) * width);
+    if (column < 0 || column >= width) return null;
+    const columnNs = (shown.toNs - shown.fromNs) / width;
+    const at = shown.fromNs + column * columnNs;
+    const where = `${formatNs(at)} … ${formatNs(at + columnNs)}`;
+    const windowText = `the shown window ${formatNs(shown.fromNs)} … ${formatNs(shown.toNs)}`;
+    if (row.kind === "group") {
+      const values = groupBusy(busy, width, row.tracks);
+      return `${row.key}: ${row.tracks.length} tracks\n${where}: ${formatPercent((values[column] ?? 0) / 255)} busy (their mean)\n${formatPercent(windowShare(values))} busy over ${windowText}`;
+    }
+    const track = timeline.tracks[row.track];
+    if (track === undefined) return null;
     const slices = shown.slices;
+    const range = { fromNs: shown.fromNs, toNs: shown.toNs };
     if (slices !== null) {
-      for (const index of byRow[row] ?? []) {
-        const x0 = xOf(slices[index * 4 + 1] as number, range);
-        const x1 = Math.max(x0 + 1, xOf(slices[index * 4 + 2] as number, range));
+      for (const index of byTrack[row.track] ?? []) {
+        const x0 = xOf(scene(), slices[index * 4 + 1] as number, range);
+        const x1 = Math.max(x0 + 1, xOf(scene(), slices[index * 4 + 2] as number, range));
         if (x >= x0 - 1 && x <= x1 + 1) {
           const start = slices[index * 4 + 1] as number;
           const end = slices[index * 4 + 2] as number;
@@ -261,17 +301,15 @@ export function renderTimeline(
         }
       }
     }
-    const column = Math.floor(((x - LABEL_PX) / plotWidth()) * shown.width);
-    const value = busy[row * shown.width + column];
-    if (value === undefined) return null;
-    const columnNs = (shown.toNs - shown.fromNs) / shown.width;
-    const at = shown.fromNs + column * columnNs;
-    return `${track.name}\n${formatNs(at)} … ${formatNs(at + columnNs)}: ${((value / 255) * 100).toFixed(0)}% busy`;
+    const row255 = trackBusy(busy, width, row.track);
+    const value = row255[column] ?? 0;
+    const share = `${formatPercent(windowShare(row255))} busy over ${windowText}`;
+    // An idle column says so, and what the track did over the window: never a bare "0% busy".
+    if (value === 0) return `${track.name}\nidle ${where}\n${share}`;
+    return `${track.name}\n${where}: ${formatPercent(value / 255)} busy\n${share}`;
   };
 
-  container.dataset.trackCount = String(trackCount);
-  refresh();
-  return {
+  const handle: TimelineHandle = {
     timeline,
     get view() {
       return view;
@@ -279,12 +317,35 @@ export function renderTimeline(
     get window() {
       return shown;
     },
+    get filter() {
+      return filter;
+    },
+    get rows() {
+      return rows;
+    },
     setView(fromNs: number, toNs: number) {
       view = { fromNs: Math.max(0, fromNs), toNs: Math.min(endNs, Math.max(toNs, fromNs + 1)) };
-      const answered = new Promise<WebTimelineWindow>((resolve) => waiting.push(resolve));
-      refresh();
-      return answered;
+      return answered();
     },
+    setFilter(next: WebTimelineFilter | null) {
+      filter = normalFilter(next);
+      container.dataset.filter = filter === null ? "" : JSON.stringify(filter);
+      return answered();
+    },
+    setGroupBy(next: GroupBy) {
+      by = next;
+      collapsed.clear();
+      tip.hidden = true;
+      layout();
+      draw();
+    },
+    toggleGroup(key: string) {
+      if (!collapsed.delete(key)) collapsed.add(key);
+      tip.hidden = true;
+      layout();
+      draw();
+    },
+    hoverText,
     resize: refresh,
     dispose() {
       window.removeEventListener("mouseup", onMouseUp);
@@ -293,12 +354,9 @@ export function renderTimeline(
       requestId++;
     },
   };
-}
-
-/** `text` cut with an ellipsis to fit `width` px. */
-function fitText(context: CanvasRenderingContext2D, text: string, width: number): string {
-  if (context.measureText(text).width <= width) return text;
-  let cut = text.length;
-  while (cut > 1 && context.measureText(`…${text.slice(text.length - cut)}`).width > width) cut--;
-  return `…${text.slice(text.length - cut)}`;
+  container.dataset.trackCount = String(timeline.tracks.length);
+  container.dataset.filter = "";
+  layout();
+  refresh();
+  return handle;
 }

@@ -36,9 +36,11 @@ export class TimelineBuilder {
   /** Tracks by `pid:tid`, with their open slices (start ns, name index). */
   private readonly tracks = new Map<
     string,
-    { pid: number; tid: number; index: number; open: [number, number][]; used: boolean }
+    { pid: number; tid: number; index: number; open: [number, number, number][]; used: boolean }
   >();
   private readonly nameIndex = new Map<string, number>();
+  /** Kernel lines (`args.site` of slices) by first appearance. */
+  private readonly siteIndex = new Map<string, number>();
   private readonly collector = new SliceCollector();
   private readonly markers: { tNs: number; label: string }[] = [];
   private readonly counters = new Map<string, { name: string; key: string; points: number[] }>();
@@ -71,14 +73,14 @@ export class TimelineBuilder {
     const name = typeof event.name === "string" ? event.name : "";
     switch (event.ph) {
       case "B":
-        this.trackOf(pid, tid).open.push([tNs, this.nameOf(name)]);
+        this.trackOf(pid, tid).open.push([tNs, this.nameOf(name), this.siteOf(event.args)]);
         break;
       case "E": {
         const track = this.trackOf(pid, tid);
         const open = track.open.pop();
         if (open === undefined) break;
         track.used = true;
-        this.collector.add(track.index, open[0], tNs, open[1]);
+        this.collector.add(track.index, open[0], tNs, open[1], open[2]);
         break;
       }
       case "X": {
@@ -86,7 +88,7 @@ export class TimelineBuilder {
         if (end > this.endNs) this.endNs = end;
         const track = this.trackOf(pid, tid);
         track.used = true;
-        this.collector.add(track.index, tNs, end, this.nameOf(name));
+        this.collector.add(track.index, tNs, end, this.nameOf(name), this.siteOf(event.args));
         break;
       }
       case "i":
@@ -126,7 +128,10 @@ export class TimelineBuilder {
       shown[track.index] = index;
     });
     const endNs = this.endNs;
-    const slices = this.collector.build(shown, ordered.length, [...this.nameIndex.keys()], endNs);
+    const slices = this.collector.build(shown, ordered.length, [...this.nameIndex.keys()], endNs, {
+      tracks: ordered.map(({ name }) => name),
+      sites: [...this.siteIndex.keys()],
+    });
     const pointCount = [...this.counters.values()].reduce((sum, series) => sum + series.points.length / 2, 0);
     const binned = pointCount > MAX_TIMELINE_COUNTER_POINTS && endNs > 0;
     const timeline: WebTimeline = {
@@ -162,6 +167,18 @@ export class TimelineBuilder {
     if (index === undefined) {
       index = this.nameIndex.size;
       this.nameIndex.set(name, index);
+    }
+    return index;
+  }
+
+  /** The index of a slice's kernel line (`args.site`, a string), -1 without one. */
+  private siteOf(args: unknown): number {
+    const site = isRecord(args) ? args.site : undefined;
+    if (typeof site !== "string") return -1;
+    let index = this.siteIndex.get(site);
+    if (index === undefined) {
+      index = this.siteIndex.size;
+      this.siteIndex.set(site, index);
     }
     return index;
   }

@@ -6,8 +6,10 @@ import { dirname, extname, join, resolve, sep } from "node:path";
 import { fileURLToPath } from "node:url";
 import { KbError } from "@kb/errors";
 import type { WebData } from "../api.js";
+import { FilteredSlices } from "../slice-filter.js";
 import type { SliceIndex } from "../slice-index.js";
 import type { SweepData } from "../sweep-api.js";
+import { filterOfQuery } from "../timeline-filter-model.js";
 import { sweepCsv } from "./web-sweep.js";
 
 // The HTTP server of `kb web`: the built page and /api/data, on a loopback address; for a sweep,
@@ -115,11 +117,13 @@ export async function startWebServer(options: WebServerOptions): Promise<WebServ
   const sweepBody =
     options.sweep === undefined ? null : Buffer.from(JSON.stringify(options.sweep.data), "utf8");
   const hostNames = new Set((options.allowHosts ?? []).map(hostName));
+  const slices = (options.slices ?? []).map((index) => new FilteredSlices(index));
+  const traceFiles = (options.data?.timelines ?? []).map((timeline) => timeline.file);
 
   const server = createServer((request, response) => {
     const sweep =
       options.sweep === undefined || sweepBody === null ? null : { source: options.sweep, body: sweepBody };
-    handle(request, response, { pageDir, body, sweep, hostNames, slices: options.slices ?? [] }).catch(
+    handle(request, response, { pageDir, body, sweep, hostNames, slices, traceFiles }).catch(
       (error: unknown) => {
         send(response, 500, `internal error: ${(error as Error).message}\n`);
       },
@@ -170,7 +174,9 @@ interface HandlerState {
   readonly sweep: { readonly source: WebSweep; readonly body: Buffer } | null;
   /** Names a request's Host may have besides loopback names (lower case, no port or brackets). */
   readonly hostNames: ReadonlySet<string>;
-  readonly slices: readonly SliceIndex[];
+  readonly slices: readonly FilteredSlices[];
+  /** The trace files of the timelines, at their index (`/api/trace`). */
+  readonly traceFiles: readonly string[];
 }
 
 async function handle(
@@ -241,6 +247,10 @@ async function handle(
     answerTimeline(query, state.slices, request, response);
     return;
   }
+  if (pathname === "/api/trace") {
+    await answerTrace(query, state.traceFiles, request, response);
+    return;
+  }
   // A sweep's page at /, a point's run page at /?run=DIGEST.
   const home = state.sweep !== null && !query.has("run") ? "/sweep.html" : "/index.html";
   const file = pageFile(state.pageDir, pathname === "/" ? home : pathname);
@@ -261,12 +271,13 @@ async function handle(
 }
 
 /**
- * `GET /api/timeline?trace=I&from=NS&to=NS&width=N`: the window of timeline I (see
- * `WebTimelineWindow`); 400 naming the bad parameter, 404 for a trace that is not there.
+ * `GET /api/timeline?trace=I&from=NS&to=NS&width=N[&site=FILE:LINE][&q=TEXT]`: the window of
+ * timeline I (see `WebTimelineWindow`), of the slices the filter keeps when one is given; 400
+ * naming the bad parameter, 404 for a trace that is not there.
  */
 function answerTimeline(
   query: URLSearchParams,
-  slices: readonly SliceIndex[],
+  slices: readonly FilteredSlices[],
   request: IncomingMessage,
   response: ServerResponse,
 ): void {
@@ -288,8 +299,39 @@ function answerTimeline(
     numbers.get("from") as number,
     numbers.get("to") as number,
     numbers.get("width") as number,
+    filterOfQuery(query),
   );
   send(response, 200, JSON.stringify(window), { "Content-Type": "application/json; charset=utf-8" }, request);
+}
+
+/**
+ * `GET /api/trace?trace=I`: trace file I as kb web was given it, byte for byte (what "Open in
+ * Perfetto" hands to ui.perfetto.dev); 400 without a number, 404 for a trace that is not there.
+ */
+async function answerTrace(
+  query: URLSearchParams,
+  files: readonly string[],
+  request: IncomingMessage,
+  response: ServerResponse,
+): Promise<void> {
+  const index = Number(query.get("trace") ?? Number.NaN);
+  if (!Number.isInteger(index)) {
+    send(response, 400, "/api/trace needs the number of a trace: /api/trace?trace=0\n");
+    return;
+  }
+  const file = files[index];
+  if (file === undefined) {
+    send(response, 404, `no trace ${index}: ${files.length} given\n`);
+    return;
+  }
+  let content: Buffer;
+  try {
+    content = await readFile(file);
+  } catch (error) {
+    send(response, 404, `cannot read trace ${file}: ${(error as Error).message}\n`);
+    return;
+  }
+  send(response, 200, content, { "Content-Type": "application/octet-stream" }, request);
 }
 
 /**
