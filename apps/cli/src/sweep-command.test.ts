@@ -5,7 +5,7 @@ import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { withoutFloatNoise } from "@kb/errors";
 import { afterAll, describe, expect, it } from "vitest";
-import { kb } from "./test-support.js";
+import { kb, runKb } from "./test-support.js";
 
 // kb sweep end to end: every point is a `kb run --json` in its own process (the built kb, as an
 // installed kb runs them), rows appended as points finish, and an interrupted sweep resumed
@@ -87,6 +87,24 @@ describe.skipIf(!existsSync(bin))("kb sweep", () => {
     expect(run.stdout).toContain("6 points to run, 0 skipped by constraints, 0 duplicates dropped");
   });
 
+  it("on a terminal, estimates the time left after each point but the last", async () => {
+    const dir = mkdtempSync(join(scratch, "tty-"));
+    const spec = join(dir, "sweep.yaml");
+    writeFileSync(
+      spec,
+      readFileSync(writeSpec(dir), "utf8")
+        .replace("[262144, 524288, 1048576]", "[65536, 131072]")
+        .replace("values: [2, 4]", "values: [2]"),
+    );
+    const run = await runKb(["sweep", spec, "--jobs", "1", "--out", join(dir, "out")], {
+      isTTY: true,
+      columns: 120,
+    });
+    expect(run.code, run.stderr).toBe(0);
+    expect(run.stderr).toMatch(/^\[1\/2\] point 0 ok: n=65536 cols=2, ETA \d+(\.\d+)? m?s$/m);
+    expect(run.stderr).toMatch(/^\[2\/2\] point 1 ok: n=131072 cols=2$/m);
+  }, 60_000);
+
   it("resumes an interrupted sweep without running a point twice, with kb run's results", async () => {
     const dir = mkdtempSync(join(scratch, "resume-"));
     const spec = writeSpec(dir);
@@ -99,6 +117,9 @@ describe.skipIf(!existsSync(bin))("kb sweep", () => {
     expect(first.stderr).toMatch(
       /interrupted \(SIGTERM\); \d of 6 points are in .*Run the same command again to resume/,
     );
+    // On a pipe: a log line per point, no wall time (the estimate is for a terminal).
+    expect(first.stderr).toMatch(/^\[1\/6\] point \d ok: n=\d+ cols=\d$/m);
+    expect(first.stderr).not.toContain("ETA");
     const before = rowsOf(out);
     expect(before.length).toBeGreaterThanOrEqual(2);
     expect(before.length).toBeLessThan(6);

@@ -11,7 +11,6 @@ import {
   REDIS_GIVE_UP_S,
   SWEEP_LIMITS,
   type SweepJob,
-  type SweepRow,
   type SweepSpec,
 } from "@kb/sweep";
 import {
@@ -27,8 +26,8 @@ import {
 } from "@kb/sweep/node";
 import { type Command, InvalidArgumentError } from "commander";
 import { locateBench, locateTopology } from "./bench-files.js";
-import { formatWallMs } from "./format-run.js";
 import type { CliIo, RunState } from "./run-cli.js";
+import { SweepProgressView } from "./sweep-progress.js";
 
 /** Options of `kb sweep` as commander parses them. */
 interface SweepOptions {
@@ -239,9 +238,12 @@ async function sweep(specArg: string, options: SweepOptions, io: CliIo): Promise
     process.once(signal, handler);
     return [signal, handler] as const;
   });
-  const started = performance.now();
+  const view = new SweepProgressView(spec.name, {
+    tty: io.stderr.isTTY === true,
+    queued: options.redis !== undefined,
+  });
   const progress = (event: SweepProgress) => {
-    io.stderr.write(progressText(spec.name, event, started, options.redis !== undefined));
+    io.stderr.write(view.text(event));
     // Said once the jobs are on Redis (the submits follow this event in the same tick), not before.
     if (event.type === "planned" && event.total > event.resumed && waiting !== "") {
       const line = waiting;
@@ -336,36 +338,6 @@ export function kbBin(): string {
   throw new Error(
     `kb sweep runs each point with kb's bin.js; neither ${here} nor ${built} exists (build @kb/cli).`,
   );
-}
-
-/** A progress line on stderr (wall times only here, never in the table). */
-function progressText(name: string, event: SweepProgress, started: number, queued: boolean): string {
-  if (event.type === "planned") {
-    const extra = [
-      event.skipped > 0 ? `${event.skipped} skipped by constraints` : "",
-      event.duplicates > 0 ? `${event.duplicates} duplicates dropped` : "",
-      event.resumed > 0 ? `${event.resumed} already in the table` : "",
-    ].filter((text) => text !== "");
-    const where = queued ? "on the workers" : `${event.concurrency} at a time`;
-    return `${name}: ${event.total} points${extra.length > 0 ? ` (${extra.join(", ")})` : ""}, ${event.total - event.resumed} to run, ${where}\n`;
-  }
-  if (event.type === "started") return "";
-  if (event.type === "retrying") {
-    return `point ${event.point.index} failed (${firstLine(event.reason)}); running it again (retry ${event.attempt})\n`;
-  }
-  const elapsed = performance.now() - started;
-  const eta = event.pending === 0 ? "" : `, ETA ${formatWallMs((elapsed / event.ran) * event.pending)}`;
-  return `[${event.done}/${event.total}] point ${event.row.point} ${statusText(event.row)}: ${describeValues(event.row.values)}${eta}\n`;
-}
-
-function statusText(row: SweepRow): string {
-  return row.status === "ok" ? "ok" : `FAILED (${firstLine(row.reason ?? "")})`;
-}
-
-/** A reason's first line, at most 160 characters. */
-function firstLine(reason: string): string {
-  const line = reason.split("\n")[0] ?? "";
-  return line.length > 160 ? `${line.slice(0, 160)}...` : line;
 }
 
 /**
