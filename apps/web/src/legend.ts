@@ -22,12 +22,12 @@ export interface LegendFacts {
  */
 export function diagramLegend(facts: LegendFacts): HTMLElement[] {
   if (!facts.results) {
-    return [item(swatch(NO_DATA_COLOUR), "no results file: not coloured")];
+    return [legendItem(swatch(NO_DATA_COLOUR), "no results file: not coloured")];
   }
   const bar = document.createElement("span");
   bar.className = "bar";
   bar.style.background = `linear-gradient(to right, ${UTILISATION_STOPS.join(", ")})`;
-  const nodes = item(
+  const nodes = legendItem(
     document.createTextNode("utilisation 0%"),
     bar,
     "100%: components (a PE: its busiest), HBM channels (" +
@@ -37,29 +37,34 @@ export function diagramLegend(facts: LegendFacts): HTMLElement[] {
       ")",
   );
   const links = facts.links
-    ? item(
+    ? legendItem(
         ...[0.1, 0.5, 0.9].map((value) =>
           line(utilisationColour(value), 1.5 + 5.5 * value, `${value * 100}%`),
         ),
         line(IDLE_LINK_COLOUR, 1, "idle"),
         "links: the busiest direction's utilisation (colour and width)",
       )
-    : item(line(IDLE_LINK_COLOUR, 3, ""), "links: width by bandwidth (these results have no per-link rows)");
+    : legendItem(
+        line(IDLE_LINK_COLOUR, 3, ""),
+        "links: width by bandwidth (these results have no per-link rows)",
+      );
   nodes.dataset.legend = "nodes";
   links.dataset.legend = "links";
   return [nodes, links];
 }
 
-function item(...parts: (Node | string)[]): HTMLElement {
+/** A legend entry: its marks and words side by side. */
+export function legendItem(...parts: (Node | string)[]): HTMLElement {
   const span = document.createElement("span");
   span.className = "legend";
   span.append(...parts);
   return span;
 }
 
-function swatch(colour: string): HTMLElement {
+/** A block of `colour` (class `bar`: the diagram's wide scale bar; `swatch`: a small square). */
+export function swatch(colour: string, className = "bar"): HTMLElement {
   const span = document.createElement("span");
-  span.className = "bar";
+  span.className = className;
   span.style.background = colour;
   return span;
 }

@@ -1,5 +1,6 @@
 import type { WebTimelineFilter, WebTimelineWindow } from "./api.js";
 import { MAX_WINDOW_SLICES, type SliceIndex } from "./slice-index.js";
+import type { TimelineSource } from "./timeline.js";
 import { filterKey, normalFilter, sliceTest } from "./timeline-filter-model.js";
 
 // Windows of a trace's slices under a filter (a kernel line, a search): the slices the filter
@@ -55,16 +56,7 @@ export class FilteredSlices {
 export function localTimelineSource(
   slices: readonly SliceIndex[],
   texts: readonly string[] = [],
-): {
-  window(
-    trace: number,
-    fromNs: number,
-    toNs: number,
-    width: number,
-    filter?: WebTimelineFilter | null,
-  ): Promise<WebTimelineWindow>;
-  trace(trace: number): Promise<ArrayBuffer>;
-} {
+): Required<TimelineSource> {
   const filtered = slices.map((index) => new FilteredSlices(index));
   return {
     async window(trace, fromNs, toNs, width, filter = null) {

@@ -1,5 +1,6 @@
 /// <reference lib="dom" />
 import type { WebTimeline } from "./api.js";
+import { legendItem, swatch } from "./legend.js";
 import { kindLegend } from "./timeline-legend-model.js";
 
 // The timeline's legend as DOM nodes: what each colour is (a component kind, with its track
@@ -8,15 +9,15 @@ import { kindLegend } from "./timeline-legend-model.js";
 /** The legend of `timeline`: a swatch per kind, then the marks. */
 export function timelineLegend(timeline: WebTimeline): HTMLElement[] {
   const kinds = kindLegend(timeline.tracks).map((entry) => {
-    const item = legendItem(swatch(entry.colour), `${entry.kind} (${entry.tracks})`);
+    const item = legendItem(swatch(entry.colour, "swatch"), `${entry.kind} (${entry.tracks})`);
     item.dataset.kind = entry.kind;
     item.title = `${entry.tracks} track${entry.tracks === 1 ? "" : "s"} of kind ${entry.kind}`;
     return item;
   });
-  const busy = swatch("#4e79a7");
+  const busy = swatch("#4e79a7", "swatch");
   busy.style.height = "0.5em";
   busy.style.verticalAlign = "bottom";
-  const group = swatch("#7b8a99");
+  const group = swatch("#7b8a99", "swatch");
   const marker = document.createElement("span");
   marker.className = "legend-marker";
   return [
@@ -25,18 +26,4 @@ export function timelineLegend(timeline: WebTimeline): HTMLElement[] {
     legendItem(group, "group row: its tracks' mean busy"),
     legendItem(marker, "launch starts / ends (#n: its number)"),
   ];
-}
-
-function legendItem(mark: HTMLElement, text: string): HTMLElement {
-  const item = document.createElement("span");
-  item.className = "legend";
-  item.append(mark, text);
-  return item;
-}
-
-function swatch(colour: string): HTMLElement {
-  const span = document.createElement("span");
-  span.className = "swatch";
-  span.style.background = colour;
-  return span;
 }
