@@ -1,32 +1,21 @@
 import { mkdirSync, readFileSync } from "node:fs";
-import { fileURLToPath } from "node:url";
 import {
   CHROMIUM,
   chromiumLaunchOptions,
   INSTALL_CHROMIUM,
   runBrowserTests,
 } from "@kb/tooling/node/chromium";
-import { type Browser, chromium, type Page } from "playwright-core";
+import { type Browser, chromium } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { DIST_DIR, serveStatic } from "../scripts/serve.mjs";
+import { ARTIFACTS, until } from "./chromium-page.js";
 
 // The playground's roofline per launch and its progress line with the host program's plan
 // (`sim.progress`) and an estimate, in headless Chromium on the built site (dist/: build the
 // playground first, as playground-e2e.test.ts says). Screenshots land in apps/playground/test-artifacts/.
 
-const repo = (path: string) => fileURLToPath(new URL(`../../../${path}`, import.meta.url));
-const ARTIFACTS = repo("apps/playground/test-artifacts");
-
 if (!runBrowserTests)
   console.warn(`playground roofline tests skipped: no Chromium at ${CHROMIUM}. ${INSTALL_CHROMIUM}`);
-
-async function until(page: Page, expression: string, ms: number): Promise<void> {
-  const deadline = Date.now() + ms;
-  while ((await page.evaluate<boolean>(expression)) !== true) {
-    if (Date.now() > deadline) throw new Error(`not true within ${ms} ms: ${expression}`);
-    await new Promise((resolve) => setTimeout(resolve, 20));
-  }
-}
 
 describe.skipIf(!runBrowserTests)("the playground's roofline and progress in Chromium", () => {
   let browser: Browser;

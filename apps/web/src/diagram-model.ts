@@ -1,5 +1,6 @@
 import type { RunResults } from "@kb/runtime";
 import type { WebNode, WebTopology } from "./api.js";
+import { leafLabelRoom } from "./diagram-labels.js";
 import { formatPercent, formatSi } from "./format.js";
 
 /** A node of the diagram: a drawn component, a PE (its components folded in) or a container. */
@@ -7,6 +8,12 @@ export interface DiagramNode {
   readonly id: string;
   /** Short label: `pe3`, `r0c1`, `ch2`, `sip0.cube1`. */
   readonly label: string;
+  /** The label's forms, longest first (`sip0.cube1`, `cube1`): diagram-labels.ts draws the longest that fits. */
+  readonly labels: readonly string[];
+  /** Diagram px its label may take across: a leaf's room on the floorplan, a box's width. */
+  readonly labelRoom: number;
+  /** Diagram px its label may take up and down (the HBM stack's, between the XBARs and the stack; others unbounded). */
+  readonly labelRoomY: number;
   readonly kind: string;
   /** The enclosing drawn node (SIP, cube, HBM stack), if any. */
   readonly parent: string | null;
@@ -47,7 +54,8 @@ export interface Diagram {
 }
 
 // Floorplan of a cube (px, relative to its origin, the r0c0 router): the NOC grid with each PE
-// beside its router, the cube manager and SRAM to the left, the XBAR halves and the bridge below,
+// beside its router, the cube manager and SRAM to the left, the XBAR halves below with the bridge
+// between them,
 // the HBM channels under the XBAR half that serves them, UCIe ports by their corner routers.
 const CELL_W = 130;
 const CELL_H = 100;
@@ -57,6 +65,13 @@ const LEFT_X = -210;
 const PORT_OUT = 95;
 const CUBE_GAP = 140;
 const SIP_GAP = 260;
+/**
+ * The height of an HBM stack's label above its box: the gap between the XBARs' row and the stack
+ * (110 px) less the XBARs' and the channels' half heights (12, 15) and the box's padding (18).
+ */
+const HBM_LABEL_ROOM_Y = 65;
+/** What a box adds across to the span of its leaves' centres: their half widths and its padding. */
+const BOX_MARGIN = 60;
 
 /**
  * The diagram of `topology`: SIPs and cubes as boxes, inside a cube its NOC routers, PEs, XBAR
@@ -83,7 +98,7 @@ export function buildDiagram(topology: WebTopology, results: RunResults | null):
     return node.id;
   };
   const portsOf = hbmPortsByChannel(topology, results);
-  const positions = floorplan(topology);
+  const { positions, channelStep } = floorplan(topology);
   const folded = new Map<string, WebNode[]>();
   for (const node of topology.nodes) {
     const drawn = drawnOf(node);
@@ -126,9 +141,13 @@ export function buildDiagram(topology: WebTopology, results: RunResults | null):
     } else if (parts.length > 0) {
       details.push(...parts.map((part) => `${part.kind}${part.impl === null ? "" : ` (${part.impl})`}`));
     }
+    const labels = labelsOf(node);
     nodes.push({
       id: node.id,
-      label: labelOf(node),
+      label: labels[0] as string,
+      labels,
+      labelRoom: compound ? 0 : leafLabelRoom(node.kind, channelStep),
+      labelRoomY: node.kind === "hbm_ctrl" ? HBM_LABEL_ROOM_Y : Number.POSITIVE_INFINITY,
       kind: node.kind,
       parent: node.parent !== null && byId.has(node.parent) ? node.parent : null,
       compound,
@@ -137,6 +156,8 @@ export function buildDiagram(topology: WebTopology, results: RunResults | null):
       details,
     });
   }
+
+  boxLabelRooms(nodes);
 
   const linkUsage =
     results?.links === undefined
@@ -257,14 +278,42 @@ function channelDetails(ports: readonly ChannelPort[]): string[] {
   return lines;
 }
 
-function labelOf(node: WebNode): string {
-  if (node.kind === "sip" || node.kind === "cube" || node.kind === "host") return node.id;
-  if (node.kind === "hbm_ctrl") return `${node.id} (HBM)`;
-  return node.id.slice(node.id.lastIndexOf(".") + 1).replace(/^noc\./, "");
+/** A node's label forms, longest first: a cube also as `cube1`, an HBM stack also as `hbm (HBM)`. */
+function labelsOf(node: WebNode): string[] {
+  const last = node.id.slice(node.id.lastIndexOf(".") + 1);
+  if (node.kind === "cube") return node.id === last ? [node.id] : [node.id, last];
+  if (node.kind === "sip" || node.kind === "host") return [node.id];
+  if (node.kind === "hbm_ctrl") return [`${node.id} (HBM)`, `${last} (HBM)`];
+  return [last.replace(/^noc\./, "")];
+}
+
+/**
+ * Sets each box's label room to its width: the span of the leaves inside it (their centres, a
+ * node's width either side), as Cytoscape draws a compound around its children.
+ */
+function boxLabelRooms(nodes: DiagramNode[]): void {
+  const parentOf = new Map(nodes.map((node) => [node.id, node.parent]));
+  const spans = new Map<string, { min: number; max: number }>();
+  for (const node of nodes) {
+    if (node.position === null) continue;
+    for (let box = node.parent; box !== null; box = parentOf.get(box) ?? null) {
+      const span = spans.get(box) ?? { min: node.position.x, max: node.position.x };
+      spans.set(box, { min: Math.min(span.min, node.position.x), max: Math.max(span.max, node.position.x) });
+    }
+  }
+  nodes.forEach((node, index) => {
+    const span = spans.get(node.id);
+    if (node.compound && span !== undefined)
+      nodes[index] = { ...node, labelRoom: span.max - span.min + BOX_MARGIN };
+  });
 }
 
 /** Positions of the leaves: cubes side by side in their SIP, SIPs on a grid, the host above. */
-function floorplan(topology: WebTopology): Map<string, { x: number; y: number }> {
+function floorplan(topology: WebTopology): {
+  positions: Map<string, { x: number; y: number }>;
+  /** Diagram px between neighbouring HBM channels. */
+  channelStep: number;
+} {
   const positions = new Map<string, { x: number; y: number }>();
   const children = new Map<string, WebNode[]>();
   for (const node of topology.nodes) {
@@ -313,7 +362,7 @@ function floorplan(topology: WebTopology): Map<string, { x: number; y: number }>
     const width = Math.min(sipCols, sips.length) * sipW - SIP_GAP;
     positions.set(host.id, { x: width / 2 - 150, y: -300 });
   }
-  return positions;
+  return { positions, channelStep: gridW / channels };
 }
 
 interface CubeShape {
@@ -357,7 +406,7 @@ function placeCube(
     else if (name === "sram") at(node.id, LEFT_X, 80);
     else if (name === "xbar0") at(node.id, centre(0, halfCols), xbarY);
     else if (name === "xbar1") at(node.id, centre(halfCols, cols), xbarY);
-    else if (name === "bridge") at(node.id, (centre(0, halfCols) + centre(halfCols, cols)) / 2, xbarY + 45);
+    else if (name === "bridge") at(node.id, (centre(0, halfCols) + centre(halfCols, cols)) / 2, xbarY);
     else if (node.kind === "hbm_ctrl") {
       const channels = children.get(node.id) ?? [];
       const step = gridW / Math.max(1, channels.length);

@@ -1,6 +1,7 @@
 /// <reference lib="dom" />
 import cytoscape, { type Core, type ElementDefinition } from "cytoscape";
 import { IDLE_LINK_COLOUR, needsLightText, utilisationColour } from "./colour.js";
+import { labelAt, labelFont, labelZoom, MIN_LABEL_PX } from "./diagram-labels.js";
 import type { Diagram, DiagramEdge } from "./diagram-model.js";
 import { formatPercent } from "./format.js";
 
@@ -17,6 +18,7 @@ export function renderDiagram(container: HTMLElement, diagram: Diagram, info: HT
         data: {
           id: node.id,
           label: node.label,
+          fontSize: labelFont(node.kind, node.compound).size,
           kind: node.kind,
           ...(node.parent !== null ? { parent: node.parent } : {}),
           ...nodeColours(node.utilisation, node.compound),
@@ -53,7 +55,7 @@ export function renderDiagram(container: HTMLElement, diagram: Diagram, info: HT
           label: "data(label)",
           "background-color": "data(fill)",
           color: "data(text)",
-          "font-size": 10,
+          "font-size": "data(fontSize)",
           "text-valign": "center",
           "text-halign": "center",
           shape: "round-rectangle",
@@ -63,17 +65,16 @@ export function renderDiagram(container: HTMLElement, diagram: Diagram, info: HT
           "border-color": "#5b6877",
         },
       },
-      { selector: "node.pe", style: { width: 58, height: 36, "font-size": 12, "font-weight": "bold" } },
-      { selector: "node.noc_router", style: { shape: "ellipse", width: 34, height: 34, "font-size": 9 } },
+      { selector: "node.pe", style: { width: 58, height: 36, "font-weight": "bold" } },
+      { selector: "node.noc_router", style: { shape: "ellipse", width: 34, height: 34 } },
       { selector: "node.hbm_channel", style: { shape: "rectangle", width: 44, height: 30 } },
-      { selector: "node.ucie_port", style: { shape: "hexagon", width: 46, height: 28, "font-size": 9 } },
-      { selector: "node.host", style: { width: 90, height: 32, "font-size": 13 } },
+      { selector: "node.ucie_port", style: { shape: "hexagon", width: 46, height: 28 } },
+      { selector: "node.host", style: { width: 90, height: 32 } },
       {
         selector: "node.compound",
         style: {
           "text-valign": "top",
           "text-halign": "center",
-          "font-size": 14,
           "font-weight": "bold",
           color: "#1d2733",
           "background-opacity": 0.35,
@@ -84,7 +85,7 @@ export function renderDiagram(container: HTMLElement, diagram: Diagram, info: HT
       },
       {
         selector: "node.sip",
-        style: { "background-color": "#f3f6fa", "background-opacity": 1, "font-size": 18 },
+        style: { "background-color": "#f3f6fa", "background-opacity": 1 },
       },
       { selector: "node.cube", style: { "background-color": "#ffffff", "background-opacity": 1 } },
       {
@@ -102,7 +103,8 @@ export function renderDiagram(container: HTMLElement, diagram: Diagram, info: HT
           label: "data(label)",
           "line-color": "#2f6db5",
           opacity: 1,
-          "font-size": 11,
+          // At least MIN_LABEL_PX on screen (evaluated as the class is added, at that zoom).
+          "font-size": ((): number => Math.max(MIN_LABEL_PX, MIN_LABEL_PX / cy.zoom())) as unknown as number,
           "text-background-color": "#fff",
           "text-background-opacity": 0.9,
         },
@@ -110,6 +112,7 @@ export function renderDiagram(container: HTMLElement, diagram: Diagram, info: HT
       { selector: "node.hover", style: { "border-width": 3, "border-color": "#2f6db5" } },
     ],
   });
+  showLabels(cy, diagram);
   const details = new Map(diagram.nodes.map((node) => [node.id, node]));
   cy.on("mouseover", "node", (event) => {
     const node = details.get(event.target.id());
@@ -126,6 +129,30 @@ export function renderDiagram(container: HTMLElement, diagram: Diagram, info: HT
     event.target.removeClass("hover");
   });
   return cy;
+}
+
+/**
+ * Keeps the labels of `cy` readable (diagram-labels.ts): laid out now and again whenever the zoom
+ * crosses a 10% step (a fit, the wheel), each at least MIN_LABEL_PX tall on screen or hidden.
+ */
+function showLabels(cy: Core, diagram: Diagram): void {
+  let laidOut = 0;
+  const layOut = () => {
+    const zoom = labelZoom(cy.zoom());
+    if (zoom === laidOut) return;
+    laidOut = zoom;
+    cy.batch(() => {
+      for (const node of diagram.nodes) {
+        const label = labelAt(node, zoom);
+        cy.getElementById(node.id).data({
+          label: label?.text ?? "",
+          fontSize: label?.fontSize ?? labelFont(node.kind, node.compound).size,
+        });
+      }
+    });
+  };
+  layOut();
+  cy.on("zoom", layOut);
 }
 
 /** Re-colours a drawn diagram from another results file (same topology, same ids). */

@@ -6,7 +6,7 @@ import type { EditorView } from "codemirror";
 import { benchExtensions, setFiles, topologyExtensions } from "../editor/index.js";
 import type { RunErrorMessage, RunProgressMessage, SourceLocation } from "../protocol.js";
 import { KEPT_RUNS, nothingComparedWhy, previousOfSameBench } from "./compare.js";
-import { createEditor, markRunError, setText } from "./editors.js";
+import { createEditor, goToLine, markRunError, setText } from "./editors.js";
 import {
   BENCH_EXAMPLES,
   benchExample,
@@ -17,9 +17,11 @@ import {
 } from "./examples.js";
 import { parseParams } from "./params.js";
 import { count, progressText } from "./progress.js";
-import type { ResultsView, RunRecord } from "./results-view.js";
+import type { ResultsView } from "./results-view.js";
 import type { RunClient, RunOutcome } from "./run-client.js";
+import type { RunRecord } from "./run-record.js";
 import { decodeShared, encodeShared, type SharedRun } from "./share.js";
+import { sourceLineAt } from "./source-lines.js";
 
 // The playground page: the editors, the run controls, progress and errors, and the results
 // (drawn by results-view.ts, loaded with the first run).
@@ -238,6 +240,12 @@ export async function startPlayground(client: RunClient): Promise<PlaygroundHand
     setDownload(byId("download-oplog"), latest.opLog, `${stem}.oplog.jsonl`, "application/x-ndjson");
   };
   compareSelect.addEventListener("change", () => void showResults());
+  // A click on a line of the source view ("Time by kernel line") puts the bench editor's cursor
+  // there, when the line is of the file the editor holds.
+  resultsElement.addEventListener("click", (event) => {
+    const at = sourceLineAt(event.target);
+    if (at !== null && at.file === main) goToLine(benchEditor, at.line);
+  });
   byId("pin").addEventListener("click", () => {
     pinned = runs[runs.length - 1] ?? null;
     fillCompare();
@@ -273,8 +281,9 @@ export async function startPlayground(client: RunClient): Promise<PlaygroundHand
     // The results views load while the bench runs.
     const views = import("./results-view.js");
     let outcome: RunOutcome;
+    let files: Record<string, string> = {};
     try {
-      const files = { ...(await loadImportable(main)), [main]: benchText };
+      files = { ...(await loadImportable(main)), [main]: benchText };
       outcome = await client.run(
         {
           files,
@@ -317,6 +326,7 @@ export async function startPlayground(client: RunClient): Promise<PlaygroundHand
       trace: done.trace,
       opLog: done.opLog,
       topology,
+      sources: files,
     });
     if (runs.length > KEPT_RUNS) runs.splice(0, runs.length - KEPT_RUNS);
     markStale(null);

@@ -112,3 +112,11 @@ export function markRunError(view: EditorView, mark: RunErrorMark | null, focus 
   });
   if (focus) view.focus();
 }
+
+/** Puts the cursor at the start of line `line` of `view` (clamped to its lines), scrolled to the middle, and focuses it. */
+export function goToLine(view: EditorView, line: number): void {
+  const doc = view.state.doc;
+  const at = doc.line(Math.min(Math.max(1, line), doc.lines)).from;
+  view.dispatch({ selection: { anchor: at }, effects: EditorView.scrollIntoView(at, { y: "center" }) });
+  view.focus();
+}

@@ -1,28 +1,17 @@
 /// <reference lib="dom" />
-import type { RunResults } from "@kb/runtime";
 import { expandTopology, parseTopology } from "@kb/topology";
-import type { WebData, WebResults, WebTimeline } from "@kb/web-ui/api";
+import type { WebData, WebTimeline } from "@kb/web-ui/api";
 import { type ResultsPageHandle, renderResultsPage } from "@kb/web-ui/page";
 import type { SliceIndex } from "@kb/web-ui/slice-index";
 import { webTopologyOf } from "@kb/web-ui/topology-data";
 import { timelineOfTrace } from "@kb/web-ui/trace-timeline";
 import "@kb/web-ui/style.css";
+import { type RunRecord, webDataOf } from "./run-record.js";
 
 // The results of a run drawn with kb web's views (loaded on the first result: the charts, the
 // diagram and the topology parser stay out of the first load). The timeline's windows come from
 // the run's trace in memory, in a SliceIndex as kb web's server keeps them. kb web's stylesheet
 // styles only what is inside an element of class kb-web: index.html gives it to #results.
-
-/** A finished run the page keeps (the latest, the previous one, a pinned one). */
-export interface RunRecord {
-  /** `run 3 · vector-add`. */
-  readonly label: string;
-  readonly results: RunResults;
-  readonly resultsJson: string;
-  readonly trace: string | null;
-  readonly opLog: string | null;
-  readonly topology: { readonly name: string; readonly text: string };
-}
 
 /** Draws runs into one element, replacing what it drew before. */
 export class ResultsView {
@@ -41,11 +30,6 @@ export class ResultsView {
   /** Draws `run`, compared with `other` when given (the comparison view of kb web). */
   show(run: RunRecord, other: RunRecord | null): ResultsPageHandle {
     this.page?.dispose();
-    const results: WebResults[] = [run, ...(other === null ? [] : [other])].map((record) => ({
-      file: `${record.label}.json`,
-      label: record.label,
-      results: record.results,
-    }));
     if (this.traced?.run !== run) this.traced = null;
     if (this.traced === null && run.trace !== null) {
       const events = (JSON.parse(run.trace) as { traceEvents: unknown[] }).traceEvents;
@@ -53,13 +37,7 @@ export class ResultsView {
       this.traced = { run, timeline, slices };
     }
     const traced = this.traced;
-    const data: WebData = {
-      schema: "kb.web/1",
-      topology: this.topologyOf(run.topology),
-      results,
-      timelines: traced === null ? [] : [traced.timeline],
-      warnings: [],
-    };
+    const data = webDataOf(run, other, this.topologyOf(run.topology), traced?.timeline ?? null);
     this.page = renderResultsPage(
       this.root,
       data,
