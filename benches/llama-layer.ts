@@ -3,7 +3,7 @@ import { type BenchCheck, defineBench, type Simulator } from "@kb/runtime";
 import type { Dtype, Tensor } from "@kb/tensor";
 import * as z from "zod";
 import { type LayerDims, PRESETS, type PresetName, rankDims } from "./lib/llm/config.js";
-import { type LayerLaunch, type LayerPlan, runLayer, uploadLayer } from "./lib/llm/layer.js";
+import { type LayerLaunch, layerPlanOf, runLayer, uploadLayer } from "./lib/llm/layer.js";
 import { placeRanks } from "./lib/llm/ranks.js";
 import { type LayerWeights, layerReference, type PastCache } from "./lib/llm/reference.js";
 import { layerReport } from "./lib/llm/report.js";
@@ -105,16 +105,8 @@ export default defineBench({
     const placement = placeRanks(sim, p, p.tp, dims.kvHeads);
     rankDims(dims, placement.ranks.length); // refuses a tp that does not divide the heads or the FFN
     const decode = p.phase === "decode";
-    const shape = { batch: p.batch, tokens: decode ? 1 : seq, pos0: decode ? seq : 0 };
-    const plan: LayerPlan = {
-      dims,
-      shape,
-      phase: p.phase,
-      dtype,
-      tiles: { tm: p.tm, tn: p.tn, tk: p.tk },
-      block: p.block,
-      blockRows: p.blockRows,
-    };
+    const plan = layerPlanOf(p, dims, p.batch, seq);
+    const { shape } = plan;
     const weights = randomWeights(sim, dims, dtype, p.seed);
     const rows = shape.batch * shape.tokens;
     const x = sim.random([rows, dims.hidden], dtype, { seed: p.seed + 20 });

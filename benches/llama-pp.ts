@@ -3,7 +3,7 @@ import { type BenchCheck, type DeviceTensor, defineBench, type LaunchRecord } fr
 import { type Dtype, Tensor } from "@kb/tensor";
 import * as z from "zod";
 import { type LayerDims, PRESETS, rankDims } from "./lib/llm/config.js";
-import { type LayerPlan, type RankBuffers, runLayer, uploadLayer } from "./lib/llm/layer.js";
+import { layerPlanOf, type RankBuffers, runLayer, uploadLayer } from "./lib/llm/layer.js";
 import { placeStages } from "./lib/llm/pipeline-place.js";
 import { pipelineReport } from "./lib/llm/pipeline-report.js";
 import { gpipeOrder, pipelineTimeline } from "./lib/llm/pipeline-schedule.js";
@@ -94,16 +94,8 @@ export default defineBench({
     const perStage = p.layers / p.pp;
     const m = p.microBatches;
     const decode = p.phase === "decode";
-    const shape = { batch: p.batch / m, tokens: decode ? 1 : seq, pos0: decode ? seq : 0 };
-    const plan: LayerPlan = {
-      dims,
-      shape,
-      phase: p.phase,
-      dtype,
-      tiles: { tm: p.tm, tn: p.tn, tk: p.tk },
-      block: p.block,
-      blockRows: p.blockRows,
-    };
+    const plan = layerPlanOf(p, dims, p.batch / m, seq);
+    const { shape } = plan;
     const weights = randomWeights(sim, dims, dtype, p.seed);
     const rows = shape.batch * shape.tokens;
     const kvWidth = dims.kvHeads * dims.headDim;

@@ -22,6 +22,31 @@ export interface LayerPlan {
   readonly blockRows: number;
 }
 
+/** The params a layer's plan is made of (llama-layer's, after parsing). */
+export interface LayerPlanParams {
+  readonly phase: "prefill" | "decode";
+  readonly dtype: Dtype;
+  readonly tm: number;
+  readonly tn: number;
+  readonly tk: number;
+  readonly block: number;
+  readonly blockRows: number;
+}
+
+/** The plan for `batch` sequences: a prefill of `seq` tokens each, or one decode step over `seq` cached positions. */
+export function layerPlanOf(p: LayerPlanParams, dims: LayerDims, batch: number, seq: number): LayerPlan {
+  const decode = p.phase === "decode";
+  return {
+    dims,
+    shape: { batch, tokens: decode ? 1 : seq, pos0: decode ? seq : 0 },
+    phase: p.phase,
+    dtype: p.dtype,
+    tiles: { tm: p.tm, tn: p.tn, tk: p.tk },
+    block: p.block,
+    blockRows: p.blockRows,
+  };
+}
+
 /** One rank's device tensors: its weight shards, its KV cache and its activations, all in its cube's HBM. */
 export interface RankBuffers {
   /** The residual stream in and out; layers alternate between them. */
