@@ -36,6 +36,14 @@ export function randomWeights(sim: Simulator, dims: LayerDims, dtype: Dtype, see
   };
 }
 
+/** The tile params of a decoder layer's kernels (projections and attention), shared by the layer benches. */
+export const layerTileParams = {
+  tm: z.number().int().positive().default(128).describe("Output rows per projection tile."),
+  tn: z.number().int().positive().default(128).describe("Output columns per projection tile."),
+  tk: z.number().int().positive().default(128).describe("Reduction step of the projections."),
+  block: z.number().int().positive().default(128).describe("Query rows and keys per attention block."),
+};
+
 /**
  * One Llama decoder layer (or `layers` identical ones back to back) from tl kernels, tensor
  * parallel over the grid's cubes, within a SIP or across SIPs (Megatron: QKV and gate/up column-parallel, o-proj and down
@@ -80,10 +88,7 @@ export default defineBench({
       .positive()
       .default(1)
       .describe("Identical layers run back to back (each simulated)."),
-    tm: z.number().int().positive().default(128).describe("Output rows per projection tile."),
-    tn: z.number().int().positive().default(128).describe("Output columns per projection tile."),
-    tk: z.number().int().positive().default(128).describe("Reduction step of the projections."),
-    block: z.number().int().positive().default(128).describe("Query rows and keys per attention block."),
+    ...layerTileParams,
     blockRows: z
       .number()
       .int()

@@ -14,7 +14,7 @@ import { type ExpertWeights, MOE_STEPS, runMoe, uploadMoe } from "./lib/llm/moe-
 import { attentionBlockReference } from "./lib/llm/reference.js";
 import { dtypeParam, gridOf, gridParams, seedParam } from "./lib/params.js";
 import { matmul } from "./lib/reference.js";
-import { randomWeights } from "./llama-layer.js";
+import { layerTileParams, randomWeights } from "./llama-layer.js";
 
 /** Each expert's seeded weights (as llama-layer's MLP: uniform +-sqrt(3 / K), down a quarter of that). */
 function expertWeights(sim: Simulator, dims: MoeDims, dtype: Dtype, seed: number): ExpertWeights[] {
@@ -76,10 +76,7 @@ export default defineBench({
       .describe(
         "Expert capacity = ceil(factor x tokens x topK / experts) assignments; first choices are kept before second ones, each in token order (GShard); default: no capacity (nothing dropped, as Mixtral).",
       ),
-    tm: z.number().int().positive().default(128).describe("Output rows per projection tile."),
-    tn: z.number().int().positive().default(128).describe("Output columns per projection tile."),
-    tk: z.number().int().positive().default(128).describe("Reduction step of the projections."),
-    block: z.number().int().positive().default(128).describe("Query rows and keys per attention block."),
+    ...layerTileParams,
     blockRows: z
       .number()
       .int()

@@ -21,8 +21,11 @@ export interface LinearPart {
   readonly C: DeviceTensor;
 }
 
-/** `acc (+)= A[i0:i0+m, :] @ W[:, j0:j0+n]` over K, tiles of `tk`; `acc` f32 `[m, n]`. */
-async function accumulate(
+/**
+ * `acc (+)= A[i0:i0+m, :] @ W[w0:w0+K, j0:j0+n]` over K (A's columns), tiles of `tk`; `acc` f32
+ * `[m, n]`. `w0` (default 0) is the first row of W's block: a grouped GEMM's expert in a stack.
+ */
+export async function accumulate(
   tl: TL,
   A: DeviceTensor,
   W: DeviceTensor,
@@ -30,6 +33,7 @@ async function accumulate(
   j0: number,
   acc: TensorHandle,
   tk: number,
+  w0 = 0,
 ): Promise<TensorHandle> {
   const [m, n] = acc.shape as [number, number];
   const K = A.shape[1] as number;
@@ -39,7 +43,7 @@ async function accumulate(
     const mark = tl.scratchMark();
     const k = Math.min(tk, K - k0);
     const a = await tl.load(A.at(i0, k0), [m, k], A.dtype, { stride: K });
-    const w = await tl.load(W.at(k0, j0), [k, n], W.dtype, { stride: N });
+    const w = await tl.load(W.at(w0 + k0, j0), [k, n], W.dtype, { stride: N });
     sum = await tl.dot(a, w, sum); // accumulates in place: sum stays below the mark
     tl.scratchRelease(mark);
   }

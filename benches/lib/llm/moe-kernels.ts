@@ -1,7 +1,7 @@
 import type { DeviceTensor } from "@kb/runtime";
 import type { TensorHandle, TL } from "@kb/tl";
 import { cubeIndex } from "../cube-parts.js";
-import type { LinearTiles } from "./linear.js";
+import { accumulate, type LinearTiles } from "./linear.js";
 import type { Segment } from "./moe-plan.js";
 import { toDtype, toF32 } from "./norm.js";
 
@@ -96,32 +96,6 @@ export async function dispatchKernel(
   }
 }
 
-/** `acc (+)= A[i0:i0+m, :] @ W[w0:w0+K, j0:j0+n]` over K (A's columns) in steps of `tk`. */
-async function accumulateAt(
-  tl: TL,
-  A: DeviceTensor,
-  W: DeviceTensor,
-  i0: number,
-  w0: number,
-  j0: number,
-  acc: TensorHandle,
-  tk: number,
-): Promise<TensorHandle> {
-  const [m, n] = acc.shape as [number, number];
-  const K = A.shape[1] as number;
-  const N = W.shape[1] as number;
-  let sum = acc;
-  for (let k0 = 0; k0 < K; k0 += tk) {
-    const mark = tl.scratchMark();
-    const k = Math.min(tk, K - k0);
-    const a = await tl.load(A.at(i0, k0), [m, k], A.dtype, { stride: K });
-    const w = await tl.load(W.at(w0 + k0, j0), [k, n], W.dtype, { stride: N });
-    sum = await tl.dot(a, w, sum);
-    tl.scratchRelease(mark);
-  }
-  return sum;
-}
-
 /** The output tiles of a grouped GEMM: per segment, `tm x tn` tiles of its rows and `N` columns. */
 function groupedTiles(segments: readonly Segment[], N: number, tiles: LinearTiles) {
   const out: { expert: number; i0: number; m: number; j0: number; n: number }[] = [];
@@ -172,8 +146,8 @@ export async function expertSwigluKernel(
   for (let t = tl.programId(0); t < list.length; t += tl.numPrograms(0)) {
     const mark = tl.scratchMark();
     const { expert, i0, m, j0, n } = list[t] as (typeof list)[number];
-    const gate = await accumulateAt(tl, A, Wg, i0, expert * hidden, j0, tl.zeros([m, n], "f32"), tiles.tk);
-    const up = await accumulateAt(tl, A, Wu, i0, expert * hidden, j0, tl.zeros([m, n], "f32"), tiles.tk);
+    const gate = await accumulate(tl, A, Wg, i0, j0, tl.zeros([m, n], "f32"), tiles.tk, expert * hidden);
+    const up = await accumulate(tl, A, Wu, i0, j0, tl.zeros([m, n], "f32"), tiles.tk, expert * hidden);
     const act = await tl.mul(await tl.silu(gate), up);
     await tl.store(Act.at(i0, j0), await toDtype(tl, act, Act.dtype), { stride: N });
     tl.scratchRelease(mark);
@@ -195,7 +169,7 @@ export async function expertDownKernel(
   for (let t = tl.programId(0); t < list.length; t += tl.numPrograms(0)) {
     const mark = tl.scratchMark();
     const { expert, i0, m, j0, n } = list[t] as (typeof list)[number];
-    const acc = await accumulateAt(tl, Act, Wd, i0, expert * width, j0, tl.zeros([m, n], "f32"), tiles.tk);
+    const acc = await accumulate(tl, Act, Wd, i0, j0, tl.zeros([m, n], "f32"), tiles.tk, expert * width);
     await tl.store(Out.at(i0, j0), await toDtype(tl, acc, Out.dtype), { stride: N });
     tl.scratchRelease(mark);
   }
