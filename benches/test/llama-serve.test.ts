@@ -70,6 +70,9 @@ describe("llama-serve traces", () => {
       expect(r.outputTokens).toBeGreaterThanOrEqual(1);
       expect(r.outputTokens).toBeLessThanOrEqual(3);
     }
+    expect(() => generateTrace({ ...options, outputMin: 4 })).toThrow(
+      /outputMin \(4\) is above outputMax \(3\).*Raise outputMax or lower outputMin/,
+    );
     // Every prompt length of [4, 9] comes up in 50 draws (each misses with probability (5/6)^50).
     expect(new Set(trace.map((r) => r.promptTokens)).size).toBe(6);
   });

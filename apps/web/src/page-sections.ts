@@ -25,7 +25,7 @@ export const RESULTS_SECTIONS_HTML = `
 
 <section id="bench-report">
   <h2>Bench report</h2>
-  <p class="hint">The bench's own table (allreduce's nccl-tests sweep, alltoall's), as kb run prints it after its summary.</p>
+  <p class="hint">The bench's own table (allreduce's nccl-tests sweep, alltoall's), as kb run prints it after its summary, and its series over simulated time (llama-serve's KV-cache occupancy and batch), charted.</p>
   <div id="report-tables" class="table-wrap"></div>
 </section>
 

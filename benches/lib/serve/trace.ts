@@ -77,11 +77,16 @@ export interface GeneratorOptions {
  */
 export function generateTrace(options: GeneratorOptions): ServeRequest[] {
   const { promptMin, promptMax, outputMin, outputMax } = options;
-  if (promptMin > promptMax || outputMin > outputMax) {
-    throw new KbError(
-      "RUNTIME_INVALID",
-      `llama-serve: promptMin (${promptMin}) must be <= promptMax (${promptMax}) and outputMin (${outputMin}) <= outputMax (${outputMax}).`,
-    );
+  for (const [what, min, max] of [
+    ["prompt", promptMin, promptMax],
+    ["output", outputMin, outputMax],
+  ] as const) {
+    if (min > max) {
+      throw new KbError(
+        "RUNTIME_INVALID",
+        `llama-serve: ${what}Min (${min}) is above ${what}Max (${max}): the ${what} lengths are drawn from [${what}Min, ${what}Max]. Raise ${what}Max or lower ${what}Min.`,
+      );
+    }
   }
   const random = new Xoshiro128StarStar(options.seed);
   const meanGapNs = 1e9 / options.rate;

@@ -9,6 +9,7 @@ import * as z from "zod";
 import { defineBench } from "./bench.js";
 import { packageVersions } from "./node/manifest-node.js";
 import { runBench } from "./node/run-bench.js";
+import { RunResultsSchema } from "./results.js";
 import { runBenchCore } from "./run-bench-core.js";
 import { failure } from "./test-support.js";
 
@@ -44,7 +45,34 @@ const throwingBench = defineBench({
   },
 });
 
+/** Returns a report with a series over simulated time, as llama-serve does. */
+const reportingBench = defineBench({
+  name: "reports",
+  params: z.object({}),
+  async run() {
+    const series = [{ name: "KV cache occupancy", unit: "% of blocks", x: [0, 500], y: [25, 0] }];
+    return { report: { title: "t", columns: ["figure", "value"], rows: [["TTFT p50", 1.5]], series } };
+  },
+});
+
 describe("runBenchCore", () => {
+  it("puts the bench's report in the results with its series, which the results schema keeps", async () => {
+    const core = await runBenchCore({
+      bench: reportingBench,
+      topology: { name: "tiny" },
+      packages: {},
+      benchSource,
+    });
+    const report = {
+      title: "t",
+      columns: ["figure", "value"],
+      rows: [["TTFT p50", 1.5]],
+      series: [{ name: "KV cache occupancy", unit: "% of blocks", x: [0, 500], y: [25, 0] }],
+    };
+    expect(core.results.report).toEqual(report);
+    expect(RunResultsSchema.parse(JSON.parse(JSON.stringify(core.results))).report).toEqual(report);
+  });
+
   it("gives runBench's results JSON, manifest and digest included, from the topology's text", async () => {
     const node = await runBench({
       bench: copyBench,
