@@ -173,6 +173,10 @@ describe.skipIf(!runBrowserTests)("kb web's timeline in headless Chromium", () =
     );
     await page.selectOption("#timeline-group", "kind");
     expect(await chartData(page, "group-count")).toBe(String(kinds.size));
+    // Grouped by kind, collapsing hbm leaves its header alone: 32 rows fewer (two cubes x 16).
+    const byKind = Number(await chartData(page, "row-count"));
+    await page.evaluate(() => window.kbWeb?.timeline?.toggleGroup("hbm"));
+    expect(Number(await chartData(page, "row-count"))).toBe(byKind - 32);
     await screenshot(page, "groups");
     expect(problems).toEqual([]);
     await page.close();
