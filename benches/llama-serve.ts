@@ -1,5 +1,5 @@
 import { KbError } from "@kb/errors";
-import { defineBench } from "@kb/runtime";
+import { dataFileParam, defineBench } from "@kb/runtime";
 import type { Dtype } from "@kb/tensor";
 import * as z from "zod";
 import { type LayerDims, PRESETS, type PresetName, rankDims } from "./lib/llm/config.js";
@@ -26,12 +26,10 @@ export default defineBench({
   description:
     "A serving loop: requests from a JSON-lines trace or a seeded Poisson generator, continuous batching with chunked prefill, a paged KV cache (blocks allocated on admission and growth, freed on completion, recompute preemption of the newest sequence when full), each step's batch run on the Llama layers' tl kernels; TTFT, TPOT and end-to-end latency p50/p90/p99, throughput, KV-cache occupancy and batch size over time.",
   params: z.object({
-    trace: z
-      .string()
-      .optional()
-      .describe(
-        'A JSON-lines trace file inside the folder kb runs in, one request a line: {"arrival_ns": 0, "prompt_tokens": 64, "output_tokens": 16}; default: generated (requests, rate, lengths, seed).',
-      ),
+    // A data file: its bytes are in the run's manifest, so --cache and sweeps see an edited trace.
+    trace: dataFileParam(
+      'A JSON-lines trace file inside the folder kb runs in, one request a line: {"arrival_ns": 0, "prompt_tokens": 64, "output_tokens": 16}; default: generated (requests, rate, lengths, seed).',
+    ).optional(),
     requests: positive(100, "Requests generated (without trace)."),
     rate: z
       .number()

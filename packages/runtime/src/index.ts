@@ -11,6 +11,8 @@ export type { ComparePhasesOptions, PhaseCheck, PhaseDifference } from "./check-
 export { comparePhases, formatPhaseCheck, PhaseComparer } from "./check-phases.js";
 export type { CheckTolerance } from "./check-tolerance.js";
 export { checkToleranceSchema } from "./check-tolerance.js";
+export type { DataFileParam } from "./data-files.js";
+export { dataFileParam, dataFileParams } from "./data-files.js";
 export type { Placement } from "./device-tensor.js";
 export { DeviceTensor } from "./device-tensor.js";
 export type { Grid, GridSpec } from "./grid.js";

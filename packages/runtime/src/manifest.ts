@@ -44,6 +44,12 @@ export const RunManifestSchema = z.object({
       ),
   }),
   params: z.record(z.string(), z.unknown()).describe("Bench params after defaults."),
+  dataFiles: z
+    .record(z.string(), z.string())
+    .optional()
+    .describe(
+      "sha256 (hex) of each data file the bench reads, by the param that names it (`dataFileParam`): an edited file is another run. Absent when the run reads none.",
+    ),
   seed: z
     .number()
     .nullable()
@@ -161,6 +167,8 @@ export interface ManifestInputs {
   readonly params: Readonly<Record<string, unknown>>;
   /** Run options that change the results (verify, checkPhases). */
   readonly options: Readonly<Record<string, unknown>>;
+  /** The bytes of each data file the params name (`dataFileParams`), by param: their sha256 go in `dataFiles`. */
+  readonly dataFiles?: Readonly<Record<string, Uint8Array>>;
   /** Versions of the @kb packages the run uses, by name. */
   readonly packages: Readonly<Record<string, string>>;
   /** The manifest's `node` field (default {@link runtimeVersion}). */
@@ -187,10 +195,22 @@ export async function manifestOf(inputs: ManifestInputs): Promise<RunManifest> {
     topology: { name: inputs.topology.name, digest: await sha256Hex(canonicalJson(inputs.topology)) },
     bench: { name: inputs.bench.name, digest: await sourceFilesDigest(benchFilesOf(inputs.benchSource)) },
     params: { ...params },
+    ...(await dataFileDigests(inputs.dataFiles)),
     seed: typeof params.seed === "number" ? params.seed : null,
     options: { ...inputs.options },
     node: inputs.runtime ?? runtimeVersion(),
   });
+}
+
+/** `{ dataFiles }` with the sha256 of each file by param, or nothing when there are none. */
+async function dataFileDigests(
+  files: Readonly<Record<string, Uint8Array>> | undefined,
+): Promise<{ dataFiles?: Record<string, string> }> {
+  const params = Object.keys(files ?? {}).sort();
+  if (files === undefined || params.length === 0) return {};
+  const dataFiles: Record<string, string> = {};
+  for (const param of params) dataFiles[param] = await sha256Hex(files[param] as Uint8Array);
+  return { dataFiles };
 }
 
 /**

@@ -3,6 +3,7 @@
 
 export type { BenchCheckResult, BenchDiagnostic, CheckBenchOptions } from "./node/check-bench.js";
 export { checkBench } from "./node/check-bench.js";
+export { readDataFiles } from "./node/data-files-node.js";
 export type { LoadSimulatorOptions } from "./node/load-simulator.js";
 export { loadSimulator } from "./node/load-simulator.js";
 export type { CacheLookup } from "./node/manifest-cache.js";

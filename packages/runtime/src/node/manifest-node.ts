@@ -8,6 +8,7 @@ import { loadTopologyFile } from "@kb/topology/node";
 import type { Bench } from "../bench.js";
 import { MANIFEST_PACKAGES } from "../bench-imports.js";
 import { type DigestedPlugin, manifestOf, type RunManifest } from "../manifest.js";
+import { readDataFiles } from "./data-files-node.js";
 import { PLUGIN_SHARED_MODULES } from "./plugin-modules.js";
 import { benchFiles, pluginCodeDigest } from "./source-files-node.js";
 
@@ -90,6 +91,7 @@ export async function runManifest(options: RunManifestOptions): Promise<RunManif
     topology,
     plugins: await Promise.all(plugins.map(withCodeDigest)),
     params: options.params,
+    dataFiles: readDataFiles(options.bench, options.params),
     options: options.options ?? {},
     packages: options.packages ?? packageVersions(),
     runtime: process.version,
