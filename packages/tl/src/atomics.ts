@@ -111,12 +111,17 @@ export async function runAtomic(
     } else {
       // i64 / u64 exactly, as BigInts (a double rounds past 2^53); every other dtype as f64.
       const wide = dtype === "i64" || dtype === "u64";
-      const read = (t: Tensor): (number | bigint)[] => (wide ? toBigInts(t) : Array.from(t.toFloat64Array()));
-      const encode = (values: readonly (number | bigint)[], at: readonly number[]) =>
-        wide ? tensorFromBigInts(values, at, dtype) : Tensor.fromArray(values as number[], at, dtype);
+      // Float64Arrays for the rest, never plain arrays: V8 canonicalises a NaN stored in an array
+      // (its sign bit lost), and phase 2 keeps the NaN's bits.
+      type Values = { [i: number]: number | bigint; readonly length: number };
+      const read = (t: Tensor): Values => (wide ? toBigInts(t) : t.toFloat64Array());
+      const encode = (values: Values, at: readonly number[]) =>
+        wide
+          ? tensorFromBigInts(values as ArrayLike<bigint>, at, dtype)
+          : Tensor.fromArray(values as ArrayLike<number>, at, dtype);
       const vals = read(operands[0] as Tensor);
       const cmps = operands[1] === null || operands[1] === undefined ? null : read(operands[1]);
-      const olds: (number | bigint)[] = new Array(vals.length).fill(wide ? 0n : 0);
+      const olds: Values = wide ? new Array<bigint>(vals.length).fill(0n) : new Float64Array(vals.length);
       const what = `tl.${call} at ${hex(base)}`;
       for (let i = 0; i < block.runs.length; i += 3) {
         const device = base + (block.runs[i] as number);
