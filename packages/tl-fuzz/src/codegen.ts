@@ -260,7 +260,9 @@ export function reproBench(
   header: readonly string[],
 ): string {
   const lines: string[] = [];
-  for (const line of header) lines.push(`// ${line}`);
+  // A failure message may hold line breaks: each of its lines is a comment line of its own.
+  for (const line of header)
+    for (const part of line.split(/\r\n|\r|\n|\u2028|\u2029/)) lines.push(`// ${part}`);
   lines.push('import { defineBench } from "@kb/runtime";');
   lines.push('import * as z from "zod";');
   lines.push("");

@@ -158,15 +158,17 @@ describe("gathers in a second launch of what the first wrote (kind 29)", () => {
 });
 
 describe("the printed repro of a round-3 kernel", () => {
-  it("passes kb run --verify --check-phases on the default topology (2 cubes): its grid is one cube, as the tester's", () => {
+  it("passes kb run --verify --check-phases on the default topology (2 cubes): its grid is one cube, as the tester's, a header of several lines included", () => {
     // A shared atomicAdd counts its programs: a grid of `{ pes }` on each of default.yaml's two
     // cubes would add every block twice.
     const p = program([load(0), { kind: 27, a: 0, b: 0, c: 26, d: 1 }, { kind: 29, a: 0, b: 0, c: 1, d: 4 }]);
     const bench = reproBench(
       p,
       evaluate(p).map((tensor) => [...tensor.data]),
-      ["round 3"],
+      ["round 3", "a failure message\nof two lines"],
     );
+    // The header's line break stays inside the comment: the file still runs.
+    expect(bench.split("\n").slice(0, 3)).toEqual(["// round 3", "// a failure message", "// of two lines"]);
     expect(bench).toContain(`grid: { sips: 1, cubes: 1, pes: 3 }`);
     const bin = fileURLToPath(new URL("../../../apps/cli/dist/bin.js", import.meta.url));
     if (!existsSync(bin)) expect.fail(`${bin} is missing: build first (pnpm build), as pnpm test does.`);
