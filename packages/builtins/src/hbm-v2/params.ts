@@ -123,6 +123,12 @@ export const hbmCtrlV2Params = hbmTopologyParams.extend({
     .describe(
       "Commands due within this many ns of a wake-up are decided together (a command pipeline): a request arriving meanwhile cannot take a slot inside that window. Up to frontend_ns this changes nothing; larger is faster to simulate. Default 4 tCK.",
     ),
+  closed_form: z
+    .enum(["run", "horizon", "burst"])
+    .default("run")
+    .describe(
+      "Bursts issued in one decision: run (the bursts of a run that no queued candidate can come between, even past decision_horizon_ns: a request arriving meanwhile waits behind them); horizon (only those due within decision_horizon_ns: exactly the schedule of burst); burst (every burst its own decision: the slowest, the reference for the others).",
+    ),
   predict_bytes: z
     .number()
     .int()
@@ -197,6 +203,8 @@ export interface HbmCtrlV2Config {
   readonly predictBytes: number;
   /** Commands due within this window of a wake-up are committed together, ns. */
   readonly horizon: number;
+  /** How far one decision issues a run's bursts (`closed_form`). */
+  readonly closedForm: "run" | "horizon" | "burst";
 }
 
 /**
@@ -241,5 +249,6 @@ export function hbmCtrlV2Config(params: HbmCtrlV2Params): HbmCtrlV2Config {
     maxPending: params.max_pending ?? Math.max(1, Math.ceil((params.read_queue + params.write_queue) / 2)),
     predictBytes: params.predict_bytes,
     horizon: params.decision_horizon_ns ?? 4 * (timing.tCK as number),
+    closedForm: params.closed_form,
   };
 }

@@ -72,6 +72,11 @@ export const STOP_IDLE = 0; // nothing queued
 export const STOP_LIMIT = 1; // the next command is at or after `limit` (its time: `nextT`)
 export const STOP_TARGET = 2; // the target request issued its last burst
 
+/** `closed_form`: how far one decision issues a run's bursts. */
+const RUN = 0; // until another candidate could come between, even past the limit
+const HORIZON = 1; // the same, but only bursts due by the limit
+const BURST = 2; // one burst
+
 /**
  * The command scheduler of one pseudo-channel: the scheduler policy (FR-FCFS by default) over
  * the queue at command granularity, in time order, skipping the time between commands. Each step
@@ -106,6 +111,7 @@ export class PortScheduler extends PortScan implements HbmRefreshPort, HbmQueueV
   private readonly period: number;
   private readonly refresh: HbmRefreshPolicy;
   private readonly page: HbmPagePolicy;
+  private readonly closedForm: number; // RUN, HORIZON or BURST
 
   constructor(config: HbmCtrlV2Config) {
     super(config);
@@ -125,6 +131,7 @@ export class PortScheduler extends PortScan implements HbmRefreshPort, HbmQueueV
     this.period = Math.max(t.tCCD_L, t.tCCD_S, t.tBL, col);
     this.refresh = config.policies.refresh;
     this.page = config.policies.page;
+    this.closedForm = config.closedForm === "burst" ? BURST : config.closedForm === "horizon" ? HORIZON : RUN;
   }
 
   /**
@@ -140,6 +147,7 @@ export class PortScheduler extends PortScan implements HbmRefreshPort, HbmQueueV
     const nSids = this.nSids;
     const period = this.period;
     const predicting = target >= 0;
+    const closedForm = this.closedForm;
     for (;;) {
       const st = this.st;
       const ed = this.ed;
@@ -242,10 +250,14 @@ export class PortScheduler extends PortScan implements HbmRefreshPort, HbmQueueV
       // Column command(s).
       const issued = ed[o + E_ISSUED] as number;
       const total = this.eBursts[e] as number;
-      let k = total - issued;
+      let k = closedForm === BURST ? 1 : total - issued;
+      // closed_form horizon: only the bursts due by the limit (the per-burst schedule exactly).
+      if (k > 1 && closedForm === HORIZON) {
+        k = Math.min(k, Math.max(1, Math.floor((limit + EPS - bestT) / period) + 1));
+      }
       // The bursts of this run that nothing queued can come between (before any other
-      // candidate's earliest time) go back to back in closed form, even past the limit: a request
-      // arriving meanwhile queues behind them.
+      // candidate's earliest time) go back to back in closed form (closed_form run: even past
+      // the limit, so a request arriving meanwhile queues behind them).
       if (k > 1 && otherT < INF) {
         k = Math.min(k, Math.max(1, Math.floor((otherT - EPS - bestT) / period) + 1));
       }

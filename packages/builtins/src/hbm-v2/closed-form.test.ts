@@ -1,0 +1,104 @@
+// closed_form (issue 37 point 3): how far one decision issues a run's bursts. `burst` decides every
+// burst alone (the reference schedule); `horizon` issues back to back only the bursts due within
+// the decision horizon, and must give exactly `burst`'s times; `run` (the default) also issues
+// those past it, so a request arriving meanwhile waits behind the whole run.
+import { MemoryHarness } from "@kb/probe";
+import { describe, expect, it } from "vitest";
+import { graphFrom } from "../../../components/src/test-support.js";
+import { doneTimes, hbm3Harness, requestAt } from "./test-support.js";
+
+describe("hbm_ctrl_v2 closed_form", () => {
+  // HBM3 (tCK 0.625 ns), RoBaBgSiPcCo4ChCo1, refresh off. A: 16 KiB from 0 puts 1 KiB (32 bursts,
+  // one bank and row) on each channel's PC0. B at 30 ns: 64 B at 64 KiB (bank group 1, same SID)
+  // on channel 0's PC0, two bursts. Port 0: A's ACT at 0.625 (front end), its RDs from 0.625 +
+  // tRCD_RD + ACT length - RD length = 0.625 + 19.375 + 0.9375 - 0.625 = 20.3125, every tCCD_L =
+  // 2.5 ns, the last (31st) at 97.8125, done at + tCL + tBL = 97.8125 + 12.5 + 1.25 = 111.5625.
+  // B's ACT at 30.625, its bank ready for RD at 30.625 + 19.6875 = 50.3125.
+  function ab(closedForm: string): number[] {
+    const h = hbm3Harness({ closed_form: closedForm });
+    const a = requestAt(h, 0, "read", 0, 16384);
+    const b = requestAt(h, 30, "read", 65536, 64);
+    return doneTimes(h, a, b);
+  }
+
+  it("run: B waits behind all of A's run (issued at A's first RD): B's RDs at 99.0625 and 101.5625, done 115.3125", () => {
+    // After A's last RD at 97.8125 the next RD of the SID is tCCD_S = tBL = 1.25 ns later; B's second
+    // RD is tCCD_L after its first (same bank group).
+    expect(ab("run")).toEqual([111.5625, 101.5625 + 12.5 + 1.25]);
+  });
+
+  it("burst and horizon: B's RDs interleave with A's at tCCD_S, at 51.5625 and 54.0625, done 67.8125; A unchanged", () => {
+    // At 50.3125 A's 13th RD and B's first tie; A is older. B goes tCCD_S later (51.5625), A at its
+    // tCCD_L (52.8125), B at its own tCCD_L (54.0625): between A's RDs, which keep their times.
+    const expected = [111.5625, 54.0625 + 12.5 + 1.25];
+    expect(ab("burst")).toEqual(expected);
+    expect(ab("horizon")).toEqual(expected);
+  });
+
+  /** ref-cube's stack (`xor` mapping), all-bank refresh, `params`. */
+  function refCube(params: Record<string, unknown>): MemoryHarness {
+    const hbm = {
+      impl: "hbm_ctrl_v2",
+      preset: "hbm3",
+      channels: 16,
+      pseudo_channels: 2,
+      pc_bw_gbs: 25.6,
+      capacity_bytes: 25769803776,
+      interleave_bytes: 256,
+      flit_bytes: 64,
+      mapping: "xor",
+      sids: 2,
+      bank_groups: 4,
+      banks_per_group: 4,
+      row_bytes: 1024,
+      burst_bytes: 32,
+      params,
+    };
+    return new MemoryHarness(graphFrom({ cube: { hbm } }));
+  }
+
+  /** Every request's doneNs for seeded random traffic: reads and writes of 32 B to 4 KiB, random rows of a 64 MiB region. */
+  function randomTraffic(params: Record<string, unknown>, seed: number, count: number): number[] {
+    let state = seed >>> 0;
+    const random = (): number => {
+      // mulberry32
+      state = (state + 0x6d2b79f5) >>> 0;
+      let t = state;
+      t = Math.imul(t ^ (t >>> 15), t | 1);
+      t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+      return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+    };
+    const sizes = [32, 64, 128, 256, 1024, 4096];
+    const h = refCube(params);
+    const requests = [];
+    let now = 0;
+    for (let i = 0; i < count; i++) {
+      now += Math.floor(random() * 16) * 0.625;
+      const kind = random() < 1 / 3 ? "write" : "read";
+      const bytes = sizes[Math.floor(random() * sizes.length)] as number;
+      const offset = Math.floor((random() * 64 * 1048576) / bytes) * bytes;
+      requests.push(requestAt(h, now, kind, offset, bytes));
+    }
+    return doneTimes(h, ...requests);
+  }
+
+  it.each([
+    ["pseudo-channel queues", {}],
+    ["channel queues", { queue_scope: "channel" }],
+  ])(
+    "horizon gives burst's completion times on seeded random traffic, xor mapping (%s)",
+    (_name, params) => {
+      let runMoved = 0;
+      for (const seed of [1, 2]) {
+        const burst = randomTraffic({ ...params, closed_form: "burst" }, seed, 1500);
+        const horizon = randomTraffic({ ...params, closed_form: "horizon" }, seed, 1500);
+        expect(horizon).toEqual(burst);
+        const run = randomTraffic({ ...params, closed_form: "run" }, seed, 1500);
+        runMoved += run.filter((t, i) => t !== burst[i]).length;
+      }
+      // The traffic has runs that an arrival comes between (else the comparison above proves little).
+      expect(runMoved).toBeGreaterThan(0);
+    },
+    120_000,
+  );
+});
