@@ -85,6 +85,12 @@ describe.skipIf(!runBrowserTests)("the playground's source view and diagram labe
     await page.locator("#source").scrollIntoViewIfNeeded();
     await row.click();
     expect(await cursorLine(page)).toBe(store);
+    // The same click filters the run's timeline to that line, as in kb web (localTimelineSource).
+    await page.waitForSelector("#timeline-filter", { state: "visible", timeout: 30_000 });
+    expect(await page.locator("#timeline-filter-text").textContent()).toBe(
+      `line benches/vector-add.ts:${store}`,
+    );
+    expect(await page.locator("#timeline").textContent()).not.toContain("does not filter");
     mkdirSync(ARTIFACTS, { recursive: true });
     await page.locator("#source").screenshot({ path: `${ARTIFACTS}/source-view.png` });
     await view.locator(".source-line").nth(0).click();

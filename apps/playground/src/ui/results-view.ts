@@ -2,6 +2,7 @@
 import { expandTopology, parseTopology } from "@kb/topology";
 import type { WebData, WebTimeline } from "@kb/web-ui/api";
 import { type ResultsPageHandle, renderResultsPage } from "@kb/web-ui/page";
+import { localTimelineSource } from "@kb/web-ui/slice-filter";
 import type { SliceIndex } from "@kb/web-ui/slice-index";
 import { webTopologyOf } from "@kb/web-ui/topology-data";
 import { timelineOfTrace } from "@kb/web-ui/trace-timeline";
@@ -12,6 +13,13 @@ import { type RunRecord, webDataOf } from "./run-record.js";
 // diagram and the topology parser stay out of the first load). The timeline's windows come from
 // the run's trace in memory, in a SliceIndex as kb web's server keeps them. kb web's stylesheet
 // styles only what is inside an element of class kb-web: index.html gives it to #results.
+
+/** The timeline source of a run without a trace (its page draws no timeline). */
+const NO_TIMELINE = {
+  window: async (): Promise<never> => {
+    throw new Error("this run has no trace");
+  },
+};
 
 /** Draws runs into one element, replacing what it drew before. */
 export class ResultsView {
@@ -41,12 +49,9 @@ export class ResultsView {
     this.page = renderResultsPage(
       this.root,
       data,
-      {
-        window: async (_trace, fromNs, toNs, width) => {
-          if (traced === null) throw new Error("this run has no trace");
-          return traced.slices.window(fromNs, toNs, width);
-        },
-      },
+      // kb web's own source of windows, over the trace in memory: filters by kernel line and
+      // search, and the trace text for "Open in Perfetto".
+      traced === null || run.trace === null ? NO_TIMELINE : localTimelineSource([traced.slices], [run.trace]),
       {
         comparisonHint:
           "Run the same bench again (its previous run is compared with the latest), or pin a run to compare the next ones with it.",
