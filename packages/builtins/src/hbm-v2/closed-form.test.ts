@@ -2,10 +2,9 @@
 // burst alone (the reference schedule); `horizon` issues back to back only the bursts due within
 // the decision horizon, and must give exactly `burst`'s times; `run` (the default) also issues
 // those past it, so a request arriving meanwhile waits behind the whole run.
-import { MemoryHarness } from "@kb/probe";
+import type { MemoryHarness } from "@kb/probe";
 import { describe, expect, it } from "vitest";
-import { graphFrom } from "../../../components/src/test-support.js";
-import { doneTimes, hbm3Harness, requestAt } from "./test-support.js";
+import { doneTimes, hbm3Harness, refCubeHarness, requestAt } from "./test-support.js";
 
 describe("hbm_ctrl_v2 closed_form", () => {
   // HBM3 (tCK 0.625 ns), RoBaBgSiPcCo4ChCo1, refresh off. A: 16 KiB from 0 puts 1 KiB (32 bursts,
@@ -36,26 +35,7 @@ describe("hbm_ctrl_v2 closed_form", () => {
   });
 
   /** ref-cube's stack (`xor` mapping), all-bank refresh, `params`. */
-  function refCube(params: Record<string, unknown>): MemoryHarness {
-    const hbm = {
-      impl: "hbm_ctrl_v2",
-      preset: "hbm3",
-      channels: 16,
-      pseudo_channels: 2,
-      pc_bw_gbs: 25.6,
-      capacity_bytes: 25769803776,
-      interleave_bytes: 256,
-      flit_bytes: 64,
-      mapping: "xor",
-      sids: 2,
-      bank_groups: 4,
-      banks_per_group: 4,
-      row_bytes: 1024,
-      burst_bytes: 32,
-      params,
-    };
-    return new MemoryHarness(graphFrom({ cube: { hbm } }));
-  }
+  const refCube = (params: Record<string, unknown>): MemoryHarness => refCubeHarness(params);
 
   /** Every request's doneNs for seeded random traffic: reads and writes of 32 B to 4 KiB, random rows of a 64 MiB region. */
   function randomTraffic(params: Record<string, unknown>, seed: number, count: number): number[] {

@@ -4,32 +4,13 @@
 // 16 channels x 2 PCs x 32 banks x 32 B), so a row hit needs its row to stay open while the
 // stream walks 32 KiB; vector-add's 96 streams (32 PEs x a, b, out) put 95 other rows into each
 // bank in between. One stream alone hits as the row layout says.
-import { MemoryHarness } from "@kb/probe";
+import type { MemoryHarness } from "@kb/probe";
 import { describe, expect, it } from "vitest";
-import { graphFrom } from "../../../components/src/test-support.js";
 import type { HbmCtrlV2Model } from "./hbm-ctrl-v2.js";
+import { refCubeHarness } from "./test-support.js";
 
 /** ref-cube's stack (topologies/ref-cube.yaml `cube.hbm`), refresh off (a refresh closes rows). */
-function refCube(): MemoryHarness {
-  const hbm = {
-    impl: "hbm_ctrl_v2",
-    preset: "hbm3",
-    channels: 16,
-    pseudo_channels: 2,
-    pc_bw_gbs: 25.6,
-    capacity_bytes: 25769803776,
-    interleave_bytes: 256,
-    flit_bytes: 64,
-    mapping: "xor",
-    sids: 2,
-    bank_groups: 4,
-    banks_per_group: 4,
-    row_bytes: 1024,
-    burst_bytes: 32,
-    params: { refresh: "none" },
-  };
-  return new MemoryHarness(graphFrom({ cube: { hbm } }));
-}
+const refCube = (): MemoryHarness => refCubeHarness({ refresh: "none" });
 
 /** `streams` sequential readers, k x 256 KiB + j x 8 MiB apart (vector-add's a, b, out of 32 PEs), 1 KiB reads in rounds. */
 function stream(streams: number, reads: number): Record<string, number> {

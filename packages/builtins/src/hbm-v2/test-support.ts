@@ -23,6 +23,28 @@ export function hbm3Harness(
   return new MemoryHarness(graphFrom({ cube: { hbm } }), { plugins });
 }
 
+/** ref-cube's stack (topologies/ref-cube.yaml `cube.hbm`: the `xor` mapping) as hbm_ctrl_v2, with `params`. */
+export function refCubeHarness(params: Record<string, unknown>): MemoryHarness {
+  const hbm = {
+    impl: "hbm_ctrl_v2",
+    preset: "hbm3",
+    channels: 16,
+    pseudo_channels: 2,
+    pc_bw_gbs: 25.6,
+    capacity_bytes: 25769803776,
+    interleave_bytes: 256,
+    flit_bytes: 64,
+    mapping: "xor",
+    sids: 2,
+    bank_groups: 4,
+    banks_per_group: 4,
+    row_bytes: 1024,
+    burst_bytes: 32,
+    params,
+  };
+  return new MemoryHarness(graphFrom({ cube: { hbm } }));
+}
+
 export type HarnessRequest = ReturnType<MemoryHarness["request"]>;
 
 /** Advances to `t` ns and sends a request there. */
