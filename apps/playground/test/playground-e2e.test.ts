@@ -224,6 +224,7 @@ describe.skipIf(!runBrowserTests)("the playground in Chromium", () => {
         view.dispatch({ changes: { from: at, to: at + "tl.load(".length, insert: "tl.lod(" } });
       })()`);
       expect(await runAndWait(page)).toBe("error");
+      expect(await page.isVisible("#error-panel")).toBe(true);
       expect(await page.getAttribute("#results", "data-stale")).toBe("true");
       expect(await page.textContent("#results-stale")).toBe(
         "Stale: the results below are of run 3 · vector-add; the last run failed (TL_INVALID_CALL).",
@@ -240,6 +241,23 @@ describe.skipIf(!runBrowserTests)("the playground in Chromium", () => {
       expect(await page.getAttribute("#results", "data-stale")).toBe("false");
       expect(await page.isHidden("#results-stale")).toBe(true);
       expect(await compared()).toBe("run 3 · vector-add");
+      expect(await page.isHidden("#error-panel")).toBe(true);
+
+      // A topology error's panel goes as well once the topology is fixed and run again.
+      const rename = (from: string, to: string) =>
+        page.evaluate(`(() => {
+          const view = window.kbPlayground.editors.topology;
+          const at = view.state.doc.toString().indexOf(${JSON.stringify(from)});
+          view.dispatch({ changes: { from: at, to: at + ${from.length}, insert: ${JSON.stringify(to)} } });
+        })()`);
+      await rename("\n    channels: 8", "\n    chanels: 8");
+      expect(await runAndWait(page)).toBe("error");
+      expect(await page.textContent("#error-code")).toMatch(/^TOPOLOGY_/);
+      expect(await page.isVisible("#error-panel")).toBe(true);
+      await rename("\n    chanels: 8", "\n    channels: 8");
+      expect(await runAndWait(page)).toBe("done");
+      expect(await page.isHidden("#error-panel")).toBe(true);
+      expect(await page.getAttribute("#results", "data-stale")).toBe("false");
       expect(problems).toEqual([]);
     } finally {
       await page.close();
