@@ -103,9 +103,17 @@ const INTEGER_ELEMENTS: Readonly<Record<string, (type: IntegerType) => ElementFn
   fma: () => (a, b, c) => Math.imul(a, b) + c,
   // Truncation toward zero (C, LLVM sdiv / udiv); exact: a 32-bit quotient is never rounded
   // across an integer in f64.
-  div: (type) => (a, b) => (b === 0 ? divisionByZero(type) : Math.trunc(a / b)),
+  // On an unsigned type a negative number operand is its two's complement first (`-3` on u32 is
+  // 2^32 - 3, as Triton converts the literal), as the wide types' `toBig` reads it.
+  div: (type) => (a, b) => {
+    const [x, y] = type.signed ? [a, b] : [wrapInteger(a, type), wrapInteger(b, type)];
+    return y === 0 ? divisionByZero(type) : Math.trunc(x / y);
+  },
   // The remainder with the dividend's sign (C, LLVM srem / urem); `a % 0` is `a`.
-  mod: () => (a, b) => (b === 0 ? a : a % b),
+  mod: (type) => (a, b) => {
+    const [x, y] = type.signed ? [a, b] : [wrapInteger(a, type), wrapInteger(b, type)];
+    return y === 0 ? x : x % y;
+  },
   not: () => (a) => ~a,
   // Amounts outside [0, bits) (negative ones included) shift every bit out: 0 for shl and the
   // logical shr, the sign (0 or -1) for the arithmetic shr (PTX's clamped shifts).
