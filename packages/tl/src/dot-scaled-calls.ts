@@ -11,7 +11,9 @@ import { checkOwned } from "./validate.js";
 // TCM addresses, timed at the operands' rate plus one streamed step per block of 32 along K
 // (docs/latency-model.md, "Scaled GEMM"); phase 2 applies the scales before its f32 GEMM. The two
 // operands may be of different narrow formats (Triton tutorial 10's "mixed": e4m3 x e2m1): the
-// command names B's dtype, and PE_GEMM streams at the slower of the two rates.
+// command names B's dtype, and PE_GEMM streams at the slower of the two rates. nvfp4 (tutorial 10's
+// default): e2m1 elements with f8e4m3 scales, one per 16 along K, named in the command
+// (`scaleDtype`), one streamed step per block of 16.
 
 /** An operand format of `tl.dotScaled`, as Triton names it. */
 export type ScaledFormat = "e4m3" | "e5m2" | "e2m1" | "bf16" | "fp16";
@@ -42,7 +44,9 @@ export interface DotScaledCalls {
    * `[N, K/32]` (Triton's layouts), or null for a scale of 1. One PE_GEMM command at the format's
    * `dtype_cycles` rate with `ceil(K/32)` more streamed steps; consumes `acc` as `tl.dot` does.
    * `aFormat` and `bFormat` may differ among `"e4m3"`, `"e5m2"`, `"e2m1"` (mxfp8 x mxfp4): the
-   * GEMM streams at the slower of the two formats' rates.
+   * GEMM streams at the slower of the two formats' rates. nvfp4: f8e4m3 `aScale` `[M, K/16]` and
+   * `bScale` `[N, K/16]` with `"e2m1"` on both sides, each element times its block's scale value,
+   * `ceil(K/16)` more streamed steps.
    */
   dotScaled(
     a: TensorHandle,
