@@ -129,10 +129,16 @@ function gemmFeed(id: string, where: string, command: GemmCommand, engines: PeEn
   if (command.aScale !== undefined) ownTcm(where, engines, command.aScale, "aScale");
   if (command.bScale !== undefined) ownTcm(where, engines, command.bScale, "bScale");
   const scaled = command.aScale !== undefined || command.bScale !== undefined;
-  if (command.scaleDtype !== undefined && (command.scaleDtype !== "f8e4m3" || !scaled)) {
+  if (command.scaleDtype !== undefined && command.scaleDtype !== "f8e4m3") {
     throw invalid(
       where,
-      `scaleDtype ${JSON.stringify(command.scaleDtype)} must be "f8e4m3" (nvfp4's scales) on a GEMM with aScale or bScale; omit it for e8m0 scales.`,
+      `scaleDtype ${JSON.stringify(command.scaleDtype)} must be "f8e4m3" (nvfp4's scales); omit it for e8m0 scales.`,
+    );
+  }
+  if (command.scaleDtype !== undefined && !scaled) {
+    throw invalid(
+      where,
+      `scaleDtype "f8e4m3" names the scales of a scaled GEMM: give aScale or bScale, or omit it.`,
     );
   }
   const op = gemmOp(
