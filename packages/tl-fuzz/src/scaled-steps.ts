@@ -47,6 +47,29 @@ function input(
 }
 
 /**
+ * nvfp4's f8e4m3 scales `[lines, blocks]` (blocks even): one draw per pair of blocks, as many
+ * draws as the e8m0 scales' `[lines, blocks / 2]` (the programs drawn after stay those of earlier
+ * seeds), the pair's second scale the next value of {@link NV_SCALE_VALUES} (never the first's:
+ * a GEMM that read one scale per 32 would differ).
+ */
+function nvScaleInput(ctx: BuildContext, shape: readonly [number, number], split: boolean): number {
+  const values: number[] = [];
+  for (let i = 0; i < (shape[0] * shape[1]) / 2; i++) {
+    const at = pick(ctx.random() * NV_SCALE_VALUES.length, NV_SCALE_VALUES.length);
+    values.push(NV_SCALE_VALUES[at] as number, NV_SCALE_VALUES[(at + 1) % NV_SCALE_VALUES.length] as number);
+  }
+  ctx.inputs.push({
+    name: `X${ctx.inputs.length}`,
+    shape,
+    dtype: "f8e4m3",
+    split,
+    transposed: false,
+    values,
+  });
+  return ctx.inputs.length - 1;
+}
+
+/**
  * Draws `tl.dotScaled(a, aScale, fmtA, b, bScale, fmtB, acc?)` of new inputs: `choice.a` modulo 3
  * picks A's format, and B's is that many formats further on for `floor(choice.a / 3)` modulo 3
  * (0: the same format; 1 and 2: a mixed-format GEMM such as e4m3 x e2m1). An e2m1 x e2m1 GEMM
@@ -59,9 +82,9 @@ export function drawDotScaled(choice: RawStep, ctx: BuildContext): void {
   const { format: bFormat, dtype: bDtype } = FORMATS[bIndex] as (typeof FORMATS)[number];
   const k = 32 * (1 + pick(choice.b, 2));
   const nv = format === "e2m1" && bFormat === "e2m1" && pick(Math.trunc(choice.a / 9), 2) === 1;
-  const [scaleDtype, block, scaleValues]: [Dtype, number, readonly number[]] = nv
-    ? ["f8e4m3", 16, NV_SCALE_VALUES]
-    : ["i8", 32, SCALE_ELEMENTS];
+  const [scaleDtype, block]: [Dtype, number] = nv ? ["f8e4m3", 16] : ["i8", 32];
+  const scales = (shape: readonly [number, number], split: boolean) =>
+    nv ? nvScaleInput(ctx, shape, split) : input(ctx, shape, "i8", split, false, SCALE_ELEMENTS);
   const n = COLS[pick(choice.c, COLS.length)] as number;
   const transposed = pick(choice.d, 2) === 1;
   const a = ctx.push(
@@ -71,7 +94,7 @@ export function drawDotScaled(choice: RawStep, ctx: BuildContext): void {
   const aScale = ctx.push(
     {
       kind: "load",
-      input: input(ctx, [ctx.rows, k / block], scaleDtype, true, false, scaleValues),
+      input: scales([ctx.rows, k / block], true),
       col0: 0,
       cols: k / block,
     },
@@ -85,7 +108,7 @@ export function drawDotScaled(choice: RawStep, ctx: BuildContext): void {
   const bScale = ctx.push(
     {
       kind: "load",
-      input: input(ctx, [n, k / block], scaleDtype, false, false, scaleValues),
+      input: scales([n, k / block], false),
       col0: 0,
       cols: k / block,
     },
