@@ -8,15 +8,16 @@ import { matmul } from "../../benches/lib/reference.js";
 // Triton's tutorial 10 (block scaled matrix multiplication), its `block_scaled_matmul_kernel`
 // written with @kb/tl: one program per [BLOCK_M, BLOCK_N] block of C (`pid_m = pid % num_pid_m`,
 // `pid_n = pid // num_pid_m`), a K loop that loads a block of A [BLOCK_M, BLOCK_K], a block of B
-// stored [N, K] ([BLOCK_N, BLOCK_K], used as b.T) and their e8m0 scales (one byte per 32 elements
+// stored [N, K] ([BLOCK_N, BLOCK_K], used as b.T) and their scales (one per VEC_SIZE elements
 // along K), and accumulates `tl.dotScaled(a, scale_a, fmt, b.T, scale_b, fmt, acc)` in f32; C is
-// stored in the bench's dtype. `format` picks mxfp8 (e4m3 elements), mxfp4 (e2m1 elements) or
-// mixed (A e4m3, B e2m1: Triton's `MIXED_PREC` branch, `tl.dot_scaled(a, scale_a, "e4m3", b.T,
+// stored in the bench's dtype. `format` picks nvfp4 (e2m1 elements, f8e4m3 scales per 16: Triton's
+// default), mxfp8 (e4m3 elements), mxfp4 (e2m1 elements), both with e8m0 scales per 32, or mixed
+// (A e4m3, B e2m1: Triton's `MIXED_PREC` branch, `tl.dot_scaled(a, scale_a, "e4m3", b.T,
 // scale_b, "e2m1", accumulator)`).
 //
-// Differences from Triton's file: the scales are plain row-major [M, K/32] and [N, K/32] tensors
-// (Triton preshuffles them into a 5-D layout for the tensor memory of sm_100), f4e2m1 elements are
-// one per byte (Triton packs two per uint8), and nvfp4 (e4m3 scales per 16) is not offered.
+// Differences from Triton's file: the scales are plain row-major [M, K/VEC_SIZE] and
+// [N, K/VEC_SIZE] tensors (Triton preshuffles them into a 5-D layout for the tensor memory of
+// sm_100), and f4e2m1 elements are one per byte (Triton packs two per uint8).
 // Triton's kernel picks the formats from ELEM_PER_BYTE_A / _B; here the config names them.
 
 /** An operand's element format: its dtype, `tl.dotScaled` name and the range of its random values. */
@@ -29,12 +30,19 @@ interface OperandFormat {
 const E4M3 = { dtype: "f8e4m3", name: "e4m3", elementRange: 4 } as const satisfies OperandFormat;
 const E2M1 = { dtype: "f4e2m1", name: "e2m1", elementRange: 6 } as const satisfies OperandFormat;
 
-/** The block-scaled formats of the tutorial: A's and B's element formats. */
+/** Elements along K per e8m0 scale (Triton's VEC_SIZE for the mx formats). */
+export const VEC_SIZE = 32;
+
+/** Elements along K per f8e4m3 scale (Triton's VEC_SIZE for nvfp4). */
+export const NV_VEC_SIZE = 16;
+
+/** The block-scaled formats of the tutorial: A's and B's element formats, elements per scale. */
 export const FORMATS = {
-  mxfp8: { a: E4M3, b: E4M3 },
-  mxfp4: { a: E2M1, b: E2M1 },
-  mixed: { a: E4M3, b: E2M1 },
-} as const satisfies Record<string, { a: OperandFormat; b: OperandFormat }>;
+  nvfp4: { a: E2M1, b: E2M1, vecSize: NV_VEC_SIZE },
+  mxfp8: { a: E4M3, b: E4M3, vecSize: VEC_SIZE },
+  mxfp4: { a: E2M1, b: E2M1, vecSize: VEC_SIZE },
+  mixed: { a: E4M3, b: E2M1, vecSize: VEC_SIZE },
+} as const satisfies Record<string, { a: OperandFormat; b: OperandFormat; vecSize: number }>;
 
 /** The block sizes and formats of {@link blockScaledMatmulKernel} (Triton's meta-parameters). */
 export interface BlockScaledConfig {
@@ -45,14 +53,14 @@ export interface BlockScaledConfig {
   readonly aFormat: ScaledFormat;
   /** B's element format: the same as A's, or `"e2m1"` under `"e4m3"` (Triton's mixed case). */
   readonly bFormat: ScaledFormat;
+  /** Elements along K per scale: 32 (e8m0, mx formats) or 16 (f8e4m3, nvfp4). */
+  readonly VEC_SIZE: number;
 }
-
-/** Elements along K per e8m0 scale (Triton's VEC_SIZE for the mx formats). */
-export const VEC_SIZE = 32;
 
 /**
  * `C = (A * scale_a) @ (B * scale_b)^T` for A `[M, K]`, B `[N, K]` (both in the format's
- * elements), scale_a `[M, K / 32]`, scale_b `[N, K / 32]` (e8m0 bytes) and C `[M, N]`, all
+ * elements), scale_a `[M, K / VEC_SIZE]`, scale_b `[N, K / VEC_SIZE]` (e8m0 bytes, or f8e4m3
+ * values for nvfp4) and C `[M, N]`, all
  * row-major in device memory: program `pid` computes the block of C at row block
  * `pid % cdiv(M, BLOCK_M)`, column block `pid // cdiv(M, BLOCK_M)` (edge blocks are smaller).
  */
@@ -65,7 +73,7 @@ export async function blockScaledMatmulKernel(
   c_desc: DeviceTensor,
   config: BlockScaledConfig,
 ): Promise<void> {
-  const { BLOCK_M, BLOCK_N, BLOCK_K, aFormat, bFormat } = config;
+  const { BLOCK_M, BLOCK_N, BLOCK_K, aFormat, bFormat, VEC_SIZE } = config;
   const [M, K] = a_desc.shape as [number, number];
   const N = b_desc.shape[0] as number;
   const stride_sc = K / VEC_SIZE;
@@ -108,15 +116,27 @@ export function randomScales(rows: number, blocks: number, center: number, seed:
   return new Tensor([rows, blocks], "i8", bytes);
 }
 
-/** `values` `[rows, K]` times their e8m0 block scales `[rows, K / 32]`, in f32 (exact). */
-export function applyScales(values: Tensor, scales: Tensor): Tensor {
+/**
+ * Random f8e4m3 scales `[rows, K / 16]` (nvfp4's) between `2^center / 2` and `2^center * 1.5`
+ * (from `seed`): Triton's `torch.rand(...).to(torch.float8_e4m3fn)`, centred as the e8m0 ones.
+ */
+export function randomNvScales(rows: number, blocks: number, center: number, seed: number): Tensor {
+  return Tensor.random([rows, blocks], "f8e4m3", { seed, low: 2 ** center / 2, high: 2 ** center * 1.5 });
+}
+
+/**
+ * `values` `[rows, K]` times their block scales `[rows, K / vecSize]`, in f32 (exact): e8m0 bytes
+ * (`2^(byte - 127)`) in a 1-byte integer tensor, or f8e4m3 values (nvfp4).
+ */
+export function applyScales(values: Tensor, scales: Tensor, vecSize = VEC_SIZE): Tensor {
   const [rows, k] = values.shape as [number, number];
-  const blocks = k / VEC_SIZE;
+  const blocks = k / vecSize;
   const decoded = values.toFloat64Array();
+  const nv = scales.dtype === "f8e4m3" ? scales.toFloat64Array() : null;
   for (let i = 0; i < decoded.length; i++) {
-    const row = Math.floor(i / k);
-    const byte = scales.bytes[row * blocks + Math.floor((i % k) / VEC_SIZE)] as number;
-    decoded[i] = (decoded[i] as number) * 2 ** (byte - 127);
+    const at = Math.floor(i / k) * blocks + Math.floor((i % k) / vecSize);
+    const scale = nv !== null ? (nv[at] as number) : 2 ** ((scales.bytes[at] as number) - 127);
+    decoded[i] = (decoded[i] as number) * scale;
   }
   return Tensor.fromArray(decoded, [rows, k], "f32");
 }
@@ -132,7 +152,7 @@ function transposed(x: Tensor): Tensor {
 }
 
 /**
- * Tutorial 10: `C = (A * scale_a) @ (B * scale_b)^T` in mxfp8 or mxfp4 on a grid of
+ * Tutorial 10: `C = (A * scale_a) @ (B * scale_b)^T` in nvfp4, mxfp8, mxfp4 or mixed on a grid of
  * `cdiv(M, BLOCK_M) x cdiv(N, BLOCK_N)` programs, with A, B, the scales and C in the HBM of the
  * grid's first cube. Elements are random in the format's range and the scales centred so that C
  * has about unit variance (as benches/lib's gemmInputRange).
@@ -140,7 +160,7 @@ function transposed(x: Tensor): Tensor {
 export default defineBench({
   name: "triton-10-block-scaled-matmul",
   description:
-    "Triton tutorial 10: C = (A * scale_a) @ (B * scale_b)^T in mxfp8 (e4m3), mxfp4 (e2m1) or mixed (A e4m3, B e2m1) with e8m0 scales per 32 elements along K, one program per [BLOCK_M, BLOCK_N] block of C, a K loop of tl.dotScaled accumulating in f32 (A, B [N, K], the scales and C in the HBM of the grid's first cube).",
+    "Triton tutorial 10: C = (A * scale_a) @ (B * scale_b)^T in nvfp4 (e2m1, f8e4m3 scales per 16 elements along K), mxfp8 (e4m3), mxfp4 (e2m1) or mixed (A e4m3, B e2m1) with e8m0 scales per 32 elements along K, one program per [BLOCK_M, BLOCK_N] block of C, a K loop of tl.dotScaled accumulating in f32 (A, B [N, K], the scales and C in the HBM of the grid's first cube).",
   params: z.object({
     M: z.number().int().positive().default(512).describe("Rows of A and C."),
     N: z.number().int().positive().default(512).describe("Rows of B, columns of C."),
@@ -152,9 +172,11 @@ export default defineBench({
       .default(1024)
       .describe("Columns of A and B (a multiple of 32: one scale per 32 elements)."),
     format: z
-      .enum(["mxfp8", "mxfp4", "mixed"])
+      .enum(["mxfp8", "mxfp4", "mixed", "nvfp4"])
       .default("mxfp8")
-      .describe("Element formats: mxfp8 (e4m3), mxfp4 (e2m1) or mixed (A e4m3, B e2m1)."),
+      .describe(
+        "Element formats: mxfp8 (e4m3), mxfp4 (e2m1), mixed (A e4m3, B e2m1), all with e8m0 scales per 32, or nvfp4 (e2m1, f8e4m3 scales per 16).",
+      ),
     BLOCK_M: z.number().int().positive().default(128).describe("Rows of a block of C (one program)."),
     BLOCK_N: z.number().int().positive().default(128).describe("Columns of a block of C."),
     BLOCK_K: z
@@ -170,14 +192,15 @@ export default defineBench({
     const grid = gridOf(sim, p);
     const where = firstCube(grid);
     const format = FORMATS[p.format];
-    const blocks = p.K / VEC_SIZE;
+    const blocks = p.K / format.vecSize;
     const rangeOf = (f: OperandFormat) => ({ low: -f.elementRange, high: f.elementRange });
     const a = sim.random([p.M, p.K], format.a.dtype, { seed: p.seed, ...rangeOf(format.a) });
     const b = sim.random([p.N, p.K], format.b.dtype, { seed: p.seed + 1, ...rangeOf(format.b) });
     // Scales around gemmInputRange(K) / elementRange: C's entries have about unit variance.
     const centerOf = (f: OperandFormat) => Math.round(Math.log2(gemmInputRange(p.K) / f.elementRange));
-    const sa = randomScales(p.M, blocks, centerOf(format.a), p.seed + 2);
-    const sb = randomScales(p.N, blocks, centerOf(format.b), p.seed + 3);
+    const scalesOf = format.vecSize === NV_VEC_SIZE ? randomNvScales : randomScales;
+    const sa = scalesOf(p.M, blocks, centerOf(format.a), p.seed + 2);
+    const sb = scalesOf(p.N, blocks, centerOf(format.b), p.seed + 3);
     const A = await sim.toDevice(a, { ...where, name: "A" });
     const B = await sim.toDevice(b, { ...where, name: "B" });
     const SA = await sim.toDevice(sa, { ...where, name: "scale_a" });
@@ -189,6 +212,7 @@ export default defineBench({
       BLOCK_K: p.BLOCK_K,
       aFormat: format.a.name,
       bFormat: format.b.name,
+      VEC_SIZE: format.vecSize,
     };
     await sim.launch(blockScaledMatmulKernel, {
       grid,
@@ -201,7 +225,12 @@ export default defineBench({
         C: {
           actual: C,
           reference: (context) =>
-            matmul(applyScales(a, sa), transposed(applyScales(b, sb)), p.dtype, context?.progress),
+            matmul(
+              applyScales(a, sa, format.vecSize),
+              transposed(applyScales(b, sb, format.vecSize)),
+              p.dtype,
+              context?.progress,
+            ),
         },
       },
     };

@@ -10,7 +10,7 @@ const run = (params: Record<string, unknown>, topologyName = "default") =>
 // 2 K steps each, every step loading A, B and their two scale tiles.
 const RAGGED = { M: 160, N: 96, K: 256, BLOCK_M: 64, BLOCK_N: 64, BLOCK_K: 128 };
 
-describe("tutorial 10: block-scaled matmul (mxfp8, mxfp4, mixed) with tl.dotScaled", {
+describe("tutorial 10: block-scaled matmul (nvfp4, mxfp8, mxfp4, mixed) with tl.dotScaled", {
   timeout: 120_000,
 }, () => {
   test.each([
@@ -19,6 +19,9 @@ describe("tutorial 10: block-scaled matmul (mxfp8, mxfp4, mixed) with tl.dotScal
     // Triton's "mixed": A e4m3, B e2m1, tl.dotScaled(a, scale_a, "e4m3", b.T, scale_b, "e2m1", acc).
     ["mixed", "f16", "ref-cube"],
     ["mixed", "f32", "default"],
+    // Triton's default, nvfp4: e2m1 elements with f8e4m3 scales per 16 along K.
+    ["nvfp4", "f16", "default"],
+    ["nvfp4", "f32", "ref-cube"],
   ] as const)(
     "%s into %s on %s.yaml, ragged edges: C PASSes phase 2 and phase 1 observed every load as phase 2 copied it",
     async (format, dtype, name) => {
@@ -32,7 +35,9 @@ describe("tutorial 10: block-scaled matmul (mxfp8, mxfp4, mixed) with tl.dotScal
   // One program (128 x 128 x 256, BLOCK_K 128): two scaled dots of 128^3 on default.yaml's
   // pe_gemm_v1 (32 x 32, 8 cycles overhead, 1 GHz), each 16 passes of K + K/32 = 132 steps at
   // dtype_cycles 0.5 for f8e4m3 and f4e2m1 alike (1064 ns): docs/latency-model.md.
+  // nvfp4 streams K + K/16 = 136 steps per pass (1096 ns a dot).
   test.each([
+    ["nvfp4", 2 * (16 * 136 * 0.5 + 8)],
     ["mxfp8", 2 * (16 * 132 * 0.5 + 8)],
     ["mxfp4", 2 * (16 * 132 * 0.5 + 8)],
     ["mixed", 2 * (16 * 132 * 0.5 + 8)],

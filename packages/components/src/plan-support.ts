@@ -180,14 +180,14 @@ export function gemmOp(
   accumulate: boolean,
   transposeA = false,
   transposeB = false,
-  scales: { readonly a?: number; readonly b?: number } = {},
+  scales: { readonly a?: number; readonly b?: number; readonly dtype?: "f8e4m3" } = {},
   dtypeInB: Dtype = dtypeIn,
 ): OpSpec {
   const scaled = scales.a !== undefined || scales.b !== undefined;
   const dtypes = dtypeInB === dtypeIn ? dtypeIn : `${dtypeIn}_${dtypeInB}`;
   return {
     kind: "gemm",
-    name: scaled ? `gemm_mx_${dtypes}` : `gemm_${dtypes}`,
+    name: scaled ? `gemm_${scales.dtype === undefined ? "mx" : "nv"}_${dtypes}` : `gemm_${dtypes}`,
     params: {
       src_a_addr: a,
       src_b_addr: b,
@@ -208,6 +208,7 @@ export function gemmOp(
       ...(scales.a === undefined ? {} : { scale_a_addr: scales.a }),
       ...(scales.b === undefined ? {} : { scale_b_addr: scales.b }),
       ...(dtypeInB === dtypeIn ? {} : { dtype_in_b: dtypeInB }),
+      ...(scaled && scales.dtype !== undefined ? { scale_dtype: scales.dtype } : {}),
     },
   };
 }

@@ -3,10 +3,10 @@ import {
   type GemmCommand,
   indexedRuns,
   indexedRunsProblem,
-  MX_SCALE_BLOCK,
   maskPieces,
   maskRunsProblem,
   type PeCommand,
+  scaleBlockOf,
 } from "@kb/spec";
 import { atomicFeed } from "./dma-atomic.js";
 import type { DmaCopy, StageParams } from "./message.js";
@@ -129,6 +129,18 @@ function gemmFeed(id: string, where: string, command: GemmCommand, engines: PeEn
   if (command.aScale !== undefined) ownTcm(where, engines, command.aScale, "aScale");
   if (command.bScale !== undefined) ownTcm(where, engines, command.bScale, "bScale");
   const scaled = command.aScale !== undefined || command.bScale !== undefined;
+  if (command.scaleDtype !== undefined && command.scaleDtype !== "f8e4m3") {
+    throw invalid(
+      where,
+      `scaleDtype ${JSON.stringify(command.scaleDtype)} must be "f8e4m3" (nvfp4's scales); omit it for e8m0 scales.`,
+    );
+  }
+  if (command.scaleDtype !== undefined && !scaled) {
+    throw invalid(
+      where,
+      `scaleDtype "f8e4m3" names the scales of a scaled GEMM: give aScale or bScale, or omit it.`,
+    );
+  }
   const op = gemmOp(
     command.a,
     command.b,
@@ -145,10 +157,12 @@ function gemmFeed(id: string, where: string, command: GemmCommand, engines: PeEn
     {
       ...(command.aScale === undefined ? {} : { a: command.aScale }),
       ...(command.bScale === undefined ? {} : { b: command.bScale }),
+      ...(command.scaleDtype === undefined ? {} : { dtype: command.scaleDtype }),
     },
     dtypeB,
   );
-  // A scaled GEMM streams one more step per block of MX_SCALE_BLOCK along k (docs/latency-model.md).
+  // A scaled GEMM streams one more step per block of scales along k: 32 (e8m0) or 16 (nvfp4's
+  // f8e4m3) elements (docs/latency-model.md).
   // A mixed-format GEMM (B's dtype differs) names B's dtype: PE_GEMM streams at the slower rate.
   const params: StageParams = {
     type: "gemm",
@@ -157,7 +171,7 @@ function gemmFeed(id: string, where: string, command: GemmCommand, engines: PeEn
     k,
     dtype: command.dtype,
     ...(dtypeB === command.dtype ? {} : { dtypeB }),
-    ...(scaled ? { scaleBlocks: Math.ceil(k / MX_SCALE_BLOCK) } : {}),
+    ...(scaled ? { scaleBlocks: Math.ceil(k / scaleBlockOf(command.scaleDtype)) } : {}),
   };
   return singleFeed(id, (index) => ({ tileId: index, stages: [stage("gemm", engines.gemm, params, [op])] }));
 }

@@ -3,8 +3,8 @@ import {
   type GemmOpRecord,
   type MathOpRecord,
   type MemoryOpRecord,
-  MX_SCALE_BLOCK,
   type OpRecord,
+  scaleBlockOf,
 } from "@kb/oplog";
 import { DTYPE_BYTES, type Dtype, isFloatDtype, shapeSize, Tensor } from "@kb/tensor";
 import { atomicCopy } from "./atomic.js";
@@ -436,11 +436,11 @@ export class DataExecutor {
     const bBytes = DTYPE_BYTES[dtypeB];
     const a = toFloat32(this.store.readTyped(p.src_a_addr, m * k * inBytes, inBytes), p.dtype_in);
     const b = toFloat32(this.store.readTyped(p.src_b_addr, k * n * bBytes, bBytes), dtypeB);
-    const blocks = Math.ceil(k / MX_SCALE_BLOCK);
+    const blocks = Math.ceil(k / scaleBlockOf(p.scale_dtype));
     if (p.scale_a_addr !== undefined)
-      applyBlockScales(a, this.store.read(p.scale_a_addr, m * blocks), m, k, !p.transpose_a);
+      applyBlockScales(a, this.store.read(p.scale_a_addr, m * blocks), m, k, !p.transpose_a, p.scale_dtype);
     if (p.scale_b_addr !== undefined)
-      applyBlockScales(b, this.store.read(p.scale_b_addr, n * blocks), n, k, p.transpose_b);
+      applyBlockScales(b, this.store.read(p.scale_b_addr, n * blocks), n, k, p.transpose_b, p.scale_dtype);
     const accumulate = p.accumulate === true;
     const c = accumulate
       ? toFloat32(this.store.readTyped(p.dst_addr, m * n * outBytes, outBytes), p.dtype_out)

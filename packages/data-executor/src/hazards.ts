@@ -1,7 +1,7 @@
 // The hazards phase 2's batching checks (executor.ts): the byte ranges each record reads and
 // writes, and whether two records conflict (RAW, WAW, WAR), so a GEMM may be pulled forward past
 // records it does not touch. @internal to the package.
-import { type GemmOpRecord, MX_SCALE_BLOCK, type OpRecord } from "@kb/oplog";
+import { type GemmOpRecord, type OpRecord, scaleBlockOf } from "@kb/oplog";
 import { DTYPE_BYTES, shapeSize } from "@kb/tensor";
 import { indexedSpans } from "./indexed-copy.js";
 
@@ -20,7 +20,7 @@ export interface Access {
 /** The batching signature of a GEMM. */
 export function gemmKey(record: OpRecord): string {
   const p = (record as GemmOpRecord).params;
-  return `${record.op_name}|${p.shape_a}|${p.shape_b}|${p.shape_out}|${p.dtype_in}|${p.dtype_in_b}|${p.dtype_acc}|${p.dtype_out}|${p.transpose_a}|${p.transpose_b}|${p.layout_a}|${p.layout_b}|${p.layout_out}|${p.accumulate === true}`;
+  return `${record.op_name}|${p.shape_a}|${p.shape_b}|${p.shape_out}|${p.dtype_in}|${p.dtype_in_b}|${p.dtype_acc}|${p.dtype_out}|${p.transpose_a}|${p.transpose_b}|${p.layout_a}|${p.layout_b}|${p.layout_out}|${p.accumulate === true}|${p.scale_dtype}`;
 }
 
 /** What a record reads and writes (strided copies by their span: conservative). */
@@ -57,7 +57,7 @@ export function accessesOf(record: OpRecord): Access {
       ];
       if (p.accumulate === true) reads.push(out);
       const [m, n] = p.shape_out as [number, number];
-      const blocks = Math.ceil(shapeSize(p.shape_a) / m / MX_SCALE_BLOCK);
+      const blocks = Math.ceil(shapeSize(p.shape_a) / m / scaleBlockOf(p.scale_dtype));
       if (p.scale_a_addr !== undefined) reads.push(range(p.scale_a_addr, m * blocks));
       if (p.scale_b_addr !== undefined) reads.push(range(p.scale_b_addr, n * blocks));
       return { reads, writes: [out] };

@@ -92,3 +92,42 @@ describe("phase 2 of a scaled GEMM (tl.dotScaled)", () => {
     expect(result(mixed)).toEqual([96, -288, 24, -72]);
   });
 });
+
+// nvfp4 (scale_dtype f8e4m3): out[2 x 2] = A[2 x 32] B[32 x 2] in f4e2m1, one f8e4m3 scale per 16
+// along K. A's rows all 1 and all 0.5, B's columns all 1 and all -2; scales (values, not powers
+// of two): A row 0 [1.5, 0.5], row 1 [2, 0.25]; B column 0 [1, 3], column 1 [0.5, 1].
+//   C[0, 0] = 16 (1.5)(1)      + 16 (0.5)(3)         = 24 + 24 = 48
+//   C[0, 1] = 16 (1.5)(-1)     + 16 (0.5)(-2)        = -24 - 16 = -40
+//   C[1, 0] = 16 (0.5 * 2)(1)  + 16 (0.5 * 0.25)(3)  = 16 + 6 = 22
+//   C[1, 1] = 16 (1)(-1)       + 16 (0.125)(-2)      = -16 - 4 = -20
+describe("phase 2 of an nvfp4 scaled GEMM", () => {
+  it("multiplies each element by its block's f8e4m3 scale value, one per 16 along K", () => {
+    const memory = new MemoryStore();
+    memory.write(
+      0,
+      Tensor.fromArray(
+        Array.from({ length: 64 }, (_, i) => (i < 32 ? 1 : 0.5)),
+        [2, 32],
+        "f4e2m1",
+      ).bytes,
+    );
+    memory.write(
+      256,
+      Tensor.fromArray(
+        Array.from({ length: 64 }, (_, i) => (i % 2 === 0 ? 1 : -2)),
+        [32, 2],
+        "f4e2m1",
+      ).bytes,
+    );
+    memory.write(1024, Tensor.fromArray([1.5, 0.5, 2, 0.25], [2, 2], "f8e4m3").bytes);
+    memory.write(1088, Tensor.fromArray([1, 3, 0.5, 1], [2, 2], "f8e4m3").bytes);
+    const record = scaledGemm({
+      shape_a: [2, 32],
+      shape_b: [32, 2],
+      dtype_in: "f4e2m1",
+      scale_dtype: "f8e4m3",
+    });
+    new DataExecutor(memory).run([{ ...record, op_name: "gemm_nv_f4e2m1" }]);
+    expect(result(memory)).toEqual([48, -40, 22, -20]);
+  });
+});

@@ -29,8 +29,10 @@ export {
   MATH_SHAPES,
   MX_SCALE_BLOCK,
   mathOutputShape,
+  NV_SCALE_BLOCK,
   PUBLIC_MATH_OPS,
   SCALAR_OPS,
+  scaleBlockOf,
 } from "@kb/spec";
 export { OpLogJsonlParser, opRecordToJson, parseOpLogJsonl } from "./jsonl.js";
 export type { OpLoggerOptions, OpLogSink } from "./logger.js";

@@ -217,6 +217,12 @@ export const gemmParamsSchema = z.strictObject({
     .describe(
       "Extension (mixed-format tl.dotScaled): B's element dtype when it differs from dtype_in (A's); absent: dtype_in.",
     ),
+  scale_dtype: z
+    .literal("f8e4m3")
+    .exactOptional()
+    .describe(
+      "Extension (nvfp4 tl.dotScaled): the scales are f8e4m3 values, [m, k/16] and [n, k/16] bytes row-major; element (i, kk) of A counts the scale's value times its own. Absent: e8m0 per 32.",
+    ),
 });
 
 /** Params of a `math` op (`exp`, `add`, `sum`, `where`, ...). */
@@ -393,6 +399,8 @@ export interface GemmParams {
   scale_b_addr?: number;
   /** Extension (mixed-format `tl.dotScaled`): B's element dtype when it differs from `dtype_in` (A's). */
   dtype_in_b?: Dtype;
+  /** Extension (nvfp4 `tl.dotScaled`): f8e4m3 scales, one per 16 along k (`[m, k/16]`, `[n, k/16]`); absent: e8m0 per 32. */
+  scale_dtype?: "f8e4m3";
 }
 
 /** Params of a `math` op. Addresses in bytes, shapes in elements. */

@@ -118,10 +118,24 @@ export interface GemmCommand extends CommandBase {
   readonly aScale?: number;
   /** B's e8m0 scales (`[n, k / 32]`, row-major), as {@link GemmCommand.aScale}. */
   readonly bScale?: number;
+  /**
+   * The scales' dtype when they are not e8m0 bytes: `"f8e4m3"` (nvfp4) scales are f8e4m3 values,
+   * one per {@link NV_SCALE_BLOCK} elements along k (`[m, k / 16]` and `[n, k / 16]`); element
+   * (i, kk) counts the scale's value times its own. Absent: e8m0 per {@link MX_SCALE_BLOCK}.
+   */
+  readonly scaleDtype?: "f8e4m3";
 }
 
 /** Elements along K that share one e8m0 scale in a scaled GEMM (the OCP MX block size). */
 export const MX_SCALE_BLOCK = 32;
+
+/** Elements along K that share one f8e4m3 scale in an nvfp4 scaled GEMM. */
+export const NV_SCALE_BLOCK = 16;
+
+/** Elements along K per scale of a scaled GEMM whose scales are `scaleDtype` (absent: e8m0). */
+export function scaleBlockOf(scaleDtype: "f8e4m3" | undefined): number {
+  return scaleDtype === "f8e4m3" ? NV_SCALE_BLOCK : MX_SCALE_BLOCK;
+}
 
 /** An elementwise or reduction op on TCM operands (a simple command: one PE_MATH stage). */
 export interface MathCommand extends CommandBase {

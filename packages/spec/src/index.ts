@@ -21,7 +21,7 @@ export type {
   PeCommand,
   WaitCommand,
 } from "./commands.js";
-export { MX_SCALE_BLOCK } from "./commands.js";
+export { MX_SCALE_BLOCK, NV_SCALE_BLOCK, scaleBlockOf } from "./commands.js";
 // The timing-model contracts: a plug-in's models are plain definitions the framework adapts.
 export type {
   ForwardingKind,

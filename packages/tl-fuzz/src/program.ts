@@ -126,6 +126,8 @@ export type Step =
       /** B's format (the same as A's, or another narrow format: a mixed-format GEMM). */
       readonly bFormat: "e4m3" | "e5m2" | "e2m1";
       readonly acc: "zeros" | null;
+      /** nvfp4 (e2m1 x e2m1): f8e4m3 scales per 16 along K; absent: e8m0 bytes per 32 (i8 loads). */
+      readonly scaleDtype?: "f8e4m3";
     }
   /** Data-dependent control flow: `x.data.getFlat(0) > 0 ? then(y) : otherwise(y)` (x is loaded). */
   | {

@@ -1,6 +1,7 @@
 // The step of the differential tester for `tl.dotScaled` (issue 39: fp8, fp4 and block scales):
 // operands of a narrow float format drawn from exact values, e8m0 scales per 32 elements along K
-// (an i8 input of bytes 126, 127 and 128: 0.5, 1 and 2), the weight maybe stored transposed, with
+// (an i8 input of bytes 126, 127 and 128: 0.5, 1 and 2) or, for nvfp4 (e2m1 x e2m1), f8e4m3
+// scales per 16 (values 0.5 to 2 in quarters), the weight maybe stored transposed, with
 // or without a `tl.zeros` accumulator. Drawn by `buildProgram` for kind 30; its source (codegen)
 // and its value (evaluate) are here too, from packages/tl/README.md's "dotScaled".
 
@@ -20,6 +21,8 @@ const FORMATS: readonly { readonly format: ref.ScaledFormat; readonly dtype: Dty
 ];
 /** Scale bytes as i8 elements: 126, 127 and 128 (-128), scales 0.5, 1 and 2. */
 const SCALE_ELEMENTS = [126, 127, -128];
+/** nvfp4's f8e4m3 scale values: products with the operands stay multiples of 1/16 (sums exact). */
+const NV_SCALE_VALUES = [0.5, 0.75, 1, 1.25, 1.5, 2];
 /** Operand values: multiples of 1/2 in [-2, 2], exact in every format (sums exact in f32). */
 const OPERAND_VALUES = [-2, -1.5, -1, -0.5, 0, 0.5, 1, 1.5, 2];
 
@@ -44,9 +47,33 @@ function input(
 }
 
 /**
+ * nvfp4's f8e4m3 scales `[lines, blocks]` (blocks even): one draw per pair of blocks, as many
+ * draws as the e8m0 scales' `[lines, blocks / 2]` (the programs drawn after stay those of earlier
+ * seeds), the pair's second scale the next value of {@link NV_SCALE_VALUES} (never the first's:
+ * a GEMM that read one scale per 32 would differ).
+ */
+function nvScaleInput(ctx: BuildContext, shape: readonly [number, number], split: boolean): number {
+  const values: number[] = [];
+  for (let i = 0; i < (shape[0] * shape[1]) / 2; i++) {
+    const at = pick(ctx.random() * NV_SCALE_VALUES.length, NV_SCALE_VALUES.length);
+    values.push(NV_SCALE_VALUES[at] as number, NV_SCALE_VALUES[(at + 1) % NV_SCALE_VALUES.length] as number);
+  }
+  ctx.inputs.push({
+    name: `X${ctx.inputs.length}`,
+    shape,
+    dtype: "f8e4m3",
+    split,
+    transposed: false,
+    values,
+  });
+  return ctx.inputs.length - 1;
+}
+
+/**
  * Draws `tl.dotScaled(a, aScale, fmtA, b, bScale, fmtB, acc?)` of new inputs: `choice.a` modulo 3
  * picks A's format, and B's is that many formats further on for `floor(choice.a / 3)` modulo 3
- * (0: the same format; 1 and 2: a mixed-format GEMM such as e4m3 x e2m1).
+ * (0: the same format; 1 and 2: a mixed-format GEMM such as e4m3 x e2m1). An e2m1 x e2m1 GEMM
+ * is nvfp4 (f8e4m3 scales per 16) when `floor(choice.a / 9)` is odd.
  */
 export function drawDotScaled(choice: RawStep, ctx: BuildContext): void {
   const aIndex = pick(choice.a, FORMATS.length);
@@ -54,6 +81,10 @@ export function drawDotScaled(choice: RawStep, ctx: BuildContext): void {
   const bIndex = pick(aIndex + Math.trunc(choice.a / FORMATS.length), FORMATS.length);
   const { format: bFormat, dtype: bDtype } = FORMATS[bIndex] as (typeof FORMATS)[number];
   const k = 32 * (1 + pick(choice.b, 2));
+  const nv = format === "e2m1" && bFormat === "e2m1" && pick(Math.trunc(choice.a / 9), 2) === 1;
+  const [scaleDtype, block]: [Dtype, number] = nv ? ["f8e4m3", 16] : ["i8", 32];
+  const scales = (shape: readonly [number, number], split: boolean) =>
+    nv ? nvScaleInput(ctx, shape, split) : input(ctx, shape, "i8", split, false, SCALE_ELEMENTS);
   const n = COLS[pick(choice.c, COLS.length)] as number;
   const transposed = pick(choice.d, 2) === 1;
   const a = ctx.push(
@@ -63,11 +94,11 @@ export function drawDotScaled(choice: RawStep, ctx: BuildContext): void {
   const aScale = ctx.push(
     {
       kind: "load",
-      input: input(ctx, [ctx.rows, k / 32], "i8", true, false, SCALE_ELEMENTS),
+      input: scales([ctx.rows, k / block], true),
       col0: 0,
-      cols: k / 32,
+      cols: k / block,
     },
-    { rows: "block", cols: k / 32, dtype: "i8", exact: null },
+    { rows: "block", cols: k / block, dtype: scaleDtype, exact: null },
   );
   const weight = input(ctx, transposed ? [n, k] : [k, n], bDtype, false, transposed, OPERAND_VALUES);
   const b = ctx.push(
@@ -77,17 +108,27 @@ export function drawDotScaled(choice: RawStep, ctx: BuildContext): void {
   const bScale = ctx.push(
     {
       kind: "load",
-      input: input(ctx, [n, k / 32], "i8", false, false, SCALE_ELEMENTS),
+      input: scales([n, k / block], false),
       col0: 0,
-      cols: k / 32,
+      cols: k / block,
     },
-    { rows: n, cols: k / 32, dtype: "i8", exact: null },
+    { rows: n, cols: k / block, dtype: scaleDtype, exact: null },
   );
   // The weight and the scales are read only by the dot; A stays live (fp8 values for other steps).
   for (const value of [aScale, b, bScale]) ctx.live.delete(value);
   const acc = pick(choice.d * 7, 2) === 0 ? null : "zeros";
   ctx.push(
-    { kind: "dotScaled", a, aScale, b, bScale, format, bFormat, acc },
+    {
+      kind: "dotScaled",
+      a,
+      aScale,
+      b,
+      bScale,
+      format,
+      bFormat,
+      acc,
+      ...(nv ? { scaleDtype: "f8e4m3" } : {}),
+    },
     { rows: "block", cols: n, dtype: "f32", exact: null },
   );
 }

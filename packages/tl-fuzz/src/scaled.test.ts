@@ -70,3 +70,47 @@ describe("tl.dotScaled in the differential tester (kind 30)", () => {
     120_000,
   );
 });
+
+describe("nvfp4 tl.dotScaled in the differential tester (kind 30)", () => {
+  // a = 11: e2m1 x e2m1 (11 mod 3 = 2, floor(11 / 3) mod 3 = 0) and floor(11 / 9) odd: nvfp4,
+  // f8e4m3 scales per 16 along K ([rows, K/16], [N, K/16]) multiplying as plain values.
+  it.each([false, true])(
+    "a = 11, weight transposed %s: the kernel, a hand loop and the machine agree",
+    async (transposed) => {
+      const p = program([{ kind: SCALED_KIND, a: 11, b: 1, c: 3, d: transposed ? 1 : 0 }]);
+      const step = dotScaledOf(p);
+      expect([step.format, step.bFormat, step.scaleDtype]).toEqual(["e2m1", "e2m1", "f8e4m3"]);
+      const loads = [step.a, step.aScale, step.b, step.bScale].map((s) => {
+        const load = p.steps[s];
+        if (load?.kind !== "load") throw new Error("not a load");
+        return p.inputs[load.input];
+      });
+      expect(loads.map((input) => input?.dtype)).toEqual(["f4e2m1", "f8e4m3", "f4e2m1", "f8e4m3"]);
+      const [x, sx, w, sw] = loads.map((input) => input?.values ?? []) as [
+        number[],
+        number[],
+        number[],
+        number[],
+      ];
+      expect(sx.length).toBe(10 * 4);
+      const expected: number[] = [];
+      for (let i = 0; i < 10; i++) {
+        for (let j = 0; j < 5; j++) {
+          let sum = 0;
+          for (let k = 0; k < 64; k++) {
+            const b = transposed ? (w[j * 64 + k] as number) : (w[k * 5 + j] as number);
+            sum +=
+              (x[i * 64 + k] as number) *
+              (sx[i * 4 + Math.floor(k / 16)] as number) *
+              b *
+              (sw[j * 4 + Math.floor(k / 16)] as number);
+          }
+          expected.push(sum);
+        }
+      }
+      expect([...(evaluate(p).at(-1)?.data ?? [])]).toEqual(expected);
+      expect((await check(p)).failure).toBeNull();
+    },
+    120_000,
+  );
+});

@@ -27,8 +27,8 @@ export interface MathCallOptions {
 /**
  * `tl.dot(a, b, options)` made at `site`: consumes the accumulator (its handle may not be used
  * again). With `scaled` (`tl.dotScaled`, checked by its caller) the GEMM command carries the TCM
- * addresses of the operands' e8m0 block scales, and B's dtype when it differs from A's (mixed
- * formats, e.g. e4m3 x e2m1).
+ * addresses of the operands' block scales (e8m0, or nvfp4's f8e4m3 named by `scaled.dtype`), and
+ * B's dtype when it differs from A's (mixed formats, e.g. e4m3 x e2m1).
  */
 export async function runDot(
   scope: CallScope,
@@ -36,7 +36,11 @@ export async function runDot(
   a: TensorHandle,
   b: TensorHandle,
   options: DotOptions,
-  scaled?: { readonly a?: TensorHandle | undefined; readonly b?: TensorHandle | undefined },
+  scaled?: {
+    readonly a?: TensorHandle | undefined;
+    readonly b?: TensorHandle | undefined;
+    readonly dtype?: "f8e4m3" | undefined;
+  },
 ): Promise<TensorHandle> {
   const call = scaled !== undefined ? "dotScaled" : "dot";
   const scales = scaled ?? {};
@@ -94,6 +98,7 @@ export async function runDot(
     transposeB: bb.transposed,
     ...(aScale === undefined ? {} : { aScale: aScale.address }),
     ...(bScale === undefined ? {} : { bScale: bScale.address }),
+    ...(scales.dtype === undefined ? {} : { scaleDtype: scales.dtype }),
   });
   scope.tl.memory?.markPending?.(out.address, out.nbytes);
   return out;

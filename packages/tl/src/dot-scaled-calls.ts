@@ -1,4 +1,4 @@
-import { MX_SCALE_BLOCK } from "@kb/spec";
+import { scaleBlockOf } from "@kb/spec";
 import { DTYPE_BYTES, type Dtype, formatShape, isFloatDtype } from "@kb/tensor";
 import { runDot } from "./compute.js";
 import type { TLContext } from "./context.js";
@@ -11,7 +11,9 @@ import { checkOwned } from "./validate.js";
 // TCM addresses, timed at the operands' rate plus one streamed step per block of 32 along K
 // (docs/latency-model.md, "Scaled GEMM"); phase 2 applies the scales before its f32 GEMM. The two
 // operands may be of different narrow formats (Triton tutorial 10's "mixed": e4m3 x e2m1): the
-// command names B's dtype, and PE_GEMM streams at the slower of the two rates.
+// command names B's dtype, and PE_GEMM streams at the slower of the two rates. nvfp4 (tutorial 10's
+// default): e2m1 elements with f8e4m3 scales, one per 16 along K, named in the command
+// (`scaleDtype`), one streamed step per block of 16.
 
 /** An operand format of `tl.dotScaled`, as Triton names it. */
 export type ScaledFormat = "e4m3" | "e5m2" | "e2m1" | "bf16" | "fp16";
@@ -42,7 +44,9 @@ export interface DotScaledCalls {
    * `[N, K/32]` (Triton's layouts), or null for a scale of 1. One PE_GEMM command at the format's
    * `dtype_cycles` rate with `ceil(K/32)` more streamed steps; consumes `acc` as `tl.dot` does.
    * `aFormat` and `bFormat` may differ among `"e4m3"`, `"e5m2"`, `"e2m1"` (mxfp8 x mxfp4): the
-   * GEMM streams at the slower of the two formats' rates.
+   * GEMM streams at the slower of the two formats' rates. nvfp4: f8e4m3 `aScale` `[M, K/16]` and
+   * `bScale` `[N, K/16]` with `"e2m1"` on both sides, each element times its block's scale value,
+   * `ceil(K/16)` more streamed steps.
    */
   dotScaled(
     a: TensorHandle,
@@ -105,10 +109,11 @@ export const dotScaledCalls: DotScaledCalls & ThisType<TLContext> = {
       }
       const [m, k] = a.shape as [number, number];
       const n = b.shape[1] as number;
-      for (const [name, scale, rows, format] of [
+      const scales = [
         ["aScale", aScale, m, aFormat],
         ["bScale", bScale, n, bFormat],
-      ] as const) {
+      ] as const;
+      for (const [name, scale, , format] of scales) {
         if (scale === null || scale === undefined) continue;
         if (!(scale instanceof TensorHandleClass)) {
           throw this._error(
@@ -123,30 +128,31 @@ export const dotScaledCalls: DotScaledCalls & ThisType<TLContext> = {
             `tl.dotScaled: format "${format}" takes no scale (Triton's rule); pass null for ${name}.`,
           );
         }
-        if (scale.dtype === "f8e4m3") {
-          // Triton's nvfp4: e2m1 elements with float8e4nv scales, one per 16 along K.
+      }
+      const scaleDtype = nvfp4Scales(this, aScale, aFormat, bScale, bFormat);
+      const block = scaleBlockOf(scaleDtype);
+      for (const [name, scale, rows] of scales) {
+        if (scale === null || scale === undefined) continue;
+        if (k % block !== 0) {
           throw this._error(
             "TL_INVALID_CALL",
-            `tl.dotScaled: ${name} ${scale.describe()} holds f8e4m3 scales (nvfp4's, one per 16 along K), which PE_GEMM's scaled dot does not take: it takes e8m0 scales per ${MX_SCALE_BLOCK} (mxfp8, mxfp4). Use e8m0 scales (a [rows, K/${MX_SCALE_BLOCK}] u8 tensor), or apply the e4m3 scales yourself (tl.cast the elements and the scales to f16, multiply, then tl.dot).`,
+            `tl.dotScaled: K (${k}) must be a multiple of ${block}: one ${scaleDtype ?? "e8m0"} scale covers ${block} elements along K.`,
           );
         }
-        if (k % MX_SCALE_BLOCK !== 0) {
-          throw this._error(
-            "TL_INVALID_CALL",
-            `tl.dotScaled: K (${k}) must be a multiple of ${MX_SCALE_BLOCK}: one e8m0 scale covers ${MX_SCALE_BLOCK} elements along K.`,
-          );
-        }
-        const expected = [rows, k / MX_SCALE_BLOCK];
+        const expected = [rows, k / block];
         if (formatShape(scale.shape) !== formatShape(expected)) {
           throw this._error(
             "TL_INVALID_CALL",
-            `tl.dotScaled: ${name} ${scale.describe()} must be ${formatShape(expected)} (one scale per ${MX_SCALE_BLOCK} elements along K of each ${name === "aScale" ? "row of a" : "column of b"}).`,
+            `tl.dotScaled: ${name} ${scale.describe()} must be ${formatShape(expected)} (one scale per ${block} elements along K of each ${name === "aScale" ? "row of a" : "column of b"}).`,
           );
         }
-        if (DTYPE_BYTES[scale.dtype] !== 1 || isFloatDtype(scale.dtype) || scale.dtype === "i1") {
+        if (
+          scaleDtype === undefined &&
+          (DTYPE_BYTES[scale.dtype] !== 1 || isFloatDtype(scale.dtype) || scale.dtype === "i1")
+        ) {
           throw this._error(
             "TL_INVALID_CALL",
-            `tl.dotScaled: ${name} ${scale.describe()} must hold e8m0 bytes in a 1-byte integer tensor (Triton's uint8 scales), got ${scale.dtype}.`,
+            `tl.dotScaled: ${name} ${scale.describe()} must hold e8m0 bytes in a 1-byte integer tensor (Triton's uint8 scales), or f8e4m3 scales with "e2m1" elements (nvfp4), got ${scale.dtype}.`,
           );
         }
       }
@@ -161,7 +167,43 @@ export const dotScaledCalls: DotScaledCalls & ThisType<TLContext> = {
       return runDot(this._scope, site, a, b, options, {
         a: aScale ?? undefined,
         b: bScale ?? undefined,
+        dtype: scaleDtype,
       });
     });
   },
 };
+
+/**
+ * The scales' dtype of a `tl.dotScaled`: `"f8e4m3"` when a scale is an f8e4m3 tensor (Triton's
+ * nvfp4, one scale per 16 along K), undefined for e8m0 bytes. nvfp4 takes e2m1 elements on both
+ * sides, and both scales (when given) of one kind.
+ */
+function nvfp4Scales(
+  tl: TLContext,
+  aScale: TensorHandle | null,
+  aFormat: ScaledFormat,
+  bScale: TensorHandle | null,
+  bFormat: ScaledFormat,
+): "f8e4m3" | undefined {
+  const given = [
+    ["aScale", aScale],
+    ["bScale", bScale],
+  ].filter((entry): entry is [string, TensorHandle] => entry[1] !== null && entry[1] !== undefined);
+  const nv = given.find(([, scale]) => scale.dtype === "f8e4m3");
+  if (nv === undefined) return undefined;
+  const [name, scale] = nv;
+  const other = given.find(([, s]) => s.dtype !== "f8e4m3");
+  if (other !== undefined) {
+    throw tl._error(
+      "TL_INVALID_CALL",
+      `tl.dotScaled: ${name} ${scale.describe()} holds f8e4m3 scales (nvfp4) but ${other[0]} ${other[1].describe()} does not: one GEMM takes one kind of scale. Give both f8e4m3 scales per 16 along K (nvfp4), or both e8m0 bytes per 32 (mxfp4).`,
+    );
+  }
+  if (aFormat !== "e2m1" || bFormat !== "e2m1") {
+    throw tl._error(
+      "TL_INVALID_CALL",
+      `tl.dotScaled: ${name} ${scale.describe()} holds f8e4m3 scales, which nvfp4 pairs only with "e2m1" elements on both sides (got "${aFormat}" x "${bFormat}"). Use e8m0 scales (a [rows, K/32] u8 tensor) for ${aFormat === "e2m1" ? bFormat : aFormat} operands.`,
+    );
+  }
+  return "f8e4m3";
+}

@@ -41,7 +41,7 @@ export interface GemmStage {
    */
   readonly dtypeB?: string;
   /**
-   * A scaled GEMM's (`tl.dotScaled`) blocks of e8m0 scales along k (`ceil(k / 32)`): one more
+   * A scaled GEMM's (`tl.dotScaled`) blocks of scales along k (`ceil(k / 32)` e8m0, `ceil(k / 16)` nvfp4's f8e4m3): one more
    * streamed step each in the built-in PE_GEMMs; absent for a plain GEMM.
    */
   readonly scaleBlocks?: number;
