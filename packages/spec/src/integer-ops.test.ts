@@ -6,7 +6,7 @@ import { type IntegerType, integerElement, integerType, wrapInteger } from "./in
 
 const type = (dtype: "u8" | "u16" | "u32" | "i32"): IntegerType => integerType(dtype) as IntegerType;
 const apply = (op: string, dtype: "u8" | "u16" | "u32" | "i32", a: number, b: number): number =>
-  wrapInteger(integerElement(op, type(dtype), () => Number.NaN)(a, b, 0), type(dtype));
+  wrapInteger(integerElement(op, type(dtype), () => Number.NaN)(a, b, 0, 0), type(dtype));
 
 describe("integer div and mod with a negative number operand", () => {
   it("read it as its two's complement on the unsigned types", () => {
