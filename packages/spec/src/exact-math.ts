@@ -164,7 +164,14 @@ export function evaluateExactMath(
     scalars,
     scalarIndex,
     dtype,
-  }: { scalars: readonly MathScalar[]; scalarIndex?: number | undefined; dtype: Dtype },
+    operandDtype,
+  }: {
+    scalars: readonly MathScalar[];
+    scalarIndex?: number | undefined;
+    dtype: Dtype;
+    /** The operands' dtype (default `dtype`): a negative scalar of an unsigned one is its two's complement. */
+    operandDtype?: Dtype | undefined;
+  },
 ): ExactValues {
   const info = MATH_OPS[op];
   if (info === undefined) throw new KbError("OPLOG_INVALID", `unknown math op "${op}".`);
@@ -204,8 +211,15 @@ export function evaluateExactMath(
       return (i: number) => values[source[i] as number] as bigint;
     });
     const withScalar = info.scalar && operands.length === info.arity - 1;
+    // A negative number operand of an unsigned op is its two's complement (the README's rule, as
+    // Triton converts a literal: -1 on u64 is 2^64 - 1), as the narrow types read it.
+    const unsigned = integerType(operandDtype ?? dtype);
+    const scalarOf = (value: MathScalar): bigint => {
+      const v = BigInt(value);
+      return unsigned !== undefined && !unsigned.signed && v < 0n ? BigInt.asUintN(unsigned.bits, v) : v;
+    };
     if (withScalar) {
-      const s = BigInt(scalars[0] as MathScalar);
+      const s = scalarOf(scalars[0] as MathScalar);
       readers.splice(scalarIndex ?? info.arity - 1, 0, () => s);
     }
     for (const scalar of scalars.slice(withScalar ? 1 : 0, (withScalar ? 1 : 0) + info.params.length)) {

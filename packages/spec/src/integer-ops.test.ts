@@ -1,4 +1,5 @@
 import { describe, expect, it } from "vitest";
+import { evaluateExactMath } from "./exact-math.js";
 import { type IntegerType, integerElement, integerType, wrapInteger } from "./integer-ops.js";
 
 // The README's rule (packages/tl/README.md, Semantics): a negative number operand of an unsigned op
@@ -28,5 +29,21 @@ describe("integer div and mod with a negative number operand", () => {
     expect(apply("div", "u16", 5, 0)).toBe(65535);
     expect(apply("mod", "u16", 5, 0)).toBe(5);
     expect(apply("div", "i32", 5, 0)).toBe(-1);
+  });
+});
+
+describe("the 64-bit types' exact evaluation with a negative number operand", () => {
+  const exact = (op: string, value: bigint, scalar: number, dtype: "u64" | "i64") =>
+    evaluateExactMath(op, [{ values: [value], shape: [1] }], [1], null, { scalars: [scalar], dtype });
+
+  it("reads it as its two's complement on u64 (tl-fuzz seed 20261124: mod(x, -1) on u64 is x)", () => {
+    expect(exact("mod", 3n, -1, "u64")).toEqual([3n]); // 3 % (2^64 - 1)
+    expect(exact("div", 3n, -3, "u64")).toEqual([0n]);
+    expect(exact("add", 5n, -1, "u64")).toEqual([4n]);
+  });
+
+  it("keeps the sign on i64", () => {
+    expect(exact("mod", 7n, -3, "i64")).toEqual([1n]);
+    expect(exact("div", -7n, 2, "i64")).toEqual([-3n]);
   });
 });

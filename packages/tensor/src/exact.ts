@@ -91,7 +91,12 @@ export function computeMath(
   }
   const operands = inputs.map((input) => ({ values: exactValuesOf(input), shape: input.shape }));
   return tensorFromExact(
-    evaluateExactMath(op, operands, shapeOut, axis, { scalars, scalarIndex, dtype }),
+    evaluateExactMath(op, operands, shapeOut, axis, {
+      scalars,
+      scalarIndex,
+      dtype,
+      operandDtype: inputs[0]?.dtype,
+    }),
     shapeOut,
     dtype,
   );
