@@ -4,12 +4,12 @@ import { type Dtype, Tensor } from "@kb/tensor";
 import * as z from "zod";
 import { type LayerDims, PRESETS, rankDims } from "./lib/llm/config.js";
 import { layerPlanOf, type RankBuffers, runLayer, uploadLayer } from "./lib/llm/layer.js";
+import { layerParams, randomWeights } from "./lib/llm/layer-params.js";
 import { placeStages } from "./lib/llm/pipeline-place.js";
 import { pipelineReport } from "./lib/llm/pipeline-report.js";
 import { gpipeOrder, pipelineTimeline } from "./lib/llm/pipeline-schedule.js";
 import type { TpPlacement } from "./lib/llm/ranks.js";
 import { layerReference, type PastCache } from "./lib/llm/reference.js";
-import llamaLayer, { randomWeights } from "./llama-layer.js";
 
 const span = (records: readonly LaunchRecord[]) =>
   records.length === 0 ? 0 : (records.at(-1) as LaunchRecord).endNs - (records[0] as LaunchRecord).startNs;
@@ -33,7 +33,7 @@ export default defineBench({
   name: "llama-pp",
   description:
     "Pipeline-parallel Llama: layers split into pp stages (a SIP or a cube each, tensor parallel within a stage), micro-batches of sequences sent stage to stage with @kb/ccl send/recv in GPipe order; per stage busy time and bubble beside (pp-1)/(m+pp-1), per micro-batch end times, send time.",
-  params: llamaLayer.params.omit({ tp: true, layers: true, batch: true }).extend({
+  params: layerParams.omit({ tp: true, layers: true, batch: true }).extend({
     pp: z
       .number()
       .int()

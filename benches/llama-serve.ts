@@ -3,6 +3,7 @@ import { dataFileParam, defineBench } from "@kb/runtime";
 import type { Dtype } from "@kb/tensor";
 import * as z from "zod";
 import { type LayerDims, PRESETS, type PresetName, rankDims } from "./lib/llm/config.js";
+import { randomWeights } from "./lib/llm/layer-params.js";
 import { placeRanks } from "./lib/llm/ranks.js";
 import { dtypeParam, gridParams, seedParam } from "./lib/params.js";
 import { StepModelRunner } from "./lib/serve/model.js";
@@ -10,7 +11,6 @@ import { readTraceFile } from "./lib/serve/node/trace-file.js";
 import { serveReport } from "./lib/serve/report.js";
 import { runScheduler, type ServeRequest } from "./lib/serve/scheduler.js";
 import { generateTrace } from "./lib/serve/trace.js";
-import { randomWeights } from "./llama-layer.js";
 
 const positive = (fallback: number, text: string) =>
   z.number().int().positive().default(fallback).describe(text);

@@ -4,6 +4,7 @@ import { type Dtype, Tensor } from "@kb/tensor";
 import * as z from "zod";
 import { rankDims } from "./lib/llm/config.js";
 import { type LayerPlan, runLayer, uploadLayer } from "./lib/llm/layer.js";
+import { layerTileParams, randomWeights } from "./lib/llm/layer-params.js";
 import { checkMoeSplit, MOE_PRESETS, type MoeDims, type MoePresetName } from "./lib/llm/moe-config.js";
 import { placeMoe } from "./lib/llm/moe-placement.js";
 import { dispatchPlan } from "./lib/llm/moe-plan.js";
@@ -14,7 +15,6 @@ import { type ExpertWeights, MOE_STEPS, runMoe, uploadMoe } from "./lib/llm/moe-
 import { attentionBlockReference } from "./lib/llm/reference.js";
 import { dtypeParam, gridOf, gridParams, seedParam } from "./lib/params.js";
 import { matmul } from "./lib/reference.js";
-import { layerTileParams, randomWeights } from "./llama-layer.js";
 
 /** Each expert's seeded weights (as llama-layer's MLP: uniform +-sqrt(3 / K), down a quarter of that). */
 function expertWeights(sim: Simulator, dims: MoeDims, dtype: Dtype, seed: number): ExpertWeights[] {

@@ -3,7 +3,7 @@ import { type Grid, replay, Simulator, verifyOutcome } from "@kb/runtime";
 import { describe, expect, test } from "vitest";
 import { PRESETS } from "../lib/llm/config.js";
 import { type LayerPlan, uploadLayer } from "../lib/llm/layer.js";
-import { randomWeights } from "../llama-layer.js";
+import { randomWeights } from "../lib/llm/layer-params.js";
 import llamaPp from "../llama-pp.js";
 import { kernelSim, topologyFile } from "./llm-support.js";
 
