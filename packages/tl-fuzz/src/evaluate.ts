@@ -12,6 +12,7 @@ export const DEFAULT_TILE: readonly [number, number, number] = [128, 128, 128];
  * packages/tl/README.md, in f64): the kernel body run on every block of rows, in block order.
  */
 export function evaluate(program: Program): ref.RefTensor[] {
+  let wide = false;
   const inputs = program.inputs.map((input) => ref.tensor(input.values, input.shape, input.dtype));
   const outputs = program.outputs.map((output) => ({
     dtype: output.dtype,
@@ -236,7 +237,27 @@ export function evaluate(program: Program): ref.RefTensor[] {
         }
       }
     });
+    wide ||= values.some(pastExactRange);
   }
   evaluateSecondLaunch(program, inputs, outputs, write);
+  if (wide || outputs.some(pastExactRange)) PAST_EXACT_RANGE.add(outputs);
   return outputs;
+}
+
+/** The outputs of programs whose 64-bit integer values left the evaluator's exact range. */
+const PAST_EXACT_RANGE = new WeakSet<readonly ref.RefTensor[]>();
+
+/** A 64-bit integer tensor holding a value f64 cannot hold exactly (|v| >= 2^53). */
+function pastExactRange(tensor: ref.RefTensor | undefined): boolean {
+  if (tensor === undefined || (tensor.dtype !== "i64" && tensor.dtype !== "u64")) return false;
+  return tensor.data.some((x) => Math.abs(x) >= 2 ** 53);
+}
+
+/**
+ * True when {@link evaluate} computed `outputs` through an i64 / u64 value of magnitude 2^53 or
+ * more: the evaluator holds values in f64, so past that it is not exact where phase 2 is (its
+ * BigInt path); the tester does not count a mismatch of such a program (see check.ts).
+ */
+export function pastEvaluatorRange(outputs: readonly ref.RefTensor[]): boolean {
+  return PAST_EXACT_RANGE.has(outputs);
 }
