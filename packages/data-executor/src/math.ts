@@ -1,5 +1,4 @@
-import type { MathScalar } from "@kb/oplog";
-import { computeMath, type Dtype, type Tensor } from "@kb/tensor";
+import { computeMath } from "@kb/tensor";
 
 /**
  * One math op of the tl surface on host tensors: computed in double precision by the op table's
@@ -10,16 +9,6 @@ import { computeMath, type Dtype, type Tensor } from "@kb/tensor";
  * along `axis`, `cumsum` its prefix sums; `fill` / `iota` take no input. Throws `OPLOG_INVALID`
  * for an unknown op or operands that do not fit it. An op that reads or makes a 64-bit integer (or
  * has a BigInt scalar) computes exactly (`computeMath` of @kb/tensor): `i64` / `u64` values past
- * 2^53 are not rounded.
+ * 2^53 are not rounded. It is that function, under the executor's name.
  */
-export function applyMath(
-  op: string,
-  inputs: readonly Tensor[],
-  shapeOut: readonly number[],
-  dtype: Dtype,
-  axis: number | null,
-  scalars: readonly MathScalar[],
-  scalarIndex?: number,
-): Tensor {
-  return computeMath(op, inputs, shapeOut, dtype, axis, scalars, scalarIndex);
-}
+export const applyMath: typeof computeMath = computeMath;
