@@ -81,4 +81,30 @@ describe("hbm_ctrl_v2 closed_form", () => {
     },
     120_000,
   );
+
+  /** FNV-1a over the completion times (as printed), and their count. */
+  function digest(times: readonly number[]): string {
+    let h = 0x811c9dc5;
+    for (const ch of times.join(",")) h = Math.imul(h ^ (ch.codePointAt(0) as number), 0x01000193) >>> 0;
+    return `${times.length}:${h.toString(16)}`;
+  }
+
+  // The schedule of burst and horizon is the reference the scan's shortcuts must keep: these
+  // digests were taken before the scheduler's next-candidate shortcut (several commands per scan)
+  // and must not move with any speed-up (each lever is checked against them).
+  it.each([
+    ["pseudo-channel queues", {}, "1500:bd1d8c3"],
+    ["channel queues", { queue_scope: "channel" }, "1500:a8ad754c"],
+    ["channel queues and command bus", { queue_scope: "channel", command_bus: "channel" }, "1500:2bffe179"],
+    ["per-bank refresh, channel queues", { queue_scope: "channel", refresh: "per_bank" }, "1500:5ca4a79a"],
+    ["adaptive page", { page_policy: "adaptive" }, "1500:d29a6c29"],
+  ])(
+    "burst and horizon keep their completion times on seeded random traffic (%s)",
+    (_name, params, expected) => {
+      for (const closedForm of ["burst", "horizon"]) {
+        expect(digest(randomTraffic({ ...params, closed_form: closedForm }, 3, 1500))).toBe(expected);
+      }
+    },
+    120_000,
+  );
 });
