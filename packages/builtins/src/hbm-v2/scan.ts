@@ -6,7 +6,6 @@ import {
   B_RD,
   B_ROW,
   B_WR,
-  E_LIST,
   E_NEXT,
   E_STRIDE,
   EPS,
@@ -36,7 +35,6 @@ import {
   READ,
   S_RD,
   S_WR,
-  WRITE,
 } from "./layout.js";
 import { PortQueue } from "./queue.js";
 
@@ -47,13 +45,6 @@ export const ROW = 2; // ACT / PRE of an entry
 export const REF = 3; // PREab / REFab / PREpb / REFpb (row bus, before entries' row commands)
 
 const INF = Number.POSITIVE_INFINITY;
-
-// PortScan.sTail: entries bounded by the port's bounds alone.
-const TAIL_SERVED = 1;
-const TAIL_READS = 2;
-const TAIL_WRITES = 4;
-/** Runner-up candidates a scan keeps exactly (see `PortScan.next`). */
-const RUNNERS = 4;
 
 /**
  * The candidate search of a pseudo-channel's scheduler: the earliest command any queued entry
@@ -81,19 +72,7 @@ export abstract class PortScan extends PortQueue {
   protected sBestE = -1;
   protected sBestCls = 0;
   protected sBestSeq = INF;
-  // The runner-ups (exact candidates, best first, `sN` of them) and a lower bound of the others.
-  private readonly sT = new Float64Array(RUNNERS);
-  private readonly sKind = new Int32Array(RUNNERS);
-  private readonly sCls = new Int32Array(RUNNERS);
-  private readonly sSeq = new Float64Array(RUNNERS);
-  private readonly sE = new Int32Array(RUNNERS);
-  private sN = 0;
-  protected sRestT = INF;
-  /**
-   * Entries bounded only by the port's bounds (which only grow): TAIL_SERVED, the served list's
-   * entries after the scan stopped; TAIL_READS / TAIL_WRITES, a blocked list.
-   */
-  protected sTail = 0;
+  protected sOtherT = INF;
   protected sColT = INF;
   protected sRowT = INF;
   protected sMode = 0;
@@ -106,20 +85,6 @@ export abstract class PortScan extends PortQueue {
   protected cBestKind = -1;
   protected cBestE = -1;
   protected cOtherT = INF;
-  /** The cached runner-up entries (`cN` of them) and the bound of the rest (see `next`). */
-  private readonly cE = new Int32Array(RUNNERS);
-  private cN = 0;
-  protected cRestT = INF;
-  protected cTail = 0;
-  /** `blockVersion` and the overflow heads when the cached candidate was found. */
-  private cVersion = -1;
-  private readonly cOv = [-1, -1];
-  /**
-   * Whether a command may find the next one from the runner-up and the rest's bound alone
-   * (`next`): only where any valid lower bound gives the same schedule (closed_form horizon or
-   * burst) and the scheduler policy is plain FR-FCFS.
-   */
-  protected shortcut = false;
 
   protected readonly writeHigh: number;
   protected readonly writeLow: number;
@@ -208,10 +173,13 @@ export abstract class PortScan extends PortQueue {
   protected scan(): boolean {
     const st = this.st;
     const p = this.portBase;
+    const t = this.config.timing;
     // Write drain (Ramulator set_write_mode).
     let mode = st[p + P_MODE] as number;
     // The queues are the channel's (queue_scope: channel): the other PCs' entries count.
-    if (this.flipDue(mode)) {
+    const rq = (st[p + P_RQ] as number) + this.peerSum(P_RQ);
+    const wq = (st[p + P_WQ] as number) + this.peerSum(P_WQ);
+    if (rq + wq > 0 && (mode === READ ? wq > this.writeHigh || rq === 0 : wq < this.writeLow && rq !== 0)) {
       mode = 1 - mode;
       this.setS(p + P_MODE, mode);
       // Timed at the next command (flipping back before it cancels the flip).
@@ -233,9 +201,7 @@ export abstract class PortScan extends PortQueue {
     this.sBestE = -1;
     this.sBestCls = 0;
     this.sBestSeq = INF;
-    this.sN = 0;
-    this.sRestT = INF;
-    this.sTail = 0;
+    this.sOtherT = INF;
     if (!refPending) {
       const due = st[p + P_REF_NEXT] as number;
       if (due < INF) {
@@ -249,8 +215,17 @@ export abstract class PortScan extends PortQueue {
         this.sBestKind = REF;
       }
     }
-    this.portBounds();
-    const lowRow = Math.min(this.sPortAct, this.sRowBus);
+    // P_CMDMIN: the channel's command slot at the last best time was taken by another command.
+    const cmdMin = st[p + P_CMDMIN] as number;
+    const rowBus = Math.max(st[p + P_ROWBUS] as number, cmdMin);
+    const colBus = Math.max(st[p + P_COLBUS] as number, cmdMin);
+    const fawI = st[p + P_FAWI] as number;
+    const faw = (st[p + P_FAW + fawI] as number) + t.tFAW;
+    this.sRowBus = rowBus;
+    this.sPortAct = Math.max(st[p + P_ACT] as number, rowBus, faw);
+    this.sPortRd = Math.max(st[p + P_RD] as number, colBus);
+    this.sPortWr = Math.max(st[p + P_WR] as number, colBus);
+    const lowRow = Math.min(this.sPortAct, rowBus);
     // An entry's earliest time only grows, except when its bank closes: lower bounds from earlier
     // scans let this one skip entries that cannot win.
     const closeAll = this.closedAll;
@@ -274,7 +249,7 @@ export abstract class PortScan extends PortQueue {
       if (!headFound) {
         const bound = eLB[e] as number;
         if (eBlk[e] === version || (!inOrder && bound > this.sBestT + EPS)) {
-          if (bound < this.sRestT) this.sRestT = bound;
+          if (bound < this.sOtherT) this.sOtherT = bound;
         } else if (this.consider(e, 0) && inOrder) headFound = true;
       }
       e = next;
@@ -293,8 +268,10 @@ export abstract class PortScan extends PortQueue {
       if (list !== served) {
         // Blocked (the other kind, or a refresh waits): one bound for the whole list is enough (for
         // a closed-form run); their lower bounds are voided below if their bank closed.
-        if ((st[this.listHead(list)] as number) >= 0)
-          this.sTail |= list === LIST_READS ? TAIL_READS : TAIL_WRITES;
+        if ((st[this.listHead(list)] as number) >= 0) {
+          const bound = Math.min(lowRow, list === LIST_READS ? this.sPortRd : this.sPortWr);
+          if (bound < this.sOtherT) this.sOtherT = bound;
+        }
         continue;
       }
       if (served !== this.lastServed) {
@@ -319,7 +296,7 @@ export abstract class PortScan extends PortQueue {
           if (!headFound) {
             if (eBlk[e] === version) {
               const bound = eLB[e] as number;
-              if (bound < this.sRestT) this.sRestT = bound;
+              if (bound < this.sOtherT) this.sOtherT = bound;
             } else headFound = this.consider(e, 1);
           }
           e = next;
@@ -332,20 +309,21 @@ export abstract class PortScan extends PortQueue {
           const hit = st[(eB[e] as number) + B_ROW] === eRow[e];
           if (hit ? colDone : rowDone) {
             bound = Math.max(bound, hit ? lowCol : lowRow);
-            if (bound < this.sRestT) this.sRestT = bound;
+            if (bound < this.sOtherT) this.sOtherT = bound;
             e = next;
             continue;
           }
         }
         if (bound > this.sBestT + EPS || eBlk[e] === version) {
-          if (bound < this.sRestT) this.sRestT = bound;
+          if (bound < this.sOtherT) this.sOtherT = bound;
         } else {
           this.consider(e, 1);
           colDone = this.sColT <= lowCol + EPS;
           rowDone = this.sRowT <= lowRow + EPS;
           if (colDone && rowDone) {
             // Every later entry of this list is behind one of the two: bound them all at once.
-            this.sTail |= TAIL_SERVED;
+            const rest = Math.min(lowCol, lowRow);
+            if (rest < this.sOtherT) this.sOtherT = rest;
             break;
           }
         }
@@ -353,121 +331,12 @@ export abstract class PortScan extends PortQueue {
       }
     }
     if (this.sBestKind < 0) return false; // nothing (or only blocked candidates: cannot happen, see the docs)
-    this.keep();
-    return true;
-  }
-
-  /** Caches the scan's result: the next command, the runner-up and the bound of the rest. */
-  private keep(): void {
-    const st = this.st;
-    const p = this.portBase;
     this.cached = true;
     this.cBestT = this.sBestT;
     this.cBestKind = this.sBestKind;
     this.cBestE = this.sBestE;
-    let other = Math.min(this.sRestT, this.tailBound());
-    for (let i = 0; i < this.sN; i++) {
-      this.cE[i] = this.sE[i] as number;
-      if ((this.sT[i] as number) < other) other = this.sT[i] as number;
-    }
-    this.cN = this.sN;
-    this.cRestT = this.sRestT;
-    this.cTail = this.sTail;
-    this.cOtherT = other;
-    this.cVersion = this.blockVersion;
-    this.cOv[READ] = st[p + P_OVR] as number;
-    this.cOv[WRITE] = st[p + P_OVW] as number;
-  }
-
-  /** The lower bound of the entries `sTail` names, from the port's bounds (the `s*` fields). */
-  private tailBound(): number {
-    const tail = this.sTail;
-    if (tail === 0) return INF;
-    const lowRow = Math.min(this.sPortAct, this.sRowBus);
-    let bound = INF;
-    if ((tail & TAIL_SERVED) !== 0)
-      bound = Math.min(lowRow, this.sMode === READ ? this.sPortRd : this.sPortWr);
-    if ((tail & TAIL_READS) !== 0) bound = Math.min(bound, lowRow, this.sPortRd);
-    if ((tail & TAIL_WRITES) !== 0) bound = Math.min(bound, lowRow, this.sPortWr);
-    return bound;
-  }
-
-  /**
-   * After a column command of the cached candidate: finds the next command without a scan when
-   * nothing but the two entries' own constraints moved. Every other candidate's time only grew
-   * since the bound of the rest was taken (no bank closed, nothing admitted, nothing unblocked,
-   * no refresh or write-drain change), so the better of the two re-evaluated entries is the next
-   * command if it comes strictly before that bound. False: scan.
-   */
-  protected next(): boolean {
-    const st = this.st;
-    const p = this.portBase;
-    if (
-      !this.shortcut ||
-      this.blockVersion !== this.cVersion ||
-      this.closedAll ||
-      this.closedBank >= 0 ||
-      (st[p + P_OVR] as number) < (this.cOv[READ] as number) ||
-      (st[p + P_OVW] as number) < (this.cOv[WRITE] as number) ||
-      (st[p + P_REF_PENDING] as number) === 1
-    ) {
-      return false;
-    }
-    const mode = st[p + P_MODE] as number;
-    if (this.flipDue(mode)) return false;
-    this.portBounds();
-    this.sMode = mode;
-    this.sRefPending = false;
-    this.sBestT = INF;
-    this.sBestKind = -1;
-    this.sBestE = -1;
-    this.sBestCls = 0;
-    this.sBestSeq = INF;
-    this.sN = 0;
-    this.sRestT = this.cRestT;
-    this.sTail = this.cTail;
-    this.reconsider(this.cBestE);
-    for (let i = 0, n = this.cN; i < n; i++) this.reconsider(this.cE[i] as number);
-    // Entries admitted since (they joined the lists' tails).
-    for (let kind = 0; kind < 2; kind++) {
-      const list = this.overflow[kind] as number[];
-      const head = st[p + (kind === READ ? P_OVR : P_OVW)] as number;
-      for (let i = this.cOv[kind] as number; i < head; i++) this.reconsider(list[i] as number);
-    }
-    if (this.sBestE < 0 || !(this.sBestT < Math.min(this.sRestT, this.tailBound()) - EPS)) return false;
-    this.keep();
+    this.cOtherT = this.sOtherT;
     return true;
-  }
-
-  /** Evaluates entry `e` again if it is still queued (its priority class from its list). */
-  private reconsider(e: number): void {
-    if (e < 0) return;
-    const list = this.ed[e * E_STRIDE + E_LIST] as number;
-    if (list >= 0) this.consider(e, list === LIST_PRIO ? 0 : 1);
-  }
-
-  /** Whether the write-drain mode flips now (Ramulator set_write_mode; the channel's queues with peers). */
-  private flipDue(mode: number): boolean {
-    const st = this.st;
-    const p = this.portBase;
-    const rq = (st[p + P_RQ] as number) + this.peerSum(P_RQ);
-    const wq = (st[p + P_WQ] as number) + this.peerSum(P_WQ);
-    return rq + wq > 0 && (mode === READ ? wq > this.writeHigh || rq === 0 : wq < this.writeLow && rq !== 0);
-  }
-
-  /** The port-wide lower bounds of the next row and column commands (into the `s*` fields). */
-  private portBounds(): void {
-    const st = this.st;
-    const p = this.portBase;
-    // P_CMDMIN: the channel's command slot at the last best time was taken by another command.
-    const cmdMin = st[p + P_CMDMIN] as number;
-    const rowBus = Math.max(st[p + P_ROWBUS] as number, cmdMin);
-    const colBus = Math.max(st[p + P_COLBUS] as number, cmdMin);
-    const faw = (st[p + P_FAW + (st[p + P_FAWI] as number)] as number) + this.config.timing.tFAW;
-    this.sRowBus = rowBus;
-    this.sPortAct = Math.max(st[p + P_ACT] as number, rowBus, faw);
-    this.sPortRd = Math.max(st[p + P_RD] as number, colBus);
-    this.sPortWr = Math.max(st[p + P_WR] as number, colBus);
   }
 
   /** Voids the lower bounds of a list's entries on a closed bank (or all). */
@@ -517,68 +386,29 @@ export abstract class PortScan extends PortQueue {
       : refPending || (cls === 1 && kind !== this.sMode) || (open >= 0 && (st[b + B_ACTIVE] as number) > 0);
     if (blocked) {
       this.eBlk[e] = this.blockVersion;
-      if (time < this.sRestT) this.sRestT = time;
+      if (time < this.sOtherT) this.sOtherT = time;
       return false;
     }
     const slot = col ? COL : ROW;
     if (col) {
       if (time < this.sColT) this.sColT = time;
     } else if (time < this.sRowT) this.sRowT = time;
-    const seq = this.eSeq[e] as number;
-    if (before(time, slot, cls, seq, this.sBestT, this.sBestKind, this.sBestCls, this.sBestSeq)) {
-      // The best so far is the runner-up now (a refresh's candidate goes to the rest's bound).
-      if (this.sBestE >= 0)
-        this.second(this.sBestT, this.sBestKind, this.sBestCls, this.sBestSeq, this.sBestE);
-      else if (this.sBestT < this.sRestT) this.sRestT = this.sBestT;
+    const bestT = this.sBestT;
+    let better: boolean;
+    if (time < bestT - EPS) better = true;
+    else if (time > bestT + EPS) better = false;
+    else if (slot !== this.sBestKind) better = rank(slot) < rank(this.sBestKind);
+    else if (cls !== this.sBestCls) better = cls < this.sBestCls;
+    else better = (this.eSeq[e] as number) < this.sBestSeq;
+    if (better) {
+      if (bestT < this.sOtherT) this.sOtherT = bestT;
       this.sBestT = time;
       this.sBestKind = slot;
       this.sBestCls = cls;
-      this.sBestSeq = seq;
+      this.sBestSeq = this.eSeq[e] as number;
       this.sBestE = e;
-    } else this.second(time, slot, cls, seq, e);
+    } else if (time < this.sOtherT) this.sOtherT = time;
     return true;
-  }
-
-  /** Offers a candidate that is not the best as a runner-up; one that is not kept goes to the rest's bound. */
-  private second(time: number, slot: number, cls: number, seq: number, e: number): void {
-    const sT = this.sT;
-    let i = this.sN;
-    while (
-      i > 0 &&
-      before(
-        time,
-        slot,
-        cls,
-        seq,
-        sT[i - 1] as number,
-        this.sKind[i - 1] as number,
-        this.sCls[i - 1] as number,
-        this.sSeq[i - 1] as number,
-      )
-    ) {
-      i--;
-    }
-    if (i === RUNNERS) {
-      if (time < this.sRestT) this.sRestT = time;
-      return;
-    }
-    let n = this.sN;
-    if (n === RUNNERS) {
-      n--; // the last goes to the rest
-      if ((sT[n] as number) < this.sRestT) this.sRestT = sT[n] as number;
-    } else this.sN = n + 1;
-    for (let j = n; j > i; j--) {
-      sT[j] = sT[j - 1] as number;
-      this.sKind[j] = this.sKind[j - 1] as number;
-      this.sCls[j] = this.sCls[j - 1] as number;
-      this.sSeq[j] = this.sSeq[j - 1] as number;
-      this.sE[j] = this.sE[j - 1] as number;
-    }
-    sT[i] = time;
-    this.sKind[i] = slot;
-    this.sCls[i] = cls;
-    this.sSeq[i] = seq;
-    this.sE[i] = e;
   }
 
   /** Whether the last scan saw an older entry to another row of `bank` (with a row-hit cap). */
@@ -588,24 +418,6 @@ export abstract class PortScan extends PortQueue {
 
   /** Earliest time of the pending refresh's next command (INF while it must wait), due at `due`. */
   protected abstract refreshCommandTime(due: number): number;
-}
-
-/** Whether candidate 1 goes before candidate 2: earlier, then by kind, priority class and age. */
-function before(
-  t1: number,
-  kind1: number,
-  cls1: number,
-  seq1: number,
-  t2: number,
-  kind2: number,
-  cls2: number,
-  seq2: number,
-): boolean {
-  if (t1 < t2 - EPS) return true;
-  if (t1 > t2 + EPS) return false;
-  if (kind1 !== kind2) return rank(kind1) < rank(kind2);
-  if (cls1 !== cls2) return cls1 < cls2;
-  return seq1 < seq2;
 }
 
 /** Order of candidate kinds at equal times. */

@@ -132,7 +132,6 @@ export class PortScheduler extends PortScan implements HbmRefreshPort, HbmQueueV
     this.refresh = config.policies.refresh;
     this.page = config.policies.page;
     this.closedForm = config.closedForm === "burst" ? BURST : config.closedForm === "horizon" ? HORIZON : RUN;
-    this.shortcut = this.closedForm !== RUN && !this.inOrder && !this.capped;
   }
 
   /**
@@ -354,8 +353,6 @@ export class PortScheduler extends PortScan implements HbmRefreshPort, HbmQueueV
         this.nextT = last;
         return STOP_TARGET;
       }
-      // The next command without a scan when only this run and the runner-up can be it.
-      this.next();
     }
   }
 
