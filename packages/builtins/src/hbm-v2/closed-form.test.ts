@@ -98,6 +98,7 @@ describe("hbm_ctrl_v2 closed_form", () => {
     ["channel queues and command bus", { queue_scope: "channel", command_bus: "channel" }, "1500:2bffe179"],
     ["per-bank refresh, channel queues", { queue_scope: "channel", refresh: "per_bank" }, "1500:5ca4a79a"],
     ["adaptive page", { page_policy: "adaptive" }, "1500:d29a6c29"],
+    ["answers predicted from 64 B (predict_bytes)", { predict_bytes: 64 }, "1500:90f76a7d"],
   ])(
     "burst and horizon keep their completion times on seeded random traffic (%s)",
     (_name, params, expected) => {
