@@ -37,6 +37,7 @@ interface RunOptions {
   plugin?: string[];
   verify?: boolean;
   checkPhases?: boolean;
+  fullData?: boolean;
   traceFilter?: components.TraceFilter;
   traceCounterNs?: number;
   maxEvents?: number;
@@ -119,6 +120,10 @@ export function addRunCommand(program: Command, io: CliIo, state: RunState): Com
     .option(
       "--check-phases",
       "run phase 2 and compare every value a kernel observed in phase 1 with what phase 2 computes for the same op; exit 1 at the first difference",
+    )
+    .option(
+      "--full-data",
+      "make the bytes of the bench's deferred tensors (weights a kernel never branches on) without --verify too; by default a run without --verify or --check-phases leaves them unmade (same simulated times, a fraction of the memory: docs/workloads.md)",
     )
     .option(
       "--by-line [n]",
@@ -247,6 +252,7 @@ async function runCommand(benchArg: string, options: RunOptions, io: CliIo): Pro
     plugins: options.plugin ?? [],
     verify: options.verify === true,
     checkPhases: options.checkPhases === true,
+    ...(options.fullData === true ? { hostData: "full" as const } : {}),
     limits: {
       ...(options.maxEvents !== undefined ? { maxEvents: options.maxEvents } : {}),
       ...(options.maxSimTime !== undefined ? { maxSimTimeNs: options.maxSimTime } : {}),
