@@ -9,9 +9,9 @@ describe("kb run: the host program's plan (sim.progress)", () => {
   it("shows its position and label on the terminal's progress line", async () => {
     const tty = await runKb(["run", planBench], { isTTY: true, columns: 200 });
     expect(tty.code).toBe(0);
-    expect(tty.stderr).toContain(`${clearLine}plan: running, 0 of 2 (copy 1)`);
-    expect(tty.stderr).toContain(`${clearLine}plan: running, 1 of 2 (copy 2)`);
-    expect(tty.stderr).toContain(`${clearLine}plan: running, 2 of 2 (done)`);
+    expect(tty.stderr).toContain(`${clearLine}plan: running, copy 1 · 0%`);
+    expect(tty.stderr).toContain(`${clearLine}plan: running, copy 2 · 50%`);
+    expect(tty.stderr).toContain(`${clearLine}plan: running, done · 100%`);
     expect(tty.stderr.endsWith(clearLine)).toBe(true);
     expect(tty.stdout).not.toContain("of 2");
   });

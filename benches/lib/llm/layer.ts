@@ -256,7 +256,11 @@ export async function runLayer(
   let step = 0;
   const progress = (kernel: string) => {
     if (layers !== undefined)
-      sim.progress(layer * perLayer + step, layers * perLayer, `layer ${layer + 1} of ${layers}: ${kernel}`);
+      sim.progress(
+        layer * perLayer + step,
+        layers * perLayer,
+        `layer ${layer + 1}/${layers} · launch ${kernel} ${step + 1}/${perLayer}`,
+      );
     step++;
   };
   const launch = async <A extends readonly unknown[]>(
