@@ -1,4 +1,5 @@
 import type { HostPlan } from "@kb/runtime";
+import type { RunProgress } from "@kb/runtime/node";
 import { formatWallMs, groupDigits } from "./format-run.js";
 
 // The host program's plan (`sim.progress(done, total, label)`) on kb run's progress line, with
@@ -25,4 +26,25 @@ export function formatEta(ms: number): string {
   const minutes = Math.round(ms / 60_000);
   if (minutes < 60) return `${minutes} min`;
   return `${Math.floor(minutes / 60)} h ${String(minutes % 60).padStart(2, "0")} min`;
+}
+
+/**
+ * kb run's plan on a pipe (a log file, CI): one plain line per step of the host program's plan,
+ * `llama-layer: layer 3/32 · launch qkv-proj 2/11 · 6%`, without an ETA (a terminal's line has
+ * it); nothing for a bench that states no plan.
+ */
+export class PlanLines {
+  private shownStep: number | null = null;
+
+  constructor(
+    private readonly output: { write(text: string): unknown },
+    private readonly name: string,
+  ) {}
+
+  show(progress: RunProgress): void {
+    if (progress.stage !== "phase1" || progress.plan === null || progress.plan.done === this.shownStep)
+      return;
+    this.shownStep = progress.plan.done;
+    this.output.write(`${this.name}: ${planText(progress.plan, null)}\n`);
+  }
 }

@@ -23,6 +23,7 @@ import { DEFAULT_BY_LINE, formatByLine } from "./format-by-line.js";
 import { formatReport, formatRunSummary, formatWallMs, groupDigits, type RunOutput } from "./format-run.js";
 import { formatWarning } from "./located-issues.js";
 import { chromeTraceChunks, isGzipPath, PendingFile } from "./pending-file.js";
+import { PlanLines } from "./plan-progress.js";
 import { ProgressLine, RunProgressView } from "./progress-line.js";
 import type { CliIo, RunState } from "./run-cli.js";
 import { RunOutputs } from "./run-outputs.js";
@@ -282,7 +283,12 @@ async function runCommand(benchArg: string, options: RunOptions, io: CliIo): Pro
   }
 
   const progress = io.stderr.isTTY === true && options.json !== true ? new ProgressLine(io.stderr) : null;
-  const view = progress === null ? null : new RunProgressView(progress, bench.name, topologyFile);
+  const view =
+    progress !== null
+      ? new RunProgressView(progress, bench.name, topologyFile)
+      : options.json !== true
+        ? new PlanLines(io.stderr, bench.name)
+        : null;
   // Outputs are checked before the run (a directory, an input, a name given twice fail now, not
   // after it), written to temporary files and renamed together when the run succeeded: a failed
   // or interrupted run leaves none of them.
