@@ -9,11 +9,17 @@
  * per run the totals with the child's peak RSS (issue 38's target: 32 layers of llama3-8b at
  * seq 2048 on ref-4sip in under 10 minutes and 8 GB).
  */
-import { spawnSync } from "node:child_process";
 import { fileURLToPath } from "node:url";
 import { type RunProgress, runBench } from "@kb/runtime/node";
 import llamaLayer from "../llama-layer.js";
-import { failUsage, parseSuiteOptions, printTable, topologyFile, writeJson } from "./report.js";
+import {
+  failUsage,
+  parseSuiteOptions,
+  printTable,
+  spawnChildReport,
+  topologyFile,
+  writeJson,
+} from "./report.js";
 
 const SCRIPT = "bench:model";
 
@@ -119,20 +125,7 @@ async function child(layers: number, preset: string, seq: number, topology: stri
 }
 
 function spawnChild(args: readonly string[], layers: number): ModelRun {
-  const script = fileURLToPath(import.meta.url);
-  const result = spawnSync(process.execPath, ["--expose-gc", ...process.execArgv, script, ...args], {
-    encoding: "utf8",
-    maxBuffer: 64 * 2 ** 20,
-    stdio: ["ignore", "pipe", "inherit"],
-  });
-  const last = result.stdout?.trim().split("\n").at(-1);
-  if (result.status !== 0 || last === undefined || !last.startsWith("{")) {
-    process.stderr.write(
-      `${SCRIPT}: the run of ${layers} layer(s) failed (exit ${result.status ?? result.signal}):\n${result.stdout ?? ""}\n`,
-    );
-    process.exit(1);
-  }
-  return JSON.parse(last) as ModelRun;
+  return spawnChildReport<ModelRun>(SCRIPT, import.meta.url, args, `${layers}-layer`);
 }
 
 function positiveInt(name: string, text: string, fallback: number): number {
