@@ -5,7 +5,7 @@ import { type LayerDims, PRESETS, rankDims } from "./lib/llm/config.js";
 import { type LayerLaunch, layerPlanOf, runLayer, uploadLayer } from "./lib/llm/layer.js";
 import { layerParams, randomWeights } from "./lib/llm/layer-params.js";
 import { placeRanks } from "./lib/llm/ranks.js";
-import { layerReference, type PastCache } from "./lib/llm/reference.js";
+import { type LayerWeights, layerReference, type PastCache } from "./lib/llm/reference.js";
 import { layerReport } from "./lib/llm/report.js";
 
 /**
@@ -32,7 +32,13 @@ export default defineBench({
     const decode = p.phase === "decode";
     const plan = layerPlanOf(p, dims, p.batch, seq);
     const { shape } = plan;
-    const weights = randomWeights(sim, dims, dtype, p.seed);
+    // Made on first use: by the uploads in a run that makes its deferred data (--verify), by the
+    // reference; never in a timing run (uploadLayer's shards are deferred tensors).
+    let made: LayerWeights | null = null;
+    const weights = () => {
+      made ??= randomWeights(sim, dims, dtype, p.seed);
+      return made;
+    };
     const rows = shape.batch * shape.tokens;
     const x = sim.random([rows, dims.hidden], dtype, { seed: p.seed + 20 });
     const kvWidth = dims.kvHeads * dims.headDim;
@@ -49,7 +55,8 @@ export default defineBench({
     }
     const reference = async (): Promise<Tensor> => {
       let y = x;
-      for (let layer = 0; layer < p.layers; layer++) y = layerReference(y, weights, dims, shape, past, dtype);
+      for (let layer = 0; layer < p.layers; layer++)
+        y = layerReference(y, weights(), dims, shape, past, dtype);
       return y;
     };
     let cached: Promise<Tensor> | null = null;

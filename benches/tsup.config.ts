@@ -11,6 +11,7 @@ export default kbTsupConfig({
     "perf/ccl": "perf/ccl.ts",
     "perf/pe-gemm": "perf/pe-gemm/run.ts",
     "perf/scale": "perf/scale.ts",
+    "perf/model": "perf/model.ts",
     "perf/noc": "perf/noc/run.ts",
   },
   platform: "node",

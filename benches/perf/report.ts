@@ -1,4 +1,5 @@
 // What the perf suites share: usage errors, medians, aligned tables, JSON output.
+import { spawnSync } from "node:child_process";
 import { existsSync, mkdirSync, writeFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -110,4 +111,35 @@ export function topologyFile(name: string): string {
       throw new Error(`cannot find topologies/${name} above ${fileURLToPath(import.meta.url)}`);
     dir = parent;
   }
+}
+
+/**
+ * Runs the suite module `moduleUrl` (its `import.meta.url`) in a child node (`--expose-gc` and
+ * this process's flags) with `args`, and returns the JSON of the last line it printed, so that
+ * the child's peak RSS is its own. A child that fails is reported (`script: the <what> child
+ * failed`) and exits this process with code 1.
+ */
+export function spawnChildReport<T>(
+  script: string,
+  moduleUrl: string,
+  args: readonly string[],
+  what: string,
+): T {
+  const result = spawnSync(
+    process.execPath,
+    ["--expose-gc", ...process.execArgv, fileURLToPath(moduleUrl), ...args],
+    {
+      encoding: "utf8",
+      maxBuffer: 64 * 2 ** 20,
+      stdio: ["ignore", "pipe", "inherit"],
+    },
+  );
+  const last = result.stdout?.trim().split("\n").at(-1);
+  if (result.status !== 0 || last === undefined || !last.startsWith("{")) {
+    process.stderr.write(
+      `${script}: the ${what} child failed (exit ${result.status ?? result.signal}):\n${result.stdout ?? ""}\n`,
+    );
+    process.exit(1);
+  }
+  return JSON.parse(last) as T;
 }

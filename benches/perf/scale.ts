@@ -13,14 +13,21 @@
  * and every timed run must give the same simulated time and DES event count. A failed check
  * exits with code 1.
  */
-import { spawnSync } from "node:child_process";
 import { readFileSync } from "node:fs";
-import { fileURLToPath, pathToFileURL } from "node:url";
+import { pathToFileURL } from "node:url";
 import { MemorySink, OpLogger } from "@kb/oplog";
 import { replay, Simulator, verifyOutcome } from "@kb/runtime";
 import { parseTopology, type Topology } from "@kb/topology";
 import vectorAdd from "../vector-add.js";
-import { failUsage, median, parseSuiteOptions, printTable, topologyFile, writeJson } from "./report.js";
+import {
+  failUsage,
+  median,
+  parseSuiteOptions,
+  printTable,
+  spawnChildReport,
+  topologyFile,
+  writeJson,
+} from "./report.js";
 
 const SCRIPT = "bench:scale";
 
@@ -206,20 +213,7 @@ async function child(sips: number, mode: string, elementsPerPe: number, runs: nu
 
 /** Runs this script in a child process with `args`; returns its report (exits 1 if it failed). */
 function spawnChild(args: readonly string[], what: string): ChildReport {
-  const script = fileURLToPath(import.meta.url);
-  const result = spawnSync(process.execPath, ["--expose-gc", ...process.execArgv, script, ...args], {
-    encoding: "utf8",
-    maxBuffer: 64 * 2 ** 20,
-    stdio: ["ignore", "pipe", "inherit"],
-  });
-  const last = result.stdout?.trim().split("\n").at(-1);
-  if (result.status !== 0 || last === undefined || !last.startsWith("{")) {
-    process.stderr.write(
-      `${SCRIPT}: the ${what} child failed (exit ${result.status ?? result.signal}):\n${result.stdout ?? ""}\n`,
-    );
-    process.exit(1);
-  }
-  return JSON.parse(last) as ChildReport;
+  return spawnChildReport<ChildReport>(SCRIPT, import.meta.url, args, what);
 }
 
 function positiveInt(name: string, text: string | undefined, fallback: number): number {

@@ -23,6 +23,7 @@ import { DEFAULT_BY_LINE, formatByLine } from "./format-by-line.js";
 import { formatReport, formatRunSummary, formatWallMs, groupDigits, type RunOutput } from "./format-run.js";
 import { formatWarning } from "./located-issues.js";
 import { chromeTraceChunks, isGzipPath, PendingFile } from "./pending-file.js";
+import { PlanLines } from "./plan-progress.js";
 import { ProgressLine, RunProgressView } from "./progress-line.js";
 import type { CliIo, RunState } from "./run-cli.js";
 import { RunOutputs } from "./run-outputs.js";
@@ -37,6 +38,7 @@ interface RunOptions {
   plugin?: string[];
   verify?: boolean;
   checkPhases?: boolean;
+  fullData?: boolean;
   traceFilter?: components.TraceFilter;
   traceCounterNs?: number;
   maxEvents?: number;
@@ -119,6 +121,10 @@ export function addRunCommand(program: Command, io: CliIo, state: RunState): Com
     .option(
       "--check-phases",
       "run phase 2 and compare every value a kernel observed in phase 1 with what phase 2 computes for the same op; exit 1 at the first difference",
+    )
+    .option(
+      "--full-data",
+      "make the bytes of the bench's deferred tensors (weights a kernel never branches on) without --verify too; by default a run without --verify or --check-phases leaves them unmade (same simulated times, a fraction of the memory: docs/workloads.md)",
     )
     .option(
       "--by-line [n]",
@@ -247,6 +253,7 @@ async function runCommand(benchArg: string, options: RunOptions, io: CliIo): Pro
     plugins: options.plugin ?? [],
     verify: options.verify === true,
     checkPhases: options.checkPhases === true,
+    ...(options.fullData === true ? { hostData: "full" as const } : {}),
     limits: {
       ...(options.maxEvents !== undefined ? { maxEvents: options.maxEvents } : {}),
       ...(options.maxSimTime !== undefined ? { maxSimTimeNs: options.maxSimTime } : {}),
@@ -276,7 +283,12 @@ async function runCommand(benchArg: string, options: RunOptions, io: CliIo): Pro
   }
 
   const progress = io.stderr.isTTY === true && options.json !== true ? new ProgressLine(io.stderr) : null;
-  const view = progress === null ? null : new RunProgressView(progress, bench.name, topologyFile);
+  const view =
+    progress !== null
+      ? new RunProgressView(progress, bench.name, topologyFile)
+      : options.json !== true
+        ? new PlanLines(io.stderr, bench.name)
+        : null;
   // Outputs are checked before the run (a directory, an input, a name given twice fail now, not
   // after it), written to temporary files and renamed together when the run succeeded: a failed
   // or interrupted run leaves none of them.

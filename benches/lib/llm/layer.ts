@@ -1,4 +1,10 @@
-import type { DeviceTensor, LaunchRecord, Simulator } from "@kb/runtime";
+import {
+  type DeferredTensor,
+  type DeviceTensor,
+  deferredTensor,
+  type LaunchRecord,
+  type Simulator,
+} from "@kb/runtime";
 import { type Dtype, Tensor } from "@kb/tensor";
 import { sliceRows } from "../cube-parts.js";
 import { type AttentionConfig, decodeAttentionKernel, prefillAttentionKernel } from "./attention.js";
@@ -105,12 +111,15 @@ export function contextOf(shape: LayerShape): number {
  * allocates the activations there. With `sharing` (the buffers of an earlier call on the same
  * ranks and plan), the weights and RoPE tables are that call's tensors, not new copies: the
  * micro-batches of a pipeline stage share one copy of its weights.
+ *
+ * The weight shards are deferred tensors (no kernel branches on a weight): `weights` is called
+ * (cache it) only when a run makes their bytes (`--verify`, `--full-data`), never in a timing run.
  */
 export async function uploadLayer(
   sim: Simulator,
   placement: TpPlacement,
   plan: LayerPlan,
-  weights: LayerWeights,
+  weights: LayerWeights | (() => LayerWeights),
   x: Tensor,
   past: PastCache | null,
   sharing?: readonly RankBuffers[],
@@ -126,7 +135,7 @@ export async function uploadLayer(
   const out: RankBuffers[] = [];
   for (const [r, rank] of placement.ranks.entries()) {
     const where = { sip: rank.sip, cube: rank.cube };
-    const put = async (t: Tensor, name: string) => {
+    const put = async (t: Tensor | DeferredTensor, name: string) => {
       const field = SHAREABLE[name];
       const shared = field === undefined ? undefined : sharing?.[r]?.[field];
       return shared ?? sim.toDevice(t, { ...where, name: `${name}.r${r}` });
@@ -136,20 +145,31 @@ export async function uploadLayer(
     const heads = { start: r * share.heads * hd, count: share.heads * hd };
     const kv = { start: firstKvHead(dims, tp, r) * hd, count: share.kvHeads * hd };
     const ffn = { start: r * share.ffn, count: share.ffn };
-    const wqkv = concatColumns(
-      [
-        { tensor: weights.wq, ...heads },
-        { tensor: weights.wk, ...kv },
-        { tensor: weights.wv, ...kv },
-      ],
-      dtype,
+    const w = typeof weights === "function" ? weights : () => weights;
+    const shard = (shape: readonly number[], make: (all: LayerWeights) => Tensor) =>
+      deferredTensor(shape, dtype, () => make(w()));
+    const wqkv = shard([dims.hidden, share.qkvCols], (all) =>
+      concatColumns(
+        [
+          { tensor: all.wq, ...heads },
+          { tensor: all.wk, ...kv },
+          { tensor: all.wv, ...kv },
+        ],
+        dtype,
+      ),
     );
     const cache = (full: Tensor | undefined) => cacheOf(full, shape, kv, dtype);
     out.push({
       X: await put(x, "x"),
       Y: empty([rows, dims.hidden], "y"),
-      attnNorm: await put(weights.attnNorm.reshape([1, dims.hidden]), "attn_norm"),
-      mlpNorm: await put(weights.mlpNorm.reshape([1, dims.hidden]), "mlp_norm"),
+      attnNorm: await put(
+        shard([1, dims.hidden], (all) => all.attnNorm.reshape([1, dims.hidden])),
+        "attn_norm",
+      ),
+      mlpNorm: await put(
+        shard([1, dims.hidden], (all) => all.mlpNorm.reshape([1, dims.hidden])),
+        "mlp_norm",
+      ),
       XN: empty([rows, dims.hidden], "x_norm"),
       Wqkv: await put(wqkv, "w_qkv"),
       QKV: empty([rows, share.qkvCols], "qkv"),
@@ -158,14 +178,26 @@ export async function uploadLayer(
       Kc: await put(cache(past?.k), "k_cache"),
       Vc: await put(cache(past?.v), "v_cache"),
       A: empty([rows, share.heads * hd], "attn"),
-      Wo: await put(sliceRows(weights.wo, heads), "w_o"),
+      Wo: await put(
+        shard([heads.count, dims.hidden], (all) => sliceRows(all.wo, heads)),
+        "w_o",
+      ),
       O: empty([rows, dims.hidden], "o_partial", "f32"),
       H: empty([rows, dims.hidden], "h", "f32"), // the residual stream mid-layer: f32
       HN: empty([rows, dims.hidden], "h_norm"),
-      Wg: await put(concatColumns([{ tensor: weights.wGate, ...ffn }], dtype), "w_gate"),
-      Wu: await put(concatColumns([{ tensor: weights.wUp, ...ffn }], dtype), "w_up"),
+      Wg: await put(
+        shard([dims.hidden, ffn.count], (all) => concatColumns([{ tensor: all.wGate, ...ffn }], dtype)),
+        "w_gate",
+      ),
+      Wu: await put(
+        shard([dims.hidden, ffn.count], (all) => concatColumns([{ tensor: all.wUp, ...ffn }], dtype)),
+        "w_up",
+      ),
       Act: empty([rows, share.ffn], "act"),
-      Wd: await put(sliceRows(weights.wDown, ffn), "w_down"),
+      Wd: await put(
+        shard([ffn.count, dims.hidden], (all) => sliceRows(all.wDown, ffn)),
+        "w_down",
+      ),
       D: empty([rows, dims.hidden], "down_partial", "f32"),
     });
   }
@@ -224,7 +256,11 @@ export async function runLayer(
   let step = 0;
   const progress = (kernel: string) => {
     if (layers !== undefined)
-      sim.progress(layer * perLayer + step, layers * perLayer, `layer ${layer + 1} of ${layers}: ${kernel}`);
+      sim.progress(
+        layer * perLayer + step,
+        layers * perLayer,
+        `layer ${layer + 1}/${layers} · launch ${kernel} ${step + 1}/${perLayer}`,
+      );
     step++;
   };
   const launch = async <A extends readonly unknown[]>(

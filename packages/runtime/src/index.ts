@@ -29,6 +29,8 @@ export {
   sha256Hex,
   sourceFilesDigest,
 } from "./manifest.js";
+export type { HostDataMode } from "./memory/deferred-data.js";
+export { DeferredTensor, deferredTensor } from "./memory/deferred-data.js";
 export type { DeviceMemoryAllocatorStats, DeviceMemoryLayout } from "./memory/device-memory.js";
 export { DeviceMemory } from "./memory/device-memory.js";
 export type {

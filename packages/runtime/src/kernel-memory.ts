@@ -1,6 +1,7 @@
 import type { MemoryStore } from "@kb/data-executor";
 import type { KernelMemory, LoadObservation } from "@kb/tl";
 import { decodeAddress } from "@kb/topology";
+import type { TimingOnlyRanges } from "./memory/deferred-data.js";
 import type { DeviceMemory } from "./memory/device-memory.js";
 import type { PendingRanges } from "./memory/pending-ranges.js";
 
@@ -12,6 +13,8 @@ export interface KernelMemoryParts {
   readonly device: DeviceMemory;
   /** The bytes phase 1 does not know; `write` clears the bytes it writes. */
   readonly pending: PendingRanges;
+  /** The timing-only host data `describePending` names. */
+  readonly timingOnly?: TimingOnlyRanges;
   /** Where `observeLoad` keeps each completed load; null for a memory without `observeLoad`. */
   readonly observations: LoadObservation[] | null;
 }
@@ -45,7 +48,7 @@ function roundUp(address: number, page: number): number {
  * scratch) and throws `MEMORY_ACCESS` for an HBM/SRAM range outside one live allocation.
  */
 export function createKernelMemory(parts: KernelMemoryParts): KernelMemory {
-  const { store, device, pending, observations } = parts;
+  const { store, device, pending, observations, timingOnly } = parts;
   const memory: KernelMemory = {
     check: (address, length, what) => {
       if (decodeAddress(address).space === "tcm") return;
@@ -62,6 +65,7 @@ export function createKernelMemory(parts: KernelMemoryParts): KernelMemory {
       dropUnknownPages(store, pending, address, length);
     },
     isPending: (address, length) => pending.overlaps(address, address + length),
+    describePending: (address) => timingOnly?.describe(address) ?? null,
   };
   if (observations === null) return memory;
   return {

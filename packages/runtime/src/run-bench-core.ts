@@ -13,6 +13,7 @@ import { type Bench, type BenchOutcome, parseBenchParams } from "./bench.js";
 import { type PhaseCheck, PhaseComparer } from "./check-phases.js";
 import { checkOutcomeTolerances } from "./check-tolerance.js";
 import { manifestOf, type RunManifest } from "./manifest.js";
+import { checkHostDataMode, type HostDataMode } from "./memory/deferred-data.js";
 import { replay, verifyOutcome } from "./phase2.js";
 import { withReferenceProgress } from "./reference-progress.js";
 import type { RunResults } from "./results.js";
@@ -32,7 +33,10 @@ import type { SourceFiles } from "./source-files.js";
 import { verificationJson } from "./verification-json.js";
 
 /** What {@link runBenchCore} passes a simulator factory: the op logger, tracer, phase check and limits. */
-export type CoreSimulatorOptions = Pick<SimulatorOptions, "opLogger" | "tracer" | "checkPhases" | "limits">;
+export type CoreSimulatorOptions = Pick<
+  SimulatorOptions,
+  "opLogger" | "tracer" | "checkPhases" | "limits" | "hostData"
+>;
 
 /**
  * Options of {@link runBenchCore}. The machine comes from `topology` (with loaded `plugins`) or
@@ -71,6 +75,12 @@ export interface RunBenchCoreOptions {
   readonly verify?: boolean;
   /** Run phase 2 and compare every value a kernel observed in phase 1 with phase 2's. */
   readonly checkPhases?: boolean;
+  /**
+   * What copies of the bench's deferred tensors (`deferredTensor`) do with their bytes. Default:
+   * `full` with `verify` or `checkPhases` (phase 2 needs the bytes), else `timing-only` (the same
+   * simulated times without the memory). `timing-only` with `verify` or `checkPhases` is refused.
+   */
+  readonly hostData?: HostDataMode;
   readonly limits?: RunLimits;
   /** Record a Chrome trace: the recorder comes back in the result. Absent: no trace. */
   readonly trace?: { readonly counterIntervalNs?: number } | undefined;
@@ -144,6 +154,7 @@ export async function runBenchCore(options: RunBenchCoreOptions): Promise<RunBen
   const params = parseBenchParams(bench, options.params ?? {}) as Record<string, unknown>;
   const checkPhases = options.checkPhases === true;
   const verify = options.verify === true;
+  const hostData = runHostData(options.hostData, verify || checkPhases);
   const topology = coreTopology(options);
   const manifest = options.manifest ?? (await coreManifest(options, topology, params));
   // checkPhases keeps the records in memory (its comparer indexes them by id); verify alone keeps
@@ -175,6 +186,7 @@ export async function runBenchCore(options: RunBenchCoreOptions): Promise<RunBen
       tracer: tap ?? recorder,
       checkPhases,
       limits: options.limits ?? {},
+      hostData,
     };
     const sim =
       topology === null
@@ -319,4 +331,15 @@ function coreManifest(
     packages: options.packages ?? {},
     ...(options.runtime !== undefined ? { runtime: options.runtime } : {}),
   });
+}
+
+/** The host-data mode of a run: `options.hostData`, else full when phase 2 runs, else timing-only. */
+function runHostData(mode: HostDataMode | undefined, phase2: boolean): HostDataMode {
+  if (mode === "timing-only" && phase2) {
+    throw new KbError(
+      "RUNTIME_INVALID",
+      "hostData timing-only leaves the bytes of deferred tensors unmade, and phase 2 (verify, checkPhases) needs them: drop timing-only, or run without verify and checkPhases.",
+    );
+  }
+  return checkHostDataMode(mode ?? (phase2 ? "full" : "timing-only"));
 }

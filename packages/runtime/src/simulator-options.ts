@@ -2,6 +2,7 @@ import type { KbPlugin, PeCommand, Tracer } from "@kb/components";
 import type { OpLogger } from "@kb/oplog";
 import type { TLOptions } from "@kb/tl";
 import type { Grid, GridSpec } from "./grid.js";
+import type { HostDataMode } from "./memory/deferred-data.js";
 import type { HostWriteFile } from "./memory/host-writes.js";
 import type { RunLimits } from "./run-limits.js";
 
@@ -56,6 +57,13 @@ export interface SimulatorOptions {
    * outlives: removed from its directory at once on Linux and macOS, else when the process exits).
    */
   readonly hostWriteFile?: () => HostWriteFile;
+  /**
+   * What copies of deferred tensors (`deferredTensor`) do with their bytes: `full` (default)
+   * makes and copies them; `timing-only` never makes them (same simulated time; phase 1 does not
+   * know them, and a kernel reading their values throws `TL_PENDING_HANDLE` naming the tensor).
+   * Copies of Tensors always copy their bytes. See {@link HostDataMode}.
+   */
+  readonly hostData?: HostDataMode;
   /**
    * Bounds on the run (DES events, simulated time, wall time; see {@link RunLimits}): reaching one
    * stops the run with `RUN_LIMIT`, naming each kernel still running and the tl call it waits on.

@@ -45,6 +45,12 @@ import {
 import { HostProgress } from "./host-progress.js";
 import { createKernelMemory } from "./kernel-memory.js";
 import { defaultScratchBytes } from "./launch-scratch.js";
+import {
+  checkHostDataMode,
+  DeferredTensor,
+  type HostDataMode,
+  TimingOnlyRanges,
+} from "./memory/deferred-data.js";
 import { DeviceMemory } from "./memory/device-memory.js";
 import { type HostWrite, HostWriteLog } from "./memory/host-writes.js";
 import { PendingRanges } from "./memory/pending-ranges.js";
@@ -98,6 +104,10 @@ export class Simulator {
    * host copy) makes them known again.
    */
   private readonly pending = new PendingRanges();
+  /** What copies of deferred tensors do with their bytes (`SimulatorOptions.hostData`). */
+  readonly hostData: HostDataMode;
+  /** Where timing-only copies put data phase 1 does not hold, for the messages of kernels reading it. */
+  private readonly timingOnly = new TimingOnlyRanges();
   private readonly checkPhases: boolean;
   private readonly hostLog: HostWriteLog;
   private readonly host: KernelHost;
@@ -164,6 +174,7 @@ export class Simulator {
       );
     }
     this.hostLog = new HostWriteLog(hostWriteMemoryBytes, options.hostWriteFile ?? null);
+    this.hostData = checkHostDataMode(options.hostData);
     checkRunLimits(options.limits ?? {});
     this.slices = limitSlices(
       this.host,
@@ -285,7 +296,10 @@ export class Simulator {
    * Copies a host tensor to a new device tensor through IO_CPU -> M_CPU.DMA -> HBM (timed).
    * Throws as {@link empty} and {@link copyToDevice} do.
    */
-  async toDevice(tensor: Tensor, where: Partial<Placement> & { name?: string } = {}): Promise<DeviceTensor> {
+  async toDevice(
+    tensor: Tensor | DeferredTensor,
+    where: Partial<Placement> & { name?: string } = {},
+  ): Promise<DeviceTensor> {
     const device = this.empty(tensor.shape, tensor.dtype, where);
     await this.copyToDevice(tensor, device);
     return device;
@@ -297,7 +311,7 @@ export class Simulator {
    * Throws `MEMORY_ACCESS` when `device` was freed (naming where), `RUNTIME_INVALID` when the
    * dtypes or sizes differ; nothing is written then.
    */
-  async copyToDevice(tensor: Tensor, device: DeviceTensor): Promise<void> {
+  async copyToDevice(tensor: Tensor | DeferredTensor, device: DeviceTensor): Promise<void> {
     this.usable();
     refuseFreed(
       "copyToDevice",
@@ -311,6 +325,18 @@ export class Simulator {
         `copyToDevice: host ${tensor} does not match ${device.describeOrigin()}; shapes and dtypes must agree.`,
       );
     }
+    if (tensor instanceof DeferredTensor && this.hostData === "timing-only") {
+      // No bytes anywhere: phase 1 holds none (pending), phase 2 would read zeros; same timing.
+      const { address, nbytes } = device;
+      this.memory.discard(address, nbytes);
+      this.pending.add(address, address + nbytes);
+      this.timingOnly.add(address, nbytes, device.name, callerLocation());
+      this.hostLog.zero(address, nbytes, this.now);
+      await this.hostCopy(this.machine.hostWrite(address, nbytes), nbytes);
+      return;
+    }
+    if (tensor instanceof DeferredTensor) tensor = tensor.materialise();
+    this.timingOnly.forget(device.address, device.nbytes);
     this.memory.write(device.address, tensor.bytes);
     this.pending.clear(device.address, device.address + tensor.nbytes);
     this.hostLog.write(device.address, tensor.bytes, this.now);
@@ -491,6 +517,7 @@ export class Simulator {
     if (bytes <= 0) return;
     this.memory.discard(address, bytes);
     this.pending.clear(address, address + bytes);
+    this.timingOnly.forget(address, bytes);
     this.hostLog.zero(address, bytes, this.now);
   }
 
@@ -541,6 +568,7 @@ export class Simulator {
       store: this.memory,
       device: this.device,
       pending: this.pending,
+      timingOnly: this.timingOnly,
       observations: this.checkPhases ? this.loadObservations : null,
     });
   }

@@ -140,18 +140,24 @@ export class TensorHandle {
     const values = this.tl._valuesOf(this);
     if (values !== null) return values;
     const what = `${this.describe()} from tl.${this.op}`;
+    const hostData =
+      this.origin === "load" && this.source !== null
+        ? (this.tl.memory?.describePending?.(this.source) ?? null)
+        : null;
     const detail =
-      this.op === "empty"
-        ? `${what} holds no values: write it first (a load, a receive or a math op with { out }).`
-        : this.origin === "compute"
-          ? `${what} is pending: compute results exist only in phase 2 (kb run --verify), so a kernel cannot read them or branch on them. Branch on the data of tl.load instead, or move the decision to the host.`
-          : this.origin === "ref"
-            ? `${what} references device memory without loading it; use tl.load to read its values.`
-            : this.tl.memory === null
-              ? `${what} carries no data: command-list mode runs kernels without the memory store. Run the kernel on the simulator (runner mode) to read loaded values.`
-              : this.origin === "recv"
-                ? `${what} carries a payload the sender had not computed in phase 1 (a pending compute result); its values exist only in phase 2.`
-                : `${what} holds bytes a compute result wrote in phase 1 (a tl.store of a pending tile, a composite's output, or a math op into this buffer); its values exist only in phase 2, so a kernel cannot branch on them. Branch on data the host wrote, or split the work into two launches and read the first one's results on the host after phase 2.`;
+      hostData !== null
+        ? `${what} holds ${hostData}`
+        : this.op === "empty"
+          ? `${what} holds no values: write it first (a load, a receive or a math op with { out }).`
+          : this.origin === "compute"
+            ? `${what} is pending: compute results exist only in phase 2 (kb run --verify), so a kernel cannot read them or branch on them. Branch on the data of tl.load instead, or move the decision to the host.`
+            : this.origin === "ref"
+              ? `${what} references device memory without loading it; use tl.load to read its values.`
+              : this.tl.memory === null
+                ? `${what} carries no data: command-list mode runs kernels without the memory store. Run the kernel on the simulator (runner mode) to read loaded values.`
+                : this.origin === "recv"
+                  ? `${what} carries a payload the sender had not computed in phase 1 (a pending compute result); its values exist only in phase 2.`
+                  : `${what} holds bytes a compute result wrote in phase 1 (a tl.store of a pending tile, a composite's output, or a math op into this buffer); its values exist only in phase 2, so a kernel cannot branch on them. Branch on data the host wrote, or split the work into two launches and read the first one's results on the host after phase 2.`;
     throw this.tl._error("TL_PENDING_HANDLE", detail);
   }
 

@@ -24,6 +24,13 @@ export interface KernelMemory {
   /** True when any byte of `[address, address + length)` is pending (see `markPending`). */
   isPending?(address: number, length: number): boolean;
   /**
+   * Why the pending bytes at `address` (HBM/SRAM) are unknown when it is not a compute result:
+   * timing-only host data (`deferredTensor` of `@kb/runtime` in a run without `--verify`),
+   * described with its tensor's name, where it was copied and what to do; null otherwise. A
+   * kernel reading such a loaded tile's values names it in its `TL_PENDING_HANDLE` error.
+   */
+  describePending?(address: number): string | null;
+  /**
    * Called when a `tl.load` completed with the bytes the kernel observed (`kb run
    * --check-phases` compares them with what phase 2 copies for the same op).
    */

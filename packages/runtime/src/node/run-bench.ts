@@ -5,6 +5,7 @@ import { SpillSink } from "@kb/oplog/node";
 import type { TopologyInput } from "@kb/topology";
 import { type Bench, parseBenchParams } from "../bench.js";
 import type { RunManifest } from "../manifest.js";
+import type { HostDataMode } from "../memory/deferred-data.js";
 import { type RunBenchResult, resultOptions, runBenchCore } from "../run-bench-core.js";
 import type { Phase2OpLog, RunProgress } from "../run-bench-core-parts.js";
 import type { RunLimits } from "../run-limits.js";
@@ -35,6 +36,8 @@ export interface RunBenchOptions {
   readonly verify?: boolean;
   /** Run phase 2 and compare every value a kernel observed in phase 1 with phase 2's. */
   readonly checkPhases?: boolean;
+  /** What copies of deferred tensors do with their bytes (default as `runBenchCore`'s). */
+  readonly hostData?: HostDataMode;
   readonly limits?: RunLimits;
   /** Record a Chrome trace: the recorder comes back in the result. Absent: no trace. */
   readonly trace?: { readonly counterIntervalNs?: number } | undefined;
@@ -72,6 +75,7 @@ export async function runBench(options: RunBenchOptions): Promise<RunBenchResult
     manifest,
     verify: options.verify === true,
     checkPhases: options.checkPhases === true,
+    ...(options.hostData !== undefined ? { hostData: options.hostData } : {}),
     ...(options.limits !== undefined ? { limits: options.limits } : {}),
     trace: options.trace,
     opLogSink: options.opLogSink ?? null,
