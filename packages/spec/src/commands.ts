@@ -86,7 +86,7 @@ export interface DmaMask {
   readonly fill?: readonly number[];
 }
 
-/** A GEMM on TCM operands (a simple command: one PE_GEMM stage). out = a (m x k) @ b (k x n). */
+/** A GEMM on TCM operands (a simple command: fetch, one PE_GEMM stage, store). out = a (m x k) @ b (k x n). */
 export interface GemmCommand extends CommandBase {
   readonly kind: "gemm";
   readonly a: number;
@@ -122,7 +122,7 @@ export interface GemmCommand extends CommandBase {
 /** Elements along K that share one e8m0 scale in a scaled GEMM (the OCP MX block size). */
 export const MX_SCALE_BLOCK = 32;
 
-/** An elementwise or reduction op on TCM operands (a simple command: one PE_MATH stage). */
+/** An elementwise or reduction op on TCM operands (a simple command: fetch, one PE_MATH stage, store). */
 export interface MathCommand extends CommandBase {
   readonly kind: "math";
   /** An op of `MATH_OPS`. */
