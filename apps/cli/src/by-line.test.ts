@@ -30,22 +30,22 @@ describe("kb run --by-line", () => {
     expect(code).toBe(0);
     const section = stdout.slice(stdout.indexOf("by line: twoLoadsAndADot"));
     // By hand (docs/latency-model.md section 7): each load is dispatch 2 + a TLB miss 50 + the
-    // 32 KiB read from one PC 1322.06 = 1374.06 ns; the dot is dispatch 2 + the 128^3 f16 tile
-    // on pe_gemm_v1 2056 = 2058 ns. Shares of the 4806.12 ns: 2058 / 4806.12 = 42.8%, 1374.06 /
-    // 4806.12 = 28.6% each.
+    // 32 KiB read from one PC 1322.06 + its PE_TCM write 65 = 1439.06 ns; the dot is dispatch 2 +
+    // fetch 129 + the 128^3 f16 tile on pe_gemm_v1 2056 + the f32 store 129 = 2316 ns. Shares of
+    // the 5194.12 ns: 2316 / 5194.12 = 44.6%, 1439.06 / 5194.12 = 27.7% each.
     expect(section.split("\n").slice(0, 5)).toEqual([
-      "by line: twoLoadsAndADot (share of its programs' time, 4.806 µs summed over programs, spent waiting at each line's tl calls)",
-      "  share  line                                          calls       wait           engine time       bytes",
-      `  42.8%  ${file}:9  tl.dot x1   wait 2.058 µs  pe_gemm 2.056 µs  -`,
-      `  28.6%  ${file}:7  tl.load x1  wait 1.374 µs  pe_dma 1.372 µs   32 KiB`,
-      `  28.6%  ${file}:8  tl.load x1  wait 1.374 µs  pe_dma 1.372 µs   32 KiB`,
+      "by line: twoLoadsAndADot (share of its programs' time, 5.194 µs summed over programs, spent waiting at each line's tl calls)",
+      "  share  line                                          calls       wait           engine time                              bytes",
+      `  44.6%  ${file}:9  tl.dot x1   wait 2.316 µs  pe_fetch_store 258 ns, pe_gemm 2.056 µs  -`,
+      `  27.7%  ${file}:7  tl.load x1  wait 1.439 µs  pe_dma 1.437 µs                          32 KiB`,
+      `  27.7%  ${file}:8  tl.load x1  wait 1.439 µs  pe_dma 1.437 µs                          32 KiB`,
     ]);
   });
 
   it("--by-line N shows the top N and says how many more there are", async () => {
     const { stdout } = await run("--by-line", "1");
     const section = stdout.slice(stdout.indexOf("by line: "));
-    expect(section).toContain(`42.8%  ${file}:9`);
+    expect(section).toContain(`44.6%  ${file}:9`);
     expect(section).not.toContain(`${file}:7`);
     expect(section).toContain("... and 2 more lines (--by-line 3 shows all)");
   });

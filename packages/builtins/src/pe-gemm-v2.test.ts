@@ -120,10 +120,12 @@ describe("pe_gemm_v2 on a machine", () => {
     ({ kind: "gemm", a: tcm(0), b: tcm(65536), out: tcm(131072), m, n, k, dtype }) as const;
 
   it("a GEMM stage takes (cycles + overhead_cycles) / freq_ghz on the compute slot", () => {
-    // ws, m 64 n 96 k 128 on 32 x 32: 1896 cycles (above) + 10 = 1906 cycles at 2 GHz = 953 ns.
+    // ws, m 64 n 96 k 128 on 32 x 32: 1896 cycles (above) + 10 = 1906 cycles at 2 GHz = 953 ns,
+    // between the fetch of A and B ((64 x 128 + 128 x 96) x 2 B: 1 + 40960 / 512 = 81 ns) and the
+    // store of the result (64 x 96 x 2 B: 1 + 12288 / 512 = 25 ns).
     const machine = machineWith({ dataflow: "ws", overhead_cycles: 10, freq_ghz: 2 });
     machine.run(machine.submit("sip0.cube0.pe0", [gemm(64, 96, 128)]));
-    expect(machine.env.now).toBe(953);
+    expect(machine.env.now).toBe(81 + 953 + 25);
     const engine = machine.component("sip0.cube0.pe0.pe_gemm");
     expect(engine.stats.flops).toBe(2 * 64 * 96 * 128);
     expect(engine.stats.busyNs).toBe(953);
@@ -138,7 +140,10 @@ describe("pe_gemm_v2 on a machine", () => {
     expect(timing?.gemmCycles(40, 20, 10, "f16")).toBe(288);
     // 288 + os f32 32^3 on 16 x 8: 2 x 4 folds of 32 x 4 + 22 = 150 -> 1200; 1488 in all.
     expect(timing?.arrayCycles).toBe(288 + 1200);
-    expect(machine.env.now).toBe(1488 / 2);
+    expect(machine.component("sip0.cube0.pe0.pe_gemm").stats.busyNs).toBe(1488 / 2);
+    // Each GEMM between its fetch and store (1 + bytes / 512 each): f16 40 x 20 x 10 fetches 1200 B
+    // and stores 1600 B, f32 32^3 fetches 8192 B and stores 4096 B.
+    expect(machine.env.now).toBe(1488 / 2 + (1 + 1200 / 512) + (1 + 1600 / 512) + 17 + 9);
     expect(gemmTimingOf(machine.component("sip0.cube0.pe0.pe_math"))).toBeNull();
   });
 

@@ -34,6 +34,7 @@ const dmaParams = z.strictObject({
  */
 export class PeDmaV1 extends Component<z.output<typeof dmaParams>> {
   private mmu!: Component;
+  private tcm!: Component;
 
   constructor(context: ComponentContext, params: z.output<typeof dmaParams>) {
     super(context, params, { lanes: 2, queueDepth: params.queue_depth });
@@ -41,6 +42,7 @@ export class PeDmaV1 extends Component<z.output<typeof dmaParams>> {
 
   override init(): void {
     this.mmu = this.machine.component(`${peOf(this)}.pe_mmu`);
+    this.tcm = this.machine.component(`${peOf(this)}.pe_tcm`);
   }
 
   override laneOf(message: Message): number {
@@ -57,7 +59,7 @@ export class PeDmaV1 extends Component<z.output<typeof dmaParams>> {
     if (params.type !== "dma_read" && params.type !== "dma_write")
       throw wrongMessage(this, message, "DMA stages");
     if (params.atomic !== undefined) return this.atomic(params.copies, params.atomic);
-    return this.copy(params.type === "dma_read", params.copies);
+    return this.copy(params.type === "dma_read", params.copies, true);
   }
 
   /**
@@ -75,17 +77,25 @@ export class PeDmaV1 extends Component<z.output<typeof dmaParams>> {
     const done = this.env.event<unknown>();
     for (const address of atomic.addresses) locks.set(address, done);
     for (const event of earlier) if (!event.processed) yield event;
+    // The operand tile is read from TCM once; the read-modify-write happens at the memory.
+    yield* tcmAccess(this.tcm, "read", copiesBytes(copies));
     yield* this.copy(
       true,
       copies.map((copy) => ({ src: copy.dst, dst: copy.src })),
+      false,
     );
     yield this.env.timeout(this.params.atomic_alu_ns * atomic.addresses.length);
-    yield* this.copy(false, copies);
+    yield* this.copy(false, copies, false);
     done.succeed(null);
     for (const address of atomic.addresses) if (locks.get(address) === done) locks.delete(address);
   }
 
-  private *copy(read: boolean, copies: readonly DmaCopy[]): StageWork {
+  /**
+   * The copies' translations and fabric transfer. With `tcm`, the TCM side too (ADR-0021 D5): a
+   * drain reads its bytes from PE_TCM before its first packet leaves, a fill writes them to PE_TCM
+   * once its last response has arrived.
+   */
+  private *copy(read: boolean, copies: readonly DmaCopy[], tcm: boolean): StageWork {
     const env = this.env;
     const fabric = this.machine.fabric;
     const physical: { address: number; copy: DmaCopy }[] = [];
@@ -103,6 +113,7 @@ export class PeDmaV1 extends Component<z.output<typeof dmaParams>> {
       physical.push({ address, copy });
     }
     if (this.params.setup_ns > 0) yield env.timeout(this.params.setup_ns * copies.length);
+    if (tcm && !read) yield* tcmAccess(this.tcm, "read", copiesBytes(copies));
     const transfer = new Transfer(env);
     for (const { address, copy } of physical) {
       const far = read ? copy.src : copy.dst;
@@ -116,7 +127,24 @@ export class PeDmaV1 extends Component<z.output<typeof dmaParams>> {
     transfer.seal();
     this.stats.bytes += transfer.bytes;
     yield transfer.done;
+    if (tcm && read) yield* tcmAccess(this.tcm, "write", transfer.bytes);
   }
+}
+
+/** Bytes of the TCM side of copies (every row of each block). */
+function copiesBytes(copies: readonly DmaCopy[]): number {
+  let bytes = 0;
+  for (const copy of copies) bytes += copy.src.rows * copy.src.rowBytes;
+  return bytes;
+}
+
+/** One PE_TCM request of `bytes` (a read or a write), waited for: queueing, latency_ns, bytes / bw_gbs. */
+function* tcmAccess(tcm: Component, action: "read" | "write", bytes: number): StageWork {
+  if (bytes <= 0) return;
+  const request = new ServiceRequest(tcm.env.event(), action, bytes);
+  const put = tcm.enqueue(request);
+  if (put !== null) yield put;
+  yield request.done;
 }
 
 /** Per machine: the completion of the last atomic on each device address (serialisation). */
@@ -276,14 +304,10 @@ export class PeFetchStoreV1 extends Component<z.output<typeof fetchStoreParams>>
     return this.move(params.type === "fetch" ? "read" : "write", params.bytes);
   }
 
-  private *move(action: string, bytes: number): StageWork {
-    const env = this.env;
+  private *move(action: "read" | "write", bytes: number): StageWork {
     this.stats.bytes += bytes;
-    if (this.params.overhead_ns > 0) yield env.timeout(this.params.overhead_ns);
-    const request = new ServiceRequest(env.event(), action, bytes);
-    const put = this.tcm.enqueue(request);
-    if (put !== null) yield put;
-    yield request.done;
+    if (this.params.overhead_ns > 0) yield this.env.timeout(this.params.overhead_ns);
+    yield* tcmAccess(this.tcm, action, bytes);
   }
 }
 

@@ -46,12 +46,15 @@ describe("atomic DMA commands (read-modify-write at the memory)", () => {
   });
 
   it("is the read, the ALU op per element, then the write (hand-computed on default.yaml, SRAM)", () => {
-    // T = dispatch 2 + T_mmu miss 50 + T_read + atomic_alu_ns 2 x 1 + T_mmu hit 1 + T_write, where
-    // the plain 4 B read is 2 + 50 + T_read and the plain 4 B write 2 + 50 + T_write.
+    // T = dispatch 2 + T_mmu miss 50 + T_tcm + T_read + atomic_alu_ns 2 x 1 + T_mmu hit 1 + T_write,
+    // where the plain 4 B read is 2 + 50 + T_read + T_tcm (the fill's TCM write) and the plain 4 B
+    // write 2 + 50 + T_tcm + T_write (the drain's TCM read); the atomic reads its operand from
+    // PE_TCM once: T_tcm = 1 + 4 / 512.
+    const tcm = 1 + 4 / 512;
     const read = runAlone({ kind: "dma", src: sram(64), dst: tcmOf(0), bytes: 4 }).ns;
     const write = runAlone({ kind: "dma", src: tcmOf(0), dst: sram(64), bytes: 4 }).ns;
     const atomic = runAlone(add(0, 64)).ns;
-    expect(atomic).toBeCloseTo(read + (write - 52) + 2 + 1, 9);
+    expect(atomic).toBeCloseTo(read + (write - 52) + 2 + 1 - tcm, 9);
     // The ALU term is atomic_alu_ns per element: 3 elements with 10 ns are 3 x (10 - 2) ns more.
     const alu10 = {
       overrides: [{ match: "sip0.cube0.pe0.pe_dma", params: { atomic_alu_ns: 10 } }],

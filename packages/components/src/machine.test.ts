@@ -246,9 +246,10 @@ describe("PE_CPU programs", () => {
 
   it("wait with positions waits only for those async commands", () => {
     const machine = machineOf("default");
-    // #0 dispatch 2 ns, then the 128^3 f16 tile: (4 x 4 x 128 + 8) = 2056 ns -> done at 2058;
-    // #1 runs meanwhile (2 -> 12); #2 waits for #0 only; #3 async GEMM after #0 on the compute
-    // slot: dispatch 2058 -> 2060, done 4116, waited for at the end.
+    // #0 dispatch 2 ns, then the 128^3 f16 tile: fetch 1 + 65536 / 512 = 129, GEMM
+    // (4 x 4 x 128 + 8) = 2056, store 1 + 32768 / 512 = 65 ns -> done at 2252;
+    // #1 runs meanwhile (2 -> 12); #2 waits for #0 only; #3 async GEMM after #0:
+    // dispatch 2252 -> 2254, done 2254 + 2250 = 4504, waited for at the end.
     const done = machine.submit("sip0.cube0.pe0", [
       { ...tile, async: true },
       { kind: "delay", ns: 10 },
@@ -256,7 +257,7 @@ describe("PE_CPU programs", () => {
       { ...tile, async: true },
     ]);
     machine.run(done);
-    expect(done.value).toBe(2058 + 2 + 2056);
+    expect(done.value).toBe(2252 + 2 + 129 + 2056 + 65);
   });
 
   it("waiting on a position that is not an outstanding async command is a located error", () => {

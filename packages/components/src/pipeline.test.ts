@@ -52,15 +52,17 @@ describe("composite GEMM pipeline timing", () => {
   // DMA_READ: A req reaches ch0.pc0 at 1.03, B req (behind A at xbar0's serial worker) at 2.03;
   //   A streams 2048 B from 41.03 to 121.03, tail at pe_dma 121.03 + 0.01 + 1 + 0.02 = 122.06;
   //   B from 42.03, waits for xbar0 until 42.04 (A's first flit), tail 122.03 + 0.01 + 1 + 0.02
-  //   = 123.06. FETCH: (32*32 + 32*32) * 2 B / 512 = 8 ns. So fill = 123.06 + 8 = 131.06.
+  //   = 123.06, then its PE_TCM write of A and B (4096 B / 512 = 8 ns) -> 131.06.
+  //   FETCH: (32*32 + 32*32) * 2 B / 512 = 8 ns. So fill = 131.06 + 8 = 139.06.
   // GEMM: (ceil(32/32) * ceil(32/32) * 32 + 8 cycles) / 0.01 GHz = 4000 ns (the slowest).
-  // STORE: 32*32*2 B / 512 = 4 ns. DMA_WRITE of C (2048 B to ch2.pc0): head leaves pe_dma at
+  // STORE: 32*32*2 B / 512 = 4 ns. DMA_WRITE of C: its PE_TCM read, 2048 B / 512 = 4 ns, then
+  //   the 2048 B to ch2.pc0: head leaves pe_dma at
   //   +0, xbar0 1 ns, reaches the PC at +1.03; the tail is held by pe_dma -> xbar0 (16 ns) then
   //   xbar0 -> ch2 (32 ns): arrives +33.03; the PC bus takes 80 ns from +1.03 -> +81.03;
-  //   committed +81.03 + 40 = +121.03. So drain = 4 + 121.03 = 125.03.
-  const fill = 131.06;
+  //   committed +81.03 + 40 = +121.03. So drain = 4 + 4 + 121.03 = 129.03.
+  const fill = 139.06;
   const slowest = 4000;
-  const drain = 125.03;
+  const drain = 129.03;
 
   for (const tiles of [1, 2, 5, 12]) {
     it(`${tiles} tile(s) take fill + ${tiles} x slowest + drain`, () => {

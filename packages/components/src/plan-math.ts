@@ -1,5 +1,6 @@
 import {
   broadcastShapes,
+  DTYPE_BYTES,
   type Dtype,
   MATH_OPS,
   MATH_SHAPES,
@@ -11,6 +12,7 @@ import type { OpSpec, StageParams } from "./message.js";
 import {
   dtypeBytes,
   type Feed,
+  fetchComputeStore,
   invalid,
   ownTcm,
   type PeEngines,
@@ -138,5 +140,17 @@ export function mathFeed(id: string, where: string, command: MathCommand, engine
   );
   if (command.inputDtype !== undefined) dtypeBytes(where, "inputDtype", command.inputDtype);
   const params: StageParams = { type: "math", op: command.op, elements, dtype: command.dtype, reduceLength };
-  return singleFeed(id, (index) => ({ tileId: index, stages: [stage("math", engines.math, params, [op])] }));
+  // Each operand fetched from TCM at its own shape and dtype (a broadcast one once), the result stored.
+  let fetchBytes = 0;
+  for (const [i] of command.inputs.entries()) {
+    const shape = command.inputShapes?.[i] ?? command.shape;
+    const dtype = command.inputDtypes?.[i] ?? command.inputDtype ?? command.dtype;
+    fetchBytes += shape.reduce((a, b) => a * b, 1) * DTYPE_BYTES[dtype];
+  }
+  const storeBytes = outShape.reduce((a, b) => a * b, 1) * DTYPE_BYTES[command.dtype];
+  const compute = stage("math", engines.math, params, [op]);
+  return singleFeed(id, (index) => ({
+    tileId: index,
+    stages: fetchComputeStore(engines, fetchBytes, compute, storeBytes),
+  }));
 }

@@ -150,6 +150,24 @@ export function dmaStage(
   return stage(type, engines.dma, { type, copies }, ops);
 }
 
+/**
+ * A simple command's stages (ADR-0021 D5): PE_FETCH_STORE fetches the operands from TCM into the
+ * register file, the engine computes from registers, PE_FETCH_STORE stores the result back; both
+ * moves go through PE_TCM. A move of 0 bytes (an op without tensor operands) is no stage.
+ */
+export function fetchComputeStore(
+  engines: PeEngines,
+  fetchBytes: number,
+  compute: Stage,
+  storeBytes: number,
+): Stage[] {
+  const stages: Stage[] = [];
+  if (fetchBytes > 0) stages.push(stage("fetch", engines.fetchStore, { type: "fetch", bytes: fetchBytes }));
+  stages.push(compute);
+  if (storeBytes > 0) stages.push(stage("store", engines.fetchStore, { type: "store", bytes: storeBytes }));
+  return stages;
+}
+
 /** Checks that a TCM address belongs to this PE. */
 export function ownTcm(where: string, engines: PeEngines, address: number, name: string): void {
   const location = tcmLocation(address);

@@ -1,5 +1,6 @@
 import {
   type DmaCommand,
+  DTYPE_BYTES,
   type GemmCommand,
   indexedRuns,
   indexedRunsProblem,
@@ -18,6 +19,7 @@ import {
   dmaStage,
   dtypeBytes,
   type Feed,
+  fetchComputeStore,
   gemmOp,
   invalid,
   memoryOp,
@@ -173,5 +175,18 @@ function gemmFeed(id: string, where: string, command: GemmCommand, engines: PeEn
     ...(dtypeB === command.dtype ? {} : { dtypeB }),
     ...(scaled ? { scaleBlocks: Math.ceil(k / scaleBlockOf(command.scaleDtype)) } : {}),
   };
-  return singleFeed(id, (index) => ({ tileId: index, stages: [stage("gemm", engines.gemm, params, [op])] }));
+  // Operands fetched from TCM (A, B, the scales at a byte each, the accumulator it adds to), the
+  // result stored.
+  const outBytes = m * n * DTYPE_BYTES[dtypeOut];
+  const fetchBytes =
+    m * k * DTYPE_BYTES[command.dtype] +
+    k * n * DTYPE_BYTES[dtypeB] +
+    ((command.aScale === undefined ? 0 : m) + (command.bScale === undefined ? 0 : n)) *
+      Math.ceil(k / scaleBlockOf(command.scaleDtype)) +
+    (command.accumulate === true ? outBytes : 0);
+  const compute = stage("gemm", engines.gemm, params, [op]);
+  return singleFeed(id, (index) => ({
+    tileId: index,
+    stages: fetchComputeStore(engines, fetchBytes, compute, outBytes),
+  }));
 }

@@ -260,5 +260,10 @@ export function peFixedNs(machine: Machine, pe: string, layout: ProbeLayout): nu
     pageBytes > 0
       ? Math.floor((layout.address + span - 1) / pageBytes) - Math.floor(layout.address / pageBytes) + 1
       : 1;
-  return param("pe_cpu", "dispatch_ns") + pages * param("pe_mmu", "miss_ns") + param("pe_dma", "setup_ns");
+  // The TCM side of the copy: one PE_TCM request of the block's bytes (docs/latency-model.md, pe_dma_v1).
+  const tcmBw = param("pe_tcm", "bw_gbs");
+  const tcmNs = param("pe_tcm", "latency_ns") + (tcmBw > 0 ? (layout.rows * layout.rowBytes) / tcmBw : 0);
+  return (
+    param("pe_cpu", "dispatch_ns") + pages * param("pe_mmu", "miss_ns") + param("pe_dma", "setup_ns") + tcmNs
+  );
 }

@@ -33,10 +33,11 @@ describe("launches[].sites: per-line attribution", () => {
     const record = await sim.launch(twoLoadsAndADot, { grid: { pes: 1, cubes: 1 }, args: [a, b] });
     // By hand (docs/latency-model.md section 7): each load is PE_CPU dispatch 2 + a TLB miss 50
     // (a at hbm(0) is page 0, b at hbm(2 MiB) page 1) + the 32 KiB read from one PC 1322.06 =
-    // 1374.06 ns, the PE_DMA holding it from the translation on (1372.06); the dot is dispatch 2
-    // + the 128^3 f16 tile on pe_gemm_v1, (4 x 4 x 128 + 8) / 1 = 2056 ns. The program's time is
-    // their sum, 4806.12 ns.
-    const program = 1374.06 + 1374.06 + 2058;
+    // 1374.06 ns + its PE_TCM write 1 + 32768 / 512 = 65: 1439.06 ns, the PE_DMA holding it from
+    // the translation on (1437.06); the dot is dispatch 2 + its fetch of A and B (1 + 65536 / 512 =
+    // 129) + the 128^3 f16 tile on pe_gemm_v1, (4 x 4 x 128 + 8) / 1 = 2056 ns + the store of its
+    // f32 result (129): 2316 ns. The program's time is their sum, 5194.12 ns.
+    const program = 1439.06 + 1439.06 + 2316;
     const sites = record.sites;
     expect(sites?.programNs).toBeCloseTo(program, 9);
     expect(sites?.lines.map((row) => row.line)).toEqual([
@@ -48,16 +49,16 @@ describe("launches[].sites: per-line attribution", () => {
     expect(dot).toMatchObject({
       calls: ["dot"],
       count: 1,
-      waitNs: 2058,
+      waitNs: 2316,
       busyNs: { pe_gemm: 2056 },
       bytes: 0,
     });
-    expect(dot?.share).toBeCloseTo(2058 / program, 12); // 42.8%
+    expect(dot?.share).toBeCloseTo(2316 / program, 12); // 44.6%
     for (const load of [first, second]) {
       expect(load).toMatchObject({ calls: ["load"], count: 1, bytes: 32768 });
-      expect(load?.waitNs).toBeCloseTo(1374.06, 9);
-      expect(load?.busyNs.pe_dma).toBeCloseTo(1372.06, 9);
-      expect(load?.share).toBeCloseTo(1374.06 / program, 12); // 28.6%
+      expect(load?.waitNs).toBeCloseTo(1439.06, 9);
+      expect(load?.busyNs.pe_dma).toBeCloseTo(1437.06, 9);
+      expect(load?.share).toBeCloseTo(1439.06 / program, 12); // 27.7%
     }
     // The results carry them, and the published schema accepts them.
     const results = RunResultsSchema.parse(sim.results());

@@ -87,7 +87,7 @@ export interface DmaMask {
   readonly fill?: readonly number[];
 }
 
-/** A GEMM on TCM operands (a simple command: one PE_GEMM stage). out = a (m x k) @ b (k x n). */
+/** A GEMM on TCM operands (a simple command: fetch, one PE_GEMM stage, store). out = a (m x k) @ b (k x n). */
 export interface GemmCommand extends CommandBase {
   readonly kind: "gemm";
   readonly a: number;
@@ -137,7 +137,7 @@ export function scaleBlockOf(scaleDtype: "f8e4m3" | undefined): number {
   return scaleDtype === "f8e4m3" ? NV_SCALE_BLOCK : MX_SCALE_BLOCK;
 }
 
-/** An elementwise or reduction op on TCM operands (a simple command: one PE_MATH stage). */
+/** An elementwise or reduction op on TCM operands (a simple command: fetch, one PE_MATH stage, store). */
 export interface MathCommand extends CommandBase {
   readonly kind: "math";
   /** An op of `MATH_OPS`. */
