@@ -74,11 +74,3 @@ export class InputVc {
     return arrived !== undefined && arrived + packet.offset <= tick;
   }
 }
-
-/** A credit for an output VC coming back at `tick`. */
-export interface Credit {
-  readonly tick: number;
-  readonly port: number;
-  readonly vc: number;
-  readonly flits: number;
-}

@@ -1,5 +1,5 @@
 import type { Event, ForwardingModel, ForwardingModelContext, HopPacket, ModelStat } from "@kb/components";
-import { type Credit, type Held, IDLE, InputVc, newHeld, SA, VA } from "./vc-buffer.js";
+import { type Held, IDLE, InputVc, newHeld, SA, VA } from "./vc-buffer.js";
 import { type Fabric, fabricOf, VcClock } from "./vc-clock.js";
 
 // `port_hop_v1` with `vcs` > 0: BookSim 2's input-queued virtual-channel router (`iq`), cycle by
@@ -75,7 +75,8 @@ export class VcRouter implements ForwardingModel {
   /** The first tick each input / output is free of a packet crossing whole (towards a non-VC node). */
   private readonly inBusy: number[];
   private readonly outBusy: number[];
-  private readonly pending: Credit[] = [];
+  /** Credits coming back: (tick, output, VC, flits) in a row, four numbers each (no object per flit). */
+  private readonly pending: number[] = [];
   private readonly vaGrant: number[];
   private readonly vaAccept: number[];
   private readonly saGrant: number[];
@@ -240,7 +241,7 @@ export class VcRouter implements ForwardingModel {
 
   /** A credit for output `port`'s VC `vc` comes back at `tick`. */
   credit(tick: number, port: number, vc: number, flits: number): void {
-    this.pending.push({ tick, port, vc, flits });
+    this.pending.push(tick, port, vc, flits);
   }
 
   /** One cycle: credits back, then RC, VA and SA (each stage's winners move on next cycle). */
@@ -255,12 +256,19 @@ export class VcRouter implements ForwardingModel {
   private returnCredits(tick: number): void {
     let kept = 0;
     const pending = this.pending;
-    for (const credit of pending) {
-      if (credit.tick > tick) {
-        pending[kept++] = credit;
+    for (let at = 0; at < pending.length; at += 4) {
+      const port = pending[at + 1] as number;
+      const vc = pending[at + 2] as number;
+      const flits = pending[at + 3] as number;
+      if ((pending[at] as number) > tick) {
+        pending[kept] = pending[at] as number;
+        pending[kept + 1] = port;
+        pending[kept + 2] = vc;
+        pending[kept + 3] = flits;
+        kept += 4;
       } else {
-        const row = this.credits[credit.port] as number[];
-        row[credit.vc] = (row[credit.vc] as number) + credit.flits;
+        const row = this.credits[port] as number[];
+        row[vc] = (row[vc] as number) + flits;
       }
     }
     pending.length = kept;
