@@ -83,7 +83,7 @@ export class ForwardingComponent<P = unknown> extends Component<P> {
   }
 
   /** @internal `context.send`: the head of a packet at this hop leaves at `headNs`. */
-  send(packet: HopPacket, headNs: number): void {
+  send(packet: HopPacket, headNs: number, tailNs?: number): void {
     const view = packet as HopView;
     const now = this.env.now;
     if (
@@ -101,9 +101,15 @@ export class ForwardingComponent<P = unknown> extends Component<P> {
         `sent "${view.label}" (arrived at ${view.headNs} ns) to leave at ${headNs} ns, before now (${now} ns) or not finite; a head leaves at or after the current time.`,
       );
     }
+    if (tailNs !== undefined && !(tailNs >= headNs && Number.isFinite(tailNs))) {
+      throw this.misuse(
+        `sent "${view.label}" with its tail leaving at ${tailNs} ns, before its head (${headNs} ns) or not finite; a paced tail leaves at or after the head.`,
+      );
+    }
     const message = view.packet;
     this.heldCount--;
     message.departNs = headNs;
+    message.pacedTailNs = tailNs ?? -1;
     message.forward(this);
     if (message.waitingAt === null) this.departed(view, headNs);
   }
@@ -336,8 +342,8 @@ class HopContext implements ForwardingModelContext {
     return this.machine.graph.outEdges(this.node.id).map((edge) => edge.dst);
   }
 
-  send(packet: HopPacket, headNs: number): void {
-    this.hop.send(packet, headNs);
+  send(packet: HopPacket, headNs: number, tailNs?: number): void {
+    this.hop.send(packet, headNs, tailNs);
   }
 
   resume(inPort: number): void {

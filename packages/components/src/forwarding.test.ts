@@ -121,6 +121,32 @@ describe("defineForwardingModel: the framework's side of a router", () => {
     expect(writeToSram(machine)).toBeCloseTo(16.015, 9);
   });
 
+  it("a paced send: the tail leaves when the model says and the link adds only its latency (hand-computed)", () => {
+    const machine = machineWith((context) => ({
+      arrive(packet) {
+        context.send(packet, packet.headNs + 1, packet.headNs + 3);
+        return undefined;
+      },
+    }));
+    // Head leaves r0c0 at 1.005, tail at 3.005 (not its arrival 4.005 + first_flit_ns): at the
+    // SRAM head 1.015, tail 3.015; the bus 1.015..2.015; committed at max(2.015, 3.015) + 5.
+    expect(writeToSram(machine)).toBeCloseTo(8.015, 9);
+    const backwards = machineWith((context) => ({
+      arrive(packet) {
+        context.send(packet, packet.headNs + 1, packet.headNs);
+        return undefined;
+      },
+    }));
+    expect(() => writeToSram(backwards)).toThrow(
+      expect.objectContaining({
+        code: "MACHINE_INVARIANT",
+        message: expect.stringMatching(
+          /sent "256B" with its tail leaving at 0\.005 ns, before its head \(1\.005 ns\)/,
+        ),
+      }),
+    );
+  });
+
   it("admit: a refused packet waits at its source until the model resumes the input (back-pressure)", () => {
     const tries: number[] = [];
     const machine = machineWith((context) => ({

@@ -101,19 +101,32 @@ const crossed = new Float64Array(2);
 /**
  * Moves `bytes` from a stop to `stop` over its links (section 2 of docs/latency-model.md): the
  * head may leave at `head`, the tail reached the previous stop at `tailIn` and pays `overheadNs`
- * there. Charges the links and leaves the arrival head and tail in `crossed`.
+ * there. Charges the links and leaves the arrival head and tail in `crossed`. With `pacedTail`
+ * (>= 0: the stop's model paced the flits, `context.send`'s `tailNs`) the tail left at that time
+ * and the links add only their latency (no wait for earlier packets' bytes; the model moved the
+ * flits no faster than the links).
  */
-function cross(stop: Stop, overheadNs: number, head: number, tailIn: number, bytes: number): void {
-  let tail = tailIn + overheadNs;
+function cross(
+  stop: Stop,
+  overheadNs: number,
+  head: number,
+  tailIn: number,
+  bytes: number,
+  pacedTail = -1,
+): void {
+  const paced = pacedTail >= 0;
+  let tail = paced ? pacedTail : tailIn + overheadNs;
   if (tail < head) tail = head;
   const links = stop.links;
   for (let i = 0; i < links.length; i++) {
     const link = links[i] as Link;
-    const start = Math.max(head, link.freeAt);
+    // A paced packet's flits left at the model's pace, interleaved with others': no FIFO wait,
+    // and its tail is the model's.
+    const start = paced ? head : Math.max(head, link.freeAt);
     const cost = bytes * link.nsPerByte;
-    const end = start + cost;
+    const end = paced ? tail : start + cost;
     if (bytes > 0) {
-      link.freeAt = end;
+      if (!paced || end > link.freeAt) link.freeAt = end;
       link.busyNs += cost;
       link.bytes += bytes;
     }
@@ -143,6 +156,8 @@ export class Packet extends Message {
   departNs = 0;
   /** Time the tail reaches the current stop (ns). */
   tailNs = 0;
+  /** When the current stop's model paced the flits itself: when the tail leaves it (ns), else -1. @internal */
+  pacedTailNs = -1;
   /** For a read request or a write to a memory: its block's address ranges (the memory reads its port's). @internal */
   ranges: BlockRanges | null = null;
   /** For a bundle: the one-port packets it carries (null for a plain packet). @internal */
@@ -219,6 +234,8 @@ export class Packet extends Message {
     const env = from.env;
     const now = env.now;
     const parts = this.parts;
+    const paced = this.pacedTailNs;
+    this.pacedTailNs = -1;
     if (parts !== null) {
       if (this.fanIn) {
         this.fanIn = false;
@@ -232,10 +249,18 @@ export class Packet extends Message {
           Math.max(this.departNs, now),
           this.tailNs,
           this.bytes,
+          paced,
         );
       }
     } else {
-      cross(stops[next] as Stop, this.here.overheadNs, Math.max(this.departNs, now), this.tailNs, this.bytes);
+      cross(
+        stops[next] as Stop,
+        this.here.overheadNs,
+        Math.max(this.departNs, now),
+        this.tailNs,
+        this.bytes,
+        paced,
+      );
     }
     const head = crossed[0] as number;
     const tail = crossed[1] as number;

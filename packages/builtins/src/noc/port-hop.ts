@@ -44,7 +44,7 @@ export const portHopParams = forwardingTopologyParams.extend({
     .max(16)
     .default(0)
     .describe(
-      "Virtual channels per input port; 0 (the default): one FIFO per input, decided per packet on arrival. With vcs > 0, BookSim 2's input-queued VC router cycle by cycle: route, VC and switch allocation one cycle each (one-iteration iSLIP, round robin), the rest of first_flit_ns to cross, credits per VC of vc_buffer_flits (buffer_flits is then unused).",
+      "Virtual channels per input port; 0 (the default): one FIFO per input, decided per packet on arrival. With vcs > 0, BookSim 2's input-queued VC router cycle by cycle: route, VC and switch allocation one cycle each (one-iteration iSLIP, round robin; the switch allocated flit by flit, so packets on different VCs interleave between VC routers), the rest of first_flit_ns to cross, credits per VC of vc_buffer_flits (buffer_flits is then unused).",
     ),
   vc_buffer_flits: z
     .number()

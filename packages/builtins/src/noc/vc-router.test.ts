@@ -17,7 +17,7 @@ import { defaultRegistry } from "../default-registry.js";
  * 1 ns cycle and a 4 ns pipeline (RC, VA, SA, then 1 cycle to cross); the SRAM 64 GB/s with no
  * access latency.
  */
-function twoVcRouters(vcs = 1) {
+function twoVcRouters(vcs = 1, cols = 2) {
   const link = { bw_gbs: 64, latency_ns: 1 };
   return expandTopology(
     resolveTopology({
@@ -27,7 +27,7 @@ function twoVcRouters(vcs = 1) {
       cube: {
         noc: {
           rows: 1,
-          cols: 2,
+          cols,
           link,
           first_flit_ns: 4,
           routing: "xy",
@@ -54,6 +54,41 @@ function writes(machine: Machine, from: readonly number[], bytes = 256): number[
     );
     transfer.seal();
     return transfer;
+  });
+  return transfers.map((transfer) => {
+    machine.run(transfer.done);
+    return transfer.doneAt;
+  });
+}
+
+/** Writes `bytes` to the SRAM from PE_DMA `pe` at each `[pe, time]`, in order; when each commits. */
+function timedWrites(machine: Machine, from: readonly (readonly [number, number])[], bytes = 256): number[] {
+  const transfers = from.map(() => new Transfer(machine.env));
+  from.forEach(([pe, at], index) => {
+    if (at > machine.env.now) machine.run(at);
+    const transfer = transfers[index] as Transfer;
+    machine.fabric.write(
+      `sip0.cube0.pe${pe}.pe_dma`,
+      { address: sram(index * 256), rows: 1, rowBytes: bytes, stride: 256 },
+      transfer,
+    );
+    transfer.seal();
+  });
+  return transfers.map((transfer) => {
+    machine.run(transfer.done);
+    return transfer.doneAt;
+  });
+}
+
+/** Sends `bytes` from PE_DMA `pe` to PE0's DMA (a sink) at each `[pe, time]`; when each tail arrives. */
+function timedSends(machine: Machine, from: readonly (readonly [number, number])[], bytes = 256): number[] {
+  const transfers = from.map(() => new Transfer(machine.env));
+  from.forEach(([pe, at], index) => {
+    if (at > machine.env.now) machine.run(at);
+    const transfer = transfers[index] as Transfer;
+    transfer.expect();
+    machine.fabric.notify(`sip0.cube0.pe${pe}.pe_dma`, "sip0.cube0.pe0.pe_dma", transfer, bytes);
+    transfer.seal();
   });
   return transfers.map((transfer) => {
     machine.run(transfer.done);
@@ -93,6 +128,41 @@ describe("port_hop_v1 with virtual channels (BookSim's iq router)", () => {
     // SA 6, leaves 8, at the SRAM 10. A3: RC 7, VA 8, SA 9, leaves 11, at the SRAM 13.
     const machine = buildMachine(twoVcRouters(), { registry: defaultRegistry() });
     expect(writes(machine, [0, 0, 0], 64)).toEqual([7, 10, 13]);
+  });
+
+  it("two VCs: 4-flit packets from two inputs interleave flit by flit between routers and into their sink", () => {
+    // 1 x 3 mesh; C: 256 B from PE2 to PE0 at 0 ns, B: 256 B from PE1 to PE0 at 5 ns (ends at
+    // PE0's DMA: a sink, only the tail counts). r0c1's inputs: 0 r0c0, 1 r0c2, 2 PE1.
+    // C at r0c2: head 1 (flits 1..4), RC 1, VA 2, SA 3, 4, 5, 6: leaves 5..8, at r0c1 6..9.
+    // B at r0c1: head 6 (flits 6..9). RC 6 both; VA 7: both output VCs grant input VC 2 (C,
+    // nearer the pointer 0), C takes VC 0; B takes VC 1 at 8. SA to r0c0, one flit a tick,
+    // iSLIP's output pointer passing the turn: C 8, B 9, C 10, B 11, C 12, B 13, C 14, B 15:
+    // C at r0c0 11, 13, 15, 17; B 12, 14, 16, 18 (both on r0c0's input 0, VCs 0 and 1).
+    // r0c0: C RC 11, VA 12, SA from 13; B RC 12, VA 13, SA from 14; the input's VCs take
+    // turns: C 13, B 14, C 15, B 16, C 17, B 18, C 19, B 20. Tails leave 21 and 22, cross
+    // 1 ns each and the link: C at PE0 23, B 24. (Holding the switch per packet: 20 and 24.)
+    const machine = buildMachine(twoVcRouters(2, 3), { registry: defaultRegistry() });
+    expect(
+      timedSends(machine, [
+        [2, 0],
+        [1, 5],
+      ]),
+    ).toEqual([23, 24]);
+  });
+
+  it("two VCs: towards a memory a packet crosses whole, once its interleaved flits are all in", () => {
+    // As above, but writes to the SRAM on r0c0 (a memory: the framework moves whole packets).
+    // C's flits reach r0c0 at 11, 13, 15, 17: RC 11, VA 12, SA at the first tick s with flit f
+    // in by s + f and known (granted at r0c1 before s): s = 15 (its tail granted at r0c1 at 14).
+    // Leaves 17, tail at the SRAM 17 + 4 + 1 = 22. B (flits 12, 14, 16, 18; VC 1 of the same
+    // input) waits for that input, busy with C until 19: leaves 21, committed at 26.
+    const machine = buildMachine(twoVcRouters(2, 3), { registry: defaultRegistry() });
+    expect(
+      timedWrites(machine, [
+        [2, 0],
+        [1, 5],
+      ]),
+    ).toEqual([22, 26]);
   });
 
   it("zero-load: every packet of a 2 x 2 diagonal pattern takes 1 + 5H + P, as in BookSim", () => {

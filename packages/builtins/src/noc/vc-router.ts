@@ -1,4 +1,5 @@
 import type { Event, ForwardingModel, ForwardingModelContext, HopPacket, ModelStat } from "@kb/components";
+import { type Held, IDLE, InputVc, newHeld, SA, VA } from "./vc-buffer.js";
 import { type Fabric, fabricOf, VcClock } from "./vc-clock.js";
 
 // `port_hop_v1` with `vcs` > 0: BookSim 2's input-queued virtual-channel router (`iq`), cycle by
@@ -6,9 +7,16 @@ import { type Fabric, fabricOf, VcClock } from "./vc-clock.js";
 // channels of `vc_buffer_flits` flits; a packet at the front of its VC goes through route
 // computation (RC), VC allocation (VA) and switch allocation (SA), one cycle each, then crosses
 // the switch in the rest of `first_flit_ns`. VA and SA are separable one-iteration iSLIP
-// allocators with round-robin pointers. A granted packet holds its input and its output for its
-// flits (the switch is held for the packet), takes the credits of its downstream VC, and frees its
-// own buffer space for the upstream router a cycle after its tail has left.
+// allocators with round-robin pointers. The switch is allocated flit by flit (BookSim's
+// `hold_switch_for_packet = 0`): each cycle every input moves at most one flit and every output
+// takes at most one, so the flits of packets on different VCs interleave at an output. A flit
+// crosses once it is in the buffer and its output VC has a credit; it takes one credit downstream
+// and gives one back upstream the cycle after it left. Between VC routers of one clock the flits
+// are handed over one by one (`announce`, `flitSent`; `context.send`'s paced tail keeps the links
+// from serialising the packets again). Towards anything else (an endpoint, a memory, another
+// model: the framework moves whole packets there) a packet crosses whole: its head is granted once
+// all its flits are in the buffer in time to leave one per cycle, and it holds its input and output
+// for its flits.
 //
 // All VC routers of a machine with the same clock share one clock (`VcClock`): it steps every
 // router with work, tick by tick, in batches of `st + 1` ticks per engine event (a packet granted
@@ -41,62 +49,34 @@ const CREDIT_STALLS = {
 /** The counters of `port_hop_v1` (either variant). */
 export const PORT_HOP_COUNTERS = [PORT_WAIT, CREDIT_STALLS] as const;
 
-/** A packet in a VC buffer. */
-interface Held {
-  readonly view: HopPacket;
-  readonly flits: number;
-  readonly out: number;
-  /** The first tick it may be routed (its head has arrived). */
-  readonly tick: number;
-  /** When its head arrived, ns. */
-  readonly arrivedNs: number;
-}
-
-const IDLE = 0; // waiting for a head to route
-const VA = 1; // routed, asking for an output VC
-const SA = 2; // holding an output VC, asking for the switch
-
-/** One virtual channel of an input port. */
-class InputVc {
-  readonly queue: Held[] = [];
-  state = IDLE;
-  /** The first tick the current stage may run. */
-  eligible = 0;
-  outVc = -1;
-}
-
-/** A credit for an output VC coming back at `tick`. */
-interface Credit {
-  readonly tick: number;
-  readonly port: number;
-  readonly vc: number;
-  readonly flits: number;
-}
-
 /** The state of one VC router (one topology node). */
 export class VcRouter implements ForwardingModel {
   private readonly vcs: number;
   private readonly buffer: number;
   private readonly cycleNs: number;
-  /** Ticks from a switch grant to the head's departure (1 + the switch traversal). */
+  /** Ticks from a switch grant to the flit's departure (1 + the switch traversal). */
   private readonly leaveTicks: number;
-  private readonly clock: VcClock;
+  readonly clock: VcClock;
   private readonly fabric: Fabric<VcRouter>;
   private readonly inputs: InputVc[][];
-  /** The VC each packet announced on an input will arrive in, in order. */
+  /** The VC each packet admitted on an input fed by a non-VC node will arrive in, in order. */
   private readonly expected: number[][];
+  /** The packets a VC router upstream announced on each input, in the order their heads arrive. */
+  private readonly announced: Held[][];
   /** Free flits of each input VC fed by a non-VC node (what `admit` grants from). */
   private readonly room: number[][];
   private readonly feeder: (VcRouter | null | undefined)[];
-  /** Per output: the VC router behind it and its input index there (null: an endpoint). */
+  /** Per output: the VC router of this clock behind it and its input index there (null: anything else). */
   private readonly downstream: (VcRouter | null | undefined)[];
   private readonly downstreamPort: number[];
   private readonly credits: number[][];
   /** The first tick each output VC may be allocated again. */
   private readonly vcFree: number[][];
+  /** The first tick each input / output is free of a packet crossing whole (towards a non-VC node). */
   private readonly inBusy: number[];
   private readonly outBusy: number[];
-  private readonly pending: Credit[] = [];
+  /** Credits coming back: (tick, output, VC, flits) in a row, four numbers each (no object per flit). */
+  private readonly pending: number[] = [];
   private readonly vaGrant: number[];
   private readonly vaAccept: number[];
   private readonly saGrant: number[];
@@ -139,6 +119,7 @@ export class VcRouter implements ForwardingModel {
       Array.from({ length: rows }, () => new Array<number>(this.vcs).fill(value));
     this.inputs = Array.from({ length: inputs }, () => Array.from({ length: this.vcs }, () => new InputVc()));
     this.expected = Array.from({ length: inputs }, () => []);
+    this.announced = Array.from({ length: inputs }, () => []);
     this.room = grid(inputs, this.buffer);
     this.feeder = new Array(inputs).fill(undefined);
     this.downstream = new Array(outputs).fill(undefined);
@@ -157,21 +138,23 @@ export class VcRouter implements ForwardingModel {
     this.saBest = new Int32Array(outputs).fill(-1);
   }
 
-  /** The VC router feeding input `port`, or null (a source, an XBAR, another model). */
+  /** The VC router of this clock feeding input `port`, or null (a source, an XBAR, another model or clock). */
   private feederOf(port: number): VcRouter | null {
     let feeder = this.feeder[port];
     if (feeder === undefined) {
       feeder = this.fabric.routers.get(this.context.inputs[port] ?? "") ?? null;
+      if (feeder !== null && feeder.clock !== this.clock) feeder = null;
       this.feeder[port] = feeder;
     }
     return feeder;
   }
 
-  /** The VC router behind output `port`, or null (an endpoint or another model: unbounded). */
+  /** The VC router of this clock behind output `port`, or null (an endpoint, another model or clock: unbounded). */
   private downstreamOf(port: number): VcRouter | null {
     let next = this.downstream[port];
     if (next === undefined) {
       next = this.fabric.routers.get(this.context.outputs[port] ?? "") ?? null;
+      if (next !== null && next.clock !== this.clock) next = null;
       this.downstream[port] = next;
       if (next !== null) this.downstreamPort[port] = next.context.inputs.indexOf(this.context.id);
     }
@@ -201,27 +184,54 @@ export class VcRouter implements ForwardingModel {
     return false;
   }
 
-  /** The upstream VC router granted a packet to `vc` of input `port`: it arrives later, in order. */
-  announce(port: number, vc: number): void {
-    (this.expected[port] as number[]).push(vc);
+  /**
+   * The VC router upstream granted the head of a packet of `flits` flits to `vc` of input `port`:
+   * its flits follow (`flitSent`), its head's `arrive` later, in the order of the announcements.
+   */
+  announce(port: number, vc: number, flits: number): Held {
+    const packet = newHeld(null, flits, port, vc, Number.NaN);
+    ((this.inputs[port] as InputVc[])[vc] as InputVc).queue.push(packet);
+    (this.announced[port] as Held[]).push(packet);
+    this.held++;
+    return packet;
   }
 
   arrive(packet: HopPacket): undefined {
     const port = Math.max(0, packet.inPort);
-    const vc = (this.expected[port] as number[]).shift() ?? 0;
     const now = this.context.env.now;
     const tick = this.tickOf(now);
-    const input = (this.inputs[port] as InputVc[])[vc] as InputVc;
-    input.queue.push({
-      view: packet,
-      flits: packet.flits(this.params.flit_bytes),
-      out: Math.max(0, packet.outPort),
-      tick,
-      arrivedNs: now,
-    });
-    this.held++;
+    const out = Math.max(0, packet.outPort);
+    let record = (this.announced[port] as Held[]).shift();
+    if (record !== undefined) {
+      // From a VC router of this clock: its flits' ticks are their departures there.
+      record.offset = tick - (record.at[0] as number);
+    } else {
+      // From anything else: the flits follow the head one per cycle.
+      const vc = (this.expected[port] as number[]).shift() ?? 0;
+      const flits = packet.flits(this.params.flit_bytes);
+      record = newHeld(null, flits, port, vc, 0);
+      for (let k = 0; k < flits; k++) record.at.push(tick + k);
+      ((this.inputs[port] as InputVc[])[vc] as InputVc).queue.push(record);
+      this.held++;
+    }
+    record.view = packet;
+    record.out = out;
+    record.toSink = packet.kind === "response" && packet.to === packet.destination;
+    record.arrivedNs = now;
     this.clock.wake(this, tick);
     return undefined;
+  }
+
+  /**
+   * A flit of `packet` (announced here) left the VC router upstream at `tick`. A packet longer
+   * than the VC's buffer may have crossed whole before its last flits were sent: such a flit
+   * passes through, its slot given back the cycle after it arrived.
+   */
+  flitSent(packet: Held, tick: number): void {
+    packet.at.push(tick);
+    if (packet.sent < packet.flits) return;
+    const feeder = this.feederOf(packet.port) as VcRouter;
+    feeder.credit(tick + packet.offset + 1, feeder.outputIndexOf(this.context.id), packet.vc, 1);
   }
 
   /** Has packets to move or room to give back. */
@@ -231,7 +241,7 @@ export class VcRouter implements ForwardingModel {
 
   /** A credit for output `port`'s VC `vc` comes back at `tick`. */
   credit(tick: number, port: number, vc: number, flits: number): void {
-    this.pending.push({ tick, port, vc, flits });
+    this.pending.push(tick, port, vc, flits);
   }
 
   /** One cycle: credits back, then RC, VA and SA (each stage's winners move on next cycle). */
@@ -246,12 +256,19 @@ export class VcRouter implements ForwardingModel {
   private returnCredits(tick: number): void {
     let kept = 0;
     const pending = this.pending;
-    for (const credit of pending) {
-      if (credit.tick > tick) {
-        pending[kept++] = credit;
+    for (let at = 0; at < pending.length; at += 4) {
+      const port = pending[at + 1] as number;
+      const vc = pending[at + 2] as number;
+      const flits = pending[at + 3] as number;
+      if ((pending[at] as number) > tick) {
+        pending[kept] = pending[at] as number;
+        pending[kept + 1] = port;
+        pending[kept + 2] = vc;
+        pending[kept + 3] = flits;
+        kept += 4;
       } else {
-        const row = this.credits[credit.port] as number[];
-        row[credit.vc] = (row[credit.vc] as number) + credit.flits;
+        const row = this.credits[port] as number[];
+        row[vc] = (row[vc] as number) + flits;
       }
     }
     pending.length = kept;
@@ -269,9 +286,9 @@ export class VcRouter implements ForwardingModel {
     for (const row of this.inputs) {
       for (const input of row) {
         const front = input.queue[0];
-        if (input.state !== IDLE || front === undefined) continue;
-        const at = Math.max(input.eligible, front.tick);
-        if (at > tick) continue;
+        if (input.state !== IDLE || front === undefined || front.view === null) continue;
+        const at = Math.max(input.eligible, (front.at[0] as number) + front.offset);
+        if (!(at <= tick)) continue;
         input.state = VA;
         input.eligible = tick + 1;
         this.waitingVa++;
@@ -338,21 +355,20 @@ export class VcRouter implements ForwardingModel {
     for (const q of touched) best[q] = -1;
   }
 
-  /** Switch allocation: one iSLIP iteration over input ports x output ports. */
+  /** Switch allocation, flit by flit: one iSLIP iteration over input ports x output ports. */
   private allocateSwitch(tick: number): void {
     const inputs = this.inputs.length;
-    const outputs = this.outBusy.length;
+    const outputs = this.saBest.length;
     const best = this.saBest;
     const touched = this.touched;
     touched.length = 0;
-    // Grant: each free output picks the requesting input first from its pointer.
+    // Grant: each output picks the requesting input first from its pointer.
     for (let i = 0; i < inputs; i++) {
       if ((this.inBusy[i] as number) > tick) continue;
       const row = this.inputs[i] as InputVc[];
       for (const input of row) {
-        if (input.state !== SA || input.eligible > tick) continue;
-        const out = (input.queue[0] as Held).out;
-        if ((this.outBusy[out] as number) > tick || !this.hasCredits(out, input)) continue;
+        const out = this.request(input, tick);
+        if (out < 0) continue;
         const current = best[out] as number;
         if (current === i) continue;
         if (current === -1) {
@@ -376,19 +392,36 @@ export class VcRouter implements ForwardingModel {
       if (pick < 0) continue;
       this.saGrant[pick] = (i + 1) % inputs;
       this.saAccept[i] = (pick + 1) % outputs;
-      this.traverse(i, this.ready(i, pick, tick), pick, tick);
+      this.cross(i, this.ready(i, pick, tick), pick, tick);
     }
     for (const out of touched) best[out] = -1;
   }
 
-  /** Output `out`'s VC for `input` has room for its front packet (always, towards a non-VC node). */
-  private hasCredits(out: number, input: InputVc): boolean {
-    if (this.downstreamOf(out) === null) return true;
-    const need = Math.min((input.queue[0] as Held).flits, this.buffer);
-    return ((this.credits[out] as number[])[input.outVc] as number) >= need;
+  /**
+   * The output `input`'s front flit asks for at `tick`, or -1: towards a VC router, a flit in the
+   * buffer with a credit of its output VC; towards anything else, a head whose flits (as many as
+   * the buffer holds) are all in the buffer by the ticks they would leave, one per cycle, on a
+   * free output.
+   */
+  private request(input: InputVc, tick: number): number {
+    if (!input.flitReady(tick)) return -1;
+    const packet = input.queue[0] as Held;
+    const out = packet.out;
+    if (this.downstreamOf(out) !== null) {
+      return ((this.credits[out] as number[])[input.outVc] as number) > 0 ? out : -1;
+    }
+    if ((this.outBusy[out] as number) > tick) return -1;
+    if (packet.toSink) return out;
+    // Whole: the flits known by now (from a VC router: granted there before this tick).
+    const fed = this.feederOf(packet.port) !== null;
+    let known = packet.at.length;
+    while (fed && known > 0 && (packet.at[known - 1] as number) - this.leaveTicks >= tick) known--;
+    if (known < Math.min(packet.flits, this.buffer)) return -1;
+    for (let k = 1; k < known; k++) if ((packet.at[k] as number) + packet.offset > tick + k) return -1;
+    return out;
   }
 
-  /** The VC of input `i` whose front packet may cross to `out` now (-1: none), round robin from the input's pointer. */
+  /** The VC of input `i` whose front flit may cross to `out` now (-1: none), round robin from the input's pointer. */
   private ready(i: number, out: number, tick: number): number {
     const row = this.inputs[i] as InputVc[];
     const V = this.vcs;
@@ -396,48 +429,72 @@ export class VcRouter implements ForwardingModel {
     for (let k = 0; k < V; k++) {
       const vc = (start + k) % V;
       const input = row[vc] as InputVc;
-      if (input.state !== SA || input.eligible > tick) continue;
-      if ((input.queue[0] as Held).out === out && this.hasCredits(out, input)) return vc;
+      if (this.request(input, tick) === out) return vc;
     }
     return -1;
   }
 
-  /** The packet at the front of input `i`'s VC `vc` won output `out` at `tick`: it leaves. */
-  private traverse(i: number, vc: number, out: number, tick: number): void {
+  /** The front flit of input `i`'s VC `vc` won output `out` at `tick`: it leaves (the whole packet, towards a non-VC node). */
+  private cross(i: number, vc: number, out: number, tick: number): void {
     const input = (this.inputs[i] as InputVc[])[vc] as InputVc;
-    const packet = input.queue.shift() as Held;
-    const flits = packet.flits;
-    const outVc = input.outVc;
-    const tailGone = tick + flits;
-    this.inBusy[i] = tailGone;
-    this.outBusy[out] = tailGone;
-    (this.vcFree[out] as number[])[outVc] = tailGone;
-    input.state = IDLE;
-    input.eligible = tailGone;
-    input.outVc = -1;
-    this.vcNext[i] = (vc + 1) % this.vcs;
-    this.held--;
+    const packet = input.queue[0] as Held;
     const next = this.downstreamOf(out);
-    const room = Math.min(flits, this.buffer);
-    if (next !== null) {
-      const row = this.credits[out] as number[];
-      row[outVc] = (row[outVc] as number) - room;
-      next.announce(this.downstreamPort[out] as number, outVc);
-    }
-    // This packet's room on input i comes back to whoever feeds it, a cycle after its tail left.
+    const outVc = input.outVc;
+    const departTick = tick + this.leaveTicks;
+    const view = packet.view as HopPacket;
     const feeder = this.feederOf(i);
-    if (feeder !== null) {
-      feeder.credit(tailGone, feeder.outputIndexOf(this.context.id), vc, room);
+    this.vcNext[i] = (vc + 1) % this.vcs;
+    let tailTick = tick; // the tick its tail crosses
+    if (next !== null || packet.toSink) {
+      const flit = packet.sent++;
+      if (flit === 0) {
+        packet.headTick = departTick;
+        this.waitedNs += departTick * this.cycleNs - packet.arrivedNs - this.params.first_flit_ns;
+      }
+      if (next !== null) {
+        const row = this.credits[out] as number[];
+        row[outVc] = (row[outVc] as number) - 1;
+        if (flit === 0) {
+          packet.next = next.announce(this.downstreamPort[out] as number, outVc, packet.flits);
+          // The head goes on now, its flits follow through flitSent; the tail here is a placeholder.
+          this.context.send(view, departTick * this.cycleNs, (departTick + packet.flits) * this.cycleNs);
+        }
+        next.flitSent(packet.next as Held, departTick);
+      } else if (flit === packet.flits - 1) {
+        // To its sink: sent once its tail has crossed, with when its head and tail left.
+        const headNs = Math.max(packet.headTick * this.cycleNs, this.context.env.now);
+        this.context.send(view, headNs, (departTick + 1) * this.cycleNs);
+      }
+      // The flit's slot on input i comes back to the VC router feeding it a cycle after it left.
+      if (feeder !== null) feeder.credit(tick + 1, feeder.outputIndexOf(this.context.id), vc, 1);
+      if (flit < packet.flits - 1) return;
     } else {
+      // Whole: input and output held for its flits, its slots given back a cycle after its tail.
+      packet.sent = packet.flits;
+      packet.headTick = departTick;
+      tailTick = tick + packet.flits - 1;
+      this.inBusy[i] = tailTick + 1;
+      this.outBusy[out] = tailTick + 1;
+      this.waitedNs += departTick * this.cycleNs - packet.arrivedNs - this.params.first_flit_ns;
+      this.context.send(view, departTick * this.cycleNs);
+      if (feeder !== null)
+        feeder.credit(tailTick + 1, feeder.outputIndexOf(this.context.id), vc, packet.at.length);
+    }
+    // The tail crossed: the VC routes its next head from the next cycle, the output VC is free.
+    input.queue.shift();
+    input.state = IDLE;
+    input.eligible = tailTick + 1;
+    input.outVc = -1;
+    (this.vcFree[out] as number[])[outVc] = tailTick + 1;
+    this.held--;
+    this.context.service(packet.headTick * this.cycleNs, packet.flits * this.cycleNs, view);
+    if (feeder === null) {
       const env = this.context.env;
+      const room = Math.min(packet.flits, this.buffer);
       env
-        .timeout(Math.max(0, tailGone * this.cycleNs - env.now), { port: i, vc, flits: room })
+        .timeout(Math.max(0, (tailTick + 1) * this.cycleNs - env.now), { port: i, vc, flits: room })
         .addCallback(this.roomBack);
     }
-    const departNs = (tick + this.leaveTicks) * this.cycleNs;
-    this.waitedNs += departNs - packet.arrivedNs - this.params.first_flit_ns;
-    this.context.service(departNs, flits * this.cycleNs, packet.view);
-    this.context.send(packet.view, departNs);
   }
 
   /** The output leading to node `id` (its credits are kept here). */

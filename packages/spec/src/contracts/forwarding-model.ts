@@ -102,8 +102,18 @@ export interface ForwardingModelContext {
   readonly inputs: readonly string[];
   /** The neighbour each output port leads to (`outputs[packet.outPort]`), in topology edge order. */
   readonly outputs: readonly string[];
-  /** Releases a packet `arrive` held: its head leaves at `headNs` (>= now). Each held packet is sent exactly once. */
-  send(packet: HopPacket, headNs: number): void;
+  /**
+   * Releases a packet `arrive` held: its head leaves at `headNs` (>= now). Each held packet is
+   * sent exactly once.
+   *
+   * `tailNs` (>= `headNs`), for a model that paces the flits onto its output itself (a flit-level
+   * router interleaving the flits of several packets on one output): its tail has left at
+   * `tailNs`. The links to the next hop then add only their latency, without waiting for an
+   * earlier packet's bytes (the model moves no more flits per cycle than the links take), and the
+   * packet's tail arrives at `tailNs` plus their latency, not at its arrival here plus
+   * `first_flit_ns`. Without it, the links serialise the packet after the ones sent before it.
+   */
+  send(packet: HopPacket, headNs: number, tailNs?: number): void;
   /**
    * Room freed on input `inPort` (a credit returned): the packets waiting upstream for it are
    * offered to `admit` again, oldest first, in an event at the current time.
