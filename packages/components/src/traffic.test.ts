@@ -108,8 +108,24 @@ describe("trafficPattern", () => {
     expect(TRAFFIC_PATTERNS).toContain("uniform");
   });
 
+  it("gives BookSim 2's randperm: the permutation its Knuth generator draws from perm_seed", () => {
+    // BookSim 2 (28f43299) RandomPermutationTrafficPattern, dumped: perm_seed 0 on 64 and 16
+    // nodes, perm_seed 7 on 16.
+    const none = () => 0;
+    const all = (name: string, k: number) =>
+      Array.from({ length: k * k }, (_, source) => trafficPattern(name, k, k)(source, none));
+    expect(all("randperm", 8).slice(0, 12)).toEqual([54, 30, 25, 6, 57, 53, 17, 9, 40, 49, 22, 24]);
+    expect(all("randperm", 8)[63]).toBe(23);
+    expect([...all("randperm", 8)].sort((a, b) => a - b)).toEqual(Array.from({ length: 64 }, (_, i) => i));
+    expect(all("randperm", 4)).toEqual([2, 8, 6, 1, 0, 11, 4, 5, 3, 14, 10, 7, 15, 12, 9, 13]);
+    expect(all("randperm(7)", 4)).toEqual([10, 2, 13, 9, 3, 1, 5, 15, 0, 14, 12, 6, 8, 7, 11, 4]);
+    expect(all("randperm(0)", 4)).toEqual(all("randperm", 4));
+    expect(TRAFFIC_PATTERNS).toContain("randperm");
+  });
+
   it("refuses an unknown name and a bit pattern on a mesh whose node count is not a power of two", () => {
     expect(() => trafficPattern("hotspot", 8, 8)).toThrow(/unknown pattern; use one of uniform, transpose/);
     expect(() => trafficPattern("bitcomp", 3, 3)).toThrow(/9 nodes is not a power of two/);
+    expect(() => trafficPattern("randperm(x)", 4, 4)).toThrow(/randperm\(SEED\) needs a whole number/);
   });
 });
