@@ -54,6 +54,10 @@ describe("hbm_ctrl_v2's counters in machine.stats()", () => {
       wr: 0,
       ref: 0,
       write_drain_ns: 0,
+      read_queue_mean: expect.any(Number),
+      read_queue_max: 1, // one 32 B read at a time
+      write_queue_mean: 0,
+      write_queue_max: 0,
     });
     // Per pseudo-channel: everything on port 0 of the 32.
     const act = stats?.find((stat) => stat.name === "act");
@@ -100,6 +104,10 @@ describe("hbm_ctrl_v2's counters in machine.stats()", () => {
       "wr",
       "ref",
       "write_drain_ns",
+      "read_queue_mean",
+      "read_queue_max",
+      "write_queue_mean",
+      "write_queue_max",
     ]);
   });
 

@@ -62,6 +62,33 @@ describe("hbm_ctrl_v2 queues shared by a channel's pseudo-channels (queue_scope)
     expect(ends2).toEqual([expect.closeTo(34.0625, 6), expect.closeTo(34.0625, 6)]);
   });
 
+  it("command_bus channel: a row and a column command share a slot (Ramulator tries one of each per tick)", () => {
+    // PC 0: a line at 0, ACT 0.625, RDs 20.3125 and 22.8125, ends 36.5625. PC 1: a line at
+    // 19.6875 (front end 0.625): its ACT wants 20.3125, the slot of PC 0's first RD, and takes it
+    // (one slot for both would move one of them by 0.3125): RDs 40 and 42.5, ends 56.25.
+    const ends = (params: Record<string, unknown>) => {
+      const h = hbm3Harness(params);
+      const a = requestAt(h, 0, "read", 0, 64);
+      return doneTimes(h, a, requestAt(h, 19.6875, "read", PC1, 64));
+    };
+    expect(ends({})).toEqual([expect.closeTo(36.5625, 6), expect.closeTo(56.25, 6)]);
+    expect(ends({ command_bus: "channel" })).toEqual([expect.closeTo(36.5625, 6), expect.closeTo(56.25, 6)]);
+  });
+
+  it("command_bus channel: one column command per CK (0.625 ns) for both PCs, on its own lane", () => {
+    // One-burst reads (32 B): a RD comes arrival + front end 0.625 + 19.6875 later. PC 0's at
+    // 0.3125: ACT 0.9375, RD 20.625 (CK 33), ends + tCL + tBL = 34.375. PC 1's at 0.625: ACT
+    // 1.25, RD wants 20.9375, in CK 33 too: it goes at CK 34 = 21.25, ends 35. With one 0.3125 ns
+    // slot for every command (before) it stayed at 20.9375 (ends 34.6875), as with pseudo-channel buses.
+    const ends = (params: Record<string, unknown>) => {
+      const h = hbm3Harness(params);
+      const a = requestAt(h, 0.3125, "read", 0);
+      return doneTimes(h, a, requestAt(h, 0.625, "read", PC1));
+    };
+    expect(ends({ command_bus: "channel" })).toEqual([expect.closeTo(34.375, 6), expect.closeTo(35, 6)]);
+    expect(ends({})).toEqual([expect.closeTo(34.375, 6), expect.closeTo(34.6875, 6)]);
+  });
+
   it("write drain is decided on the channel's write queue: PC 0's 13 lines of writes (26 > 25.6) put PC 1's reads behind PC 1's writes", () => {
     // PC 1 holds 2 lines of writes and 4 of reads; alone (pseudo_channel) its reads go first.
     const run = (params: Record<string, unknown>) => {

@@ -1,6 +1,6 @@
 // closed_form (issue 37 point 3): how far one decision issues a run's bursts. `burst` decides every
 // burst alone (the reference schedule); `horizon` issues back to back only the bursts due within
-// the decision horizon, and must give exactly `burst`'s times; `run` (the default) also issues
+// the decision horizon (the default), and must give exactly `burst`'s times; `run` also issues
 // those past it, so a request arriving meanwhile waits behind the whole run.
 import type { MemoryHarness } from "@kb/probe";
 import { describe, expect, it } from "vitest";
@@ -32,6 +32,13 @@ describe("hbm_ctrl_v2 closed_form", () => {
     const expected = [111.5625, 54.0625 + 12.5 + 1.25];
     expect(ab("burst")).toEqual(expected);
     expect(ab("horizon")).toEqual(expected);
+  });
+
+  it("the default is horizon: B's RDs interleave with A's (done 67.8125), not queued behind A's run (115.3125)", () => {
+    const h = hbm3Harness();
+    const a = requestAt(h, 0, "read", 0, 16384);
+    const b = requestAt(h, 30, "read", 65536, 64);
+    expect(doneTimes(h, a, b)).toEqual([111.5625, 54.0625 + 12.5 + 1.25]);
   });
 
   /** ref-cube's stack (`xor` mapping), all-bank refresh, `params`. */

@@ -1,24 +1,41 @@
+/** The row lane of a {@link CommandBus}: ACT, PRE, PREab, REF. */
+export const ROW_LANE = 0;
+/** The column lane of a {@link CommandBus}: RD, WR. */
+export const COL_LANE = 1;
+
 /**
  * The command slots of one channel's controller (`command_bus: channel`): Ramulator 2.1 runs one
- * controller per channel, which issues at most one command (ACT, PRE, RD, WR, REF) per clock of
- * its own, whichever pseudo-channel it is for. A slot is `slotNs` long (the shortest command:
- * the PRE, half a CK on HBM3, one CK on HBM2); a slot is taken when its tick index is stored at
- * `tick mod SLOTS` (a ring: a booking 4096 slots old is forgotten).
+ * controller per channel, which each clock tries one column command and one row command
+ * (`HBMControllerBase::tick`: `try_issue_slot(ColumnBus)`, then `RowBus`), whichever
+ * pseudo-channel they are for. So two lanes: a row slot is `rowSlotNs` long (the controller's
+ * tick, the PRE's length: half a CK on HBM3, one CK on HBM2) and a column slot `colSlotNs` (one
+ * CK: HBM3 issues column commands on rising edges only). A slot is taken when its tick index is
+ * stored at `lane x SLOTS + tick mod SLOTS` (a ring per lane: a booking 4096 slots old is
+ * forgotten).
  */
 export class CommandBus {
   static readonly SLOTS = 4096;
   /** Tick index booked at each ring position (-1: none). Written through PortState.book (journaled). */
-  readonly booked = new Float64Array(CommandBus.SLOTS).fill(-1);
+  readonly booked = new Float64Array(2 * CommandBus.SLOTS).fill(-1);
+  /** Each lane's slot length, ns. */
+  readonly slotNs: readonly [number, number];
 
-  constructor(readonly slotNs: number) {}
-
-  /** The tick a command at `time` issues in. */
-  tickOf(time: number): number {
-    return Math.floor(time / this.slotNs + 1e-6);
+  constructor(rowSlotNs: number, colSlotNs: number) {
+    this.slotNs = [rowSlotNs, colSlotNs];
   }
 
-  /** Whether tick `tick` is taken. */
-  taken(tick: number): boolean {
-    return this.booked[tick % CommandBus.SLOTS] === tick;
+  /** The tick of `lane` a command at `time` issues in. */
+  tickOf(time: number, lane: number): number {
+    return Math.floor(time / (this.slotNs[lane] as number) + 1e-6);
+  }
+
+  /** Where tick `tick` of `lane` is stored in `booked`. */
+  index(tick: number, lane: number): number {
+    return lane * CommandBus.SLOTS + (tick % CommandBus.SLOTS);
+  }
+
+  /** Whether tick `tick` of `lane` is taken. */
+  taken(tick: number, lane: number): boolean {
+    return this.booked[this.index(tick, lane)] === tick;
   }
 }

@@ -10,6 +10,8 @@ import {
   P_RD_HIT,
   P_RD_MISS,
   P_REFS,
+  P_RQ_MAX,
+  P_WQ_MAX,
   P_WR_BURSTS,
   P_WR_CONF,
   P_WR_HIT,
@@ -59,6 +61,12 @@ export interface HbmPortStats {
    * read mode (idle time between counts; a drain still going counts up to the last command).
    */
   readonly writeDrainNs: number;
+  /** Mean bursts in this pseudo-channel's read / write queue from 0 to now (its entries of the channel's queue under queue_scope channel). */
+  readonly readQueueMean: number;
+  readonly writeQueueMean: number;
+  /** Most bursts in this pseudo-channel's read / write queue at once. */
+  readonly readQueueMax: number;
+  readonly writeQueueMax: number;
 }
 
 /**
@@ -162,6 +170,10 @@ export class HbmPort implements Sleeper {
       refreshes: st[p + P_REFS] as number,
       predictions: this.predictions,
       writeDrainNs: this.sched.drainNs(),
+      readQueueMean: this.sched.meanOccupancy(READ, this.env.now),
+      writeQueueMean: this.sched.meanOccupancy(WRITE, this.env.now),
+      readQueueMax: st[p + P_RQ_MAX] as number,
+      writeQueueMax: st[p + P_WQ_MAX] as number,
     };
   }
 

@@ -87,6 +87,20 @@ const COUNTERS: readonly PortCounter[] = [
       "Time in write-drain mode: from the first command in write mode to the first back in read mode (idle time between counts; a drain still going counts up to the last command).",
     of: (s) => s.writeDrainNs,
   },
+  ...(["read", "write"] as const).flatMap((kind): PortCounter[] => [
+    {
+      name: `${kind}_queue_mean`,
+      unit: "bursts",
+      description: `Mean bursts waiting in the ${kind} queue (admitted, not yet issued; an entry that opened its bank leaves one burst's room, as in Ramulator), from 0 to the end of the run; under queue_scope channel a pseudo-channel's share of its channel's queue (the channel's mean is the sum over its pseudo-channels).`,
+      of: (s) => (kind === "read" ? s.readQueueMean : s.writeQueueMean),
+    },
+    {
+      name: `${kind}_queue_max`,
+      unit: "bursts",
+      description: `Most bursts waiting in the ${kind} queue at once (a pseudo-channel's share of its channel's queue under queue_scope channel); the total sums the pseudo-channels' maxima.`,
+      of: (s) => (kind === "read" ? s.readQueueMax : s.writeQueueMax),
+    },
+  ]),
 ];
 
 /** The counters `hbm_ctrl_v2` publishes (`kb components list`; `components[].stats` of the results). */
@@ -113,9 +127,10 @@ export const hbmCtrlV2Definition = {
       ports.push(new Port(config, context.env, context.addressMap, hub, i, cache));
     }
     if (config.channelBus) {
-      // One controller per channel: one command per controller clock for all its pseudo-channels.
+      // One controller per channel: one row command per controller tick and one column command
+      // per CK for all its pseudo-channels.
       for (let first = 0; first < ports.length; first += config.pseudoChannels) {
-        const bus = new CommandBus(config.timing.preCmd);
+        const bus = new CommandBus(config.timing.preCmd, config.timing.colCmd);
         for (const port of ports.slice(first, first + config.pseudoChannels)) port.sched.bus = bus;
       }
     }

@@ -61,12 +61,18 @@ export const P_WR_BURSTS = 34;
 export const P_RHEAD = 35; // class-1 read list head, tail at +1
 export const P_WHEAD = 37; // class-1 write list head, tail at +1
 export const P_CLOCK = 39; // the last command's time (only for an in-order scheduler)
-export const P_CMDMIN = 40; // no command before this (its channel's command slot was taken)
+export const P_CMDMIN = 40; // no row command before this (its channel's row command slot was taken)
 export const P_FLIP = 41; // the write-drain mode flipped since the last command (1), or not (0)
 export const P_DRAIN_SINCE = 42; // the first command of the current write drain
 export const P_DRAIN_NS = 43; // ns of finished write drains (first command in write mode to first in read mode)
 export const P_LAST_CMD = 44; // the last command's time
-export const PORT_FIELDS = 45;
+export const P_CMDMIN_COL = 45; // no column command before this (its channel's column slot was taken)
+export const P_OCC_T = 46; // when the queue occupancies last changed (the integrals below reach it)
+export const P_RQ_AREA = 47; // time integral of the read queue occupancy, burst x ns
+export const P_WQ_AREA = 48; // time integral of the write queue occupancy, burst x ns
+export const P_RQ_MAX = 49; // most bursts in the read queue at once
+export const P_WQ_MAX = 50; // most bursts in the write queue at once
+export const PORT_FIELDS = 51;
 
 /** The three queue lists: priority class (any kind), class-1 reads, class-1 writes. */
 export const LIST_PRIO = 0;

@@ -125,9 +125,9 @@ export const hbmCtrlV2Params = hbmTopologyParams.extend({
     ),
   closed_form: z
     .enum(["run", "horizon", "burst"])
-    .default("run")
+    .default("horizon")
     .describe(
-      "Bursts issued in one decision: run (the bursts of a run that no queued candidate can come between, even past decision_horizon_ns: a request arriving meanwhile waits behind them); horizon (only those due within decision_horizon_ns: exactly the schedule of burst); burst (every burst its own decision: the slowest, the reference for the others).",
+      "Bursts issued in one decision: horizon (the default: only those due within decision_horizon_ns, exactly the schedule of burst); run (the bursts of a run that no queued candidate can come between, even past decision_horizon_ns: a request arriving meanwhile waits behind them, so the figures depend on how far a run reaches); burst (every burst its own decision: the slowest, the reference for the others).",
     ),
   predict_bytes: z
     .number()

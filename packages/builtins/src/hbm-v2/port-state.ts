@@ -1,5 +1,5 @@
 import type { MemoryRequest } from "@kb/components";
-import { CommandBus } from "./command-bus.js";
+import type { CommandBus } from "./command-bus.js";
 import {
   B_ROW,
   BANK_STRIDE,
@@ -14,11 +14,18 @@ import {
   E_STRIDE,
   P_FAW,
   P_HEAD,
+  P_OCC_T,
   P_OVR,
   P_OVW,
   P_REF_NEXT,
   P_RHEAD,
+  P_RQ,
+  P_RQ_AREA,
+  P_RQ_MAX,
   P_WHEAD,
+  P_WQ,
+  P_WQ_AREA,
+  P_WQ_MAX,
   PORT_FIELDS,
   R_FIRST,
   R_LAST,
@@ -158,6 +165,41 @@ export abstract class PortState {
     this.logOld = new Float64Array(1024);
   }
 
+  /**
+   * Sets the read (`kind` READ) or write queue's occupancy to `occ` bursts at `time`, keeping the
+   * time integrals and maxima of both (the queue-occupancy counters), journaled.
+   */
+  setOccupancy(kind: number, occ: number, time: number): void {
+    const p = this.portBase;
+    const st = this.st;
+    const since = st[p + P_OCC_T] as number;
+    if (time > since) {
+      const dt = time - since;
+      const rq = st[p + P_RQ] as number;
+      const wq = st[p + P_WQ] as number;
+      if (rq !== 0) this.addS(p + P_RQ_AREA, rq * dt);
+      if (wq !== 0) this.addS(p + P_WQ_AREA, wq * dt);
+      this.setS(p + P_OCC_T, time);
+    }
+    this.setS(p + (kind === READ ? P_RQ : P_WQ), occ);
+    this.maxS(p + (kind === READ ? P_RQ_MAX : P_WQ_MAX), occ);
+  }
+
+  /**
+   * The mean occupancy of the read (`kind` READ) or write queue from 0 to `end` (the occupancy
+   * after the last change is held to `end`), bursts.
+   */
+  meanOccupancy(kind: number, end: number): number {
+    const p = this.portBase;
+    const st = this.st;
+    const since = st[p + P_OCC_T] as number;
+    const until = Math.max(end, since);
+    if (until <= 0) return 0;
+    const occ = st[p + (kind === READ ? P_RQ : P_WQ)] as number;
+    const area = st[p + (kind === READ ? P_RQ_AREA : P_WQ_AREA)] as number;
+    return (area + occ * (until - since)) / until;
+  }
+
   /** The peers' sum of port field `at` (queue occupancy: P_RQ, P_WQ); 0 without peers. */
   peerSum(at: number): number {
     let sum = 0;
@@ -225,10 +267,10 @@ export abstract class PortState {
     this.eReady[e] = v;
   }
 
-  /** Takes command slot `tick` of the channel's bus, journaled. */
-  book(tick: number): void {
+  /** Takes command slot `tick` of `lane` of the channel's bus, journaled. */
+  book(tick: number, lane: number): void {
     const bus = this.bus as CommandBus;
-    const i = tick % CommandBus.SLOTS;
+    const i = bus.index(tick, lane);
     if (this.journaling) this.record(BOOK, i, bus.booked[i] as number);
     bus.booked[i] = tick;
   }

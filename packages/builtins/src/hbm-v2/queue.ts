@@ -50,7 +50,7 @@ export abstract class PortQueue extends PortState {
         head++;
       }
       this.setS(headAt, head);
-      this.setS(occAt, occ);
+      this.setOccupancy(kind, occ, time);
     }
   }
 

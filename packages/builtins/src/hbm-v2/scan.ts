@@ -18,6 +18,7 @@ import {
   P_ACT,
   P_CLOCK,
   P_CMDMIN,
+  P_CMDMIN_COL,
   P_COLBUS,
   P_FAW,
   P_FAWI,
@@ -215,10 +216,9 @@ export abstract class PortScan extends PortQueue {
         this.sBestKind = REF;
       }
     }
-    // P_CMDMIN: the channel's command slot at the last best time was taken by another command.
-    const cmdMin = st[p + P_CMDMIN] as number;
-    const rowBus = Math.max(st[p + P_ROWBUS] as number, cmdMin);
-    const colBus = Math.max(st[p + P_COLBUS] as number, cmdMin);
+    // P_CMDMIN(_COL): the channel's row (column) slot at the last best time was taken by another command.
+    const rowBus = Math.max(st[p + P_ROWBUS] as number, st[p + P_CMDMIN] as number);
+    const colBus = Math.max(st[p + P_COLBUS] as number, st[p + P_CMDMIN_COL] as number);
     const fawI = st[p + P_FAWI] as number;
     const faw = (st[p + P_FAW + fawI] as number) + t.tFAW;
     this.sRowBus = rowBus;

@@ -1,3 +1,4 @@
+import { COL_LANE, ROW_LANE } from "./command-bus.js";
 import {
   B_ACT,
   B_ACTIVE,
@@ -24,6 +25,7 @@ import {
   P_ACTS,
   P_CLOCK,
   P_CMDMIN,
+  P_CMDMIN_COL,
   P_COLBUS,
   P_DRAIN_NS,
   P_DRAIN_SINCE,
@@ -63,7 +65,7 @@ import {
 import type { HbmCtrlV2Config } from "./params.js";
 import type { HbmPagePolicy, HbmQueueView, HbmRefreshPolicy, HbmRefreshPort } from "./policies/policy.js";
 import type { HbmTiming } from "./presets.js";
-import { DUE, PortScan, REF, ROW } from "./scan.js";
+import { COL, DUE, PortScan, REF, ROW } from "./scan.js";
 
 const INF = Number.POSITIVE_INFINITY;
 
@@ -184,16 +186,20 @@ export class PortScheduler extends PortScan implements HbmRefreshPort, HbmQueueV
         this.blockVersion++;
         continue;
       }
-      // One command per slot of the channel's controller (command_bus: channel): a taken slot
-      // moves every candidate of this port to the next one.
+      // One row and one column command per slot of the channel's controller (command_bus:
+      // channel): a taken slot moves every candidate of this port on that lane to the next one.
       const bus = this.bus;
       if (bus !== null) {
-        const tick = bus.tickOf(bestT);
-        if (bus.taken(tick)) {
-          this.setS(p + P_CMDMIN, (tick + 1) * bus.slotNs);
+        const lane = bestKind === COL ? COL_LANE : ROW_LANE;
+        const tick = bus.tickOf(bestT, lane);
+        if (bus.taken(tick, lane)) {
+          this.setS(
+            p + (lane === COL_LANE ? P_CMDMIN_COL : P_CMDMIN),
+            (tick + 1) * (bus.slotNs[lane] as number),
+          );
           continue;
         }
-        this.book(tick);
+        this.book(tick, lane);
       }
       if (bestKind === REF) {
         this.refreshCommand(bestT);
@@ -234,7 +240,9 @@ export class PortScheduler extends PortScan implements HbmRefreshPort, HbmQueueV
             this.setE(o + E_STATE, 1);
             this.promote(e);
             // Ramulator moves the activating request out of its queue: one burst's room.
-            if ((ed[o + E_ISSUED] as number) === 0) this.addS(p + (kind === READ ? P_RQ : P_WQ), -1);
+            if ((ed[o + E_ISSUED] as number) === 0) {
+              this.setOccupancy(kind, (st[p + (kind === READ ? P_RQ : P_WQ)] as number) - 1, time);
+            }
           }
           this.classify(e, 2);
           this.admit(time);
@@ -279,12 +287,12 @@ export class PortScheduler extends PortScan implements HbmRefreshPort, HbmQueueV
       // ... and up to the next burst whose command slot another command took.
       if (bus !== null && k > 1) {
         for (let i = 1; i < k; i++) {
-          const tick = bus.tickOf(bestT + i * period);
-          if (bus.taken(tick)) {
+          const tick = bus.tickOf(bestT + i * period, COL_LANE);
+          if (bus.taken(tick, COL_LANE)) {
             k = i;
             break;
           }
-          this.book(tick);
+          this.book(tick, COL_LANE);
         }
       }
       // ... and, under a row-hit cap, up to the cap of hits going ahead of an older request to
@@ -323,7 +331,10 @@ export class PortScheduler extends PortScan implements HbmRefreshPort, HbmQueueV
       this.setS(p + P_COLBUS, last + t.colCmd);
       this.classify(e, 1);
       this.setE(o + E_ISSUED, issued + k);
-      this.addS(p + (kind === READ ? P_RQ : P_WQ), -(k - preFreed));
+      // Each burst leaves the queue at its own command (the first one left at its ACT).
+      const occAt = p + (kind === READ ? P_RQ : P_WQ);
+      for (let i = preFreed; i < k; i++)
+        this.setOccupancy(kind, (st[occAt] as number) - 1, first + i * period);
       if ((rd[ro + R_FIRST] as number) < 0) {
         this.setR(ro + R_FIRST, first);
         if (!predicting) this.started[this.startedCount++] = r;
