@@ -23,6 +23,7 @@ import { placeMoePipeline } from "./lib/llm/moe-pp-place.js";
 import { moePipelineReport } from "./lib/llm/moe-pp-report.js";
 import { moeReference } from "./lib/llm/moe-reference.js";
 import { type MoeBuffers, runMoe, uploadMoe } from "./lib/llm/moe-run.js";
+import { pipelineParams } from "./lib/llm/pipeline-params.js";
 import { gpipeOrder, pipelineTimeline } from "./lib/llm/pipeline-schedule.js";
 import { gridOf } from "./lib/params.js";
 
@@ -53,12 +54,7 @@ export default defineBench({
   description:
     "A Mixtral-style MoE model placed over pp x ep x tp: layers split into pipeline stages (a SIP or a cube each, GPipe order, send/recv between stages), each stage's MoE layers over ep expert groups (all-to-all-v dispatch and combine, all-gather of the output) or tp cubes; makespan, cubes occupied, launch time by verdict, stage bubbles, tokens per expert.",
   params: moeParams.extend({
-    pp: z
-      .number()
-      .int()
-      .positive()
-      .default(2)
-      .describe("Pipeline stages (a SIP each, or a cube each on one SIP)."),
+    ...pipelineParams,
     ep: z
       .union([z.literal("auto"), z.number().int().positive()])
       .default("auto")
@@ -71,24 +67,6 @@ export default defineBench({
       .positive()
       .default(1)
       .describe("Tensor-parallel cubes of the one expert group of a stage (ep = 1)."),
-    layers: z
-      .number()
-      .int()
-      .positive()
-      .default(2)
-      .describe("MoE decoder layers of the model, divided evenly among the stages."),
-    batch: z
-      .number()
-      .int()
-      .positive()
-      .default(2)
-      .describe("Sequences, divided evenly among the micro-batches."),
-    microBatches: z
-      .number()
-      .int()
-      .positive()
-      .default(2)
-      .describe("Micro-batches (m) the batch is split into."),
   }),
   async run(sim, p) {
     const dims: MoeDims = MOE_PRESETS[p.preset];

@@ -1,9 +1,8 @@
 import { KbError } from "@kb/errors";
-import { MemorySink, OpLogger } from "@kb/oplog";
-import { type Grid, replay, Simulator, verifyOutcome } from "@kb/runtime";
+import { Simulator } from "@kb/runtime";
 import { describe, expect, test } from "vitest";
 import moePp from "../moe-pp.js";
-import { topologyFile } from "./llm-support.js";
+import { launchLogSim, topologyFile } from "./llm-support.js";
 
 // moe-pp end to end: one MoE model placed over pp x ep x tp, the stages' and groups' placement,
 // the launches each layer adds for its placement, the table's leading figures (what
@@ -17,19 +16,9 @@ type Row = readonly (string | number)[];
 
 /** Runs moe-pp with an op log, noting each launch's name and cubes in order, then verifies. */
 async function run(topology: string, params: Record<string, unknown>) {
-  const sink = new MemorySink();
-  const sim = await Simulator.fromTopology(topologyFile(topology), { opLogger: new OpLogger(sink) });
-  const launches: string[] = [];
-  const launch = sim.launch.bind(sim);
-  sim.launch = ((kernel, options) => {
-    const grid = options.grid as Grid;
-    const cubes = grid.sips.flatMap((s) => grid.cubes.map((c) => `sip${s}.cube${c}`)).join(" ");
-    launches.push(`${options.name} @ ${cubes}`);
-    return launch(kernel, options);
-  }) as typeof sim.launch;
+  const { sim, launches, verify } = await launchLogSim(topology);
   const outcome = await moePp.run(sim, moePp.params.parse(params));
-  const phase2 = replay(sim.hostWrites, sink.records);
-  const verification = await verifyOutcome(outcome ?? undefined, phase2.store);
+  const verification = await verify(outcome ?? undefined);
   const rows: readonly Row[] = outcome?.report?.rows ?? [];
   const figure = (what: string) => rows.find((row) => row[0] === what)?.[5];
   return {
