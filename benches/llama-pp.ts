@@ -5,6 +5,7 @@ import * as z from "zod";
 import { type LayerDims, PRESETS, rankDims } from "./lib/llm/config.js";
 import { layerPlanOf, type RankBuffers, runLayer, uploadLayer } from "./lib/llm/layer.js";
 import { layerParams, randomWeights } from "./lib/llm/layer-params.js";
+import { pipelineParams } from "./lib/llm/pipeline-params.js";
 import { placeStages } from "./lib/llm/pipeline-place.js";
 import { pipelineReport } from "./lib/llm/pipeline-report.js";
 import { gpipeOrder, pipelineTimeline } from "./lib/llm/pipeline-schedule.js";
@@ -34,36 +35,13 @@ export default defineBench({
   description:
     "Pipeline-parallel Llama: layers split into pp stages (a SIP or a cube each, tensor parallel within a stage), micro-batches of sequences sent stage to stage with @kb/ccl send/recv in GPipe order; per stage busy time and bubble beside (pp-1)/(m+pp-1), per micro-batch end times, send time.",
   params: layerParams.omit({ tp: true, layers: true, batch: true }).extend({
-    pp: z
-      .number()
-      .int()
-      .positive()
-      .default(2)
-      .describe("Pipeline stages (a SIP each, or a cube each on one SIP)."),
+    ...pipelineParams,
     tp: z
       .union([z.literal("auto"), z.number().int().positive()])
       .default("auto")
       .describe(
         "Tensor-parallel ranks per stage (cubes of the stage's SIP); auto: all its cubes when they divide the KV heads, else 1; 1 when stages are cubes.",
       ),
-    layers: z
-      .number()
-      .int()
-      .positive()
-      .default(2)
-      .describe("Layers of the model, divided evenly among the stages."),
-    batch: z
-      .number()
-      .int()
-      .positive()
-      .default(2)
-      .describe("Sequences, divided evenly among the micro-batches."),
-    microBatches: z
-      .number()
-      .int()
-      .positive()
-      .default(2)
-      .describe("Micro-batches (m) the batch is split into."),
     schedule: z
       .enum(["gpipe"])
       .default("gpipe")

@@ -1,33 +1,17 @@
 import { TOLERANCES } from "@kb/data-executor";
-import { type BenchCheck, defineBench, type Simulator } from "@kb/runtime";
+import { type BenchCheck, defineBench } from "@kb/runtime";
 import { type Dtype, Tensor } from "@kb/tensor";
 import * as z from "zod";
 import { rankDims } from "./lib/llm/config.js";
 import { type LayerPlan, runLayer, uploadLayer } from "./lib/llm/layer.js";
-import { layerTileParams, randomWeights } from "./lib/llm/layer-params.js";
-import { checkMoeSplit, MOE_PRESETS, type MoeDims, type MoePresetName } from "./lib/llm/moe-config.js";
+import { randomWeights } from "./lib/llm/layer-params.js";
+import { checkMoeSplit, MOE_PRESETS, type MoeDims } from "./lib/llm/moe-config.js";
+import { moeParams, randomExpertWeights, randomRouter, routeLayer } from "./lib/llm/moe-params.js";
 import { placeMoe } from "./lib/llm/moe-placement.js";
-import { dispatchPlan } from "./lib/llm/moe-plan.js";
 import { moeReference } from "./lib/llm/moe-reference.js";
 import { moeReport } from "./lib/llm/moe-report.js";
-import { applyCapacity, expertCapacity, routeTokens } from "./lib/llm/moe-routing.js";
-import { type ExpertWeights, MOE_STEPS, runMoe, uploadMoe } from "./lib/llm/moe-run.js";
-import { attentionBlockReference } from "./lib/llm/reference.js";
-import { dtypeParam, gridOf, gridParams, seedParam } from "./lib/params.js";
-import { matmul } from "./lib/reference.js";
-
-/** Each expert's seeded weights (as llama-layer's MLP: uniform +-sqrt(3 / K), down a quarter of that). */
-function expertWeights(sim: Simulator, dims: MoeDims, dtype: Dtype, seed: number): ExpertWeights[] {
-  const matrix = (rows: number, cols: number, s: number, gain = 1) => {
-    const r = gain * Math.sqrt(3 / rows);
-    return sim.random([rows, cols], dtype, { seed: s, low: -r, high: r });
-  };
-  return Array.from({ length: dims.experts }, (_, e) => ({
-    gate: matrix(dims.hidden, dims.ffn, seed + 100 + 3 * e),
-    up: matrix(dims.hidden, dims.ffn, seed + 101 + 3 * e),
-    down: matrix(dims.ffn, dims.hidden, seed + 102 + 3 * e, 0.25),
-  }));
-}
+import { MOE_STEPS, runMoe, uploadMoe } from "./lib/llm/moe-run.js";
+import { gridOf } from "./lib/params.js";
 
 /**
  * A Mixtral-style MoE decoder layer from tl kernels: llama-layer's attention block (tensor
@@ -43,18 +27,7 @@ export default defineBench({
   name: "moe-layer",
   description:
     "A Mixtral-style MoE decoder layer from tl kernels: llama-layer's attention, then router top-2 gating, capacity factor with dropped tokens counted, all-to-all-v dispatch to expert-parallel groups, grouped SwiGLU expert GEMMs (tensor parallel inside a group), all-to-all-v combine; tokens per expert, all-to-all vs expert GEMM time, per-launch verdicts.",
-  params: z.object({
-    preset: z
-      .enum(Object.keys(MOE_PRESETS) as [MoePresetName, ...MoePresetName[]])
-      .default("tiny")
-      .describe("Layer dimensions: tiny (verifies in seconds), mixtral-8x7b (published dimensions)."),
-    seq: z
-      .number()
-      .int()
-      .positive()
-      .optional()
-      .describe("Prompt length (prefill); default: the preset's (tiny 32, mixtral-8x7b 512)."),
-    batch: z.number().int().positive().default(1).describe("Sequences."),
+  params: moeParams.extend({
     ep: z
       .union([z.literal("auto"), z.number().int().positive()])
       .default("auto")
@@ -69,23 +42,6 @@ export default defineBench({
       .describe(
         "Tensor-parallel ranks inside each expert group (each expert's columns split tp ways): with tp > 1 group g is the first tp cubes of SIP g.",
       ),
-    capacityFactor: z
-      .number()
-      .positive()
-      .optional()
-      .describe(
-        "Expert capacity = ceil(factor x tokens x topK / experts) assignments; first choices are kept before second ones, each in token order (GShard); default: no capacity (nothing dropped, as Mixtral).",
-      ),
-    ...layerTileParams,
-    blockRows: z
-      .number()
-      .int()
-      .positive()
-      .default(4)
-      .describe("Rows per step of the norm, router, dispatch and combine kernels."),
-    dtype: dtypeParam,
-    seed: seedParam,
-    ...gridParams,
   }),
   async run(sim, p) {
     const dims: MoeDims = MOE_PRESETS[p.preset];
@@ -111,20 +67,21 @@ export default defineBench({
       blockRows: p.blockRows,
     };
     const weights = randomWeights(sim, attnDims, dtype, p.seed);
-    const tokens = p.batch * seq;
-    const x = sim.random([tokens, dims.hidden], dtype, { seed: p.seed + 20 });
-    const r = Math.sqrt(3 / dims.hidden);
-    const router = sim.random([dims.hidden, dims.experts], dtype, { seed: p.seed + 30, low: -r, high: r });
-    const experts = expertWeights(sim, dims, dtype, p.seed);
-    // The host's routing plan: the router on its reference of the MoE block's input.
+    const x = sim.random([p.batch * seq, dims.hidden], dtype, { seed: p.seed + 20 });
+    const router = randomRouter(sim, dims, dtype, p.seed);
+    const experts = randomExpertWeights(sim, dims, dtype, p.seed);
     const steps = 2 + MOE_STEPS.length;
     sim.progress(0, steps, "routing plan (host reference of the attention block)");
-    const block = attentionBlockReference(x, weights, attnDims, shape, null, dtype);
-    const logits = matmul(block.normed, router, "f32").toFloat64Array();
-    const routes = routeTokens(logits, dims.experts, dims.topK);
-    const capacity = expertCapacity(tokens, dims.experts, dims.topK, p.capacityFactor ?? null);
-    const outcome = applyCapacity(routes, dims.experts, capacity);
-    const plan = dispatchPlan(routes, outcome, dims.experts, ep);
+    const { block, routes, capacity, outcome, plan } = routeLayer(
+      x,
+      weights,
+      attnDims,
+      shape,
+      router,
+      ep,
+      p.capacityFactor ?? null,
+      dtype,
+    );
     const buffers = await uploadLayer(sim, placement.attention, layerPlan, weights, x, null);
     const moe = await uploadMoe(sim, placement, dims, dtype, router, experts, plan);
     sim.progress(1, steps, "attention block");

@@ -1,30 +1,18 @@
-import { MemorySink, OpLogger } from "@kb/oplog";
-import { type Grid, replay, Simulator, verifyOutcome } from "@kb/runtime";
 import { describe, expect, test } from "vitest";
 import { PRESETS } from "../lib/llm/config.js";
 import { type LayerPlan, uploadLayer } from "../lib/llm/layer.js";
 import { randomWeights } from "../lib/llm/layer-params.js";
 import llamaPp from "../llama-pp.js";
-import { kernelSim, topologyFile } from "./llm-support.js";
+import { kernelSim, launchLogSim } from "./llm-support.js";
 
 // llama-pp end to end: the GPipe order the host program issues, the clock the table reports,
 // the stages' placement and transfers, and every micro-batch verified against the host reference.
 
 /** Runs llama-pp with an op log, noting each launch's name and cubes in order, then verifies. */
 async function runPp(topology: string, params: Record<string, unknown>) {
-  const sink = new MemorySink();
-  const sim = await Simulator.fromTopology(topologyFile(topology), { opLogger: new OpLogger(sink) });
-  const launches: string[] = [];
-  const launch = sim.launch.bind(sim);
-  sim.launch = ((kernel, options) => {
-    const grid = options.grid as Grid;
-    const cubes = grid.sips.flatMap((s) => grid.cubes.map((c) => `sip${s}.cube${c}`)).join(" ");
-    launches.push(`${options.name} @ ${cubes}`);
-    return launch(kernel, options);
-  }) as typeof sim.launch;
+  const { sim, launches, verify } = await launchLogSim(topology);
   const outcome = await llamaPp.run(sim, llamaPp.params.parse(params));
-  const phase2 = replay(sim.hostWrites, sink.records);
-  const verification = await verifyOutcome(outcome ?? undefined, phase2.store);
+  const verification = await verify(outcome ?? undefined);
   return { outcome, launches, verdicts: verification.outputs.map((o) => [o.name, o.pass, o.firstMismatch]) };
 }
 

@@ -1,7 +1,7 @@
 import { readFileSync } from "node:fs";
 import { fileURLToPath } from "node:url";
 import { MemorySink, OpLogger } from "@kb/oplog";
-import { type DeviceTensor, replay, Simulator, verifyOutcome } from "@kb/runtime";
+import { type DeviceTensor, type Grid, replay, Simulator, verifyOutcome } from "@kb/runtime";
 import type { Dtype, Tensor } from "@kb/tensor";
 import { parseTopology, type Topology } from "@kb/topology";
 
@@ -46,4 +46,24 @@ export function verdicts(report: VerifyReport) {
 /** The rows `[name, true, null]` of every check passing. */
 export function allPass(...names: string[]) {
   return names.map((name) => [name, true, null]);
+}
+
+/**
+ * A simulator on `topology` with an op log, noting each launch as `name @ sip0.cube0 sip0.cube1`
+ * (its cubes) in order; `verify(outcome)` replays the run (phase 2) and verifies the outcome.
+ */
+export async function launchLogSim(topology: string) {
+  const sink = new MemorySink();
+  const sim = await Simulator.fromTopology(topologyFile(topology), { opLogger: new OpLogger(sink) });
+  const launches: string[] = [];
+  const launch = sim.launch.bind(sim);
+  sim.launch = ((kernel, options) => {
+    const grid = options.grid as Grid;
+    const cubes = grid.sips.flatMap((s) => grid.cubes.map((c) => `sip${s}.cube${c}`)).join(" ");
+    launches.push(`${options.name} @ ${cubes}`);
+    return launch(kernel, options);
+  }) as typeof sim.launch;
+  const verify = (outcome: Parameters<typeof verifyOutcome>[0]) =>
+    verifyOutcome(outcome, replay(sim.hostWrites, sink.records).store);
+  return { sim, launches, verify };
 }

@@ -57,26 +57,27 @@ export type MoePresetName = keyof typeof MOE_PRESETS;
  * Checks that `ep` expert-parallel groups of `tp` tensor-parallel ranks each can hold the layer:
  * `ep` divides the experts (each group takes `experts / ep` whole experts), `tp` divides an
  * expert's width (each rank of a group an equal block of its columns), and `topK` is at most the
- * experts. Throws `RUNTIME_INVALID` naming the parameter and the values that fit.
+ * experts. Throws `RUNTIME_INVALID` naming the parameter and the values that fit (its message
+ * starts with `bench`).
  */
-export function checkMoeSplit(dims: MoeDims, ep: number, tp: number): void {
+export function checkMoeSplit(dims: MoeDims, ep: number, tp: number, bench = "moe-layer"): void {
   const divisors = (n: number) => Array.from({ length: n }, (_, i) => i + 1).filter((d) => n % d === 0);
   if (dims.topK < 1 || dims.topK > dims.experts) {
     throw new KbError(
       "RUNTIME_INVALID",
-      `moe-layer: topK=${dims.topK} must be between 1 and the ${dims.experts} experts.`,
+      `${bench}: topK=${dims.topK} must be between 1 and the ${dims.experts} experts.`,
     );
   }
   if (dims.experts % ep !== 0) {
     throw new KbError(
       "RUNTIME_INVALID",
-      `moe-layer: ep=${ep} does not divide the ${dims.experts} experts: each expert-parallel group holds whole experts. Choose ep among ${divisors(dims.experts).join(", ")}.`,
+      `${bench}: ep=${ep} does not divide the ${dims.experts} experts: each expert-parallel group holds whole experts. Choose ep among ${divisors(dims.experts).join(", ")}.`,
     );
   }
   if (dims.ffn % tp !== 0) {
     throw new KbError(
       "RUNTIME_INVALID",
-      `moe-layer: tp=${tp} does not divide the expert width (${dims.ffn}): each rank of an expert group takes an equal block of every expert's columns.`,
+      `${bench}: tp=${tp} does not divide the expert width (${dims.ffn}): each rank of an expert group takes an equal block of every expert's columns.`,
     );
   }
 }

@@ -45,6 +45,14 @@ export interface MoePlacement {
   readonly expertAllReduce: ((name: string, tensors: DeviceTensor[]) => Promise<ReduceLaunch[]>) | null;
 }
 
+/** The all-to-all-v of a process group whose ranks are the groups (tp = 1): one @kb/ccl launch. */
+export function groupAllToAll(pg: ProcessGroup): NonNullable<MoePlacement["allToAll"]> {
+  return async (name, outputs, inputs, counts) => {
+    const result = await pg.allToAllSingle(outputs, inputs, undefined, counts);
+    return [{ name: `${name} (${result.algorithm})`, record: result.launch }];
+  };
+}
+
 /** llama-layer's placement of `ep` ranks, its refusal restated for the MoE layer's params. */
 function placeEpRanks(sim: Simulator, params: GridParams, ep: number, kvHeads: number): TpPlacement {
   try {
@@ -94,10 +102,7 @@ export function placeMoe(
       ep,
       tp,
       attention,
-      allToAll: async (name, outputs, inputs, counts) => {
-        const result = await pg.allToAllSingle(outputs, inputs, undefined, counts);
-        return [{ name: `${name} (${result.algorithm})`, record: result.launch }];
-      },
+      allToAll: groupAllToAll(pg),
       expertAllReduce: null,
     };
   }

@@ -62,7 +62,10 @@ const sum = (list: readonly number[]) => list.reduce((a, b) => a + b, 0);
  * group's experts' column block t (gate, up) and row block t (down) stacked by expert, the
  * dispatch tables of its group's tokens (send-row ids, return positions, kept flags), and the
  * buffers sized by the plan's counts. Throws `RUNTIME_INVALID` when a group would receive no
- * rows (no token routed to its experts survives): a buffer of 0 rows cannot exist.
+ * rows (no token routed to its experts survives): a buffer of 0 rows cannot exist. With
+ * `sharing` (the buffers of an earlier call on the same placement), the router and expert
+ * weights are that call's tensors, not new copies (the layers and micro-batches of a pipeline
+ * stage share one copy).
  */
 export async function uploadMoe(
   sim: Simulator,
@@ -72,6 +75,7 @@ export async function uploadMoe(
   router: Tensor,
   experts: readonly ExpertWeights[],
   plan: DispatchPlan,
+  sharing?: readonly MoeBuffers[],
 ): Promise<MoeBuffers[]> {
   const { tp } = placement;
   const width = dims.ffn / tp;
@@ -90,6 +94,9 @@ export async function uploadMoe(
     }
     const where = { sip: rank.sip, cube: rank.cube };
     const put = (x: Tensor, name: string) => sim.toDevice(x, { ...where, name: `moe.${name}.r${r}` });
+    const shared = sharing?.[r];
+    const weight = async (field: "Wr" | "Wg" | "Wu" | "Wd", make: () => Tensor, name: string) =>
+      shared?.[field] ?? put(make(), name);
     const empty = (shape: readonly number[], name: string, type: Dtype = dtype) =>
       sim.empty(shape, type, { ...where, name: `moe.${name}.r${r}` });
     const mine = experts.slice(g * plan.perGroup, (g + 1) * plan.perGroup);
@@ -97,32 +104,38 @@ export async function uploadMoe(
     const n = group.tokens.count;
     const k = dims.topK;
     out.push({
-      Wr: await put(router, "w_router"),
+      Wr: await weight("Wr", () => router, "w_router"),
       Top: empty([n, k], "top", "i32"),
       Gate: empty([n, k], "gate", "f32"),
       Ids: await put(Tensor.fromArray(group.sendIds, [sent, 1], "i32"), "send_ids"),
       Send: empty([sent, dims.hidden], "send"),
       Recv: empty([received, dims.hidden], "recv"),
-      Wg: await put(
-        stackRows(
-          mine.map((e) => concatColumns([{ tensor: e.gate, ...block }], dtype)),
-          dtype,
-        ),
+      Wg: await weight(
+        "Wg",
+        () =>
+          stackRows(
+            mine.map((e) => concatColumns([{ tensor: e.gate, ...block }], dtype)),
+            dtype,
+          ),
         "w_gate",
       ),
-      Wu: await put(
-        stackRows(
-          mine.map((e) => concatColumns([{ tensor: e.up, ...block }], dtype)),
-          dtype,
-        ),
+      Wu: await weight(
+        "Wu",
+        () =>
+          stackRows(
+            mine.map((e) => concatColumns([{ tensor: e.up, ...block }], dtype)),
+            dtype,
+          ),
         "w_up",
       ),
       Act: empty([received, width], "act"),
-      Wd: await put(
-        stackRows(
-          mine.map((e) => sliceRows(e.down, block)),
-          dtype,
-        ),
+      Wd: await weight(
+        "Wd",
+        () =>
+          stackRows(
+            mine.map((e) => sliceRows(e.down, block)),
+            dtype,
+          ),
         "w_down",
       ),
       Out: empty([received, dims.hidden], "expert_out", "f32"),
