@@ -62,5 +62,5 @@ describe("the energy floor on default.yaml", () => {
     // Every launch's energy lies within the run's.
     const launches = results.launches.reduce((sum, launch) => sum + (launch.energy?.totalJ ?? 0), 0);
     expect(launches).toBeLessThanOrEqual(energy?.totalJ ?? 0);
-  });
+  }, 120_000);
 });

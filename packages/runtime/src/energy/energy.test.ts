@@ -113,6 +113,36 @@ describe("energy of a 128^3 f16 dot on default.yaml, by hand", async () => {
   });
 });
 
+describe("hbm_ctrl_v2: DRAMPower's energy per command it counted", () => {
+  it("each ACT, PRE, RD, WR and REF at hbm3's formula; standby of 16 pseudo-channels for the run", async () => {
+    const sim = await Simulator.fromTopology({
+      name: "v2",
+      cube: {
+        hbm: { impl: "hbm_ctrl_v2", preset: "hbm3", channels: 8, pseudo_channels: 2, pc_bw_gbs: 25.6 },
+      },
+    });
+    const X = await sim.toDevice(sim.random([64, 64], "f32", { seed: 2 }));
+    const Y = sim.empty([64, 64], "f32");
+    async function copy(tl: TL, x: DeviceTensor, y: DeviceTensor) {
+      await tl.store(y, await tl.load(x, [64, 64], "f32"));
+    }
+    await sim.launch(copy, { grid: { pes: 1, cubes: 1 }, args: [X, Y] });
+    const results = sim.results();
+    const hbm = row(results, "sip0.cube0.hbm");
+    const count = (name: string) => hbm.stats?.find((stat) => stat.name === name)?.total ?? Number.NaN;
+    // 16 KiB in by the host, 16 KiB read and 16 KiB written by the kernel: 1536 bursts of 32 B.
+    expect(count("rd") + count("wr")).toBe(1536);
+    const by = hbm.energy.byCost;
+    expect(by.act_pj).toBeCloseTo(count("act") * 1.1 * (55 - 32) * 28.125 * PJ, 18);
+    expect(by.pre_pj).toBeCloseTo(count("pre") * 1.1 * (55 - 30) * 16.25 * PJ, 18);
+    expect(by.rd_pj).toBeCloseTo(count("rd") * 1.1 * (260 - 32) * 1.25 * PJ, 18);
+    expect(by.wr_pj).toBeCloseTo(count("wr") * 1.1 * (250 - 32) * 1.25 * PJ, 18);
+    expect(by.ref_pj).toBeCloseTo(count("ref") * 1.1 * (200 - 32) * 350 * PJ, 18);
+    expect(by.io_pj_per_bit).toBeCloseTo(1536 * 32 * 8 * 0.25 * PJ, 18);
+    expect(by.background_mw).toBeCloseTo(16 * 1.1 * 30 * results.simTimeNs * PJ, 15);
+  });
+});
+
 describe("the topology's energy section", () => {
   it("scales the logic to process_nm and vdd_v, and costs replace a table's values unscaled", async () => {
     const at45 = await dot("\nenergy: { process_nm: 45, vdd_v: 0.9 }\n");
