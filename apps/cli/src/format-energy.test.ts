@@ -31,9 +31,9 @@ describe("kb run's energy block", () => {
     });
     expect(lines).toEqual([
       "energy (counters x the energy tables, logic at 7 nm and 0.75 V; docs/energy.md)",
-      "  total     2 mJ (dynamic 1.5 mJ, static 500 uJ); average 20 W; energy-delay 2e-7 J s; 62.5 uJ per token (32 tokens)",
-      "  by kind   hbm_ctrl 1.2 mJ (60.0%), pe_gemm 600 uJ (30.0%), links 200 uJ (10.0%)",
-      "  most      sip0.cube0.hbm 700 uJ, sip0.cube1.hbm 500 uJ",
+      "  total     2 mJ (dynamic 1.5 mJ, static 500 µJ); average 20 W; energy-delay 2e-7 J s; 62.5 µJ per token (32 tokens)",
+      "  by kind   hbm_ctrl 1.2 mJ (60.0%), pe_gemm 600 µJ (30.0%), links 200 µJ (10.0%)",
+      "  most      sip0.cube0.hbm 700 µJ, sip0.cube1.hbm 500 µJ",
       "  launches  qkv 1 mJ",
     ]);
   });
@@ -56,5 +56,5 @@ describe("kb run's energy block", () => {
     expect(
       results.components.find((row: { kind: string }) => row.kind === "hbm_ctrl").energy.byCost,
     ).toHaveProperty("access_pj_per_bit");
-  });
+  }, 60_000);
 });

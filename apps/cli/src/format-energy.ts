@@ -9,7 +9,7 @@ import type { RunResults } from "@kb/runtime";
 export function formatEnergy(results: Pick<RunResults, "energy" | "launches">): string[] {
   const energy = results.energy;
   if (energy === undefined) return [];
-  const share = (joules: number) => (energy.totalJ > 0 ? formatPercent(joules / energy.totalJ) : "-");
+  const share = (part: number) => (energy.totalJ > 0 ? formatPercent(part / energy.totalJ) : "-");
   const kinds = Object.entries(energy.byKind)
     .filter(([, kind]) => kind.totalJ > 0)
     .sort(([a, x], [b, y]) => y.totalJ - x.totalJ || (a < b ? -1 : a > b ? 1 : 0))
@@ -17,17 +17,17 @@ export function formatEnergy(results: Pick<RunResults, "energy" | "launches">): 
   const rows: [string, string][] = [
     [
       "total",
-      `${formatSi(energy.totalJ, "J")} (dynamic ${formatSi(energy.dynamicJ, "J")}, static ${formatSi(energy.staticJ, "J")}); average ${formatSi(energy.averagePowerW, "W")}; energy-delay ${formatNumber(energy.edpJs, 4)} J s${energy.jPerToken === null ? "" : `; ${formatSi(energy.jPerToken, "J")} per token (${energy.tokens} tokens)`}`,
+      `${joules(energy.totalJ, "J")} (dynamic ${joules(energy.dynamicJ, "J")}, static ${joules(energy.staticJ, "J")}); average ${joules(energy.averagePowerW, "W")}; energy-delay ${formatNumber(energy.edpJs, 4)} J s${energy.jPerToken === null ? "" : `; ${joules(energy.jPerToken, "J")} per token (${energy.tokens} tokens)`}`,
     ],
     [
       "by kind",
-      kinds.map(([kind, part]) => `${kind} ${formatSi(part.totalJ, "J")} (${share(part.totalJ)})`).join(", "),
+      kinds.map(([kind, part]) => `${kind} ${joules(part.totalJ, "J")} (${share(part.totalJ)})`).join(", "),
     ],
     [
       "most",
       energy.busiest
         .slice(0, 3)
-        .map((row) => `${row.id} ${formatSi(row.totalJ, "J")}`)
+        .map((row) => `${row.id} ${joules(row.totalJ, "J")}`)
         .join(", "),
     ],
   ];
@@ -37,7 +37,7 @@ export function formatEnergy(results: Pick<RunResults, "energy" | "launches">): 
     rows.push([
       "launches",
       `${launches
-        .map((launch) => `${launch.name} ${formatSi(launch.energy?.totalJ ?? 0, "J")}`)
+        .map((launch) => `${launch.name} ${joules(launch.energy?.totalJ ?? 0, "J")}`)
         .join(", ")}${more > 0 ? `, ... (${more} more in --json)` : ""}`,
     ]);
   }
@@ -46,4 +46,18 @@ export function formatEnergy(results: Pick<RunResults, "energy" | "launches">): 
     `energy (counters x the energy tables, logic at ${energy.processNm} nm and ${energy.vddV} V; docs/energy.md)`,
     ...rows.map(([label, text]) => `  ${label.padEnd(width)}  ${text}`),
   ];
+}
+
+/** A value with the SI prefix that fits, below 1 as well (`500 µJ`, `2 mJ`, `20 W`), 4 significant digits. */
+function joules(value: number, unit: string): string {
+  const size = Math.abs(value);
+  if (size === 0 || size >= 1) return formatSi(value, unit);
+  const prefixes = ["m", "µ", "n", "p", "f"];
+  let scaled = value;
+  let index = -1;
+  while (Math.abs(scaled) < 1 && index < prefixes.length - 1) {
+    scaled *= 1000;
+    index++;
+  }
+  return `${formatNumber(scaled, 4)} ${prefixes[index]}${unit}`;
 }
