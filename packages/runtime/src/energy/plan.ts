@@ -1,7 +1,7 @@
 import { BUILTIN_KIND_ENERGY, LINK_ENERGY, WIRE_ENERGY } from "@kb/builtins";
 import type { Component, Machine } from "@kb/components";
 import { KbError } from "@kb/errors";
-import { ENERGY_MEASURES, type EnergyNode, type EnergyTable, energyUnitOf, processScale } from "@kb/spec";
+import { type EnergyNode, type EnergyTable, processScale } from "@kb/spec";
 
 // The energy costs of a machine (docs/energy.md): each component's table (its impl's own, or the
 // built-in table of its kind), with the values its params give, scaled to the topology's process
@@ -108,14 +108,4 @@ function knownCosts(machine: Machine, key: string): string[] | null {
   const component = machine.components.find((each) => each.kind === key || each.impl === key);
   if (component === undefined) return null;
   return (tableOf(machine, component)?.costs ?? []).map((cost) => cost.name);
-}
-
-/** Whether `per` is a measure every component has (`macs.<dtype>` included), not a model counter. */
-export function isFrameworkMeasure(per: string): boolean {
-  return ENERGY_MEASURES.includes(per) || per.startsWith("macs.");
-}
-
-/** pJ of `value` of a cost named `name` per unit of its measure (pJ/bit: x 8). */
-export function pjPerUnit(name: string, value: number): number {
-  return energyUnitOf(name) === "pJ/bit" ? value * 8 : value;
 }
