@@ -74,6 +74,7 @@ export default defineBench({
     const title = `${p.preset} ${p.phase}, batch ${p.batch}, seq ${seq}, ${dtype}, tp ${placement.ranks.length} (${placement.ranks
       .map((rank) => `sip${rank.sip}.cube${rank.cube}`)
       .join(" ")}), ${p.layers} layer(s)`;
-    return { check, report: layerReport(title, launches) };
+    // Tokens through the layer(s): batch x prompt for a prefill, batch for a decode step.
+    return { check, report: layerReport(title, launches), tokens: rows };
   },
 });

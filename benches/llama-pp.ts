@@ -154,6 +154,6 @@ export default defineBench({
       )
       .join("; ");
     const title = `${p.preset} ${p.phase}, ${p.schedule}, pp ${p.pp} x tp ${tp} (${where}), ${p.layers} layer(s) (${perStage} per stage), batch ${p.batch} in ${m} micro-batch(es), seq ${seq}, ${dtype}`;
-    return { check, report: pipelineReport(title, timeline, placement.pairs) };
+    return { check, report: pipelineReport(title, timeline, placement.pairs), tokens: rows * m };
   },
 });

@@ -10,6 +10,7 @@ import gemmDot from "../gemm-dot.js";
 import rowSum from "../row-sum.js";
 import softmax from "../softmax.js";
 import vectorAdd from "../vector-add.js";
+import { SMALL } from "./small-benches.js";
 
 const topology = (name: string) => fileURLToPath(new URL(`../../topologies/${name}.yaml`, import.meta.url));
 const DEFAULT = topology("default");
@@ -45,18 +46,6 @@ function kindOps(results: RunResults, kind: string): number {
 
 const ONE_PE = { sips: 1, cubes: 1, pes: 1 };
 const PE0 = "sip0.cube0.pe0";
-
-/** Every bench with small params, and the rows of its (first-dimension-split) output. */
-const SMALL: readonly (readonly [Bench, Record<string, unknown>, number])[] = [
-  [gemm, { M: 100, N: 64, K: 96 }, 100],
-  [gemmDot, { M: 100, N: 80, K: 96, tm: 32, tn: 32, tk: 32 }, 100],
-  [vectorAdd, { n: 1000, chunk: 48 }, 1000],
-  [exp, { n: 1000, chunk: 48 }, 1000],
-  [rowSum, { rows: 37, cols: 24, blockRows: 2 }, 37],
-  [softmax, { rows: 37, cols: 24, blockRows: 2 }, 37],
-  [attention, { S: 40, D: 16, block: 8 }, 40],
-  [branchy, { rows: 70, cols: 16, tileRows: 4 }, 70],
-];
 
 describe("every bench on default.yaml (small params)", () => {
   test.each(SMALL.map(([bench, params, rows]) => [bench.name, bench, params, rows] as const))(

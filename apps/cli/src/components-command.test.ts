@@ -155,6 +155,8 @@ describe("kb components list", () => {
             schema: expect.objectContaining({ enum: ["fast", "exact"] }),
           },
         ],
+        // It states no energy table: it is charged with the built-in PE_GEMM's.
+        energy: expect.objectContaining({ ofKind: true, node: { process_nm: 45, vdd_v: 0.9 } }),
       },
     ]);
     const human = await kb("components", "list", "--topology", topology);
@@ -169,6 +171,33 @@ describe("kb components list", () => {
         "           Which formula.",
       ].join("\n"),
     );
+  });
+
+  it("shows each impl's energy table with its units, values, measures and sources", async () => {
+    const run = await kb("components", "list");
+    expect(run.stdout).toMatch(
+      /hbm_ctrl_v2 \(built-in\)[\s\S]*?energy \(defaults for the default params; not scaled; override under\s+energy\.costs\.hbm_ctrl or \.hbm_ctrl_v2; docs\/energy\.md\):\n\s+act_pj = 711\.6 pJ per act: One ACT: VDD \(IDD0 - IDD3N\) tRAS\./,
+    );
+    expect(run.stdout).toMatch(/background_mw = 528 mW over time_ns: Standby of every pseudo-channel/);
+    expect(run.stdout).toMatch(/stated at 45 nm, 0\.9 V, scaled to\s+the topology/);
+    expect(run.stdout).toMatch(/mac_f16_pj = 1\.5 pJ per macs\.f16: One f16 MAC\. \(Horowitz/);
+    expect(run.stdout).toMatch(/hop_pj_per_bit = 0\.3 pJ\/bit of bytes/);
+    const json = JSON.parse((await kb("components", "list", "--json")).stdout) as ImplInfo[];
+    const v2 = json.find((impl) => impl.impl === "hbm_ctrl_v2");
+    expect(v2?.energy?.costs.map((cost) => `${cost.name} ${cost.unit} ${cost.per}`)).toEqual([
+      "act_pj pJ act",
+      "pre_pj pJ pre",
+      "rd_pj pJ rd",
+      "wr_pj pJ wr",
+      "ref_pj pJ ref",
+      "background_mw mW time_ns",
+      "io_pj_per_bit pJ/bit bytes",
+    ]);
+    // Every built-in impl has a table, each cost with a source.
+    for (const impl of json) {
+      expect(impl.energy?.costs.length, impl.impl).toBeGreaterThan(0);
+      for (const cost of impl.energy?.costs ?? []) expect(cost.source).not.toBe("");
+    }
   });
 
   it("a plug-in that is not installed is a user error saying what to install", async () => {

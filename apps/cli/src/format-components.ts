@@ -1,4 +1,6 @@
+import { BUILTIN_KIND_ENERGY } from "@kb/builtins";
 import type { ComponentRegistry, ModelStatInfo } from "@kb/components";
+import { type EnergyCost, type EnergyNode, type EnergyTable, energyUnitOf } from "@kb/spec";
 import * as z from "zod";
 
 /** One param of an impl, from its zod schema (input side: what a topology may write). */
@@ -28,6 +30,17 @@ export interface ImplInfo {
   readonly paramsNote?: string;
   /** The counters the impl declares it publishes (`counters` of its definition); absent when none. */
   readonly counters?: readonly ModelStatInfo[];
+  /** Its energy table (`energy` of its definition, or the built-in table of its kind); absent when none. */
+  readonly energy?: EnergyInfo;
+}
+
+/** An impl's energy table as listed: each cost with its unit, and the node logic costs are stated at. */
+export interface EnergyInfo {
+  /** Set when the costs are scaled to the topology's energy.process_nm and vdd_v. */
+  readonly node?: EnergyNode;
+  /** True when the impl states no table and is charged with the built-in table of its kind. */
+  readonly ofKind?: boolean;
+  readonly costs: readonly (EnergyCost & { readonly unit: string })[];
 }
 
 /** Every impl of `registry`, by kind then name, with its params (in schema order). */
@@ -47,6 +60,10 @@ export function describeImpls(registry: ComponentRegistry): ImplInfo[] {
               description,
             })),
           }),
+      ...energyInfo(
+        entry.definition.energy ?? BUILTIN_KIND_ENERGY[entry.kind],
+        entry.definition.energy === undefined,
+      ),
     };
     try {
       return { ...base, params: paramsOf(entry.definition.params as z.ZodType) };
@@ -54,6 +71,17 @@ export function describeImpls(registry: ComponentRegistry): ImplInfo[] {
       return { ...base, params: [], paramsNote: `params not listed: ${(error as Error).message}` };
     }
   });
+}
+
+function energyInfo(table: EnergyTable | undefined, ofKind: boolean): { energy?: EnergyInfo } {
+  if (table === undefined || table.costs.length === 0) return {};
+  return {
+    energy: {
+      ...(table.node === undefined ? {} : { node: { ...table.node } }),
+      ...(ofKind ? { ofKind } : {}),
+      costs: table.costs.map((cost) => ({ ...cost, unit: energyUnitOf(cost.name) ?? "?" })),
+    },
+  };
 }
 
 interface JsonSchema {
@@ -185,15 +213,46 @@ export function formatImpls(impls: readonly ImplInfo[], width: number): string {
   return `${lines.join("\n")}\n`;
 }
 
-/** The counters an impl publishes, after its params: `counters (components[].stats of kb run --json)`, then `name (unit): description`. */
+/** The counters an impl publishes, after its params: `counters (components[].stats of kb run --json)`, then `name (unit): description`; then its energy table. */
 function formatCounters(impl: ImplInfo, width: number): string[] {
-  if (impl.counters === undefined) return [];
+  const lines: string[] = [];
+  if (impl.counters !== undefined) {
+    lines.push(
+      "    counters (components[].stats of the results):",
+      ...impl.counters.flatMap((counter) =>
+        wrap(`${counter.name} (${counter.unit}): ${counter.description}`, width, "      "),
+      ),
+    );
+  }
+  return [...lines, ...formatEnergy(impl, width)];
+}
+
+/** `energy (...)`, then `name = value unit per measure: description (source)` for each cost. */
+function formatEnergy(impl: ImplInfo, width: number): string[] {
+  if (impl.energy === undefined) return [];
+  const { node, costs, ofKind } = impl.energy;
+  const stated =
+    node === undefined
+      ? "not scaled"
+      : `stated at ${node.process_nm} nm, ${node.vdd_v} V, scaled to the topology's energy.process_nm and vdd_v`;
   return [
-    "    counters (components[].stats of the results):",
-    ...impl.counters.flatMap((counter) =>
-      wrap(`${counter.name} (${counter.unit}): ${counter.description}`, width, "      "),
+    ...wrap(
+      `energy (${ofKind === true ? `none of its own: the built-in table of ${impl.kind}; ` : ""}defaults for the default params; ${stated}; override under energy.costs.${impl.kind} or .${impl.impl}; docs/energy.md):`,
+      width,
+      "    ",
+    ),
+    ...costs.flatMap((cost) =>
+      wrap(
+        `${cost.name} = ${formatCost(cost.value)} ${cost.unit} ${cost.unit === "mW" ? "over" : cost.unit === "pJ" ? "per" : "of"} ${cost.per}: ${cost.description} (${cost.source})`,
+        width,
+        "      ",
+      ),
     ),
   ];
+}
+
+function formatCost(value: number): string {
+  return Number.parseFloat(value.toPrecision(4)).toString();
 }
 
 /**

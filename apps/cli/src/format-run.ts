@@ -9,6 +9,7 @@ import {
 } from "@kb/errors";
 import { type RunResults, statsOfBusiestModel } from "@kb/runtime";
 import { formatCounterDetail } from "./counter-detail.js";
+import { formatEnergy } from "./format-energy.js";
 import { formatGemmPeaks, formatLaunches } from "./format-launches.js";
 
 // Number formats are the page's (apps/web/src/format.ts, bundled in): `kb run` and `kb web` print
@@ -90,6 +91,8 @@ export function formatRunSummary(results: RunResults, extras: RunExtras): string
     ]),
   );
   lines.push("");
+  const energy = formatEnergy(results);
+  if (energy.length > 0) lines.push(...energy, "");
 
   lines.push(...formatKinds(results));
   lines.push("");

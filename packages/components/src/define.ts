@@ -1,5 +1,10 @@
 import { KbError } from "@kb/errors";
-import { checkDefinitionBase, type ModelDefinitionBase, type ModelStatInfo } from "@kb/spec";
+import {
+  checkDefinitionBase,
+  type EnergyTable,
+  type ModelDefinitionBase,
+  type ModelStatInfo,
+} from "@kb/spec";
 import type * as z from "zod";
 import type { Component, ComponentContext } from "./component.js";
 
@@ -31,6 +36,11 @@ export interface ComponentDefinition<S extends z.ZodType = z.ZodType> {
    * declare (their names are then known only after a run).
    */
   readonly counters?: readonly ModelStatInfo[];
+  /**
+   * What the impl's actions cost in energy and what it draws at rest (`EnergyTable` of
+   * `@kb/spec`, docs/energy.md); without one the run uses the built-in table of its kind.
+   */
+  readonly energy?: EnergyTable;
   /** Creates the instance for one topology node. */
   readonly create: (context: ComponentContext, params: z.output<S>) => Component;
 }
@@ -83,6 +93,7 @@ export function adaptedDefinition(
     params: definition.params,
     ...(definition.analytic === undefined ? {} : { analytic: definition.analytic }),
     ...(definition.counters === undefined ? {} : { counters: definition.counters }),
+    ...(definition.energy === undefined ? {} : { energy: definition.energy }),
     create,
   });
 }

@@ -137,6 +137,8 @@ export class Machine {
   readonly fabric: Fabric;
   readonly opLogger: OpLogger | null;
   readonly tracer: Tracer | null;
+  /** The impls the machine was built from: each component's definition (counters, energy table). */
+  readonly registry: ComponentRegistry;
   readonly pageTable: PageTable;
   private readonly byId = new Map<string, Component>();
   private readonly list: Component[] = [];
@@ -155,6 +157,7 @@ export class Machine {
     this.graph = graph;
     this.opLogger = options.opLogger ?? null;
     this.tracer = options.tracer ?? null;
+    this.registry = options.registry;
     this.pageTable = new PageTable(2 * 2 ** 20);
     this.fabric = new Fabric(graph, (id) => this.byId.get(id), env);
   }

@@ -32,6 +32,11 @@ export interface BenchOutcome {
   readonly check?: Readonly<Record<string, BenchCheck>>;
   /** A table of the bench's own (an nccl-tests-style sweep): `kb run` prints it and puts it in the JSON. */
   readonly report?: BenchReport;
+  /**
+   * The tokens the run processed (an LLM bench: batch x prompt length for a prefill, batch x
+   * steps for a decode), for the energy's J per token; leave it out when tokens mean nothing.
+   */
+  readonly tokens?: number;
 }
 
 /** A bench's own table: column names and rows of cells (numbers print as given). */

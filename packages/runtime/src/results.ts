@@ -4,6 +4,12 @@
 
 import * as z from "zod";
 import { type Verdict, verdictSchema } from "./bottleneck.js";
+import {
+  componentEnergySchema,
+  type LaunchEnergy,
+  launchEnergySchema,
+  runEnergySchema,
+} from "./energy/summary.js";
 import { hostCopiesSchema, type LaunchDetail, launchDetailSchema } from "./launch-results.js";
 import { RunManifestSchema } from "./manifest.js";
 import { modelStatsSchema } from "./model-stats.js";
@@ -24,6 +30,7 @@ const componentRow = z.object({
   utilisation: z.number(),
   lanes: laneRowsSchema,
   stats: modelStatsSchema,
+  energy: componentEnergySchema,
 });
 
 /** The results of a run: what `kb run --json` prints. */
@@ -53,6 +60,7 @@ export const RunResultsSchema = z.object({
         verdict: verdictSchema.optional(),
         roofline: rooflineSchema.optional(),
         sites: launchSitesSchema.optional(),
+        energy: launchEnergySchema.optional(),
       }),
     )
     .describe(
@@ -256,6 +264,7 @@ export const RunResultsSchema = z.object({
     })
     .optional()
     .describe("The bench's own table (e.g. the all-reduce size sweep), when it returns one."),
+  energy: runEnergySchema,
   busiest: z.array(componentRow).describe("The ten busiest components by utilisation."),
   components: z.array(componentRow).describe("Every component that serviced a message."),
   manifest: RunManifestSchema.optional().describe(
@@ -274,6 +283,8 @@ export interface LaunchRecord extends Work, LaunchDetail {
   readonly roofline: LaunchRoofline;
   /** Per-line attribution (sites.ts), when the simulator tallied it. */
   readonly sites?: LaunchSites;
+  /** The energy of the launch's window (docs/energy.md). */
+  readonly energy?: LaunchEnergy;
   readonly name: string;
   readonly pes: number;
   readonly startNs: number;

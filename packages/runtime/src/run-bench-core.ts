@@ -200,7 +200,7 @@ export async function runBenchCore(options: RunBenchCoreOptions): Promise<RunBen
     const outcome = await runUserCode(bench, sim, params, options.benchFile, options.isUserError);
     checkOutcomeTolerances(outcome, bench.name, options.benchFile);
     const runEnd = performance.now();
-    let results: RunResults = sim.results(bench.name, params);
+    let results: RunResults = sim.results(bench.name, params, outcome?.tokens ?? null);
     if (outcome?.report !== undefined) {
       const { title, columns, rows, series } = outcome.report;
       const report = { title, columns: [...columns], rows: rows.map((row) => [...row]) };

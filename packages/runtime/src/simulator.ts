@@ -32,6 +32,7 @@ import {
 } from "@kb/topology";
 import { callerLocation } from "./caller-location.js";
 import { DeviceTensor, type Placement } from "./device-tensor.js";
+import { energyPlanOf } from "./energy/plan.js";
 import { type Grid, type GridSpec, gridPlacements, isGrid, resolveGrid } from "./grid.js";
 import {
   freeOrExplain,
@@ -161,6 +162,8 @@ export class Simulator {
   constructor(machine: Machine, topologyName: string, options: SimulatorOptions = {}) {
     this.machine = machine;
     this.topologyName = topologyName;
+    // The energy tables with the topology's costs: an unknown cost fails here, before anything runs.
+    energyPlanOf(machine);
     this.host = new KernelHost(machine.env);
     this.sites = machine.tracer instanceof SiteTap ? machine.tracer : null;
     this.scratchBytes = options.scratchBytes;
@@ -496,9 +499,24 @@ export class Simulator {
     this.plan.report(done, total, label, this.machine.env.now);
   }
 
-  /** The results so far (simulated time, work, peaks, utilisation). */
-  results(bench: string | null = null, params: Record<string, unknown> = {}): RunResults {
-    return collectResults(this.machine, this.topologyName, this.launches, this.hostCopies, bench, params);
+  /**
+   * The results so far (simulated time, work, peaks, utilisation, energy); `tokens`, when the
+   * bench says how many it processed, gives the energy's J per token.
+   */
+  results(
+    bench: string | null = null,
+    params: Record<string, unknown> = {},
+    tokens: number | null = null,
+  ): RunResults {
+    return collectResults(
+      this.machine,
+      this.topologyName,
+      this.launches,
+      this.hostCopies,
+      bench,
+      params,
+      tokens,
+    );
   }
 
   // ---------------------------------------------------------------------------------------------

@@ -23,6 +23,15 @@ export type {
 } from "./commands.js";
 export { MX_SCALE_BLOCK, NV_SCALE_BLOCK, scaleBlockOf } from "./commands.js";
 // The timing-model contracts: a plug-in's models are plain definitions the framework adapts.
+export type { EnergyCost, EnergyNode, EnergyTable, EnergyUnit } from "./contracts/energy.js";
+export {
+  checkEnergyTable,
+  ENERGY_MEASURES,
+  ENERGY_UNITS,
+  energyPj,
+  energyUnitOf,
+  processScale,
+} from "./contracts/energy.js";
 export type {
   ForwardingKind,
   ForwardingModel,

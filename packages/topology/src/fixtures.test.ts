@@ -21,7 +21,7 @@ const expected: Record<string, Expected> = {
   "bad-unknown-top-level-key.yaml": {
     code: "TOPOLOGY_INVALID",
     issues: [
-      '__fixtures__/bad-unknown-top-level-key.yaml:3:1: sips: unknown key "sips"; it belongs under "system" (system.sips). Allowed keys here: $schema, cube, description, name, overrides, pe_template, plugins, sip, system, wire_delay_ns_per_mm.',
+      '__fixtures__/bad-unknown-top-level-key.yaml:3:1: sips: unknown key "sips"; it belongs under "system" (system.sips). Allowed keys here: $schema, cube, description, energy, name, overrides, pe_template, plugins, sip, system, wire_delay_ns_per_mm.',
     ],
   },
   "bad-wrong-type.yaml": {

@@ -360,6 +360,45 @@ export const overrideSchema = z
   })
   .describe("A heterogeneous design point: change matched nodes.");
 
+/** `energy:` of a topology: the node logic is scaled to, and costs replacing the tables' values. */
+export const energySchema = z
+  .strictObject({
+    process_nm: z
+      .number()
+      .positive()
+      .max(1000)
+      .default(7)
+      .describe(
+        "Process node of the logic, nm: the built-in logic and wire costs, stated at 45 nm, are scaled by (process_nm / 45) x (vdd_v / 0.9)^2 (docs/energy.md). Default 7 (assumption).",
+      ),
+    vdd_v: z
+      .number()
+      .positive()
+      .max(5)
+      .default(0.75)
+      .describe("Core supply of the logic, V (default 0.75, assumption)."),
+    costs: z
+      .record(
+        z.string().regex(/^[a-z][a-z0-9_:@/.-]*$/, "a component kind, an impl, links or wires"),
+        z.record(
+          z
+            .string()
+            .regex(
+              /^[a-z][a-z0-9_]*_(pj|pj_per_bit|mw)$/,
+              "a cost name ends with its unit: _pj, _pj_per_bit or _mw",
+            ),
+          z.number().min(0).max(1e12),
+        ),
+      )
+      .default({})
+      .describe(
+        "Costs replacing the tables' values, not scaled: <kind | impl | links | wires> -> <cost> -> value in the unit its name ends with (hbm_ctrl_v2: { act_pj: 700 }, pe_gemm: { mac_f16_pj: 0.2 }, links: { ucie_pj_per_bit: 0.3 }). `kb components list` shows each table; a cost the table lacks is an error when the run starts.",
+      ),
+  })
+  .describe(
+    "Energy: the process node the logic is scaled to, and costs that replace the built-in tables' (docs/energy.md).",
+  );
+
 /** A whole topology file. */
 export const topologySchema = z
   .strictObject({
@@ -392,6 +431,7 @@ export const topologySchema = z
     cube: cubeSchema.prefault({}),
     pe_template: peTemplateSchema.prefault({}),
     overrides: z.array(overrideSchema).default([]),
+    energy: energySchema.prefault({}),
   })
   // The structural limits (device address fields, graph size), before anything is expanded.
   .superRefine((topology, context) => {

@@ -1,5 +1,6 @@
 import type { ModelStat, ModelStatInfo } from "@kb/components";
 import { defineMemoryModel, type MemoryModel, type MemoryModelDefinition } from "@kb/components";
+import { HBM_CTRL_V2_ENERGY } from "../energy/hbm.js";
 import { CommandBus } from "./command-bus.js";
 import { type HbmPort, type HbmPortStats, LocateCache, HbmPort as Port } from "./controller.js";
 import { type HbmCtrlV2Config, hbmCtrlV2Config, hbmCtrlV2Params } from "./params.js";
@@ -118,6 +119,7 @@ export const hbmCtrlV2Definition = {
     "HBM stack controller, bank- and row-aware: per pseudo-channel, banks with open rows, read and write queues (FR-FCFS, FCFS or capped FR-FCFS; write drain), JEDEC timing (tRCD, tRP, tRAS, tRC, tCCD, tRRD, tFAW, tWTR, tRTW, tWR, tRTP, CL, CWL, burst), all-bank or per-bank refresh, open, closed or adaptive page; presets hbm2, hbm2e, hbm3, hbm3e.",
   params: hbmCtrlV2Params,
   counters: HBM_CTRL_V2_COUNTERS,
+  energy: HBM_CTRL_V2_ENERGY,
   create: (context, params): HbmCtrlV2Model => {
     const config = hbmCtrlV2Config(params);
     const ports: HbmPort[] = [];

@@ -1,4 +1,5 @@
 import type { Machine } from "@kb/components";
+import { runEnergy } from "../energy/summary.js";
 import type { LaunchRecord, RunResults } from "../results.js";
 import { gemmArrayUtilisation, hbmPortBalance } from "./achieved.js";
 import { busiestRows, componentRows } from "./components.js";
@@ -14,6 +15,7 @@ export function collectResults(
   hostCopies: NonNullable<RunResults["hostCopies"]>,
   bench: string | null,
   params: Record<string, unknown>,
+  tokens: number | null = null,
 ): RunResults {
   const stats = machine.stats();
   const simTimeNs = stats.simTimeNs;
@@ -23,7 +25,8 @@ export function collectResults(
   const perS = (value: number) => (simTimeNs > 0 ? (value / simTimeNs) * 1e9 : 0);
   const fraction = (value: number, perNs: number) =>
     simTimeNs > 0 && perNs > 0 ? value / simTimeNs / perNs : 0;
-  const rows = componentRows(used);
+  const energy = runEnergy(machine, tokens);
+  const rows = componentRows(used, energy.byComponent);
   const busiest = busiestRows(rows);
   return {
     schema: "kb.results/1",
@@ -57,6 +60,7 @@ export function collectResults(
     })),
     hbmPorts: hbmPortRows(machine),
     links: stats.links.map((link) => ({ ...link })),
+    energy: energy.run,
     busiest,
     components: rows,
   };

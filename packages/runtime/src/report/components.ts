@@ -1,9 +1,13 @@
 import type { ComponentReport } from "@kb/components";
+import type { ComponentEnergy } from "../energy/summary.js";
 import { modelStatsField } from "../model-stats.js";
 import type { RunResults } from "../results.js";
 
 /** @internal `components[]` of the results: a row per component that serviced a message. */
-export function componentRows(used: readonly ComponentReport[]): RunResults["components"] {
+export function componentRows(
+  used: readonly ComponentReport[],
+  energy: ReadonlyMap<string, ComponentEnergy> = new Map(),
+): RunResults["components"] {
   return used.map((report) => ({
     id: report.id,
     kind: report.kind,
@@ -16,7 +20,12 @@ export function componentRows(used: readonly ComponentReport[]): RunResults["com
     utilisation: report.utilisation,
     ...(report.lanes === undefined ? {} : { lanes: report.lanes.map((lane) => ({ ...lane })) }),
     ...modelStatsField(report.stats),
+    ...energyField(energy.get(report.id)),
   }));
+}
+
+function energyField(energy: ComponentEnergy | undefined): { energy?: ComponentEnergy } {
+  return energy === undefined ? {} : { energy: { ...energy, byCost: { ...energy.byCost } } };
 }
 
 /** @internal `busiest[]` of the results: the ten rows of highest utilisation, ties by id. */

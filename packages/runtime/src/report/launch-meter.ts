@@ -1,5 +1,7 @@
 import type { Machine } from "@kb/components";
 import { bottleneckVerdict } from "../bottleneck.js";
+import { readEnergy } from "../energy/reading.js";
+import { launchEnergy } from "../energy/summary.js";
 import type { LaunchRecord } from "../results.js";
 import { busyEvidence, snapshotBusy } from "./launch-busy.js";
 import { busiestLinkSince, launchRoofline } from "./launch-roofline.js";
@@ -14,6 +16,7 @@ export class LaunchMeter {
   private readonly work;
   private readonly levels;
   private readonly busy;
+  private readonly energy;
 
   constructor(
     private readonly machine: Machine,
@@ -22,6 +25,7 @@ export class LaunchMeter {
     this.work = snapshotWork(machine);
     this.levels = snapshotLevels(machine);
     this.busy = snapshotBusy(machine);
+    this.energy = readEnergy(machine);
   }
 
   /**
@@ -47,6 +51,7 @@ export class LaunchMeter {
       shape,
     );
     const roofline = launchRoofline(work, detail, busiestLinkSince(machine, this.busy));
-    return { name, pes, ...work, ...detail, verdict: bottleneckVerdict(evidence), roofline };
+    const energy = launchEnergy(machine, this.energy);
+    return { name, pes, ...work, ...detail, verdict: bottleneckVerdict(evidence), roofline, energy };
   }
 }

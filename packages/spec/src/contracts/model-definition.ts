@@ -1,5 +1,6 @@
 import { KbError } from "@kb/errors";
 import type * as z from "zod";
+import { checkEnergyTable, type EnergyTable } from "./energy.js";
 import type { ModelStatInfo } from "./model-stats.js";
 
 /**
@@ -70,6 +71,12 @@ export interface ModelDefinitionBase<S extends z.ZodType = z.ZodType> {
    * `kb components list`. Optional: a model may publish counters it does not declare.
    */
   readonly counters?: readonly ModelStatInfo[];
+  /**
+   * What the model's actions cost in energy and what it draws at rest (docs/energy.md): each cost
+   * charged on one of its counters or a framework measure. Optional: without one the framework
+   * uses the built-in table of the kind (`kb components list` says which).
+   */
+  readonly energy?: EnergyTable;
 }
 
 /** The contract tag and version a `define*Model` function stamps on a definition. */
@@ -102,7 +109,8 @@ export function definitionWhere(fn: string, definition: unknown): string {
 /**
  * Checks the members every definition has ({@link ModelDefinitionBase}): an object, a snake_case
  * kind (and `alsoKinds`) and impl, a description, a zod params schema, `analytic` a boolean and
- * `counters` a list of `{ name, unit, description }` with unique snake_case names. Throws
+ * `counters` a list of `{ name, unit, description }` with unique snake_case names, `energy` a
+ * table {@link checkEnergyTable} accepts. Throws
  * `COMPONENT_INVALID_DEFINITION` prefixed with `where` otherwise. Used by every `define*`
  * function, and by `@kb/components`' `defineComponent`.
  */
@@ -129,6 +137,7 @@ export function checkDefinitionBase(definition: unknown, where: string): void {
     fail(`analytic must be true, false or left out, got ${JSON.stringify(d.analytic)}.`);
   }
   if (d.counters !== undefined) checkCounters(d.counters, fail);
+  if (d.energy !== undefined) checkEnergyTable(d.energy, fail);
 }
 
 function checkCounters(counters: unknown, fail: (what: string) => never): void {

@@ -1,5 +1,6 @@
 import { KbError } from "@kb/errors";
 import type * as z from "zod";
+import type { EnergyTable } from "./energy.js";
 import { checkForwardingModel, type ForwardingModelSpec } from "./forwarding-model.js";
 import { checkMemoryModel, type MemoryModelSpec } from "./memory-model.js";
 import { SPEC_VERSION } from "./model-definition.js";
@@ -23,6 +24,7 @@ export interface FrameworkComponentDefinition {
   readonly params: z.ZodType;
   readonly analytic?: boolean;
   readonly counters?: readonly ModelStatInfo[];
+  readonly energy?: EnergyTable;
   create(context: never, params: never): unknown;
 }
 
