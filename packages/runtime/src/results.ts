@@ -53,6 +53,12 @@ export const RunResultsSchema = z.object({
         verdict: verdictSchema.optional(),
         roofline: rooflineSchema.optional(),
         sites: launchSitesSchema.optional(),
+        overlaps: z
+          .array(z.string())
+          .optional()
+          .describe(
+            "Launches of other host streams (Simulator.streams) that ran during part of this one's window; its work, roofline and verdict then include theirs. Absent when none did.",
+          ),
       }),
     )
     .describe(
@@ -274,6 +280,12 @@ export interface LaunchRecord extends Work, LaunchDetail {
   readonly roofline: LaunchRoofline;
   /** Per-line attribution (sites.ts), when the simulator tallied it. */
   readonly sites?: LaunchSites;
+  /**
+   * Launches of other host streams (`Simulator.streams`) that ran during part of this one's
+   * window, sorted; its work, roofline and verdict are measured over the window, so they include
+   * theirs. Absent when none did.
+   */
+  readonly overlaps?: string[];
   readonly name: string;
   readonly pes: number;
   readonly startNs: number;
