@@ -8,12 +8,14 @@ import { layerParams, randomWeights } from "./lib/llm/layer-params.js";
 import { pipelineParams } from "./lib/llm/pipeline-params.js";
 import { placeStages } from "./lib/llm/pipeline-place.js";
 import { pipelineReport } from "./lib/llm/pipeline-report.js";
-import { gpipeOrder, pipelineTimeline } from "./lib/llm/pipeline-schedule.js";
-import type { TpPlacement } from "./lib/llm/ranks.js";
+import { pipelineTimeline, type Slot } from "./lib/llm/pipeline-schedule.js";
 import { layerReference, type PastCache } from "./lib/llm/reference.js";
 
-const span = (records: readonly LaunchRecord[]) =>
-  records.length === 0 ? 0 : (records.at(-1) as LaunchRecord).endNs - (records[0] as LaunchRecord).startNs;
+/** The simulated window of a task's launches: the first's start to the last one's end. */
+const window = (records: readonly LaunchRecord[]) => ({
+  startNs: Math.min(...records.map((record) => record.startNs)),
+  endNs: Math.max(...records.map((record) => record.endNs)),
+});
 
 /** Where a stage's layers leave the residual stream: layers alternate X -> Y -> X. */
 const outOf = (b: RankBuffers, layers: number) => (layers % 2 === 0 ? b.X : b.Y);
@@ -24,11 +26,10 @@ const outOf = (b: RankBuffers, layers: number) => (layers % 2 === 0 ? b.X : b.Y)
  * cubes (a SIP per stage when the grid has `pp` SIPs, else a cube per stage of one SIP), the batch
  * split into `microBatches` micro-batches of sequences that flow stage to stage (rank i of stage s
  * sends its activations to rank i of stage s + 1 with @kb/ccl's irecv / send), in GPipe's order.
- * Each task is simulated in issue order (kb's host program is one stream) and placed on the
- * pipeline's clock by the schedule (lib/llm/pipeline-schedule.ts): the table gives each forward
- * and transfer, each stage's busy time and bubble beside GPipe's (pp-1)/(m+pp-1), and when each
- * micro-batch leaves. `--verify` checks every micro-batch's output against the layers applied in
- * order on the host.
+ * Each stage is a host stream (`sim.streams`), so the stages run at the same simulated time and
+ * contend for the machine; the table gives each forward and transfer as simulated, each stage's
+ * busy time and bubble beside GPipe's (pp-1)/(m+pp-1), and when each micro-batch leaves.
+ * `--verify` checks every micro-batch's output against the layers applied in order on the host.
  */
 export default defineBench({
   name: "llama-pp",
@@ -100,33 +101,43 @@ export default defineBench({
       }
       buffers.push(mine);
     }
-    const compute = placement.stages.map(() => new Array<number>(m).fill(0));
-    const send = placement.stages.map(() => new Array<number>(m).fill(0));
-    const order = gpipeOrder(p.pp, m);
-    for (const [done, { stage, microBatch }] of order.entries()) {
-      sim.progress(
-        done,
-        order.length,
-        `micro-batch ${microBatch + 1} of ${m} on stage ${stage + 1} of ${p.pp}`,
-      );
-      const mine = buffers[stage]?.[microBatch] as RankBuffers[];
-      const records: LaunchRecord[] = [];
-      for (let layer = 0; layer < perStage; layer++) {
-        const launches = await runLayer(sim, placement.stages[stage] as TpPlacement, plan, mine, layer);
-        records.push(...launches.map((launch) => launch.record));
-      }
-      (compute[stage] as number[])[microBatch] = span(records);
-      if (stage === p.pp - 1) continue;
-      const next = buffers[stage + 1]?.[microBatch] as RankBuffers[];
-      const sent = await placement.send(
-        stage,
-        mine.map((b) => outOf(b, perStage)),
-        next.map((b) => b.X),
-      );
-      (send[stage] as number[])[microBatch] = span(sent);
-    }
-    sim.progress(order.length, order.length, "pipeline done");
-    const timeline = pipelineTimeline(p.pp, m, { compute, send });
+    // Each stage is a host stream: micro-batch mb on stage s starts once stage s - 1 has sent it
+    // (a signal) and stage s is done with mb - 1; the streams' launches run at the same
+    // simulated time and contend for the machine (a send's PEs of both stages included).
+    const arrived = placement.stages.map((_stage, s) =>
+      inputs.map((_input, mb) => sim.signal(`micro-batch ${mb} sent to stage ${s}`)),
+    );
+    const forwards: Slot[] = [];
+    const sends: Slot[] = [];
+    let done = 0;
+    const tasks = p.pp * m;
+    await sim.streams(
+      placement.stages.map((stagePlacement, stage) => async () => {
+        for (let microBatch = 0; microBatch < m; microBatch++) {
+          if (stage > 0) await arrived[stage]?.[microBatch]?.wait();
+          sim.progress(done, tasks, `micro-batch ${microBatch + 1} of ${m} on stage ${stage + 1} of ${p.pp}`);
+          const mine = buffers[stage]?.[microBatch] as RankBuffers[];
+          const records: LaunchRecord[] = [];
+          for (let layer = 0; layer < perStage; layer++) {
+            const launches = await runLayer(sim, stagePlacement, plan, mine, layer);
+            records.push(...launches.map((launch) => launch.record));
+          }
+          forwards.push({ stage, microBatch, ...window(records) });
+          done++;
+          if (stage === p.pp - 1) continue;
+          const next = buffers[stage + 1]?.[microBatch] as RankBuffers[];
+          const sent = await placement.send(
+            stage,
+            mine.map((b) => outOf(b, perStage)),
+            next.map((b) => b.X),
+          );
+          sends.push({ stage, microBatch, ...window(sent) });
+          arrived[stage + 1]?.[microBatch]?.fire();
+        }
+      }),
+    );
+    sim.progress(tasks, tasks, "pipeline done");
+    const timeline = pipelineTimeline(p.pp, m, { forwards, sends });
     const check: Record<string, BenchCheck> = {};
     const last = buffers.at(-1) as RankBuffers[][];
     for (const [mb, { x, past }] of inputs.entries()) {

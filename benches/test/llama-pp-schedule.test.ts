@@ -36,23 +36,23 @@ describe("GPipe's forward schedule", () => {
   });
 });
 
-describe("the pipeline's clock", () => {
+/** A slot [stage, microBatch, startNs, endNs]. */
+const at = (stage: number, microBatch: number, startNs: number, endNs: number) => ({
+  stage,
+  microBatch,
+  startNs,
+  endNs,
+});
+
+describe("the pipeline's timeline from its simulated tasks", () => {
   test("equal stages and free transfers give GPipe's bubble exactly: 2 x 2 of 10 ns, makespan 30, bubble 10 ns = 1/3", () => {
-    const t = pipelineTimeline(2, 2, {
-      compute: [
-        [10, 10],
-        [10, 10],
-      ],
-      send: [[0, 0]],
-    });
     // Stage 0: [0,10] [10,20]; stage 1 waits for micro-batch 0: [10,20] [20,30].
-    expect(slots(t.forwards)).toEqual([
-      [0, 0, 0, 10],
-      [0, 1, 10, 20],
-      [1, 0, 10, 20],
-      [1, 1, 20, 30],
-    ]);
+    const t = pipelineTimeline(2, 2, {
+      forwards: [at(0, 0, 0, 10), at(0, 1, 10, 20), at(1, 0, 10, 20), at(1, 1, 20, 30)],
+      sends: [at(0, 0, 10, 10), at(0, 1, 20, 20)],
+    });
     expect(t.makespanNs).toBe(30);
+    expect(t.microBatchEndNs).toEqual([20, 30]);
     expect(t.stages.map((s) => [s.busyNs, s.bubbleNs, s.idleInSpanNs])).toEqual([
       [20, 10, 0],
       [20, 10, 0],
@@ -60,66 +60,49 @@ describe("the pipeline's clock", () => {
     expect(t.stages[0]?.bubble).toBeCloseTo(gpipeBubble(2, 2), 12);
   });
 
-  test("a 1 ns transfer delays stage 1 by 1 ns per micro-batch it waits for: makespan 31, bubbles 11/31", () => {
+  test("the clock starts at the first forward, and tasks come back in GPipe's issue order", () => {
+    // The same run 1000 ns into the simulation, with 1 ns sends, reported in completion order.
     const t = pipelineTimeline(2, 2, {
-      compute: [
-        [10, 10],
-        [10, 10],
-      ],
-      send: [[1, 1]],
+      forwards: [at(1, 1, 1022, 1032), at(0, 1, 1011, 1021), at(1, 0, 1011, 1021), at(0, 0, 1000, 1010)],
+      sends: [at(0, 1, 1021, 1022), at(0, 0, 1010, 1011)],
     });
-    // Sends: mb 0 [10,11] (after stage 0's first forward), mb 1 [20,21]; stage 1: [11,21] [21,31].
+    expect(slots(t.forwards)).toEqual([
+      [0, 0, 0, 10],
+      [0, 1, 11, 21],
+      [1, 0, 11, 21],
+      [1, 1, 22, 32],
+    ]);
     expect(slots(t.sends)).toEqual([
       [0, 0, 10, 11],
-      [0, 1, 20, 21],
+      [0, 1, 21, 22],
     ]);
-    expect(slots(t.forwards.filter((s) => s.stage === 1))).toEqual([
-      [1, 0, 11, 21],
-      [1, 1, 21, 31],
+    expect(t.microBatchEndNs).toEqual([21, 32]);
+    // Stage 0: busy 20 of 32, idle 1 ns inside its span (its first send); stage 1 likewise.
+    expect(t.stages.map((s) => [s.firstStartNs, s.lastEndNs, s.busyNs, s.idleInSpanNs, s.bubbleNs])).toEqual([
+      [0, 21, 20, 1, 12],
+      [11, 32, 20, 1, 12],
     ]);
-    expect(t.microBatchEndNs).toEqual([21, 31]);
-    expect(t.stages.map((s) => s.bubbleNs)).toEqual([11, 11]);
-    expect(t.stages[1]?.bubble).toBeCloseTo(11 / 31, 12);
+    expect(t.stages[1]?.bubble).toBeCloseTo(12 / 32, 12);
   });
 
   test("a slow middle stage makes the last stage wait inside its span: 3 stages of 1, 5, 1 ns", () => {
-    const t = pipelineTimeline(3, 2, {
-      compute: [
-        [1, 1],
-        [5, 5],
-        [1, 1],
-      ],
-      send: [
-        [0, 0],
-        [0, 0],
-      ],
-    });
     // Stage 1: [1,6] [6,11]; stage 2: [6,7], then waits 4 ns for micro-batch 1: [11,12].
-    expect(slots(t.forwards.filter((s) => s.stage === 2))).toEqual([
-      [2, 0, 6, 7],
-      [2, 1, 11, 12],
-    ]);
+    const t = pipelineTimeline(3, 2, {
+      forwards: [
+        at(0, 0, 0, 1),
+        at(0, 1, 1, 2),
+        at(1, 0, 1, 6),
+        at(1, 1, 6, 11),
+        at(2, 0, 6, 7),
+        at(2, 1, 11, 12),
+      ],
+      sends: [],
+    });
     expect(t.makespanNs).toBe(12);
     expect(t.stages.map((s) => [s.firstStartNs, s.lastEndNs, s.busyNs, s.idleInSpanNs, s.bubbleNs])).toEqual([
       [0, 2, 2, 0, 10],
       [1, 11, 10, 0, 2],
       [6, 12, 2, 4, 10],
     ]);
-  });
-
-  test("a transfer waits for the link: the second send starts when the first one ends", () => {
-    // Stage 0 forwards of 1 ns, sends of 5 ns: mb 1's send waits for mb 0's (ends 6) and ends 11.
-    const t = pipelineTimeline(2, 2, {
-      compute: [
-        [1, 1],
-        [1, 1],
-      ],
-      send: [[5, 5]],
-    });
-    expect(slots(t.sends)).toEqual([
-      [0, 0, 1, 6],
-      [0, 1, 6, 11],
-    ]);
-    expect(t.microBatchEndNs).toEqual([7, 12]);
   });
 });

@@ -1,8 +1,7 @@
-// The pipeline's schedule and its timeline (pure: no simulator). kb's host program is a single
-// stream (each launch runs after the previous one ends), so llama-pp simulates every task (a
-// micro-batch's pass through one stage's layers, or one stage-to-stage transfer) on the machine,
-// one after another in the schedule's issue order, and this module places the measured durations
-// on the pipeline's clock: a task starts when its stage is free and its input has arrived.
+// The pipeline's schedule and its timeline (pure: no simulator). llama-pp runs each stage as a
+// host stream (Simulator.streams): stage s takes the micro-batches in GPipe's order, each after
+// stage s - 1 has sent it, so the stages' launches run at the same simulated time and contend for
+// the machine; this module orders the tasks and sums the measured timeline up per stage.
 
 /** One forward of the schedule: micro-batch `microBatch` through the layers of stage `stage`. */
 export interface PipelineTask {
@@ -32,14 +31,6 @@ export function gpipeOrder(pp: number, m: number): PipelineTask[] {
 /** GPipe's bubble fraction with equal stage times and free transfers: `(pp - 1) / (m + pp - 1)`. */
 export function gpipeBubble(pp: number, m: number): number {
   return (pp - 1) / (m + pp - 1);
-}
-
-/** The measured durations (ns) of the tasks, as simulated one at a time. */
-export interface TaskDurations {
-  /** `compute[s][mb]`: micro-batch mb through stage s's layers (first launch start to last launch end). */
-  readonly compute: readonly (readonly number[])[];
-  /** `send[s][mb]`: stage s's output of micro-batch mb to stage s + 1 (s < pp - 1). */
-  readonly send: readonly (readonly number[])[];
 }
 
 /** A task on the pipeline's clock (ns from the first task's start). */
@@ -77,35 +68,28 @@ export interface PipelineTimeline {
 }
 
 /**
- * Places the tasks of {@link gpipeOrder} on the clock. A forward of micro-batch mb on stage s
- * starts at `max(end of mb - 1 on s, arrival of mb at s)` (arrival 0 on stage 0) and lasts
- * `compute[s][mb]`. The transfer of mb from s to s + 1 starts at `max(end of mb on s, end of the
- * transfer of mb - 1 on that link)`, lasts `send[s][mb]`, and is mb's arrival at s + 1: a posted
- * isend / irecv pair, so stage s goes on with mb + 1 while it runs (the transfer's own kernels are
- * counted in the send time, not in either stage's busy time).
+ * The pipeline's timeline from its measured tasks (simulated start and end of each forward and
+ * each transfer, in any order): the clock starts at the first forward's start, the forwards and
+ * sends are listed in {@link gpipeOrder}'s order, a micro-batch ends when the last stage's forward
+ * of it ends, and per stage its busy time (its forwards), idle time inside its span and bubble
+ * (the makespan less its busy time). A transfer's time is in neither stage's busy time.
  */
-export function pipelineTimeline(pp: number, m: number, durations: TaskDurations): PipelineTimeline {
-  const stageFree = new Array<number>(pp).fill(0);
-  const linkFree = new Array<number>(pp).fill(0);
-  const arrival: number[][] = Array.from({ length: pp }, () => new Array<number>(m).fill(0));
-  const forwards: Slot[] = [];
-  const sends: Slot[] = [];
+export function pipelineTimeline(
+  pp: number,
+  m: number,
+  measured: { readonly forwards: readonly Slot[]; readonly sends: readonly Slot[] },
+): PipelineTimeline {
+  const t0 = Math.min(...measured.forwards.map((slot) => slot.startNs));
+  const key = (slot: PipelineTask) => slot.stage * m + slot.microBatch;
+  const rank = new Map(gpipeOrder(pp, m).map((task, index) => [key(task), index]));
+  const onClock = (slots: readonly Slot[]) =>
+    slots
+      .map((slot) => ({ ...slot, startNs: slot.startNs - t0, endNs: slot.endNs - t0 }))
+      .sort((a, b) => (rank.get(key(a)) as number) - (rank.get(key(b)) as number));
+  const forwards = onClock(measured.forwards);
+  const sends = onClock(measured.sends);
   const microBatchEndNs = new Array<number>(m).fill(0);
-  for (const { stage, microBatch } of gpipeOrder(pp, m)) {
-    const startNs = Math.max(stageFree[stage] as number, arrival[stage]?.[microBatch] as number);
-    const endNs = startNs + (durations.compute[stage]?.[microBatch] as number);
-    stageFree[stage] = endNs;
-    forwards.push({ stage, microBatch, startNs, endNs });
-    if (stage === pp - 1) {
-      microBatchEndNs[microBatch] = endNs;
-      continue;
-    }
-    const sendStart = Math.max(endNs, linkFree[stage] as number);
-    const sendEnd = sendStart + (durations.send[stage]?.[microBatch] as number);
-    linkFree[stage] = sendEnd;
-    (arrival[stage + 1] as number[])[microBatch] = sendEnd;
-    sends.push({ stage, microBatch, startNs: sendStart, endNs: sendEnd });
-  }
+  for (const slot of forwards) if (slot.stage === pp - 1) microBatchEndNs[slot.microBatch] = slot.endNs;
   const makespanNs = Math.max(0, ...microBatchEndNs);
   const stages = Array.from({ length: pp }, (_, stage): StageSummary => {
     const mine = forwards.filter((slot) => slot.stage === stage);

@@ -69,6 +69,8 @@ export class P2PQueue {
     private readonly worldSize: number,
     private readonly launch: LaunchTransfers,
     private readonly now: () => number,
+    /** How a wait awaits another wait's launch (`Simulator.waitFor`: host streams share a queue). */
+    private readonly waitFor: (running: Promise<void>) => Promise<void> = (running) => running,
   ) {}
 
   /** Posts `op` and returns its handle; nothing runs until a handle is waited on. */
@@ -108,7 +110,7 @@ export class P2PQueue {
 
   private async wait(entry: Pending): Promise<P2PResult> {
     // Waits called together (Promise.all of a batch's handles) share the launch of the first.
-    while (this.running !== null) await this.running;
+    while (this.running !== null) await this.waitFor(this.running);
     if (entry.outcome !== undefined) return settled(entry.outcome);
     const pairs = this.match();
     if (pairs.length > 0) {

@@ -150,6 +150,7 @@ export class ProcessGroup {
       this.group.size,
       (transfers) => this.launchTransfers(transfers),
       () => sim.now,
+      (running) => sim.waitFor(running),
     );
   }
 

@@ -143,6 +143,8 @@ export class Machine {
   private readonly byId = new Map<string, Component>();
   private readonly list: Component[] = [];
   private launches = 0;
+  /** The keys of the launches in flight (see {@link launch}). */
+  private readonly launchKeys = new Set<string>();
   private readonly sharedState = new Map<string, unknown>();
   /**
    * Called by every PE_DMA with each HBM block it reads or writes, or null (the default: no
@@ -219,6 +221,7 @@ export class Machine {
    * cube's M_CPU -> each PE_CPU, with a global start barrier: every PE starts at the same
    * `targetStartNs` (the latest uncontended arrival of the launch), then completions aggregate
    * back PE -> M_CPU -> IO_CPU -> host. Returns an event that succeeds with the launch's end time.
+   * Launches may overlap (host streams); a PE_CPU runs the programs it gets one at a time, in order.
    */
   launch(options: LaunchOptions): Event<unknown> {
     const name = options.name ?? `launch${this.launches}`;
@@ -245,13 +248,19 @@ export class Machine {
     });
     const done = this.env.event();
     const transfer = new Transfer(this.env);
+    // Launches run at once (host streams): the controllers match completions by key, so a second
+    // launch of a name in flight gets a key of its own (`name~2`).
+    let key = name;
+    for (let copy = 2; this.launchKeys.has(key); copy++) key = `${name}~${copy}`;
+    this.launchKeys.add(key);
     for (const [sip, cubes] of bySip) {
       transfer.expect();
-      const request = new ControlMessage("sip_launch", name, { cubes, transfer } satisfies SipLaunch);
+      const request = new ControlMessage("sip_launch", key, { cubes, transfer } satisfies SipLaunch);
       this.fabric.send("host", `sip${sip}.io_cpu`, request, CONTROL_BYTES);
     }
     transfer.seal();
     transfer.done.addCallback(() => {
+      this.launchKeys.delete(key);
       if (this.tracer !== null) this.tracer.record("launch_complete", this.env.now, "host", name);
       done.succeed(this.env.now);
     });

@@ -18,6 +18,7 @@ export { DeviceTensor } from "./device-tensor.js";
 export type { Grid, GridSpec } from "./grid.js";
 export type { HostPlan } from "./host-progress.js";
 export { PlanEstimate } from "./host-progress.js";
+export { HostSignal } from "./host-streams.js";
 export type { DigestedPlugin, ManifestInputs, RunManifest, RunManifestInput } from "./manifest.js";
 export {
   canonicalJson,

@@ -61,6 +61,12 @@ export const RunResultsSchema = z.object({
         roofline: rooflineSchema.optional(),
         sites: launchSitesSchema.optional(),
         energy: launchEnergySchema.optional(),
+        overlaps: z
+          .array(z.string())
+          .optional()
+          .describe(
+            "Launches of other host streams (Simulator.streams) that ran during part of this one's window; its work, roofline and verdict then include theirs. Absent when none did.",
+          ),
       }),
     )
     .describe(
@@ -285,6 +291,12 @@ export interface LaunchRecord extends Work, LaunchDetail {
   readonly sites?: LaunchSites;
   /** The energy of the launch's window (docs/energy.md). */
   readonly energy?: LaunchEnergy;
+  /**
+   * Launches of other host streams (`Simulator.streams`) that ran during part of this one's
+   * window, sorted; its work, roofline and verdict are measured over the window, so they include
+   * theirs. Absent when none did.
+   */
+  readonly overlaps?: string[];
   readonly name: string;
   readonly pes: number;
   readonly startNs: number;

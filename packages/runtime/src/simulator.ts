@@ -1,13 +1,5 @@
 import { defaultRegistry } from "@kb/builtins";
-import {
-  buildMachine,
-  type CommandSource,
-  IpcqNetwork,
-  ipcqRegionBytes,
-  type Machine,
-  type PeCommand,
-  tcmAddress,
-} from "@kb/components";
+import { buildMachine, IpcqNetwork, type Machine } from "@kb/components";
 import { MemoryStore } from "@kb/data-executor";
 import type { Event } from "@kb/des";
 import { KbError } from "@kb/errors";
@@ -16,9 +8,7 @@ import {
   type Kernel,
   KernelHost,
   type KernelMemory,
-  type KernelPlacement,
   KernelRegistry,
-  KernelRunner,
   type LoadObservation,
   type RunSlices,
 } from "@kb/tl";
@@ -33,36 +23,34 @@ import {
 import { callerLocation } from "./caller-location.js";
 import { DeviceTensor, type Placement } from "./device-tensor.js";
 import { energyPlanOf } from "./energy/plan.js";
-import { type Grid, type GridSpec, gridPlacements, isGrid, resolveGrid } from "./grid.js";
+import { type Grid, type GridSpec, resolveGrid } from "./grid.js";
 import {
   freeOrExplain,
   hostTensorBytes,
   paramsOfShape,
   refuseDoubleFree,
   refuseFreed,
-  refuseFreedArgs,
   tensorBytes,
 } from "./host-checks.js";
 import { HostProgress } from "./host-progress.js";
+import { HostSignal, HostStreams } from "./host-streams.js";
 import { createKernelMemory } from "./kernel-memory.js";
-import { defaultScratchBytes } from "./launch-scratch.js";
+import { LaunchOverlaps, type LaunchSite, runLaunch } from "./launch-run.js";
 import {
   checkHostDataMode,
   DeferredTensor,
   type HostDataMode,
   TimingOnlyRanges,
 } from "./memory/deferred-data.js";
-import { DeviceMemory } from "./memory/device-memory.js";
+import type { DeviceMemory } from "./memory/device-memory.js";
 import { type HostWrite, HostWriteLog } from "./memory/host-writes.js";
+import { deviceMemoryOf } from "./memory/machine-memory.js";
 import { PendingRanges } from "./memory/pending-ranges.js";
-import { ProgramQueue, programCount, programQueues, resolveProgramGrid } from "./program-grid.js";
 import { collectResults } from "./report/collect.js";
-import { LaunchMeter } from "./report/launch-meter.js";
-import { HbmFootprint } from "./report/launch-work.js";
 import type { LaunchRecord, RunResults } from "./results.js";
 import { checkRunLimits, limitSlices } from "./run-limits.js";
-import type { FreeOptions, KernelInstance, LaunchOptions, SimulatorOptions } from "./simulator-options.js";
-import { type IssuingCall, machineTracer, SiteTap } from "./sites.js";
+import type { FreeOptions, LaunchOptions, SimulatorOptions } from "./simulator-options.js";
+import { machineTracer, SiteTap } from "./sites.js";
 import { explainDeadlock, machineProgress } from "./stalled-kernels.js";
 
 export type { HostWrite } from "./memory/host-writes.js";
@@ -122,6 +110,10 @@ export class Simulator {
   private readonly hostCopies = { count: 0, bytes: 0, ns: 0 };
   private readonly scratchBytes: number | undefined;
   private readonly dispatchCycles: number;
+  /** The host streams running ({@link streams}), else null. */
+  private hostStreams: HostStreams | null = null;
+  /** What a launch needs of this simulator (launch-run.ts). */
+  private readonly launchSite: LaunchSite;
   private failed: unknown = null;
   private tensors = 0;
   private benchParams: Readonly<Record<string, unknown>> = {};
@@ -186,33 +178,25 @@ export class Simulator {
       () => machineProgress(machine),
     );
     this.hostWrites = this.hostLog.entries;
-    const topology = machine.graph.topology;
-    const pe0 = "sip0.cube0.pe0";
-    const tcm = machine.has(`${pe0}.pe_tcm`)
-      ? Number((machine.component(`${pe0}.pe_tcm`).params as Record<string, unknown>).capacity_bytes)
-      : NaN;
-    const reserved = machine.has(`${pe0}.pe_scheduler`)
-      ? Number(
-          (machine.component(`${pe0}.pe_scheduler`).params as Record<string, unknown>).reserved_tcm_bytes,
-        )
-      : NaN;
-    // The end of each PE's TCM holds its IPCQ slots; phase 1 delivers payload bytes there.
-    const cpu = machine.has(`${pe0}.pe_cpu`)
-      ? (machine.component(`${pe0}.pe_cpu`).params as Record<string, unknown>)
-      : {};
-    const ipcqBytes =
-      cpu.ipcq_slots === undefined ? 0 : ipcqRegionBytes(Number(cpu.ipcq_slots), Number(cpu.ipcq_slot_bytes));
     IpcqNetwork.of(machine).hooks = { deliver: (slot, bytes) => this.memory.write(slot, bytes) };
-    this.device = new DeviceMemory({
-      sips: topology.system.sips,
-      cubesPerSip: topology.sip.cubes,
-      pesPerCube: topology.cube.noc.rows * topology.cube.noc.cols,
-      hbmBytesPerCube: topology.cube.hbm.capacity_bytes,
-      sramBytesPerCube: topology.cube.sram.capacity_bytes,
-      tcmBytesPerPe: (Number.isFinite(tcm) ? tcm : 4 * 2 ** 20) - ipcqBytes,
-      ...(options.pageBytes !== undefined ? { pageBytes: options.pageBytes } : {}),
-      ...(Number.isFinite(reserved) ? { tcmReservedBytes: reserved } : {}),
-    });
+    this.device = deviceMemoryOf(machine, options.pageBytes);
+    this.launchSite = {
+      machine,
+      device: this.device,
+      host: this.host,
+      kernels: this.kernels,
+      sites: this.sites,
+      scratchBytes: this.scratchBytes,
+      dispatchCycles: this.dispatchCycles,
+      overlaps: new LaunchOverlaps(),
+      grid: (spec) => this.grid(spec),
+      kernelMemory: () => this.kernelMemory(),
+      drive: (event, what) => this.drive(event, what),
+      forget: (address, bytes) => this.forget(address, bytes),
+      keep: (record) => {
+        this.launches.push(record);
+      },
+    };
   }
 
   /** Simulated time now, ns. */
@@ -408,86 +392,66 @@ export class Simulator {
     options: LaunchOptions<Args>,
   ): Promise<LaunchRecord> {
     this.usable();
-    const name = options.name ?? (kernel.name || "kernel");
-    const programs =
-      options.programs === undefined ? null : resolveProgramGrid(name, options.programs, this.now);
-    refuseFreedArgs(name, options.args);
-    this.kernels.define(name, kernel as Kernel);
-    const grid = isGrid(options.grid) ? options.grid : this.grid(options.grid ?? {});
-    const all = gridPlacements(grid);
-    // PEs without a first program stay out of the launch.
-    const placements = programs === null ? all : all.slice(0, Math.min(all.length, programCount(programs)));
-    const memory = this.kernelMemory();
-    const scratch: { address: number; bytes: number; offset: number }[] = [];
-    const instances: KernelInstance[] = [];
-    /** The runner of a program (instance `slot` of `onInstance`) on the PE of `placements[pe]`. */
-    const runner = (slot: number, placement: KernelPlacement, pe: number, ipcqRefusal?: string) => {
-      const { offset, bytes } = scratch[pe] as { offset: number; bytes: number };
-      const tlOptions = {
-        kernel: name,
-        placement,
-        scratch: { offset, bytes },
-        dispatchCycles: this.dispatchCycles,
-      };
-      const commands: PeCommand[] | null = options.onInstance === undefined ? null : [];
-      if (commands !== null) instances[slot] = { options: tlOptions, commands };
-      return new KernelRunner(this.host, kernel as Kernel, options.args, {
-        ...tlOptions,
-        memory,
-        ...(commands !== null ? { record: commands } : {}),
-        ...(ipcqRefusal !== undefined ? { ipcqRefusal } : {}),
-      });
-    };
+    return runLaunch(this.launchSite, kernel, options);
+  }
+
+  /**
+   * Runs host tasks as streams (as CUDA streams are): each task's simulator operations (launches,
+   * host copies, {@link signal} waits) run one after another, and the tasks' operations run at
+   * the same simulated time, contending for the machine. A stream goes on at the simulated time
+   * its operation ends; the order is deterministic (streams start in the order given). Resolves
+   * with the tasks' results when all have ended, at the simulated time the last one ends.
+   *
+   * A stream may call `streams` itself (its tasks join the running ones and it waits for them).
+   * While streams run, only they use the simulator: the host program awaits `streams`. A stream
+   * waits for another through a {@link HostSignal} (`sim.signal()`), and awaits a promise another
+   * stream settles through {@link waitFor}: a plain `await` of it holds the streams' driver, which
+   * stops with `RUNTIME_INVALID` after 60 s of wall time.
+   *
+   * The records of launches that overlap name each other (`overlaps`); a launch's work, roofline
+   * and verdict are measured over its window, so they include the overlapping launches' work.
+   * Throws what a stream throws (the simulator is then stopped, as after a failed operation), and
+   * `DES_DEADLOCK` naming what the streams wait for when nothing can end their waits.
+   */
+  async streams<T>(tasks: readonly (() => Promise<T>)[]): Promise<T[]> {
+    this.usable();
+    const running = this.hostStreams;
+    if (running !== null) return running.nest(tasks);
+    const streams = new HostStreams(this.machine.env, this.host);
+    this.hostStreams = streams;
     try {
-      for (const placement of placements) {
-        const bytes = this.scratchBytes ?? defaultScratchBytes(this.device, placement);
-        const address = this.device.allocTcm(
-          bytes,
-          { sip: placement.sip, cube: placement.cube, pe: placement.peIndex },
-          `${name} scratch`,
-        );
-        const offset = address - tcmAddress(placement.sip, placement.cube, placement.peIndex, 0);
-        scratch.push({ address, bytes, offset });
-      }
-      const sources: CommandSource[] =
-        programs === null
-          ? placements.map((placement, index) => runner(index, placement, index))
-          : programQueues({
-              machine: this.machine,
-              kernel: name,
-              grid: programs,
-              placements,
-              dispatchCycles: this.dispatchCycles,
-              start: runner,
-            });
-      const meter = new LaunchMeter(this.machine, this.now);
-      const sites = this.sites;
-      sites?.begin(this.machine);
-      const done = this.machine.launch({
-        pes: placements.map((placement) => placement.pe),
-        program: (pe, index) => {
-          const source = sources[index] as CommandSource;
-          return sites === null ? source : sites.source(source, pe, callInFlight(source));
-        },
-        name,
-      });
-      const footprint = await HbmFootprint.during(this.machine, () => this.drive(done));
-      const measured = meter.finish(name, placements.length, footprint, {
-        programs: programs === null ? placements.length : programCount(programs),
-        pes: all.length,
-      });
-      const lines = sites?.finish() ?? null;
-      const record = lines === null ? measured : { ...measured, sites: lines };
-      this.launches.push(record);
-      for (const instance of instances) options.onInstance?.(instance);
-      return record;
+      const all = Promise.all(tasks.map((task) => streams.start(task)));
+      await streams.drive(all, this.slices);
+      return await all;
+    } catch (error) {
+      // Streams may still wait on the machine: this simulator cannot be used again.
+      this.failed = explainDeadlock(this.host, error);
+      throw this.failed;
     } finally {
-      // The scratch is free again: its bytes go in both phases, as a freed tensor's do.
-      for (const { address, bytes } of scratch) {
-        this.device.free(address);
-        this.forget(address, bytes);
-      }
+      this.hostStreams = null;
     }
+  }
+
+  /**
+   * From a host stream ({@link streams}): awaits `promise`, which another stream settles (an
+   * operation it started, such as a shared launch), with this stream counted as waiting on the
+   * simulator meanwhile, so the engine runs on; a plain `await` of such a promise would hold the
+   * streams' driver (it waits for every stream to reach the simulator). Outside streams, returns
+   * `promise`.
+   */
+  waitFor<T>(promise: Promise<T>): Promise<T> {
+    return this.hostStreams === null ? promise : this.hostStreams.external(promise);
+  }
+
+  /**
+   * A signal for host streams ({@link streams}): one stream fires it (`signal.fire()`, no
+   * simulated time), another waits for it (`await signal.wait()`) and goes on at the simulated
+   * time it fired. `name` says what it stands for in a deadlock's message.
+   */
+  signal(name = "signal"): HostSignal {
+    return new HostSignal(name, this.machine.env.event(), (signal) =>
+      this.drive(signal.event, `signal "${signal.name}"`),
+    );
   }
 
   /**
@@ -524,7 +488,7 @@ export class Simulator {
   /** Runs a host copy of `bytes` bytes to its end and counts it in the results' `hostCopies`. */
   private async hostCopy(copy: Event<unknown>, bytes: number): Promise<void> {
     const startNs = this.now;
-    await this.drive(copy);
+    await this.drive(copy, `a host copy of ${bytes} B`);
     this.hostCopies.count++;
     this.hostCopies.bytes += bytes;
     this.hostCopies.ns += this.now - startNs;
@@ -554,7 +518,12 @@ export class Simulator {
    * (`SimulatorOptions.tracer`) and watch its events; nothing here adds simulation events. A
    * deadlock with kernels running throws `DES_DEADLOCK` leading with them (stalled-kernels.ts).
    */
-  private async drive(event: Event<unknown>): Promise<void> {
+  private async drive(event: Event<unknown>, what = "a host operation"): Promise<void> {
+    // In a host stream, the streams' driver runs the machine.
+    if (this.hostStreams !== null) {
+      await this.hostStreams.wait(event, what);
+      return;
+    }
     try {
       await this.host.run(event, this.slices);
     } catch (error) {
@@ -604,11 +573,4 @@ function parseTopologyText(text: string): Topology {
     );
   }
   return parseTopology(text);
-}
-
-/** How a launch's command source tells the tl call in flight (the line of the command it hands out). */
-function callInFlight(source: CommandSource): () => IssuingCall | null {
-  if (source instanceof ProgramQueue) return () => source.callInFlight();
-  if (source instanceof KernelRunner) return () => source.tl._callInFlight();
-  return () => null;
 }

@@ -32,9 +32,12 @@ interface OpenSlice {
 
 /**
  * The launch's tallies: {@link SiteSource}s add the waits, the {@link SiteTap} the engine time.
- * One per launch ({@link SiteTap.begin} to {@link SiteTap.finish}).
+ * One per launch ({@link SiteTap.begin} to {@link SiteTap.finish}); launches of host streams
+ * overlap, each with its own.
  */
-class LaunchTally {
+export class LaunchTally {
+  constructor(readonly name: string) {}
+
   readonly lines = new Map<string, LineTally>();
   /** Per PE, the line of each command it took, by its PE_CPU position. */
   readonly positions = new Map<string, (LineTally | null)[]>();
@@ -133,7 +136,8 @@ export class SiteTap implements Tracer {
   counter?: NonNullable<Tracer["counter"]>;
   onFlush?: NonNullable<Tracer["onFlush"]>;
   private machine: Machine | null = null;
-  private launch: LaunchTally | null = null;
+  /** The launches in flight, oldest first. */
+  private readonly launches: LaunchTally[] = [];
   private readonly open = new Map<string, OpenSlice>();
   private readonly kinds = new Map<string, string>();
   /** The op log's record count at the previous event: records started since are the current message's. */
@@ -148,7 +152,7 @@ export class SiteTap implements Tracer {
 
   record(type: TraceEventType, tNs: number, componentId: string, label: string, flow?: string): void {
     let site: string | null = null;
-    if (this.launch !== null) {
+    if (this.launches.length > 0) {
       if (type === "engine_start") {
         if (flow !== undefined) site = this.start(tNs, componentId, flow);
       } else if (type === "engine_complete") this.complete(tNs, componentId);
@@ -162,26 +166,39 @@ export class SiteTap implements Tracer {
     this.inner?.record(type, tNs, componentId, label, flow, site ?? undefined);
   }
 
-  /** Starts a launch's tallies; wrap each PE's command source with {@link source}. */
-  begin(machine: Machine): void {
+  /**
+   * Starts the tallies of launch `name`; wrap each of its PEs' command sources with
+   * {@link source}, and end them with {@link finish}.
+   */
+  begin(machine: Machine, name = "launch"): LaunchTally {
     this.machine = machine;
-    this.launch = new LaunchTally();
-    this.open.clear();
-    this.loggedFrom = machine.opLogger?.recordCount ?? 0;
+    const launch = new LaunchTally(name);
+    if (this.launches.length === 0) {
+      this.open.clear();
+      this.loggedFrom = machine.opLogger?.recordCount ?? 0;
+    }
+    this.launches.push(launch);
+    return launch;
   }
 
-  /** `inner`, tied to this launch's tallies (between {@link begin} and {@link finish}). */
-  source(inner: CommandSource, pe: string, siteOf: () => IssuingCall | null): CommandSource {
-    if (this.launch === null || this.machine === null) return inner;
-    return new SiteSource(inner, pe, this.launch, this.machine, siteOf);
+  /** `inner`, tied to the tallies of `launch` (between {@link begin} and {@link finish}). */
+  source(
+    inner: CommandSource,
+    pe: string,
+    siteOf: () => IssuingCall | null,
+    launch: LaunchTally,
+  ): CommandSource {
+    if (this.machine === null || !this.launches.includes(launch)) return inner;
+    return new SiteSource(inner, pe, launch, this.machine, siteOf);
   }
 
-  /** The launch's lines, by the programs' wait at them (most first); ends the launch's tallies. */
-  finish(): LaunchSites | null {
-    const launch = this.launch;
-    this.launch = null;
-    this.open.clear();
-    if (launch === null) return null;
+  /** The lines of `launch`, by the programs' wait at them (most first); ends its tallies. */
+  finish(launch: LaunchTally): LaunchSites | null {
+    const at = this.launches.indexOf(launch);
+    if (at < 0) return null;
+    this.launches.splice(at, 1);
+    for (const [track, slice] of this.open)
+      if (launch.lines.get(slice.tally.line) === slice.tally) this.open.delete(track);
     const programNs = launch.programNs;
     const lines: SiteRow[] = [...launch.lines.values()].map((tally) => ({
       line: tally.line,
@@ -198,12 +215,12 @@ export class SiteTap implements Tracer {
 
   /** Opens the slice of a tile of a command (its flow names it); returns the command's line, or null. */
   private start(tNs: number, track: string, flow: string): string | null {
-    const launch = this.launch as LaunchTally;
     const colon = flow.indexOf(":");
     const hash = flow.lastIndexOf("#");
     const slash = flow.indexOf("/t", hash);
     if (colon < 0 || hash < colon || slash < 0) return null;
-    const tally = launch.positions.get(flow.slice(0, colon))?.[Number(flow.slice(hash + 1, slash))];
+    const launch = this.launchOf(flow.slice(0, colon), flow.slice(colon + 1, hash));
+    const tally = launch?.positions.get(flow.slice(0, colon))?.[Number(flow.slice(hash + 1, slash))];
     if (tally == null) return null;
     this.open.set(track, { tally, kind: this.kindOf(track), startNs: tNs });
     return tally.line;
@@ -215,6 +232,22 @@ export class SiteTap implements Tracer {
     this.open.delete(track);
     const busy = slice.tally.busyNs;
     busy.set(slice.kind, (busy.get(slice.kind) ?? 0) + tNs - slice.startNs);
+  }
+
+  /**
+   * The launch in flight whose program on PE `pe` issued a command of program `program`: the one
+   * launch on that PE, or of several (host streams on one PE), the one of that name.
+   */
+  private launchOf(pe: string, program: string): LaunchTally | null {
+    const launches = this.launches;
+    if (launches.length === 1) return launches[0] as LaunchTally;
+    let found: LaunchTally | null = null;
+    for (const launch of launches) {
+      if (!launch.positions.has(pe)) continue;
+      if (launch.name === program) return launch;
+      found ??= launch;
+    }
+    return found;
   }
 
   /** The component kind of a track (`sip0.cube0.pe0.pe_dma#1` is a lane of a PE_DMA). */

@@ -52,6 +52,8 @@ export class KernelHost {
   readonly sites: SiteCache = new Map();
   /** The stall detector of the run in progress (with `RunSlices.stall`), else null. */
   private watch: StallWatch<KernelRunner> | null = null;
+  /** Set by {@link returnToHost}: the running {@link run} returns after the event being processed. */
+  private returning = false;
   /** The first stretch number of the next watch (the runners' tallies outlive a watch). */
   private stretches = 0;
 
@@ -67,6 +69,18 @@ export class KernelHost {
   }
 
   /**
+   * From an event's callback: the running {@link run} returns (with `undefined`) right after the
+   * event being processed, as it does after `until`, so the host program goes on at this
+   * simulated time; the schedule is untouched. Host streams use it (`Simulator.streams`: a stream
+   * whose operation ended goes on before any later event). Outside `run` it does nothing.
+   */
+  returnToHost(): void {
+    if (!this.env.isRunning) return;
+    this.returning = true;
+    this.env.pause();
+  }
+
+  /**
    * Runs the simulation until `until` is processed, letting held kernels continue in between.
    * With `slices`, the engine also stops every `slices.events` events and awaits
    * `slices.between()` (which may check limits and throw, or let the event loop run) before it
@@ -75,9 +89,11 @@ export class KernelHost {
    * called at once.
    *
    * Throws what the simulation throws (a kernel's error, `DES_DEADLOCK` with the waiting
-   * processes when nothing can complete `until`) and what `between` throws.
+   * processes when nothing can complete `until`) and what `between` throws. Returns `undefined`
+   * early when an event's callback calls {@link returnToHost}.
    */
   async run<T>(until: Event<T>, slices?: RunSlices): Promise<T> {
+    this.returning = false;
     const env = this.env;
     // One options object for every env.run of this call (a kernel pauses the engine at every
     // command it posts, so a slice spans many env.run calls).
@@ -112,6 +128,10 @@ export class KernelHost {
         if (until.processed) {
           if (!until.ok) throw until.value;
           return until.value as T;
+        }
+        if (this.returning) {
+          this.returning = false;
+          return undefined as T;
         }
         if (slices === undefined || options === undefined) continue;
         const done = env.processedEventCount;

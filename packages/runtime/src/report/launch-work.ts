@@ -72,6 +72,21 @@ export function runGemmPeaksByDtype(machine: Machine): Record<string, number> {
   return perS;
 }
 
+/** The footprints of the launches in flight, per machine. */
+const openFootprints = new WeakMap<Machine, Set<HbmFootprint>>();
+
+/** Sets the machine's observer to feed every open footprint (none: no observer, one: its own). */
+function observeAll(machine: Machine, open: ReadonlySet<HbmFootprint>): void {
+  if (open.size === 0) machine.hbmAccessObserver = null;
+  else if (open.size === 1) machine.hbmAccessObserver = ([...open][0] as HbmFootprint).observe;
+  else {
+    const all = [...open];
+    machine.hbmAccessObserver = (write, address, rows, rowBytes, stride) => {
+      for (const footprint of all) footprint.observe(write, address, rows, rowBytes, stride);
+    };
+  }
+}
+
 /**
  * The distinct HBM bytes a launch read and wrote: the PE_DMA blocks (through
  * `Machine.hbmAccessObserver`) as half-open address intervals, reads and writes apart, sorted
@@ -89,11 +104,19 @@ export class HbmFootprint {
   /** The distinct HBM bytes the PE_DMAs of `machine` move while `run` runs (its observer meanwhile). */
   static async during(machine: Machine, run: () => Promise<void>): Promise<HbmFootprint> {
     const footprint = new HbmFootprint();
-    machine.hbmAccessObserver = footprint.observe;
+    // Launches of host streams overlap: each block goes to every footprint open meanwhile.
+    let open = openFootprints.get(machine);
+    if (open === undefined) {
+      open = new Set();
+      openFootprints.set(machine, open);
+    }
+    open.add(footprint);
+    observeAll(machine, open);
     try {
       await run();
     } finally {
-      machine.hbmAccessObserver = null;
+      open.delete(footprint);
+      observeAll(machine, open);
     }
     return footprint;
   }
