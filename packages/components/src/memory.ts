@@ -97,6 +97,11 @@ export class MemoryComponent<P = unknown> extends Component<P> implements BatchT
   /** Responses of the batch being served, answered at once (they leave as one bundle). */
   private collecting: Packet[] | null = null;
   private collectingFor: Packet | null = null;
+  /**
+   * With the `bundle_answers` param: the answered parts of each request bundle, held until every
+   * part is answered, then sent back as one response bundle (docs/latency-model.md section 2).
+   */
+  private readonly answeredParts: Map<Packet, Packet[]> | null;
   /** Requests that arrived while their port was full, oldest first, per port. */
   private readonly backlog: Packet[][];
   private readonly drainScheduled: Uint8Array;
@@ -142,6 +147,7 @@ export class MemoryComponent<P = unknown> extends Component<P> implements BatchT
       );
     }
     this.maxPending = this.model.maxPending ?? Number.POSITIVE_INFINITY;
+    this.answeredParts = (params as { bundle_answers?: unknown }).bundle_answers === true ? new Map() : null;
   }
 
   override laneOf(message: Message): number {
@@ -310,7 +316,8 @@ export class MemoryComponent<P = unknown> extends Component<P> implements BatchT
     if (request.kind === "read") {
       packet.becomeResponse(startNs, endNs);
       // A part of the bundle being served joins its response bundle; anything else leaves now.
-      if (this.collecting !== null && packet.bundle !== null && packet.bundle === this.collectingFor) {
+      if (this.answeredParts !== null && packet.bundle !== null) this.holdPart(packet, packet.bundle);
+      else if (this.collecting !== null && packet.bundle !== null && packet.bundle === this.collectingFor) {
         this.collecting.push(packet);
       } else packet.forward(this);
     } else {
@@ -326,6 +333,28 @@ export class MemoryComponent<P = unknown> extends Component<P> implements BatchT
         env.timeout(0, port).addCallback(this.drainEvent);
       }
     }
+  }
+
+  /**
+   * `bundle_answers`: holds an answered part of request bundle `bundle` until all its parts are
+   * answered; then they leave as one response bundle, each part crossing its own first link from
+   * its own `startNs` (or now, when that is past) and the bundle the shared links as one packet.
+   */
+  private holdPart(packet: Packet, bundle: Packet): void {
+    const held = this.answeredParts as Map<Packet, Packet[]>;
+    const parts = held.get(bundle);
+    const total = (bundle.parts as Packet[]).length;
+    if (parts === undefined) {
+      if (total === 1) packet.forward(this);
+      else held.set(bundle, [packet]);
+      return;
+    }
+    parts.push(packet);
+    if (parts.length < total) return;
+    held.delete(bundle);
+    let bytes = 0;
+    for (const part of parts) bytes += part.bytes;
+    Packet.bundle(parts, bytes, 0, true).forward(this);
   }
 
   /**

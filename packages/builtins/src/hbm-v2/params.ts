@@ -129,6 +129,12 @@ export const hbmCtrlV2Params = hbmTopologyParams.extend({
     .describe(
       "Bursts issued in one decision: horizon (the default: only those due within decision_horizon_ns, exactly the schedule of burst); run (the bursts of a run that no queued candidate can come between, even past decision_horizon_ns: a request arriving meanwhile waits behind them, so the figures depend on how far a run reaches); burst (every burst its own decision: the slowest, the reference for the others).",
     ),
+  bundle_answers: z
+    .boolean()
+    .default(false)
+    .describe(
+      "Answers of one DMA block's pseudo-channel parts leave as one response bundle once the last is answered (each part still crosses its own channel link from its own start; the shared links see one packet, as hbm_ctrl_v1's answers): fewer fabric events, and the earlier parts wait for the last (docs/latency-model.md section 2).",
+    ),
   predict_bytes: z
     .number()
     .int()
