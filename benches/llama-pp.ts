@@ -8,14 +8,10 @@ import { layerParams, randomWeights } from "./lib/llm/layer-params.js";
 import { pipelineParams } from "./lib/llm/pipeline-params.js";
 import { placeStages } from "./lib/llm/pipeline-place.js";
 import { pipelineReport } from "./lib/llm/pipeline-report.js";
-import { pipelineTimeline, type Slot } from "./lib/llm/pipeline-schedule.js";
+import { runPipeline } from "./lib/llm/pipeline-run.js";
+import { pipelineTimeline } from "./lib/llm/pipeline-schedule.js";
+import type { TpPlacement } from "./lib/llm/ranks.js";
 import { layerReference, type PastCache } from "./lib/llm/reference.js";
-
-/** The simulated window of a task's launches: the first's start to the last one's end. */
-const window = (records: readonly LaunchRecord[]) => ({
-  startNs: Math.min(...records.map((record) => record.startNs)),
-  endNs: Math.max(...records.map((record) => record.endNs)),
-});
 
 /** Where a stage's layers leave the residual stream: layers alternate X -> Y -> X. */
 const outOf = (b: RankBuffers, layers: number) => (layers % 2 === 0 ? b.X : b.Y);
@@ -101,43 +97,25 @@ export default defineBench({
       }
       buffers.push(mine);
     }
-    // Each stage is a host stream: micro-batch mb on stage s starts once stage s - 1 has sent it
-    // (a signal) and stage s is done with mb - 1; the streams' launches run at the same
-    // simulated time and contend for the machine (a send's PEs of both stages included).
-    const arrived = placement.stages.map((_stage, s) =>
-      inputs.map((_input, mb) => sim.signal(`micro-batch ${mb} sent to stage ${s}`)),
-    );
-    const forwards: Slot[] = [];
-    const sends: Slot[] = [];
-    let done = 0;
-    const tasks = p.pp * m;
-    await sim.streams(
-      placement.stages.map((stagePlacement, stage) => async () => {
-        for (let microBatch = 0; microBatch < m; microBatch++) {
-          if (stage > 0) await arrived[stage]?.[microBatch]?.wait();
-          sim.progress(done, tasks, `micro-batch ${microBatch + 1} of ${m} on stage ${stage + 1} of ${p.pp}`);
-          const mine = buffers[stage]?.[microBatch] as RankBuffers[];
-          const records: LaunchRecord[] = [];
-          for (let layer = 0; layer < perStage; layer++) {
-            const launches = await runLayer(sim, stagePlacement, plan, mine, layer);
-            records.push(...launches.map((launch) => launch.record));
-          }
-          forwards.push({ stage, microBatch, ...window(records) });
-          done++;
-          if (stage === p.pp - 1) continue;
-          const next = buffers[stage + 1]?.[microBatch] as RankBuffers[];
-          const sent = await placement.send(
-            stage,
-            mine.map((b) => outOf(b, perStage)),
-            next.map((b) => b.X),
-          );
-          sends.push({ stage, microBatch, ...window(sent) });
-          arrived[stage + 1]?.[microBatch]?.fire();
+    // Each stage is a host stream (lib/llm/pipeline-run.ts): the stages' launches overlap.
+    const measured = await runPipeline(sim, p.pp, m, {
+      forward: async (stage, microBatch) => {
+        const mine = buffers[stage]?.[microBatch] as RankBuffers[];
+        const records: LaunchRecord[] = [];
+        for (let layer = 0; layer < perStage; layer++) {
+          const launches = await runLayer(sim, placement.stages[stage] as TpPlacement, plan, mine, layer);
+          records.push(...launches.map((launch) => launch.record));
         }
-      }),
-    );
-    sim.progress(tasks, tasks, "pipeline done");
-    const timeline = pipelineTimeline(p.pp, m, { forwards, sends });
+        return records;
+      },
+      send: (stage, microBatch) =>
+        placement.send(
+          stage,
+          (buffers[stage]?.[microBatch] as RankBuffers[]).map((b) => outOf(b, perStage)),
+          (buffers[stage + 1]?.[microBatch] as RankBuffers[]).map((b) => b.X),
+        ),
+    });
+    const timeline = pipelineTimeline(p.pp, m, measured);
     const check: Record<string, BenchCheck> = {};
     const last = buffers.at(-1) as RankBuffers[][];
     for (const [mb, { x, past }] of inputs.entries()) {

@@ -133,6 +133,6 @@ export default defineBench({
         ? "no capacity"
         : `capacity factor ${p.capacityFactor} (${capacity} per expert)`;
     const title = `${p.preset} prefill, batch ${p.batch}, seq ${seq}, ${dtype}, ep ${ep} x tp ${p.tp} (${where}), top-${dims.topK} of ${dims.experts} experts, ${cf}`;
-    return { check, report: moeReport(title, launches, outcome), tokens };
+    return { check, report: moeReport(title, launches, outcome), tokens: p.batch * seq };
   },
 });

@@ -24,11 +24,9 @@ import { moePipelineReport } from "./lib/llm/moe-pp-report.js";
 import { moeReference } from "./lib/llm/moe-reference.js";
 import { type MoeBuffers, runMoe, uploadMoe } from "./lib/llm/moe-run.js";
 import { pipelineParams } from "./lib/llm/pipeline-params.js";
-import { gpipeOrder, pipelineTimeline } from "./lib/llm/pipeline-schedule.js";
+import { runPipeline } from "./lib/llm/pipeline-run.js";
+import { pipelineTimeline } from "./lib/llm/pipeline-schedule.js";
 import { gridOf } from "./lib/params.js";
-
-const span = (records: readonly LaunchRecord[]) =>
-  records.length === 0 ? 0 : (records.at(-1) as LaunchRecord).endNs - (records[0] as LaunchRecord).startNs;
 
 /** The tensors of one micro-batch on one stage: its attention buffers, each layer's MoE buffers and residual streams. */
 interface StageBuffers {
@@ -183,50 +181,50 @@ export default defineBench({
       }
       buffers.push(mine);
     }
-    const compute = place.stages.map(() => new Array<number>(m).fill(0));
-    const send = place.stages.map(() => new Array<number>(m).fill(0));
     const launches: LayerLaunch[] = [];
     const sends: LaunchRecord[] = [];
-    const order = gpipeOrder(p.pp, m);
-    for (const [done, { stage: s, microBatch: mb }] of order.entries()) {
-      sim.progress(done, order.length, `micro-batch ${mb + 1} of ${m} on stage ${s + 1} of ${p.pp}`);
-      const stage = place.stages[s] as (typeof place.stages)[number];
-      const mine = buffers[s]?.[mb] as StageBuffers;
-      const start = launches.length;
-      for (let l = 0; l < perStage; l++) {
-        const layer = s * perStage + l;
-        const input = mine.stream[l] as DeviceTensor[];
-        const attention = mine.attention.map((b, r) => ({ ...b, X: input[r] as DeviceTensor }));
-        // Layer 0 of runLayer reads X (the stream's input here); the launches are relabelled below.
-        const ran = await runLayer(sim, stage.attention, plan, attention, 0, undefined, true);
-        const dispatch = ((routing[mb] as MoeLayerRouting[])[layer] as MoeLayerRouting).plan;
-        const moe = mine.moe[l] as MoeBuffers[];
-        ran.push(
-          ...(await runMoe(sim, stage, dims, dispatch, attention, moe, { tiles, blockRows: p.blockRows })),
-        );
-        const gathered = await place.gather(
+    // Each stage is a host stream (lib/llm/pipeline-run.ts): the stages' launches overlap.
+    const measured = await runPipeline(sim, p.pp, m, {
+      forward: async (s, mb) => {
+        const stage = place.stages[s] as (typeof place.stages)[number];
+        const mine = buffers[s]?.[mb] as StageBuffers;
+        const records: LaunchRecord[] = [];
+        for (let l = 0; l < perStage; l++) {
+          const layer = s * perStage + l;
+          const input = mine.stream[l] as DeviceTensor[];
+          const attention = mine.attention.map((b, r) => ({ ...b, X: input[r] as DeviceTensor }));
+          // Layer 0 of runLayer reads X (the stream's input here); the launches are relabelled below.
+          const ran = await runLayer(sim, stage.attention, plan, attention, 0, undefined, true);
+          const dispatch = ((routing[mb] as MoeLayerRouting[])[layer] as MoeLayerRouting).plan;
+          const moe = mine.moe[l] as MoeBuffers[];
+          ran.push(
+            ...(await runMoe(sim, stage, dims, dispatch, attention, moe, { tiles, blockRows: p.blockRows })),
+          );
+          const gathered = await place.gather(
+            s,
+            "all-gather output",
+            mine.stream[l + 1] as DeviceTensor[],
+            moe.map((b) => b.Y),
+          );
+          ran.push(
+            ...gathered.map(({ name, record }) => ({ layer, kernel: name, communication: true, record })),
+          );
+          launches.push(...ran.map((launch) => ({ ...launch, layer })));
+          records.push(...ran.map((launch) => launch.record));
+        }
+        return records;
+      },
+      send: async (s, mb) => {
+        if (place.pipeline === null) return [];
+        const sent = await place.pipeline.send(
           s,
-          "all-gather output",
-          mine.stream[l + 1] as DeviceTensor[],
-          moe.map((b) => b.Y),
+          (buffers[s]?.[mb] as StageBuffers).stream[perStage] as DeviceTensor[],
+          (buffers[s + 1]?.[mb] as StageBuffers).attention.map((b) => b.X),
         );
-        ran.push(
-          ...gathered.map(({ name, record }) => ({ layer, kernel: name, communication: true, record })),
-        );
-        launches.push(...ran.map((launch) => ({ ...launch, layer })));
-      }
-      (compute[s] as number[])[mb] = span(launches.slice(start).map((l) => l.record));
-      if (s === p.pp - 1 || place.pipeline === null) continue;
-      const next = buffers[s + 1]?.[mb] as StageBuffers;
-      const sent = await place.pipeline.send(
-        s,
-        mine.stream[perStage] as DeviceTensor[],
-        next.attention.map((b) => b.X),
-      );
-      sends.push(...sent);
-      (send[s] as number[])[mb] = span(sent);
-    }
-    sim.progress(order.length, order.length, "pipeline done");
+        sends.push(...sent);
+        return sent;
+      },
+    });
     const check: Record<string, BenchCheck> = {};
     for (const [mb, reference] of outputs.entries()) {
       const out = buffers.at(-1)?.[mb]?.stream[perStage] as DeviceTensor[];
@@ -246,7 +244,7 @@ export default defineBench({
       check,
       report: moePipelineReport({
         title,
-        timeline: pipelineTimeline(p.pp, m, { compute, send }),
+        timeline: pipelineTimeline(p.pp, m, measured),
         pairs: place.pipeline?.pairs ?? (() => ""),
         launches,
         sends,
