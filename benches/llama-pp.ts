@@ -111,8 +111,8 @@ export default defineBench({
       send: (stage, microBatch) =>
         placement.send(
           stage,
-          (buffers[stage]?.[microBatch] as RankBuffers[]).map((b) => outOf(b, perStage)),
-          (buffers[stage + 1]?.[microBatch] as RankBuffers[]).map((b) => b.X),
+          ((buffers[stage] as RankBuffers[][])[microBatch] as RankBuffers[]).map((b) => outOf(b, perStage)),
+          ((buffers[stage + 1] as RankBuffers[][])[microBatch] as RankBuffers[]).map((b) => b.X),
         ),
     });
     const timeline = pipelineTimeline(p.pp, m, measured);

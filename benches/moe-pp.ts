@@ -218,8 +218,8 @@ export default defineBench({
         if (place.pipeline === null) return [];
         const sent = await place.pipeline.send(
           s,
-          (buffers[s]?.[mb] as StageBuffers).stream[perStage] as DeviceTensor[],
-          (buffers[s + 1]?.[mb] as StageBuffers).attention.map((b) => b.X),
+          ((buffers[s] as StageBuffers[])[mb] as StageBuffers).stream[perStage] as DeviceTensor[],
+          ((buffers[s + 1] as StageBuffers[])[mb] as StageBuffers).attention.map((b) => b.X),
         );
         sends.push(...sent);
         return sent;
