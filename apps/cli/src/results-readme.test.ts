@@ -17,10 +17,10 @@ describe("packages/runtime/README.md, Results", () => {
       launches: results.launches,
       hostCopies: results.hostCopies,
     });
-    // The README's prose: the kernel at 808 GB/s (98.6 % of 819.2 GB/s, 1.01 x its roofline).
+    // The README's prose: the kernel at 788 GB/s (96.2 % of 819.2 GB/s, 1.04 x its roofline).
     const launch = results.launches[0];
-    expect((launch?.achieved?.hbmBytesPerS ?? 0) / 1e9).toBeCloseTo(808.0, 0);
-    expect(launch?.achieved?.hbmFraction).toBeCloseTo(0.986, 3);
-    expect((launch?.durationNs ?? 0) / (launch?.rooflineNs ?? 1)).toBeCloseTo(1.01, 2);
+    expect((launch?.achieved?.hbmBytesPerS ?? 0) / 1e9).toBeCloseTo(788.3, 0);
+    expect(launch?.achieved?.hbmFraction).toBeCloseTo(0.962, 3);
+    expect((launch?.durationNs ?? 0) / (launch?.rooflineNs ?? 1)).toBeCloseTo(1.04, 2);
   });
 });

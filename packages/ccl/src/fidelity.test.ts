@@ -6,8 +6,10 @@ import { measureRingAllReduce } from "./fidelity.js";
 
 // Fidelity of the ring all-reduce against the classic cost model (Thakur, Rabenseifner and Gropp
 // 2005): on an uncontended ring of n ranks with per-hop latency a and bandwidth b, S bytes per
-// rank take 2 (n - 1) a + 2 (n - 1) / n * S / b. The simulation must land within 10% of it for
-// S >= 1 MiB, and never below it (the model leaves out every cost but the hops').
+// rank take 2 (n - 1) a + 2 (n - 1) / n * S / b. The simulation must land within 20% of it for
+// S >= 1 MiB, and never below it (the model leaves out every cost but the hops'). It was within
+// 10% before the PEs' TCM traffic was charged; since, 2 SIPs at 1 MiB measure 39223.07 ns against
+// the model's 34054.35 (1.152 x): each step's add fetches and stores its pieces through PE_TCM.
 
 const REF_4SIP = new URL("../../../topologies/ref-4sip.yaml", import.meta.url);
 const ref4sip = (): Topology => parseTopology(readFileSync(REF_4SIP, "utf8"), REF_4SIP.pathname);
@@ -47,12 +49,12 @@ describe("ring all-reduce against 2 (n - 1) a + 2 (n - 1) / n S / b", () => {
     [4, 4],
     [2, 1],
   ] as const) {
-    it(`${n} SIPs, ${mib} MiB per rank: within 10% above the model`, async () => {
+    it(`${n} SIPs, ${mib} MiB per rank: within 20% above the model`, async () => {
       const sim = await Simulator.fromTopology(linkBound());
       const ring = await measureRingAllReduce(sim, { bytes: mib * 2 ** 20, worldSize: n });
       expect(ring.n).toBe(n);
       expect(ring.measuredNs).toBeGreaterThanOrEqual(ring.modelNs);
-      expect(ring.measuredNs).toBeLessThanOrEqual(1.1 * ring.modelNs);
+      expect(ring.measuredNs).toBeLessThanOrEqual(1.2 * ring.modelNs);
     });
   }
 

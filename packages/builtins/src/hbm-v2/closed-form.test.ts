@@ -98,11 +98,13 @@ describe("hbm_ctrl_v2 closed_form", () => {
 
   // The schedule of burst and horizon is the reference the scan's shortcuts must keep: these
   // digests were taken before the scheduler's next-candidate shortcut (several commands per scan)
-  // and must not move with any speed-up (each lever is checked against them).
+  // and must not move with any speed-up (each lever is checked against them). The command-bus
+  // digest moved once, by a fidelity change, not a speed-up: the bus's two lanes (one row and one
+  // column command per tick, as Ramulator 2.1's controller; channel.test.ts), 2bffe179 -> 88ff340f.
   it.each([
     ["pseudo-channel queues", {}, "1500:bd1d8c3"],
     ["channel queues", { queue_scope: "channel" }, "1500:a8ad754c"],
-    ["channel queues and command bus", { queue_scope: "channel", command_bus: "channel" }, "1500:2bffe179"],
+    ["channel queues and command bus", { queue_scope: "channel", command_bus: "channel" }, "1500:88ff340f"],
     ["per-bank refresh, channel queues", { queue_scope: "channel", refresh: "per_bank" }, "1500:5ca4a79a"],
     ["adaptive page", { page_policy: "adaptive" }, "1500:d29a6c29"],
     ["answers predicted from 64 B (predict_bytes)", { predict_bytes: 64 }, "1500:90f76a7d"],
