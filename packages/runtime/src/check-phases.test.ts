@@ -112,9 +112,10 @@ describe("comparePhases", () => {
     const line = lineOf("racing load");
     expect(check.firstDifference?.site).toMatch(new RegExp(`check-phases\\.test\\.ts:${line}:\\d+$`));
     const text = formatPhaseCheck(check);
+    // The load completes when its 64 KiB are written to PE_TCM: 1900.855 + 1 + 65536 / 512 = 2029.855.
     expect(text).toMatch(
       new RegExp(
-        `^phases differ at op ${read.id} \\(dma_read on sip0\\.cube0\\.pe1\\.pe_dma, t=1290\\.755 ns\\): the tl\\.load at \\S+check-phases\\.test\\.ts:${line}:\\d+ of kernel racy on sip0\\.cube0\\.pe1 \\(0x200000 -> TCM 0x[0-9a-f]+, completed at t=1900\\.855 ns\\) `,
+        `^phases differ at op ${read.id} \\(dma_read on sip0\\.cube0\\.pe1\\.pe_dma, t=1290\\.755 ns\\): the tl\\.load at \\S+check-phases\\.test\\.ts:${line}:\\d+ of kernel racy on sip0\\.cube0\\.pe1 \\(0x200000 -> TCM 0x[0-9a-f]+, completed at t=2029\\.855 ns\\) `,
       ),
     );
     expect(text).toContain("received [80 3f 00 00 00 40 00 00] at byte 2 of its tile in phase 1");

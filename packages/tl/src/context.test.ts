@@ -325,8 +325,9 @@ describe("runner mode on the simulated machine", () => {
       await tl.exp(c);
     }
     await runKernel(machine, kernel);
-    // PE_CPU dispatch 2 ns, then (4 x 4 x 128 + 8) cycles at 1 GHz.
-    expect((marks[1] as number) - (marks[0] as number)).toBe(2 + 2056);
+    // PE_CPU dispatch 2 ns; the fetch of A and B from PE_TCM, 1 + 65536 / 512 = 129; (4 x 4 x 128
+    // + 8) cycles at 1 GHz; the store of the f32 result, 1 + 65536 / 512 = 129.
+    expect((marks[1] as number) - (marks[0] as number)).toBe(2 + 129 + 2056 + 129);
     const ops = (kind: string) => machine.component(`sip0.cube0.pe0.${kind}`).stats.ops;
     expect([ops("pe_dma"), ops("pe_gemm"), ops("pe_math")]).toEqual([2, 1, 1]);
   });
