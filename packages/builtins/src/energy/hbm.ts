@@ -1,4 +1,5 @@
 import type { EnergyCost, EnergyTable } from "@kb/spec";
+import { resolveTopology } from "@kb/topology";
 import { type HbmCtrlV2Params, hbmCtrlV2Config, hbmCtrlV2Params } from "../hbm-v2/params.js";
 import { HBM_PRESETS, type HbmPresetName, type HbmTiming } from "../hbm-v2/presets.js";
 
@@ -88,16 +89,27 @@ const TSV_PJ_PER_BIT = 0.25;
 const TSV_SOURCE =
   "assumption: TSV I/O to the base die, below the 0.5-1 pJ/bit of an interposer HBM PHY (O'Connor et al., MICRO 2017) since the compute sits on the base die";
 
-/** The geometry `cube.hbm` gives a controller when the topology writes none (the schema's defaults). */
-const DEFAULT_GEOMETRY = {
-  channels: 8,
-  pseudo_channels: 2,
-  pc_bw_gbs: 25.6,
-  access_latency_ns: 40,
-  interleave_bytes: 256,
-  flit_bytes: 64,
-  capacity_bytes: 2 ** 34,
-};
+/** The geometry `cube.hbm` gives a controller when the topology writes none: the topology schema's defaults. */
+const DEFAULT_GEOMETRY = (() => {
+  const {
+    channels,
+    pseudo_channels,
+    pc_bw_gbs,
+    access_latency_ns,
+    interleave_bytes,
+    flit_bytes,
+    capacity_bytes,
+  } = resolveTopology({ name: "defaults" }).cube.hbm;
+  return {
+    channels,
+    pseudo_channels,
+    pc_bw_gbs,
+    access_latency_ns,
+    interleave_bytes,
+    flit_bytes,
+    capacity_bytes,
+  };
+})();
 
 const SOURCE_V2 =
   "DRAMPower 5 core formulas (tukl-msd/DRAMPower, core_calculation_DDR4.cpp) on the preset's IDD and timing";
