@@ -236,22 +236,11 @@ export class Packet extends Message {
     const parts = this.parts;
     const paced = this.pacedTailNs;
     this.pacedTailNs = -1;
-    if (parts !== null) {
-      if (this.fanIn) {
-        this.fanIn = false;
-        this.gather(parts, now);
-      } else if (next === stops.length - 1 && this.path.end === "memory") {
-        return this.scatter(parts, env);
-      } else {
-        cross(
-          stops[next] as Stop,
-          this.here.overheadNs,
-          Math.max(this.departNs, now),
-          this.tailNs,
-          this.bytes,
-          paced,
-        );
-      }
+    if (parts !== null && this.fanIn) {
+      this.fanIn = false;
+      this.gather(parts, now);
+    } else if (parts !== null && next === stops.length - 1 && this.path.end === "memory") {
+      return this.scatter(parts, env);
     } else {
       cross(
         stops[next] as Stop,
