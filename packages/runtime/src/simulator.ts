@@ -36,16 +36,11 @@ import { HostProgress } from "./host-progress.js";
 import { HostSignal, HostStreams } from "./host-streams.js";
 import { createKernelMemory } from "./kernel-memory.js";
 import { LaunchOverlaps, type LaunchSite, runLaunch } from "./launch-run.js";
-import {
-  checkHostDataMode,
-  DeferredTensor,
-  type HostDataMode,
-  TimingOnlyRanges,
-} from "./memory/deferred-data.js";
+import { checkHostDataMode, type DeferredTensor, type HostDataMode } from "./memory/deferred-data.js";
 import type { DeviceMemory } from "./memory/device-memory.js";
+import { HostBytes } from "./memory/host-bytes.js";
 import { type HostWrite, HostWriteLog } from "./memory/host-writes.js";
 import { deviceMemoryOf } from "./memory/machine-memory.js";
-import { PendingRanges } from "./memory/pending-ranges.js";
 import { collectResults } from "./report/collect.js";
 import type { LaunchRecord, RunResults } from "./results.js";
 import { checkRunLimits, limitSlices } from "./run-limits.js";
@@ -87,18 +82,11 @@ export class Simulator {
    * them against phase 2.
    */
   readonly loadObservations: LoadObservation[] = [];
-  /**
-   * Device bytes whose values phase 1 does not know (compute results and copies of them): `tl`
-   * marks them through `kernelMemory().markPending`; a real write (a load's or store's bytes, a
-   * host copy) makes them known again.
-   */
-  private readonly pending = new PendingRanges();
   /** What copies of deferred tensors do with their bytes (`SimulatorOptions.hostData`). */
   readonly hostData: HostDataMode;
-  /** Where timing-only copies put data phase 1 does not hold, for the messages of kernels reading it. */
-  private readonly timingOnly = new TimingOnlyRanges();
+  /** Phase 1's bytes, pending and timing-only ranges and the host-write log, kept in step. */
+  private readonly bytes: HostBytes;
   private readonly checkPhases: boolean;
-  private readonly hostLog: HostWriteLog;
   private readonly host: KernelHost;
   /** How `drive` slices the run: the limits' checks and the event loop's turns between slices. */
   private readonly slices: RunSlices;
@@ -168,8 +156,9 @@ export class Simulator {
         `hostWriteMemoryBytes must be a number of bytes >= 0 (Infinity keeps every host write in memory), got ${String(hostWriteMemoryBytes)}.`,
       );
     }
-    this.hostLog = new HostWriteLog(hostWriteMemoryBytes, options.hostWriteFile ?? null);
+    const hostLog = new HostWriteLog(hostWriteMemoryBytes, options.hostWriteFile ?? null);
     this.hostData = checkHostDataMode(options.hostData);
+    this.bytes = new HostBytes(this.memory, hostLog, this.hostData);
     checkRunLimits(options.limits ?? {});
     this.slices = limitSlices(
       this.host,
@@ -177,7 +166,7 @@ export class Simulator {
       () => performance.now(),
       () => machineProgress(machine),
     );
-    this.hostWrites = this.hostLog.entries;
+    this.hostWrites = hostLog.entries;
     IpcqNetwork.of(machine).hooks = { deliver: (slot, bytes) => this.memory.write(slot, bytes) };
     this.device = deviceMemoryOf(machine, options.pageBytes);
     this.launchSite = {
@@ -266,16 +255,8 @@ export class Simulator {
         : this.device.allocHbm(Math.max(1, bytes), place, name, tensor);
     if (where.name === undefined) this.tensors++;
     // Memory used before may hold old bytes: zero it in both phases (a host write of zeros, so
-    // phase 2 starts this tensor from zeros too). `free` forgets a tensor's bytes in both phases
-    // already; memory never written reads as zeros.
-    if (
-      bytes > 0 &&
-      (this.memory.touched(address, bytes) || this.pending.overlaps(address, address + bytes))
-    ) {
-      this.memory.discard(address, bytes);
-      this.pending.clear(address, address + bytes);
-      this.hostLog.zero(address, bytes, this.now);
-    }
+    // phase 2 starts this tensor from zeros too). `free` forgets a tensor's bytes in both phases.
+    this.bytes.allocated(address, bytes, this.now);
     return new DeviceTensor(address, shape, dtype, name, callerLocation());
   }
 
@@ -312,22 +293,9 @@ export class Simulator {
         `copyToDevice: host ${tensor} does not match ${device.describeOrigin()}; shapes and dtypes must agree.`,
       );
     }
-    if (tensor instanceof DeferredTensor && this.hostData === "timing-only") {
-      // No bytes anywhere: phase 1 holds none (pending), phase 2 would read zeros; same timing.
-      const { address, nbytes } = device;
-      this.memory.discard(address, nbytes);
-      this.pending.add(address, address + nbytes);
-      this.timingOnly.add(address, nbytes, device.name, callerLocation());
-      this.hostLog.zero(address, nbytes, this.now);
-      await this.hostCopy(this.machine.hostWrite(address, nbytes), nbytes);
-      return;
-    }
-    if (tensor instanceof DeferredTensor) tensor = tensor.materialise();
-    this.timingOnly.forget(device.address, device.nbytes);
-    this.memory.write(device.address, tensor.bytes);
-    this.pending.clear(device.address, device.address + tensor.nbytes);
-    this.hostLog.write(device.address, tensor.bytes, this.now);
-    await this.hostCopy(this.machine.hostWrite(device.address, device.nbytes), device.nbytes);
+    const { address } = device;
+    const nbytes = this.bytes.copyIn(tensor, address, device.name, callerLocation(), this.now);
+    await this.hostCopy(this.machine.hostWrite(address, nbytes), nbytes);
   }
 
   /**
@@ -496,11 +464,7 @@ export class Simulator {
 
   /** Forgets the bytes of a freed range in both phases: now in phase 1, at this time in phase 2. */
   private forget(address: number, bytes: number): void {
-    if (bytes <= 0) return;
-    this.memory.discard(address, bytes);
-    this.pending.clear(address, address + bytes);
-    this.timingOnly.forget(address, bytes);
-    this.hostLog.zero(address, bytes, this.now);
+    this.bytes.forget(address, bytes, this.now);
   }
 
   private usable(): void {
@@ -554,8 +518,8 @@ export class Simulator {
     return createKernelMemory({
       store: this.memory,
       device: this.device,
-      pending: this.pending,
-      timingOnly: this.timingOnly,
+      pending: this.bytes.pending,
+      timingOnly: this.bytes.timingOnly,
       observations: this.checkPhases ? this.loadObservations : null,
     });
   }
