@@ -3,9 +3,9 @@ import { type BenchCheck, defineBench } from "@kb/runtime";
 import type { Dtype, Tensor } from "@kb/tensor";
 import { type LayerDims, PRESETS, rankDims } from "./lib/llm/config.js";
 import { type LayerLaunch, layerPlanOf, runLayer, uploadLayer } from "./lib/llm/layer.js";
-import { layerParams, randomWeights } from "./lib/llm/layer-params.js";
+import { layerParams, lazyWeights } from "./lib/llm/layer-params.js";
 import { placeRanks } from "./lib/llm/ranks.js";
-import { type LayerWeights, layerReference, type PastCache } from "./lib/llm/reference.js";
+import { layerReference, type PastCache } from "./lib/llm/reference.js";
 import { layerReport } from "./lib/llm/report.js";
 
 /**
@@ -32,13 +32,8 @@ export default defineBench({
     const decode = p.phase === "decode";
     const plan = layerPlanOf(p, dims, p.batch, seq);
     const { shape } = plan;
-    // Made on first use: by the uploads in a run that makes its deferred data (--verify), by the
-    // reference; never in a timing run (uploadLayer's shards are deferred tensors).
-    let made: LayerWeights | null = null;
-    const weights = () => {
-      made ??= randomWeights(sim, dims, dtype, p.seed);
-      return made;
-    };
+    // Made on first use: never in a timing run (uploadLayer's shards are deferred tensors).
+    const weights = lazyWeights(sim, dims, dtype, p.seed);
     const rows = shape.batch * shape.tokens;
     const x = sim.random([rows, dims.hidden], dtype, { seed: p.seed + 20 });
     const kvWidth = dims.kvHeads * dims.headDim;

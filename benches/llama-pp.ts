@@ -4,7 +4,7 @@ import { type Dtype, Tensor } from "@kb/tensor";
 import * as z from "zod";
 import { type LayerDims, PRESETS, rankDims } from "./lib/llm/config.js";
 import { layerPlanOf, type RankBuffers, runLayer, uploadLayer } from "./lib/llm/layer.js";
-import { layerParams, randomWeights } from "./lib/llm/layer-params.js";
+import { layerParams, lazyWeights } from "./lib/llm/layer-params.js";
 import { pipelineParams } from "./lib/llm/pipeline-params.js";
 import { placeStages } from "./lib/llm/pipeline-place.js";
 import { pipelineReport } from "./lib/llm/pipeline-report.js";
@@ -71,7 +71,8 @@ export default defineBench({
     const decode = p.phase === "decode";
     const plan = layerPlanOf(p, dims, p.batch / m, seq);
     const { shape } = plan;
-    const weights = randomWeights(sim, dims, dtype, p.seed);
+    // Made on first use: never in a timing run (uploadLayer's shards are deferred tensors).
+    const weights = lazyWeights(sim, dims, dtype, p.seed);
     const rows = shape.batch * shape.tokens;
     const kvWidth = dims.kvHeads * dims.headDim;
     // Micro-batch mb's inputs: seeds seed + 20 + 3 mb (x) and the two after it (the KV cache), so
@@ -124,7 +125,7 @@ export default defineBench({
         if (cached === null) {
           let y = x;
           for (let layer = 0; layer < p.layers; layer++)
-            y = layerReference(y, weights, dims, shape, past, dtype);
+            y = layerReference(y, weights(), dims, shape, past, dtype);
           cached = y;
         }
         return cached;

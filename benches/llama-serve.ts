@@ -3,7 +3,7 @@ import { dataFileParam, defineBench } from "@kb/runtime";
 import type { Dtype } from "@kb/tensor";
 import * as z from "zod";
 import { type LayerDims, PRESETS, type PresetName, rankDims } from "./lib/llm/config.js";
-import { randomWeights } from "./lib/llm/layer-params.js";
+import { lazyWeights } from "./lib/llm/layer-params.js";
 import { placeRanks } from "./lib/llm/ranks.js";
 import { dtypeParam, gridParams, seedParam } from "./lib/params.js";
 import { StepModelRunner } from "./lib/serve/model.js";
@@ -95,7 +95,7 @@ export default defineBench({
       dims,
       dtype,
       placement,
-      weights: randomWeights(sim, dims, dtype, p.seed),
+      weights: lazyWeights(sim, dims, dtype, p.seed),
       layers: p.layers,
       plan: { tiles: { tm: 128, tn: 128, tk: 128 }, block: 128, blockRows: 4 },
       blockTokens: p.blockTokens,

@@ -35,6 +35,19 @@ export function randomWeights(sim: Simulator, dims: LayerDims, dtype: Dtype, see
   };
 }
 
+/**
+ * {@link randomWeights} made on first call and kept: pass it to `uploadLayer`, whose shards are
+ * deferred tensors, so a timing-only run (kb run without --verify) never makes the weights' bytes;
+ * a run that makes its deferred data (--verify, --full-data) or a reference makes them once.
+ */
+export function lazyWeights(sim: Simulator, dims: LayerDims, dtype: Dtype, seed: number): () => LayerWeights {
+  let made: LayerWeights | null = null;
+  return () => {
+    made ??= randomWeights(sim, dims, dtype, seed);
+    return made;
+  };
+}
+
 /** The tile params of a decoder layer's kernels (projections and attention), shared by the layer benches. */
 export const layerTileParams = {
   tm: z.number().int().positive().default(128).describe("Output rows per projection tile."),

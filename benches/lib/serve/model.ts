@@ -59,7 +59,8 @@ export interface StepModelOptions {
   readonly dims: LayerDims;
   readonly dtype: Dtype;
   readonly placement: TpPlacement;
-  readonly weights: LayerWeights;
+  /** The weights, or a function making them on first call (`lazyWeights`: none in a timing run). */
+  readonly weights: LayerWeights | (() => LayerWeights);
   readonly layers: number;
   readonly plan: Omit<LayerPlan, "shape" | "phase" | "dims" | "dtype">;
   readonly blockTokens: number;
@@ -157,7 +158,14 @@ export class StepModelRunner {
       const reference = () => {
         let y = shaped.x;
         for (let layer = 0; layer < layers; layer++) {
-          y = layerReference(y, weights, dims, shaped.part.shape, shaped.past, dtype);
+          y = layerReference(
+            y,
+            typeof weights === "function" ? weights() : weights,
+            dims,
+            shaped.part.shape,
+            shaped.past,
+            dtype,
+          );
         }
         return y;
       };
