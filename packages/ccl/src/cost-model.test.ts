@@ -125,4 +125,13 @@ describe("the PE term (the PE's work per piece, pe-term.ts)", () => {
     expect(p2pModelNs(2, a, 32, 2 * c, c, work)).toBe(200 + 572 + 610 + 350 + 1024 + 98);
     expect(p2pModelNs(0, a, 32, 2 * c, c, work)).toBe(0);
   });
+
+  it("rejects a PE term that is not finite numbers >= 0, naming the field", () => {
+    expect(() => chainModelNs(4, a, 32, c, c, { ...work, combineNs: Number.NaN })).toThrow(
+      /chainModelNs: the PE's work per piece must be finite numbers >= 0 \(ns\), got combineNs NaN/,
+    );
+    expect(() => gatherModelNs(4, a, 32, c, { ...pe, work: { ...work, loadNs: -1 } })).toThrow(
+      /gatherModelNs: .* got loadNs -1/,
+    );
+  });
 });

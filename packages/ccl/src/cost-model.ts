@@ -43,7 +43,7 @@ export function ringAllReduceModelNs(
   checkModel("ringAllReduceModelNs", n, hopLatencyNs, bwGbs, bytes);
   if (pe === undefined) return 2 * (n - 1) * hopLatencyNs + ((2 * (n - 1)) / n) * (bytes / bwGbs);
   if (n === 1) return 0;
-  const w = pe.work;
+  const w = checkWork("ringAllReduceModelNs", pe.work);
   const segment = bytes / n;
   const pieces = Math.ceil(segment / checkChunk("ringAllReduceModelNs", pe.chunkBytes));
   const step = (work: number) => hopLatencyNs + Math.max(segment / bwGbs, pieces * work);
@@ -75,7 +75,7 @@ export function ringAllToAllModelNs(
 ): number {
   checkModel("ringAllToAllModelNs", n, hopLatencyNs, bwGbs, bytes);
   if (pe === undefined) return (n - 1) * hopLatencyNs + ((n - 1) / 2) * (bytes / bwGbs);
-  const w = pe.work;
+  const w = checkWork("ringAllToAllModelNs", pe.work);
   const block = bytes / n;
   const pieces = Math.ceil(block / checkChunk("ringAllToAllModelNs", pe.chunkBytes));
   let total = pieces * (w.loadNs + w.storeNs);
@@ -107,6 +107,7 @@ export function chainModelNs(
   work: PieceWork = NO_PE_WORK,
 ): number {
   checkModel("chainModelNs", n, hopLatencyNs, bwGbs, bytes);
+  checkWork("chainModelNs", work);
   if (n === 1) return 0;
   const c = Math.min(checkChunk("chainModelNs", chunkBytes), bytes);
   const first = work.loadNs + work.sendNs;
@@ -138,7 +139,7 @@ export function gatherModelNs(
   checkModel("gatherModelNs", n, hopLatencyNs, bwGbs, bytes);
   const base = (n - 1) * hopLatencyNs + ((n - 1) * bytes) / bwGbs;
   if (pe === undefined || n === 1 || bytes === 0) return n === 1 ? 0 : base;
-  const w = pe.work;
+  const w = checkWork("gatherModelNs", pe.work);
   const c = Math.min(checkChunk("gatherModelNs", pe.chunkBytes), bytes);
   const copy = Math.ceil(bytes / c) * (w.loadNs + w.storeNs);
   const root = w.recvNs + w.storeNs;
@@ -164,7 +165,7 @@ export function scatterModelNs(
 ): number {
   checkModel("scatterModelNs", n, hopLatencyNs, bwGbs, bytes);
   if (pe === undefined || n === 1 || bytes === 0) return gatherModelNs(n, hopLatencyNs, bwGbs, bytes);
-  const w = pe.work;
+  const w = checkWork("scatterModelNs", pe.work);
   const c = Math.min(checkChunk("scatterModelNs", pe.chunkBytes), bytes);
   const pieces = Math.ceil(bytes / c);
   const source = w.loadNs + w.sendNs;
@@ -197,6 +198,7 @@ export function p2pModelNs(
   work: PieceWork = NO_PE_WORK,
 ): number {
   checkModel("p2pModelNs", hops + 1, hopLatencyNs, bwGbs, bytes);
+  checkWork("p2pModelNs", work);
   if (hops === 0) return 0;
   const c = Math.min(checkChunk("p2pModelNs", chunkBytes), bytes);
   const source = work.loadNs + work.sendNs;
@@ -237,6 +239,18 @@ function checkModel(name: string, n: number, hopLatencyNs: number, bwGbs: number
   if (!(Number.isFinite(bytes) && bytes >= 0)) {
     throw new KbError("RUNTIME_INVALID", `${name}: bytes must be a finite number >= 0, got ${bytes}.`);
   }
+}
+
+function checkWork(name: string, work: PieceWork): PieceWork {
+  for (const [key, value] of Object.entries(work)) {
+    if (!(Number.isFinite(value) && value >= 0)) {
+      throw new KbError(
+        "RUNTIME_INVALID",
+        `${name}: the PE's work per piece must be finite numbers >= 0 (ns), got ${key} ${value}; build it with pieceWork(peParamsOf(sim, pe), bytes, dtype).`,
+      );
+    }
+  }
+  return work;
 }
 
 function checkChunk(name: string, chunkBytes: number): number {
