@@ -3,7 +3,9 @@
  *
  * Runs the `ring` all-reduce (sum, one PE per SIP rank) on two machines and prints its simulated
  * time next to the cost model 2 (n - 1) a + 2 (n - 1) / n * S / b (Thakur, Rabenseifner and Gropp
- * 2005), with a and b read off the fabric route of a ring hop (`measureRingAllReduce`):
+ * 2005), with a and b read off the fabric route of a ring hop (`measureRingAllReduce`), alone and
+ * with the PE term (the PE's work per piece from the topology's PE params: packages/ccl/README.md,
+ * "The PE term"):
  *
  * - `ref-4sip-32gbs`: topologies/ref-4sip.yaml with 32 GB/s SIP links, so the links are the
  *   bottleneck as the model assumes (the case `packages/ccl/src/fidelity.test.ts` asserts);
@@ -16,7 +18,8 @@
  * Then every other collective against its own alpha-beta model (packages/ccl/src/cost-model.ts,
  * packages/ccl/README.md "Against the cost model"), one PE per SIP rank, on both machines:
  * all-to-all (n - 1) a + (n - 1)/2 S/b, reduce (n - 1) a + (S + (n - 2) c)/b, gather and scatter
- * (n - 1) a + (n - 1) S/b, send/recv h a + (S + (h - 1) c)/b (to the next SIP and 2 hops on).
+ * (n - 1) a + (n - 1) S/b, send/recv h a + (S + (h - 1) c)/b (to the next SIP and 2 hops on),
+ * each alone and with the PE term.
  *
  * Simulated times are deterministic; nothing here is wall-clock.
  */
@@ -38,10 +41,10 @@ import { parseSuiteOptions, printTable, topologyFile, writeJson } from "./report
 const SCRIPT = "bench:ccl";
 const USAGE = `Usage: pnpm ${SCRIPT} [--json FILE]
 
-Ring all-reduce (f32 unless said, sum, 1 PE per SIP) against 2(n-1)a + 2(n-1)/n S/b on
-ref-4sip.yaml with 32 GB/s SIP links and as shipped; ring against tree all-reduce on the default
-cube; all-to-all, reduce, gather, scatter and send/recv against their models. Prints the tables;
---json writes the rows.`;
+Ring all-reduce (f32 unless said, sum, 1 PE per SIP) against 2(n-1)a + 2(n-1)/n S/b, alone and
+with the PE term, on ref-4sip.yaml with 32 GB/s SIP links and as shipped; ring against tree
+all-reduce on the default cube; all-to-all, reduce, gather, scatter and send/recv against their
+models. Prints the tables; --json writes the rows.`;
 
 interface Row extends RingMeasurement {
   topology: string;
@@ -78,7 +81,19 @@ if (options !== null) {
     });
   }
   printTable(
-    ["topology", "n", "S", "dtype", "a (ns)", "b (GB/s)", "model (us)", "measured (us)", "measured / model"],
+    [
+      "topology",
+      "n",
+      "S",
+      "dtype",
+      "a (ns)",
+      "b (GB/s)",
+      "per-hop model (us)",
+      "with PE term (us)",
+      "measured (us)",
+      "/ per-hop",
+      "/ with PE",
+    ],
     rows.map((row) => [
       row.topology,
       String(row.n),
@@ -86,8 +101,10 @@ if (options !== null) {
       row.dtype,
       row.hopLatencyNs.toFixed(3),
       String(row.bwGbs),
+      (row.linkModelNs / 1000).toFixed(2),
       (row.modelNs / 1000).toFixed(2),
       (row.measuredNs / 1000).toFixed(2),
+      row.linkRatio.toFixed(3),
       row.ratio.toFixed(3),
     ]),
     1,
@@ -167,15 +184,28 @@ async function otherCollectives(topologies: readonly Topology[]) {
     }
   }
   printTable(
-    ["topology", "collective", "model", "n", "S", "model (us)", "measured (us)", "measured / model"],
+    [
+      "topology",
+      "collective",
+      "per-hop model",
+      "n",
+      "S",
+      "per-hop (us)",
+      "with PE term (us)",
+      "measured (us)",
+      "/ per-hop",
+      "/ with PE",
+    ],
     rows.map((row) => [
       row.topology,
       row.peer !== undefined ? `${row.collective} 0->${row.peer}` : row.collective,
       row.formula,
       String(row.n),
       `${row.bytes / MiB} MiB`,
+      (row.linkModelNs / 1000).toFixed(2),
       (row.modelNs / 1000).toFixed(2),
       (row.measuredNs / 1000).toFixed(2),
+      row.linkRatio.toFixed(3),
       row.ratio.toFixed(3),
     ]),
     1,

@@ -2,8 +2,14 @@ import { KbError } from "@kb/errors";
 import type { DeviceTensor, LaunchRecord, Simulator } from "@kb/runtime";
 import { DTYPE_BYTES, Tensor } from "@kb/tensor";
 import { routeOf } from "./algorithms/p2p.js";
-import { chainModelNs, gatherModelNs, p2pModelNs, ringAllToAllModelNs } from "./cost-model.js";
-import { type RingMeasurement, ringHops } from "./fidelity.js";
+import {
+  chainModelNs,
+  gatherModelNs,
+  p2pModelNs,
+  ringAllToAllModelNs,
+  scatterModelNs,
+} from "./cost-model.js";
+import { peTermOf, type RingMeasurement, ringHops } from "./fidelity.js";
 import type { CollectiveDtype } from "./kernel-support.js";
 import { initProcessGroup } from "./process-group.js";
 
@@ -28,7 +34,7 @@ export interface CollectiveMeasureOptions {
   readonly peer?: number;
 }
 
-/** A collective measured on the simulator next to its alpha-beta model (`modelNs`). */
+/** A collective measured on the simulator next to its alpha-beta model with the PE term (`modelNs`). */
 export interface CollectiveMeasurement extends RingMeasurement {
   readonly collective: MeasuredCollective;
   /** The model's formula, as `bench:ccl` prints it. */
@@ -45,8 +51,8 @@ const FORMULAS: Record<MeasuredCollective, string> = {
 
 /**
  * Runs one collective of `bytes` per rank (SIP ranks, one PE each, root 0, sum) on `sim` and
- * compares it with its model in `cost-model.ts`, `a` and `b` read off the ring's hops as
- * `measureRingAllReduce` does. Use a fresh simulator: the models assume nothing else runs.
+ * compares it with its model in `cost-model.ts` with the PE term (`linkModelNs`: without), `a` and
+ * `b` read off the ring's hops as `measureRingAllReduce` does. Use a fresh simulator: the models assume nothing else runs.
  *
  * Throws `RUNTIME_INVALID` for a size that is not a whole number of elements (of `n` equal blocks
  * for allToAll), an unknown collective, or a sendRecv peer that is not another rank.
@@ -80,8 +86,10 @@ export async function measureCollective(
   }
   const { hopLatencyNs, bwGbs } = ringHops(sim, pg.group);
   const chunk = pg.slotBytes;
+  const pe = peTermOf(sim, pg.group, chunk, dtype, pg.queueSlots);
   let launch: LaunchRecord;
   let modelNs: number;
+  let linkModelNs: number;
   const up = (rank: number, name: string, size = count) =>
     sim.toDevice(Tensor.full([size], (rank % 7) - 3, dtype), { sip: rank, name });
   const perRank = async (name: string, size = count) => {
@@ -97,19 +105,23 @@ export async function measureCollective(
   switch (collective) {
     case "allToAll":
       ({ launch } = await pg.allToAllSingle(await perRank("out"), await perRank("in")));
-      modelNs = ringAllToAllModelNs(n, hopLatencyNs, safe(bwGbs), bytes);
+      modelNs = ringAllToAllModelNs(n, hopLatencyNs, safe(bwGbs), bytes, pe);
+      linkModelNs = ringAllToAllModelNs(n, hopLatencyNs, safe(bwGbs), bytes);
       break;
     case "reduce":
       ({ launch } = await pg.reduce(await perRank("x"), 0, "sum"));
-      modelNs = chainModelNs(n, hopLatencyNs, safe(bwGbs), bytes, chunk);
+      modelNs = chainModelNs(n, hopLatencyNs, safe(bwGbs), bytes, chunk, pe.work);
+      linkModelNs = chainModelNs(n, hopLatencyNs, safe(bwGbs), bytes, chunk);
       break;
     case "gather":
       ({ launch } = await pg.gather(await perRank("x"), await atRoot("g")));
-      modelNs = gatherModelNs(n, hopLatencyNs, safe(bwGbs), bytes);
+      modelNs = gatherModelNs(n, hopLatencyNs, safe(bwGbs), bytes, pe);
+      linkModelNs = gatherModelNs(n, hopLatencyNs, safe(bwGbs), bytes);
       break;
     case "scatter":
       ({ launch } = await pg.scatter(await perRank("x"), await atRoot("s")));
-      modelNs = gatherModelNs(n, hopLatencyNs, safe(bwGbs), bytes);
+      modelNs = scatterModelNs(n, hopLatencyNs, safe(bwGbs), bytes, pe);
+      linkModelNs = scatterModelNs(n, hopLatencyNs, safe(bwGbs), bytes);
       break;
     default: {
       const peer = options.peer ?? 1;
@@ -117,7 +129,8 @@ export async function measureCollective(
       ({ launch } = await pg.send(await up(0, "sent"), peer));
       await receive.wait();
       const hops = routeOf(pg.group, 0, peer).ranks.length - 1;
-      modelNs = p2pModelNs(hops, hopLatencyNs, safe(bwGbs), bytes, chunk);
+      modelNs = p2pModelNs(hops, hopLatencyNs, safe(bwGbs), bytes, chunk, pe.work);
+      linkModelNs = p2pModelNs(hops, hopLatencyNs, safe(bwGbs), bytes, chunk);
     }
   }
   const measuredNs = launch.endNs - launch.startNs;
@@ -129,9 +142,12 @@ export async function measureCollective(
     dtype,
     measuredNs,
     modelNs,
+    linkModelNs,
+    work: pe.work,
     hopLatencyNs,
     bwGbs,
     ratio: modelNs > 0 ? measuredNs / modelNs : 1,
+    linkRatio: linkModelNs > 0 ? measuredNs / linkModelNs : 1,
   };
 }
 

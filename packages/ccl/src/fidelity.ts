@@ -1,8 +1,9 @@
 import { KbError } from "@kb/errors";
 import type { DeviceTensor, Simulator } from "@kb/runtime";
 import { DTYPE_BYTES, Tensor } from "@kb/tensor";
-import { ringAllReduceModelNs } from "./cost-model.js";
+import { type PeTerm, ringAllReduceModelNs } from "./cost-model.js";
 import type { CollectiveDtype } from "./kernel-support.js";
+import { type PieceWork, peParamsOf, pieceWork } from "./pe-term.js";
 import { initProcessGroup } from "./process-group.js";
 import { rankPlacement } from "./queue-check.js";
 import type { RankGroup, RankScope } from "./ranks.js";
@@ -26,14 +27,23 @@ export interface RingMeasurement {
   readonly dtype: CollectiveDtype;
   /** Simulated time of the collective's launch (first PE start to last PE end), ns. */
   readonly measuredNs: number;
-  /** `2 (n - 1) a + 2 (n - 1) / n * S / b`, ns. */
+  /**
+   * The model with the PE term (`ringAllReduceModelNs(n, a, b, S, pe)`: the PE's work per piece
+   * from the topology's PE parameters, `pe-term.ts`), ns.
+   */
   readonly modelNs: number;
+  /** The per-hop model alone, `2 (n - 1) a + 2 (n - 1) / n * S / b`, ns. */
+  readonly linkModelNs: number;
+  /** The PE's work per piece the model used (rank 0's PE, one slot of `dtype`). */
+  readonly work: PieceWork;
   /** a: the latency of the slowest hop's fabric route (sender PE_DMA to receiver PE_DMA), ns. */
   readonly hopLatencyNs: number;
   /** b: the bottleneck bandwidth of the narrowest hop's route, GB/s. */
   readonly bwGbs: number;
   /** measuredNs / modelNs. */
   readonly ratio: number;
+  /** measuredNs / linkModelNs. */
+  readonly linkRatio: number;
 }
 
 /**
@@ -82,17 +92,37 @@ export async function measureRingAllReduce(
   const { launch } = await pg.allReduce(tensors, "sum");
   const { hopLatencyNs, bwGbs } = ringHops(sim, group);
   const measuredNs = launch.endNs - launch.startNs;
-  const modelNs = n > 1 ? ringAllReduceModelNs(n, hopLatencyNs, bwGbs, bytes) : 0;
+  const pe = peTermOf(sim, group, pg.slotBytes, dtype, pg.queueSlots);
+  const modelNs = n > 1 ? ringAllReduceModelNs(n, hopLatencyNs, bwGbs, bytes, pe) : 0;
+  const linkModelNs = n > 1 ? ringAllReduceModelNs(n, hopLatencyNs, bwGbs, bytes) : 0;
   return {
     n,
     bytes,
     dtype,
     measuredNs,
     modelNs,
+    linkModelNs,
+    work: pe.work,
     hopLatencyNs,
     bwGbs,
     ratio: modelNs > 0 ? measuredNs / modelNs : 1,
+    linkRatio: linkModelNs > 0 ? measuredNs / linkModelNs : 1,
   };
+}
+
+/**
+ * The PE term of `group` on `sim`: the work per piece of one slot (`slotBytes` of `dtype`) of rank
+ * 0's PE (`pieceWork` of `peParamsOf`), the slot size and the queue's slots.
+ */
+export function peTermOf(
+  sim: Simulator,
+  group: RankGroup,
+  slotBytes: number,
+  dtype: CollectiveDtype,
+  queueSlots: number,
+): PeTerm {
+  const pe = peParamsOf(sim, rankPlacement(group, 0).pe);
+  return { work: pieceWork(pe, slotBytes, dtype), chunkBytes: slotBytes, queueSlots };
 }
 
 /**

@@ -20,15 +20,17 @@ export {
   resolveWorldSize,
   selectAlgorithm,
 } from "./config.js";
+export type { PeTerm } from "./cost-model.js";
 export {
   chainModelNs,
   gatherModelNs,
   p2pModelNs,
   ringAllReduceModelNs,
   ringAllToAllModelNs,
+  scatterModelNs,
 } from "./cost-model.js";
 export type { RingMeasurement, RingMeasureOptions } from "./fidelity.js";
-export { measureRingAllReduce, ringHops } from "./fidelity.js";
+export { measureRingAllReduce, peTermOf, ringHops } from "./fidelity.js";
 export type {
   CollectiveMeasurement,
   CollectiveMeasureOptions,
@@ -63,6 +65,8 @@ export {
   split,
 } from "./kernel-support.js";
 export type { P2POp, P2POpKind, P2PResult, Work } from "./p2p.js";
+export type { PeParams, PieceWork } from "./pe-term.js";
+export { NO_PE_WORK, peParamsOf, pieceWork, tcmAccessNs } from "./pe-term.js";
 export type { Backend, CollectiveResult, ProcessGroupOptions } from "./process-group.js";
 export { BACKENDS, DEFAULT_SLOT_BYTES, initProcessGroup, ProcessGroup } from "./process-group.js";
 export type { IpcqCommand, PeCommand } from "./queue-check.js";
