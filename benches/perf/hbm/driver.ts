@@ -252,13 +252,33 @@ export function runClosedLoop(trace: Trace, harness: MemoryHarness, options: Clo
     for (const lane of touched) if ((unseen[lane] as number[]).length > 0) touched[keep++] = lane;
     touched.length = keep;
   };
+  // Within a tick nothing runs, so a lane's acceptance and room only shrink (by what is sent):
+  // a lane refused this tick refuses again, and its room refused n bursts refuses n or more. The
+  // refusals are remembered per tick (`ticks`) so the many requesters behind a full lane do not
+  // ask the model again (issue 37 point 3: most of the driver's room checks were such repeats).
+  const refusedAt = new Float64Array(lanesTotal).fill(-1); // lane refused (accepts) at this tick
+  const roomAt = [new Float64Array(lanesTotal).fill(-1), new Float64Array(lanesTotal).fill(-1)];
+  const roomNeed = [new Float64Array(lanesTotal), new Float64Array(lanesTotal)]; // least refused
   const fits = (need: number[], write: boolean): boolean => {
+    const kind = write ? 1 : 0;
+    const stampAt = roomAt[kind] as Float64Array;
+    const needAt = roomNeed[kind] as Float64Array;
     for (let i = 0; i < need.length; i += 2) {
       const lane = need[i] as number;
-      if (!harness.accepts(lane)) return false;
+      const bursts = need[i + 1] as number;
+      if (refusedAt[lane] === ticks) return false;
+      if (stampAt[lane] === ticks && bursts >= (needAt[lane] as number)) return false;
+      if (!harness.accepts(lane)) {
+        refusedAt[lane] = ticks;
+        return false;
+      }
       if (room !== null) {
         const queued = write ? (unseenWrite[lane] as number) : (unseenRead[lane] as number);
-        if (room(lane, write ? "write" : "read") - queued < (need[i + 1] as number)) return false;
+        if (room(lane, write ? "write" : "read") - queued < bursts) {
+          if (stampAt[lane] !== ticks || bursts < (needAt[lane] as number)) needAt[lane] = bursts;
+          stampAt[lane] = ticks;
+          return false;
+        }
       }
     }
     return true;

@@ -174,6 +174,34 @@ describe("the closed loop on hbm_ctrl_v2 (channel queues)", () => {
   }, 60_000);
 });
 
+describe("the closed loop's room checks (issue 37 point 3: the driver's own cost)", () => {
+  it("asks a full lane's room once a tick per kind, not once per refused requester", () => {
+    // hbm_ctrl_v2 on hbm3: 16 requesters with 8 lines in flight each, every line on lane 0, so
+    // its 32-burst read queue refuses most heads every tick. Within a tick nothing runs and the
+    // room only shrinks, so the second refused requester needs no question to the model.
+    const config = loadConfig("hbm3");
+    const { topology } = chooseImpl(config.topology, {});
+    const harness = new MemoryHarness(expandTopology(topology));
+    const map = harness.addressMap;
+    const onLane0: number[] = [];
+    for (let at = 0; onLane0.length < 16 * 64; at += 64) if (map.lane(at) === 0) onLane0.push(at);
+    const lines = [
+      "# kb-fidelity-trace v1",
+      "# pattern=lane0 mix=read requesters=16 window=8 line_bytes=64 requests=1024",
+    ];
+    for (const [i, at] of onLane0.entries()) lines.push(`${i % 16} 0x${at.toString(16)} R`);
+    const trace = parseTrace(`${lines.join("\n")}\n`);
+    const model = harness.memory.model as unknown as { room: (port: number, kind: string) => number };
+    const room = vi.spyOn(model, "room");
+    const f = runClosedLoop(trace, harness, { tckNs: config.meta.tckNs, peakGbs: 819.2 });
+    expect(f.requests).toBe(1024);
+    // Many refusals a tick (else the bound below proves nothing) ...
+    expect(f.refusals).toBeGreaterThan(4 * f.ticks_visited);
+    // ... but at most one refused question a tick (one lane, reads only) besides one per request sent.
+    expect(room.mock.calls.length).toBeLessThanOrEqual(f.requests + f.ticks_visited);
+  }, 60_000);
+});
+
 describe("--whole-machine", () => {
   it("runs a trace from PE DMAs through the fabric; the memory sees part of the latency", () => {
     const { graph } = loadTopologyGraphFile(topologyFile("ref-cube.yaml"));
