@@ -33,8 +33,9 @@ describe("hbm_ctrl_v2 queues shared by a channel's pseudo-channels (queue_scope)
     // 20.3125 a second (its run's other burst at 22.8125 is decided in the same wake-up, within
     // the 4 tCK decision horizon). PC 1's line is admitted at 20.3125: ACT 20.3125, RDs 40 and
     // 42.5, data ends 42.5 + 13.75 = 56.25. With pseudo_channel queues it starts at once: ACT
-    // 0.625 (PC 0's ACT took that command slot of the channel: 0.9375 with a shared command bus),
-    // RDs 20.3125 and 22.8125 (+ 0.3125), ends 36.5625 (36.875).
+    // 0.625, RDs 20.3125 and 22.8125, ends 36.5625; with a shared command bus PC 0's ACT holds the
+    // channel's row lane for its 1.5 CK (three 0.3125 ns slots, 0.625 to 1.5625): ACT 1.5625, RDs
+    // 21.25 and 23.75, ends 37.5.
     const run = (params: Record<string, unknown>) => {
       const h = hbm3Harness(params);
       for (let i = 0; i < 16; i++) requestAt(h, 0, "read", COL(i), 64);
@@ -42,13 +43,14 @@ describe("hbm_ctrl_v2 queues shared by a channel's pseudo-channels (queue_scope)
     };
     expect(run({ queue_scope: "channel" })).toBeCloseTo(56.25, 6);
     expect(run({ queue_scope: "pseudo_channel" })).toBeCloseTo(36.5625, 6);
-    expect(run({ queue_scope: "pseudo_channel", command_bus: "channel" })).toBeCloseTo(36.875, 6);
+    expect(run({ queue_scope: "pseudo_channel", command_bus: "channel" })).toBeCloseTo(37.5, 6);
   });
 
-  it("command_bus channel: one command per 0.3125 ns slot for both PCs of a channel (the default pseudo_channel: none)", () => {
-    // Idle misses on PC 0 and PC 1 at 0: both ACTs want 0.625; PC 0's takes the slot, PC 1's
-    // goes at 0.9375: RD 20.625, ends 34.375 (PC 0: 34.0625). Another channel (port 2, channel
-    // bit [6]) keeps its own slots.
+  it("command_bus channel: an ACT holds the channel's row lane for 1.5 CK, three 0.3125 ns slots (the default pseudo_channel: none)", () => {
+    // Idle misses on PC 0 and PC 1 at 0: both ACTs want 0.625; PC 0's takes the slots 0.625,
+    // 0.9375 and 1.25 (Ramulator's Channel-level bus occupancy of a 1.5 CK ACT), PC 1's goes at
+    // 1.5625: RD 1.5625 + 19.6875 = 21.25, ends 35 (PC 0: 34.0625). Another channel (port 2,
+    // channel bit [6]) keeps its own slots.
     const h = hbm3Harness({ command_bus: "channel" });
     const ends = doneTimes(
       h,
@@ -56,7 +58,7 @@ describe("hbm_ctrl_v2 queues shared by a channel's pseudo-channels (queue_scope)
       requestAt(h, 0, "read", PC1),
       requestAt(h, 0, "read", 64),
     );
-    expect(ends).toEqual([expect.closeTo(34.0625, 6), expect.closeTo(34.375, 6), expect.closeTo(34.0625, 6)]);
+    expect(ends).toEqual([expect.closeTo(34.0625, 6), expect.closeTo(35, 6), expect.closeTo(34.0625, 6)]);
     const h2 = hbm3Harness();
     const ends2 = doneTimes(h2, requestAt(h2, 0, "read", 0), requestAt(h2, 0, "read", PC1));
     expect(ends2).toEqual([expect.closeTo(34.0625, 6), expect.closeTo(34.0625, 6)]);
@@ -76,17 +78,19 @@ describe("hbm_ctrl_v2 queues shared by a channel's pseudo-channels (queue_scope)
   });
 
   it("command_bus channel: one column command per CK (0.625 ns) for both PCs, on its own lane", () => {
-    // One-burst reads (32 B): a RD comes arrival + front end 0.625 + 19.6875 later. PC 0's at
-    // 0.3125: ACT 0.9375, RD 20.625 (CK 33), ends + tCL + tBL = 34.375. PC 1's at 0.625: ACT
-    // 1.25, RD wants 20.9375, in CK 33 too: it goes at CK 34 = 21.25, ends 35. With one 0.3125 ns
-    // slot for every command (before) it stayed at 20.9375 (ends 34.6875), as with pseudo-channel buses.
+    // One-burst reads (32 B). Two misses at 0 open a row on each PC (PC 1's ACT after PC 0's
+    // three row slots, as above). At 100 a row hit arrives on each: both RDs want 100.625 (front
+    // end), CK 161; PC 0's takes it, PC 1's goes at CK 162 = 101.25: ends + tCL + tBL = 114.375
+    // and 115. With pseudo-channel buses both at 100.625.
     const ends = (params: Record<string, unknown>) => {
       const h = hbm3Harness(params);
-      const a = requestAt(h, 0.3125, "read", 0);
-      return doneTimes(h, a, requestAt(h, 0.625, "read", PC1));
+      requestAt(h, 0, "read", 0);
+      requestAt(h, 0, "read", PC1);
+      const a = requestAt(h, 100, "read", COL(1));
+      return doneTimes(h, a, requestAt(h, 100, "read", PC1 + COL(1)));
     };
-    expect(ends({ command_bus: "channel" })).toEqual([expect.closeTo(34.375, 6), expect.closeTo(35, 6)]);
-    expect(ends({})).toEqual([expect.closeTo(34.375, 6), expect.closeTo(34.6875, 6)]);
+    expect(ends({ command_bus: "channel" })).toEqual([expect.closeTo(114.375, 6), expect.closeTo(115, 6)]);
+    expect(ends({})).toEqual([expect.closeTo(114.375, 6), expect.closeTo(114.375, 6)]);
   });
 
   it("write drain is decided on the channel's write queue: PC 0's 13 lines of writes (26 > 25.6) put PC 1's reads behind PC 1's writes", () => {

@@ -100,11 +100,17 @@ describe("hbm_ctrl_v2 closed_form", () => {
   // digests were taken before the scheduler's next-candidate shortcut (several commands per scan)
   // and must not move with any speed-up (each lever is checked against them). The command-bus
   // digest moved once, by a fidelity change, not a speed-up: the bus's two lanes (one row and one
-  // column command per tick, as Ramulator 2.1's controller; channel.test.ts), 2bffe179 -> 88ff340f.
+  // column command per tick, as Ramulator 2.1's controller; channel.test.ts), 2bffe179 -> 88ff340f,
+  // and again when an ACT came to hold the row lane for its whole 1.5 CK, 88ff340f -> 8851db.
   it.each([
     ["pseudo-channel queues", {}, "1500:bd1d8c3"],
     ["channel queues", { queue_scope: "channel" }, "1500:a8ad754c"],
-    ["channel queues and command bus", { queue_scope: "channel", command_bus: "channel" }, "1500:88ff340f"],
+    ["channel queues and command bus", { queue_scope: "channel", command_bus: "channel" }, "1500:8851db"],
+    [
+      "Ramulator's configuration: channel queues and command bus, one burst in the active buffer",
+      { queue_scope: "channel", command_bus: "channel", active_buffer: "burst", refresh: "all_bank" },
+      "1500:1e4aea6e",
+    ],
     ["per-bank refresh, channel queues", { queue_scope: "channel", refresh: "per_bank" }, "1500:5ca4a79a"],
     ["adaptive page", { page_policy: "adaptive" }, "1500:d29a6c29"],
     ["answers predicted from 64 B (predict_bytes)", { predict_bytes: 64 }, "1500:90f76a7d"],

@@ -20,8 +20,21 @@ export class CommandBus {
   /** Each lane's slot length, ns. */
   readonly slotNs: readonly [number, number];
 
-  constructor(rowSlotNs: number, colSlotNs: number) {
+  /**
+   * Row slots an ACT takes (Ramulator's Channel-level bus occupancy from `command_cycles`: ACT
+   * 2 CK on HBM2, 1.5 CK = 3 half-CK ticks on HBM3, against 1 tick for PRE and REF).
+   */
+  readonly actSlots: number;
+
+  constructor(rowSlotNs: number, colSlotNs: number, actNs = rowSlotNs) {
     this.slotNs = [rowSlotNs, colSlotNs];
+    this.actSlots = Math.max(1, Math.round(actNs / rowSlotNs));
+  }
+
+  /** The first of ticks `tick` .. `tick + n - 1` of `lane` already taken, as an offset; -1 when all are free. */
+  clash(tick: number, lane: number, n: number): number {
+    for (let i = 0; i < n; i++) if (this.taken(tick + i, lane)) return i;
+    return -1;
   }
 
   /** The tick of `lane` a command at `time` issues in. */

@@ -132,7 +132,7 @@ export const hbmCtrlV2Definition = {
       // One controller per channel: one row command per controller tick and one column command
       // per CK for all its pseudo-channels.
       for (let first = 0; first < ports.length; first += config.pseudoChannels) {
-        const bus = new CommandBus(config.timing.preCmd, config.timing.colCmd);
+        const bus = new CommandBus(config.timing.preCmd, config.timing.colCmd, config.timing.actCmd);
         for (const port of ports.slice(first, first + config.pseudoChannels)) port.sched.bus = bus;
       }
     }

@@ -68,7 +68,7 @@ export const hbmCtrlV2Params = hbmTopologyParams.extend({
     .enum(["channel", "pseudo_channel"])
     .default("pseudo_channel")
     .describe(
-      "pseudo_channel: each pseudo-channel has its own row and column command buses; channel (Ramulator 2.1: one controller per channel): at most one command (ACT, PRE, RD, WR, REF) per controller clock (the PRE's length: half a CK on HBM3, one CK on HBM2) for all the channel's pseudo-channels (closer on random HBM2 traffic, too slow on streaming HBM2 traffic: benches/perf/hbm/README.md).",
+      "pseudo_channel: each pseudo-channel has its own row and column command buses; channel (Ramulator 2.1: one controller per channel): the channel's pseudo-channels share one row command lane (a slot per controller tick, the PRE's length: half a CK on HBM3, one CK on HBM2; an ACT holds act_cmd_ns of slots) and one column command lane (one RD or WR per CK): benches/perf/hbm/README.md.",
     ),
   write_high: z
     .number()
@@ -128,6 +128,12 @@ export const hbmCtrlV2Params = hbmTopologyParams.extend({
     .default("horizon")
     .describe(
       "Bursts issued in one decision: horizon (the default: only those due within decision_horizon_ns, exactly the schedule of burst); run (the bursts of a run that no queued candidate can come between, even past decision_horizon_ns: a request arriving meanwhile waits behind them, so the figures depend on how far a run reaches); burst (every burst its own decision: the slowest, the reference for the others).",
+    ),
+  active_buffer: z
+    .enum(["run", "burst"])
+    .default("run")
+    .describe(
+      "What an ACT gives priority to (Ramulator's active buffer): run (every burst of the run that opened its bank goes before unstarted work, and no PRE closes the bank until the run ends); burst (Ramulator 2.1, whose requests are single 32 B bursts: only the burst whose ACT issued; the run's other bursts wait in their queue as ordinary row hits, blocked by a write drain or a waiting refresh like any other, and a PRE may close their row first).",
     ),
   bundle_answers: z
     .boolean()
@@ -211,6 +217,8 @@ export interface HbmCtrlV2Config {
   readonly horizon: number;
   /** How far one decision issues a run's bursts (`closed_form`). */
   readonly closedForm: "run" | "horizon" | "burst";
+  /** Whether an ACT gives priority to its first burst only (`active_buffer: burst`), not its whole run. */
+  readonly activeBurst: boolean;
 }
 
 /**
@@ -256,5 +264,6 @@ export function hbmCtrlV2Config(params: HbmCtrlV2Params): HbmCtrlV2Config {
     predictBytes: params.predict_bytes,
     horizon: params.decision_horizon_ns ?? 4 * (timing.tCK as number),
     closedForm: params.closed_form,
+    activeBurst: params.active_buffer === "burst",
   };
 }

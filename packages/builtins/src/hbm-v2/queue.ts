@@ -113,6 +113,34 @@ export abstract class PortQueue extends PortState {
     }
   }
 
+  /**
+   * Takes an entry's priority back (`active_buffer: burst`: the burst its ACT was for issued): it
+   * rejoins its kind's list at its age, and no longer holds its bank open.
+   */
+  demote(e: number): void {
+    const o = e * E_STRIDE;
+    this.setE(o + E_PRIO, 0);
+    if ((this.ed[o + E_LIST] as number) !== LIST_PRIO) return;
+    this.unlink(e);
+    const list = this.eKind[e] === READ ? LIST_READS : LIST_WRITES;
+    const h = this.listHead(list);
+    // Each list is in admission order, which is age order within a kind: find the last older entry.
+    let before = this.st[h + 1] as number;
+    while (before >= 0 && (this.eSeq[before] as number) > (this.eSeq[e] as number)) {
+      before = this.ed[before * E_STRIDE + E_PREV] as number;
+    }
+    const after = before >= 0 ? (this.ed[before * E_STRIDE + E_NEXT] as number) : (this.st[h] as number);
+    this.setE(o + E_LIST, list);
+    this.setE(o + E_PREV, before);
+    this.setE(o + E_NEXT, after);
+    if (before >= 0) this.setE(before * E_STRIDE + E_NEXT, e);
+    else this.setS(h, e);
+    if (after >= 0) this.setE(after * E_STRIDE + E_PREV, e);
+    else this.setS(h + 1, e);
+    this.eLB[e] = Number.NEGATIVE_INFINITY;
+    this.eBlk[e] = -1;
+  }
+
   /** Whether nothing is queued or waiting. */
   get empty(): boolean {
     const p = this.portBase;

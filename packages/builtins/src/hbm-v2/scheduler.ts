@@ -192,14 +192,18 @@ export class PortScheduler extends PortScan implements HbmRefreshPort, HbmQueueV
       if (bus !== null) {
         const lane = bestKind === COL ? COL_LANE : ROW_LANE;
         const tick = bus.tickOf(bestT, lane);
-        if (bus.taken(tick, lane)) {
+        // An ACT holds the row lane for several slots.
+        const n =
+          bestKind === ROW && (st[(this.eB[bestE] as number) + B_ROW] as number) < 0 ? bus.actSlots : 1;
+        const clash = bus.clash(tick, lane, n);
+        if (clash >= 0) {
           this.setS(
             p + (lane === COL_LANE ? P_CMDMIN_COL : P_CMDMIN),
-            (tick + 1) * (bus.slotNs[lane] as number),
+            (tick + clash + 1) * (bus.slotNs[lane] as number),
           );
           continue;
         }
-        this.book(tick, lane);
+        for (let i = 0; i < n; i++) this.book(tick + i, lane);
       }
       if (bestKind === REF) {
         this.refreshCommand(bestT);
@@ -240,7 +244,7 @@ export class PortScheduler extends PortScan implements HbmRefreshPort, HbmQueueV
             this.setE(o + E_STATE, 1);
             this.promote(e);
             // Ramulator moves the activating request out of its queue: one burst's room.
-            if ((ed[o + E_ISSUED] as number) === 0) {
+            if ((ed[o + E_ISSUED] as number) === 0 || cfg.activeBurst) {
               this.setOccupancy(kind, (st[p + (kind === READ ? P_RQ : P_WQ)] as number) - 1, time);
             }
           }
@@ -258,7 +262,9 @@ export class PortScheduler extends PortScan implements HbmRefreshPort, HbmQueueV
       // Column command(s).
       const issued = ed[o + E_ISSUED] as number;
       const total = this.eBursts[e] as number;
-      let k = closedForm === BURST ? 1 : total - issued;
+      const opened = (ed[o + E_STATE] as number) === 1;
+      // active_buffer burst: only the burst the ACT was for has priority; it goes alone.
+      let k = closedForm === BURST || (opened && cfg.activeBurst) ? 1 : total - issued;
       // closed_form horizon: only the bursts due by the limit (the per-burst schedule exactly).
       if (k > 1 && closedForm === HORIZON) {
         k = Math.min(k, Math.max(1, Math.floor((limit + EPS - bestT) / period) + 1));
@@ -271,7 +277,7 @@ export class PortScheduler extends PortScan implements HbmRefreshPort, HbmQueueV
       }
       // ... and up to the burst that frees enough room to admit a waiting entry of its kind.
       // (An entry that activated its bank left one burst's room at the ACT.)
-      const preFreed = (ed[o + E_STATE] as number) === 1 && issued === 0 ? 1 : 0;
+      const preFreed = opened && (issued === 0 || cfg.activeBurst) ? 1 : 0;
       const ovHead = st[p + (kind === READ ? P_OVR : P_OVW)] as number;
       const waiting = this.overflow[kind] as number[];
       if (k > 1 && ovHead < waiting.length) {
@@ -343,7 +349,14 @@ export class PortScheduler extends PortScan implements HbmRefreshPort, HbmQueueV
       const left = (rd[ro + R_LEFT] as number) - k;
       this.setR(ro + R_LEFT, left);
       if (left === 0 && !predicting) this.finished[this.finishedCount++] = r;
-      if (issued + k === total) {
+      if (opened && cfg.activeBurst && issued + k < total) {
+        // The rest of the run waits as ordinary row hits; its bank may close before them.
+        this.addS(b + B_ACTIVE, -1);
+        this.addS(p + P_ACTIVE, -1);
+        this.blockVersion++;
+        this.setE(o + E_STATE, 0);
+        this.demote(e);
+      } else if (issued + k === total) {
         // The run is done: off the queue; the page policy may close the row (auto-precharge).
         if ((ed[o + E_STATE] as number) === 1) {
           this.addS(b + B_ACTIVE, -1);
