@@ -1,4 +1,4 @@
-import { formatNumber, formatPercent, formatSi } from "@kb/errors";
+import { formatNumber, formatPercent, formatQuantity as joules } from "@kb/errors";
 import type { RunResults } from "@kb/runtime";
 
 /**
@@ -46,18 +46,4 @@ export function formatEnergy(results: Pick<RunResults, "energy" | "launches">): 
     `energy (counters x the energy tables, logic at ${energy.processNm} nm and ${energy.vddV} V; docs/energy.md)`,
     ...rows.map(([label, text]) => `  ${label.padEnd(width)}  ${text}`),
   ];
-}
-
-/** A value with the SI prefix that fits, below 1 as well (`500 µJ`, `2 mJ`, `20 W`), 4 significant digits. */
-function joules(value: number, unit: string): string {
-  const size = Math.abs(value);
-  if (size === 0 || size >= 1) return formatSi(value, unit);
-  const prefixes = ["m", "µ", "n", "p", "f"];
-  let scaled = value;
-  let index = -1;
-  while (Math.abs(scaled) < 1 && index < prefixes.length - 1) {
-    scaled *= 1000;
-    index++;
-  }
-  return `${formatNumber(scaled, 4)} ${prefixes[index]}${unit}`;
 }

@@ -6,6 +6,7 @@ import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { RunResultsSchema } from "@kb/runtime";
 import type { WebData, WebTimelineWindow } from "@kb/web-ui/api";
+import { energyByKind, energyHeadline } from "@kb/web-ui/energy-model";
 import { loadWebData, startWebServer, type WebServer } from "@kb/web-ui/server";
 import { Command } from "commander";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -268,6 +269,28 @@ describe("the server", () => {
     expect(response.status).toBe(200);
     expect(response.headers["content-type"]).toBe("application/json; charset=utf-8");
     expect(JSON.parse(response.body)).toEqual(JSON.parse(JSON.stringify(data)));
+  });
+
+  it("serves the run's energy at /api/data, which the energy section breaks down by kind", async () => {
+    const served = JSON.parse((await get(server, "/api/data")).body) as WebData;
+    const results = served.results[0]?.results;
+    const energy = results?.energy;
+    expect(energy?.totalJ).toBeGreaterThan(0);
+    const kinds = energyByKind(results ?? {}) ?? [];
+    // Every joule of the run is in one kind's bar (the links included), dynamic plus static.
+    const sum = kinds.reduce((total, kind) => total + kind.totalJ, 0);
+    expect(sum).toBeCloseTo(energy?.totalJ ?? 0, 15);
+    expect(kinds.map((kind) => kind.name)).toEqual(expect.arrayContaining(["hbm_ctrl", "pe_dma", "links"]));
+    for (const kind of kinds) expect(kind.dynamicJ + kind.staticJ).toBeCloseTo(kind.totalJ, 18);
+    expect(energyHeadline(results ?? {})?.map((line) => line.label)).toEqual([
+      "energy",
+      "dynamic",
+      "static",
+      "average power",
+      "energy-delay product",
+      "per token",
+      "logic scaled to",
+    ]);
   });
 
   it("serves a window of a timeline at /api/timeline, every slice of the trace in the whole run", async () => {

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import type { RunProgressMessage } from "../src/protocol.js";
-import { progressText } from "../src/ui/progress.js";
+import { doneText, progressText } from "../src/ui/progress.js";
 
 const message = (fields: Partial<RunProgressMessage>): RunProgressMessage => ({
   type: "progress",
@@ -26,6 +26,40 @@ describe("the playground's progress line", () => {
     );
     expect(progressText(message({ stage: "phase2", done: 0, total: 40 }), 1000, "default")).toBe(
       "Running: phase 2, 0 of 40 ops replayed · 1.0 s",
+    );
+  });
+});
+
+describe("the playground's done line", () => {
+  // A run of 2 us that spent 3.5 uJ (1.75 W); with 32 tokens, 109.4 nJ each.
+  const energy = {
+    processNm: 7,
+    vddV: 0.75,
+    totalJ: 3.5e-6,
+    dynamicJ: 2.5e-6,
+    staticJ: 1e-6,
+    averagePowerW: 1.75,
+    edpJs: 7e-12,
+    tokens: null,
+    jPerToken: null,
+    byKind: {},
+    busiest: [],
+    links: {},
+  };
+
+  it("puts the run's energy and power beside its simulated time, and J per token when it counts tokens", () => {
+    expect(doneText({ simTimeNs: 2000, events: 1727, energy }, "0.4", " · verification PASS")).toBe(
+      "Done in 0.4 s: simulated 2 µs, 3.5 µJ, 1.75 W, 1,727 events · verification PASS.",
+    );
+    const llm = { ...energy, tokens: 32, jPerToken: 3.5e-6 / 32 };
+    expect(doneText({ simTimeNs: 2000, events: 10, energy: llm }, "1.0", "")).toBe(
+      "Done in 1.0 s: simulated 2 µs, 3.5 µJ, 1.75 W, 109.4 nJ per token, 10 events.",
+    );
+  });
+
+  it("says only the time for results without energy", () => {
+    expect(doneText({ simTimeNs: 850, events: 3 }, "0.1", "")).toBe(
+      "Done in 0.1 s: simulated 850 ns, 3 events.",
     );
   });
 });

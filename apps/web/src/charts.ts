@@ -12,7 +12,8 @@ import {
 } from "echarts/components";
 import { type ComposeOption, type EChartsType, getInstanceByDom, init, use } from "echarts/core";
 import { CanvasRenderer } from "echarts/renderers";
-import { escapeHtml, formatNs, formatSi } from "./format.js";
+import type { EnergyPart } from "./energy-model.js";
+import { escapeHtml, formatNs, formatQuantity, formatSi } from "./format.js";
 import type { KindValue, Series } from "./results-model.js";
 
 // Only the parts of ECharts the page uses are bundled.
@@ -103,6 +104,54 @@ export function renderKindBars(
           return value === undefined ? null : value * scale;
         }),
       } satisfies BarSeriesOption;
+    }),
+  };
+  chart.setOption(option, true);
+  return chart;
+}
+
+/** One run's energy parts (by kind or by component) for {@link renderEnergyBars}. */
+export interface EnergySeries {
+  readonly name: string;
+  readonly parts: readonly EnergyPart[];
+}
+
+/**
+ * Horizontal bars of energy, J, one stacked bar per run and name: dynamic (the run's colour) then
+ * static (the same, pale). `names` in order, top first.
+ */
+export function renderEnergyBars(
+  element: HTMLElement,
+  series: readonly EnergySeries[],
+  names: readonly string[],
+): EChartsType {
+  element.style.height = `${Math.max(200, names.length * (10 + 14 * series.length) + 90)}px`;
+  const chart = existingOrNew(element);
+  const option: ChartOption = {
+    animation: false,
+    grid: { left: 170, right: 30, top: 36, bottom: 30 },
+    legend: { top: 4, type: "scroll" },
+    tooltip: {
+      trigger: "axis",
+      axisPointer: { type: "shadow" },
+      valueFormatter: (value) => (value === null ? "-" : formatQuantity(Number(value), "J")),
+    },
+    xAxis: { type: "value", axisLabel: { formatter: (value: number) => formatQuantity(value, "J") } },
+    yAxis: { type: "category", data: [...names], inverse: true, axisLabel: { fontSize: 11 } },
+    series: series.flatMap((entry, index) => {
+      const byName = new Map(entry.parts.map((part) => [part.name, part]));
+      const label = series.length > 1 ? `${entry.name}: ` : "";
+      return (["dynamicJ", "staticJ"] as const).map(
+        (field) =>
+          ({
+            type: "bar",
+            name: `${label}${field === "dynamicJ" ? "dynamic" : "static"}`,
+            stack: `run${index}`,
+            barMaxWidth: 14,
+            itemStyle: { color: resultsColour(index), opacity: field === "dynamicJ" ? 1 : 0.4 },
+            data: names.map((name) => byName.get(name)?.[field] ?? null),
+          }) satisfies BarSeriesOption,
+      );
     }),
   };
   chart.setOption(option, true);

@@ -1,10 +1,11 @@
+import { ENERGY_SECTION_HTML } from "./energy-section.js";
 import { COMPARE_ROOFLINE_HTML, ROOFLINE_SECTION_HTML } from "./roofline-section.js";
 import { TIMELINE_SECTION_HTML } from "./timeline-section.js";
 
 // The results views' sections (ids the renderer of page.ts fills), one fragment for kb web's page
 // and the playground, so neither copies the other's markup.
 
-/** The sections of the results views, in page order: bottleneck verdicts, summary, launches, bench report, roofline, model counters, topology, charts, source by line, timeline, verification, comparison. */
+/** The sections of the results views, in page order: bottleneck verdicts, summary, launches, bench report, roofline, model counters, topology, charts, energy, source by line, timeline, verification, comparison. */
 export const RESULTS_SECTIONS_HTML = `
 <section id="verdicts">
   <h2>Bottleneck per launch</h2>
@@ -64,6 +65,7 @@ ${ROOFLINE_SECTION_HTML}
   </div>
 </section>
 
+${ENERGY_SECTION_HTML}
 <section id="source">
   <h2>Time by kernel line</h2>
   <div class="controls">

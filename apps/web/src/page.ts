@@ -6,6 +6,7 @@ import { renderKindBars, renderTimeSeries, resultsColour } from "./charts.js";
 import { recolourDiagram, renderDiagram } from "./diagram.js";
 import { buildDiagram } from "./diagram-model.js";
 import { fillSelect } from "./dom.js";
+import { showEnergy } from "./energy-section.js";
 import { formatNs, formatNumber } from "./format.js";
 import { launchesTables, reportTables } from "./launch-tables.js";
 import { diagramLegend, verdictList } from "./legend.js";
@@ -205,6 +206,8 @@ export function renderResultsPage(
   } else {
     element("hbm-over-time-wrap").hidden = true;
   }
+
+  showEnergy(element, results, keepChart);
 
   // Timeline, and the source view whose lines filter it.
   const timelineSection = showTimelines(element, timelines, source, handle);

@@ -47,6 +47,23 @@ describe("metricDirection", () => {
     expect(metricDirection("simTimeNs")).toBe("min");
     expect(metricDirection("cycles")).toBe("min");
   });
+
+  it("minimises energy, power and their products (a time-energy front); maximises work per joule or watt", () => {
+    for (const name of [
+      "energy_j",
+      "energy_uj",
+      "power_w",
+      "edp",
+      "j_per_token",
+      "hbm_energy_pj",
+      "dynamicJ",
+    ]) {
+      expect(metricDirection(name), name).toBe("min");
+    }
+    for (const name of ["tokens_per_j", "tokensPerJoule", "ops_per_w", "perf_per_watt", "macs_per_uj"]) {
+      expect(metricDirection(name), name).toBe("max");
+    }
+  });
 });
 
 describe("paretoFront", () => {

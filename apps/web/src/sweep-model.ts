@@ -29,18 +29,39 @@ const MAXIMISE_WORDS: readonly string[] = [
   "hit",
 ];
 
+/** Words of energy and power: something "per" one of them is work per joule or watt (an efficiency). */
+const ENERGY_WORDS: readonly string[] = [
+  "j",
+  "joule",
+  "joules",
+  "pj",
+  "nj",
+  "uj",
+  "mj",
+  "w",
+  "watt",
+  "watts",
+  "mw",
+];
+
 /**
  * The default direction of a metric, from its name: maximise when a word of it begins or ends with
  * bandwidth, bw, gbps, gbs, util, efficiency, throughput, flops, fraction, percent, pct, speedup or
- * hit (`busbw_gbs`, `hbmUtilisation`, `gemm_fraction`, `tflops`, a model's `row_hits`); minimise
- * anything else (`time_ns`, `latency_us`, `cycles`, `row_conflicts`: times, latencies and costs). The page lets the user change it per metric.
+ * hit (`busbw_gbs`, `hbmUtilisation`, `gemm_fraction`, `tflops`, a model's `row_hits`), or when it
+ * is something per joule or watt (`tokens_per_j`, `perf_per_watt`); minimise anything else
+ * (`time_ns`, `latency_us`, `cycles`, `row_conflicts`, `energy_j`, `power_w`, `edp`, `j_per_token`:
+ * times, latencies, energies and costs, so time against energy is a front of both minimised). The
+ * page lets the user change it per metric.
  */
 export function metricDirection(name: string): Direction {
   // Letters only: `tflops2` counts as `tflops`.
   const words = metricWords(name).flatMap((word) => word.split(/[^a-z]+/).filter((part) => part !== ""));
-  const maximise = words.some((word) =>
-    MAXIMISE_WORDS.some((stem) => word.startsWith(stem) || word.endsWith(stem)),
+  const perEnergy = words.some(
+    (word, index) => word === "per" && ENERGY_WORDS.includes(words[index + 1] ?? ""),
   );
+  const maximise =
+    perEnergy ||
+    words.some((word) => MAXIMISE_WORDS.some((stem) => word.startsWith(stem) || word.endsWith(stem)));
   return maximise ? "max" : "min";
 }
 

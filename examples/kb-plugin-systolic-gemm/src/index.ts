@@ -2,7 +2,13 @@ import { definePlugin } from "@kb/spec";
 import { systolicGemm } from "./systolic-gemm.js";
 
 export type { SystolicGemmParams } from "./systolic-gemm.js";
-export { systolicGemm, systolicGemmCycles, systolicGemmNs, systolicGemmParams } from "./systolic-gemm.js";
+export {
+  systolicGemm,
+  systolicGemmCycles,
+  systolicGemmEnergy,
+  systolicGemmNs,
+  systolicGemmParams,
+} from "./systolic-gemm.js";
 
 /**
  * The plug-in: list `kb-plugin-systolic-gemm` in a topology's `plugins:` and write

@@ -6,6 +6,7 @@ import {
   formatNs,
   formatNumber,
   formatPercent,
+  formatQuantity,
   formatRatio,
   formatSi,
   withoutFloatNoise,
@@ -33,6 +34,7 @@ describe("fault: number formats at any magnitude", () => {
         formatNumber(value, 4),
         formatNs(value),
         formatSi(value, "B/s"),
+        formatQuantity(value, "J"),
         formatPercent(value),
         formatRatio(value),
         formatFixed(value, 2),
@@ -54,6 +56,15 @@ describe("fault: number formats at any magnitude", () => {
     expect(formatPercent(1e-300)).toBe("0.0%");
     expect(formatFixed(1e-300, 2)).toBe("0.00");
     expect(formatFixed(2.5e300, 2)).toBe("2.5e+300");
+  });
+
+  it("formatQuantity gives a quantity below 1 its prefix, down to f (energy and power)", () => {
+    expect(formatQuantity(0.000512, "J")).toBe("512 µJ");
+    expect(formatQuantity(2.5e-3, "W")).toBe("2.5 mW");
+    expect(formatQuantity(1.23456e-9, "J")).toBe("1.235 nJ");
+    expect(formatQuantity(4100, "J")).toBe("4.1 kJ");
+    expect(formatQuantity(0, "J")).toBe("0 J");
+    expect(formatQuantity(3e-18, "J")).toBe("0.003 fJ");
   });
 
   it("print non-finite values as such", () => {

@@ -46,6 +46,23 @@ export function formatSi(value: number, unit: string): string {
   return `${formatNumber(scaled, 4)} ${prefixes[index]}${unit}`;
 }
 
+/**
+ * A physical quantity with the SI prefix that fits, below 1 as well: `500 µJ`, `2.5 mW`, `20 W`,
+ * `4.1 kJ` (4 significant digits; prefixes from f to E, 0 as `0 J`). Energy and power reports use it.
+ */
+export function formatQuantity(value: number, unit: string): string {
+  const size = Math.abs(value);
+  if (size === 0 || size >= 1 || !Number.isFinite(size)) return formatSi(value, unit);
+  const prefixes = ["m", "µ", "n", "p", "f"];
+  let scaled = value;
+  let index = -1;
+  while (Math.abs(scaled) < 1 && index < prefixes.length - 1) {
+    scaled *= 1000;
+    index++;
+  }
+  return `${formatNumber(scaled, 4)} ${prefixes[index]}${unit}`;
+}
+
 /** A fraction as a percentage with one decimal: `27.8%`. */
 export function formatPercent(fraction: number): string {
   return `${formatFixed(fraction * 100, 1)}%`;

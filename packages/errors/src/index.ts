@@ -5,6 +5,7 @@ export {
   formatNs,
   formatNumber,
   formatPercent,
+  formatQuantity,
   formatRatio,
   formatSi,
   formatSimTime,

@@ -15,6 +15,8 @@ export type { DataFileParam } from "./data-files.js";
 export { dataFileParam, dataFileParams } from "./data-files.js";
 export type { Placement } from "./device-tensor.js";
 export { DeviceTensor } from "./device-tensor.js";
+export type { ComponentEnergy, LaunchEnergy, RunEnergy } from "./energy/summary.js";
+export { launchEnergySchema, runEnergySchema } from "./energy/summary.js";
 export type { Grid, GridSpec } from "./grid.js";
 export type { HostPlan } from "./host-progress.js";
 export { PlanEstimate } from "./host-progress.js";

@@ -10,6 +10,7 @@ export {
   latinHypercubePoints,
   randomPoints,
 } from "./designs.js";
+export { ENERGY_METRIC_PATHS } from "./energy-metrics.js";
 export type { Executor, ExecutorEvent, JobOutcome, SweepJob, SweepJobRun } from "./executor.js";
 export { SWEEP_LIMITS, timeoutMs } from "./limits.js";
 // The lost-worker settings of `kb worker` (the worker itself is @kb/sweep/redis's): constants only.

@@ -4,6 +4,7 @@ import { isPrototypeKey, locateYamlPath, prototypeKeyMessage, validateYaml } fro
 import * as z from "zod";
 import { parseConstraint } from "./constraint.js";
 import { designSizeProblem } from "./designs.js";
+import { energyMetricProblem } from "./energy-metrics.js";
 import { metricPathFields, targetPathFields } from "./field-paths.js";
 import { SWEEP_LIMITS } from "./limits.js";
 
@@ -46,6 +47,12 @@ function knownStatMetric(path: string, context: z.RefinementCtx): void {
         ? `${stat.selector} publishes no counters (kb components list shows what each impl publishes)`
         : `${stat.selector} publishes no counter "${stat.name}"; it publishes ${names.join(", ")}`,
   });
+}
+
+/** A metric into the results' energy names one of its fields (ENERGY_METRIC_PATHS). */
+function knownEnergyMetric(path: string, context: z.RefinementCtx): void {
+  const problem = energyMetricProblem(metricPathFields(path));
+  if (problem !== null) context.addIssue({ code: "custom", message: problem });
 }
 
 /**
@@ -225,11 +232,16 @@ export const sweepSpecSchema = z.strictObject({
   metrics: z
     .record(
       z.string(),
-      z.string().min(1).superRefine(noPrototypeKey(metricPathFields)).superRefine(knownStatMetric),
+      z
+        .string()
+        .min(1)
+        .superRefine(noPrototypeKey(metricPathFields))
+        .superRefine(knownStatMetric)
+        .superRefine(knownEnergyMetric),
     )
     .default({ simTimeNs: "simTimeNs" })
     .describe(
-      "Columns of the table: name -> path into the results JSON (achieved.gemmFraction, launches[0].endNs), or a model counter: stats.<component id | kind | impl>.<counter> summed over the components named (stats.hbm_ctrl.row_hits).",
+      "Columns of the table: name -> path into the results JSON (achieved.gemmFraction, launches[0].endNs), or a model counter: stats.<component id | kind | impl>.<counter> summed over the components named (stats.hbm_ctrl.row_hits), or the run's energy: energy.totalJ, energy.averagePowerW, energy.edpJs, energy.jPerToken, energy.byKind.<kind>.totalJ, launches[n].energy.totalJ (docs/energy.md).",
     ),
   run: runSchema,
 });

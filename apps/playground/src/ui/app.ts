@@ -1,7 +1,6 @@
 /// <reference lib="dom" />
 import { isKbError } from "@kb/errors";
 import { byId } from "@kb/web-ui/dom";
-import { formatNs } from "@kb/web-ui/format";
 import type { EditorView } from "codemirror";
 import { benchExtensions, setFiles, topologyExtensions } from "../editor/index.js";
 import type { RunErrorMessage, RunProgressMessage, SourceLocation } from "../protocol.js";
@@ -16,7 +15,7 @@ import {
   TOPOLOGY_EXAMPLES,
 } from "./examples.js";
 import { parseParams } from "./params.js";
-import { count, progressText } from "./progress.js";
+import { count, doneText, progressText } from "./progress.js";
 import type { ResultsView } from "./results-view.js";
 import type { RunClient, RunOutcome } from "./run-client.js";
 import type { RunRecord } from "./run-record.js";
@@ -335,7 +334,7 @@ export async function startPlayground(client: RunClient): Promise<PlaygroundHand
         ? " · verification PASS"
         : " · verification FAIL"
       : "";
-    progress.textContent = `Done in ${seconds} s: simulated ${formatNs(done.results.simTimeNs)}, ${count(done.results.events)} events${verdict}.`;
+    progress.textContent = doneText(done.results, seconds, verdict);
     byId("run-summary").textContent = runs[runs.length - 1]?.label ?? "";
     byId("run-bar").hidden = false;
     await views;

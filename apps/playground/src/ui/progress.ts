@@ -1,3 +1,5 @@
+import type { RunResults } from "@kb/runtime";
+import { energyPhrase } from "@kb/web-ui/energy-model";
 import { formatNs } from "@kb/web-ui/format";
 import type { RunProgressMessage } from "../protocol.js";
 
@@ -9,6 +11,20 @@ import type { RunProgressMessage } from "../protocol.js";
 /** A count with thousands separators (`1,727`). */
 export function count(value: number): string {
   return value.toLocaleString("en-US");
+}
+
+/**
+ * The line shown when a run is done: `Done in 1.2 s: simulated 5.352 µs, 3.5 µJ, 1.75 W, 1,727
+ * events · verification PASS.` (the energy as the results carry it: total, average power, J per
+ * token when the bench counts tokens; none for results without energy). `verdict` is appended as given.
+ */
+export function doneText(
+  results: Pick<RunResults, "simTimeNs" | "events" | "energy">,
+  seconds: string,
+  verdict: string,
+): string {
+  const energy = energyPhrase(results);
+  return `Done in ${seconds} s: simulated ${formatNs(results.simTimeNs)}${energy === "" ? "" : `, ${energy}`}, ${count(results.events)} events${verdict}.`;
 }
 
 /**
