@@ -1,6 +1,6 @@
 import { KbError } from "@kb/errors";
 import type { Environment } from "./environment.js";
-import { Event, PENDING, PROCESSED } from "./event.js";
+import { DEFUSED, Event, FAILED, PENDING, PROCESSED } from "./event.js";
 
 /**
  * The value of a condition event: the events that had been processed when the condition was, in
@@ -95,8 +95,8 @@ export class Condition extends Event<ConditionValue> {
   private check(event: Event): void {
     if (this._state !== PENDING) return;
     this.count += 1;
-    if (!event._ok) {
-      event._defused = true;
+    if ((event._flags & FAILED) !== 0) {
+      event._flags |= DEFUSED;
       this.fail(event._value);
     } else if (this.evaluate(this._events, this.count)) {
       this.succeed();
@@ -107,7 +107,7 @@ export class Condition extends Event<ConditionValue> {
     for (const event of this._events) {
       if (event._state !== PROCESSED) event.removeCallback(this.checkCallback);
     }
-    if (this._ok) {
+    if ((this._flags & FAILED) === 0) {
       const value = new ConditionValue();
       this._populate(value);
       this._value = value;

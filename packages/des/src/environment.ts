@@ -3,7 +3,9 @@ import { formatBlocked, formatBlockedByKind } from "./blocked-report.js";
 import { AllOf, AnyOf } from "./condition.js";
 import {
   type CallbackSlot,
+  DEFUSED,
   Event,
+  FAILED,
   NORMAL,
   PENDING,
   PROCESSED,
@@ -215,7 +217,7 @@ export class Environment {
           });
         }
         if (until._state === PROCESSED) {
-          if (!until._ok) throw until._value;
+          if ((until._flags & FAILED) !== 0) throw until._value;
           return until._value;
         }
         untilEvent = until;
@@ -403,36 +405,34 @@ export class Environment {
     const first = event._cb0;
     if (first !== null) {
       const second = event._cb1;
-      const more = event._more;
       event._cb0 = null;
-      event._cb1 = null;
-      event._more = null;
+      if (second !== null) event._cb1 = null;
       if (typeof first === "function") first(event);
       else first._wake(event);
       if (second !== null) {
         if (typeof second === "function") second(event);
-        else second._wake(event);
-        if (more !== null) {
-          for (let i = 0; i < more.length; i++) {
-            const slot = more[i] as CallbackSlot;
+        else if (Array.isArray(second)) {
+          for (let i = 0; i < second.length; i++) {
+            const slot = second[i] as CallbackSlot;
             if (typeof slot === "function") slot(event);
             else slot._wake(event);
           }
-        }
+        } else second._wake(event);
       }
     }
-    if (!event._ok && !event._defused) {
-      event._defused = true;
+    const flags = event._flags;
+    if ((flags & (FAILED | DEFUSED)) === FAILED) {
+      event._flags = flags | DEFUSED;
       throw event._value;
     }
   }
 
   private readonly stopCallback = (event: Event): void => {
     this.stopRequested = true;
-    if (event._ok) {
+    if ((event._flags & FAILED) === 0) {
       this.stopValue = event._value;
     } else {
-      event._defused = true;
+      event._flags |= DEFUSED;
       this.stopError = { error: event._value };
     }
   };

@@ -133,6 +133,40 @@ describe("Event callbacks", () => {
     expect(calls).toEqual(["b", "c", "a"]);
   });
 
+  it("removing callbacks at any position among many keeps the others in order", () => {
+    // The engine stores the first callback inline and the rest in one slot that turns into an
+    // array from the third on: every position of that layout is removed from here.
+    const env = new Environment();
+    const event = env.event();
+    const calls: string[] = [];
+    const make = (name: string) => (): void => {
+      calls.push(name);
+    };
+    const [a, b, c, d, e] = ["a", "b", "c", "d", "e"].map(make) as [
+      () => void,
+      () => void,
+      () => void,
+      () => void,
+      () => void,
+    ];
+    for (const callback of [a, b, c, d, e]) event.addCallback(callback);
+    expect(event.removeCallback(c)).toBe(true);
+    expect(event.removeCallback(a)).toBe(true);
+    expect(event.callbacks).toHaveLength(3);
+    expect(event.removeCallback(e)).toBe(true);
+    expect(event.removeCallback(b)).toBe(true);
+    expect(event.removeCallback(d)).toBe(true);
+    expect(event.callbacks).toEqual([]);
+    event.addCallback(d);
+    event.addCallback(b);
+    event.addCallback(a);
+    expect(event.removeCallback(b)).toBe(true);
+    event.addCallback(e);
+    event.succeed();
+    env.run();
+    expect(calls).toEqual(["d", "a", "e"]);
+  });
+
   it("processed events have run their callbacks exactly once", () => {
     const env = new Environment();
     const event = env.event();

@@ -1,6 +1,6 @@
 import { KbError } from "@kb/errors";
 import type { Environment } from "./environment.js";
-import { Event, PENDING, PROCESSED, TRIGGERED, URGENT, type Waiter } from "./event.js";
+import { DEFUSED, Event, FAILED, PENDING, PROCESSED, TRIGGERED, URGENT, type Waiter } from "./event.js";
 
 // `next`/`throw` of every native generator, looked up once. Each `function*` closure has its own
 // prototype object, so generator objects of hundreds of closures have hundreds of hidden classes
@@ -127,9 +127,8 @@ export class Process<R = unknown> extends Event<R> implements Waiter {
     }
     const interruption = new Event(env);
     interruption._state = TRIGGERED;
-    interruption._ok = false;
+    interruption._flags = FAILED | DEFUSED;
     interruption._value = new Interrupt(cause);
-    interruption._defused = true;
     interruption._cb0 = (event: Event) => {
       if (this._state !== PENDING) return;
       const target = this._target;
@@ -151,10 +150,10 @@ export class Process<R = unknown> extends Event<R> implements Waiter {
     for (;;) {
       let step: IteratorResult<Event, R>;
       try {
-        if (event._ok) {
+        if ((event._flags & FAILED) === 0) {
           step = this.native ? generatorNext.call(generator, event._value) : generator.next(event._value);
         } else {
-          event._defused = true;
+          event._flags |= DEFUSED;
           step = this.native ? generatorThrow.call(generator, event._value) : generator.throw(event._value);
         }
       } catch (error) {
@@ -184,7 +183,7 @@ export class Process<R = unknown> extends Event<R> implements Waiter {
   }
 
   private finish(ok: boolean, value: unknown): void {
-    this._ok = ok;
+    this._flags = ok ? this._flags & ~FAILED : this._flags | FAILED;
     this._value = value;
     this._state = TRIGGERED;
     this._target = null;
@@ -196,7 +195,7 @@ export class Process<R = unknown> extends Event<R> implements Waiter {
     const foreign = yielded instanceof Event;
     const failure = new Event(this.env);
     failure._state = PROCESSED;
-    failure._ok = false;
+    failure._flags = FAILED;
     failure._value = new KbError(
       foreign ? "DES_FOREIGN_EVENT" : "DES_INVALID_YIELD",
       foreign
