@@ -7,7 +7,6 @@ import {
   Event,
   FAILED,
   NORMAL,
-  PENDING,
   PROCESSED,
   type Timeout,
   TRIGGERED,
@@ -124,7 +123,7 @@ export class Environment {
     }
     const event = new Event<T>(this);
     event._value = value;
-    event._state = TRIGGERED;
+    event._flags = TRIGGERED;
     this._schedule(event, NORMAL, delay);
     return event;
   }
@@ -216,7 +215,7 @@ export class Environment {
             context: this._context(),
           });
         }
-        if (until._state === PROCESSED) {
+        if ((until._flags & PROCESSED) !== 0) {
           if ((until._flags & FAILED) !== 0) throw until._value;
           return until._value;
         }
@@ -233,7 +232,7 @@ export class Environment {
           until = undefined;
         } else {
           untilEvent = new Event(this);
-          untilEvent._state = TRIGGERED;
+          untilEvent._flags |= TRIGGERED;
           this._schedule(untilEvent, URGENT, until - this._now);
         }
       }
@@ -267,7 +266,7 @@ export class Environment {
     } finally {
       this.running = false;
       // A run that ends early (an unhandled failure) must not leave its stop armed for the next.
-      if (untilEvent !== null && untilEvent._state !== PROCESSED)
+      if (untilEvent !== null && (untilEvent._flags & PROCESSED) === 0)
         untilEvent.removeCallback(this.stopCallback);
     }
     if (untilEvent !== null && typeof until !== "number") {
@@ -312,7 +311,7 @@ export class Environment {
     const out: BlockedProcess[] = [];
     for (const process of this.live) {
       const target = process._target;
-      if (target !== null && target._state === PENDING) {
+      if (target !== null && (target._flags & TRIGGERED) === 0) {
         out.push({ process, name: process.name, waitsOn: target, description: target.describe() });
       }
     }
@@ -401,7 +400,7 @@ export class Environment {
   /** Processes one event: runs its callbacks; an unhandled failure stops the run. */
   private fire(event: Event): void {
     this.eventsProcessed += 1;
-    event._state = PROCESSED;
+    event._flags |= TRIGGERED | PROCESSED;
     const first = event._cb0;
     if (first !== null) {
       const second = event._cb1;

@@ -23,19 +23,19 @@ export const URGENT = 0;
 /** Scheduling priority of every other event. */
 export const NORMAL = 1;
 
-/** @internal bit of `_flags`: the event failed (its value is the error) */
-export const FAILED = 1;
-/** @internal bit of `_flags`: a failure is handled (SimPy's `defused`) */
-export const DEFUSED = 2;
-/** @internal bit of `_flags` of a resource request: a put (else a get) */
-export const IS_PUT = 4;
-
-/** @internal lifecycle states */
-export const PENDING = 0;
-/** @internal triggered: has a value and sits in the schedule */
+// An event's lifecycle and outcome are bits of one small integer, `_flags`, rather than a field
+// each: every event is allocated on the hot path, and each field is 8 bytes that a
+// young-generation collection copies for every event still queued. Pending: no bit set.
+/** @internal bit of `_flags`: triggered (has a value; sits in the schedule or was processed) */
 export const TRIGGERED = 1;
-/** @internal processed: its callbacks have run */
+/** @internal bit of `_flags`: processed (its callbacks have run); set together with TRIGGERED */
 export const PROCESSED = 2;
+/** @internal bit of `_flags`: the event failed (its value is the error) */
+export const FAILED = 4;
+/** @internal bit of `_flags`: a failure is handled (SimPy's `defused`) */
+export const DEFUSED = 8;
+/** @internal bit of `_flags` of a resource request: a put (else a get) */
+export const IS_PUT = 16;
 
 /**
  * Something that may happen at a point in simulated time: the SimPy `Event`.
@@ -52,11 +52,8 @@ export const PROCESSED = 2;
 export class Event<T = unknown> {
   /** The environment this event belongs to. */
   readonly env: Environment;
-  /** @internal */ _state: number = PENDING;
-  // Outcome and handling as bits (FAILED, DEFUSED; IS_PUT on resource requests) rather than one
-  // boolean field each: every event is allocated on the hot path, and each field is 8 bytes that
-  // a young-generation collection copies for every event still queued.
-  /** @internal */ _flags = 0;
+  /** @internal lifecycle and outcome bits: TRIGGERED, PROCESSED, FAILED, DEFUSED, IS_PUT */
+  _flags = 0;
   /** @internal */ _value: unknown = undefined;
   // Callbacks: one inline slot and a second that holds either a callback or, from the third
   // callback on, an array of all callbacks after the first. The common case (a resource trigger
@@ -70,23 +67,23 @@ export class Event<T = unknown> {
 
   /** True once `succeed`/`fail` has been called (or the event was created triggered). */
   get triggered(): boolean {
-    return this._state !== PENDING;
+    return (this._flags & TRIGGERED) !== 0;
   }
 
   /** True once the engine has processed the event and run its callbacks. */
   get processed(): boolean {
-    return this._state === PROCESSED;
+    return (this._flags & PROCESSED) !== 0;
   }
 
   /** True if the event succeeded. Throws `DES_INVALID_ARGUMENT` while it is pending. */
   get ok(): boolean {
-    if (this._state === PENDING) throw this._notYet("ok");
+    if ((this._flags & TRIGGERED) === 0) throw this._notYet("ok");
     return (this._flags & FAILED) === 0;
   }
 
   /** The success value, or the error of a failed event. Throws `DES_INVALID_ARGUMENT` while pending. */
   get value(): T {
-    if (this._state === PENDING) throw this._notYet("value");
+    if ((this._flags & TRIGGERED) === 0) throw this._notYet("value");
     return this._value as T;
   }
 
@@ -106,7 +103,7 @@ export class Event<T = unknown> {
    * processed (as in SimPy). A copy: use {@link addCallback} / {@link removeCallback} to change it.
    */
   get callbacks(): EventCallback<T>[] | null {
-    if (this._state === PROCESSED) return null;
+    if ((this._flags & PROCESSED) !== 0) return null;
     const slots: CallbackSlot[] = [];
     if (this._cb0 !== null) slots.push(this._cb0);
     const second = this._cb1;
@@ -125,7 +122,7 @@ export class Event<T = unknown> {
 
   /** @internal */
   _addSlot(callback: CallbackSlot): void {
-    if (this._state === PROCESSED) {
+    if ((this._flags & PROCESSED) !== 0) {
       throw new KbError(
         "DES_INVALID_ARGUMENT",
         "cannot add a callback to an event that has already been processed; read its value instead.",
@@ -174,10 +171,9 @@ export class Event<T = unknown> {
    * Throws `DES_ALREADY_TRIGGERED` if it was triggered before.
    */
   succeed(value?: T): this {
-    if (this._state !== PENDING) throw this._alreadyTriggered("succeed");
-    this._flags &= ~FAILED;
+    if ((this._flags & TRIGGERED) !== 0) throw this._alreadyTriggered("succeed");
+    this._flags = (this._flags & ~FAILED) | TRIGGERED;
     this._value = value;
-    this._state = TRIGGERED;
     this.env._schedule(this, NORMAL, 0);
     return this;
   }
@@ -188,20 +184,18 @@ export class Event<T = unknown> {
    * Throws `DES_ALREADY_TRIGGERED` if it was triggered before.
    */
   fail(error: unknown): this {
-    if (this._state !== PENDING) throw this._alreadyTriggered("fail");
-    this._flags |= FAILED;
+    if ((this._flags & TRIGGERED) !== 0) throw this._alreadyTriggered("fail");
+    this._flags |= FAILED | TRIGGERED;
     this._value = error;
-    this._state = TRIGGERED;
     this.env._schedule(this, NORMAL, 0);
     return this;
   }
 
   /** Triggers this event with the outcome (ok and value) of another, triggered event. */
   trigger(other: Event<T>): this {
-    if (this._state !== PENDING) throw this._alreadyTriggered("trigger");
-    this._flags = (this._flags & ~FAILED) | (other._flags & FAILED);
+    if ((this._flags & TRIGGERED) !== 0) throw this._alreadyTriggered("trigger");
+    this._flags = (this._flags & ~FAILED) | (other._flags & FAILED) | TRIGGERED;
     this._value = other._value;
-    this._state = TRIGGERED;
     this.env._schedule(this, NORMAL, 0);
     return this;
   }

@@ -1,6 +1,6 @@
 import { KbError } from "@kb/errors";
 import type { Environment } from "../environment.js";
-import { Event, IS_PUT, PENDING, type Waiter } from "../event.js";
+import { Event, IS_PUT, TRIGGERED, type Waiter } from "../event.js";
 
 /**
  * A put or get request on a resource: an event that succeeds when the resource grants it.
@@ -39,7 +39,7 @@ export class ResourceEvent<T = unknown> extends Event<T> {
 
   /** Withdraws the request if it has not been granted yet; returns whether it was withdrawn. */
   cancel(): boolean {
-    if (this._state !== PENDING) return false;
+    if ((this._flags & TRIGGERED) !== 0) return false;
     return this._resource._withdraw(this);
   }
 
@@ -108,7 +108,7 @@ export abstract class BaseResource<P extends ResourceEvent<any>, G extends Resou
     if (this._putQueue.head === null) {
       // Same outcome as queueing and retrying, without the queue: the new put is the only one.
       this.doPut(event);
-      if (event._state === PENDING) this._insertPut(event);
+      if ((event._flags & TRIGGERED) === 0) this._insertPut(event);
     } else {
       this._insertPut(event);
       this._triggerPut();
@@ -126,7 +126,7 @@ export abstract class BaseResource<P extends ResourceEvent<any>, G extends Resou
     event._cb0 = this;
     if (this._getQueue.head === null) {
       this.doGet(event);
-      if (event._state === PENDING) this._getQueue.push(event);
+      if ((event._flags & TRIGGERED) === 0) this._getQueue.push(event);
     } else {
       this._getQueue.push(event);
       this._triggerGet();
@@ -142,7 +142,7 @@ export abstract class BaseResource<P extends ResourceEvent<any>, G extends Resou
     while (event !== null) {
       const next = event._next as P | null;
       const proceed = this.doPut(event);
-      if (event._state === PENDING) previous = event;
+      if ((event._flags & TRIGGERED) === 0) previous = event;
       else queue.unlink(event, previous);
       if (!proceed) break;
       event = next;
@@ -157,7 +157,7 @@ export abstract class BaseResource<P extends ResourceEvent<any>, G extends Resou
     while (event !== null) {
       const next = event._next as G | null;
       const proceed = this.doGet(event);
-      if (event._state === PENDING) previous = event;
+      if ((event._flags & TRIGGERED) === 0) previous = event;
       else queue.unlink(event, previous);
       if (!proceed) break;
       event = next;
