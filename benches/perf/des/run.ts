@@ -9,13 +9,16 @@ interface BenchResult {
   simEnd: number;
   checksum: number | null;
   wallMedianS: number;
+  /** Median user CPU of the timed runs: on a shared machine, less disturbed by load than wall. */
+  cpuUserMedianS: number;
 }
 
 const USAGE = `Usage: pnpm bench:des [--bench NAME] [--params k=v,...] [--runs N] [--json FILE]
 
 Runs the event-engine workloads (${workloads.map((workload) => workload.name).join(", ")}) and prints
-simulated end time, checksum and speed. Without --bench: every workload on its defaults plus the
-fanout scaling series (NPE=1, 64, 4096 with 204800 tokens in all).
+simulated end time, checksum and speed, per wall second and per user CPU second (on a shared
+machine the CPU figure is the steadier one). Without --bench: every workload on its defaults
+plus the fanout scaling series (NPE=1, 64, 4096 with 204800 tokens in all).
 
   --bench NAME      run only this workload (fanout: defaults and the scaling series)
   --params k=v,...  override parameters (needs --bench), e.g. --params NPE=64,TPE=3200
@@ -99,7 +102,17 @@ function main(): void {
             .map((expected) => ({ workload, params: { ...expected.params } }));
   }
 
-  const header = ["bench", "params", "sim end", "checksum", "spec", "wall median s", "units/s"];
+  const header = [
+    "bench",
+    "params",
+    "sim end",
+    "checksum",
+    "spec",
+    "wall median s",
+    "units/s",
+    "cpu median s",
+    "units/cpu s",
+  ];
   const rows: string[][] = [];
   const results: BenchResult[] = [];
   let mismatches = 0;
@@ -110,12 +123,15 @@ function main(): void {
     collectGarbage();
     const warmup = workload.run(params);
     const walls: number[] = [];
+    const cpus: number[] = [];
     for (let run = 0; run < runs; run++) {
       // Every timed run starts from a collected heap, so a case does not pay for the garbage of
       // the one before (the NPE=4096 fanout varied 2x with what ran before it).
       collectGarbage();
       const start = process.hrtime.bigint();
+      const cpuStart = process.cpuUsage().user;
       const result = workload.run(params);
+      cpus.push((process.cpuUsage().user - cpuStart) / 1e6);
       walls.push(Number(process.hrtime.bigint() - start) / 1e9);
       if (result.simEnd !== warmup.simEnd || result.checksum !== warmup.checksum) {
         fail(
@@ -124,6 +140,7 @@ function main(): void {
       }
     }
     const wallMedianS = median(walls);
+    const cpuUserMedianS = median(cpus);
     const expected = expectedResults.find(
       (candidate) => candidate.bench === workload.name && sameParams(candidate.params, params),
     );
@@ -140,6 +157,7 @@ function main(): void {
       simEnd: warmup.simEnd,
       checksum: warmup.checksum,
       wallMedianS,
+      cpuUserMedianS,
     });
     rows.push([
       workload.name,
@@ -149,25 +167,29 @@ function main(): void {
       verdict,
       wallMedianS.toFixed(4),
       `${formatRate(warmup.units / wallMedianS)} ${workload.units}/s`,
+      cpuUserMedianS.toFixed(4),
+      `${formatRate(warmup.units / cpuUserMedianS)}/s`,
     ]);
   }
 
   printTable(header, rows);
 
-  const rate = (npe: number) => {
+  const rate = (npe: number, cpu = false) => {
     const result = results.find(
       (candidate) =>
         candidate.bench === "fanout" &&
         candidate.params.NPE === npe &&
         candidate.params.NPE * (candidate.params.TPE ?? 0) === 204800,
     );
-    return result === undefined ? undefined : 204800 / result.wallMedianS;
+    return result === undefined ? undefined : 204800 / (cpu ? result.cpuUserMedianS : result.wallMedianS);
   };
   const single = rate(1);
   const wide = rate(4096);
-  if (single !== undefined && wide !== undefined) {
+  const singleCpu = rate(1, true);
+  const wideCpu = rate(4096, true);
+  if (single !== undefined && wide !== undefined && singleCpu !== undefined && wideCpu !== undefined) {
     process.stdout.write(
-      `\nfanout scaling: NPE=1 -> NPE=4096 tokens/s falls ${(single / wide).toFixed(2)}x (${formatRate(single)} -> ${formatRate(wide)})\n`,
+      `\nfanout scaling: NPE=1 -> NPE=4096 tokens/s falls ${(single / wide).toFixed(2)}x (${formatRate(single)} -> ${formatRate(wide)}); per user CPU second ${(singleCpu / wideCpu).toFixed(2)}x (${formatRate(singleCpu)} -> ${formatRate(wideCpu)})\n`,
     );
   }
 

@@ -1,6 +1,6 @@
 import { KbError } from "@kb/errors";
 import type { Environment } from "./environment.js";
-import { Event, PENDING, PROCESSED } from "./event.js";
+import { DEFUSED, Event, FAILED, PROCESSED, TRIGGERED } from "./event.js";
 
 /**
  * The value of a condition event: the events that had been processed when the condition was, in
@@ -70,16 +70,16 @@ export class Condition extends Event<ConditionValue> {
       return;
     }
     for (const event of events) {
-      if (event._state === PROCESSED) this.check(event);
+      if ((event._flags & PROCESSED) !== 0) this.check(event);
       else event.addCallback(this.checkCallback);
     }
     this.addCallback(() => this.buildValue());
   }
 
   override describe(): string {
-    const done = this._events.filter((event) => event._state === PROCESSED).length;
+    const done = this._events.filter((event) => (event._flags & PROCESSED) !== 0).length;
     return `${this.constructor.name}(${this._events.length} events, ${done} processed: ${this._events
-      .filter((event) => event._state !== PROCESSED)
+      .filter((event) => (event._flags & PROCESSED) === 0)
       .map((event) => event.describe())
       .join(", ")})`;
   }
@@ -88,15 +88,15 @@ export class Condition extends Event<ConditionValue> {
   _populate(value: ConditionValue): void {
     for (const event of this._events) {
       if (event instanceof Condition) event._populate(value);
-      else if (event._state === PROCESSED) value.events.push(event);
+      else if ((event._flags & PROCESSED) !== 0) value.events.push(event);
     }
   }
 
   private check(event: Event): void {
-    if (this._state !== PENDING) return;
+    if ((this._flags & TRIGGERED) !== 0) return;
     this.count += 1;
-    if (!event._ok) {
-      event._defused = true;
+    if ((event._flags & FAILED) !== 0) {
+      event._flags |= DEFUSED;
       this.fail(event._value);
     } else if (this.evaluate(this._events, this.count)) {
       this.succeed();
@@ -105,9 +105,9 @@ export class Condition extends Event<ConditionValue> {
 
   private buildValue(): void {
     for (const event of this._events) {
-      if (event._state !== PROCESSED) event.removeCallback(this.checkCallback);
+      if ((event._flags & PROCESSED) === 0) event.removeCallback(this.checkCallback);
     }
-    if (this._ok) {
+    if ((this._flags & FAILED) === 0) {
       const value = new ConditionValue();
       this._populate(value);
       this._value = value;

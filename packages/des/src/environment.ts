@@ -3,9 +3,10 @@ import { formatBlocked, formatBlockedByKind } from "./blocked-report.js";
 import { AllOf, AnyOf } from "./condition.js";
 import {
   type CallbackSlot,
+  DEFUSED,
   Event,
+  FAILED,
   NORMAL,
-  PENDING,
   PROCESSED,
   type Timeout,
   TRIGGERED,
@@ -122,7 +123,7 @@ export class Environment {
     }
     const event = new Event<T>(this);
     event._value = value;
-    event._state = TRIGGERED;
+    event._flags = TRIGGERED;
     this._schedule(event, NORMAL, delay);
     return event;
   }
@@ -214,8 +215,8 @@ export class Environment {
             context: this._context(),
           });
         }
-        if (until._state === PROCESSED) {
-          if (!until._ok) throw until._value;
+        if ((until._flags & PROCESSED) !== 0) {
+          if ((until._flags & FAILED) !== 0) throw until._value;
           return until._value;
         }
         untilEvent = until;
@@ -231,7 +232,7 @@ export class Environment {
           until = undefined;
         } else {
           untilEvent = new Event(this);
-          untilEvent._state = TRIGGERED;
+          untilEvent._flags |= TRIGGERED;
           this._schedule(untilEvent, URGENT, until - this._now);
         }
       }
@@ -265,7 +266,7 @@ export class Environment {
     } finally {
       this.running = false;
       // A run that ends early (an unhandled failure) must not leave its stop armed for the next.
-      if (untilEvent !== null && untilEvent._state !== PROCESSED)
+      if (untilEvent !== null && (untilEvent._flags & PROCESSED) === 0)
         untilEvent.removeCallback(this.stopCallback);
     }
     if (untilEvent !== null && typeof until !== "number") {
@@ -310,7 +311,7 @@ export class Environment {
     const out: BlockedProcess[] = [];
     for (const process of this.live) {
       const target = process._target;
-      if (target !== null && target._state === PENDING) {
+      if (target !== null && (target._flags & TRIGGERED) === 0) {
         out.push({ process, name: process.name, waitsOn: target, description: target.describe() });
       }
     }
@@ -399,40 +400,38 @@ export class Environment {
   /** Processes one event: runs its callbacks; an unhandled failure stops the run. */
   private fire(event: Event): void {
     this.eventsProcessed += 1;
-    event._state = PROCESSED;
+    event._flags |= TRIGGERED | PROCESSED;
     const first = event._cb0;
     if (first !== null) {
       const second = event._cb1;
-      const more = event._more;
       event._cb0 = null;
-      event._cb1 = null;
-      event._more = null;
+      if (second !== null) event._cb1 = null;
       if (typeof first === "function") first(event);
       else first._wake(event);
       if (second !== null) {
         if (typeof second === "function") second(event);
-        else second._wake(event);
-        if (more !== null) {
-          for (let i = 0; i < more.length; i++) {
-            const slot = more[i] as CallbackSlot;
+        else if (Array.isArray(second)) {
+          for (let i = 0; i < second.length; i++) {
+            const slot = second[i] as CallbackSlot;
             if (typeof slot === "function") slot(event);
             else slot._wake(event);
           }
-        }
+        } else second._wake(event);
       }
     }
-    if (!event._ok && !event._defused) {
-      event._defused = true;
+    const flags = event._flags;
+    if ((flags & (FAILED | DEFUSED)) === FAILED) {
+      event._flags = flags | DEFUSED;
       throw event._value;
     }
   }
 
   private readonly stopCallback = (event: Event): void => {
     this.stopRequested = true;
-    if (event._ok) {
+    if ((event._flags & FAILED) === 0) {
       this.stopValue = event._value;
     } else {
-      event._defused = true;
+      event._flags |= DEFUSED;
       this.stopError = { error: event._value };
     }
   };

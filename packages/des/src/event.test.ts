@@ -1,6 +1,6 @@
 import type { KbError } from "@kb/errors";
 import { describe, expect, it } from "vitest";
-import { Environment, type Event, type ProcessGenerator } from "./index.js";
+import { Environment, type Event, type ProcessGenerator, Store } from "./index.js";
 import { kbError, thrown } from "./test-support.js";
 
 describe("Event lifecycle", () => {
@@ -131,6 +131,74 @@ describe("Event callbacks", () => {
     event.succeed();
     env.run();
     expect(calls).toEqual(["b", "c", "a"]);
+  });
+
+  it("removing callbacks at any position among many keeps the others in order", () => {
+    // The engine stores the first callback inline and the rest in one slot that turns into an
+    // array from the third on: every position of that layout is removed from here.
+    const env = new Environment();
+    const event = env.event();
+    const calls: string[] = [];
+    const make = (name: string) => (): void => {
+      calls.push(name);
+    };
+    const [a, b, c, d, e] = ["a", "b", "c", "d", "e"].map(make) as [
+      () => void,
+      () => void,
+      () => void,
+      () => void,
+      () => void,
+    ];
+    for (const callback of [a, b, c, d, e]) event.addCallback(callback);
+    expect(event.removeCallback(c)).toBe(true);
+    expect(event.removeCallback(a)).toBe(true);
+    expect(event.callbacks).toHaveLength(3);
+    expect(event.removeCallback(e)).toBe(true);
+    expect(event.removeCallback(b)).toBe(true);
+    expect(event.removeCallback(d)).toBe(true);
+    expect(event.callbacks).toEqual([]);
+    event.addCallback(d);
+    event.addCallback(b);
+    event.addCallback(a);
+    expect(event.removeCallback(b)).toBe(true);
+    event.addCallback(e);
+    event.succeed();
+    env.run();
+    expect(calls).toEqual(["d", "a", "e"]);
+  });
+
+  it("state, outcome and handling of an event change independently of one another", () => {
+    // The engine keeps all three (and a request's put/get kind) as bits of one number.
+    const env = new Environment();
+    const event = env.event<number>();
+    event.defused = true;
+    expect([event.triggered, event.processed, event.defused]).toEqual([false, false, true]);
+    event.defused = false;
+    const calls: string[] = [];
+    event.addCallback((e) => calls.push(`a:${e.ok}:${e.defused}`));
+    event.addCallback((e) => calls.push(`b:${e.ok}:${e.defused}`));
+    event.addCallback((e) => {
+      calls.push(`c:${e.ok}:${e.defused}`);
+      e.defused = true;
+    });
+    event.fail(new Error("handled by the third callback"));
+    expect([event.triggered, event.processed, event.ok, event.defused]).toEqual([true, false, false, false]);
+    env.run();
+    expect(calls).toEqual(["a:false:false", "b:false:false", "c:false:false"]);
+    expect([event.triggered, event.processed, event.ok, event.defused]).toEqual([true, true, false, true]);
+
+    const store = new Store<number>(env, { capacity: 1 });
+    const put = store.put(1);
+    const get = store.get();
+    env.run();
+    expect([put.isPut, put.processed, put.ok, get.isPut, get.processed, get.value]).toEqual([
+      true,
+      true,
+      true,
+      false,
+      true,
+      1,
+    ]);
   });
 
   it("processed events have run their callbacks exactly once", () => {

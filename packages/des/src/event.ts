@@ -23,12 +23,19 @@ export const URGENT = 0;
 /** Scheduling priority of every other event. */
 export const NORMAL = 1;
 
-/** @internal lifecycle states */
-export const PENDING = 0;
-/** @internal triggered: has a value and sits in the schedule */
+// An event's lifecycle and outcome are bits of one small integer, `_flags`, rather than a field
+// each: every event is allocated on the hot path, and each field is 8 bytes that a
+// young-generation collection copies for every event still queued. Pending: no bit set.
+/** @internal bit of `_flags`: triggered (has a value; sits in the schedule or was processed) */
 export const TRIGGERED = 1;
-/** @internal processed: its callbacks have run */
+/** @internal bit of `_flags`: processed (its callbacks have run); set together with TRIGGERED */
 export const PROCESSED = 2;
+/** @internal bit of `_flags`: the event failed (its value is the error) */
+export const FAILED = 4;
+/** @internal bit of `_flags`: a failure is handled (SimPy's `defused`) */
+export const DEFUSED = 8;
+/** @internal bit of `_flags` of a resource request: a put (else a get) */
+export const IS_PUT = 16;
 
 /**
  * Something that may happen at a point in simulated time: the SimPy `Event`.
@@ -45,15 +52,14 @@ export const PROCESSED = 2;
 export class Event<T = unknown> {
   /** The environment this event belongs to. */
   readonly env: Environment;
-  /** @internal */ _state: number = PENDING;
-  /** @internal */ _ok = true;
+  /** @internal lifecycle and outcome bits: TRIGGERED, PROCESSED, FAILED, DEFUSED, IS_PUT */
+  _flags = 0;
   /** @internal */ _value: unknown = undefined;
-  /** @internal */ _defused = false;
-  // Callbacks: two inline slots (covers almost every event: a resource trigger and one waiting
-  // process) and an overflow array, so the common case allocates nothing.
+  // Callbacks: one inline slot and a second that holds either a callback or, from the third
+  // callback on, an array of all callbacks after the first. The common case (a resource trigger
+  // and one waiting process) allocates nothing.
   /** @internal */ _cb0: CallbackSlot | null = null;
-  /** @internal */ _cb1: CallbackSlot | null = null;
-  /** @internal */ _more: CallbackSlot[] | null = null;
+  /** @internal */ _cb1: CallbackSlot | CallbackSlot[] | null = null;
 
   constructor(env: Environment) {
     this.env = env;
@@ -61,23 +67,23 @@ export class Event<T = unknown> {
 
   /** True once `succeed`/`fail` has been called (or the event was created triggered). */
   get triggered(): boolean {
-    return this._state !== PENDING;
+    return (this._flags & TRIGGERED) !== 0;
   }
 
   /** True once the engine has processed the event and run its callbacks. */
   get processed(): boolean {
-    return this._state === PROCESSED;
+    return (this._flags & PROCESSED) !== 0;
   }
 
   /** True if the event succeeded. Throws `DES_INVALID_ARGUMENT` while it is pending. */
   get ok(): boolean {
-    if (this._state === PENDING) throw this._notYet("ok");
-    return this._ok;
+    if ((this._flags & TRIGGERED) === 0) throw this._notYet("ok");
+    return (this._flags & FAILED) === 0;
   }
 
   /** The success value, or the error of a failed event. Throws `DES_INVALID_ARGUMENT` while pending. */
   get value(): T {
-    if (this._state === PENDING) throw this._notYet("value");
+    if ((this._flags & TRIGGERED) === 0) throw this._notYet("value");
     return this._value as T;
   }
 
@@ -86,10 +92,10 @@ export class Event<T = unknown> {
    * defused stops the run; set it to `true` to swallow the failure.
    */
   get defused(): boolean {
-    return this._defused;
+    return (this._flags & DEFUSED) !== 0;
   }
   set defused(value: boolean) {
-    this._defused = value;
+    this._flags = value ? this._flags | DEFUSED : this._flags & ~DEFUSED;
   }
 
   /**
@@ -97,11 +103,12 @@ export class Event<T = unknown> {
    * processed (as in SimPy). A copy: use {@link addCallback} / {@link removeCallback} to change it.
    */
   get callbacks(): EventCallback<T>[] | null {
-    if (this._state === PROCESSED) return null;
+    if ((this._flags & PROCESSED) !== 0) return null;
     const slots: CallbackSlot[] = [];
     if (this._cb0 !== null) slots.push(this._cb0);
-    if (this._cb1 !== null) slots.push(this._cb1);
-    if (this._more !== null) slots.push(...this._more);
+    const second = this._cb1;
+    if (Array.isArray(second)) slots.push(...second);
+    else if (second !== null) slots.push(second);
     return slots.map((slot) => (typeof slot === "function" ? slot : (event: Event<T>) => slot._wake(event)));
   }
 
@@ -115,17 +122,18 @@ export class Event<T = unknown> {
 
   /** @internal */
   _addSlot(callback: CallbackSlot): void {
-    if (this._state === PROCESSED) {
+    if ((this._flags & PROCESSED) !== 0) {
       throw new KbError(
         "DES_INVALID_ARGUMENT",
         "cannot add a callback to an event that has already been processed; read its value instead.",
         { context: this.env._context() },
       );
     }
+    const second = this._cb1;
     if (this._cb0 === null) this._cb0 = callback;
-    else if (this._cb1 === null) this._cb1 = callback;
-    else if (this._more === null) this._more = [callback];
-    else this._more.push(callback);
+    else if (second === null) this._cb1 = callback;
+    else if (Array.isArray(second)) second.push(callback);
+    else this._cb1 = [second, callback];
   }
 
   /** Removes the first occurrence of `callback`; returns whether it was found. Order is kept. */
@@ -135,19 +143,23 @@ export class Event<T = unknown> {
 
   /** @internal */
   _removeSlot(callback: CallbackSlot): boolean {
+    const second = this._cb1;
     if (this._cb0 === callback) {
-      this._cb0 = this._cb1;
-      this._cb1 = this._more !== null && this._more.length > 0 ? (this._more.shift() ?? null) : null;
+      this._cb0 = null;
+      if (Array.isArray(second)) this._cb0 = second.shift() ?? null;
+      else if (second !== null) this._cb0 = second;
+      if (!Array.isArray(second) || second.length === 0) this._cb1 = null;
       return true;
     }
-    if (this._cb1 === callback) {
-      this._cb1 = this._more !== null && this._more.length > 0 ? (this._more.shift() ?? null) : null;
+    if (second === callback) {
+      this._cb1 = null;
       return true;
     }
-    if (this._more !== null) {
-      const index = this._more.indexOf(callback);
+    if (Array.isArray(second)) {
+      const index = second.indexOf(callback);
       if (index >= 0) {
-        this._more.splice(index, 1);
+        second.splice(index, 1);
+        if (second.length === 0) this._cb1 = null;
         return true;
       }
     }
@@ -159,10 +171,9 @@ export class Event<T = unknown> {
    * Throws `DES_ALREADY_TRIGGERED` if it was triggered before.
    */
   succeed(value?: T): this {
-    if (this._state !== PENDING) throw this._alreadyTriggered("succeed");
-    this._ok = true;
+    if ((this._flags & TRIGGERED) !== 0) throw this._alreadyTriggered("succeed");
+    this._flags = (this._flags & ~FAILED) | TRIGGERED;
     this._value = value;
-    this._state = TRIGGERED;
     this.env._schedule(this, NORMAL, 0);
     return this;
   }
@@ -173,20 +184,18 @@ export class Event<T = unknown> {
    * Throws `DES_ALREADY_TRIGGERED` if it was triggered before.
    */
   fail(error: unknown): this {
-    if (this._state !== PENDING) throw this._alreadyTriggered("fail");
-    this._ok = false;
+    if ((this._flags & TRIGGERED) !== 0) throw this._alreadyTriggered("fail");
+    this._flags |= FAILED | TRIGGERED;
     this._value = error;
-    this._state = TRIGGERED;
     this.env._schedule(this, NORMAL, 0);
     return this;
   }
 
   /** Triggers this event with the outcome (ok and value) of another, triggered event. */
   trigger(other: Event<T>): this {
-    if (this._state !== PENDING) throw this._alreadyTriggered("trigger");
-    this._ok = other._ok;
+    if ((this._flags & TRIGGERED) !== 0) throw this._alreadyTriggered("trigger");
+    this._flags = (this._flags & ~FAILED) | (other._flags & FAILED) | TRIGGERED;
     this._value = other._value;
-    this._state = TRIGGERED;
     this.env._schedule(this, NORMAL, 0);
     return this;
   }
@@ -200,7 +209,7 @@ export class Event<T = unknown> {
   _alreadyTriggered(operation: string): KbError {
     return new KbError(
       "DES_ALREADY_TRIGGERED",
-      `${operation}() on ${this.describe()} that was already triggered (${this._ok ? "succeeded" : "failed"}); an event triggers exactly once. Create a new event for a new occurrence.`,
+      `${operation}() on ${this.describe()} that was already triggered (${(this._flags & FAILED) === 0 ? "succeeded" : "failed"}); an event triggers exactly once. Create a new event for a new occurrence.`,
       { context: this.env._context() },
     );
   }

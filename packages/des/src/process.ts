@@ -1,6 +1,6 @@
 import { KbError } from "@kb/errors";
 import type { Environment } from "./environment.js";
-import { Event, PENDING, PROCESSED, TRIGGERED, URGENT, type Waiter } from "./event.js";
+import { DEFUSED, Event, FAILED, PROCESSED, TRIGGERED, URGENT, type Waiter } from "./event.js";
 
 // `next`/`throw` of every native generator, looked up once. Each `function*` closure has its own
 // prototype object, so generator objects of hundreds of closures have hundreds of hidden classes
@@ -79,7 +79,7 @@ export class Process<R = unknown> extends Event<R> implements Waiter {
     this._generator = generator;
     this.native = isNativeGenerator(generator);
     const start = new Event(env);
-    start._state = TRIGGERED;
+    start._flags |= TRIGGERED;
     start._value = undefined;
     start._cb0 = this;
     this._target = start;
@@ -94,7 +94,7 @@ export class Process<R = unknown> extends Event<R> implements Waiter {
 
   /** True until the generator returns or throws. */
   get isAlive(): boolean {
-    return this._state === PENDING;
+    return (this._flags & TRIGGERED) === 0;
   }
 
   /** The event the process currently waits on (`null` once it has ended). */
@@ -109,7 +109,7 @@ export class Process<R = unknown> extends Event<R> implements Waiter {
    */
   interrupt(cause?: unknown): void {
     const env = this.env;
-    if (this._state !== PENDING) {
+    if ((this._flags & TRIGGERED) !== 0) {
       throw new KbError(
         "DES_INVALID_INTERRUPT",
         `cannot interrupt process "${this.name}": it has already ended.`,
@@ -126,12 +126,10 @@ export class Process<R = unknown> extends Event<R> implements Waiter {
       );
     }
     const interruption = new Event(env);
-    interruption._state = TRIGGERED;
-    interruption._ok = false;
+    interruption._flags = TRIGGERED | FAILED | DEFUSED;
     interruption._value = new Interrupt(cause);
-    interruption._defused = true;
     interruption._cb0 = (event: Event) => {
-      if (this._state !== PENDING) return;
+      if ((this._flags & TRIGGERED) !== 0) return;
       const target = this._target;
       if (target !== null) target._removeSlot(this);
       this._wake(event);
@@ -151,10 +149,10 @@ export class Process<R = unknown> extends Event<R> implements Waiter {
     for (;;) {
       let step: IteratorResult<Event, R>;
       try {
-        if (event._ok) {
+        if ((event._flags & FAILED) === 0) {
           step = this.native ? generatorNext.call(generator, event._value) : generator.next(event._value);
         } else {
-          event._defused = true;
+          event._flags |= DEFUSED;
           step = this.native ? generatorThrow.call(generator, event._value) : generator.throw(event._value);
         }
       } catch (error) {
@@ -171,7 +169,7 @@ export class Process<R = unknown> extends Event<R> implements Waiter {
         event = this.invalidYield(yielded);
         continue;
       }
-      if (yielded._state !== PROCESSED) {
+      if ((yielded._flags & PROCESSED) === 0) {
         if (yielded._cb0 === null) yielded._cb0 = this;
         else if (yielded._cb1 === null) yielded._cb1 = this;
         else yielded._addSlot(this);
@@ -184,9 +182,8 @@ export class Process<R = unknown> extends Event<R> implements Waiter {
   }
 
   private finish(ok: boolean, value: unknown): void {
-    this._ok = ok;
+    this._flags = ok ? (this._flags & ~FAILED) | TRIGGERED : this._flags | FAILED | TRIGGERED;
     this._value = value;
-    this._state = TRIGGERED;
     this._target = null;
     this.env._processEnded(this);
     this.env._schedule(this, 1, 0);
@@ -195,8 +192,7 @@ export class Process<R = unknown> extends Event<R> implements Waiter {
   private invalidYield(yielded: unknown): Event {
     const foreign = yielded instanceof Event;
     const failure = new Event(this.env);
-    failure._state = PROCESSED;
-    failure._ok = false;
+    failure._flags = TRIGGERED | PROCESSED | FAILED;
     failure._value = new KbError(
       foreign ? "DES_FOREIGN_EVENT" : "DES_INVALID_YIELD",
       foreign

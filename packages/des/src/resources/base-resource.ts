@@ -1,6 +1,6 @@
 import { KbError } from "@kb/errors";
 import type { Environment } from "../environment.js";
-import { Event, PENDING, type Waiter } from "../event.js";
+import { Event, IS_PUT, TRIGGERED, type Waiter } from "../event.js";
 
 /**
  * A put or get request on a resource: an event that succeeds when the resource grants it.
@@ -18,13 +18,12 @@ export class ResourceEvent<T = unknown> extends Event<T> {
    */
   readonly payload: unknown;
   /** @internal */ readonly _resource: BaseResource<any, any>;
-  /** @internal */ readonly _isPut: boolean;
   /** @internal next request in the resource's wait queue */ _next: ResourceEvent<any> | null = null;
 
   constructor(resource: BaseResource<any, any>, isPut: boolean, payload?: unknown) {
     super(resource.env);
     this._resource = resource;
-    this._isPut = isPut;
+    if (isPut) this._flags = IS_PUT;
     this.payload = payload;
   }
 
@@ -35,17 +34,17 @@ export class ResourceEvent<T = unknown> extends Event<T> {
 
   /** Whether this is a put (true) or a get (false). */
   get isPut(): boolean {
-    return this._isPut;
+    return (this._flags & IS_PUT) !== 0;
   }
 
   /** Withdraws the request if it has not been granted yet; returns whether it was withdrawn. */
   cancel(): boolean {
-    if (this._state !== PENDING) return false;
+    if ((this._flags & TRIGGERED) !== 0) return false;
     return this._resource._withdraw(this);
   }
 
   override describe(): string {
-    return `${this._isPut ? "put into" : "get from"} ${this._resource.describe()}`;
+    return `${this.isPut ? "put into" : "get from"} ${this._resource.describe()}`;
   }
 }
 
@@ -77,7 +76,7 @@ export abstract class BaseResource<P extends ResourceEvent<any>, G extends Resou
    * put or get event has its resource as first callback, as in SimPy).
    */
   _wake(event: Event): void {
-    if ((event as ResourceEvent)._isPut) this._triggerGet();
+    if ((event._flags & IS_PUT) !== 0) this._triggerGet();
     else this._triggerPut();
   }
 
@@ -109,7 +108,7 @@ export abstract class BaseResource<P extends ResourceEvent<any>, G extends Resou
     if (this._putQueue.head === null) {
       // Same outcome as queueing and retrying, without the queue: the new put is the only one.
       this.doPut(event);
-      if (event._state === PENDING) this._insertPut(event);
+      if ((event._flags & TRIGGERED) === 0) this._insertPut(event);
     } else {
       this._insertPut(event);
       this._triggerPut();
@@ -127,7 +126,7 @@ export abstract class BaseResource<P extends ResourceEvent<any>, G extends Resou
     event._cb0 = this;
     if (this._getQueue.head === null) {
       this.doGet(event);
-      if (event._state === PENDING) this._getQueue.push(event);
+      if ((event._flags & TRIGGERED) === 0) this._getQueue.push(event);
     } else {
       this._getQueue.push(event);
       this._triggerGet();
@@ -143,7 +142,7 @@ export abstract class BaseResource<P extends ResourceEvent<any>, G extends Resou
     while (event !== null) {
       const next = event._next as P | null;
       const proceed = this.doPut(event);
-      if (event._state === PENDING) previous = event;
+      if ((event._flags & TRIGGERED) === 0) previous = event;
       else queue.unlink(event, previous);
       if (!proceed) break;
       event = next;
@@ -158,7 +157,7 @@ export abstract class BaseResource<P extends ResourceEvent<any>, G extends Resou
     while (event !== null) {
       const next = event._next as G | null;
       const proceed = this.doGet(event);
-      if (event._state === PENDING) previous = event;
+      if ((event._flags & TRIGGERED) === 0) previous = event;
       else queue.unlink(event, previous);
       if (!proceed) break;
       event = next;
@@ -167,7 +166,7 @@ export abstract class BaseResource<P extends ResourceEvent<any>, G extends Resou
 
   /** @internal */
   _withdraw(event: ResourceEvent<any>): boolean {
-    return (event._isPut ? this._putQueue : this._getQueue).remove(event as P & G);
+    return ((event._flags & IS_PUT) !== 0 ? this._putQueue : this._getQueue).remove(event as P & G);
   }
 }
 

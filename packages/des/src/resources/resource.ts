@@ -1,6 +1,6 @@
 import { KbError } from "@kb/errors";
 import type { Environment } from "../environment.js";
-import { PENDING } from "../event.js";
+import { TRIGGERED } from "../event.js";
 import { BaseResource, checkCapacity, formatCapacity, ResourceEvent } from "./base-resource.js";
 
 /** Options of {@link Resource} and {@link PriorityResource}. */
@@ -128,7 +128,7 @@ export class Resource extends BaseResource<Request, Release> {
 
   protected doGet(event: Release): boolean {
     const request = event.request;
-    if (request._state === PENDING) {
+    if ((request._flags & TRIGGERED) === 0) {
       this._withdraw(request);
     } else {
       const index = this.users.indexOf(request);
