@@ -1,6 +1,7 @@
 import type { Event, ForwardingModel, ForwardingModelContext, HopPacket, ModelStat } from "@kb/components";
-import { type Held, IDLE, InputVc, newHeld, SA, VA } from "./vc-buffer.js";
+import { type Held, IDLE, type InputVc, newHeld, SA, VA } from "./vc-buffer.js";
 import { type Fabric, fabricOf, VcClock } from "./vc-clock.js";
+import { VcPorts } from "./vc-ports.js";
 
 // `port_hop_v1` with `vcs` > 0: BookSim 2's input-queued virtual-channel router (`iq`), cycle by
 // cycle (docs/latency-model.md section 4, "Virtual channels"). Each input port has `vcs` virtual
@@ -50,15 +51,13 @@ const CREDIT_STALLS = {
 export const PORT_HOP_COUNTERS = [PORT_WAIT, CREDIT_STALLS] as const;
 
 /** The state of one VC router (one topology node). */
-export class VcRouter implements ForwardingModel {
-  private readonly vcs: number;
+export class VcRouter extends VcPorts implements ForwardingModel {
   private readonly buffer: number;
   private readonly cycleNs: number;
   /** Ticks from a switch grant to the flit's departure (1 + the switch traversal). */
   private readonly leaveTicks: number;
   readonly clock: VcClock;
   private readonly fabric: Fabric<VcRouter>;
-  private readonly inputs: InputVc[][];
   /** The VC each packet admitted on an input fed by a non-VC node will arrive in, in order. */
   private readonly expected: number[][];
   /** The packets a VC router upstream announced on each input, in the order their heads arrive. */
@@ -66,17 +65,11 @@ export class VcRouter implements ForwardingModel {
   /** Free flits of each input VC fed by a non-VC node (what `admit` grants from). */
   private readonly room: number[][];
   private readonly feeder: (VcRouter | null | undefined)[];
+  /** Per input fed by a VC router, that router's output leading here (where credits go back). */
+  private readonly feederOut: number[];
   /** Per output: the VC router of this clock behind it and its input index there (null: anything else). */
   private readonly downstream: (VcRouter | null | undefined)[];
   private readonly downstreamPort: number[];
-  private readonly credits: number[][];
-  /** The first tick each output VC may be allocated again. */
-  private readonly vcFree: number[][];
-  /** The first tick each input / output is free of a packet crossing whole (towards a non-VC node). */
-  private readonly inBusy: number[];
-  private readonly outBusy: number[];
-  /** Credits coming back: (tick, output, VC, flits) in a row, four numbers each (no object per flit). */
-  private readonly pending: number[] = [];
   private readonly vaGrant: number[];
   private readonly vaAccept: number[];
   private readonly saGrant: number[];
@@ -100,7 +93,7 @@ export class VcRouter implements ForwardingModel {
   ) {
     const inputs = Math.max(1, context.inputs.length);
     const outputs = Math.max(1, context.outputs.length);
-    this.vcs = params.vcs;
+    super(inputs, outputs, params.vcs, params.vc_buffer_flits);
     this.buffer = params.vc_buffer_flits;
     this.cycleNs = params.cycle_ns;
     const pipeline = Math.round(params.first_flit_ns / params.cycle_ns);
@@ -117,17 +110,13 @@ export class VcRouter implements ForwardingModel {
     this.clock = clock;
     const grid = (rows: number, value: number) =>
       Array.from({ length: rows }, () => new Array<number>(this.vcs).fill(value));
-    this.inputs = Array.from({ length: inputs }, () => Array.from({ length: this.vcs }, () => new InputVc()));
     this.expected = Array.from({ length: inputs }, () => []);
     this.announced = Array.from({ length: inputs }, () => []);
     this.room = grid(inputs, this.buffer);
     this.feeder = new Array(inputs).fill(undefined);
+    this.feederOut = new Array<number>(inputs).fill(-1);
     this.downstream = new Array(outputs).fill(undefined);
     this.downstreamPort = new Array<number>(outputs).fill(-1);
-    this.credits = grid(outputs, this.buffer);
-    this.vcFree = grid(outputs, 0);
-    this.inBusy = new Array<number>(inputs).fill(0);
-    this.outBusy = new Array<number>(outputs).fill(0);
     this.vaGrant = new Array<number>(outputs * this.vcs).fill(0);
     this.vaAccept = new Array<number>(inputs * this.vcs).fill(0);
     this.saGrant = new Array<number>(outputs).fill(0);
@@ -145,8 +134,13 @@ export class VcRouter implements ForwardingModel {
       feeder = this.fabric.routers.get(this.context.inputs[port] ?? "") ?? null;
       if (feeder !== null && feeder.clock !== this.clock) feeder = null;
       this.feeder[port] = feeder;
+      if (feeder !== null) this.feederOut[port] = feeder.context.outputs.indexOf(this.context.id);
     }
     return feeder;
+  }
+
+  protected hasDownstream(out: number): boolean {
+    return this.downstreamOf(out) !== null;
   }
 
   /** The VC router of this clock behind output `port`, or null (an endpoint, another model or clock: unbounded). */
@@ -190,9 +184,11 @@ export class VcRouter implements ForwardingModel {
    */
   announce(port: number, vc: number, flits: number): Held {
     const packet = newHeld(null, flits, port, vc, Number.NaN);
-    ((this.inputs[port] as InputVc[])[vc] as InputVc).queue.push(packet);
+    (this.inputVcs[port * this.vcs + vc] as InputVc).queue.push(packet);
     (this.announced[port] as Held[]).push(packet);
+    this.occupied[port] = (this.occupied[port] as number) + 1;
     this.held++;
+    this.sleepUntil = 0;
     return packet;
   }
 
@@ -211,13 +207,15 @@ export class VcRouter implements ForwardingModel {
       const flits = packet.flits(this.params.flit_bytes);
       record = newHeld(null, flits, port, vc, 0);
       for (let k = 0; k < flits; k++) record.at.push(tick + k);
-      ((this.inputs[port] as InputVc[])[vc] as InputVc).queue.push(record);
+      (this.inputVcs[port * this.vcs + vc] as InputVc).queue.push(record);
+      this.occupied[port] = (this.occupied[port] as number) + 1;
       this.held++;
     }
     record.view = packet;
     record.out = out;
     record.toSink = packet.kind === "response" && packet.to === packet.destination;
     record.arrivedNs = now;
+    this.sleepUntil = 0;
     this.clock.wake(this, tick);
     return undefined;
   }
@@ -229,9 +227,10 @@ export class VcRouter implements ForwardingModel {
    */
   flitSent(packet: Held, tick: number): void {
     packet.at.push(tick);
+    this.sleepUntil = 0;
     if (packet.sent < packet.flits) return;
     const feeder = this.feederOf(packet.port) as VcRouter;
-    feeder.credit(tick + packet.offset + 1, feeder.outputIndexOf(this.context.id), packet.vc, 1);
+    feeder.credit(tick + packet.offset + 1, this.feederOut[packet.port] as number, packet.vc, 1);
   }
 
   /** Has packets to move or room to give back. */
@@ -239,39 +238,16 @@ export class VcRouter implements ForwardingModel {
     return this.held > 0 || this.pending.length > 0;
   }
 
-  /** A credit for output `port`'s VC `vc` comes back at `tick`. */
-  credit(tick: number, port: number, vc: number, flits: number): void {
-    this.pending.push(tick, port, vc, flits);
-  }
-
   /** One cycle: credits back, then RC, VA and SA (each stage's winners move on next cycle). */
   step(tick: number): void {
+    if (tick < this.sleepUntil) return;
+    const moves = this.moves;
     if (this.pending.length > 0) this.returnCredits(tick);
     if (this.held === 0) return;
     this.route(tick);
     this.allocateVcs(tick);
     this.allocateSwitch(tick);
-  }
-
-  private returnCredits(tick: number): void {
-    let kept = 0;
-    const pending = this.pending;
-    for (let at = 0; at < pending.length; at += 4) {
-      const port = pending[at + 1] as number;
-      const vc = pending[at + 2] as number;
-      const flits = pending[at + 3] as number;
-      if ((pending[at] as number) > tick) {
-        pending[kept] = pending[at] as number;
-        pending[kept + 1] = port;
-        pending[kept + 2] = vc;
-        pending[kept + 3] = flits;
-        kept += 4;
-      } else {
-        const row = this.credits[port] as number[];
-        row[vc] = (row[vc] as number) + flits;
-      }
-    }
-    pending.length = kept;
+    if (this.moves === moves) this.sleepUntil = this.nextChange(tick);
   }
 
   /** Room on an input fed by a non-VC node is free again (its packet's tail left): offer it. */
@@ -283,8 +259,11 @@ export class VcRouter implements ForwardingModel {
   };
 
   private route(tick: number): void {
-    for (const row of this.inputs) {
-      for (const input of row) {
+    const V = this.vcs;
+    for (let i = 0; i < this.inputCount; i++) {
+      if (this.occupied[i] === 0) continue;
+      for (let r = i * V; r < i * V + V; r++) {
+        const input = this.inputVcs[r] as InputVc;
         const front = input.queue[0];
         if (input.state !== IDLE || front === undefined || front.view === null) continue;
         const at = Math.max(input.eligible, (front.at[0] as number) + front.offset);
@@ -292,6 +271,7 @@ export class VcRouter implements ForwardingModel {
         input.state = VA;
         input.eligible = tick + 1;
         this.waitingVa++;
+        this.moves++;
       }
     }
   }
@@ -305,13 +285,13 @@ export class VcRouter implements ForwardingModel {
   private allocateVcs(tick: number): void {
     if (this.waitingVa === 0) return;
     const V = this.vcs;
-    const inVcs = this.inputs.length * V;
+    const inVcs = this.inputVcs.length;
     const best = this.vaBest;
     const touched = this.touched;
     touched.length = 0;
     // Grant: each open output VC picks the requesting input VC first from its pointer.
     for (let r = 0; r < inVcs; r++) {
-      const input = (this.inputs[Math.floor(r / V)] as InputVc[])[r % V] as InputVc;
+      const input = this.inputVcs[r] as InputVc;
       if (input.state !== VA || input.eligible > tick) continue;
       const out = (input.queue[0] as Held).out;
       for (let vc = 0; vc < V; vc++) {
@@ -334,7 +314,7 @@ export class VcRouter implements ForwardingModel {
     }
     // Accept: each input VC takes the granted output VC first from its own pointer.
     for (let r = 0; r < inVcs; r++) {
-      const input = (this.inputs[Math.floor(r / V)] as InputVc[])[r % V] as InputVc;
+      const input = this.inputVcs[r] as InputVc;
       if (input.state !== VA || input.eligible > tick) continue;
       const out = (input.queue[0] as Held).out;
       const pointer = this.vaAccept[r] as number;
@@ -349,6 +329,7 @@ export class VcRouter implements ForwardingModel {
       (this.vcFree[out] as number[])[pick] = Number.POSITIVE_INFINITY;
       input.state = SA;
       this.waitingVa--;
+      this.moves++;
       input.outVc = pick;
       input.eligible = tick + 1;
     }
@@ -357,17 +338,17 @@ export class VcRouter implements ForwardingModel {
 
   /** Switch allocation, flit by flit: one iSLIP iteration over input ports x output ports. */
   private allocateSwitch(tick: number): void {
-    const inputs = this.inputs.length;
+    const inputs = this.inputCount;
     const outputs = this.saBest.length;
+    const V = this.vcs;
     const best = this.saBest;
     const touched = this.touched;
     touched.length = 0;
     // Grant: each output picks the requesting input first from its pointer.
     for (let i = 0; i < inputs; i++) {
-      if ((this.inBusy[i] as number) > tick) continue;
-      const row = this.inputs[i] as InputVc[];
-      for (const input of row) {
-        const out = this.request(input, tick);
+      if (this.occupied[i] === 0 || (this.inBusy[i] as number) > tick) continue;
+      for (let r = i * V; r < i * V + V; r++) {
+        const out = this.request(this.inputVcs[r] as InputVc, tick);
         if (out < 0) continue;
         const current = best[out] as number;
         if (current === i) continue;
@@ -383,6 +364,7 @@ export class VcRouter implements ForwardingModel {
     if (touched.length === 0) return;
     // Accept: each input takes the granting output first from its pointer.
     for (let i = 0; i < inputs; i++) {
+      if (this.occupied[i] === 0) continue;
       const pointer = this.saAccept[i] as number;
       let pick = -1;
       for (let k = 0; k < outputs && pick < 0; k++) {
@@ -423,12 +405,11 @@ export class VcRouter implements ForwardingModel {
 
   /** The VC of input `i` whose front flit may cross to `out` now (-1: none), round robin from the input's pointer. */
   private ready(i: number, out: number, tick: number): number {
-    const row = this.inputs[i] as InputVc[];
     const V = this.vcs;
     const start = this.vcNext[i] as number;
     for (let k = 0; k < V; k++) {
       const vc = (start + k) % V;
-      const input = row[vc] as InputVc;
+      const input = this.inputVcs[i * V + vc] as InputVc;
       if (this.request(input, tick) === out) return vc;
     }
     return -1;
@@ -436,7 +417,7 @@ export class VcRouter implements ForwardingModel {
 
   /** The front flit of input `i`'s VC `vc` won output `out` at `tick`: it leaves (the whole packet, towards a non-VC node). */
   private cross(i: number, vc: number, out: number, tick: number): void {
-    const input = (this.inputs[i] as InputVc[])[vc] as InputVc;
+    const input = this.inputVcs[i * this.vcs + vc] as InputVc;
     const packet = input.queue[0] as Held;
     const next = this.downstreamOf(out);
     const outVc = input.outVc;
@@ -444,6 +425,7 @@ export class VcRouter implements ForwardingModel {
     const view = packet.view as HopPacket;
     const feeder = this.feederOf(i);
     this.vcNext[i] = (vc + 1) % this.vcs;
+    this.moves++;
     let tailTick = tick; // the tick its tail crosses
     if (next !== null || packet.toSink) {
       const flit = packet.sent++;
@@ -466,7 +448,7 @@ export class VcRouter implements ForwardingModel {
         this.context.send(view, headNs, (departTick + 1) * this.cycleNs);
       }
       // The flit's slot on input i comes back to the VC router feeding it a cycle after it left.
-      if (feeder !== null) feeder.credit(tick + 1, feeder.outputIndexOf(this.context.id), vc, 1);
+      if (feeder !== null) feeder.credit(tick + 1, this.feederOut[i] as number, vc, 1);
       if (flit < packet.flits - 1) return;
     } else {
       // Whole: input and output held for its flits, its slots given back a cycle after its tail.
@@ -477,11 +459,11 @@ export class VcRouter implements ForwardingModel {
       this.outBusy[out] = tailTick + 1;
       this.waitedNs += departTick * this.cycleNs - packet.arrivedNs - this.params.first_flit_ns;
       this.context.send(view, departTick * this.cycleNs);
-      if (feeder !== null)
-        feeder.credit(tailTick + 1, feeder.outputIndexOf(this.context.id), vc, packet.at.length);
+      if (feeder !== null) feeder.credit(tailTick + 1, this.feederOut[i] as number, vc, packet.at.length);
     }
     // The tail crossed: the VC routes its next head from the next cycle, the output VC is free.
     input.queue.shift();
+    this.occupied[i] = (this.occupied[i] as number) - 1;
     input.state = IDLE;
     input.eligible = tailTick + 1;
     input.outVc = -1;
@@ -495,11 +477,6 @@ export class VcRouter implements ForwardingModel {
         .timeout(Math.max(0, (tailTick + 1) * this.cycleNs - env.now), { port: i, vc, flits: room })
         .addCallback(this.roomBack);
     }
-  }
-
-  /** The output leading to node `id` (its credits are kept here). */
-  outputIndexOf(id: string): number {
-    return this.context.outputs.indexOf(id);
   }
 
   stats(): readonly ModelStat[] {
