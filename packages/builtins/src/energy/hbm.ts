@@ -1,6 +1,11 @@
 import type { EnergyCost, EnergyTable } from "@kb/spec";
 import { resolveTopology } from "@kb/topology";
-import { type HbmCtrlV2Params, hbmCtrlV2Config, hbmCtrlV2Params } from "../hbm-v2/params.js";
+import {
+  type HbmCtrlV2Config,
+  type HbmCtrlV2Params,
+  hbmCtrlV2Config,
+  hbmCtrlV2Params,
+} from "../hbm-v2/params.js";
 import { HBM_PRESETS, type HbmPresetName, type HbmTiming } from "../hbm-v2/presets.js";
 
 // HBM energy from the presets' supply currents, with DRAMPower 5's core formulas (docs/energy.md):
@@ -129,18 +134,26 @@ export const HBM_CTRL_V2_ENERGY: EnergyTable = {
 };
 
 function hbmV2Values(params: HbmCtrlV2Params): Record<string, number> {
-  const config = hbmCtrlV2Config(params);
-  const banks = config.sids * config.bankGroups * config.banksPerGroup;
-  const energy = hbmCommandEnergy(HBM_POWER[config.preset], config.timing, banks);
+  const energy = hbmCtrlV2CommandEnergy(hbmCtrlV2Config(params));
   return {
     act_pj: energy.actPj,
     pre_pj: energy.prePj,
     rd_pj: energy.rdPj,
     wr_pj: energy.wrPj,
-    ref_pj: config.refresh === "per_bank" ? energy.refPerBankPj : energy.refPj,
+    ref_pj: energy.refPj,
     background_mw: energy.backgroundMw * portsOf(params),
     io_pj_per_bit: TSV_PJ_PER_BIT,
   };
+}
+
+/**
+ * One pseudo-channel's energy per command of `hbm_ctrl_v2` under `config` (its preset's currents,
+ * its timing), `refPj` the refresh command its policy issues (REFab, or REFpb).
+ */
+export function hbmCtrlV2CommandEnergy(config: HbmCtrlV2Config): HbmCommandEnergy {
+  const banks = config.sids * config.bankGroups * config.banksPerGroup;
+  const energy = hbmCommandEnergy(HBM_POWER[config.preset], config.timing, banks);
+  return config.refresh === "per_bank" ? { ...energy, refPj: energy.refPerBankPj } : energy;
 }
 
 function portsOf(params: { readonly channels?: number; readonly pseudo_channels?: number }): number {
