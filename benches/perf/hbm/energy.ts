@@ -21,7 +21,7 @@ export interface HbmEnergy {
   rd_wr_j: number;
   /** Refresh commands. */
   ref_j: number;
-  /** Standby (kernbench: precharged standby throughout; DRAMPower: per state). */
+  /** Standby: precharged (IDD2N) throughout, plus active (IDD3N) while a bank is open or refreshing. */
   background_j: number;
   total_j: number;
 }
@@ -54,7 +54,7 @@ export function kernbenchEnergy(model: MemoryModel, endNs: number): HbmEnergy | 
     act_pre: total("act") * e.actPj + total("pre") * e.prePj,
     rd_wr: total("rd") * e.rdPj + total("wr") * e.wrPj,
     ref: total("ref") * e.refPj,
-    background: e.backgroundMw * ports * endNs,
+    background: e.backgroundMw * ports * endNs + e.activeMw * total("active_ns"),
   };
   return joules(pj);
 }

@@ -13,7 +13,8 @@ import { HBM_PRESETS, type HbmPresetName, type HbmTiming } from "../hbm-v2/prese
 //   ACT:  VDD (IDD0 - IDD3N) tRAS        PRE:  VDD (IDD0 - IDD2N) tRP
 //   RD:   VDD (IDD4R - IDD3N) tBL        WR:   VDD (IDD4W - IDD3N) tBL
 //   REF:  VDD (IDD5B - IDD3N) tRFC (all-bank; a per-bank REF: tRFCpb / banks)
-//   background: VDD IDD2N per pseudo-channel, over the whole run.
+//   background: VDD IDD2N per pseudo-channel, over the whole run, plus VDD (IDD3N - IDD2N) while a
+//   bank is open or refreshing (DRAMPower's active standby, rho = 1).
 // mA x V x ns = pJ.
 
 /** Supply currents of one pseudo-channel, mA, and its core voltage, V. */
@@ -73,6 +74,8 @@ export interface HbmCommandEnergy {
   /** One REFpb (one bank). */
   readonly refPerBankPj: number;
   readonly backgroundMw: number;
+  /** What active standby adds to the precharged one, mW. */
+  readonly activeMw: number;
 }
 
 /** DRAMPower's per-command energies for `power` at `timing` (`banks` per pseudo-channel). */
@@ -86,6 +89,7 @@ export function hbmCommandEnergy(power: HbmPower, timing: HbmTiming, banks: numb
     refPj: vdd * (idd5b - idd3n) * timing.tRFC,
     refPerBankPj: (vdd * (idd5b - idd3n) * timing.tRFCpb) / banks,
     backgroundMw: vdd * idd2n,
+    activeMw: vdd * (idd3n - idd2n),
   };
 }
 
@@ -128,6 +132,11 @@ export const HBM_CTRL_V2_ENERGY: EnergyTable = {
     ["wr_pj", "wr", "One write burst: VDD (IDD4W - IDD3N) tBL."],
     ["ref_pj", "ref", "One refresh: VDD (IDD5B - IDD3N) tRFC for REFab, tRFCpb / banks for REFpb."],
     ["background_mw", "time_ns", "Standby of every pseudo-channel: VDD IDD2N x channels x pseudo_channels."],
+    [
+      "active_pj",
+      "active_ns",
+      "Active standby over precharged, while a pseudo-channel has a bank open or refreshing: VDD (IDD3N - IDD2N).",
+    ],
     ["io_pj_per_bit", "bytes", "TSV I/O of each byte read or written."],
   ]),
   values: (params) => hbmV2Values(params as HbmCtrlV2Params),
@@ -142,6 +151,7 @@ function hbmV2Values(params: HbmCtrlV2Params): Record<string, number> {
     wr_pj: energy.wrPj,
     ref_pj: energy.refPj,
     background_mw: energy.backgroundMw * portsOf(params),
+    active_pj: energy.activeMw, // mW x ns = pJ: charged per ns of active_ns
     io_pj_per_bit: TSV_PJ_PER_BIT,
   };
 }

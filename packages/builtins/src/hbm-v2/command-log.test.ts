@@ -7,7 +7,7 @@ import { hbm3Harness, hbmModel, requestAt } from "./test-support.js";
 const BURST = "0".repeat(64); // 32 B of zeros
 
 describe("hbm_ctrl_v2's DRAM command trace (DRAMPower's CSV)", () => {
-  it("a 64 B read, then a write to another row of its bank: ACT RD RD, PRE ACT WR, in clocks of tCK", () => {
+  it("a 64 B read, then a write to another row of its bank: ACT RD RD, PRE ACT WR, at their last clocks", () => {
     const h = hbm3Harness();
     const logs = hbmModel(h).recordCommands();
     requestAt(h, 0, "read", 0, 64); // ch0 PC0, SID 0, BG 0, bank 0, row 0: bursts at col0 0 and 1
@@ -15,19 +15,20 @@ describe("hbm_ctrl_v2's DRAM command trace (DRAMPower's CSV)", () => {
     h.machine.run();
     // By hand (hbm3, tCK 0.625 ns; Ramulator's multi-cycle rule: nominal + len(prev) - len(next),
     // ACT 1.5 CK, PRE 0.5 CK, RD/WR 1 CK; front end 1 CK):
-    //   ACT at 0.625 = clock 1; RD at 0.625 + tRCD_RD 19.375 + 0.9375 - 0.625 = 20.3125 (clock 32.5,
-    //   logged 32); the second burst tCCD_L 2.5 ns later, 22.8125 (clock 36);
-    //   the write arrives at 100, ready 100.625: PRE at 100.625 (clock 161); ACT tRP 16.25 +
-    //   0.3125 - 0.9375 later, 116.25 (clock 186); WR tRCD_WR 9.375 + 0.9375 - 0.625 later,
-    //   125.9375 (clock 201).
+    //   ACT at 0.625, ending 1.5625 (clock 2.5: logged 2); RD at 0.625 + tRCD_RD 19.375 + 0.9375 -
+    //   0.625 = 20.3125, ending 20.9375 (clock 33); the second burst tCCD_L 2.5 ns later (clock 37);
+    //   the write arrives at 100, ready 100.625: PRE at 100.625, ending 100.9375 (clock 161); ACT
+    //   tRP 16.25 + 0.3125 - 0.9375 later, 116.25, ending 117.1875 (clock 187); WR tRCD_WR 9.375 +
+    //   0.9375 - 0.625 later, 125.9375, ending 126.5625 (clock 202). Each gap is then the nominal
+    //   constraint, as DRAMPower counts it (ACT to RD 31 = nRCDRD, PRE to ACT 26 = nRP).
     const text = drampowerTrace(logs[0] as never, hbmModel(h).config, 250);
     expect(text.split("\n")).toEqual([
-      "1,ACT,0,0,0,0,0",
-      `32,RD,0,0,0,0,0,${BURST}`,
-      `36,RD,0,0,0,0,0,${BURST}`,
+      "2,ACT,0,0,0,0,0",
+      `33,RD,0,0,0,0,0,${BURST}`,
+      `37,RD,0,0,0,0,0,${BURST}`,
       "161,PRE,0,0,0,0,0",
-      "186,ACT,0,0,0,1,0",
-      `201,WR,0,0,0,1,0,${BURST}`,
+      "187,ACT,0,0,0,1,0",
+      `202,WR,0,0,0,1,0,${BURST}`,
       "400,END,0,0,0,0,0",
       "",
     ]);
@@ -42,7 +43,7 @@ describe("hbm_ctrl_v2's DRAM command trace (DRAMPower's CSV)", () => {
     requestAt(h, 0, "read", (5 << 20) | (3 << 18) | (2 << 16) | (1 << 15), 32);
     h.machine.run();
     const lines = drampowerTrace(logs[0] as never, hbmModel(h).config, 100).split("\n");
-    expect(lines.slice(0, 2)).toEqual(["1,ACT,0,6,27,5,0", `32,RD,0,6,27,5,0,${BURST}`]);
+    expect(lines.slice(0, 2)).toEqual(["2,ACT,0,6,27,5,0", `33,RD,0,6,27,5,0,${BURST}`]);
   });
 
   it("logs the refreshes an idle pseudo-channel slept through, and no command of a prediction", () => {

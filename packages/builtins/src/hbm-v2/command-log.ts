@@ -42,15 +42,21 @@ export class HbmCommandLog {
 
 /**
  * The log as DRAMPower 5's command trace (its CLI's CSV: `timestamp,command,rank,bank_group,
- * bank,row,column[,data]`, the timestamp in clocks of tCK), sorted by time (stable), ending with
+ * bank,row,column[,data]`, the timestamp the clock of tCK in which the command ends), sorted by
+ * time (stable), ending with
  * `END` at `endNs`. The pseudo-channel is one rank; bank groups are numbered across SIDs
  * (sid x bank_groups + group) and banks flat, as the memspec of {@link drampowerMemspec} has them.
  * RD and WR carry a burst of zero bytes (DRAMPower's CLI requires data; the core energy compared
  * does not depend on it).
  */
 export function drampowerTrace(log: HbmCommandLog, config: HbmCtrlV2Config, endNs: number): string {
-  const tCK = config.timing.tCK;
+  const t = config.timing;
+  const tCK = t.tCK;
   const clock = (ns: number) => Math.floor(ns / tCK + 1e-6);
+  // Each command at its last cycle: Ramulator's (and the controller's) constraints run from one
+  // command's last cycle to the next one's, DRAMPower's from timestamp to timestamp (an ACT 1.5
+  // CK long issues tRFC - 1 CK after its REFab starts, but ends tRFC after the REFab ends).
+  const length = [t.actCmd, t.preCmd, t.colCmd, t.colCmd, t.preCmd, t.preCmd];
   const order = Array.from({ length: log.length }, (_, i) => i);
   order.sort((a, b) => (log.time[a] as number) - (log.time[b] as number) || a - b);
   const data = "0".repeat(2 * config.burstBytes);
@@ -60,7 +66,7 @@ export function drampowerTrace(log: HbmCommandLog, config: HbmCtrlV2Config, endN
     const bank = Math.max(0, log.bank[i] as number);
     const group = Math.floor(bank / config.banksPerGroup);
     const row = Math.max(0, log.row[i] as number);
-    const line = `${clock(log.time[i] as number)},${NAMES[cmd]},0,${group},${bank},${row},0`;
+    const line = `${clock((log.time[i] as number) + (length[cmd] as number))},${NAMES[cmd]},0,${group},${bank},${row},0`;
     lines.push(cmd === CMD_RD || cmd === CMD_WR ? `${line},${data}` : line);
   }
   lines.push(`${clock(endNs)},END,0,0,0,0,0`);

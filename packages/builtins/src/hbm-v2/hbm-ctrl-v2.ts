@@ -108,6 +108,13 @@ const COUNTERS: readonly PortCounter[] = [
       of: (s) => (kind === "read" ? s.readQueueMax : s.writeQueueMax),
     },
   ]),
+  {
+    name: "active_ns",
+    unit: "ns",
+    description:
+      "Time with a bank open or a refresh running (DRAMPower's rank active time: active standby, IDD3N, instead of precharged, IDD2N).",
+    of: (s) => s.activeNs,
+  },
 ];
 
 /** The counters `hbm_ctrl_v2` publishes (`kb components list`; `components[].stats` of the results). */

@@ -22,7 +22,10 @@ import {
   LIST_PRIO,
   LIST_WRITES,
   P_ACT,
+  P_ACT_END,
+  P_ACT_SINCE,
   P_ACTIVE,
+  P_ACTIVE_NS,
   P_ACTS,
   P_CLOCK,
   P_CMDMIN,
@@ -234,6 +237,8 @@ export class PortScheduler extends PortScan implements HbmRefreshPort, HbmQueueV
           this.setS(p + P_ROWBUS, time + t.actCmd);
           this.maxS(p + P_PREAB, time + this.actToPre);
           this.maxS(p + P_REFAB, time + this.actToRef);
+          if ((st[p + P_OPEN] as number) === 0)
+            this.setS(p + P_ACT_SINCE, Math.max(time, st[p + P_ACT_END] as number));
           this.addS(p + P_OPEN, 1);
           this.addS(p + P_ACTS, 1);
           if (this.commandLog !== null)
@@ -421,6 +426,34 @@ export class PortScheduler extends PortScan implements HbmRefreshPort, HbmQueueV
     this.maxS(b + B_ACT, time + this.preToAct);
     this.maxS(p + P_REFAB, time + this.config.timing.tRP);
     this.addS(p + P_OPEN, -1);
+    if ((this.st[p + P_OPEN] as number) === 0) this.activeSpan(this.st[p + P_ACT_SINCE] as number, time);
+  }
+
+  /**
+   * Adds the active span [from, to] (a bank open, or a refresh) to the active time, less what it
+   * shares with the last span counted (spans are counted as they end, nearly in time order).
+   */
+  private activeSpan(from: number, to: number): void {
+    const p = this.portBase;
+    const start = Math.max(from, this.st[p + P_ACT_END] as number);
+    if (to > start) this.addS(p + P_ACTIVE_NS, to - start);
+    this.maxS(p + P_ACT_END, to);
+  }
+
+  /** ns with a bank open or refreshing up to `now` (DRAMPower's rank active time). */
+  activeNs(now: number): number {
+    const st = this.st;
+    const p = this.portBase;
+    const done = st[p + P_ACTIVE_NS] as number;
+    if ((st[p + P_OPEN] as number) === 0) return done;
+    return done + Math.max(0, now - Math.max(st[p + P_ACT_SINCE] as number, st[p + P_ACT_END] as number));
+  }
+
+  /** A refresh at `time` keeps the pseudo-channel active for tRFC (REFab) or tRFCpb (REFpb). */
+  private refreshSpan(time: number): void {
+    if ((this.st[this.portBase + P_OPEN] as number) > 0) return; // active already
+    const t = this.config.timing;
+    this.activeSpan(time, time + (this.config.refresh === "per_bank" ? t.tRFCpb : t.tRFC));
   }
 
   /** Issues the pending refresh's next command at `time` (the refresh policy's). */
@@ -429,6 +462,7 @@ export class PortScheduler extends PortScan implements HbmRefreshPort, HbmQueueV
     if (!this.refresh.issue(this, time)) return;
     const p = this.portBase;
     if (this.commandLog !== null) this.logRefreshes(time, 0, 1, bank);
+    this.refreshSpan(time);
     this.setS(p + P_REF_PENDING, 0);
     this.blockVersion++;
     this.setS(
@@ -459,6 +493,13 @@ export class PortScheduler extends PortScan implements HbmRefreshPort, HbmQueueV
     if (this.commandLog !== null) this.logRefreshes(next, interval, skip, this.slot(0));
     this.setS(p + P_REF_NEXT, next + skip * interval);
     this.addS(p + P_REFS, skip);
+    // Idle, every bank closed: each skipped refresh is its own active span.
+    const t = this.config.timing;
+    this.addS(p + P_ACTIVE_NS, skip * (this.config.refresh === "per_bank" ? t.tRFCpb : t.tRFC));
+    this.maxS(
+      p + P_ACT_END,
+      next + (skip - 1) * interval + (this.config.refresh === "per_bank" ? t.tRFCpb : t.tRFC),
+    );
     this.refresh.skipped?.(this, skip);
   }
 
