@@ -24,8 +24,8 @@ if (values.cli === undefined || values.dir === undefined) {
 }
 const out = mkdtempSync(join(tmpdir(), "kb-drampower-"));
 // The CLI's configuration: the traces carry their data (zeros), no toggling-rate model.
-const config = join(out, "config.json");
-writeFileSync(config, JSON.stringify({ useToggleRate: false, simconfig: {} }));
+const cliConfig = join(out, "config.json");
+writeFileSync(cliConfig, JSON.stringify({ useToggleRate: false, simconfig: {} }));
 const sum = (bank, keys) => keys.reduce((total, key) => total + (bank[key] ?? 0), 0);
 const runs = {};
 for (const config of readdirSync(values.dir).sort()) {
@@ -41,7 +41,7 @@ for (const config of readdirSync(values.dir).sort()) {
       const json = join(out, "result.json");
       execFileSync(
         values.cli,
-        ["-c", config, "-m", join(runDir, "memspec.json"), "-t", join(runDir, trace), "-j", json],
+        ["-c", cliConfig, "-m", join(runDir, "memspec.json"), "-t", join(runDir, trace), "-j", json],
         {
           stdio: ["ignore", "ignore", "inherit"],
         },
