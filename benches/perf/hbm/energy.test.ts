@@ -50,7 +50,8 @@ describe("bench:hbm's HBM energy and DRAMPower traces", () => {
     expect(e?.rd_wr_j).toBeCloseTo(313.5e-12, 15);
     expect(e?.ref_j).toBe(0);
     expect(e?.background_j).toBeCloseTo((33 * 16 * end + 2.2 * 28.75) * 1e-12, 15);
-    const record = energyRecord(e as never, { ...(e as never), total_j: (e?.total_j ?? 0) / 1.02 }, end);
+    const own = e as HbmEnergy;
+    const record = energyRecord(own, { ...own, total_j: own.total_j / 1.02 }, end);
     expect(record.deviation_pct).toBeCloseTo(2, 9);
   });
 
