@@ -9,6 +9,7 @@ import { afterAll, describe, expect, it } from "vitest";
 import {
   checkTraceDir,
   energyRecord,
+  type HbmEnergy,
   kernbenchEnergy,
   runFolder,
   startCommandLogs,
