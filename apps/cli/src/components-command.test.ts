@@ -191,6 +191,7 @@ describe("kb components list", () => {
       "wr_pj pJ wr",
       "ref_pj pJ ref",
       "background_mw mW time_ns",
+      "active_pj pJ active_ns",
       "io_pj_per_bit pJ/bit bytes",
     ]);
     // Every built-in impl has a table, each cost with a source.

@@ -32,7 +32,7 @@ describe("kb run: model counters", () => {
     expect(human.stderr).toBe("");
     expect(human.code).toBe(0);
     expect(human.stdout).toMatch(
-      /\nmodel counters of sip0\.cube0\.hbm \(hbm_ctrl_v2, [\d.]+% busy: the busiest component whose model publishes counters\)\n {2}row_hits \d+, row_misses \d+, row_conflicts \d+, act \d+, pre \d+, rd 256, wr 512, ref 0,(?:\n {2}| )write_drain_ns [\d.,]+ ns,(?:\n {2}| )read_queue_mean [\d.,]+ bursts,[\s\S]*?write_queue_max [\d,]+ bursts\n {2}row-buffer hit rate [\d.]+% \([\d,]+ row hits of [\d,]+ runs: hits, misses, conflicts\)\n {2}busiest pc\d+ \(most RD \+ WR\): row_hits \d+, .*, ref 0, write_drain_ns [\d.,]+ ns, read_queue_mean [\d.,]+ bursts, read_queue_max [\d,]+ bursts, write_queue_mean [\d.,]+ bursts, write_queue_max [\d,]+ bursts\n/,
+      /\nmodel counters of sip0\.cube0\.hbm \(hbm_ctrl_v2, [\d.]+% busy: the busiest component whose model publishes counters\)\n {2}row_hits \d+, row_misses \d+, row_conflicts \d+, act \d+, pre \d+, rd 256, wr 512, ref 0,(?:\n {2}| )write_drain_ns [\d.,]+ ns,(?:\n {2}| )read_queue_mean [\d.,]+ bursts,[\s\S]*?write_queue_max [\d,]+ bursts,(?:\n {2}| )active_ns [\d.,]+ ns\n {2}row-buffer hit rate [\d.]+% \([\d,]+ row hits of [\d,]+ runs: hits, misses, conflicts\)\n {2}busiest pc\d+ \(most RD \+ WR\): row_hits \d+, .*, ref 0, write_drain_ns [\d.,]+ ns, read_queue_mean [\d.,]+ bursts, read_queue_max [\d,]+ bursts, write_queue_mean [\d.,]+ bursts, write_queue_max [\d,]+ bursts,(?:\n {2}| )active_ns [\d.,]+ ns\n/,
     );
     const json = await runKb(["run", copyBench, "--topology", topology, "--json"]);
     expect(json.code).toBe(0);
@@ -129,6 +129,7 @@ describe("kb components list: the counters an impl publishes", () => {
       "read_queue_max",
       "write_queue_mean",
       "write_queue_max",
+      "active_ns",
     ]);
     // An impl that declares none has no counters field, and no counters line.
     expect(json.find((impl) => impl.impl === "hbm_ctrl_v1")).not.toHaveProperty("counters");

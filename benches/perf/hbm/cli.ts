@@ -4,6 +4,7 @@ import { performance } from "node:perf_hooks";
 import type { KbPlugin } from "@kb/components";
 import { writeJson } from "../report.js";
 import { type BenchConfig, configNames, loadConfig } from "./configs.js";
+import { checkTraceDir, energyTable, loadDrampower } from "./energy.js";
 import { type Options, parseOptions, SCRIPT, USAGE, UsageError, userDir } from "./options.js";
 import { type BenchRecord, gitCommit } from "./record.js";
 import { loadReference, type ReferenceTable } from "./reference.js";
@@ -56,12 +57,34 @@ export async function main(argv: readonly string[]): Promise<number> {
     return 2;
   }
 
-  const context = { options, plugins, commit: gitCommit(), failures: [] as string[] };
+  if (options.dramTrace !== undefined) {
+    try {
+      checkTraceDir(options.dramTrace);
+    } catch (error) {
+      if (!(error instanceof UsageError)) throw error;
+      process.stderr.write(`${SCRIPT}: ${error.message}\n`);
+      return 2;
+    }
+  }
+  const context = {
+    options,
+    plugins,
+    commit: gitCommit(),
+    failures: [] as string[],
+    drampower: loadDrampower(),
+  };
   const rows: BenchRecord[] = runFidelity(configs, sources, reference, context);
   if (rows.length > 0) {
     process.stdout.write("\n");
     printRows(rows);
     printSummary(rows);
+  }
+  const energyRows = rows.flatMap((row) =>
+    row.energy === undefined ? [] : [{ key: `${row.config} ${row.pattern} ${row.mix}`, energy: row.energy }],
+  );
+  if (options.energy && energyRows.length > 0) {
+    process.stdout.write(`\nHBM core energy (hbm_ctrl_v2), kernbench / DRAMPower 5 (drampower.json)\n`);
+    process.stdout.write(energyTable(energyRows));
   }
 
   if (options.wholeMachine) {

@@ -7,7 +7,7 @@ export const SCRIPT = "bench:hbm";
 
 export const USAGE = `Usage: pnpm ${SCRIPT} [--config NAME...] [--pattern P...] [--mix M...] [--trace FILE...]
                       [--impl NAME] [--param KEY=VALUE...] [--plugin P...] [--tck NS]
-                      [--whole-machine] [--json FILE] [--fidelity DIR]
+                      [--whole-machine] [--json FILE] [--fidelity DIR] [--energy] [--dram-trace DIR]
 
 Drives the memory-fidelity traces through kernbench's HBM model with the closed loop of
 ../shared/fidelity/README.md (at the memory, through MemoryHarness) and prints, per
@@ -30,6 +30,10 @@ wall-clock second.
                     (PE DMAs -> fabric -> HBM; with --config, ref-cube with that cube.hbm)
   --json FILE       write every run as an object with reference.json's fields
   --fidelity DIR    the folder of patterns.mjs and reference.json (default: ../shared/fidelity)
+  --energy          print each run's HBM core energy by component (hbm_ctrl_v2), next to
+                    DRAMPower 5's on the same command streams (drampower.json beside this file)
+  --dram-trace DIR  write each hbm_ctrl_v2 run's DRAM commands in DRAMPower 5's input format:
+                    DIR/<config>/<pattern>-<mix>/memspec.json and pc<p>.csv per pseudo-channel
   --help            show this help
 
 Exit code 0 unless a run fails (fidelity is a goal, not a gate).`;
@@ -47,6 +51,10 @@ export interface Options {
   wholeMachine: boolean;
   json: string | undefined;
   fidelity: string | undefined;
+  /** Print the HBM energy table (--energy). */
+  energy: boolean;
+  /** Where to write DRAMPower's input (--dram-trace DIR), resolved. */
+  dramTrace: string | undefined;
 }
 
 /** A command line, or a choice of configurations and patterns, that names nothing to run. */
@@ -75,6 +83,8 @@ export function parseOptions(argv: readonly string[]): Options | null {
         "whole-machine": { type: "boolean", default: false },
         json: { type: "string" },
         fidelity: { type: "string" },
+        energy: { type: "boolean", default: false },
+        "dram-trace": { type: "string" },
         help: { type: "boolean", default: false },
       },
       strict: true,
@@ -114,6 +124,8 @@ export function parseOptions(argv: readonly string[]): Options | null {
     wholeMachine: values["whole-machine"] === true,
     json: values.json as string | undefined,
     fidelity: values.fidelity as string | undefined,
+    energy: values.energy === true,
+    dramTrace: values["dram-trace"] === undefined ? undefined : userPath(values["dram-trace"] as string),
   };
 }
 

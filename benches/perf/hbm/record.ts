@@ -4,6 +4,7 @@ import { execFileSync } from "node:child_process";
 import { performance } from "node:perf_hooks";
 import type { BenchConfig } from "./configs.js";
 import type { RunFigures } from "./driver.js";
+import type { EnergyRecord } from "./energy.js";
 import { type Comparison, compare, type FidelityRecord } from "./reference.js";
 import type { Trace } from "./trace.js";
 import type { WholeMachineFigures } from "./whole-machine.js";
@@ -12,6 +13,8 @@ import type { WholeMachineFigures } from "./whole-machine.js";
 export interface BenchRecord extends FidelityRecord {
   impl: string;
   status: string;
+  /** HBM core energy (--energy, --dram-trace; hbm_ctrl_v2 runs only). */
+  energy?: EnergyRecord;
   /** Requests per wall-clock second of the closed loop (trace loading and machine building excluded). */
   lines_per_s: number;
   wall_s: number;

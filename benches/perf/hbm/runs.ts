@@ -7,6 +7,14 @@ import { loadTopologyFile } from "@kb/topology/node";
 import { topologyFile } from "../report.js";
 import { type BenchConfig, chooseImpl } from "./configs.js";
 import { runClosedLoop } from "./driver.js";
+import {
+  energyRecord,
+  type HbmEnergy,
+  kernbenchEnergy,
+  runFolder,
+  startCommandLogs,
+  writeDramTrace,
+} from "./energy.js";
 import { type Options, UsageError, userPath } from "./options.js";
 import { type BenchRecord, record, startClock } from "./record.js";
 import { type ReferenceTable, referenceKey } from "./reference.js";
@@ -56,6 +64,8 @@ export interface RunContext {
   readonly commit: string | null;
   /** Each run's failure, as a line to report. */
   readonly failures: string[];
+  /** DRAMPower's energy per run (drampower.json), for --energy. */
+  readonly drampower: ReadonlyMap<string, HbmEnergy>;
 }
 
 /**
@@ -101,11 +111,28 @@ export function runFidelity(
       }
       try {
         const harness = new MemoryHarness(graph, { plugins });
+        const model = harness.memory.model;
+        const logs = options.dramTrace !== undefined ? startCommandLogs(model) : null;
         const clock = startClock();
         const figures = runClosedLoop(trace, harness, { tckNs: config.meta.tckNs, peakGbs: peak });
         const { wallS, cpuS } = clock();
         const ref = reference.get(referenceKey(config.name, trace.pattern, trace.mix));
         const row = record(config, trace, choice.impl, figures, wallS, cpuS, choice.note, ref, commit);
+        const endNs = harness.machine.env.now;
+        if (logs !== null && options.dramTrace !== undefined) {
+          writeDramTrace(
+            options.dramTrace,
+            runFolder(config.name, trace.pattern, trace.mix),
+            model,
+            logs,
+            endNs,
+          );
+        }
+        const own = options.energy || options.dramTrace !== undefined ? kernbenchEnergy(model, endNs) : null;
+        if (own !== null) {
+          const key = `${config.name} ${trace.pattern} ${trace.mix}`;
+          row.energy = energyRecord(own, context.drampower.get(key), endNs);
+        }
         rows.push(row);
         progress(
           `${config.name} ${trace.pattern} ${trace.mix}: ${fixed(row.steady_gbs, 1)} GB/s, ${fixed(row.read_lat_mean_ns, 1)} ns ${mark(row)} (${wallS.toFixed(1)} s)`,

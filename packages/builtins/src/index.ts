@@ -3,10 +3,19 @@
 // that registers them with the plug-ins a run loads.
 
 export { BUILTIN_COMPONENTS, defaultRegistry } from "./default-registry.js";
+export type { DramPowerFile } from "./energy/drampower.js";
+export { drampowerFiles, drampowerMemspec } from "./energy/drampower.js";
 export type { HbmCommandEnergy, HbmPower } from "./energy/hbm.js";
-export { HBM_CTRL_V1_ENERGY, HBM_CTRL_V2_ENERGY, HBM_POWER, hbmCommandEnergy } from "./energy/hbm.js";
+export {
+  HBM_CTRL_V1_ENERGY,
+  HBM_CTRL_V2_ENERGY,
+  HBM_POWER,
+  hbmCommandEnergy,
+  hbmCtrlV2CommandEnergy,
+} from "./energy/hbm.js";
 export { HOROWITZ_NODE, PE_GEMM_ENERGY, sramPjPerBit } from "./energy/logic.js";
 export { BUILTIN_KIND_ENERGY, LINK_ENERGY, WIRE_ENERGY } from "./energy/tables.js";
+export { drampowerTrace, HbmCommandLog } from "./hbm-v2/command-log.js";
 export type { HbmPortStats } from "./hbm-v2/controller.js";
 export type { HbmCtrlV2Model } from "./hbm-v2/hbm-ctrl-v2.js";
 export { hbmCtrlV2 } from "./hbm-v2/hbm-ctrl-v2.js";

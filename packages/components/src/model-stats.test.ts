@@ -58,6 +58,7 @@ describe("hbm_ctrl_v2's counters in machine.stats()", () => {
       read_queue_max: 1, // one 32 B read at a time
       write_queue_mean: 0,
       write_queue_max: 0,
+      active_ns: expect.any(Number),
     });
     // Per pseudo-channel: everything on port 0 of the 32.
     const act = stats?.find((stat) => stat.name === "act");
@@ -108,6 +109,7 @@ describe("hbm_ctrl_v2's counters in machine.stats()", () => {
       "read_queue_max",
       "write_queue_mean",
       "write_queue_max",
+      "active_ns",
     ]);
   });
 

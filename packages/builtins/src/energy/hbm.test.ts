@@ -37,6 +37,7 @@ describe("HBM command energy", () => {
     expect(values.wr_pj).toBeCloseTo(1.2 * (190 - 42) * 2, 9); // 355.2
     expect(values.ref_pj).toBeCloseTo(1.2 * (250 - 42) * 350, 6); // 87360
     expect(values.background_mw).toBeCloseTo(1.2 * 40 * 8, 9); // 8 pseudo-channels: 384 mW
+    expect(values.active_pj).toBeCloseTo(1.2 * (42 - 40), 9); // pJ per ns of active_ns: 2.4 mW
     const overridden = hbmCtrlV2Params.parse({ ...GEOMETRY, preset: "hbm2", t_ras_ns: 40 });
     expect(HBM_CTRL_V2_ENERGY.values?.(overridden).act_pj).toBeCloseTo(1.2 * 18 * 40, 9);
   });

@@ -1,6 +1,11 @@
 import type { EnergyCost, EnergyTable } from "@kb/spec";
 import { resolveTopology } from "@kb/topology";
-import { type HbmCtrlV2Params, hbmCtrlV2Config, hbmCtrlV2Params } from "../hbm-v2/params.js";
+import {
+  type HbmCtrlV2Config,
+  type HbmCtrlV2Params,
+  hbmCtrlV2Config,
+  hbmCtrlV2Params,
+} from "../hbm-v2/params.js";
 import { HBM_PRESETS, type HbmPresetName, type HbmTiming } from "../hbm-v2/presets.js";
 
 // HBM energy from the presets' supply currents, with DRAMPower 5's core formulas (docs/energy.md):
@@ -8,7 +13,8 @@ import { HBM_PRESETS, type HbmPresetName, type HbmTiming } from "../hbm-v2/prese
 //   ACT:  VDD (IDD0 - IDD3N) tRAS        PRE:  VDD (IDD0 - IDD2N) tRP
 //   RD:   VDD (IDD4R - IDD3N) tBL        WR:   VDD (IDD4W - IDD3N) tBL
 //   REF:  VDD (IDD5B - IDD3N) tRFC (all-bank; a per-bank REF: tRFCpb / banks)
-//   background: VDD IDD2N per pseudo-channel, over the whole run.
+//   background: VDD IDD2N per pseudo-channel, over the whole run, plus VDD (IDD3N - IDD2N) while a
+//   bank is open or refreshing (DRAMPower's active standby, rho = 1).
 // mA x V x ns = pJ.
 
 /** Supply currents of one pseudo-channel, mA, and its core voltage, V. */
@@ -68,6 +74,8 @@ export interface HbmCommandEnergy {
   /** One REFpb (one bank). */
   readonly refPerBankPj: number;
   readonly backgroundMw: number;
+  /** What active standby adds to the precharged one, mW. */
+  readonly activeMw: number;
 }
 
 /** DRAMPower's per-command energies for `power` at `timing` (`banks` per pseudo-channel). */
@@ -81,6 +89,7 @@ export function hbmCommandEnergy(power: HbmPower, timing: HbmTiming, banks: numb
     refPj: vdd * (idd5b - idd3n) * timing.tRFC,
     refPerBankPj: (vdd * (idd5b - idd3n) * timing.tRFCpb) / banks,
     backgroundMw: vdd * idd2n,
+    activeMw: vdd * (idd3n - idd2n),
   };
 }
 
@@ -123,24 +132,38 @@ export const HBM_CTRL_V2_ENERGY: EnergyTable = {
     ["wr_pj", "wr", "One write burst: VDD (IDD4W - IDD3N) tBL."],
     ["ref_pj", "ref", "One refresh: VDD (IDD5B - IDD3N) tRFC for REFab, tRFCpb / banks for REFpb."],
     ["background_mw", "time_ns", "Standby of every pseudo-channel: VDD IDD2N x channels x pseudo_channels."],
+    [
+      "active_pj",
+      "active_ns",
+      "Active standby over precharged, while a pseudo-channel has a bank open or refreshing: VDD (IDD3N - IDD2N).",
+    ],
     ["io_pj_per_bit", "bytes", "TSV I/O of each byte read or written."],
   ]),
   values: (params) => hbmV2Values(params as HbmCtrlV2Params),
 };
 
 function hbmV2Values(params: HbmCtrlV2Params): Record<string, number> {
-  const config = hbmCtrlV2Config(params);
-  const banks = config.sids * config.bankGroups * config.banksPerGroup;
-  const energy = hbmCommandEnergy(HBM_POWER[config.preset], config.timing, banks);
+  const energy = hbmCtrlV2CommandEnergy(hbmCtrlV2Config(params));
   return {
     act_pj: energy.actPj,
     pre_pj: energy.prePj,
     rd_pj: energy.rdPj,
     wr_pj: energy.wrPj,
-    ref_pj: config.refresh === "per_bank" ? energy.refPerBankPj : energy.refPj,
+    ref_pj: energy.refPj,
     background_mw: energy.backgroundMw * portsOf(params),
+    active_pj: energy.activeMw, // mW x ns = pJ: charged per ns of active_ns
     io_pj_per_bit: TSV_PJ_PER_BIT,
   };
+}
+
+/**
+ * One pseudo-channel's energy per command of `hbm_ctrl_v2` under `config` (its preset's currents,
+ * its timing), `refPj` the refresh command its policy issues (REFab, or REFpb).
+ */
+export function hbmCtrlV2CommandEnergy(config: HbmCtrlV2Config): HbmCommandEnergy {
+  const banks = config.sids * config.bankGroups * config.banksPerGroup;
+  const energy = hbmCommandEnergy(HBM_POWER[config.preset], config.timing, banks);
+  return config.refresh === "per_bank" ? { ...energy, refPj: energy.refPerBankPj } : energy;
 }
 
 function portsOf(params: { readonly channels?: number; readonly pseudo_channels?: number }): number {

@@ -54,6 +54,8 @@ export interface HbmPortStats {
   /** Banks closed: PREs on row conflicts, auto-precharges, each bank a PREab closed (= activates less the banks open now). */
   readonly precharges: number;
   readonly refreshes: number;
+  /** ns with a bank open or refreshing (DRAMPower's rank active time: IDD3N instead of IDD2N). */
+  readonly activeNs: number;
   /** Requests answered at their first data with a predicted end (`predict_bytes`). */
   readonly predictions: number;
   /**
@@ -168,6 +170,7 @@ export class HbmPort implements Sleeper {
       activates: st[p + P_ACTS] as number,
       precharges: (st[p + P_ACTS] as number) - (st[p + P_OPEN] as number),
       refreshes: st[p + P_REFS] as number,
+      activeNs: this.sched.activeNs(this.env.now),
       predictions: this.predictions,
       writeDrainNs: this.sched.drainNs(),
       readQueueMean: this.sched.meanOccupancy(READ, this.env.now),

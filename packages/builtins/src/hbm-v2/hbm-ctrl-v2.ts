@@ -2,6 +2,7 @@ import type { ModelStat, ModelStatInfo } from "@kb/components";
 import { defineMemoryModel, type MemoryModel, type MemoryModelDefinition } from "@kb/components";
 import { HBM_CTRL_V2_ENERGY } from "../energy/hbm.js";
 import { CommandBus } from "./command-bus.js";
+import { HbmCommandLog } from "./command-log.js";
 import { type HbmPort, type HbmPortStats, LocateCache, HbmPort as Port } from "./controller.js";
 import { type HbmCtrlV2Config, hbmCtrlV2Config, hbmCtrlV2Params } from "./params.js";
 import { WakeHub } from "./wake-hub.js";
@@ -20,6 +21,11 @@ export interface HbmCtrlV2Model extends MemoryModel {
   stats(): readonly ModelStat[];
   /** Counters of port `port`, in full (reads and writes apart, predictions). */
   stats(port: number): HbmPortStats;
+  /**
+   * Starts logging every DRAM command each pseudo-channel issues from now on (`--dram-trace`);
+   * returns the logs, one per port (the same ones on a second call).
+   */
+  recordCommands(): readonly HbmCommandLog[];
 }
 
 /** A counter of `hbm_ctrl_v2` and how it is read from a port's {@link HbmPortStats}. */
@@ -102,6 +108,13 @@ const COUNTERS: readonly PortCounter[] = [
       of: (s) => (kind === "read" ? s.readQueueMax : s.writeQueueMax),
     },
   ]),
+  {
+    name: "active_ns",
+    unit: "ns",
+    description:
+      "Time with a bank open or a refresh running (DRAMPower's rank active time: active standby, IDD3N, instead of precharged, IDD2N).",
+    of: (s) => s.activeNs,
+  },
 ];
 
 /** The counters `hbm_ctrl_v2` publishes (`kb components list`; `components[].stats` of the results). */
@@ -160,6 +173,10 @@ export const hbmCtrlV2Definition = {
       },
       peak: () => ({ bytesPerNs: (context.ports * config.burstBytes) / config.timing.tBL }),
       room: (port, kind) => portOf(port).room(kind),
+      recordCommands: () => {
+        for (const port of ports) port.sched.commandLog ??= new HbmCommandLog();
+        return ports.map((port) => port.sched.commandLog as HbmCommandLog);
+      },
       stats: ((port?: number) => {
         if (port !== undefined) return portOf(port).stats();
         const perPort = ports.map((each) => each.stats());

@@ -72,7 +72,10 @@ export const P_RQ_AREA = 47; // time integral of the read queue occupancy, burst
 export const P_WQ_AREA = 48; // time integral of the write queue occupancy, burst x ns
 export const P_RQ_MAX = 49; // most bursts in the read queue at once
 export const P_WQ_MAX = 50; // most bursts in the write queue at once
-export const PORT_FIELDS = 51;
+export const P_ACT_SINCE = 51; // the start of the current active span (a bank open or refreshing)
+export const P_ACT_END = 52; // the end of the last active span
+export const P_ACTIVE_NS = 53; // ns of finished active spans (DRAMPower's rank active time)
+export const PORT_FIELDS = 54;
 
 /** The three queue lists: priority class (any kind), class-1 reads, class-1 writes. */
 export const LIST_PRIO = 0;

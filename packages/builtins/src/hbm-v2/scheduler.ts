@@ -1,4 +1,5 @@
 import { COL_LANE, ROW_LANE } from "./command-bus.js";
+import { CMD_ACT, CMD_PRE, CMD_RD, CMD_REFAB, CMD_REFPB, CMD_WR, type HbmCommandLog } from "./command-log.js";
 import {
   B_ACT,
   B_ACTIVE,
@@ -21,7 +22,10 @@ import {
   LIST_PRIO,
   LIST_WRITES,
   P_ACT,
+  P_ACT_END,
+  P_ACT_SINCE,
   P_ACTIVE,
+  P_ACTIVE_NS,
   P_ACTS,
   P_CLOCK,
   P_CMDMIN,
@@ -98,6 +102,8 @@ export class PortScheduler extends PortScan implements HbmRefreshPort, HbmQueueV
   /** Requests whose last burst issued (not while predicting), `finishedCount` of them. */
   readonly finished: number[] = [];
   finishedCount = 0;
+  /** The DRAM commands issued (`--dram-trace`), or null: off. */
+  commandLog: HbmCommandLog | null = null;
 
   // Derived timing (ns), with Ramulator's multi-cycle adjustment: a constraint from command p
   // to command f counts from p's last cycle to f's last cycle: nominal + len(p) - len(f).
@@ -235,8 +241,12 @@ export class PortScheduler extends PortScan implements HbmRefreshPort, HbmQueueV
           this.setS(p + P_ROWBUS, time + t.actCmd);
           this.maxS(p + P_PREAB, time + this.actToPre);
           this.maxS(p + P_REFAB, time + this.actToRef);
+          if ((st[p + P_OPEN] as number) === 0)
+            this.setS(p + P_ACT_SINCE, Math.max(time, st[p + P_ACT_END] as number));
           this.addS(p + P_OPEN, 1);
           this.addS(p + P_ACTS, 1);
+          if (this.commandLog !== null)
+            this.logCommand(CMD_ACT, time, this.eBank[e] as number, this.eRow[e] as number, 1);
           if (this.capped) this.setS(b + B_HITS, 0);
           if ((ed[o + E_STATE] as number) !== 1) {
             this.addS(b + B_ACTIVE, 1);
@@ -335,6 +345,14 @@ export class PortScheduler extends PortScan implements HbmRefreshPort, HbmQueueV
         this.addS(p + P_WR_BURSTS, k);
       }
       this.setS(p + P_COLBUS, last + t.colCmd);
+      if (this.commandLog !== null)
+        this.logCommand(
+          kind === READ ? CMD_RD : CMD_WR,
+          first,
+          this.eBank[e] as number,
+          this.eRow[e] as number,
+          k,
+        );
       this.classify(e, 1);
       this.setE(o + E_ISSUED, issued + k);
       // Each burst leaves the queue at its own command (the first one left at its ACT).
@@ -416,16 +434,48 @@ export class PortScheduler extends PortScan implements HbmRefreshPort, HbmQueueV
     const p = this.portBase;
     if (this.closedBank < 0) this.closedBank = b;
     else if (this.closedBank !== b) this.closedAll = true;
+    if (this.commandLog !== null) this.logCommand(CMD_PRE, time, (b - this.bankBase) / BANK_STRIDE, -1, 1);
     this.setS(b + B_ROW, -1);
     this.maxS(b + B_ACT, time + this.preToAct);
     this.maxS(p + P_REFAB, time + this.config.timing.tRP);
     this.addS(p + P_OPEN, -1);
+    if ((this.st[p + P_OPEN] as number) === 0) this.activeSpan(this.st[p + P_ACT_SINCE] as number, time);
+  }
+
+  /**
+   * Adds the active span [from, to] (a bank open, or a refresh) to the active time, less what it
+   * shares with the last span counted (spans are counted as they end, nearly in time order).
+   */
+  private activeSpan(from: number, to: number): void {
+    const p = this.portBase;
+    const start = Math.max(from, this.st[p + P_ACT_END] as number);
+    if (to > start) this.addS(p + P_ACTIVE_NS, to - start);
+    this.maxS(p + P_ACT_END, to);
+  }
+
+  /** ns with a bank open or refreshing up to `now` (DRAMPower's rank active time). */
+  activeNs(now: number): number {
+    const st = this.st;
+    const p = this.portBase;
+    const done = st[p + P_ACTIVE_NS] as number;
+    if ((st[p + P_OPEN] as number) === 0) return done;
+    return done + Math.max(0, now - Math.max(st[p + P_ACT_SINCE] as number, st[p + P_ACT_END] as number));
+  }
+
+  /** A refresh at `time` keeps the pseudo-channel active for tRFC (REFab) or tRFCpb (REFpb). */
+  private refreshSpan(time: number): void {
+    if ((this.st[this.portBase + P_OPEN] as number) > 0) return; // active already
+    const t = this.config.timing;
+    this.activeSpan(time, time + (this.config.refresh === "per_bank" ? t.tRFCpb : t.tRFC));
   }
 
   /** Issues the pending refresh's next command at `time` (the refresh policy's). */
   private refreshCommand(time: number): void {
+    const bank = this.slot(0);
     if (!this.refresh.issue(this, time)) return;
     const p = this.portBase;
+    if (this.commandLog !== null) this.logRefreshes(time, 0, 1, bank);
+    this.refreshSpan(time);
     this.setS(p + P_REF_PENDING, 0);
     this.blockVersion++;
     this.setS(
@@ -453,9 +503,39 @@ export class PortScheduler extends PortScan implements HbmRefreshPort, HbmQueueV
     // Keep enough refreshes before the limit for their recovery windows (and a full bank cycle).
     const skip = Math.floor((limit - next) / interval) - this.refresh.idleKeep(this.nBanks);
     if (skip <= 0) return;
+    if (this.commandLog !== null) this.logRefreshes(next, interval, skip, this.slot(0));
     this.setS(p + P_REF_NEXT, next + skip * interval);
     this.addS(p + P_REFS, skip);
+    // Idle, every bank closed: each skipped refresh is its own active span.
+    const t = this.config.timing;
+    this.addS(p + P_ACTIVE_NS, skip * (this.config.refresh === "per_bank" ? t.tRFCpb : t.tRFC));
+    this.maxS(
+      p + P_ACT_END,
+      next + (skip - 1) * interval + (this.config.refresh === "per_bank" ? t.tRFCpb : t.tRFC),
+    );
     this.refresh.skipped?.(this, skip);
+  }
+
+  /** Logs `n` commands `cmd` on `bank` (flat) at `row`, `period` apart from `time` (not while predicting). */
+  private logCommand(cmd: number, time: number, bank: number, row: number, n: number): void {
+    if (this.journaling) return;
+    const log = this.commandLog as HbmCommandLog;
+    for (let i = 0; i < n; i++) log.record(cmd, time + i * this.period, bank, row);
+  }
+
+  /** Logs `n` refreshes `interval` apart from `time`, per-bank ones round robin from `bank`. */
+  private logRefreshes(time: number, interval: number, n: number, bank: number): void {
+    if (this.journaling) return;
+    const log = this.commandLog as HbmCommandLog;
+    const perBank = this.config.refresh === "per_bank";
+    for (let i = 0; i < n; i++) {
+      log.record(
+        perBank ? CMD_REFPB : CMD_REFAB,
+        time + i * interval,
+        perBank ? (bank + i) % this.nBanks : -1,
+        -1,
+      );
+    }
   }
 
   // ---- HbmRefreshPort: what a refresh policy reads and does (banks by flat index) -----------
