@@ -11,7 +11,6 @@ import {
   BANK_STRIDE,
   E_CLASS,
   E_ISSUED,
-  E_NEXT,
   E_PRIO,
   E_STATE,
   E_STRIDE,
@@ -19,8 +18,6 @@ import {
   G_ACT,
   G_RD,
   G_WR,
-  LIST_PRIO,
-  LIST_WRITES,
   P_ACT,
   P_ACT_END,
   P_ACT_SINCE,
@@ -45,11 +42,9 @@ import {
   P_RD,
   P_RD_BURSTS,
   P_RD_HIT,
-  P_REF_BANK,
   P_REF_NEXT,
   P_REF_PENDING,
   P_REFAB,
-  P_REFPB,
   P_REFS,
   P_ROWBUS,
   P_RQ,
@@ -67,9 +62,9 @@ import {
   SID_STRIDE,
 } from "./layout.js";
 import type { HbmCtrlV2Config } from "./params.js";
-import type { HbmPagePolicy, HbmQueueView, HbmRefreshPolicy, HbmRefreshPort } from "./policies/policy.js";
-import type { HbmTiming } from "./presets.js";
-import { COL, DUE, PortScan, REF, ROW } from "./scan.js";
+import type { HbmPagePolicy, HbmRefreshPolicy } from "./policies/policy.js";
+import { PortViews } from "./port-views.js";
+import { COL, DUE, REF, ROW } from "./scan.js";
 
 const INF = Number.POSITIVE_INFINITY;
 
@@ -93,7 +88,7 @@ const BURST = 2; // one burst
  * issued in closed form, back to back at max(tCCD_L, tCCD_S, tBL). The refresh and page
  * policies are asked at each refresh command and at the end of each run.
  */
-export class PortScheduler extends PortScan implements HbmRefreshPort, HbmQueueView {
+export class PortScheduler extends PortViews {
   /** Time of the next command when `run` stopped at its limit. */
   nextT = INF;
   /** Requests whose first column command issued (not while predicting), `startedCount` of them. */
@@ -430,7 +425,7 @@ export class PortScheduler extends PortScan implements HbmRefreshPort, HbmQueueV
   }
 
   /** Closes bank `b` (state offset) with a precharge at `time`. */
-  private closeBank(b: number, time: number): void {
+  protected closeBank(b: number, time: number): void {
     const p = this.portBase;
     if (this.closedBank < 0) this.closedBank = b;
     else if (this.closedBank !== b) this.closedAll = true;
@@ -536,78 +531,5 @@ export class PortScheduler extends PortScan implements HbmRefreshPort, HbmQueueV
         -1,
       );
     }
-  }
-
-  // ---- HbmRefreshPort: what a refresh policy reads and does (banks by flat index) -----------
-
-  get timing(): HbmTiming {
-    return this.config.timing;
-  }
-  get banks(): number {
-    return this.nBanks;
-  }
-  openRow(bank: number): number {
-    return this.st[this.bankBase + bank * BANK_STRIDE + B_ROW] as number;
-  }
-  openBanks(): number {
-    return this.st[this.portBase + P_OPEN] as number;
-  }
-  activeRuns(bank: number): number {
-    return this.st[
-      bank < 0 ? this.portBase + P_ACTIVE : this.bankBase + bank * BANK_STRIDE + B_ACTIVE
-    ] as number;
-  }
-  preAt(bank: number): number {
-    return this.st[this.bankBase + bank * BANK_STRIDE + B_PRE] as number;
-  }
-  actAt(bank: number): number {
-    return this.st[this.bankBase + bank * BANK_STRIDE + B_ACT] as number;
-  }
-  preAllAt(): number {
-    return this.st[this.portBase + P_PREAB] as number;
-  }
-  refAllAt(): number {
-    return this.st[this.portBase + P_REFAB] as number;
-  }
-  portActAt(): number {
-    return this.st[this.portBase + P_ACT] as number;
-  }
-  rowBusAt(): number {
-    return Math.max(this.st[this.portBase + P_ROWBUS] as number, this.st[this.portBase + P_CMDMIN] as number);
-  }
-  precharge(bank: number, time: number): void {
-    this.closeBank(this.bankBase + bank * BANK_STRIDE, time);
-  }
-  holdAct(bank: number, time: number): void {
-    this.maxS(bank < 0 ? this.portBase + P_ACT : this.bankBase + bank * BANK_STRIDE + B_ACT, time);
-  }
-  useRowBus(time: number): void {
-    this.setS(this.portBase + P_ROWBUS, time + this.config.timing.preCmd);
-  }
-  slot(i: 0 | 1): number {
-    return this.st[this.portBase + (i === 0 ? P_REF_BANK : P_REFPB)] as number;
-  }
-  setSlot(i: 0 | 1, value: number): void {
-    this.setS(this.portBase + (i === 0 ? P_REF_BANK : P_REFPB), value);
-  }
-
-  // ---- HbmQueueView: what a page policy sees -------------------------------------------------
-
-  queuedHit(bank: number, row: number): boolean {
-    return this.queued(bank, row, true);
-  }
-  queuedConflict(bank: number, row: number): boolean {
-    return this.queued(bank, row, false);
-  }
-
-  /** Whether a queued entry targets `bank` at `row` (`same`) or at another row. */
-  private queued(bank: number, row: number, same: boolean): boolean {
-    const ed = this.ed;
-    for (let list = LIST_PRIO; list <= LIST_WRITES; list++) {
-      for (let e = this.st[this.listHead(list)] as number; e >= 0; e = ed[e * E_STRIDE + E_NEXT] as number) {
-        if (this.eBank[e] === bank && (this.eRow[e] === row) === same) return true;
-      }
-    }
-    return false;
   }
 }
