@@ -9,9 +9,11 @@
  * script, not the library, patches the engine's prototypes for the run:
  *
  * - `Environment.fire` (one call per DES event): the event's partition is the partition of the
- *   first thing it touches, a process resumed (`Process._wake`, the process's name) or a message
- *   put into a component (`Component.enqueue`, the component's id); an event that touches
- *   neither is "none" (conditions, transfer callbacks, host bookkeeping).
+ *   first thing it touches: a delivery in flight (its target component), a store or resource
+ *   woken (its name), a transfer's completion (the process waiting on it), a process resumed
+ *   (`Process._wake`, the process's name) or a message put into a component
+ *   (`Component.enqueue`, the component's id); an event that touches none of them is "none"
+ *   (condition callbacks, bare events), counted by kind in OUT.json's `unclaimed`.
  * - `Packet.forward` (a packet leaving a stop for the next): a cross-partition message when the
  *   two stops' components are in different partitions; its time and its delay to the tail's
  *   arrival are recorded.
