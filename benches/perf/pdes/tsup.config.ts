@@ -10,6 +10,7 @@ export default kbTsupConfig({
     "perf/pdes-analyze": "perf/pdes/analyze.ts",
     "perf/pdes-pingpong": "perf/pdes/pingpong.ts",
     "perf/pdes-prototype": "perf/pdes/prototype.ts",
+    "perf/pdes-cpu-share": "perf/pdes/cpu-share.ts",
   },
   platform: "node",
   dts: false,
