@@ -13,7 +13,7 @@
  * sum(max) / total of its serial time, plus a barrier per window and a hand-over per message
  * between threads, with the serial rest of the run (machine build, host planning) unchanged.
  * Splits: whole SIPs (L = the SIP links' latency), or cubes (L = the UCIe links' latency, and
- * "+port" with the UCIe port's first flit added: an upper estimate, since a cube and its SIP
+ * "+port" with the entered node's first flit added: an upper estimate, since a cube and its SIP
  * level are closer). --barrier-us and --message-us are the costs pingpong.ts measures.
  */
 import { readFileSync } from "node:fs";
