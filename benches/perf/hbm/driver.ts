@@ -166,6 +166,13 @@ export interface ClosedLoopOptions {
    * that holds its queue forever while its timers keep time running; default 100 us).
    */
   readonly stallNs?: number;
+  /**
+   * Offer each burst-sized part of a line on its own, as Ramulator's driver sends a 64 B line as
+   * two 32 B requests: a line's first part may be accepted while a later one is refused (the
+   * requester then waits on that part, head-of-line), and a read's latency runs from its first
+   * part's acceptance to its last part's data (default false: a line is taken whole or not).
+   */
+  readonly partialLines?: boolean;
 }
 
 /**
@@ -228,6 +235,14 @@ export function runClosedLoop(trace: Trace, harness: MemoryHarness, options: Clo
     return pieces;
   };
   const pieces: number[][][] = trace.addresses.map((list) => Array.from(list, piecesOf));
+  // partialLines: a line is offered as parts of one burst each (lane, 1 burst).
+  const partial = options.partialLines === true && bytes > burst;
+  const parts = partial ? Math.ceil(bytes / burst) : 1;
+  const partBytes = partial ? burst : bytes;
+  const partNeed = (offset: number): number[] => [map.lane(offset), 1];
+  const part = new Int32Array(R); // the next part of each requester's current line
+  // The callback of each requester's current read line, shared by its parts.
+  const lineCallback: ((event: Event<HarnessResult>) => void)[] = new Array(R);
 
   // With a model that admits by room (hbm_ctrl_v2), requests sent this tick are still in the
   // port's inbox, unseen by the model: count their bursts against its room until it takes them.
@@ -303,6 +318,18 @@ export function runClosedLoop(trace: Trace, harness: MemoryHarness, options: Clo
     outstanding[r] = (outstanding[r] as number) - 1;
   };
   const readDone = Array.from({ length: R }, (_, r) => onRead(r));
+  // partialLines: a read line accepted at `at` is done when its last part is (its parts share
+  // this callback).
+  const lineOf = (r: number, at: number) => {
+    const line = { left: parts, done: 0 };
+    return (event: Event<HarnessResult>): void => {
+      line.done = Math.max(line.done, event.value.doneNs);
+      if (--line.left > 0) return;
+      latencies[readsDone++] = line.done - at;
+      completions[completed++] = line.done;
+      outstanding[r] = (outstanding[r] as number) - 1;
+    };
+  };
 
   // Start at the first tick at or after now (a fresh machine: tick 0).
   let t = Math.max(0, Math.ceil(env.now / tck));
@@ -316,9 +343,39 @@ export function runClosedLoop(trace: Trace, harness: MemoryHarness, options: Clo
       const writes = trace.writes[r] as Uint8Array;
       const myPieces = pieces[r] as number[][];
       let j = next[r] as number;
-      while (j < addresses.length && (outstanding[r] as number) < W) {
-        const need = myPieces[j] as number[];
+      while (j < addresses.length && ((part[r] as number) > 0 || (outstanding[r] as number) < W)) {
         const write = writes[j] === 1;
+        if (partial) {
+          const k = part[r] as number;
+          const address = (addresses[j] as number) + k * partBytes;
+          const need = partNeed(address);
+          if (!fits(need, write)) {
+            refusals++;
+            break;
+          }
+          sent(need, write);
+          if (write) {
+            harness.request("write", address, partBytes);
+          } else {
+            if (k === 0) {
+              outstanding[r] = (outstanding[r] as number) + 1;
+              lineCallback[r] = lineOf(r, now);
+            }
+            harness
+              .request("read", address, partBytes)
+              .addCallback(lineCallback[r] as (event: Event<HarnessResult>) => void);
+          }
+          if (k + 1 < parts) {
+            part[r] = k + 1;
+            continue;
+          }
+          part[r] = 0;
+          if (write) completions[completed++] = now;
+          j++;
+          issued++;
+          continue;
+        }
+        const need = myPieces[j] as number[];
         if (!fits(need, write)) {
           refusals++;
           break;

@@ -174,6 +174,48 @@ describe("the closed loop on hbm_ctrl_v2 (channel queues)", () => {
   }, 60_000);
 });
 
+describe("the closed loop with partial lines (--partial-lines: Ramulator's driver sends 32 B halves)", () => {
+  const run = (params: Record<string, unknown>, partialLines: boolean, stallNs?: number) => {
+    const config = loadConfig("hbm3");
+    const { topology } = chooseImpl(config.topology, { params });
+    const harness = new MemoryHarness(expandTopology(topology));
+    const sent: number[] = [];
+    const request = harness.request.bind(harness);
+    vi.spyOn(harness, "request").mockImplementation((kind, offset, bytes) => {
+      sent.push(bytes);
+      return request(kind, offset, bytes);
+    });
+    const trace = parseTrace(
+      traceText({ pattern: "idle-hit", requesters: 1, window: 1, lines: 8, stride: 64 }),
+    );
+    const options = {
+      tckNs: config.meta.tckNs,
+      peakGbs: 819.2,
+      partialLines,
+      ...(stallNs ? { stallNs } : {}),
+    };
+    return { figures: () => runClosedLoop(trace, harness, options), sent };
+  };
+
+  it("a line is offered as two 32 B requests; unloaded, its latency is the whole line's (both halves arrive in one tick)", () => {
+    const whole = run({}, false);
+    const halves = run({}, true);
+    const w = whole.figures();
+    const h = halves.figures();
+    expect(whole.sent).toEqual(Array(8).fill(64));
+    expect(halves.sent).toEqual(Array(16).fill(32));
+    expect(h.reads).toBe(8);
+    expect(h.read_lat_mean_ns).toBeCloseTo(w.read_lat_mean_ns as number, 9);
+    expect(h.sim_ns).toBeCloseTo(w.sim_ns, 9);
+  });
+
+  it("a read queue of one burst never takes a whole 64 B line, but takes it half by half", () => {
+    expect(() => run({ read_queue: 1 }, false, 1000).figures()).toThrow(/never frees its queue/);
+    const h = run({ read_queue: 1 }, true).figures();
+    expect(h.reads).toBe(8);
+  });
+});
+
 describe("the closed loop's room checks (issue 37 point 3: the driver's own cost)", () => {
   it("asks a full lane's room once a tick per kind, not once per refused requester", () => {
     // hbm_ctrl_v2 on hbm3: 16 requesters with 8 lines in flight each, every line on lane 0, so

@@ -8,6 +8,7 @@ export const SCRIPT = "bench:hbm";
 export const USAGE = `Usage: pnpm ${SCRIPT} [--config NAME...] [--pattern P...] [--mix M...] [--trace FILE...]
                       [--impl NAME] [--param KEY=VALUE...] [--plugin P...] [--tck NS]
                       [--whole-machine] [--json FILE] [--fidelity DIR] [--energy] [--dram-trace DIR]
+                      [--partial-lines]
 
 Drives the memory-fidelity traces through kernbench's HBM model with the closed loop of
 ../shared/fidelity/README.md (at the memory, through MemoryHarness) and prints, per
@@ -34,6 +35,8 @@ wall-clock second.
                     DRAMPower 5's on the same command streams (drampower.json beside this file)
   --dram-trace DIR  write each hbm_ctrl_v2 run's DRAM commands in DRAMPower 5's input format:
                     DIR/<config>/<pattern>-<mix>/memspec.json and pc<p>.csv per pseudo-channel
+  --partial-lines   offer each 32 B burst of a line on its own, as Ramulator's driver (a line's
+                    first half may be accepted while its second is refused; default: whole lines)
   --help            show this help
 
 Exit code 0 unless a run fails (fidelity is a goal, not a gate).`;
@@ -55,6 +58,8 @@ export interface Options {
   energy: boolean;
   /** Where to write DRAMPower's input (--dram-trace DIR), resolved. */
   dramTrace: string | undefined;
+  /** Offer each burst of a line on its own (--partial-lines; ClosedLoopOptions.partialLines). */
+  partialLines: boolean;
 }
 
 /** A command line, or a choice of configurations and patterns, that names nothing to run. */
@@ -85,6 +90,7 @@ export function parseOptions(argv: readonly string[]): Options | null {
         fidelity: { type: "string" },
         energy: { type: "boolean", default: false },
         "dram-trace": { type: "string" },
+        "partial-lines": { type: "boolean", default: false },
         help: { type: "boolean", default: false },
       },
       strict: true,
@@ -126,6 +132,7 @@ export function parseOptions(argv: readonly string[]): Options | null {
     fidelity: values.fidelity as string | undefined,
     energy: values.energy === true,
     dramTrace: values["dram-trace"] === undefined ? undefined : userPath(values["dram-trace"] as string),
+    partialLines: values["partial-lines"] === true,
   };
 }
 

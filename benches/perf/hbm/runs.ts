@@ -114,7 +114,11 @@ export function runFidelity(
         const model = harness.memory.model;
         const logs = options.dramTrace !== undefined ? startCommandLogs(model) : null;
         const clock = startClock();
-        const figures = runClosedLoop(trace, harness, { tckNs: config.meta.tckNs, peakGbs: peak });
+        const figures = runClosedLoop(trace, harness, {
+          tckNs: config.meta.tckNs,
+          peakGbs: peak,
+          partialLines: options.partialLines,
+        });
         const { wallS, cpuS } = clock();
         const ref = reference.get(referenceKey(config.name, trace.pattern, trace.mix));
         const row = record(config, trace, choice.impl, figures, wallS, cpuS, choice.note, ref, commit);
