@@ -39,24 +39,29 @@ import type { HbmCtrlV2Config } from "./params.js";
 /**
  * The state of one pseudo-channel's controller, kept in typed arrays so that the scheduler
  * allocates nothing per burst. Commands are applied when the simulated clock reaches them; to
- * predict a request's end the scheduler runs ahead with the journal on (every write records the
- * old value) and takes everything back with `rollbackTo`.
+ * predict a request's end the scheduler runs ahead with `journaling` on and takes everything
+ * back with `rollbackTo(0)`.
  *
- * Journaled: `st` (banks, bank groups, SIDs, the port), `ed` (entries' progress and the queue's
- * linked lists), `rd` (requests' progress) and `eReady` (an entry's earliest command, moved later
- * when it is admitted). The other entry and request fields are written once, at arrival.
+ * Taken back: `st` (banks, bank groups, SIDs, the port), `ed` (entries' progress and the queue's
+ * linked lists), `rd` (requests' progress), `eReady` (an entry's earliest command, moved later
+ * when it is admitted) and the channel's command slots. The other entry and request fields are
+ * written once, at arrival. Turning `journaling` on copies these arrays and `rollbackTo` copies
+ * them back: a prediction is rare (one per large request at most) and writes a few thousand
+ * values, while the writes outside predictions are some twenty a command, which then cost a
+ * store each instead of a journal check.
  */
-
-const ST = 0;
-const ED = 1;
-const RD = 2;
-const READY = 3;
-const BOOK = 4;
 
 function grow<T extends Float64Array | Int32Array | Uint8Array>(array: T, size: number): T {
   const next = new (array.constructor as new (n: number) => T)(size);
   next.set(array);
   return next;
+}
+
+/** `target` holding a copy of `source` (`target` itself when it is large enough). */
+function copyInto<T extends Float64Array | Int32Array>(target: T, source: T): T {
+  const into = target.length >= source.length ? target : grow(target, source.length);
+  into.set(source);
+  return into;
 }
 
 export abstract class PortState {
@@ -117,13 +122,23 @@ export abstract class PortState {
   /** The channel's command slots (`command_bus: channel`), shared with the peers; null: none. */
   bus: CommandBus | null = null;
 
-  // The journal.
-  private logId: Uint8Array;
-  private logIdx: Int32Array;
-  private logOld: Float64Array;
-  logLen = 0;
-  /** Whether writes are journaled (only while predicting). */
-  journaling = false;
+  // The copy taken when `journaling` turned on (the journal's start).
+  private saveSt: Float64Array = new Float64Array(0);
+  private saveEd: Int32Array = new Int32Array(0);
+  private saveRd: Float64Array = new Float64Array(0);
+  private saveReady: Float64Array = new Float64Array(0);
+  private saveBooked: Float64Array = new Float64Array(0);
+  private saved = false;
+  private predicting = false;
+
+  /** Whether the writes since it turned on are to be taken back (only while predicting). */
+  get journaling(): boolean {
+    return this.predicting;
+  }
+  set journaling(on: boolean) {
+    if (on && !this.predicting) this.save();
+    this.predicting = on;
+  }
 
   constructor(readonly config: HbmCtrlV2Config) {
     this.nSids = config.sids;
@@ -160,9 +175,6 @@ export abstract class PortState {
     this.rBursts = new Int32Array(0);
     this.growEntries(64);
     this.growRequests(16);
-    this.logId = new Uint8Array(1024);
-    this.logIdx = new Int32Array(1024);
-    this.logOld = new Float64Array(1024);
   }
 
   /**
@@ -214,92 +226,71 @@ export abstract class PortState {
     return (this.st[this.portBase + (kind === READ ? P_OVR : P_OVW)] as number) < list.length;
   }
 
-  // ---- journaled writes ----------------------------------------------------------------------
+  // ---- writes (taken back after a prediction) -----------------------------------------------
 
-  private record(id: number, index: number, old: number): void {
-    if (this.logLen === this.logId.length) {
-      const size = this.logLen * 2;
-      this.logId = grow(this.logId, size);
-      this.logIdx = grow(this.logIdx, size);
-      this.logOld = grow(this.logOld, size);
-    }
-    const n = this.logLen++;
-    this.logId[n] = id;
-    this.logIdx[n] = index;
-    this.logOld[n] = old;
+  /** Copies what a prediction may write (reusing the copy's arrays while they are large enough). */
+  private save(): void {
+    this.saveSt = copyInto(this.saveSt, this.st);
+    this.saveEd = copyInto(this.saveEd, this.ed);
+    this.saveRd = copyInto(this.saveRd, this.rd);
+    this.saveReady = copyInto(this.saveReady, this.eReady);
+    if (this.bus !== null) this.saveBooked = copyInto(this.saveBooked, this.bus.booked);
+    this.saved = true;
   }
 
-  /** `st[i] = v`, journaled. */
+  /** `st[i] = v`. */
   setS(i: number, v: number): void {
-    if (this.journaling) this.record(ST, i, this.st[i] as number);
     this.st[i] = v;
   }
 
-  /** `st[i] = max(st[i], v)`, journaled. */
+  /** `st[i] = max(st[i], v)`. */
   maxS(i: number, v: number): void {
-    const old = this.st[i] as number;
-    if (v > old) {
-      if (this.journaling) this.record(ST, i, old);
-      this.st[i] = v;
-    }
+    if (v > (this.st[i] as number)) this.st[i] = v;
   }
 
-  /** `st[i] += d`, journaled. */
+  /** `st[i] += d`. */
   addS(i: number, d: number): void {
-    const old = this.st[i] as number;
-    if (this.journaling) this.record(ST, i, old);
-    this.st[i] = old + d;
+    this.st[i] = (this.st[i] as number) + d;
   }
 
   setE(i: number, v: number): void {
-    if (this.journaling) this.record(ED, i, this.ed[i] as number);
     this.ed[i] = v;
   }
 
   setR(i: number, v: number): void {
-    if (this.journaling) this.record(RD, i, this.rd[i] as number);
     this.rd[i] = v;
   }
 
   /** An entry's earliest command time (it can move later when the entry is admitted). */
   setReady(e: number, v: number): void {
-    if (this.journaling) this.record(READY, e, this.eReady[e] as number);
     this.eReady[e] = v;
   }
 
-  /** Takes command slot `tick` of `lane` of the channel's bus, journaled. */
+  /** Takes command slot `tick` of `lane` of the channel's bus. */
   book(tick: number, lane: number): void {
     const bus = this.bus as CommandBus;
-    const i = bus.index(tick, lane);
-    if (this.journaling) this.record(BOOK, i, bus.booked[i] as number);
-    bus.booked[i] = tick;
+    bus.booked[bus.index(tick, lane)] = tick;
   }
 
-  /** Undoes every write after journal position `mark`. */
+  /**
+   * Takes back every write since `journaling` turned on (`mark` 0: the only mark there is);
+   * without a copy (nothing was journaled), nothing.
+   */
   rollbackTo(mark: number): void {
-    const st = this.st;
-    const ed = this.ed;
-    const rd = this.rd;
-    for (let n = this.logLen - 1; n >= mark; n--) {
-      const id = this.logId[n] as number;
-      const array =
-        id === ST
-          ? st
-          : id === ED
-            ? ed
-            : id === RD
-              ? rd
-              : id === READY
-                ? this.eReady
-                : (this.bus as CommandBus).booked;
-      array[this.logIdx[n] as number] = this.logOld[n] as number;
-    }
-    this.logLen = Math.min(this.logLen, mark);
+    if (mark !== 0)
+      throw new RangeError(`hbm_ctrl_v2: rollbackTo(${mark}): only 0, the journal's start, is kept.`);
+    if (!this.saved) return;
+    this.st.set(this.saveSt.subarray(0, this.st.length));
+    this.ed.set(this.saveEd.subarray(0, this.ed.length));
+    this.rd.set(this.saveRd.subarray(0, this.rd.length));
+    this.eReady.set(this.saveReady.subarray(0, this.eReady.length));
+    if (this.bus !== null) this.bus.booked.set(this.saveBooked.subarray(0, this.bus.booked.length));
+    this.saved = false;
   }
 
   /** Frees what finished (call with an empty journal). */
   commit(): void {
-    this.logLen = 0;
+    this.saved = false;
     if (this.overflowHeadsBig()) this.cleanup();
   }
 

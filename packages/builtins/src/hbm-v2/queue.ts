@@ -72,6 +72,10 @@ export abstract class PortQueue extends PortState {
   private append(e: number): void {
     const o = e * E_STRIDE;
     this.setE(o + E_STATE, 0);
+    // No lower bound yet: one a prediction left (it may have admitted the entry, then rolled
+    // back) is of a later state and can be too high.
+    this.eLB[e] = Number.NEGATIVE_INFINITY;
+    this.eBlk[e] = -1;
     const list =
       (this.ed[o + E_PRIO] as number) === 1 ? LIST_PRIO : this.eKind[e] === READ ? LIST_READS : LIST_WRITES;
     this.link(e, list);
