@@ -70,6 +70,12 @@ interface Queue {
   next: number;
   /** A return-slot receive's slot the kernel may still read: its credit waits for the next receive. */
   held: string | null;
+  /** Sequence number of the next send on this channel. */
+  sent: number;
+  /** Sequence number of the next payload to hand over to `arrived`. */
+  handed: number;
+  /** Payloads that arrived ahead of one sent before them, by sequence number. */
+  readonly early: Map<number, IpcqPayload>;
 }
 
 /** Phase-1 data hooks (the runtime's memory store): what a send delivers into a slot. */
@@ -82,7 +88,8 @@ export interface IpcqDataHooks {
  * The IPCQ network of a machine: per (receiver PE, inbound direction) a queue of `slots` slots in
  * the receiver's TCM, with credits held by the sender. A send waits for a credit, then the bytes
  * move from the sender's PE_DMA through the fabric (the topology's route, contending with other
- * traffic) into the slot while the sender goes on; they count as arrived when the tail does. A receive waits for the queue,
+ * traffic) into the slot while the sender goes on; they count as arrived when the tail does and every payload
+ * sent ahead of them on the channel has (in-order delivery, `handOver`). A receive waits for the queue,
  * pays the slot read (`slotReadNs + bytes / readGbs`, skipped by the diagnostic no-consume
  * receive), optionally copies to a destination, and returns the slot's credit to the sender
  * (after the route's latency, see `returnCredit`): at once after a copy to a destination, at the next receive from that
@@ -182,6 +189,9 @@ export class IpcqNetwork {
         credits,
         next: 0,
         held: null,
+        sent: 0,
+        handed: 0,
+        early: new Map(),
       };
       this.queues.set(key, queue);
     }
@@ -241,12 +251,29 @@ export class IpcqNetwork {
     transfer.bytes += bytes;
     this.machine.fabric.notify(`${sender}.pe_dma`, `${receiver}.pe_dma`, transfer, bytes);
     transfer.seal();
+    const seq = queue.sent++;
     transfer.done.addCallback(() => {
       if (logger !== null) logger.end(opId, env.now);
       if (data !== null) this.hooks?.deliver(slot, data);
-      queue.arrived.tryPut({ from: sender, bytes, slot, hasData: data !== null });
+      this.handOver(queue, seq, { from: sender, bytes, slot, hasData: data !== null });
     });
     return transfer.done;
+  }
+
+  /**
+   * In-order delivery at the receiver's network interface: payload `seq` of a channel arrived (its
+   * tail is in its slot). It joins the queue once every payload sent ahead of it on the channel has
+   * (message k is handed over at max(arrival_k, handover_{k-1})): a fabric with virtual channels
+   * lets a short message overtake a long one sent just before it, but a queue's receives take
+   * their payloads in send order.
+   */
+  private handOver(queue: Queue, seq: number, payload: IpcqPayload): void {
+    queue.early.set(seq, payload);
+    for (let next = queue.early.get(queue.handed); next !== undefined; next = queue.early.get(queue.handed)) {
+      queue.early.delete(queue.handed);
+      queue.handed++;
+      queue.arrived.tryPut(next);
+    }
   }
 
   /**

@@ -6,7 +6,9 @@ import {
   Transfer,
   trafficPattern,
 } from "@kb/components";
-import { encodeAddress, expandTopology, resolveTopology } from "@kb/topology";
+import { MemorySink, OpLogger } from "@kb/oplog";
+import type { PeCommand } from "@kb/spec";
+import { encodeAddress, expandTopology, resolveTopology, tcmAddress } from "@kb/topology";
 import { describe, expect, it } from "vitest";
 import { bookSimMesh } from "../../../components/src/test-support.js";
 import { defaultRegistry } from "../default-registry.js";
@@ -191,5 +193,61 @@ describe("port_hop_v1 with virtual channels (BookSim's iq router)", () => {
         Array(13).fill(1 + 5 * 3 + flits),
       );
     }
+  });
+
+  it("IPC queue: a short message overtakes a long one sent before it, and is handed over in send order", () => {
+    // PE1 sends A (512 B, 8 flits) then B (64 B, 1 flit) west at 0; PE0 receives A then B
+    // (copies out). Flits of A at r0c1 1..8 (its link busy 0..8), B's head 9. r0c1 -> r0c0 is
+    // credit-bound (4 per VC): A's flits 0-3 cross r0c1 (SA) at 3..6, reach r0c0 at SA + 3 =
+    // 6..9 (RC 6, VA 7) and cross it at 8..11; each credit is back at r0c1 the tick after:
+    // flit 4 crosses r0c1 at 9, 5 at 10. B on VC 1: RC 9, VA 10 (VC 1 of r0c0's input), SA 11,
+    // winning the input from A (the input's VC pointer is at VC 1 after A's flit at 10): A's
+    // flits 6, 7 cross r0c1 at 12, 13. At r0c0 flit k of A crosses at max(r0c1's SA + 3,
+    // previous + 1): 4..7 at 12, 13, 15, 16. B's head at r0c0 14: RC 14, VA 15 (the sink's
+    // VC 1, A holds VC 0), SA 16, winning over A's tail (the pointer at VC 1 after A's flit at
+    // 15), which crosses at 17. Tails leave r0c0 at SA + 2 and cross 1 ns and the 1 ns link:
+    // B at PE0 at 20, A at 21.
+    // In-order delivery: A handed over at 21, B at max(20, 21) = 21. PE0 reads A's slot
+    // (2 ns + 512 B / 512 GB/s): done at 24; then B's, already there: 24 + 2 + 64 / 512 = 26.125.
+    const sink = new MemorySink();
+    const machine = buildMachine(twoVcRouters(2), {
+      registry: defaultRegistry(),
+      opLogger: new OpLogger(sink),
+    });
+    const tcm = (pe: number, offset: number) => tcmAddress(0, 0, pe, offset);
+    const send = (bytes: number): PeCommand => ({
+      kind: "ipcq_send",
+      direction: "west",
+      src: tcm(1, 0),
+      bytes,
+      dtype: "u8",
+    });
+    const recv = (bytes: number): PeCommand => ({
+      kind: "ipcq_recv",
+      direction: "east",
+      bytes,
+      dtype: "u8",
+      mode: "copy_to_dst",
+      dst: tcm(0, 0),
+      consume: true,
+    });
+    machine.submit("sip0.cube0.pe1", [send(512), send(64)]);
+    const got = machine.submit("sip0.cube0.pe0", [recv(512), recv(64)]);
+    machine.run();
+    const ends = (op: string) =>
+      sink.records
+        .filter((r) => r.op_name === op)
+        .map((r) => ["nbytes" in r.params ? r.params.nbytes : -1, r.t_end]);
+    // The tails arrived out of order (B first) ...
+    expect(ends("ipcq_send")).toEqual([
+      [512, 21],
+      [64, 20],
+    ]);
+    // ... and were received in order.
+    expect(ends("ipcq_recv")).toEqual([
+      [512, 24],
+      [64, 26.125],
+    ]);
+    expect(got.value).toBe(26.125);
   });
 });
