@@ -95,6 +95,23 @@ describe("the memory-model SDK", () => {
     expect(harness.memory.stats.ops).toBe(3);
   });
 
+  it("drains the ports an instant's answers made room in with one engine event, in answer order", () => {
+    const harness = harnessWith(queued, { interleave_bytes: 256, params: { max_pending: 1 } });
+    const env = harness.machine.env;
+    const zeroDelays: number[] = [];
+    const timeout = env.timeout.bind(env);
+    env.timeout = ((delay: number, value?: unknown) => {
+      if (delay === 0) zeroDelays.push(env.now);
+      return timeout(delay, value);
+    }) as typeof env.timeout;
+    // max_pending 1: ports 0 (offsets 0, 4096) and 1 (256, 4352) each hold one read, the second
+    // waits; both first reads are answered at 10 ns (two model events), so both ports drain then.
+    const reads = [0, 4096, 256, 4352].map((offset) => harness.request("read", offset, 64));
+    harness.machine.run();
+    expect(reads.map((read) => read.value.doneNs)).toEqual([10, 20, 10, 20]);
+    expect(zeroDelays).toEqual([10]);
+  });
+
   it("reports a model that answers before the arrival, or twice, at once and located", () => {
     const early = defineMemoryModel({
       kind: "hbm_ctrl",

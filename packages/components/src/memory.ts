@@ -104,7 +104,14 @@ export class MemoryComponent<P = unknown> extends Component<P> implements BatchT
   private readonly answeredParts: Map<Packet, Packet[]> | null;
   /** Requests that arrived while their port was full, oldest first, per port. */
   private readonly backlog: Packet[][];
+  /** Per port, whether it waits in {@link drainQueue}. */
   private readonly drainScheduled: Uint8Array;
+  /**
+   * Ports with a backlog that an answer made room in, in the order they were answered: one engine
+   * event drains them all (not one event per port: docs/latency-model.md section 2).
+   */
+  private drainQueue: number[] = [];
+  private drainSpare: number[] = [];
   private readonly maxPending: number;
   private bandwidth: BandwidthCounter | null = null;
   /** Per port, where its last trace slice ended (ns); created with the first slice. */
@@ -330,7 +337,8 @@ export class MemoryComponent<P = unknown> extends Component<P> implements BatchT
       // the model's own call (a model may answer one request while servicing another).
       if ((this.backlog[port] as Packet[]).length > 0 && !this.drainScheduled[port]) {
         this.drainScheduled[port] = 1;
-        env.timeout(0, port).addCallback(this.drainEvent);
+        this.drainQueue.push(port);
+        if (this.drainQueue.length === 1) env.timeout(0).addCallback(this.drainEvent);
       }
     }
   }
@@ -378,10 +386,17 @@ export class MemoryComponent<P = unknown> extends Component<P> implements BatchT
     return `memory model ${this.impl} (${this.id} port ${request.port}) answered a ${request.kind} of ${request.bytes} B that arrived at ${request.arrivalNs} ns`;
   }
 
-  private readonly drainEvent = (event: Event<number>): void => {
-    const port = event.value;
-    this.drainScheduled[port] = 0;
-    this.drain(port);
+  /** Drains the ports queued since the last drain event, in the order they were queued. */
+  private readonly drainEvent = (): void => {
+    const ports = this.drainQueue;
+    // Ports answered while draining (a model may answer inside service) wait for the next event.
+    this.drainQueue = this.drainSpare;
+    for (const port of ports) {
+      this.drainScheduled[port] = 0;
+      this.drain(port);
+    }
+    ports.length = 0;
+    this.drainSpare = ports;
   };
 
   private addWindowBusy(port: number, start: number, end: number): void {

@@ -32,11 +32,16 @@ const INF = Number.POSITIVE_INFINITY;
 const LOCATE_BITS = 19;
 const LOCATE_MASK = (1 << LOCATE_BITS) - 1;
 
-/** Where recently seen bursts live (flat bank, row), shared by the ports of a stack. */
+/** The largest burst index the cache holds (its tags are int32). */
+const LOCATE_MAX = 0x7fffffff;
+
+/**
+ * Where recently seen bursts live (flat bank, row), shared by the ports of a stack: one slot of
+ * four int32 (burst index as the tag, bank, row, unused) per burst index modulo 2^19, so a
+ * lookup reads one cache line. Bursts past index 2^31 - 1 (64 GiB of 32 B bursts) are not cached.
+ */
 export class LocateCache {
-  readonly tag = new Float64Array(1 << LOCATE_BITS).fill(-1);
-  readonly bank = new Int32Array(1 << LOCATE_BITS);
-  readonly row = new Float64Array(1 << LOCATE_BITS);
+  readonly slots = new Int32Array(4 << LOCATE_BITS).fill(-1);
 }
 
 /** Counters of one pseudo-channel (they include commands already planned ahead of the clock). */
@@ -193,7 +198,7 @@ export class HbmPort implements Sleeper {
     let ranges = request.ranges;
     if (ranges.length === 0 && request.bytes > 0) ranges = [0, request.bytes];
     const c = this.coordinates;
-    const cache = this.cache;
+    const slots = this.cache.slots;
     const bpg = cfg.banksPerGroup;
     const groups = cfg.bankGroups;
     // The open run of each bank in this request (entries touched are reset at the end).
@@ -212,17 +217,19 @@ export class HbmPort implements Sleeper {
         let row = 0;
         if (this.map !== null) {
           // Bank and row of burst j, through a direct-mapped cache (re-read data skips locate()).
-          const slot = j & LOCATE_MASK;
-          if (cache.tag[slot] === j) {
-            bank = cache.bank[slot] as number;
-            row = cache.row[slot] as number;
+          const slot = (j & LOCATE_MASK) << 2;
+          if (slots[slot] === j) {
+            bank = slots[slot + 1] as number;
+            row = slots[slot + 2] as number;
           } else {
             this.map.locate(j * burst, c);
             bank = (c.sid * groups + c.bankGroup) * bpg + c.bank;
             row = c.row;
-            cache.tag[slot] = j;
-            cache.bank[slot] = bank;
-            cache.row[slot] = row;
+            if (j <= LOCATE_MAX && row <= LOCATE_MAX) {
+              slots[slot] = j;
+              slots[slot + 1] = bank;
+              slots[slot + 2] = row;
+            }
           }
         }
         count++;
