@@ -345,52 +345,32 @@ export function runClosedLoop(trace: Trace, harness: MemoryHarness, options: Clo
       let j = next[r] as number;
       while (j < addresses.length && ((part[r] as number) > 0 || (outstanding[r] as number) < W)) {
         const write = writes[j] === 1;
-        if (partial) {
-          const k = part[r] as number;
-          const address = (addresses[j] as number) + k * partBytes;
-          const need = partNeed(address);
-          if (!fits(need, write)) {
-            refusals++;
-            break;
-          }
-          sent(need, write);
-          if (write) {
-            harness.request("write", address, partBytes);
-          } else {
-            if (k === 0) {
-              outstanding[r] = (outstanding[r] as number) + 1;
-              lineCallback[r] = lineOf(r, now);
-            }
-            harness
-              .request("read", address, partBytes)
-              .addCallback(lineCallback[r] as (event: Event<HarnessResult>) => void);
-          }
-          if (k + 1 < parts) {
-            part[r] = k + 1;
-            continue;
-          }
-          part[r] = 0;
-          if (write) completions[completed++] = now;
-          j++;
-          issued++;
-          continue;
-        }
-        const need = myPieces[j] as number[];
+        // The part of the line offered now (a whole line is its only part).
+        const offered = part[r] as number;
+        const address = (addresses[j] as number) + offered * partBytes;
+        const need = partial ? partNeed(address) : (myPieces[j] as number[]);
         if (!fits(need, write)) {
           refusals++;
           break;
         }
         sent(need, write);
-        const address = addresses[j] as number;
         if (write) {
-          harness.request("write", address, bytes);
-          completions[completed++] = now;
+          harness.request("write", address, partBytes);
         } else {
-          outstanding[r] = (outstanding[r] as number) + 1;
+          if (offered === 0) {
+            outstanding[r] = (outstanding[r] as number) + 1;
+            if (partial) lineCallback[r] = lineOf(r, now);
+          }
           harness
-            .request("read", address, bytes)
-            .addCallback(readDone[r] as (event: Event<HarnessResult>) => void);
+            .request("read", address, partBytes)
+            .addCallback((partial ? lineCallback[r] : readDone[r]) as (event: Event<HarnessResult>) => void);
         }
+        if (offered + 1 < parts) {
+          part[r] = offered + 1;
+          continue;
+        }
+        part[r] = 0;
+        if (write) completions[completed++] = now;
         j++;
         issued++;
       }
