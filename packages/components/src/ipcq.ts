@@ -268,7 +268,14 @@ export class IpcqNetwork {
    * their payloads in send order.
    */
   private handOver(queue: Queue, seq: number, payload: IpcqPayload): void {
-    queue.early.set(seq, payload);
+    if (seq !== queue.handed) {
+      queue.early.set(seq, payload);
+      return;
+    }
+    // In order (the usual case): hand it over, then any that arrived early and are next now.
+    queue.handed++;
+    queue.arrived.tryPut(payload);
+    if (queue.early.size === 0) return;
     for (let next = queue.early.get(queue.handed); next !== undefined; next = queue.early.get(queue.handed)) {
       queue.early.delete(queue.handed);
       queue.handed++;
