@@ -61,10 +61,13 @@ describe("components[].stats of the results", () => {
     // Per pseudo-channel, adding up to the total.
     expect(stats.rd?.perPort).toHaveLength(16);
     expect((stats.rd?.perPort ?? []).reduce((sum, value) => sum + value, 0)).toBe(96);
-    // Only models that count publish: the PEs' built-ins do not.
-    expect(results.components.filter((row) => row.stats !== undefined).map((row) => row.id)).toEqual([
-      "sip0.cube0.hbm",
-    ]);
+    // Only models that count publish: the HBM stack and the NOC routers (port_hop_v1: port waits,
+    // credit stalls); the PEs' built-ins do not.
+    expect(
+      results.components
+        .filter((row) => row.stats !== undefined && row.kind !== "noc_router")
+        .map((row) => row.id),
+    ).toEqual(["sip0.cube0.hbm"]);
     // The busiest model that publishes, and the counter as a sweep metric reads it.
     expect(statsOfBusiestModel(results.components)?.id).toBe("sip0.cube0.hbm");
     const metric = parseStatMetric("stats.hbm_ctrl.wr");
@@ -74,7 +77,7 @@ describe("components[].stats of the results", () => {
     expect(statMetricValue(results.components, { selector: "hbm_ctrl", name: "credit_stalls" })).toBeNull();
   });
 
-  it("hbm_ctrl_v1 (no counters): components carry no stats field, as before", async () => {
+  it("hbm_ctrl_v1 (no counters): its row carries no stats field; routers that never waited have nothing to show", async () => {
     const sim = await Simulator.fromTopology({
       name: "v1",
       cube: { hbm: { channels: 8, pseudo_channels: 2 } },
@@ -82,8 +85,24 @@ describe("components[].stats of the results", () => {
     await sim.fromDevice(await sim.toDevice(sim.random([N], "f32", { seed: 1 })));
     const results = sim.results();
     expect(results.components.length).toBeGreaterThan(0);
-    expect(results.components.some((row) => "stats" in row)).toBe(false);
+    expect(results.components.some((row) => row.kind === "hbm_ctrl" && "stats" in row)).toBe(false);
+    // Whatever publishes here (the default NOC routers, port_hop_v1, when a copy crosses them)
+    // counted nothing: no component for kb run's counters line.
+    expect(results.components.every((row) => row.stats?.every((stat) => stat.total === 0) ?? true)).toBe(
+      true,
+    );
     expect(statsOfBusiestModel(results.components)).toBeNull();
+    // A publisher whose counters are all zero is passed over; one that counted is taken.
+    const zero = { id: "r0", kind: "noc_router", impl: "port_hop_v1", utilisation: 0.5 };
+    const counted = { id: "r1", kind: "noc_router", impl: "port_hop_v1", utilisation: 0.1 };
+    const stat = (total: number) => [{ name: "port_wait_ns", unit: "ns", total, description: "Waits." }];
+    expect(statsOfBusiestModel([{ ...zero, stats: stat(0) }])).toBeNull();
+    expect(
+      statsOfBusiestModel([
+        { ...zero, stats: stat(0) },
+        { ...counted, stats: stat(3) },
+      ])?.id,
+    ).toBe("r1");
   });
 });
 

@@ -52,12 +52,14 @@ export interface StatsRow {
 
 /**
  * The busiest component that publishes counters (highest utilisation, the first id on a tie), for
- * `kb run`'s counters line; null when no component publishes any.
+ * `kb run`'s counters line; null when no component publishes any. A component whose counters are
+ * all zero (an uncontended NOC router: no port wait, no credit stall) has nothing to show and is
+ * passed over.
  */
 export function statsOfBusiestModel<R extends StatsRow>(components: readonly R[]): R | null {
   let best: R | null = null;
   for (const row of components) {
-    if (row.stats === undefined || row.stats.length === 0) continue;
+    if (row.stats === undefined || row.stats.every((stat) => stat.total === 0)) continue;
     if (
       best === null ||
       row.utilisation > best.utilisation ||

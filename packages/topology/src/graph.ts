@@ -269,7 +269,7 @@ export class TopologyGraph {
    * still shared): for callers that keep what they derive from routes themselves, such as a
    * machine's fabric, so a system of thousands of PEs does not hold every route twice.
    *
-   * **NOC routing** (`cube.noc.routing`, default `shortest`): a stretch of the route across a cube's
+   * **NOC routing** (`cube.noc.routing`, default `xy`): a stretch of the route across a cube's
    * NOC mesh then goes in dimension order between the routers where the best route enters and
    * leaves the mesh (`xy`: along the row first; `yx`: along the column first; `shortest`: as
    * found). Decided here, once per route: the fabric compiles routes once, so it costs nothing

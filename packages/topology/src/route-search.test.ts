@@ -19,7 +19,8 @@ describe("route between NOC routers of a larger grid", () => {
   // to another that entered xbar0 would have to come back through r0c0: no simple path goes
   // NOC -> XBAR -> NOC, and router-to-router traffic stays on the mesh whatever the grid size.
   it("never passes an XBAR half between NOC routers, and takes the mesh between the far corners of a 4 x 8 grid", () => {
-    const graph = expand({ name: "grid-4x8", cube: { noc: { rows: 4, cols: 8 } } });
+    // The least-latency search and its tie-break (shortest routes; xy is the default).
+    const graph = expand({ name: "grid-4x8", cube: { noc: { rows: 4, cols: 8, routing: "shortest" } } });
     const routers = graph.byKind("noc_router").map((node) => node.id);
     expect(routers).toHaveLength(4 * 8);
     // Every ordered pair of the 32 routers (32 x 31 = 992 routes): mesh only, at the Manhattan
@@ -80,7 +81,8 @@ describe("route between NOC routers of a larger grid", () => {
 
   it("PE 31's CPU (far corner r3c7) reaches the HBM over the whole mesh to r0c0 and xbar0", () => {
     const graph = expand({ name: "grid-4x8", cube: { noc: { rows: 4, cols: 8 } } });
-    // Default HBM 8 x 2: channels 0-3 on xbar0, 4-7 on xbar1 (ceil(8/2) = 4). From PE 31's CPU:
+    // The default routes are xy: along row 3 to r3c0, then up column 0 to r0c0 (the same links and
+    // routers in number as any shortest path, so the same latency). Default HBM 8 x 2: channels 0-3 on xbar0, 4-7 on xbar1 (ceil(8/2) = 4). From PE 31's CPU:
     // 0.005 (pe_to_noc) + 10 mesh links r3c7 .. r0c0 (10 x 0.01) + 11 routers (11 x 1) + 0.01
     // (->xbar0) + 1 (xbar0) = 12.115 ns to leave xbar0; + 0.01 (->ch0) = 12.125 ns to channel 0;
     // + 0.01 (->bridge) + 1 (bridge) + 0.01 (->xbar1) + 1 (xbar1) + 0.01 (->ch4) = 14.145 ns to
@@ -92,10 +94,10 @@ describe("route between NOC routers of a larger grid", () => {
     expect(toCh4.latencyNs).toBe(14.145);
     expect(short(toCh4.hops)).toEqual([
       "cube0.pe31.pe_cpu",
-      "cube0.noc.r3c7",
-      "cube0.noc.r2c7",
-      "cube0.noc.r1c7",
-      ...[7, 6, 5, 4, 3, 2, 1, 0].map((col) => `cube0.noc.r0c${col}`),
+      ...[7, 6, 5, 4, 3, 2, 1, 0].map((col) => `cube0.noc.r3c${col}`),
+      "cube0.noc.r2c0",
+      "cube0.noc.r1c0",
+      "cube0.noc.r0c0",
       "cube0.xbar0",
       "cube0.bridge",
       "cube0.xbar1",

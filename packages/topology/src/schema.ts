@@ -107,8 +107,8 @@ export const componentSchema = (kind: string, impl: string) =>
     .describe(`The ${kind} component.`);
 
 /** A forwarding ("transit") component: routers, XBAR halves, bridge, UCIe ports. */
-const transitSchema = (kind: string) =>
-  componentSchema(kind, "transit_v1").extend({
+const transitSchema = (kind: string, impl = "transit_v1") =>
+  componentSchema(kind, impl).extend({
     first_flit_ns: nanoseconds("Per-hop overhead of the first flit, in ns.").default(1),
   });
 
@@ -276,16 +276,16 @@ export const cubeSchema = z
       .extend({ link: link(512, 1).describe("The bridge's link to each XBAR half.") })
       .superRefine(ownHopKey("cube.bridge", "bridge", "first_flit_ns"))
       .prefault({}),
-    noc: transitSchema("noc_router")
+    noc: transitSchema("noc_router", "port_hop_v1")
       .extend({
         rows: count("Rows of the PE layout grid (one NOC router per grid position).").default(2),
         cols: count("Columns of the PE layout grid; PEs per cube = rows x cols.").default(4),
         link: link(128, 1).describe("Link between neighbouring routers."),
         routing: z
           .enum(NOC_ROUTINGS)
-          .default("shortest")
+          .default("xy")
           .describe(
-            "How packets cross the mesh: shortest (least latency, ties by node id; the default, so existing topologies keep their routes), xy (along the row first, then the column: dimension-order routing, deadlock-free, what BookSim 2's reference and most meshes use) or yx (column first). The route's entry and exit routers are the best route's either way.",
+            "How packets cross the mesh: xy (the default: along the row first, then the column; dimension-order routing, deadlock-free, what BookSim 2's reference and most meshes use, checked against it by bench:noc), yx (column first) or shortest (least latency, ties by node id: the routes before xy became the default). The route's entry and exit routers are the best route's either way.",
           ),
       })
       .superRefine(ownHopKey("cube.noc", "noc_router", "first_flit_ns"))
