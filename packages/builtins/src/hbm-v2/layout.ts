@@ -12,8 +12,7 @@ export const B_WR = 3; // earliest WR (ACT + tRCD_WR)
 export const B_PRE = 4; // earliest PRE (tRAS, tRTP, write recovery)
 export const B_ACTIVE = 5; // entries that activated this bank and still have bursts
 export const B_HITS = 6; // row-hit cap: bursts of younger hits that went ahead of an older request since the ACT
-export const B_NHIT = 7; // entries of the class-1 lists (reads, writes) to the open row: off the row lists
-export const BANK_STRIDE = 8;
+export const BANK_STRIDE = 7;
 
 /** Bank-group fields (per SID x bank group). */
 export const G_RD = 0; // tCCD_L after RD, tWTR_L after write data
@@ -76,9 +75,7 @@ export const P_WQ_MAX = 50; // most bursts in the write queue at once
 export const P_ACT_SINCE = 51; // the start of the current active span (a bank open or refreshing)
 export const P_ACT_END = 52; // the end of the last active span
 export const P_ACTIVE_NS = 53; // ns of finished active spans (DRAMPower's rank active time)
-export const P_RRHEAD = 54; // row list of the class-1 reads (entries whose bank is not open to their row), tail at +1
-export const P_WRHEAD = 56; // row list of the class-1 writes, tail at +1
-export const PORT_FIELDS = 58;
+export const PORT_FIELDS = 54;
 
 /** The three queue lists: priority class (any kind), class-1 reads, class-1 writes. */
 export const LIST_PRIO = 0;
@@ -93,10 +90,7 @@ export const E_PREV = 3;
 export const E_CLASS = 4; // 0 unclassified, 1 row hit, 2 miss (closed bank), 3 conflict
 export const E_PRIO = 5; // 1: activated its bank, or its request started (priority class)
 export const E_LIST = 6; // the queue list it is on, -1 none
-export const E_RIN = 7; // 1: on its class-1 list's row list (its bank is not open to its row)
-export const E_RNEXT = 8; // row list (valid while E_RIN is 1)
-export const E_RPREV = 9;
-export const E_STRIDE = 10;
+export const E_STRIDE = 7;
 
 /** Request progress fields. */
 export const R_LEFT = 0; // bursts not yet issued

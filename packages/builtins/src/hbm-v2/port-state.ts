@@ -10,9 +10,6 @@ import {
   E_NEXT,
   E_PREV,
   E_PRIO,
-  E_RIN,
-  E_RNEXT,
-  E_RPREV,
   E_STATE,
   E_STRIDE,
   P_FAW,
@@ -25,12 +22,10 @@ import {
   P_RQ,
   P_RQ_AREA,
   P_RQ_MAX,
-  P_RRHEAD,
   P_WHEAD,
   P_WQ,
   P_WQ_AREA,
   P_WQ_MAX,
-  P_WRHEAD,
   PORT_FIELDS,
   R_FIRST,
   R_LAST,
@@ -156,8 +151,8 @@ export abstract class PortState {
     for (let b = 0; b < this.nBanks; b++) this.st[b * BANK_STRIDE + B_ROW] = -1;
     const p = this.portBase;
     for (let i = 0; i < 4; i++) this.st[p + P_FAW + i] = Number.NEGATIVE_INFINITY;
-    // The three queue lists (see PortQueue.listHead) and the class-1 lists' row lists: empty.
-    for (const at of [P_HEAD, P_RHEAD, P_WHEAD, P_RRHEAD, P_WRHEAD]) this.st.fill(-1, p + at, p + at + 2);
+    // The three queue lists (see PortQueue.listHead): empty.
+    for (const at of [P_HEAD, P_RHEAD, P_WHEAD]) this.st.fill(-1, p + at, p + at + 2);
     this.st[p + P_REF_NEXT] = config.policies.refresh.interval(config.timing);
     this.ed = new Int32Array(0);
     this.rd = new Float64Array(0);
@@ -389,9 +384,6 @@ export abstract class PortState {
     this.ed[o + E_CLASS] = 0;
     this.ed[o + E_PRIO] = 0;
     this.ed[o + E_LIST] = -1;
-    this.ed[o + E_RIN] = 0;
-    this.ed[o + E_RNEXT] = -1;
-    this.ed[o + E_RPREV] = -1;
     (this.reqEntries[r] as number[]).push(e);
     (this.overflow[kind] as number[]).push(e);
     return e;

@@ -1,13 +1,8 @@
 import {
-  B_NHIT,
-  B_ROW,
   E_LIST,
   E_NEXT,
   E_PREV,
   E_PRIO,
-  E_RIN,
-  E_RNEXT,
-  E_RPREV,
   E_STATE,
   E_STRIDE,
   LIST_PRIO,
@@ -18,10 +13,8 @@ import {
   P_OVW,
   P_RHEAD,
   P_RQ,
-  P_RRHEAD,
   P_WHEAD,
   P_WQ,
-  P_WRHEAD,
   READ,
   WRITE,
 } from "./layout.js";
@@ -31,9 +24,7 @@ import { PortState } from "./port-state.js";
  * The read and write queues of a pseudo-channel: entries wait (per kind, first come first
  * admitted) until their bursts fit, then join one of three lists, each in admission order: the
  * priority list (entries that opened their bank, Ramulator's active buffer), class-1 reads and
- * class-1 writes. Each class-1 list keeps its row candidates (the entries whose bank is not open
- * to their row) on a row list of their own, in the same order, so that a scan can pass the row
- * hits that cannot win; the row lists change at each ACT and PRE of a bank with queued entries.
+ * class-1 writes.
  */
 export abstract class PortQueue extends PortState {
   /** Moves waiting entries into the read and write queues while they fit (FIFO per kind), at `time`. */
@@ -88,86 +79,6 @@ export abstract class PortQueue extends PortState {
     const list =
       (this.ed[o + E_PRIO] as number) === 1 ? LIST_PRIO : this.eKind[e] === READ ? LIST_READS : LIST_WRITES;
     this.link(e, list);
-    if (list !== LIST_PRIO) this.rowsOn(e, list, this.st[this.rowListHead(list) + 1] as number);
-  }
-
-  /** Offset in `st` of a class-1 list's row list head (its tail follows). */
-  rowListHead(list: number): number {
-    return this.portBase + (list === LIST_READS ? P_RRHEAD : P_WRHEAD);
-  }
-
-  /** Class-1 entry `e` joined `list`: onto its row list after `before` (-1: first), or counted as a hit. */
-  private rowsOn(e: number, list: number, before: number): void {
-    const b = this.eB[e] as number;
-    if (this.st[b + B_ROW] === this.eRow[e]) this.addS(b + B_NHIT, 1);
-    else this.rowLink(e, list, before);
-  }
-
-  /** Class-1 entry `e` leaves `list`: off its row list, or off its bank's count of hits. */
-  private rowsOff(e: number, list: number): void {
-    if ((this.ed[e * E_STRIDE + E_RIN] as number) === 1) this.rowUnlink(e, list);
-    else this.addS((this.eB[e] as number) + B_NHIT, -1);
-  }
-
-  private rowLink(e: number, list: number, before: number): void {
-    const h = this.rowListHead(list);
-    const o = e * E_STRIDE;
-    const after = before >= 0 ? (this.ed[before * E_STRIDE + E_RNEXT] as number) : (this.st[h] as number);
-    this.setE(o + E_RIN, 1);
-    this.setE(o + E_RPREV, before);
-    this.setE(o + E_RNEXT, after);
-    if (before >= 0) this.setE(before * E_STRIDE + E_RNEXT, e);
-    else this.setS(h, e);
-    if (after >= 0) this.setE(after * E_STRIDE + E_RPREV, e);
-    else this.setS(h + 1, e);
-  }
-
-  private rowUnlink(e: number, list: number): void {
-    const h = this.rowListHead(list);
-    const o = e * E_STRIDE;
-    const prev = this.ed[o + E_RPREV] as number;
-    const next = this.ed[o + E_RNEXT] as number;
-    if (prev >= 0) this.setE(prev * E_STRIDE + E_RNEXT, next);
-    else this.setS(h, next);
-    if (next >= 0) this.setE(next * E_STRIDE + E_RPREV, prev);
-    else this.setS(h + 1, prev);
-    this.setE(o + E_RIN, 0);
-  }
-
-  /** Bank `b` (state offset) opened to `row` (call after setting it): its entries to `row` are hits now. */
-  protected bankOpened(b: number, row: number): void {
-    const ed = this.ed;
-    for (let list = LIST_READS; list <= LIST_WRITES; list++) {
-      for (let e = this.st[this.rowListHead(list)] as number; e >= 0; ) {
-        const next = ed[e * E_STRIDE + E_RNEXT] as number;
-        if (this.eB[e] === b && this.eRow[e] === row) {
-          this.rowUnlink(e, list);
-          this.addS(b + B_NHIT, 1);
-        }
-        e = next;
-      }
-    }
-  }
-
-  /** Bank `b` (state offset) closes (call before closing it): its hits join the row lists, in order. */
-  protected bankClosing(b: number): void {
-    let left = this.st[b + B_NHIT] as number;
-    if (left === 0) return;
-    const ed = this.ed;
-    for (let list = LIST_READS; list <= LIST_WRITES && left > 0; list++) {
-      let before = -1;
-      for (let e = this.st[this.listHead(list)] as number; e >= 0 && left > 0; ) {
-        const next = ed[e * E_STRIDE + E_NEXT] as number;
-        if ((ed[e * E_STRIDE + E_RIN] as number) === 1) before = e;
-        else if (this.eB[e] === b) {
-          this.rowLink(e, list, before);
-          before = e;
-          left--;
-        }
-        e = next;
-      }
-    }
-    this.setS(b + B_NHIT, 0);
   }
 
   private link(e: number, list: number): void {
@@ -185,9 +96,7 @@ export abstract class PortQueue extends PortState {
   /** Takes an entry off its list. */
   unlink(e: number): void {
     const o = e * E_STRIDE;
-    const list = this.ed[o + E_LIST] as number;
-    if (list !== LIST_PRIO) this.rowsOff(e, list);
-    const h = this.listHead(list);
+    const h = this.listHead(this.ed[o + E_LIST] as number);
     const prev = this.ed[o + E_PREV] as number;
     const next = this.ed[o + E_NEXT] as number;
     if (prev >= 0) this.setE(prev * E_STRIDE + E_NEXT, next);
@@ -232,12 +141,6 @@ export abstract class PortQueue extends PortState {
     else this.setS(h, e);
     if (after >= 0) this.setE(after * E_STRIDE + E_PREV, e);
     else this.setS(h + 1, e);
-    // Its place on the row list: after the last older row candidate.
-    let rowBefore = this.st[this.rowListHead(list) + 1] as number;
-    while (rowBefore >= 0 && (this.eSeq[rowBefore] as number) > (this.eSeq[e] as number)) {
-      rowBefore = this.ed[rowBefore * E_STRIDE + E_RPREV] as number;
-    }
-    this.rowsOn(e, list, rowBefore);
     this.eLB[e] = Number.NEGATIVE_INFINITY;
     this.eBlk[e] = -1;
   }

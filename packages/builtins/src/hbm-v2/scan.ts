@@ -7,8 +7,6 @@ import {
   B_ROW,
   B_WR,
   E_NEXT,
-  E_RIN,
-  E_RNEXT,
   E_STRIDE,
   EPS,
   G_ACT,
@@ -88,16 +86,6 @@ export abstract class PortScan extends PortQueue {
   protected cBestKind = -1;
   protected cBestE = -1;
   protected cOtherT = INF;
-  /**
-   * The row hits the last scan passed without a bound once its oldest column candidate at the bus
-   * bound was found (see `skippedHits`): those after entry `cHitsFrom` up to entry `cHitsEnd` of
-   * its list, each bounded by `cHitsLow`. -1: none pending (`cOtherT` is whole).
-   */
-  protected cHitsFrom = -1;
-  protected cHitsEnd = -1;
-  protected cHitsLow = INF;
-  private sHitsFrom = -1;
-  private sHitsEnd = -1;
 
   protected readonly writeHigh: number;
   protected readonly writeLow: number;
@@ -215,7 +203,6 @@ export abstract class PortScan extends PortQueue {
     this.sBestCls = 0;
     this.sBestSeq = INF;
     this.sOtherT = INF;
-    this.sHitsFrom = -1;
     if (!refPending) {
       const due = st[p + P_REF_NEXT] as number;
       if (due < INF) {
@@ -292,10 +279,6 @@ export abstract class PortScan extends PortQueue {
         this.voidBounds(list);
         this.lastServed = served;
       }
-      if (!inOrder && !capped && !closeAll) {
-        this.walkServed(list, closed, lowCol, lowRow);
-        continue;
-      }
       headFound = false;
       for (let e = st[this.listHead(list)] as number; e >= 0; ) {
         const next = ed[e * E_STRIDE + E_NEXT] as number;
@@ -353,129 +336,7 @@ export abstract class PortScan extends PortQueue {
     this.cBestKind = this.sBestKind;
     this.cBestE = this.sBestE;
     this.cOtherT = this.sOtherT;
-    this.cHitsFrom = this.sHitsFrom;
-    this.cHitsEnd = this.sHitsEnd;
-    this.cHitsLow = lowCol;
     return true;
-  }
-
-  /**
-   * The served list's walk of FR-FCFS (no row-hit cap, no bounds voided wholesale): the scan of
-   * the list as above, in age order, until the oldest column candidate at the column bus bound
-   * is found; from there only the row candidates can still win or set a bound that counts, so the
-   * walk goes on along the list's row list (the entries whose bank is not open to their row) and
-   * leaves the row hits behind it pending (`cHitsFrom`): their bounds are folded into `cOtherT`
-   * only when a closed-form run asks for it (`skippedHits`). Entries met, bounds set, voided and
-   * folded are exactly those of the walk along the whole list.
-   */
-  private walkServed(list: number, closed: number, lowCol: number, lowRow: number): void {
-    const st = this.st;
-    const ed = this.ed;
-    const eB = this.eB;
-    const eLB = this.eLB;
-    const eBlk = this.eBlk;
-    const eRow = this.eRow;
-    const version = this.blockVersion;
-    let rowDone = false;
-    let lastRow = -1; // the last row candidate passed
-    for (let e = st[this.listHead(list)] as number; e >= 0; ) {
-      const o = e * E_STRIDE;
-      const next = ed[o + E_NEXT] as number;
-      if (closed >= 0 && eB[e] === closed) {
-        eLB[e] = -INF;
-        eBlk[e] = -1;
-      }
-      const rowCand = st[(eB[e] as number) + B_ROW] !== eRow[e];
-      if (rowCand) lastRow = e;
-      let bound = eLB[e] as number;
-      if (rowDone && rowCand) {
-        // The oldest row candidate at the row bus bound is found: later ones cannot beat it.
-        if (lowRow > bound) bound = lowRow;
-        if (bound < this.sOtherT) this.sOtherT = bound;
-        e = next;
-        continue;
-      }
-      if (bound > this.sBestT + EPS || eBlk[e] === version) {
-        if (bound < this.sOtherT) this.sOtherT = bound;
-        e = next;
-        continue;
-      }
-      this.consider(e, 1);
-      rowDone = this.sRowT <= lowRow + EPS;
-      if (this.sColT <= lowCol + EPS) {
-        if (rowDone) {
-          // Every later entry of this list is behind one of the two: bound them all at once.
-          const rest = Math.min(lowCol, lowRow);
-          if (rest < this.sOtherT) this.sOtherT = rest;
-          return;
-        }
-        // Later hits cannot win: on along the row list from the first row candidate after `e`.
-        if (!this.walkRows(list, lastRow, closed, lowCol, lowRow)) {
-          this.sHitsFrom = e;
-          this.sHitsEnd = st[this.listHead(list) + 1] as number;
-        }
-        return;
-      }
-      e = next;
-    }
-  }
-
-  /**
-   * The served list's row candidates after `lastRow` (-1: from the first), the list's oldest
-   * column candidate at the bus bound found; true when it stops at a row candidate at the row bus
-   * bound (which bounds every entry after it, the row hits included).
-   */
-  private walkRows(list: number, lastRow: number, closed: number, lowCol: number, lowRow: number): boolean {
-    const ed = this.ed;
-    const eB = this.eB;
-    const eLB = this.eLB;
-    const eBlk = this.eBlk;
-    const version = this.blockVersion;
-    let e =
-      lastRow >= 0
-        ? (ed[lastRow * E_STRIDE + E_RNEXT] as number)
-        : (this.st[this.rowListHead(list)] as number);
-    while (e >= 0) {
-      const next = ed[e * E_STRIDE + E_RNEXT] as number;
-      if (closed >= 0 && eB[e] === closed) {
-        eLB[e] = -INF;
-        eBlk[e] = -1;
-      }
-      const bound = eLB[e] as number;
-      if (bound > this.sBestT + EPS || eBlk[e] === version) {
-        if (bound < this.sOtherT) this.sOtherT = bound;
-      } else {
-        this.consider(e, 1);
-        if (this.sRowT <= lowRow + EPS) {
-          const rest = Math.min(lowCol, lowRow);
-          if (rest < this.sOtherT) this.sOtherT = rest;
-          return true;
-        }
-      }
-      e = next;
-    }
-    return false;
-  }
-
-  /**
-   * The lower bound the last scan's pending row hits (`cHitsFrom`) add to `cOtherT`: each hit
-   * after `cHitsFrom` up to `cHitsEnd` bounded by max(its lower bound, `cHitsLow`), as the walk
-   * along the whole list would have folded them; INF when there is none. Valid while the scan's
-   * result is (nothing unlinked, no bound changed since).
-   */
-  protected skippedHits(): number {
-    const ed = this.ed;
-    const end = this.cHitsEnd;
-    let min = INF;
-    for (let e = this.cHitsFrom; e !== end; ) {
-      e = ed[e * E_STRIDE + E_NEXT] as number;
-      if (e < 0) break;
-      if ((ed[e * E_STRIDE + E_RIN] as number) === 0) {
-        const bound = this.eLB[e] as number;
-        if (bound < min) min = bound;
-      }
-    }
-    return min === INF ? INF : Math.max(min, this.cHitsLow);
   }
 
   /** Voids the lower bounds of a list's entries on a closed bank (or all). */

@@ -172,7 +172,7 @@ export class PortScheduler extends PortViews {
       const bestT = this.cBestT;
       const bestKind = this.cBestKind;
       const bestE = this.cBestE;
-      let otherT = this.cOtherT;
+      const otherT = this.cOtherT;
       if (bestT > limit + EPS) {
         this.nextT = bestT;
         return STOP_LIMIT;
@@ -225,7 +225,6 @@ export class PortScheduler extends PortViews {
           const time = bestT;
           const fawI = st[p + P_FAWI] as number;
           this.setS(b + B_ROW, this.eRow[e] as number);
-          this.bankOpened(b, this.eRow[e] as number);
           this.setS(b + B_ACT, time + t.tRC);
           this.setS(b + B_RD, time + this.rcdRd);
           this.setS(b + B_WR, time + this.rcdWr);
@@ -278,8 +277,6 @@ export class PortScheduler extends PortViews {
       // The bursts of this run that nothing queued can come between (before any other
       // candidate's earliest time) go back to back in closed form (closed_form run: even past
       // the limit, so a request arriving meanwhile queues behind them).
-      // (The row hits the scan passed count only here: see `skippedHits`.)
-      if (k > 1 && this.cHitsFrom >= 0) otherT = Math.min(otherT, this.skippedHits());
       if (k > 1 && otherT < INF) {
         k = Math.min(k, Math.max(1, Math.floor((otherT - EPS - bestT) / period) + 1));
       }
@@ -433,7 +430,6 @@ export class PortScheduler extends PortViews {
     if (this.closedBank < 0) this.closedBank = b;
     else if (this.closedBank !== b) this.closedAll = true;
     if (this.commandLog !== null) this.logCommand(CMD_PRE, time, (b - this.bankBase) / BANK_STRIDE, -1, 1);
-    this.bankClosing(b);
     this.setS(b + B_ROW, -1);
     this.maxS(b + B_ACT, time + this.preToAct);
     this.maxS(p + P_REFAB, time + this.config.timing.tRP);
