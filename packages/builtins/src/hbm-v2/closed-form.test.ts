@@ -127,4 +127,24 @@ describe("hbm_ctrl_v2 closed_form", () => {
     },
     120_000,
   );
+
+  // closed_form run reaches as far as the lower bound of every other candidate the scan folds
+  // together (its `cOtherT`), so its times show any change in which entries a scan meets, what
+  // bounds it leaves on them and what it folds: these digests were taken at 5a10935 and kept by
+  // the row lists of issue 37 point 3's seventh pass (3560ac3, reverted: no faster); a lever on the
+  // scan that claims to keep every scan exactly must keep them too.
+  it.each([
+    ["pseudo-channel queues", {}, "1500:9b3bc44e"],
+    ["channel queues and command bus", { queue_scope: "channel", command_bus: "channel" }, "1500:918a5913"],
+    ["answers predicted from 64 B (predict_bytes)", { predict_bytes: 64 }, "1500:915a9e86"],
+  ])(
+    "run keeps its completion times on seeded random traffic (%s)",
+    (_name, params, expected) => {
+      const run = randomTraffic({ ...params, closed_form: "run" }, 1, 1500);
+      expect(digest(run)).toBe(expected);
+      // run moves times that burst gives (else it would check nothing burst's digests do not).
+      expect(digest(run)).not.toBe(digest(randomTraffic({ ...params, closed_form: "burst" }, 1, 1500)));
+    },
+    120_000,
+  );
 });
