@@ -18,6 +18,16 @@ export interface ConfigMeta {
   readonly tckNs: number;
   /** The simulator whose figures it is compared with. */
   readonly reference: string;
+  /**
+   * Whether the reference driver offers a line as requests of one burst each, so a line's first
+   * burst may be accepted while a later one is refused (the driver's `partialLines`). Ramulator
+   * 2.1 takes requests of at most its transaction size, `internal_prefetch_size x channel_width
+   * / 8` = 4 x 64 / 8 (HBM2) = 8 x 32 / 8 (HBM3) = 32 B (`GenericDRAMSystem::send` refuses a
+   * larger one), so its driver sends every 64 B line as two 32 B requests on both standards, and
+   * its notes count partial line accepts on both (`hbm3` and `hbm2` `streams`: 46% and 50% of
+   * the refusals). DRAMsim3's legacy HBM2 takes a 64 B line in one access.
+   */
+  readonly partialLines: boolean;
 }
 
 /**
@@ -26,12 +36,12 @@ export interface ConfigMeta {
  * structurally different DRAMsim3).
  */
 export const CONFIG_META: Readonly<Record<string, ConfigMeta>> = {
-  hbm3: { status: "target", tckNs: 0.3125, reference: "Ramulator 2.1" },
-  "hbm3-xor": { status: "target", tckNs: 0.3125, reference: "Ramulator 2.1" },
-  hbm2: { status: "target", tckNs: 1, reference: "Ramulator 2.1" },
-  "hbm2-xor": { status: "target", tckNs: 1, reference: "Ramulator 2.1" },
-  "hbm3-xor-pbr": { status: "informative", tckNs: 0.3125, reference: "Ramulator 2.1" },
-  "dramsim3-hbm2": { status: "informative", tckNs: 1, reference: "DRAMsim3" },
+  hbm3: { status: "target", tckNs: 0.3125, reference: "Ramulator 2.1", partialLines: true },
+  "hbm3-xor": { status: "target", tckNs: 0.3125, reference: "Ramulator 2.1", partialLines: true },
+  hbm2: { status: "target", tckNs: 1, reference: "Ramulator 2.1", partialLines: true },
+  "hbm2-xor": { status: "target", tckNs: 1, reference: "Ramulator 2.1", partialLines: true },
+  "hbm3-xor-pbr": { status: "informative", tckNs: 0.3125, reference: "Ramulator 2.1", partialLines: true },
+  "dramsim3-hbm2": { status: "informative", tckNs: 1, reference: "DRAMsim3", partialLines: false },
 };
 
 /** The tick of a configuration not in {@link CONFIG_META}, by its preset (the CK of the part). */
@@ -91,7 +101,10 @@ export function loadConfig(nameOrFile: string, tckNs?: number, baseDir = process
   return {
     name,
     file,
-    meta: known === undefined ? { status: "custom", tckNs: tick, reference: "-" } : { ...known, tckNs: tick },
+    meta:
+      known === undefined
+        ? { status: "custom", tckNs: tick, reference: "-", partialLines: false }
+        : { ...known, tckNs: tick },
     topology,
   };
 }

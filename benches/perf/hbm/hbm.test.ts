@@ -9,6 +9,7 @@ import { topologyFile } from "../report.js";
 import { main } from "./cli.js";
 import { CONFIG_META, chooseImpl, configNames, isRegistered, loadConfig } from "./configs.js";
 import { figuresOf, runClosedLoop } from "./driver.js";
+import { parseOptions, UsageError } from "./options.js";
 import { parseTrace, type Trace } from "./trace.js";
 import { runWholeMachine } from "./whole-machine.js";
 
@@ -280,6 +281,25 @@ describe("the configurations", () => {
       expect(choice).toMatchObject({ impl: "hbm_ctrl_v2", note: null });
       expect(() => new MemoryHarness(expandTopology(choice.topology))).not.toThrow();
     }
+  });
+
+  it("offer a line as the reference driver does: Ramulator's 32 B requests in parts, DRAMsim3's 64 B access whole", () => {
+    // Ramulator 2.1 takes requests of at most prefetch x channel width / 8 bytes: 4 x 64 / 8 on
+    // HBM2, 8 x 32 / 8 on HBM3, both 32 B, the configurations' burst: so a 64 B line is two
+    // requests on both standards. DRAMsim3's legacy HBM2 accesses 64 B at once.
+    for (const name of configNames().slice(0, 6)) {
+      const config = loadConfig(name);
+      const burst = config.topology.cube.hbm.burst_bytes;
+      if (config.meta.reference === "Ramulator 2.1") {
+        expect([name, burst, config.meta.partialLines]).toEqual([name, 32, true]);
+      } else {
+        expect([name, burst, config.meta.partialLines]).toEqual([name, 64, false]);
+      }
+    }
+    expect(parseOptions([])?.partialLines).toBeUndefined(); // the configuration's
+    expect(parseOptions(["--partial-lines"])?.partialLines).toBe(true);
+    expect(parseOptions(["--whole-lines"])?.partialLines).toBe(false);
+    expect(() => parseOptions(["--partial-lines", "--whole-lines"])).toThrow(UsageError);
   });
 
   it("map the address bits of hbm-reference.md", () => {

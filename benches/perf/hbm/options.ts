@@ -8,7 +8,7 @@ export const SCRIPT = "bench:hbm";
 export const USAGE = `Usage: pnpm ${SCRIPT} [--config NAME...] [--pattern P...] [--mix M...] [--trace FILE...]
                       [--impl NAME] [--param KEY=VALUE...] [--plugin P...] [--tck NS]
                       [--whole-machine] [--json FILE] [--fidelity DIR] [--energy] [--dram-trace DIR]
-                      [--partial-lines]
+                      [--partial-lines | --whole-lines]
 
 Drives the memory-fidelity traces through kernbench's HBM model with the closed loop of
 ../shared/fidelity/README.md (at the memory, through MemoryHarness) and prints, per
@@ -36,7 +36,9 @@ wall-clock second.
   --dram-trace DIR  write each hbm_ctrl_v2 run's DRAM commands in DRAMPower 5's input format:
                     DIR/<config>/<pattern>-<mix>/memspec.json and pc<p>.csv per pseudo-channel
   --partial-lines   offer each 32 B burst of a line on its own, as Ramulator's driver (a line's
-                    first half may be accepted while its second is refused; default: whole lines)
+                    first half may be accepted while its second is refused); --whole-lines: a
+                    line is taken whole or not. Default: the configuration's (partial on the
+                    Ramulator ones, whose requests are 32 B; whole elsewhere)
   --help            show this help
 
 Exit code 0 unless a run fails (fidelity is a goal, not a gate).`;
@@ -58,8 +60,11 @@ export interface Options {
   energy: boolean;
   /** Where to write DRAMPower's input (--dram-trace DIR), resolved. */
   dramTrace: string | undefined;
-  /** Offer each burst of a line on its own (--partial-lines; ClosedLoopOptions.partialLines). */
-  partialLines: boolean;
+  /**
+   * Offer each burst of a line on its own (--partial-lines: true; --whole-lines: false;
+   * ClosedLoopOptions.partialLines); undefined: the configuration's (ConfigMeta.partialLines).
+   */
+  partialLines: boolean | undefined;
 }
 
 /** A command line, or a choice of configurations and patterns, that names nothing to run. */
@@ -91,6 +96,7 @@ export function parseOptions(argv: readonly string[]): Options | null {
         energy: { type: "boolean", default: false },
         "dram-trace": { type: "string" },
         "partial-lines": { type: "boolean", default: false },
+        "whole-lines": { type: "boolean", default: false },
         help: { type: "boolean", default: false },
       },
       strict: true,
@@ -118,6 +124,8 @@ export function parseOptions(argv: readonly string[]): Options | null {
   if (tck !== undefined && !(tck > 0))
     throw new UsageError(`--tck takes a positive number of ns, got "${String(values.tck)}"`);
   const patterns = list(values.pattern);
+  if (values["partial-lines"] === true && values["whole-lines"] === true)
+    throw new UsageError("--partial-lines and --whole-lines contradict each other: give one of them");
   return {
     configs: list(values.config),
     patterns: patterns.length > 0 ? patterns : undefined,
@@ -132,7 +140,8 @@ export function parseOptions(argv: readonly string[]): Options | null {
     fidelity: values.fidelity as string | undefined,
     energy: values.energy === true,
     dramTrace: values["dram-trace"] === undefined ? undefined : userPath(values["dram-trace"] as string),
-    partialLines: values["partial-lines"] === true,
+    partialLines:
+      values["partial-lines"] === true ? true : values["whole-lines"] === true ? false : undefined,
   };
 }
 

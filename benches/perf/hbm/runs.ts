@@ -117,7 +117,7 @@ export function runFidelity(
         const figures = runClosedLoop(trace, harness, {
           tckNs: config.meta.tckNs,
           peakGbs: peak,
-          partialLines: options.partialLines,
+          partialLines: options.partialLines ?? config.meta.partialLines,
         });
         const { wallS, cpuS } = clock();
         const ref = reference.get(referenceKey(config.name, trace.pattern, trace.mix));
@@ -183,7 +183,7 @@ export function runWholeMachines(
             config: {
               name: "ref-cube",
               file: topologyFile("ref-cube.yaml"),
-              meta: { status: "custom", tckNs: options.tck ?? 0.3125, reference: "-" },
+              meta: { status: "custom", tckNs: options.tck ?? 0.3125, reference: "-", partialLines: false },
               topology: base,
             },
             topology: base,

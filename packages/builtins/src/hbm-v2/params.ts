@@ -135,6 +135,12 @@ export const hbmCtrlV2Params = hbmTopologyParams.extend({
     .describe(
       "What an ACT gives priority to (Ramulator's active buffer): run (every burst of the run that opened its bank goes before unstarted work, and no PRE closes the bank until the run ends); burst (Ramulator 2.1, whose requests are single 32 B bursts: only the burst whose ACT issued; the run's other bursts wait in their queue as ordinary row hits, blocked by a write drain or a waiting refresh like any other, and a PRE may close their row first).",
     ),
+  act_edge: z
+    .enum(["any", "rising"])
+    .default("any")
+    .describe(
+      "When an ACT may issue under command_bus channel: any (any row slot); rising (Ramulator 2.1's HBM34Controller: on a rising CK edge only, while PRE and REF take either edge; on HBM3, whose row slot is half a CK, every second slot, the port's row candidates then moving to the next rising edge). No effect where the row slot is a whole CK (HBM2).",
+    ),
   bundle_answers: z
     .boolean()
     .default(false)
@@ -219,6 +225,11 @@ export interface HbmCtrlV2Config {
   readonly closedForm: "run" | "horizon" | "burst";
   /** Whether an ACT gives priority to its first burst only (`active_buffer: burst`), not its whole run. */
   readonly activeBurst: boolean;
+  /**
+   * `act_edge: rising`: row slots per CK (an ACT only on every such slot, a rising edge); 1 when
+   * any slot will do (`any`, or a row slot of a whole CK).
+   */
+  readonly actEdgeSlots: number;
 }
 
 /**
@@ -265,5 +276,9 @@ export function hbmCtrlV2Config(params: HbmCtrlV2Params): HbmCtrlV2Config {
     horizon: params.decision_horizon_ns ?? 4 * (timing.tCK as number),
     closedForm: params.closed_form,
     activeBurst: params.active_buffer === "burst",
+    actEdgeSlots:
+      params.act_edge === "rising"
+        ? Math.max(1, Math.round((timing.tCK as number) / (timing.preCmd as number)))
+        : 1,
   };
 }

@@ -196,6 +196,15 @@ export class PortScheduler extends PortViews {
         // An ACT holds the row lane for several slots.
         const n =
           bestKind === ROW && (st[(this.eB[bestE] as number) + B_ROW] as number) < 0 ? bus.actSlots : 1;
+        // act_edge: rising (Ramulator's HBM3): an ACT only on a rising CK edge, so when the row lane's
+        // slot is shorter than a CK, only every (CK / slot)-th slot; the port's row candidates move to it.
+        if (n > 1 && cfg.actEdgeSlots > 1 && tick % cfg.actEdgeSlots !== 0) {
+          this.setS(
+            p + P_CMDMIN,
+            (tick - (tick % cfg.actEdgeSlots) + cfg.actEdgeSlots) * (bus.slotNs[lane] as number),
+          );
+          continue;
+        }
         const clash = bus.clash(tick, lane, n);
         if (clash >= 0) {
           this.setS(
