@@ -43,24 +43,61 @@ export class CallSite {
 
   /**
    * Captures the current call's site and finds its location at once, cheaply: the stack's frames
-   * as V8 keeps them (no text) are the key of `cache`, which holds the location found the first
-   * time that path of calls was seen (a full stack's text, parsed). A kernel's loop pays a lookup
-   * per call, not a stack's formatting. Where stacks are text only (not V8), this is
-   * {@link capture} with the location parsed now.
+   * are read as V8 keeps them (no text), and each frame's raw position (script, character offset)
+   * is looked up in `cache`, which holds what the frame was the first time it was seen: a frame
+   * to skip (of @kb/tl) or the kernel-side location, read then from the stack's text. A kernel's
+   * loop pays a lookup per frame, not a stack's formatting.
+   *
+   * With `entry`, the public tl method the kernel called (still on the stack), V8 keeps one frame,
+   * the one below it (its caller's), looked up the same way: when it is code that calls tl, that
+   * is the location. Otherwise (no entry, a caller inside @kb/tl) the whole stack is read as
+   * above. Where stacks are text only
+   * (not V8), this is {@link capture} with the location parsed now.
    */
-  static captureLocated(call: string, cache: SiteCache): CallSite {
+  static captureLocated(call: string, cache: SiteCache, entry: EntryFunction | null = null): CallSite {
+    if (entry !== null) {
+      const site = CallSite.captureCaller(call, cache, entry);
+      if (site !== null) return site;
+    }
     const site = new CallSite(call, new Error());
-    const key = frameKey(site.stack as Error);
-    if (key === null) {
+    const stack = structuredFrames(site.stack as Error);
+    if (stack === null) {
       site.parsed = userFrame(site.stack?.stack, false);
       return site;
     }
-    let location = cache.get(key);
-    if (location === undefined) {
-      location = userFrame(new Error().stack, false);
-      cache.set(key, location);
+    // The stack's text, made only when a frame is new: line `index + 1` is frame `index`.
+    let text: string[] | null = null;
+    site.parsed = null;
+    for (let index = 0; index < stack.length; index++) {
+      const frame = stack[index] as V8Frame;
+      const file = frame.getFileName();
+      // A script without a name (an eval's) has no key: its frames are read from the text.
+      const positions = file == null ? undefined : frameCache(cache, file);
+      const position = frame.getPosition();
+      let seen = positions?.get(position);
+      if (seen === undefined) {
+        text ??= stackLines(new Error());
+        seen = frameSeen(text[index + 1]);
+        positions?.set(position, seen);
+      }
+      if (seen !== SKIP) {
+        site.parsed = seen;
+        break;
+      }
     }
-    site.parsed = location;
+    return site;
+  }
+
+  /**
+   * The site of the tl call `call` made through the public method `entry` (still on the stack),
+   * from the one frame below it, as {@link captureLocated} finds it; null when that frame is not
+   * code that calls tl (a caller inside @kb/tl) or stacks cannot be read.
+   */
+  static captureCaller(call: string, cache: SiteCache, entry: EntryFunction): CallSite | null {
+    const seen = callerSeen(cache, entry);
+    if (seen === undefined || seen === SKIP) return null;
+    const site = new CallSite(call, null);
+    site.parsed = seen;
     return site;
   }
 
@@ -112,11 +149,19 @@ export interface SourceLocation {
 }
 
 /**
- * The locations {@link CallSite.captureLocated} found, by the raw positions of the stack's frames
- * (one per path of calls that reached a tl call). One per run: a kernel edited between runs may
- * keep its raw positions and map to other lines.
+ * What {@link CallSite.captureLocated} found each stack frame to be, by its script and character
+ * offset: a frame to skip ({@link SKIP}: of @kb/tl, of node, or one whose text names no file) or
+ * the location of code that calls tl, read once from the frame's line in a stack's text (so as
+ * source maps show it). One per run: a kernel edited between runs may keep its raw positions and
+ * map to other lines.
  */
-export type SiteCache = Map<string, SourceLocation | null>;
+export type SiteCache = Map<string, Map<number, FrameSeen>>;
+
+/** A frame of {@link SiteCache}: one to skip, or the location of code that calls tl. */
+type FrameSeen = SourceLocation | typeof SKIP;
+
+/** The {@link SiteCache} mark of a frame that is not the kernel's: of @kb/tl, of node, or without a file. */
+const SKIP = 0;
 
 /** The `file:line` of each location {@link CallSite.line} was asked for. */
 const LINES = new WeakMap<SourceLocation, string>();
@@ -138,21 +183,67 @@ const FRAME = /^\s*at (?:(.+?) \()?(.+?):(\d+):(\d+)\)?$/;
 /** This module's own file (in a bundle, the bundle: every frame of @kb/tl). */
 const OWN_FILE = frames(new Error().stack)[0]?.file ?? null;
 
+/** A function whose caller {@link CallSite.captureLocated} can find by walking no frame above it. */
+// biome-ignore lint/complexity/noBannedTypes: V8's Error.captureStackTrace takes any function.
+export type EntryFunction = Function;
+
+/** `Error.captureStackTrace` of V8 (absent elsewhere). */
+const captureStackTrace = (Error as { captureStackTrace?: (target: object, entry: EntryFunction) => void })
+  .captureStackTrace;
+
+/**
+ * What the frame below `entry` (the code that called it) is, by `cache` (read from its line of a
+ * stack's text the first time: {@link SKIP} when it is of @kb/tl too); undefined when it cannot be
+ * read (no V8 stack, no such frame, or stacks turned off with `Error.stackTraceLimit = 0`).
+ */
+function callerSeen(cache: SiteCache, entry: EntryFunction): FrameSeen | undefined {
+  const limit = Error.stackTraceLimit;
+  if (captureStackTrace === undefined || !(limit > 0)) return undefined;
+  const holder: { stack?: unknown } = {};
+  Error.stackTraceLimit = 1;
+  captureStackTrace(holder, entry);
+  Error.stackTraceLimit = limit;
+  const frame = structuredFrames(holder)?.[0];
+  if (frame === undefined) return undefined;
+  const file = frame.getFileName();
+  const positions = file == null ? undefined : frameCache(cache, file);
+  const position = frame.getPosition();
+  let seen = positions?.get(position);
+  if (seen === undefined) {
+    const text = new Error();
+    Error.stackTraceLimit = 1;
+    captureStackTrace(text, entry);
+    Error.stackTraceLimit = limit;
+    seen = frameSeen(typeof text.stack === "string" ? text.stack.split("\n")[1] : undefined);
+    positions?.set(position, seen);
+  }
+  return seen;
+}
+
+/** The frames of `cache` in script `file` (made empty the first time). */
+function frameCache(cache: SiteCache, file: string): Map<number, FrameSeen> {
+  let positions = cache.get(file);
+  if (positions === undefined) {
+    positions = new Map();
+    cache.set(file, positions);
+  }
+  return positions;
+}
+
 /** A V8 stack frame, as `Error.prepareStackTrace` receives it (the parts used here). */
 interface V8Frame {
   getFileName(): string | null | undefined;
-  getLineNumber(): number | null;
-  getColumnNumber(): number | null;
+  /** The character offset in its script of the frame's current call. */
+  getPosition(): number;
 }
 
 type PrepareStackTrace = (error: Error, frames: V8Frame[]) => unknown;
 
 /**
- * The raw positions of `error`'s frames as one string (V8: read as frame objects, no text
- * formatted, no source map applied), or null where the engine gives text only. Reads `stack`,
- * so call it on an error whose stack nobody needs as text.
+ * `error`'s frames as V8 keeps them (no text formatted, no source map applied), or null where the
+ * engine gives text only. Reads `stack`, so call it on an error whose stack nobody needs as text.
  */
-function frameKey(error: Error): string | null {
+function structuredFrames(error: { readonly stack?: unknown }): V8Frame[] | null {
   const holder = Error as unknown as { prepareStackTrace?: PrepareStackTrace | undefined };
   const previous = holder.prepareStackTrace;
   holder.prepareStackTrace = (_error, frames) => frames;
@@ -162,12 +253,24 @@ function frameKey(error: Error): string | null {
   } finally {
     holder.prepareStackTrace = previous;
   }
-  if (!Array.isArray(stack)) return null;
-  let key = "";
-  for (const frame of stack as V8Frame[]) {
-    key += `${frame.getFileName() ?? "?"}:${frame.getLineNumber() ?? 0}:${frame.getColumnNumber() ?? 0};`;
-  }
-  return key;
+  if (!Array.isArray(stack) || (stack.length > 0 && typeof stack[0]?.getPosition !== "function")) return null;
+  return stack as V8Frame[];
+}
+
+/** The lines of `error`'s stack as text (the first is its message). */
+function stackLines(error: Error): string[] {
+  const stack: unknown = error.stack;
+  return typeof stack === "string" ? stack.split("\n") : [];
+}
+
+/** What a frame is ({@link FrameSeen}), read from its line of a stack's text as {@link userFrame} reads it. */
+function frameSeen(line: string | undefined): FrameSeen {
+  const match = line === undefined ? null : FRAME.exec(line);
+  if (match === null) return SKIP;
+  const name = match[1] ?? "";
+  const file = match[2] as string;
+  if (INTERNAL.test(name) || file === OWN_FILE || file.startsWith("node:")) return SKIP;
+  return { file: shortPath(file), line: Number(match[3]), col: Number(match[4]) };
 }
 
 function frames(stack: string | undefined): { name: string; file: string; line: string; col: string }[] {

@@ -2,7 +2,7 @@ import { KbError, type KbErrorCode } from "@kb/errors";
 import type { Tensor } from "@kb/tensor";
 import { type AtomicCalls, atomicCalls } from "./atomic-calls.js";
 import { CallScope } from "./call-scope.js";
-import { CallSite } from "./call-site.js";
+import { CallSite, type EntryFunction } from "./call-site.js";
 import { type ComputeCalls, computeCalls } from "./compute-calls.js";
 import { type ControlCalls, controlCalls } from "./control-calls.js";
 import { type DotScaledCalls, dotScaledCalls } from "./dot-scaled-calls.js";
@@ -74,6 +74,8 @@ export class TLContext {
   private inFlight: CallSite | null = null;
   /** The tl call whose synchronous part is running now (its argument checks), or null. */
   private current: string | null = null;
+  /** The function the kernel called to make the {@link current} call (its public method), if known. */
+  private entry: EntryFunction | null = null;
   /** The first error a tl call of this kernel raised (it fails the kernel even if not awaited). */
   private firstFailure: unknown = null;
 
@@ -132,6 +134,16 @@ export class TLContext {
     return this.current !== null ? CallSite.captureInCall(this.current) : this.inFlight;
   }
 
+  /**
+   * @internal {@link _currentCall}, at a lookup's cost when the runner keeps a site cache and the
+   * call's public method is known (`CallSite.captureCaller`: the frame below that method).
+   */
+  _currentCallFound(): CallSite | null {
+    const sites = this._scope.sink.sites;
+    if (this.current === null || sites === undefined || this.entry === null) return this._currentCall();
+    return CallSite.captureCaller(this.current, sites, this.entry) ?? this._currentCall();
+  }
+
   /** @internal The tl call made and not completed yet (what the kernel waits on), or null. */
   _callInFlight(): CallSite | null {
     return this.inFlight;
@@ -169,7 +181,10 @@ export class TLContext {
    */
   _call<T>(name: string, body: (site: CallSite) => Promise<T>): Promise<T> {
     const sites = this._scope.sink.sites;
-    const site = sites === undefined ? CallSite.capture(name) : CallSite.captureLocated(name, sites);
+    const site =
+      sites === undefined
+        ? CallSite.capture(name)
+        : CallSite.captureLocated(name, sites, this.current === null ? null : this.entry);
     const earlier = this.inFlight;
     let promise: Promise<T>;
     if (earlier !== null) {
@@ -206,13 +221,21 @@ export class TLContext {
    * the kernel's line, found then in the stack below this frame (nothing is captured when no
    * error is raised). A tl call made by another (`zeros` calls `full`) keeps the outer call's name.
    */
-  _located<T, A extends unknown[]>(name: string, call: (...args: A) => T, self: unknown, args: A): T {
+  _located<T, A extends unknown[]>(
+    name: string,
+    call: (...args: A) => T,
+    self: unknown,
+    args: A,
+    entry: EntryFunction | null = null,
+  ): T {
     if (this.current !== null) return call.apply(self, args);
     this.current = name;
+    this.entry = entry;
     try {
       return call.apply(self, args);
     } finally {
       this.current = null;
+      this.entry = null;
     }
   }
 
@@ -225,9 +248,11 @@ function ignore(): void {}
 
 /** `call` as the tl call `name`: run through `TLContext._located`, so its errors name the kernel's line. */
 function located(name: string, call: (...args: unknown[]) => unknown) {
-  return function (this: TLContext, ...args: unknown[]): unknown {
-    return this._located(name, call, this, args);
+  // The method itself is the call's entry: the frame below it is the code that called tl.
+  const method = function (this: TLContext, ...args: unknown[]): unknown {
+    return this._located(name, call, this, args, method);
   };
+  return method;
 }
 
 // The calls become methods of the class, as if written in it: not enumerable, getters kept, each

@@ -236,7 +236,7 @@ export const metadataCalls: MetadataCalls & ThisType<TLContext> = {
   },
 
   scratchRelease(mark) {
-    this._scope.scratch.release(this, mark, this._currentCall());
+    this._scope.scratch.release(this, mark, () => this._currentCallFound());
   },
 
   get scratchUsage() {

@@ -79,10 +79,11 @@ export class Scratch {
 
   /**
    * Frees everything allocated after `mark` and flags the handles on it released (by the
-   * `tl.scratchRelease` call at `site`, when known). Throws `TL_INVALID_CALL` (through `errors`)
-   * when `mark` is not a mark of this scratch.
+   * `tl.scratchRelease` call whose site `siteOf` takes, called once and only if a handle is
+   * released). Throws `TL_INVALID_CALL` (through `errors`) when `mark` is not a mark of this
+   * scratch.
    */
-  release(errors: ErrorSource, mark: number, site: CallSite | null = null): void {
+  release(errors: ErrorSource, mark: number, siteOf: () => CallSite | null = () => null): void {
     if (!Number.isInteger(mark) || mark < 0 || mark > this.cursor) {
       throw errors._error(
         "TL_INVALID_CALL",
@@ -90,9 +91,11 @@ export class Scratch {
       );
     }
     // Handles that share released scratch (an accumulated dot's result) are released too.
+    let site: CallSite | null | undefined;
     this.holders = this.holders.filter((holder) => {
       if ((holder.scratchOffset as number) < mark) return true;
       holder._released = true;
+      site ??= siteOf();
       if (site !== null) holder._consumedBy = { how: "released", site };
       return false;
     });

@@ -133,4 +133,32 @@ describe("HbmFootprint", () => {
     expect(strided.readBytes).toBe(200_000 * 48);
     expect(strided.writeBytes).toBe(0);
   });
+
+  it("counts each byte once however blocks overlap, touch, nest or repeat (against a set of bytes)", () => {
+    // A fixed pseudo-random sequence (no Math.random): blocks in a 4 KiB window, many compactions.
+    let seed = 12345;
+    const next = (below: number) => {
+      seed = (seed * 1103515245 + 12345) % 2 ** 31;
+      return seed % below;
+    };
+    const footprint = new HbmFootprint();
+    const bytes = new Set<number>();
+    for (let i = 0; i < 300_000; i++) {
+      const address = next(4096);
+      const rows = 1 + next(3);
+      const rowBytes = next(24); // 0: an empty block
+      const stride = rowBytes + next(3) * 8;
+      footprint.observe(false, address, rows, rowBytes, stride);
+      for (let row = 0; row < rows; row++)
+        for (let byte = 0; byte < rowBytes; byte++) bytes.add(address + row * stride + byte);
+      if (i % 100_000 === 0) expect(footprint.readBytes).toBe(bytes.size);
+    }
+    expect(footprint.readBytes).toBe(bytes.size);
+    // Touching blocks in a stream ([0,8) [8,16) ...) and nested ones inside them.
+    const stream = new HbmFootprint();
+    for (let i = 0; i < 1000; i++) stream.observe(true, i * 8, 1, 8, 8);
+    stream.observe(true, 100, 1, 4, 4);
+    stream.observe(true, 8000, 1, 0, 0);
+    expect(stream.writeBytes).toBe(8000);
+  });
 });

@@ -124,10 +124,10 @@ export class HbmFootprint {
   /** The observer to set on the machine for the launch. */
   readonly observe = (write: boolean, address: number, rows: number, rowBytes: number, stride: number) => {
     const into = write ? this.writes : this.reads;
-    if (rows === 1 || stride === rowBytes) into.push(address, address + rows * rowBytes);
+    if (rows === 1 || stride === rowBytes) add(into, address, address + rows * rowBytes);
     else
       for (let row = 0; row < rows; row++)
-        into.push(address + row * stride, address + row * stride + rowBytes);
+        add(into, address + row * stride, address + row * stride + rowBytes);
     if (write ? into.length > this.writesLimit : into.length > this.readsLimit) {
       compact(into);
       const limit = Math.max(2 * COMPACT_AT, 2 * into.length);
@@ -150,24 +150,56 @@ export class HbmFootprint {
 /** Intervals an {@link HbmFootprint} list holds before it is merged. */
 const COMPACT_AT = 1 << 16;
 
-/** Sorts and merges the `[start, end, ...]` intervals of `list` in place; returns their total length. */
+/**
+ * Appends the interval `[start, end)` to `list`, or widens the last one when it starts inside or
+ * at the end of it (a stream of blocks, one after another): the same union, one interval.
+ */
+function add(list: number[], start: number, end: number): void {
+  const last = list.length - 1;
+  if (last > 0 && start <= (list[last] as number) && start >= (list[last - 1] as number)) {
+    if (end > (list[last] as number)) list[last] = end;
+  } else list.push(start, end);
+}
+
+/**
+ * Merges the `[start, end, ...]` intervals of `list` in place into their union, sorted (intervals
+ * that overlap or touch become one); returns its total length. The starts and the ends are sorted
+ * apart (numbers, no pairs): sweeping both in order, starts first at a tie, the intervals open
+ * at a point are the starts passed less the ends passed, and a union's piece ends where that
+ * count falls to zero.
+ */
 function compact(list: number[]): number {
-  const pairs: [number, number][] = [];
-  for (let i = 0; i < list.length; i += 2) pairs.push([list[i] as number, list[i + 1] as number]);
-  pairs.sort((a, b) => a[0] - b[0] || a[1] - b[1]);
+  const count = list.length >> 1;
+  const starts = new Float64Array(count);
+  const ends = new Float64Array(count);
+  for (let index = 0; index < count; index++) {
+    starts[index] = list[2 * index] as number;
+    ends[index] = list[2 * index + 1] as number;
+  }
+  starts.sort();
+  ends.sort();
   list.length = 0;
   let total = 0;
-  for (const [start, end] of pairs) {
-    const last = list.length - 1;
-    if (last > 0 && start <= (list[last] as number)) {
-      if (end > (list[last] as number)) {
-        total += end - (list[last] as number);
-        list[last] = end;
+  let nextStart = 0;
+  let nextEnd = 0;
+  while (nextStart < count) {
+    const start = starts[nextStart] as number;
+    let open = 0;
+    let end = start;
+    do {
+      while (
+        nextStart < count &&
+        (open === 0 || (starts[nextStart] as number) <= (ends[nextEnd] as number))
+      ) {
+        open++;
+        nextStart++;
       }
-    } else {
-      list.push(start, end);
-      total += end - start;
-    }
+      end = ends[nextEnd] as number;
+      nextEnd++;
+      open--;
+    } while (open > 0);
+    list.push(start, end);
+    total += end - start;
   }
   return total;
 }
