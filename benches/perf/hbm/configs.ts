@@ -30,17 +30,20 @@ export interface ConfigMeta {
   readonly partialLines: boolean;
 }
 
+/** A Ramulator 2.1 configuration's reference and driver: 32 B requests, so lines offered in parts. */
+const RAMULATOR = { reference: "Ramulator 2.1", partialLines: true } as const;
+
 /**
  * The configurations of ../shared/fidelity/README.md that kernbench reproduces. `target`: held to
  * 10% bandwidth / 15% mean latency; `informative`: compared, not held (per-bank refresh, the
  * structurally different DRAMsim3).
  */
 export const CONFIG_META: Readonly<Record<string, ConfigMeta>> = {
-  hbm3: { status: "target", tckNs: 0.3125, reference: "Ramulator 2.1", partialLines: true },
-  "hbm3-xor": { status: "target", tckNs: 0.3125, reference: "Ramulator 2.1", partialLines: true },
-  hbm2: { status: "target", tckNs: 1, reference: "Ramulator 2.1", partialLines: true },
-  "hbm2-xor": { status: "target", tckNs: 1, reference: "Ramulator 2.1", partialLines: true },
-  "hbm3-xor-pbr": { status: "informative", tckNs: 0.3125, reference: "Ramulator 2.1", partialLines: true },
+  hbm3: { status: "target", tckNs: 0.3125, ...RAMULATOR },
+  "hbm3-xor": { status: "target", tckNs: 0.3125, ...RAMULATOR },
+  hbm2: { status: "target", tckNs: 1, ...RAMULATOR },
+  "hbm2-xor": { status: "target", tckNs: 1, ...RAMULATOR },
+  "hbm3-xor-pbr": { status: "informative", tckNs: 0.3125, ...RAMULATOR },
   "dramsim3-hbm2": { status: "informative", tckNs: 1, reference: "DRAMsim3", partialLines: false },
 };
 

@@ -70,15 +70,10 @@ export class CallSite {
     site.parsed = null;
     for (let index = 0; index < stack.length; index++) {
       const frame = stack[index] as V8Frame;
-      const file = frame.getFileName();
-      // A script without a name (an eval's) has no key: its frames are read from the text.
-      const positions = file == null ? undefined : frameCache(cache, file);
-      const position = frame.getPosition();
-      let seen = positions?.get(position);
+      let seen = lookup(cache, frame);
       if (seen === undefined) {
         text ??= stackLines(new Error());
-        seen = frameSeen(text[index + 1]);
-        positions?.set(position, seen);
+        seen = remember(cache, frame, frameSeen(text[index + 1]));
       }
       if (seen !== SKIP) {
         site.parsed = seen;
@@ -205,29 +200,35 @@ function callerSeen(cache: SiteCache, entry: EntryFunction): FrameSeen | undefin
   Error.stackTraceLimit = limit;
   const frame = structuredFrames(holder)?.[0];
   if (frame === undefined) return undefined;
-  const file = frame.getFileName();
-  const positions = file == null ? undefined : frameCache(cache, file);
-  const position = frame.getPosition();
-  let seen = positions?.get(position);
-  if (seen === undefined) {
-    const text = new Error();
-    Error.stackTraceLimit = 1;
-    captureStackTrace(text, entry);
-    Error.stackTraceLimit = limit;
-    seen = frameSeen(typeof text.stack === "string" ? text.stack.split("\n")[1] : undefined);
-    positions?.set(position, seen);
-  }
-  return seen;
+  const seen = lookup(cache, frame);
+  if (seen !== undefined) return seen;
+  const text = new Error();
+  Error.stackTraceLimit = 1;
+  captureStackTrace(text, entry);
+  Error.stackTraceLimit = limit;
+  return remember(cache, frame, frameSeen(stackLines(text)[1]));
 }
 
-/** The frames of `cache` in script `file` (made empty the first time). */
-function frameCache(cache: SiteCache, file: string): Map<number, FrameSeen> {
+/** What `cache` holds for `frame` (by its script and character offset), or undefined. */
+function lookup(cache: SiteCache, frame: V8Frame): FrameSeen | undefined {
+  const file = frame.getFileName();
+  return file == null ? undefined : cache.get(file)?.get(frame.getPosition());
+}
+
+/**
+ * Keeps `seen` in `cache` for `frame` and returns it; a script without a name (an eval's) has no
+ * key, so its frames are read from a stack's text each time.
+ */
+function remember(cache: SiteCache, frame: V8Frame, seen: FrameSeen): FrameSeen {
+  const file = frame.getFileName();
+  if (file == null) return seen;
   let positions = cache.get(file);
   if (positions === undefined) {
     positions = new Map();
     cache.set(file, positions);
   }
-  return positions;
+  positions.set(frame.getPosition(), seen);
+  return seen;
 }
 
 /** A V8 stack frame, as `Error.prepareStackTrace` receives it (the parts used here). */
