@@ -186,7 +186,8 @@ describe.skipIf(!existsSync(bin))("kb sweep", () => {
         `topology: ${join(root, "topologies", "default.yaml")}`,
         "axes:",
         "  mode: { path: params.mode, values: [ok, oom, abort, hang] }",
-        "run: { memoryMb: 64, timeoutS: 5 }",
+        // The ok point must finish inside timeoutS on a loaded machine too; the hang never does.
+        "run: { memoryMb: 64, timeoutS: 20 }",
         "",
       ].join("\n"),
     );
@@ -201,7 +202,7 @@ describe.skipIf(!existsSync(bin))("kb sweep", () => {
       ["ok", null],
       ["failed", "out of memory (heap limit 64 MB; raise run.memoryMb)"],
       ["failed", "crashed"],
-      ["failed", "timed out after 5 s (killed)"],
+      ["failed", "timed out after 20 s (killed)"],
     ]);
     expect(rows[2]?.reason).toMatch(/^crashed: killed by SIGABRT/);
     expect(run.stdout).toContain("4 points (0 from an earlier run, 4 run now): 1 ok, 3 failed");
