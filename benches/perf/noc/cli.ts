@@ -24,8 +24,10 @@ zero-load latency, the saturation throughput and the latency under load against 
   --warmup-cycles N  override every run's warm-up window (quicker, noisier)
   --measure-cycles N override every run's measurement window
   --impl NAME        the NOC routers' impl (cube.noc.impl; a plug-in's "pkg:name"; default
-                     port_hop_v1 with 16 B flits at 1 ns; transit_v1 is the model before it)
-  --param K=V        a param of the routers (cube.noc.params; the value parsed as JSON)
+                     port_hop_v1 with 16 B flits at 1 ns and BookSim's 2 virtual channels;
+                     transit_v1 is the model before it)
+  --param K=V        a param of the routers (cube.noc.params; the value parsed as JSON);
+                     --param vcs=0 benches the topologies' default router (no VCs)
   --plugin P         load a plug-in (package name or path) for --impl
   --help             show this help
 

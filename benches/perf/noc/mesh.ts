@@ -5,6 +5,8 @@ import { expandTopology, resolveTopology, type TopologyGraph } from "@kb/topolog
 /** BookSim's flit (16 B) and cycle (1 ns): every channel moves 16 GB/s. */
 export const FLIT_BYTES = 16;
 export const CYCLE_NS = 1;
+/** BookSim's reference router: 2 virtual channels (`num_vcs`) of 8 flits (`vc_buf_size`, port_hop_v1's default). */
+export const BOOKSIM_VCS = 2;
 
 /** A config's routing name as `cube.noc.routing`. */
 const ROUTINGS: Readonly<Record<string, string>> = { "dor-xy": "xy", "dor-yx": "yx", shortest: "shortest" };
@@ -26,9 +28,9 @@ export function parseMesh(text: string): MeshSize | undefined {
 
 /** How the routers are modelled: the topology's `cube.noc` keys a run may set. */
 export interface RouterChoice {
-  /** `cube.noc.impl` (default: `port_hop_v1` with 16 B flits at 1 ns, a flit per cycle per port). */
+  /** `cube.noc.impl` (default: `port_hop_v1` with 16 B flits at 1 ns and BookSim's 2 virtual channels). */
   readonly impl?: string;
-  /** `cube.noc.params` (with the default impl: over its 16 B flits at 1 ns, e.g. `{ vcs: 2 }`). */
+  /** `cube.noc.params` (with the default impl: over its 16 B flits at 1 ns and `vcs: 2`, e.g. `{ vcs: 0 }` for the topologies' default router). */
   readonly params?: Readonly<Record<string, unknown>>;
   /** A config's routing (`"dor-xy"`, `"dor-yx"`, `"shortest"`). */
   readonly routing?: string;
@@ -37,8 +39,8 @@ export interface RouterChoice {
 /**
  * One cube whose NOC is a `rows` x `cols` mesh of BookSim's reference routers: every channel
  * (router to router, PE_DMA to router and back) 16 GB/s with 1 ns of latency, each router 4 ns of
- * pipeline (`first_flit_ns`), one flit per cycle per port (`port_hop_v1` unless the run names another
- * impl). The PE at row y, column x is BookSim's node x + cols·y; its PE_DMA
+ * pipeline (`first_flit_ns`), one flit per cycle per port, BookSim's 2 virtual channels of 8 flits
+ * (`port_hop_v1` with `vcs: 2` unless the run names other params or another impl). The PE at row y, column x is BookSim's node x + cols·y; its PE_DMA
  * is the traffic endpoint. The XBAR is made too slow to be a shortcut (100 us per packet), so
  * every packet stays on the mesh.
  */
@@ -59,7 +61,7 @@ export function meshTopology(size: MeshSize, router: RouterChoice = {}): Topolog
           impl: router.impl ?? "port_hop_v1",
           params:
             router.impl === undefined
-              ? { flit_bytes: FLIT_BYTES, cycle_ns: CYCLE_NS, ...router.params }
+              ? { flit_bytes: FLIT_BYTES, cycle_ns: CYCLE_NS, vcs: BOOKSIM_VCS, ...router.params }
               : (router.params ?? {}),
         },
         xbar: { first_flit_ns: 100_000 },

@@ -127,12 +127,14 @@ describe("bench:noc", () => {
     });
   });
 
-  it("--param adds to the default router's 16 B flits at 1 ns (--param vcs=2 keeps BookSim's flit and cycle)", () => {
-    const graph = meshTopology({ rows: 2, cols: 2 }, { params: { vcs: 2 } });
-    expect(graph.node("sip0.cube0.noc.r0c0").params).toMatchObject({
+  it("maps BookSim's router by default (16 B flits at 1 ns, 2 VCs); --param adds to it (vcs=0: the topologies' default router)", () => {
+    const params = (router: Parameters<typeof meshTopology>[1]) =>
+      meshTopology({ rows: 2, cols: 2 }, router).node("sip0.cube0.noc.r0c0").params;
+    expect(params({})).toMatchObject({ flit_bytes: 16, cycle_ns: 1, vcs: 2, first_flit_ns: 4 });
+    expect(params({ params: { vcs: 0 } })).toMatchObject({
       flit_bytes: 16,
       cycle_ns: 1,
-      vcs: 2,
+      vcs: 0,
       first_flit_ns: 4,
     });
   });

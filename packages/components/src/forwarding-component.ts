@@ -7,6 +7,7 @@ import type {
   ForwardingModelContext,
   ForwardingModelDefinition,
   HopPacket,
+  HopPart,
 } from "./forwarding.js";
 import type { Message } from "./message.js";
 import type { ModelStat } from "./model-stats.js";
@@ -23,6 +24,7 @@ export class ForwardingComponent<P = unknown> extends Component<P> {
   /** Non-null when the model admits packets (finite inputs): the fabric asks it before a head leaves for this hop. @internal */
   readonly gate: Gate | null;
   private inputList: string[] | null = null;
+  private inputRates: number[] | null = null;
   private inputIndex: Map<TopologyEdge, number> | null = null;
   private outputIndex: Map<TopologyEdge, number> | null = null;
   /** Packets refused at each input, oldest first, with the component they leave from. */
@@ -30,6 +32,8 @@ export class ForwardingComponent<P = unknown> extends Component<P> {
   private readonly resumeScheduled = new Set<number>();
   /** The packet being re-offered by {@link resumeEvent}, admitted without asking again. */
   private bypass: Packet | null = null;
+  /** The end of the latest service counted ({@link service}). */
+  private busyUntilNs = 0;
   /** Packets `arrive()` held (returned undefined) that the model has not sent yet. */
   private heldCount = 0;
   private readonly track: string;
@@ -187,9 +191,12 @@ export class ForwardingComponent<P = unknown> extends Component<P> {
     return total;
   }
 
-  /** @internal `context.service`. */
+  /** @internal `context.service`: busy time counts once where services on several ports overlap. */
   service(startNs: number, ns: number, packet: HopPacket): void {
-    this.addBusy(ns);
+    const endNs = startNs + ns;
+    const fromNs = Math.max(startNs, this.busyUntilNs);
+    if (endNs > fromNs) this.addBusy(endNs - fromNs);
+    if (endNs > this.busyUntilNs) this.busyUntilNs = endNs;
     const tracer = this.machine.tracer;
     if (tracer !== null) {
       // The label is a string built per packet: only when tracing.
@@ -207,6 +214,12 @@ export class ForwardingComponent<P = unknown> extends Component<P> {
       this.inputIndex = new Map(edges.map((edge, index) => [edge, index]));
     }
     return this.inputList;
+  }
+
+  /** The bandwidth of each input's link, GB/s, in edge order. */
+  get inputGbs(): readonly number[] {
+    this.inputRates ??= inEdges(this.machine.graph, this.id).map((edge) => edge.bwGbs);
+    return this.inputRates;
   }
 
   /** @internal The input port of an edge into this hop, -1 for another edge. */
@@ -315,6 +328,27 @@ class HopView implements HopPacket {
   get label(): string {
     return this.packet.label;
   }
+
+  get parts(): readonly HopPart[] | null {
+    const parts = this.packet.parts;
+    if (parts === null) return null;
+    const at = this.at;
+    const hop = this.hop;
+    const inPort = this.inPort;
+    const outPort = this.outPort;
+    let apart = false;
+    const list: HopPart[] = [];
+    for (let i = 0; i < parts.length; i++) {
+      const part = parts[i] as Packet;
+      const stops = part.path.stops;
+      const links = (stops[at] as Stop).links;
+      const partIn = hop.inPortOf(links[links.length - 1]?.edge);
+      const partOut = hop.outPortOf(stops[at + 1]?.links[0]?.edge);
+      if (partIn !== inPort || partOut !== outPort) apart = true;
+      list.push({ inPort: partIn, outPort: partOut, bytes: part.bytes });
+    }
+    return apart ? list : null;
+  }
 }
 
 /** The context a forwarding model is created with: the component's context plus its ports and calls. */
@@ -340,6 +374,14 @@ class HopContext implements ForwardingModelContext {
 
   get outputs(): readonly string[] {
     return this.machine.graph.outEdges(this.node.id).map((edge) => edge.dst);
+  }
+
+  get inputGbs(): readonly number[] {
+    return this.hop.inputGbs;
+  }
+
+  get outputGbs(): readonly number[] {
+    return this.machine.graph.outEdges(this.node.id).map((edge) => edge.bwGbs);
   }
 
   send(packet: HopPacket, headNs: number, tailNs?: number): void {

@@ -213,6 +213,23 @@ describe("defineForwardingModel: the framework's side of a router", () => {
     );
   });
 
+  it("counts a hop's busy time once where its services overlap (several ports at once)", () => {
+    // The model serves the packet on two ports: 1.005..5.005 and 3.005..9.005 (overlapping),
+    // then a third service 20..21 apart: busy 8 + 1 = 9 ns, not 4 + 6 + 1.
+    let router = "";
+    const machine = machineWith((context) => ({
+      arrive(packet) {
+        router = context.id;
+        context.service(packet.headNs + 1, 4, packet);
+        context.service(packet.headNs + 3, 6, packet);
+        context.service(20, 1, packet);
+        return packet.headNs + 1;
+      },
+    }));
+    writeToSram(machine);
+    expect(machine.component(router)?.stats.busyNs).toBeCloseTo(9, 9);
+  });
+
   it("rejects a kind that does not forward, and a missing create", () => {
     const define = (kind: string, create: unknown) => () =>
       defineForwardingModel({

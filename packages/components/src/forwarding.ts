@@ -14,7 +14,7 @@ import { ForwardingComponent } from "./forwarding-component.js";
 // The forwarding contract (the packet a hop sees, the model, its definition, the kinds and the
 // topology's params) is @kb/spec's; here is the framework's side: the context it creates a model
 // with and the adaptation into a ForwardingComponent (forwarding-component.ts).
-export type { ForwardingKind, ForwardingModel, HopPacket } from "@kb/spec";
+export type { ForwardingKind, ForwardingModel, HopPacket, HopPart } from "@kb/spec";
 export { forwardingTopologyParams } from "@kb/spec";
 
 /**

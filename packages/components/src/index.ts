@@ -69,6 +69,7 @@ export type {
   ForwardingModelContext,
   ForwardingModelDefinition,
   HopPacket,
+  HopPart,
 } from "./forwarding.js";
 export { defineForwardingModel, forwardingTopologyParams } from "./forwarding.js";
 export { ForwardingComponent } from "./forwarding-component.js";

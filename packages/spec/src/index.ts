@@ -39,6 +39,7 @@ export type {
   ForwardingModelDefinition,
   ForwardingModelSpec,
   HopPacket,
+  HopPart,
 } from "./contracts/forwarding-model.js";
 export {
   checkForwardingModel,

@@ -5,6 +5,7 @@ import {
   type ForwardingModelContext,
   forwardingTopologyParams,
   type HopPacket,
+  type HopPart,
   type ModelStat,
 } from "@kb/components";
 import * as z from "zod";
@@ -24,11 +25,17 @@ export const portHopParams = forwardingTopologyParams.extend({
     .default(64)
     .describe("Flit size, bytes (a 0-byte request is one head flit)."),
   cycle_ns: z.number().positive().default(0.5).describe("Clock period of the ports, ns."),
+  port_rate: z
+    .enum(["link", "cycle"])
+    .default("link")
+    .describe(
+      "The service rate of each port: link (the default: the bandwidth of the link the port serves, whole flits of flit_bytes; a 256 GB/s link's port moves 256 GB/s) or cycle (port_flits_per_cycle flits per cycle_ns on every port, whatever its link). Virtual channels (vcs > 0) always move one flit per cycle.",
+    ),
   port_flits_per_cycle: z
     .number()
     .positive()
     .default(1)
-    .describe("Flits each input and each output port moves per cycle (the hop's service rate per port)."),
+    .describe("Flits each input and each output port moves per cycle (port_rate: cycle only)."),
   buffer_flits: z
     .number()
     .int()
@@ -61,19 +68,21 @@ export type PortHopParams = z.output<typeof portHopParams>;
 
 /**
  * Pipeline latency apart from occupancy (docs/latency-model.md section 4): a packet of F flits
- * holds its input port and its output port for `s = F x cycle_ns / port_flits_per_cycle`; its
- * head leaves at `max(arrival + first_flit_ns, input free, output free)`, and both ports are free
- * again at `head + s`. Packets on one input leave in arrival order (one FIFO per input: a head
- * waiting for its output blocks the packets behind it); each output serves heads first come,
- * first served. Ports of different packets run in parallel, so `first_flit_ns` is a latency, not
- * a capacity: a hop moves up to `port_flits_per_cycle` flits per cycle on every port at once.
+ * holds its input port `i` for `F x flitNs_in[i]` and its output port `o` for `F x flitNs_out[o]`
+ * (a flit's time on the port: `flit_bytes / link GB/s` with `port_rate: link`, `cycle_ns /
+ * port_flits_per_cycle` with `cycle`); its head leaves at `max(arrival + first_flit_ns, input
+ * free, output free)`, and each port is free again when the packet's flits have crossed it.
+ * Packets on one input leave in arrival order (one FIFO per input: a head waiting for its output
+ * blocks the packets behind it); each output serves heads first come, first served. Ports of
+ * different packets run in parallel, so `first_flit_ns` is a latency, not a capacity.
  */
-function portHop(context: ForwardingModelContext, params: PortHopParams): ForwardingModel {
+export function portHopModel(context: ForwardingModelContext, params: PortHopParams): ForwardingModel {
   if (params.vcs > 0) return new VcRouter(context, params);
   const inputs = Math.max(1, context.inputs.length);
   const inputFree = new Float64Array(inputs);
   const outputFree = new Float64Array(Math.max(1, context.outputs.length));
-  const flitNs = params.cycle_ns / params.port_flits_per_cycle;
+  const flitNsIn = portFlitNs(params, context.inputGbs, inputs);
+  const flitNsOut = portFlitNs(params, context.outputGbs, outputFree.length);
   const pipelineNs = params.first_flit_ns;
   const buffer = params.buffer_flits;
   /** Flits of room promised on each input (credits the hop upstream has used). */
@@ -102,29 +111,91 @@ function portHop(context: ForwardingModelContext, params: PortHopParams): Forwar
             return true;
           },
         };
+  /** Bytes per port of a bundle whose packets cross by different ports (scratch, zero between uses). */
+  const inBytes = new Float64Array(inputs);
+  const outBytes = new Float64Array(outputFree.length);
+  const flitsOf = (bytes: number) => Math.max(1, Math.ceil(bytes / params.flit_bytes));
+  /**
+   * Marks the ports a packet's head leaving at `head` uses busy until its flits have crossed each
+   * (never earlier than they already were); returns when its tail has crossed the slowest.
+   */
+  const occupy = (packet: HopPacket, parts: readonly HopPart[] | null, head: number): number => {
+    if (parts === null) {
+      const inPort = Math.max(packet.inPort, 0);
+      const outPort = Math.max(packet.outPort, 0);
+      const flits = packet.flits(params.flit_bytes);
+      const tailIn = head + flits * (flitNsIn[inPort] as number);
+      const tailOut = head + flits * (flitNsOut[outPort] as number);
+      if (tailIn > (inputFree[inPort] as number)) inputFree[inPort] = tailIn;
+      if (tailOut > (outputFree[outPort] as number)) outputFree[outPort] = tailOut;
+      return Math.max(tailIn, tailOut);
+    }
+    // Each port carries the bytes of the packets that cross it (a fan-out's input all of them).
+    for (const part of parts) {
+      const inPort = Math.max(part.inPort, 0);
+      const outPort = Math.max(part.outPort, 0);
+      inBytes[inPort] = (inBytes[inPort] as number) + part.bytes;
+      outBytes[outPort] = (outBytes[outPort] as number) + part.bytes;
+    }
+    let tail = head;
+    for (const part of parts) {
+      const inPort = Math.max(part.inPort, 0);
+      const outPort = Math.max(part.outPort, 0);
+      const bytesIn = inBytes[inPort] as number;
+      if (bytesIn >= 0) {
+        const tailIn = head + flitsOf(bytesIn) * (flitNsIn[inPort] as number);
+        if (tailIn > (inputFree[inPort] as number)) inputFree[inPort] = tailIn;
+        if (tailIn > tail) tail = tailIn;
+        inBytes[inPort] = -1; // counted
+      }
+      const bytesOut = outBytes[outPort] as number;
+      if (bytesOut >= 0) {
+        const tailOut = head + flitsOf(bytesOut) * (flitNsOut[outPort] as number);
+        if (tailOut > (outputFree[outPort] as number)) outputFree[outPort] = tailOut;
+        if (tailOut > tail) tail = tailOut;
+        outBytes[outPort] = -1;
+      }
+    }
+    for (const part of parts) {
+      inBytes[Math.max(part.inPort, 0)] = 0;
+      outBytes[Math.max(part.outPort, 0)] = 0;
+    }
+    return tail;
+  };
   return {
     ...credits,
     arrive(packet: HopPacket): number {
-      const inPort = packet.inPort < 0 ? 0 : packet.inPort;
-      const outPort = packet.outPort < 0 ? 0 : packet.outPort;
       const ready = packet.headNs + pipelineNs;
-      const head = Math.max(ready, inputFree[inPort] as number, outputFree[outPort] as number);
-      const serviceNs = packet.flits(params.flit_bytes) * flitNs;
-      inputFree[inPort] = head + serviceNs;
-      outputFree[outPort] = head + serviceNs;
+      const parts = packet.parts;
+      let head: number;
+      if (parts === null) {
+        const inPort = Math.max(packet.inPort, 0);
+        const outPort = Math.max(packet.outPort, 0);
+        head = Math.max(ready, inputFree[inPort] as number, outputFree[outPort] as number);
+      } else {
+        // A bundle's packets leave together: when every port one of them uses is free.
+        head = ready;
+        for (const part of parts) {
+          const free = Math.max(
+            inputFree[Math.max(part.inPort, 0)] as number,
+            outputFree[Math.max(part.outPort, 0)] as number,
+          );
+          if (free > head) head = free;
+        }
+      }
+      const tail = occupy(packet, parts, head);
       waitedNs += head - ready;
-      context.service(head, serviceNs, packet);
+      context.service(head, tail - head, packet);
       return head;
     },
     left(packet: HopPacket, headNs: number): void {
-      // Held back by the next hop's credits: both ports stay busy until this tail has left.
-      const inPort = packet.inPort < 0 ? 0 : packet.inPort;
-      const outPort = packet.outPort < 0 ? 0 : packet.outPort;
-      const tailOut = headNs + packet.flits(params.flit_bytes) * flitNs;
-      if (tailOut > (inputFree[inPort] as number)) inputFree[inPort] = tailOut;
-      if (tailOut > (outputFree[outPort] as number)) outputFree[outPort] = tailOut;
+      // Held back by the next hop's credits: each port stays busy until this packet's flits have crossed it.
+      const tail = occupy(packet, packet.parts, headNs);
       if (buffer > 0 && packet.inPort >= 0) {
-        context.env.timeout(tailOut - context.env.now, { inPort, flits: room(packet) }).addCallback(release);
+        // Its room is free once its tail has left, through the slowest port it uses.
+        context.env
+          .timeout(tail - context.env.now, { inPort: packet.inPort, flits: room(packet) })
+          .addCallback(release);
       }
     },
     stats(): readonly ModelStat[] {
@@ -136,6 +207,23 @@ function portHop(context: ForwardingModelContext, params: PortHopParams): Forwar
   };
 }
 
+/**
+ * A flit's time on each of `count` ports, ns: `flit_bytes / GB/s` of the port's link with
+ * `port_rate: link` (a port without a link, or a link of no bandwidth, at the cycle rate), else
+ * `cycle_ns / port_flits_per_cycle` on every port.
+ */
+function portFlitNs(params: PortHopParams, linkGbs: readonly number[], count: number): Float64Array {
+  const cycleFlitNs = params.cycle_ns / params.port_flits_per_cycle;
+  const flitNs = new Float64Array(count).fill(cycleFlitNs);
+  if (params.port_rate === "link") {
+    for (let port = 0; port < count; port++) {
+      const gbs = linkGbs[port];
+      if (gbs !== undefined && gbs > 0) flitNs[port] = params.flit_bytes / gbs;
+    }
+  }
+  return flitNs;
+}
+
 /** `port_hop_v1`: a router, XBAR half, bridge or UCIe port with a pipeline latency and a rate per port. */
 export const portHopV1 = defineForwardingModel({
   kind: "noc_router",
@@ -143,8 +231,8 @@ export const portHopV1 = defineForwardingModel({
   impl: "port_hop_v1",
   analytic: true,
   description:
-    "Forwarding hop with latency apart from occupancy: a head crosses first_flit_ns of pipeline; each input and output port moves port_flits_per_cycle flits of flit_bytes per cycle_ns (one FIFO per input, first come first served per output).",
+    "Forwarding hop with latency apart from occupancy: a head crosses first_flit_ns of pipeline; each input and output port moves whole flits of flit_bytes at its link's bandwidth (port_rate: link, the default) or port_flits_per_cycle per cycle_ns (port_rate: cycle); one FIFO per input, first come first served per output.",
   params: portHopParams,
   counters: [...PORT_HOP_COUNTERS],
-  create: portHop,
+  create: portHopModel,
 });

@@ -53,6 +53,26 @@ export interface HopPacket {
   readonly requester: string;
   /** A short name for traces (`"read req 2048B"`, `"4096B x4"`). */
   readonly label: string;
+  /**
+   * For a bundle whose packets cross this hop by different ports: each one's input port,
+   * output port and bytes, in the bundle's order. That is a request or write bundle at its last
+   * hop (each packet leaves by its own pseudo-channel's link, with the bundle's head) and a
+   * response bundle at its first hop (each came in on its own). `null` for a packet, or a bundle
+   * that crosses this hop whole on `inPort` -> `outPort`. A model that paces its ports charges
+   * each port the bytes that cross it (`port_hop_v1`); one that does not may ignore it.
+   * Built when read: read it once per packet.
+   */
+  readonly parts: readonly HopPart[] | null;
+}
+
+/** One packet of a bundle that crosses a hop by its own ports ({@link HopPacket.parts}). */
+export interface HopPart {
+  /** The input port it arrives on (as {@link HopPacket.inPort}). */
+  readonly inPort: number;
+  /** The output port it leaves by (as {@link HopPacket.outPort}). */
+  readonly outPort: number;
+  /** Its payload bytes (0 for a read request). */
+  readonly bytes: number;
 }
 
 /**
@@ -103,6 +123,15 @@ export interface ForwardingModelContext {
   /** The neighbour each output port leads to (`outputs[packet.outPort]`), in topology edge order. */
   readonly outputs: readonly string[];
   /**
+   * The bandwidth of the link on each input port, GB/s (bytes per ns; `inputGbs[packet.inPort]`,
+   * the topology edge from `inputs[i]`): what a model that paces a port at its link's rate needs
+   * (`port_hop_v1`'s `port_rate: link`). The framework charges the links themselves whatever the
+   * model (docs/latency-model.md section 2).
+   */
+  readonly inputGbs: readonly number[];
+  /** The bandwidth of the link on each output port, GB/s (`outputGbs[packet.outPort]`, the edge to `outputs[o]`). */
+  readonly outputGbs: readonly number[];
+  /**
    * Releases a packet `arrive` held: its head leaves at `headNs` (>= now). Each held packet is
    * sent exactly once.
    *
@@ -121,7 +150,8 @@ export interface ForwardingModelContext {
   resume(inPort: number): void;
   /**
    * Counts `ns` of service on the hop from `startNs` (its busy time and utilisation in the
-   * results) and draws it on the hop's trace track.
+   * results) and draws it on the hop's trace track. Services that overlap (packets on different
+   * ports at once) count once: a hop's busy time is the time it served something on any port.
    */
   service(startNs: number, ns: number, packet: HopPacket): void;
 }
