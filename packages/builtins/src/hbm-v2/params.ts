@@ -139,7 +139,7 @@ export const hbmCtrlV2Params = hbmTopologyParams.extend({
     .enum(["any", "rising"])
     .default("any")
     .describe(
-      "When an ACT may issue under command_bus channel: any (any row slot); rising (Ramulator 2.1's HBM34Controller: on a rising CK edge only, while PRE and REF take either edge; on HBM3, whose row slot is half a CK, every second slot, the port's row candidates then moving to the next rising edge). No effect where the row slot is a whole CK (HBM2).",
+      "When an ACT may issue under command_bus channel: any (any row slot); rising (Ramulator 2.1's HBM34Controller: on a rising CK edge only, while PRE and REF take either edge; on HBM3, whose row slot is half a CK, every second slot: an ACT due on a falling edge takes the next rising one, and a PRE ready on that falling edge still goes there). No effect where the row slot is a whole CK (HBM2).",
     ),
   col_edge: z
     .enum(["any", "rising"])

@@ -101,6 +101,8 @@ export abstract class PortScan extends PortQueue {
   private sClock = -INF;
   /** col_edge rising: RD and WR only at multiples of this, ns (0: any time). */
   private readonly colEdge: number;
+  /** act_edge rising: ACT only at multiples of this, ns (0: any row slot). */
+  private readonly actEdge: number;
 
   constructor(config: ConstructorParameters<typeof PortQueue>[0]) {
     super(config);
@@ -112,6 +114,13 @@ export abstract class PortScan extends PortQueue {
     this.capped = policy.rowHitCap < INF;
     this.conflictSeen = new Int32Array(this.nBanks).fill(-1);
     this.colEdge = config.colEdgeNs;
+    this.actEdge = config.channelBus && config.actEdgeSlots > 1 ? config.timing.tCK : 0;
+  }
+
+  /** `time`, or with act_edge rising (and a row slot shorter than a CK) the first rising edge at or after it. */
+  private actEdgeAt(time: number): number {
+    const edge = this.actEdge;
+    return edge > 0 && time < INF ? Math.ceil(time / edge - 1e-6) * edge : time;
   }
 
   /** `time`, or with col_edge rising the first rising CK edge at or after it. */
@@ -384,6 +393,7 @@ export abstract class PortScan extends PortQueue {
     if (ready > time) time = ready;
     if (this.sClock > time) time = this.sClock;
     if (col) time = this.colAt(time);
+    else if (open < 0) time = this.actEdgeAt(time);
     this.eLB[e] = time;
     const refPending = this.sRefPending;
     const blocked = col
