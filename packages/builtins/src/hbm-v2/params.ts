@@ -139,7 +139,13 @@ export const hbmCtrlV2Params = hbmTopologyParams.extend({
     .enum(["any", "rising"])
     .default("any")
     .describe(
-      "When an ACT may issue under command_bus channel: any (any row slot); rising (Ramulator 2.1's HBM34Controller: on a rising CK edge only, while PRE and REF take either edge; on HBM3, whose row slot is half a CK, every second slot, the port's row candidates then moving to the next rising edge). No effect where the row slot is a whole CK (HBM2).",
+      "When an ACT may issue under command_bus channel: any (any row slot); rising (Ramulator 2.1's HBM34Controller: on a rising CK edge only, while PRE and REF take either edge; on HBM3, whose row slot is half a CK, every second slot: an ACT due on a falling edge takes the next rising one, and a PRE ready on that falling edge still goes there). No effect where the row slot is a whole CK (HBM2).",
+    ),
+  col_edge: z
+    .enum(["any", "rising"])
+    .default("any")
+    .describe(
+      "When a RD or WR may issue: any (as soon as its timing allows); rising (Ramulator 2.1's HBM34Controller, which ticks at half a CK and tries column commands on rising CK edges only): at a multiple of tCK, a column command due between edges waiting for the next one (an ACT on a rising edge then reaches its RD after tRCD_RD + the 1.5 CK ACT's adjustment rounded up to a whole CK: 20 ns on hbm3, not 19.6875). No effect where every timing is whole CKs from a whole-CK start (HBM2).",
     ),
   bundle_answers: z
     .boolean()
@@ -230,6 +236,8 @@ export interface HbmCtrlV2Config {
    * any slot will do (`any`, or a row slot of a whole CK).
    */
   readonly actEdgeSlots: number;
+  /** `col_edge: rising`: RD and WR only at multiples of this (tCK), ns; 0 when any time will do (`any`). */
+  readonly colEdgeNs: number;
 }
 
 /**
@@ -280,5 +288,6 @@ export function hbmCtrlV2Config(params: HbmCtrlV2Params): HbmCtrlV2Config {
       params.act_edge === "rising"
         ? Math.max(1, Math.round((timing.tCK as number) / (timing.preCmd as number)))
         : 1,
+    colEdgeNs: params.col_edge === "rising" ? (timing.tCK as number) : 0,
   };
 }

@@ -99,6 +99,10 @@ export abstract class PortScan extends PortQueue {
   private scanNo = 0;
   /** In order: the last command's time (no command before it). */
   private sClock = -INF;
+  /** col_edge rising: RD and WR only at multiples of this, ns (0: any time). */
+  private readonly colEdge: number;
+  /** act_edge rising: ACT only at multiples of this, ns (0: any row slot). */
+  private readonly actEdge: number;
 
   constructor(config: ConstructorParameters<typeof PortQueue>[0]) {
     super(config);
@@ -109,6 +113,20 @@ export abstract class PortScan extends PortQueue {
     this.hitCap = policy.rowHitCap;
     this.capped = policy.rowHitCap < INF;
     this.conflictSeen = new Int32Array(this.nBanks).fill(-1);
+    this.colEdge = config.colEdgeNs;
+    this.actEdge = config.channelBus && config.actEdgeSlots > 1 ? config.timing.tCK : 0;
+  }
+
+  /** `time`, or with act_edge rising (and a row slot shorter than a CK) the first rising edge at or after it. */
+  private actEdgeAt(time: number): number {
+    const edge = this.actEdge;
+    return edge > 0 && time < INF ? Math.ceil(time / edge - 1e-6) * edge : time;
+  }
+
+  /** `time`, or with col_edge rising the first rising CK edge at or after it. */
+  private colAt(time: number): number {
+    const edge = this.colEdge;
+    return edge > 0 && time < INF ? Math.ceil(time / edge - 1e-6) * edge : time;
   }
 
   /**
@@ -223,8 +241,8 @@ export abstract class PortScan extends PortQueue {
     const faw = (st[p + P_FAW + fawI] as number) + t.tFAW;
     this.sRowBus = rowBus;
     this.sPortAct = Math.max(st[p + P_ACT] as number, rowBus, faw);
-    this.sPortRd = Math.max(st[p + P_RD] as number, colBus);
-    this.sPortWr = Math.max(st[p + P_WR] as number, colBus);
+    this.sPortRd = this.colAt(Math.max(st[p + P_RD] as number, colBus));
+    this.sPortWr = this.colAt(Math.max(st[p + P_WR] as number, colBus));
     const lowRow = Math.min(this.sPortAct, rowBus);
     // An entry's earliest time only grows, except when its bank closes: lower bounds from earlier
     // scans let this one skip entries that cannot win.
@@ -374,6 +392,8 @@ export abstract class PortScan extends PortQueue {
     const ready = this.eReady[e] as number;
     if (ready > time) time = ready;
     if (this.sClock > time) time = this.sClock;
+    if (col) time = this.colAt(time);
+    else if (open < 0) time = this.actEdgeAt(time);
     this.eLB[e] = time;
     const refPending = this.sRefPending;
     const blocked = col
