@@ -4,7 +4,7 @@ import type { HbmAddressMap, HbmCoordinates } from "@kb/topology";
 import { CMD_ACT, CMD_PRE, CMD_RD, CMD_REFAB, CMD_REFPB, CMD_WR, type HbmCommandLog } from "./command-log.js";
 import type { HbmPortStats, LocateCache } from "./controller.js";
 import type { HbmCtrlV2Config } from "./params.js";
-import { ActWindow, ColumnWindow, TimeFifo } from "./request-window.js";
+import { ActWindow, ColumnWindow, TimeHeap } from "./request-window.js";
 
 const LOCATE_BITS = 19;
 const LOCATE_MASK = (1 << LOCATE_BITS) - 1;
@@ -44,8 +44,8 @@ export class RequestPort {
   // All-bank refresh: the next due time.
   private nextRef: number;
   private serial = 0;
-  /** Column times of the queued bursts (reads, writes), for `room`. */
-  readonly fifo: [TimeFifo, TimeFifo] = [new TimeFifo(), new TimeFifo()];
+  /** Column times of the queued bursts still ahead (reads, writes), for `room`. */
+  readonly ahead: [TimeHeap, TimeHeap] = [new TimeHeap(), new TimeHeap()];
   /** The other pseudo-channels sharing this port's queues (queue_scope channel). */
   peers: readonly RequestPort[] = [];
   commandLog: HbmCommandLog | null = null;
@@ -120,11 +120,11 @@ export class RequestPort {
   room(kind: number): number {
     const now = this.env.now;
     const cap = kind === 0 ? this.config.readQueue : this.config.writeQueue;
-    const own = this.fifo[kind] as TimeFifo;
+    const own = this.ahead[kind] as TimeHeap;
     own.drop(now);
     let used = own.size;
     for (const peer of this.peers) {
-      const f = peer.fifo[kind] as TimeFifo;
+      const f = peer.ahead[kind] as TimeHeap;
       f.drop(now);
       used += f.size;
     }
@@ -155,7 +155,7 @@ export class RequestPort {
     // Pass 2: the bursts in address order.
     const bpg = cfg.banksPerGroup;
     const groups = cfg.bankGroups;
-    const fifo = this.fifo[write] as TimeFifo;
+    const fifo = this.ahead[write] as TimeHeap;
     fifo.drop(now);
     this.cols.prune(now);
     this.acts.prune(now);

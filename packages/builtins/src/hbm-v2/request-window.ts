@@ -1,35 +1,46 @@
 import type { HbmTiming } from "./presets.js";
 
-/** A growable FIFO of times (the column times of a queue's bursts, in issue order). */
-export class TimeFifo {
-  buf = new Float64Array(64);
-  head = 0;
-  tail = 0;
-  get size(): number {
-    return this.tail - this.head;
-  }
+/**
+ * The column times of a queue's bursts still ahead (a binary min-heap: bursts of later requests
+ * may take earlier slots, so the times are not in arrival order).
+ */
+export class TimeHeap {
+  private buf = new Float64Array(64);
+  size = 0;
   push(t: number): void {
-    if (this.tail === this.buf.length) {
-      if (this.head > this.buf.length >> 1) {
-        this.buf.copyWithin(0, this.head, this.tail);
-      } else {
-        const grown = new Float64Array(this.buf.length * 2);
-        grown.set(this.buf.subarray(this.head, this.tail));
-        this.buf = grown;
-      }
-      this.tail -= this.head;
-      this.head = 0;
+    if (this.size === this.buf.length) {
+      const grown = new Float64Array(this.buf.length * 2);
+      grown.set(this.buf);
+      this.buf = grown;
     }
-    this.buf[this.tail++] = t;
+    const h = this.buf;
+    let i = this.size++;
+    while (i > 0) {
+      const parent = (i - 1) >> 1;
+      const p = h[parent] as number;
+      if (p <= t) break;
+      h[i] = p;
+      i = parent;
+    }
+    h[i] = t;
   }
   /** Drops the times at or before `now` (they left the queue). */
   drop(now: number): void {
-    const buf = this.buf;
-    let h = this.head;
-    const tail = this.tail;
-    while (h < tail && (buf[h] as number) <= now) h++;
-    this.head = h;
-    if (h === tail) this.head = this.tail = 0;
+    const h = this.buf;
+    while (this.size > 0 && (h[0] as number) <= now) {
+      const last = h[--this.size] as number;
+      const n = this.size;
+      let i = 0;
+      for (;;) {
+        let child = 2 * i + 1;
+        if (child >= n) break;
+        if (child + 1 < n && (h[child + 1] as number) < (h[child] as number)) child++;
+        if ((h[child] as number) >= last) break;
+        h[i] = h[child] as number;
+        i = child;
+      }
+      h[i] = last;
+    }
   }
 }
 
