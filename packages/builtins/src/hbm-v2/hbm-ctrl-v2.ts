@@ -209,6 +209,8 @@ function requestModel(context: MemoryModelContext, config: HbmCtrlV2Config): Hbm
       port.peers = ports.slice(first, first + config.pseudoChannels).filter((peer) => peer !== port);
     }
   }
+  const tracking = { on: false };
+  for (const port of ports) port.tracking = tracking;
   const portOf = (port: number): RequestPort => {
     const found = ports[port];
     if (found === undefined) throw new RangeError(`hbm_ctrl_v2: no port ${port} (0 .. ${ports.length - 1}).`);

@@ -46,6 +46,11 @@ export class RequestPort {
   private serial = 0;
   /** Column times of the queued bursts still ahead (reads, writes), for `room`. */
   readonly ahead: [TimeHeap, TimeHeap] = [new TimeHeap(), new TimeHeap()];
+  /**
+   * Whether `ahead` is kept, shared by the ports of a stack: from the first `room` question on
+   * (`bench:hbm`'s driver asks before its first request).
+   */
+  tracking = { on: false };
   /** The other pseudo-channels sharing this port's queues (queue_scope channel). */
   peers: readonly RequestPort[] = [];
   commandLog: HbmCommandLog | null = null;
@@ -118,6 +123,9 @@ export class RequestPort {
 
   /** Bursts a request of `kind` (0 read, 1 write) can put into its queue now. */
   room(kind: number): number {
+    // The first question: from now on every port of the stack keeps its bursts still ahead. (A
+    // run that never asks, such as `kb run`'s, skips that heap: its queue maxima stay 0.)
+    this.tracking.on = true;
     const now = this.env.now;
     const cap = kind === 0 ? this.config.readQueue : this.config.writeQueue;
     const own = this.ahead[kind] as TimeHeap;
@@ -155,8 +163,9 @@ export class RequestPort {
     // Pass 2: the bursts in address order.
     const bpg = cfg.banksPerGroup;
     const groups = cfg.bankGroups;
+    const track = this.tracking.on;
     const fifo = this.ahead[write] as TimeHeap;
-    fifo.drop(now);
+    if (track) fifo.drop(now);
     this.cols.prune(now);
     this.acts.prune(now);
     let first = Number.POSITIVE_INFINITY;
@@ -184,7 +193,7 @@ export class RequestPort {
       this.column(b, time, write);
       if (time < first) first = time;
       if (time > last) last = time;
-      fifo.push(time);
+      if (track) fifo.push(time);
       wait += time - now;
     }
     counts[write === 0 ? 0 : 1] = (counts[write === 0 ? 0 : 1] as number) + n;

@@ -45,7 +45,7 @@ export class TimeHeap {
 }
 
 /** ACTs an {@link ActWindow} keeps at most (older ones leave only a floor). */
-const ACTS_KEPT = 256;
+const ACTS_KEPT = 16;
 
 /**
  * The recent and planned ACTs of a pseudo-channel (time order) and their bank groups, for tRRD
@@ -153,7 +153,7 @@ export class ActWindow {
 }
 
 /** Column commands a {@link ColumnWindow} keeps at most (older ones leave only a floor). */
-const COLUMNS_KEPT = 64;
+const COLUMNS_KEPT = 16;
 
 /** Index of the gap from a command (kind, same group, same SID) to the next (kind). */
 const gapAt = (prev: number, sameGroup: number, sameSid: number, next: number): number =>
