@@ -1,10 +1,11 @@
-import type { ModelStat, ModelStatInfo } from "@kb/components";
+import type { MemoryModelContext, ModelStat, ModelStatInfo } from "@kb/components";
 import { defineMemoryModel, type MemoryModel, type MemoryModelDefinition } from "@kb/components";
 import { HBM_CTRL_V2_ENERGY } from "../energy/hbm.js";
 import { CommandBus } from "./command-bus.js";
 import { HbmCommandLog } from "./command-log.js";
 import { type HbmPort, type HbmPortStats, LocateCache, HbmPort as Port } from "./controller.js";
 import { type HbmCtrlV2Config, hbmCtrlV2Config, hbmCtrlV2Params } from "./params.js";
+import { RequestPort } from "./request-port.js";
 import { WakeHub } from "./wake-hub.js";
 
 /** What `hbm_ctrl_v2`'s `create` returns: a memory model plus its ports, for benches and tests. */
@@ -135,6 +136,7 @@ export const hbmCtrlV2Definition = {
   energy: HBM_CTRL_V2_ENERGY,
   create: (context, params): HbmCtrlV2Model => {
     const config = hbmCtrlV2Config(params);
+    if (config.closedForm === "request") return requestModel(context, config);
     const ports: HbmPort[] = [];
     const cache = new LocateCache();
     const hub = new WakeHub(context.env, ports, context.ports);
@@ -190,3 +192,50 @@ export const hbmCtrlV2Definition = {
 } satisfies MemoryModelDefinition<typeof hbmCtrlV2Params>;
 
 export const hbmCtrlV2 = defineMemoryModel(hbmCtrlV2Definition);
+
+/**
+ * `closed_form: request`: one {@link RequestPort} per pseudo-channel, each request scheduled whole
+ * at its arrival and answered at once (no timers).
+ */
+function requestModel(context: MemoryModelContext, config: HbmCtrlV2Config): HbmCtrlV2Model {
+  const cache = new LocateCache();
+  const ports: RequestPort[] = [];
+  for (let i = 0; i < context.ports; i++) {
+    ports.push(new RequestPort(config, context.env, context.addressMap, i, cache));
+  }
+  if (config.channelQueues && config.pseudoChannels > 1) {
+    for (const port of ports) {
+      const first = port.port - (port.port % config.pseudoChannels);
+      port.peers = ports.slice(first, first + config.pseudoChannels).filter((peer) => peer !== port);
+    }
+  }
+  const tracking = { on: false };
+  for (const port of ports) port.tracking = tracking;
+  const portOf = (port: number): RequestPort => {
+    const found = ports[port];
+    if (found === undefined) throw new RangeError(`hbm_ctrl_v2: no port ${port} (0 .. ${ports.length - 1}).`);
+    return found;
+  };
+  return {
+    config,
+    maxPending: config.maxPending,
+    service(request) {
+      if (request.bytes <= 0) return { startNs: request.arrivalNs, endNs: request.arrivalNs, busyNs: 0 };
+      return portOf(request.port).serve(request);
+    },
+    peak: () => ({ bytesPerNs: (context.ports * config.burstBytes) / config.timing.tBL }),
+    room: (port, kind) => portOf(port).room(kind === "read" ? 0 : 1),
+    recordCommands: () => {
+      for (const port of ports) port.commandLog ??= new HbmCommandLog();
+      return ports.map((port) => port.commandLog as HbmCommandLog);
+    },
+    stats: ((port?: number) => {
+      if (port !== undefined) return portOf(port).stats();
+      const perPort = ports.map((each) => each.stats());
+      return COUNTERS.map(({ of, ...info }) => {
+        const values = perPort.map(of);
+        return { ...info, total: values.reduce((sum, value) => sum + value, 0), perPort: values };
+      });
+    }) as HbmCtrlV2Model["stats"],
+  };
+}
