@@ -13,9 +13,10 @@ import { PORT_HOP_COUNTERS, VcRouter } from "./vc-router.js";
 
 /**
  * Params of `port_hop_v1`: the topology's `first_flit_ns` (the pipeline latency a head crosses)
- * and the rate of each port. Defaults fit the reference topologies' NOC (64 B flits every 0.5 ns:
- * 128 GB/s per port, the NOC links' rate); BookSim 2's reference router is `flit_bytes: 16,
- * cycle_ns: 1` with `cube.noc.first_flit_ns: 4`.
+ * and the rate of each port. By default a port runs at the bandwidth of the link it serves, in
+ * 64 B flits (`port_rate: link`; the reference topologies' mesh links are 128 GB/s: a flit per
+ * 0.5 ns, `cycle_ns`'s default); BookSim 2's reference router is `flit_bytes: 16, cycle_ns: 1,
+ * vcs: 2` with `cube.noc.first_flit_ns: 4`.
  */
 export const portHopParams = forwardingTopologyParams.extend({
   flit_bytes: z
