@@ -101,7 +101,8 @@ export class PeSchedulerV2 extends Component<SchedulerParams> {
       mathTileBytes: this.params.math_tile_bytes,
     });
     const tracer = this.machine.tracer;
-    if (tracer !== null) {
+    // None of the scheduler's records carries a flow: a tracer that reads only flows skips them.
+    if (tracer !== null && tracer.flowsOnly !== true) {
       tracer.record("command_submitted", this.env.now, this.id, message.label);
       message.done.addCallback(() => tracer.record("command_complete", this.env.now, this.id, message.label));
     }
@@ -161,7 +162,7 @@ export class PeSchedulerV2 extends Component<SchedulerParams> {
   /** @internal Called when a tile's last stage finished: frees its buffers. */
   readonly release = (token: TileToken): void => {
     const tracer = this.machine.tracer;
-    if (tracer !== null)
+    if (tracer !== null && tracer.flowsOnly !== true)
       tracer.record("tile_ready", this.env.now, this.id, `${token.pipeline.id}/t${token.plan.tileId}`);
     if (token.bufferSlot >= 0) (this.freeSets as Store<number>).put(token.bufferSlot);
     if (token.releasesAcc) (this.freeAccs as Store<number>).put(token.accSlot);
@@ -192,7 +193,8 @@ function* feeder(scheduler: PeSchedulerV2): Generator<Event<any>, void, any> {
       token.accSlot = acc;
       token.releasesAcc = usesBuffers && feed.needs?.accBytes !== 0 && index % group === group - 1;
       const first = token.stage.component;
-      if (tracer !== null) tracer.record("sub_command_dispatched", env.now, scheduler.id, token.label);
+      if (tracer !== null && tracer.flowsOnly !== true)
+        tracer.record("sub_command_dispatched", env.now, scheduler.id, token.label);
       const put = first.enqueue(token);
       if (put !== null) yield put;
     }

@@ -214,8 +214,10 @@ export function* laneWorker(component: Component, lane: Lane): Generator<Event<a
     if (logger !== null && message.dataOp) opIds = message.logStart(logger, component.id, env.now);
     const tracer = machine.tracer;
     const started = env.now;
-    if (tracer !== null) {
-      const flow = message.flowKey;
+    // A tracer that reads only the slices of flows (the per-line tally alone) skips the others.
+    const flow = tracer === null ? null : message.flowKey;
+    const traced = tracer !== null && (flow !== null || tracer.flowsOnly !== true);
+    if (traced) {
       tracer.record(
         "engine_start",
         started,
@@ -236,7 +238,7 @@ export function* laneWorker(component: Component, lane: Lane): Generator<Event<a
       laneBusy[laneIndex] = (laneBusy[laneIndex] as number) + ended - started;
     }
     stats.ops++;
-    if (tracer !== null) tracer.record("engine_complete", ended, track, message.label);
+    if (traced) tracer.record("engine_complete", ended, track, message.label);
     if (opIds !== null) message.logEnd(logger as NonNullable<typeof logger>, opIds, ended);
     const wait = message.forward(component);
     if (wait !== null) yield wait;

@@ -310,7 +310,8 @@ export class MemoryComponent<P = unknown> extends Component<P> implements BatchT
     this.addBusy(busy, request.port);
     this.addWindowBusy(request.port, startNs, startNs + busy);
     const tracer = this.machine.tracer;
-    if (tracer !== null) this.traceBusy(tracer, request, startNs, busy);
+    // The slices carry no flow: a tracer that reads only flows (the per-line tally) skips them.
+    if (tracer !== null && tracer.flowsOnly !== true) this.traceBusy(tracer, request, startNs, busy);
     if (tracer?.counter !== undefined) {
       this.bandwidth ??= new BandwidthCounter(
         tracer,

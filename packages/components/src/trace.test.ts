@@ -61,8 +61,7 @@ it("exports Chrome trace-event JSON: a track per component, matched B/E slices, 
   expect(JSON.parse(JSON.stringify(trace))).toEqual(trace);
 });
 
-function traceOfGemm(): TraceRecorder {
-  const tracer = new TraceRecorder();
+function traceOfGemm(tracer = new TraceRecorder()): TraceRecorder {
   const machine = machineOf("default", { tracer });
   machine.run(
     machine.submit("sip0.cube0.pe1", [
@@ -127,4 +126,35 @@ it("a filter keeps matching components and a time window, closing slices the win
   const cutUs = Math.round(cut * 1000) / 1e6; // ts is µs rounded to the ps
   expect(window.traceEvents.some((e) => e.name === "(cut by the trace window)" && e.ts === cutUs)).toBe(true);
   expect(window.traceEvents.every((e) => e.ts <= cutUs)).toBe(true);
+});
+
+it("a tracer that reads only flows (flowsOnly) gets the flow slices of the full trace and nothing else", () => {
+  class FlowsOnlyRecorder extends TraceRecorder {
+    readonly flowsOnly = true;
+  }
+  const full = traceOfGemm();
+  const flows = traceOfGemm(new FlowsOnlyRecorder());
+  // The slices with a flow, each with the next engine_complete of its track, in the full trace.
+  const expected: typeof full.events = [];
+  const open = new Set<string>();
+  for (const event of full.events) {
+    if (event.type === "engine_start" && event.flow !== undefined) {
+      expected.push(event);
+      open.add(event.component);
+    } else if (event.type === "engine_complete" && open.delete(event.component)) expected.push(event);
+  }
+  expect(expected.length).toBeGreaterThan(0);
+  // The full trace has records without a flow (the HBM's slices, the scheduler's, the fabric's).
+  expect(full.events.filter((event) => event.type !== "counter").length).toBeGreaterThan(expected.length);
+  // The fabric's forwarding components do not skip theirs yet: the rest must be exactly the flows.
+  const kept = flows.events.filter(
+    (event) => event.type !== "counter" && !/xbar|noc|bridge|ucie/.test(event.component),
+  );
+  expect(kept).toEqual(expected);
+  // Counters (queue depth, HBM GB/s) go on: the recorder takes them.
+  expect(flows.events.some((event) => event.type !== "counter" && event.component.includes("hbm"))).toBe(
+    false,
+  );
+  expect(full.events.some((event) => event.type !== "counter" && event.component.includes("hbm"))).toBe(true);
+  expect(flows.events.some((event) => event.type === "tile_ready")).toBe(false);
 });

@@ -37,6 +37,14 @@ export interface Tracer {
   /** A sampled value of a component (queue depth, HBM bandwidth), when the tracer wants them. */
   counter?(name: string, tNs: number, componentId: string, value: number): void;
   /**
+   * True when the tracer reads nothing but the engine slices that carry a flow: an
+   * `engine_start` with `flow` and the next `engine_complete` of its track (`@kb/runtime`'s
+   * per-line tally with no trace behind it). Components then skip every other record, and the
+   * tracks and labels they would build for them (an HBM answer makes two records). Read at each
+   * record site: a tracer may change its answer during a run.
+   */
+  readonly flowsOnly?: boolean;
+  /**
    * Registers `hook` to run once before the trace is exported (`TraceRecorder` runs the hooks in
    * `flushCounters`): a component that aggregates a counter over the run (the HBM bandwidth per
    * 1 µs bin) emits its points there, with `counter`.

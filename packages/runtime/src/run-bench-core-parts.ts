@@ -160,11 +160,25 @@ function errorText(error: unknown): string {
 export class ProgressTap implements Tracer {
   private sim: Simulator | null = null;
   private calls = 0;
+  /** Only when the tracer behind it takes them (each is a component's hot path otherwise). */
+  readonly counter?: NonNullable<Tracer["counter"]>;
 
   constructor(
     private readonly inner: Tracer | null,
     private readonly onProgress: (progress: RunProgress) => void,
-  ) {}
+  ) {
+    const counter = inner?.counter;
+    if (counter !== undefined) this.counter = counter.bind(inner);
+  }
+
+  /**
+   * With no tracer behind it (or one that reads only flows), the progress needs no particular
+   * record: it counts those it is given, so it reads only flows too (it reports every 4096 of
+   * them then).
+   */
+  get flowsOnly(): boolean {
+    return this.inner === null || this.inner.flowsOnly === true;
+  }
 
   start(sim: Simulator): void {
     this.sim = sim;
@@ -187,10 +201,6 @@ export class ProgressTap implements Tracer {
       events: this.sim.machine.env.processedEventCount,
       plan: this.sim.plan.latest,
     });
-  }
-
-  counter(name: string, tNs: number, componentId: string, value: number): void {
-    this.inner?.counter?.(name, tNs, componentId, value);
   }
 
   onFlush(hook: () => void): void {

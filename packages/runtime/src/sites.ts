@@ -143,6 +143,17 @@ export class SiteTap implements Tracer {
   /** The op log's record count at the previous event: records started since are the current message's. */
   private loggedFrom = 0;
 
+  /**
+   * True when nothing behind the tap reads the trace (no tracer, or one that reads only flows)
+   * and no op log is annotated: the tally needs only the slices of flows (`Tracer.flowsOnly`).
+   * With an op log every record counts, since records logged before an `engine_start` are its
+   * message's.
+   */
+  get flowsOnly(): boolean {
+    const inner = this.inner;
+    return (inner === null || inner.flowsOnly === true) && (this.machine?.opLogger ?? null) === null;
+  }
+
   constructor(readonly inner: Tracer | null) {
     const counter = inner?.counter;
     if (counter !== undefined) this.counter = counter.bind(inner);

@@ -134,6 +134,25 @@ describe("HbmFootprint", () => {
     expect(strided.writeBytes).toBe(0);
   });
 
+  it("a strided block met again adds nothing; one that differs in any field, or is a write, still counts", () => {
+    const footprint = new HbmFootprint();
+    footprint.observe(false, 0, 4, 16, 64); // [0,16) [64,80) [128,144) [192,208): 64 B
+    footprint.observe(false, 0, 4, 16, 64);
+    expect(footprint.readBytes).toBe(64);
+    footprint.observe(false, 0, 5, 16, 64); // one row more: [256,272)
+    footprint.observe(false, 0, 4, 24, 64); // wider rows: 8 B more a row
+    footprint.observe(false, 0, 4, 16, 32); // another stride: [32,48) [96,112)
+    expect(footprint.readBytes).toBe(64 + 16 + 32 + 32);
+    expect(footprint.writeBytes).toBe(0);
+    footprint.observe(true, 0, 4, 16, 64); // the first block written
+    expect(footprint.writeBytes).toBe(64);
+    // Blocks that take each other's slots (more than the cache holds), each listed again.
+    const many = new HbmFootprint();
+    for (let round = 0; round < 3; round++)
+      for (let i = 0; i < 20_000; i++) many.observe(false, i * 4096, 2, 64, 1024);
+    expect(many.readBytes).toBe(20_000 * 128);
+  });
+
   it("counts each byte once however blocks overlap, touch, nest or repeat (against a set of bytes)", () => {
     // A fixed pseudo-random sequence (no Math.random): blocks in a 4 KiB window, many compactions.
     let seed = 12345;

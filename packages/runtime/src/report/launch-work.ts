@@ -100,6 +100,14 @@ export class HbmFootprint {
   /** Lengths (numbers, 2 per interval) at which each list is merged next. */
   private readsLimit = 2 * COMPACT_AT;
   private writesLimit = 2 * COMPACT_AT;
+  /**
+   * The strided blocks seen last, 4 numbers a slot (address, rows with a write's negative,
+   * rowBytes, stride), a slot by a hash of the block: a block met again adds nothing to the union,
+   * so its rows are not listed again. A GEMM reads each tile of one operand once per tile of the
+   * other: in the 8b layer (seq 128) 40% of the blocks, 47% of the rows. Made with the first
+   * strided block.
+   */
+  private seen: Float64Array | null = null;
 
   /** The distinct HBM bytes the PE_DMAs of `machine` move while `run` runs (its observer meanwhile). */
   static async during(machine: Machine, run: () => Promise<void>): Promise<HbmFootprint> {
@@ -125,6 +133,7 @@ export class HbmFootprint {
   readonly observe = (write: boolean, address: number, rows: number, rowBytes: number, stride: number) => {
     const into = write ? this.writes : this.reads;
     if (rows === 1 || stride === rowBytes) add(into, address, address + rows * rowBytes);
+    else if (this.seenBefore(write, address, rows, rowBytes, stride)) return;
     else
       for (let row = 0; row < rows; row++)
         add(into, address + row * stride, address + row * stride + rowBytes);
@@ -135,6 +144,36 @@ export class HbmFootprint {
       else this.readsLimit = limit;
     }
   };
+
+  /**
+   * Whether the strided block (`rows` > 1) is the one its slot of {@link seen} holds (the union
+   * has its rows already); else the slot takes it. A block that lost its slot is listed again,
+   * which the merge absorbs: the cache only saves work, never changes the count.
+   */
+  private seenBefore(
+    write: boolean,
+    address: number,
+    rows: number,
+    rowBytes: number,
+    stride: number,
+  ): boolean {
+    this.seen ??= new Float64Array(4 * SEEN_SLOTS);
+    const seen = this.seen;
+    const tag = write ? -rows : rows;
+    const slot = (((address / 64) ^ Math.imul(rows, 0x9e3779b1) ^ stride) & (SEEN_SLOTS - 1)) * 4;
+    if (
+      seen[slot] === address &&
+      seen[slot + 1] === tag &&
+      seen[slot + 2] === rowBytes &&
+      seen[slot + 3] === stride
+    )
+      return true;
+    seen[slot] = address;
+    seen[slot + 1] = tag;
+    seen[slot + 2] = rowBytes;
+    seen[slot + 3] = stride;
+    return false;
+  }
 
   /** Distinct bytes read so far. */
   get readBytes(): number {
@@ -149,6 +188,9 @@ export class HbmFootprint {
 
 /** Intervals an {@link HbmFootprint} list holds before it is merged. */
 const COMPACT_AT = 1 << 16;
+
+/** Slots of an {@link HbmFootprint}'s cache of strided blocks (a power of two). */
+const SEEN_SLOTS = 1 << 12;
 
 /**
  * Appends the interval `[start, end)` to `list`, or widens the last one when it starts inside or
