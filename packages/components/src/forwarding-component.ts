@@ -198,8 +198,8 @@ export class ForwardingComponent<P = unknown> extends Component<P> {
     if (endNs > fromNs) this.addBusy(endNs - fromNs);
     if (endNs > this.busyUntilNs) this.busyUntilNs = endNs;
     const tracer = this.machine.tracer;
-    if (tracer !== null) {
-      // The label is a string built per packet: only when tracing.
+    if (tracer !== null && tracer.flowsOnly !== true) {
+      // The label is a string built per packet: only when tracing (these slices carry no flow).
       const label = packet.label;
       tracer.record("engine_start", startNs, this.track, label);
       tracer.record("engine_complete", startNs + ns, this.track, label);
