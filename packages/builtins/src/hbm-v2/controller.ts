@@ -1,6 +1,6 @@
 import type { MemoryRequest } from "@kb/components";
 import type { Environment } from "@kb/des";
-import type { HbmAddressMap, HbmCoordinates } from "@kb/topology";
+import type { HbmAddressMap } from "@kb/topology";
 import {
   EPS,
   P_ACTS,
@@ -23,26 +23,12 @@ import {
   READ,
   WRITE,
 } from "./layout.js";
+import type { LocateCache } from "./locate-cache.js";
 import type { HbmCtrlV2Config } from "./params.js";
 import { PortScheduler, STOP_TARGET } from "./scheduler.js";
 import type { Sleeper, WakeHub } from "./wake-hub.js";
 
 const INF = Number.POSITIVE_INFINITY;
-
-const LOCATE_BITS = 19;
-const LOCATE_MASK = (1 << LOCATE_BITS) - 1;
-
-/** The largest burst index the cache holds (its tags are int32). */
-const LOCATE_MAX = 0x7fffffff;
-
-/**
- * Where recently seen bursts live (flat bank, row), shared by the ports of a stack: one slot of
- * four int32 (burst index as the tag, bank, row, unused) per burst index modulo 2^19, so a
- * lookup reads one cache line. Bursts past index 2^31 - 1 (64 GiB of 32 B bursts) are not cached.
- */
-export class LocateCache {
-  readonly slots = new Int32Array(4 << LOCATE_BITS).fill(-1);
-}
 
 /** Counters of one pseudo-channel (they include commands already planned ahead of the clock). */
 export interface HbmPortStats {
@@ -93,15 +79,6 @@ export class HbmPort implements Sleeper {
   /** Started, unanswered requests in start order (their answer deadlines are in the same order). */
   private waiting: number[] = [];
   private waitingHead = 0;
-  private readonly coordinates: HbmCoordinates = {
-    channel: 0,
-    pseudoChannel: 0,
-    sid: 0,
-    bankGroup: 0,
-    bank: 0,
-    row: 0,
-    column: 0,
-  };
   private readonly runOf: Int32Array;
   private readonly touched: Int32Array;
 
@@ -197,8 +174,7 @@ export class HbmPort implements Sleeper {
     const maxRun = s.rKind[r] === READ ? cfg.readQueue : cfg.writeQueue;
     let ranges = request.ranges;
     if (ranges.length === 0 && request.bytes > 0) ranges = [0, request.bytes];
-    const c = this.coordinates;
-    const slots = this.cache.slots;
+    const cache = this.cache;
     const bpg = cfg.banksPerGroup;
     const groups = cfg.bankGroups;
     // The open run of each bank in this request (entries touched are reset at the end).
@@ -216,21 +192,9 @@ export class HbmPort implements Sleeper {
         let bank = 0;
         let row = 0;
         if (this.map !== null) {
-          // Bank and row of burst j, through a direct-mapped cache (re-read data skips locate()).
-          const slot = (j & LOCATE_MASK) << 2;
-          if (slots[slot] === j) {
-            bank = slots[slot + 1] as number;
-            row = slots[slot + 2] as number;
-          } else {
-            this.map.locate(j * burst, c);
-            bank = (c.sid * groups + c.bankGroup) * bpg + c.bank;
-            row = c.row;
-            if (j <= LOCATE_MAX && row <= LOCATE_MAX) {
-              slots[slot] = j;
-              slots[slot + 1] = bank;
-              slots[slot + 2] = row;
-            }
-          }
+          cache.locate(this.map, j, burst, groups, bpg);
+          bank = cache.bank;
+          row = cache.row;
         }
         count++;
         const entry = runOf[bank] as number;

@@ -3,7 +3,8 @@ import { defineMemoryModel, type MemoryModel, type MemoryModelDefinition } from 
 import { HBM_CTRL_V2_ENERGY } from "../energy/hbm.js";
 import { CommandBus } from "./command-bus.js";
 import { HbmCommandLog } from "./command-log.js";
-import { type HbmPort, type HbmPortStats, LocateCache, HbmPort as Port } from "./controller.js";
+import { type HbmPort, type HbmPortStats, HbmPort as Port } from "./controller.js";
+import { LocateCache } from "./locate-cache.js";
 import { type HbmCtrlV2Config, hbmCtrlV2Config, hbmCtrlV2Params } from "./params.js";
 import { RequestPort } from "./request-port.js";
 import { WakeHub } from "./wake-hub.js";
@@ -159,12 +160,7 @@ export const hbmCtrlV2Definition = {
         port.sched.peers = port.peers.map((peer) => peer.sched);
       }
     }
-    const portOf = (port: number): HbmPort => {
-      const found = ports[port];
-      if (found === undefined)
-        throw new RangeError(`hbm_ctrl_v2: no port ${port} (0 .. ${ports.length - 1}).`);
-      return found;
-    };
+    const portOf = portIn(ports);
     return {
       config,
       maxPending: config.maxPending,
@@ -179,14 +175,7 @@ export const hbmCtrlV2Definition = {
         for (const port of ports) port.sched.commandLog ??= new HbmCommandLog();
         return ports.map((port) => port.sched.commandLog as HbmCommandLog);
       },
-      stats: ((port?: number) => {
-        if (port !== undefined) return portOf(port).stats();
-        const perPort = ports.map((each) => each.stats());
-        return COUNTERS.map(({ of, ...info }) => {
-          const values = perPort.map(of);
-          return { ...info, total: values.reduce((sum, value) => sum + value, 0), perPort: values };
-        });
-      }) as HbmCtrlV2Model["stats"],
+      stats: statsOver(ports),
     };
   },
 } satisfies MemoryModelDefinition<typeof hbmCtrlV2Params>;
@@ -211,11 +200,7 @@ function requestModel(context: MemoryModelContext, config: HbmCtrlV2Config): Hbm
   }
   const tracking = { on: false };
   for (const port of ports) port.tracking = tracking;
-  const portOf = (port: number): RequestPort => {
-    const found = ports[port];
-    if (found === undefined) throw new RangeError(`hbm_ctrl_v2: no port ${port} (0 .. ${ports.length - 1}).`);
-    return found;
-  };
+  const portOf = portIn(ports);
   return {
     config,
     maxPending: config.maxPending,
@@ -229,13 +214,27 @@ function requestModel(context: MemoryModelContext, config: HbmCtrlV2Config): Hbm
       for (const port of ports) port.commandLog ??= new HbmCommandLog();
       return ports.map((port) => port.commandLog as HbmCommandLog);
     },
-    stats: ((port?: number) => {
-      if (port !== undefined) return portOf(port).stats();
-      const perPort = ports.map((each) => each.stats());
-      return COUNTERS.map(({ of, ...info }) => {
-        const values = perPort.map(of);
-        return { ...info, total: values.reduce((sum, value) => sum + value, 0), perPort: values };
-      });
-    }) as HbmCtrlV2Model["stats"],
+    stats: statsOver(ports),
   };
+}
+
+/** The port of a stack by its index (a RangeError for another index). */
+function portIn<P>(ports: readonly P[]): (port: number) => P {
+  return (port) => {
+    const found = ports[port];
+    if (found === undefined) throw new RangeError(`hbm_ctrl_v2: no port ${port} (0 .. ${ports.length - 1}).`);
+    return found;
+  };
+}
+
+/** The model's `stats`: one port's counters, or each counter summed over the ports with its per-port values. */
+function statsOver(ports: readonly { stats(): HbmPortStats }[]): HbmCtrlV2Model["stats"] {
+  return ((port?: number) => {
+    if (port !== undefined) return portIn(ports)(port).stats();
+    const perPort = ports.map((each) => each.stats());
+    return COUNTERS.map(({ of, ...info }) => {
+      const values = perPort.map(of);
+      return { ...info, total: values.reduce((sum, value) => sum + value, 0), perPort: values };
+    });
+  }) as HbmCtrlV2Model["stats"];
 }

@@ -1,14 +1,11 @@
 import type { MemoryRequest, MemoryTiming } from "@kb/components";
 import type { Environment } from "@kb/des";
-import type { HbmAddressMap, HbmCoordinates } from "@kb/topology";
+import type { HbmAddressMap } from "@kb/topology";
 import { CMD_ACT, CMD_PRE, CMD_RD, CMD_REFAB, CMD_REFPB, CMD_WR, type HbmCommandLog } from "./command-log.js";
-import type { HbmPortStats, LocateCache } from "./controller.js";
+import type { HbmPortStats } from "./controller.js";
+import type { LocateCache } from "./locate-cache.js";
 import type { HbmCtrlV2Config } from "./params.js";
 import { ActWindow, ColumnWindow, TimeHeap } from "./request-window.js";
-
-const LOCATE_BITS = 19;
-const LOCATE_MASK = (1 << LOCATE_BITS) - 1;
-const LOCATE_MAX = 0x7fffffff;
 
 /**
  * One pseudo-channel of `hbm_ctrl_v2` under `closed_form: request`: each request is scheduled
@@ -72,15 +69,6 @@ export class RequestPort {
   private readonly refToAct: number;
   private readonly refPbToAct: number;
   private readonly refMode: number; // 0 none, 1 all bank, 2 per bank
-  private readonly coordinates: HbmCoordinates = {
-    channel: 0,
-    pseudoChannel: 0,
-    sid: 0,
-    bankGroup: 0,
-    bank: 0,
-    row: 0,
-    column: 0,
-  };
   // Scratch: the bank and row of each burst of the request being scheduled.
   private burstBank = new Int32Array(256);
   private burstRow = new Int32Array(256);
@@ -113,7 +101,7 @@ export class RequestPort {
     this.refToAct = t.tRFC + pre - act;
     this.refPbToAct = t.tRFCpb + pre - act;
     this.acts = new ActWindow(t);
-    this.cols = new ColumnWindow(t);
+    this.cols = ColumnWindow.of(t);
     this.refMode = config.refresh === "all_bank" ? 1 : config.refresh === "per_bank" ? 2 : 0;
     this.nextRef = this.refMode === 1 ? t.tREFI : Number.POSITIVE_INFINITY;
     this.bRef = new Float64Array(n);
@@ -218,8 +206,7 @@ export class RequestPort {
     const burst = cfg.burstBytes;
     let ranges = request.ranges;
     if (ranges.length === 0 && request.bytes > 0) ranges = [0, request.bytes];
-    const c = this.coordinates;
-    const slots = this.cache.slots;
+    const cache = this.cache;
     const bpg = cfg.banksPerGroup;
     const groups = cfg.bankGroups;
     let count = 0;
@@ -244,20 +231,9 @@ export class RequestPort {
         let bank = 0;
         let row = 0;
         if (this.map !== null) {
-          const slot = (j & LOCATE_MASK) << 2;
-          if (slots[slot] === j) {
-            bank = slots[slot + 1] as number;
-            row = slots[slot + 2] as number;
-          } else {
-            this.map.locate(j * burst, c);
-            bank = (c.sid * groups + c.bankGroup) * bpg + c.bank;
-            row = c.row;
-            if (j <= LOCATE_MAX && row <= LOCATE_MAX) {
-              slots[slot] = j;
-              slots[slot + 1] = bank;
-              slots[slot + 2] = row;
-            }
-          }
+          cache.locate(this.map, j, burst, groups, bpg);
+          bank = cache.bank;
+          row = cache.row;
         }
         outBank[count] = bank;
         outRow[count] = row;

@@ -44,27 +44,25 @@ export class TimeHeap {
   }
 }
 
-/** ACTs an {@link ActWindow} keeps at most (older ones leave only a floor). */
-const ACTS_KEPT = 16;
-
 /**
- * The recent and planned ACTs of a pseudo-channel (time order) and their bank groups, for tRRD
- * and tFAW: a new ACT may fall between earlier ones.
+ * Times kept in order (a window of the last `kept`, in twice that room), with columns of facts
+ * beside them: what {@link ActWindow} and {@link ColumnWindow} share. A time further than
+ * `reach` before another cannot constrain it.
  */
-export class ActWindow {
-  private readonly t = new Float64Array(ACTS_KEPT * 2);
-  private readonly g = new Int32Array(ACTS_KEPT * 2);
-  private head = 0;
-  private n = 0;
-  /** The earliest ACT the ACTs that left the window allow. */
-  private floor = 0;
-  private readonly reach: number;
+abstract class TimeWindow {
+  protected readonly t: Float64Array;
+  protected head = 0;
+  protected n = 0;
 
-  constructor(private readonly timing: HbmTiming) {
-    this.reach = Math.max(timing.tFAW, timing.tRRD_L, timing.tRRD_S);
+  constructor(
+    private readonly kept: number,
+    protected readonly reach: number,
+    private readonly columns: readonly (Int8Array | Int16Array | Int32Array)[],
+  ) {
+    this.t = new Float64Array(kept * 2);
   }
 
-  /** Forgets the ACTs that can no longer constrain one at or after `now`. */
+  /** Forgets the times that can no longer constrain one at or after `now`. */
   prune(now: number): void {
     const T = this.t;
     const end = this.head + this.n;
@@ -74,8 +72,8 @@ export class ActWindow {
     this.head = this.n === 0 ? 0 : h;
   }
 
-  /** Index of the first kept ACT later than `time`. */
-  private firstAfter(time: number): number {
+  /** Index of the first kept time later than `time`. */
+  protected firstAfter(time: number): number {
     const T = this.t;
     let lo = this.head;
     let hi = this.head + this.n;
@@ -85,6 +83,54 @@ export class ActWindow {
       else hi = mid;
     }
     return lo;
+  }
+
+  /** The oldest time, at `index`, leaves a full window: what it leaves behind (a floor). */
+  protected abstract leave(index: number): void;
+
+  /** Puts `at` in order (the oldest leaving a full window); returns its index, for the columns. */
+  protected place(at: number): number {
+    if (this.n === this.kept) {
+      this.leave(this.head);
+      this.head++;
+      this.n--;
+    }
+    if (this.head + this.n === this.t.length) {
+      // Compact (the window holds at most `kept` in twice that room).
+      const from = this.head;
+      const to = this.head + this.n;
+      this.t.copyWithin(0, from, to);
+      for (const column of this.columns) column.copyWithin(0, from, to);
+      this.head = 0;
+    }
+    const i = this.firstAfter(at);
+    const end = this.head + this.n;
+    if (i < end) {
+      this.t.copyWithin(i + 1, i, end);
+      for (const column of this.columns) column.copyWithin(i + 1, i, end);
+    }
+    this.t[i] = at;
+    this.n++;
+    return i;
+  }
+}
+
+/** ACTs an {@link ActWindow} keeps at most (older ones leave only a floor). */
+const ACTS_KEPT = 16;
+
+/**
+ * The recent and planned ACTs of a pseudo-channel (time order) and their bank groups, for tRRD
+ * and tFAW: a new ACT may fall between earlier ones.
+ */
+export class ActWindow extends TimeWindow {
+  private readonly g: Int32Array;
+  /** The earliest ACT the ACTs that left the window allow. */
+  private floor = 0;
+
+  constructor(private readonly timing: HbmTiming) {
+    const g = new Int32Array(ACTS_KEPT * 2);
+    super(ACTS_KEPT, Math.max(timing.tFAW, timing.tRRD_L, timing.tRRD_S), [g]);
+    this.g = g;
   }
 
   /**
@@ -130,25 +176,11 @@ export class ActWindow {
   }
 
   private insert(at: number, group: number): void {
-    if (this.n === ACTS_KEPT) {
-      this.floor = Math.max(this.floor, (this.t[this.head] as number) + this.timing.tRRD_L);
-      this.head++;
-      this.n--;
-    }
-    if (this.head + this.n === this.t.length) {
-      this.t.copyWithin(0, this.head, this.head + this.n);
-      this.g.copyWithin(0, this.head, this.head + this.n);
-      this.head = 0;
-    }
-    const i = this.firstAfter(at);
-    const end = this.head + this.n;
-    if (i < end) {
-      this.t.copyWithin(i + 1, i, end);
-      this.g.copyWithin(i + 1, i, end);
-    }
-    this.t[i] = at;
-    this.g[i] = group;
-    this.n++;
+    this.g[this.place(at)] = group;
+  }
+
+  protected leave(index: number): void {
+    this.floor = Math.max(this.floor, (this.t[index] as number) + this.timing.tRRD_L);
   }
 }
 
@@ -167,21 +199,27 @@ const gapAt = (prev: number, sameGroup: number, sameSid: number, next: number): 
  * tCWL + tBL + tWTR_S (tWTR_L same group), each at least one column command slot (colCmd). The
  * bank's own constraints (tRCD after its ACT) are the caller's.
  */
-export class ColumnWindow {
-  private readonly t = new Float64Array(COLUMNS_KEPT * 2);
-  private readonly kind = new Int8Array(COLUMNS_KEPT * 2);
-  private readonly group = new Int16Array(COLUMNS_KEPT * 2);
-  private readonly sid = new Int16Array(COLUMNS_KEPT * 2);
-  private head = 0;
-  private n = 0;
+export class ColumnWindow extends TimeWindow {
+  private readonly kind: Int8Array;
+  private readonly group: Int16Array;
+  private readonly sid: Int16Array;
   /** The earliest RD and WR the commands that left the window allow. */
   private floorRd = 0;
   private floorWr = 0;
-  private readonly gaps: Float64Array;
-  /** The largest gap: commands further apart cannot constrain each other. */
-  private readonly reach: number;
 
-  constructor(timing: HbmTiming) {
+  private constructor(private readonly gaps: Float64Array) {
+    const kind = new Int8Array(COLUMNS_KEPT * 2);
+    const group = new Int16Array(COLUMNS_KEPT * 2);
+    const sid = new Int16Array(COLUMNS_KEPT * 2);
+    // The largest gap: commands further apart cannot constrain each other.
+    super(COLUMNS_KEPT, Math.max(...gaps), [kind, group, sid]);
+    this.kind = kind;
+    this.group = group;
+    this.sid = sid;
+  }
+
+  /** A window with `timing`'s gaps between column commands. */
+  static of(timing: HbmTiming): ColumnWindow {
     const t = timing;
     const c = t.colCmd;
     const g = new Float64Array(16);
@@ -197,31 +235,7 @@ export class ColumnWindow {
         );
       }
     }
-    this.gaps = g;
-    this.reach = Math.max(...g);
-  }
-
-  /** Forgets the commands that can no longer constrain one at or after `now`. */
-  prune(now: number): void {
-    const T = this.t;
-    const end = this.head + this.n;
-    let h = this.head;
-    while (h < end && (T[h] as number) + this.reach <= now) h++;
-    this.n -= h - this.head;
-    this.head = this.n === 0 ? 0 : h;
-  }
-
-  /** Index of the first kept command later than `time`. */
-  private firstAfter(time: number): number {
-    const T = this.t;
-    let lo = this.head;
-    let hi = this.head + this.n;
-    while (lo < hi) {
-      const mid = (lo + hi) >>> 1;
-      if ((T[mid] as number) <= time) lo = mid + 1;
-      else hi = mid;
-    }
-    return lo;
+    return new ColumnWindow(g);
   }
 
   /**
@@ -260,37 +274,17 @@ export class ColumnWindow {
   }
 
   private insert(at: number, kind: number, group: number, sid: number): void {
-    if (this.n === COLUMNS_KEPT) {
-      // The oldest leaves a floor (the largest gap of its kind: conservative).
-      const x = this.t[this.head] as number;
-      const xk = this.kind[this.head] as number;
-      this.floorRd = Math.max(this.floorRd, x + (this.gaps[xk * 8 + 6] as number));
-      this.floorWr = Math.max(this.floorWr, x + (this.gaps[xk * 8 + 7] as number));
-      this.head++;
-      this.n--;
-    }
-    if (this.head + this.n === this.t.length) {
-      // Compact (the window holds at most COLUMNS_KEPT in twice that room).
-      const from = this.head;
-      const to = this.head + this.n;
-      this.t.copyWithin(0, from, to);
-      this.kind.copyWithin(0, from, to);
-      this.group.copyWithin(0, from, to);
-      this.sid.copyWithin(0, from, to);
-      this.head = 0;
-    }
-    const i = this.firstAfter(at);
-    const end = this.head + this.n;
-    if (i < end) {
-      this.t.copyWithin(i + 1, i, end);
-      this.kind.copyWithin(i + 1, i, end);
-      this.group.copyWithin(i + 1, i, end);
-      this.sid.copyWithin(i + 1, i, end);
-    }
-    this.t[i] = at;
+    const i = this.place(at);
     this.kind[i] = kind;
     this.group[i] = group;
     this.sid[i] = sid;
-    this.n++;
+  }
+
+  protected leave(index: number): void {
+    // The oldest leaves a floor (the largest gap of its kind: conservative).
+    const x = this.t[index] as number;
+    const xk = this.kind[index] as number;
+    this.floorRd = Math.max(this.floorRd, x + (this.gaps[xk * 8 + 6] as number));
+    this.floorWr = Math.max(this.floorWr, x + (this.gaps[xk * 8 + 7] as number));
   }
 }
