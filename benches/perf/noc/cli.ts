@@ -187,8 +187,13 @@ function printPoints(points: readonly MeasuredPoint[], reference: ReadonlyMap<st
   );
 }
 
-function printVerdicts(points: readonly MeasuredPoint[], reference: readonly NocPoint[]): number {
+/** Prints a verdict per series; returns how many series had a reference and how many missed. */
+function printVerdicts(
+  points: readonly MeasuredPoint[],
+  reference: readonly NocPoint[],
+): { judged: number; misses: number } {
   const rows: string[][] = [];
+  let judged = 0;
   let misses = 0;
   for (const series of bySeries(points)) {
     const key = seriesKey(series[0] as NocPoint);
@@ -210,6 +215,7 @@ function printVerdicts(points: readonly MeasuredPoint[], reference: readonly Noc
       ]);
       continue;
     }
+    judged++;
     const verdict = judge(series, theirs);
     const worst = verdict.latencyErrors.reduce(
       (max, entry) =>
@@ -251,7 +257,19 @@ function printVerdicts(points: readonly MeasuredPoint[], reference: readonly Noc
     rows,
     2,
   );
-  return misses;
+  return { judged, misses };
+}
+
+/** The last line's verdict: never "passes" when no series had a reference to be judged against. */
+function verdictOf(judged: number, misses: number, dir: string | undefined): string {
+  if (judged === 0) {
+    const where =
+      dir === undefined
+        ? "no shared/fidelity/noc found: put ../shared beside the repository or set KB_NOC_FIDELITY_DIR"
+        : `none in ${dir}`;
+    return `no series has a BookSim reference (${where}): nothing judged`;
+  }
+  return misses === 0 ? "every series passes" : `${misses} series miss a target`;
 }
 
 /** Runs the bench with command-line `argv` (without node and the script); returns the exit code. */
@@ -288,11 +306,11 @@ export async function main(argv: readonly string[]): Promise<number> {
     process.stdout.write("\n");
     points.push(...series);
   }
-  const misses = printVerdicts(points, reference);
+  const { judged, misses } = printVerdicts(points, reference);
   const events = points.reduce((sum, point) => sum + point.eventsPerPacket, 0) / points.length;
   const speed = points.reduce((sum, point) => sum + point.packetsPerSecond, 0) / points.length;
   process.stdout.write(
-    `\n${misses === 0 ? "every series passes" : `${misses} series miss a target`}; ${fixed(events, 2)} engine events per packet, ${fixed(speed / 1000, 1)} k packets per CPU second (mean over points)\n`,
+    `\n${verdictOf(judged, misses, dir)}; ${fixed(events, 2)} engine events per packet, ${fixed(speed / 1000, 1)} k packets per CPU second (mean over points)\n`,
   );
   if (options.json !== undefined) {
     writeJson(options.json, {

@@ -162,6 +162,9 @@ describe("bench:noc", () => {
     const ok = await run(["--config", config, "--json", out]);
     expect(ok.code).toBe(0);
     expect(ok.out).toMatch(/uniform\s+1\s+0\.010/);
+    // BookSim has no 2 x 2 point: nothing is judged, and the bench does not say it passes.
+    expect(ok.out).toMatch(/no series has a BookSim reference \(.*\): nothing judged;/);
+    expect(ok.out).not.toMatch(/every series passes/);
     const written = JSON.parse(readFileSync(out, "utf8")) as { points: NocPoint[]; summary: object[] };
     expect(written.points.map((entry) => Object.keys(entry).sort())).toEqual(
       Array(2).fill([
