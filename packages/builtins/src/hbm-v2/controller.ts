@@ -9,6 +9,7 @@ import {
   P_RD_CONF,
   P_RD_HIT,
   P_RD_MISS,
+  P_REF_PENDING,
   P_REFS,
   P_RQ_MAX,
   P_WQ_MAX,
@@ -122,6 +123,38 @@ export class HbmPort implements Sleeper {
    */
   peers: readonly HbmPort[] = [];
 
+  /** refresh_scope channel: the channel's pseudo-channels refreshed after this one (null: not set up yet). */
+  private refreshNext: readonly HbmPort[] = [];
+  private refreshBefore: readonly HbmPort[] | null = null;
+
+  /** Sets up the refresh order of the channel (PC order) once its peers are known. */
+  private orderRefresh(): void {
+    if (this.refreshBefore !== null) return;
+    this.refreshBefore = this.peers.filter((peer) => peer.port < this.port);
+    this.refreshNext = this.peers.filter((peer) => peer.port > this.port);
+    this.sched.refreshAfter = this.refreshBefore.map((peer) => peer.sched);
+  }
+
+  /**
+   * refresh_scope channel, after a run: wakes the earlier pseudo-channels this port's refresh
+   * waits for (an idle one has not caught up with its refresh), and the later ones once this
+   * port's REFab issued (their refresh may go now).
+   */
+  private passRefresh(now: number): void {
+    const s = this.sched;
+    if (s.waitsForEarlierRefresh) {
+      s.waitsForEarlierRefresh = false;
+      for (const peer of this.refreshBefore as readonly HbmPort[]) this.hub.wake(peer.port, now);
+    }
+    if (s.refreshed) {
+      s.refreshed = false;
+      for (const peer of this.refreshNext) {
+        peer.sched.invalidate();
+        this.hub.wake(peer.port, now);
+      }
+    }
+  }
+
   /** Wakes the peers that this port's queue change moves (now). */
   private nudgePeers(now: number): void {
     for (const peer of this.peers) {
@@ -220,7 +253,9 @@ export class HbmPort implements Sleeper {
     const t = this.config.timing;
     // Entries waiting for room a peer freed (channel queues) join the queue now.
     if (this.peers.length > 0) s.admit(now);
+    if (this.config.channelRefresh) this.orderRefresh();
     s.run(now + this.config.horizon, -1);
+    if (this.config.channelRefresh) this.passRefresh(now);
     const finished = s.finished;
     for (let i = 0; i < s.finishedCount; i++) {
       const r = finished[i] as number;
@@ -254,8 +289,10 @@ export class HbmPort implements Sleeper {
       this.waiting.length = 0;
       this.waitingHead = 0;
     }
-    // An idle port sleeps through refreshes (caught up at the next arrival).
-    this.wake(Math.min(s.empty ? INF : s.nextT, deadline), now);
+    // An idle port sleeps through refreshes (caught up at the next arrival), unless a later
+    // pseudo-channel's refresh waits for its REFab (refresh_scope channel).
+    const idle = s.empty && !(this.refreshNext.length > 0 && s.st[s.portBase + P_REF_PENDING] === 1);
+    this.wake(Math.min(idle ? INF : s.nextT, deadline), now);
     this.nudgePeers(now);
   }
 

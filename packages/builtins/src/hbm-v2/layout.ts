@@ -75,7 +75,8 @@ export const P_WQ_MAX = 50; // most bursts in the write queue at once
 export const P_ACT_SINCE = 51; // the start of the current active span (a bank open or refreshing)
 export const P_ACT_END = 52; // the end of the last active span
 export const P_ACTIVE_NS = 53; // ns of finished active spans (DRAMPower's rank active time)
-export const PORT_FIELDS = 54;
+export const P_REF_LAST = 54; // the last REFab's time (refresh_scope channel: the next PC's refresh waits for it)
+export const PORT_FIELDS = 55;
 
 /** The three queue lists: priority class (any kind), class-1 reads, class-1 writes. */
 export const LIST_PRIO = 0;

@@ -195,6 +195,12 @@ export const hbmCtrlV2Params = hbmTopologyParams.extend({
         "Fixed controller front-end latency (arrival to visible to the scheduler), calibrated to the reference's unloaded latency,",
     }).map(([key, text]) => [key, ns(text)]),
   ) as { [K in keyof typeof TIMING_PARAMS]: z.ZodOptional<z.ZodNumber> }),
+  refresh_scope: z
+    .enum(["pseudo_channel", "channel"])
+    .default("pseudo_channel")
+    .describe(
+      "Whose turn an all-bank refresh waits for: pseudo_channel (each pseudo-channel refreshes on its own); channel (Ramulator 2.1's one priority buffer per channel controller, under queue_scope channel: the channel's pseudo-channels issue their PREab and REFab one after the other in PC order, each waiting for the previous one's REFab, and none picks new work until its own REFab). No effect with per_bank or no refresh.",
+    ),
 });
 
 export type HbmCtrlV2Params = z.output<typeof hbmCtrlV2Params>;
@@ -238,6 +244,8 @@ export interface HbmCtrlV2Config {
   readonly actEdgeSlots: number;
   /** `col_edge: rising`: RD and WR only at multiples of this (tCK), ns; 0 when any time will do (`any`). */
   readonly colEdgeNs: number;
+  /** `refresh_scope: channel` (with channel queues and all-bank refresh): a PC's refresh waits for the lower PCs' REFab. */
+  readonly channelRefresh: boolean;
 }
 
 /**
@@ -289,5 +297,10 @@ export function hbmCtrlV2Config(params: HbmCtrlV2Params): HbmCtrlV2Config {
         ? Math.max(1, Math.round((timing.tCK as number) / (timing.preCmd as number)))
         : 1,
     colEdgeNs: params.col_edge === "rising" ? (timing.tCK as number) : 0,
+    channelRefresh:
+      params.refresh_scope === "channel" &&
+      params.queue_scope === "channel" &&
+      params.pseudo_channels > 1 &&
+      policies.refresh.name === "all_bank",
   };
 }

@@ -27,6 +27,7 @@ import {
   P_OVR,
   P_OVW,
   P_RD,
+  P_REF_LAST,
   P_REF_NEXT,
   P_REF_PENDING,
   P_ROWBUS,
@@ -37,6 +38,7 @@ import {
   S_RD,
   S_WR,
 } from "./layout.js";
+import type { PortState } from "./port-state.js";
 import { PortQueue } from "./queue.js";
 
 // What a candidate command is; `rank` orders kinds due at the same time.
@@ -228,7 +230,7 @@ export abstract class PortScan extends PortQueue {
         this.sBestKind = DUE;
       }
     } else {
-      const r = this.refreshCommandTime(st[p + P_REF_NEXT] as number);
+      const r = this.afterEarlierRefresh(this.refreshCommandTime(st[p + P_REF_NEXT] as number));
       if (r < INF) {
         this.sBestT = r;
         this.sBestKind = REF;
@@ -429,6 +431,35 @@ export abstract class PortScan extends PortQueue {
       this.sBestE = e;
     } else if (time < this.sOtherT) this.sOtherT = time;
     return true;
+  }
+
+  /**
+   * refresh_scope channel: the channel's pseudo-channels whose refresh goes before this one's (the
+   * lower PCs, in Ramulator's one priority buffer per channel).
+   */
+  refreshAfter: readonly PortState[] = [];
+  /** A scan found this port's refresh waiting for an earlier pseudo-channel's REFab (its owner wakes them). */
+  waitsForEarlierRefresh = false;
+
+  /**
+   * `time` (this port's next refresh command), or later: no earlier than a row slot after the
+   * REFab of each pseudo-channel before it in the channel, and INF while one of them has not
+   * issued this round's REFab yet.
+   */
+  private afterEarlierRefresh(time: number): number {
+    const earlier = this.refreshAfter;
+    if (earlier.length === 0 || !(time < INF)) return time;
+    const due = this.st[this.portBase + P_REF_NEXT] as number;
+    let at = time;
+    for (const peer of earlier) {
+      if ((peer.st[peer.portBase + P_REF_NEXT] as number) <= due + EPS) {
+        this.waitsForEarlierRefresh = true;
+        return INF;
+      }
+      const after = (peer.st[peer.portBase + P_REF_LAST] as number) + this.config.timing.preCmd;
+      if (after > at) at = after;
+    }
+    return at;
   }
 
   /** Whether the last scan saw an older entry to another row of `bank` (with a row-hit cap). */

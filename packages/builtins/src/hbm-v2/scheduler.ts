@@ -42,6 +42,7 @@ import {
   P_RD,
   P_RD_BURSTS,
   P_RD_HIT,
+  P_REF_LAST,
   P_REF_NEXT,
   P_REF_PENDING,
   P_REFAB,
@@ -97,6 +98,8 @@ export class PortScheduler extends PortViews {
   /** Requests whose last burst issued (not while predicting), `finishedCount` of them. */
   readonly finished: number[] = [];
   finishedCount = 0;
+  /** A refresh ended (its REF issued, not while predicting) since the owner last cleared this. */
+  refreshed = false;
   /** The DRAM commands issued (`--dram-trace`), or null: off. */
   commandLog: HbmCommandLog | null = null;
 
@@ -480,6 +483,8 @@ export class PortScheduler extends PortViews {
     const p = this.portBase;
     if (this.commandLog !== null) this.logRefreshes(time, 0, 1, bank);
     this.refreshSpan(time);
+    this.setS(p + P_REF_LAST, time);
+    if (!this.journaling) this.refreshed = true;
     this.setS(p + P_REF_PENDING, 0);
     this.blockVersion++;
     this.setS(
@@ -509,6 +514,7 @@ export class PortScheduler extends PortViews {
     if (skip <= 0) return;
     if (this.commandLog !== null) this.logRefreshes(next, interval, skip, this.slot(0));
     this.setS(p + P_REF_NEXT, next + skip * interval);
+    this.setS(p + P_REF_LAST, next + (skip - 1) * interval);
     this.addS(p + P_REFS, skip);
     // Idle, every bank closed: each skipped refresh is its own active span.
     const t = this.config.timing;
