@@ -109,6 +109,16 @@ export class RequestPort {
       this.bRef[b] = this.refMode === 2 ? (b + 1) * t.tREFIpb : Number.POSITIVE_INFINITY;
   }
 
+  /** Whether bank `b` has `row` open (in the schedule decided so far). */
+  rowOpen(b: number, row: number): boolean {
+    return this.bRow[b] === row;
+  }
+
+  /** The latest column command decided so far (the column frontier). */
+  frontier = 0;
+  /** Time in write drain (`closed_form: batch` keeps it; `request` has no drain). */
+  drainNs = 0;
+
   /** Bursts a request of `kind` (0 read, 1 write) can put into its queue now. */
   room(kind: number): number {
     // The first question: from now on every port of the stack keeps its bursts still ahead. (A
@@ -127,13 +137,17 @@ export class RequestPort {
     return cap - used;
   }
 
-  /** Schedules request `request` whole (it arrives now) and returns its timing. */
-  serve(request: MemoryRequest): MemoryTiming {
+  /**
+   * Schedules request `request` whole and returns its timing: it arrives now, or (`readyAt`, a
+   * batch's decision, `closed_form: batch`) arrived at `since` and may issue from `readyAt`.
+   */
+  serve(request: MemoryRequest, readyAt = -1, since = -1): MemoryTiming {
     const now = this.env.now;
     const cfg = this.config;
     const t = cfg.timing;
     const write = request.kind === "write" ? 1 : 0;
-    const ready = Math.max(now, write === 1 ? request.tailNs : now) + t.frontend;
+    const ready = readyAt >= 0 ? readyAt : Math.max(now, write === 1 ? request.tailNs : now) + t.frontend;
+    const from = since >= 0 ? since : now;
     const serial = this.serial++;
     const n = this.locate(request);
     const bBank = this.burstBank;
@@ -154,8 +168,10 @@ export class RequestPort {
     const track = this.tracking.on;
     const fifo = this.ahead[write] as TimeHeap;
     if (track) fifo.drop(now);
-    this.cols.prune(now);
-    this.acts.prune(now);
+    // A batch's read may issue from its arrival, before now: the windows kept from there.
+    const keep = Math.min(now, ready);
+    this.cols.prune(keep);
+    this.acts.prune(keep);
     let first = Number.POSITIVE_INFINITY;
     let last = 0;
     let wait = 0;
@@ -182,8 +198,9 @@ export class RequestPort {
       if (time < first) first = time;
       if (time > last) last = time;
       if (track) fifo.push(time);
-      wait += time - now;
+      wait += time - from;
     }
+    if (last > this.frontier) this.frontier = last;
     counts[write === 0 ? 0 : 1] = (counts[write === 0 ? 0 : 1] as number) + n;
     this.queueWait[write] = (this.queueWait[write] as number) + wait;
     const size = fifo.size;
@@ -397,7 +414,7 @@ export class RequestPort {
           ? this.activeNs + Math.max(0, now - Math.max(this.activeSince, this.activeEnd))
           : this.activeNs,
       predictions: 0,
-      writeDrainNs: 0,
+      writeDrainNs: this.drainNs,
       readQueueMean: now > 0 ? (this.queueWait[0] as number) / now : 0,
       writeQueueMean: now > 0 ? (this.queueWait[1] as number) / now : 0,
       readQueueMax: this.queueMax[0] as number,
