@@ -66,4 +66,21 @@ describe("hbm_ctrl_v2 closed_form batch", () => {
     const r = requestAt(h, 0, "read", 1 << 16, 32);
     expect(doneTimes(h, w, r)).toEqual([40.3125, 34.0625]);
   });
+
+  it("room: held bursts count; a request that opens its bank leaves one burst's room at its ACT", () => {
+    const h = hbm3Harness({ closed_form: "batch", read_queue: 8 });
+    const model = hbmModel(h);
+    expect(model.room(0, "read")).toBe(8);
+    // A 64 B read at 0: two bursts of bank 0, held until its batch at 0.625.
+    requestAt(h, 0, "read", 0, 64);
+    h.machine.env.run(0.5);
+    expect(model.room(0, "read")).toBe(6);
+    // Decided at 0.625: ACT 0.625 (the activating burst leaves then), RDs at 20.3125, 22.8125.
+    h.machine.env.run(1);
+    expect(model.room(0, "read")).toBe(7);
+    h.machine.env.run(21);
+    expect(model.room(0, "read")).toBe(7);
+    h.machine.env.run(23);
+    expect(model.room(0, "read")).toBe(8);
+  });
 });

@@ -34,6 +34,14 @@ export class RequestPort {
   /** The last request (serial) that touched the bank, and the bank's per-bank refresh due time. */
   private readonly bReq: Float64Array;
   private readonly bRef: Float64Array;
+  /**
+   * `closed_form: batch`: a request that opens its bank leaves its queue at the ACT (Ramulator's
+   * active buffer, one burst's room): the bank's last ACT and the request it opened for (-1: its
+   * burst counted).
+   */
+  private readonly roomAtAct: boolean;
+  private readonly bActAt: Float64Array;
+  private readonly bActFor: Float64Array;
   /** The last column commands (data bus, turnarounds, SIDs' tCCD_S / tCCD_R, the column command bus). */
   private readonly cols: ColumnWindow;
   /** Recent ACTs, for tRRD and tFAW. */
@@ -88,6 +96,9 @@ export class RequestPort {
     this.bWr = new Float64Array(n);
     this.bPre = new Float64Array(n);
     this.bReq = new Float64Array(n).fill(-1);
+    this.roomAtAct = config.closedForm === "batch";
+    this.bActAt = new Float64Array(n);
+    this.bActFor = new Float64Array(n).fill(-1);
     const t = config.timing;
     const act = t.actCmd;
     const pre = t.preCmd;
@@ -197,7 +208,12 @@ export class RequestPort {
       this.column(b, time, write);
       if (time < first) first = time;
       if (time > last) last = time;
-      if (track) fifo.push(time);
+      if (track) {
+        if (this.roomAtAct && this.bActFor[b] === serial) {
+          this.bActFor[b] = -1;
+          fifo.push(this.bActAt[b] as number);
+        } else fifo.push(time);
+      }
       wait += time - from;
     }
     if (last > this.frontier) this.frontier = last;
@@ -296,6 +312,8 @@ export class RequestPort {
     at = this.acts.slot(at, Math.floor(b / this.config.banksPerGroup));
     const t = this.config.timing;
     this.bRow[b] = row;
+    this.bActAt[b] = at;
+    this.bActFor[b] = serial;
     this.bAct[b] = at + t.tRC;
     this.bRd[b] = at + this.rcdRd;
     this.bWr[b] = at + this.rcdWr;
