@@ -1,6 +1,7 @@
 import type { MemoryModelContext, ModelStat, ModelStatInfo } from "@kb/components";
 import { defineMemoryModel, type MemoryModel, type MemoryModelDefinition } from "@kb/components";
 import { HBM_CTRL_V2_ENERGY } from "../energy/hbm.js";
+import { batchQueues } from "./batch-port.js";
 import { CommandBus } from "./command-bus.js";
 import { HbmCommandLog } from "./command-log.js";
 import { type HbmPort, type HbmPortStats, HbmPort as Port } from "./controller.js";
@@ -137,7 +138,8 @@ export const hbmCtrlV2Definition = {
   energy: HBM_CTRL_V2_ENERGY,
   create: (context, params): HbmCtrlV2Model => {
     const config = hbmCtrlV2Config(params);
-    if (config.closedForm === "request") return requestModel(context, config);
+    if (config.closedForm === "request" || config.closedForm === "batch")
+      return requestModel(context, config);
     const ports: HbmPort[] = [];
     const cache = new LocateCache();
     const hub = new WakeHub(context.env, ports, context.ports);
@@ -201,15 +203,25 @@ function requestModel(context: MemoryModelContext, config: HbmCtrlV2Config): Hbm
   const tracking = { on: false };
   for (const port of ports) port.tracking = tracking;
   const portOf = portIn(ports);
+  // closed_form batch: the requests held and ordered per batch (batch-port.ts).
+  const batch =
+    config.closedForm === "batch" ? batchQueues(context.env, context.addressMap, cache, ports) : null;
   return {
     config,
     maxPending: config.maxPending,
     service(request) {
       if (request.bytes <= 0) return { startNs: request.arrivalNs, endNs: request.arrivalNs, busyNs: 0 };
+      if (batch !== null) {
+        batch.arrive(request.port, request);
+        return undefined;
+      }
       return portOf(request.port).serve(request);
     },
     peak: () => ({ bytesPerNs: (context.ports * config.burstBytes) / config.timing.tBL }),
-    room: (port, kind) => portOf(port).room(kind === "read" ? 0 : 1),
+    room: (port, kind) => {
+      const k = kind === "read" ? 0 : 1;
+      return batch !== null ? batch.room(port, k) : portOf(port).room(k);
+    },
     recordCommands: () => {
       for (const port of ports) port.commandLog ??= new HbmCommandLog();
       return ports.map((port) => port.commandLog as HbmCommandLog);

@@ -124,10 +124,10 @@ export const hbmCtrlV2Params = hbmTopologyParams.extend({
       "Commands due within this many ns of a wake-up are decided together (a command pipeline): a request arriving meanwhile cannot take a slot inside that window. Up to frontend_ns this changes nothing; larger is faster to simulate. Default 4 tCK.",
     ),
   closed_form: z
-    .enum(["run", "horizon", "burst", "request"])
+    .enum(["run", "horizon", "burst", "request", "batch"])
     .default("horizon")
     .describe(
-      "Bursts issued in one decision: horizon (the default: only those due within decision_horizon_ns, exactly the schedule of burst); run (the bursts of a run that no queued candidate can come between, even past decision_horizon_ns: a request arriving meanwhile waits behind them, so the figures depend on how far a run reaches); burst (every burst its own decision: the slowest, the reference for the others); request (a coarser model, the fastest: each request scheduled whole at its arrival in closed form and answered at once, columns in arrival order: no FR-FCFS reordering across requests, no write drain, no command-bus slots; docs/latency-model.md).",
+      "Bursts issued in one decision: horizon (the default: only those due within decision_horizon_ns, exactly the schedule of burst); run (the bursts of a run that no queued candidate can come between, even past decision_horizon_ns: a request arriving meanwhile waits behind them, so the figures depend on how far a run reaches); burst (every burst its own decision: the slowest, the reference for the others); request (a coarser model, the fastest: each request scheduled whole at its arrival in closed form and answered at once, columns in arrival order: no FR-FCFS reordering across requests, no write drain, no command-bus slots; docs/latency-model.md); batch (request's closed form, the requests held until the column frontier comes within decision_horizon_ns of the clock, then ordered per batch: FR-FCFS and write drain by batch, one timer per batch).",
     ),
   active_buffer: z
     .enum(["run", "burst"])
@@ -234,7 +234,7 @@ export interface HbmCtrlV2Config {
   /** Commands due within this window of a wake-up are committed together, ns. */
   readonly horizon: number;
   /** How far one decision issues a run's bursts (`closed_form`). */
-  readonly closedForm: "run" | "horizon" | "burst" | "request";
+  readonly closedForm: "run" | "horizon" | "burst" | "request" | "batch";
   /** Whether an ACT gives priority to its first burst only (`active_buffer: burst`), not its whole run. */
   readonly activeBurst: boolean;
   /**

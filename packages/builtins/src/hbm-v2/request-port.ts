@@ -34,6 +34,14 @@ export class RequestPort {
   /** The last request (serial) that touched the bank, and the bank's per-bank refresh due time. */
   private readonly bReq: Float64Array;
   private readonly bRef: Float64Array;
+  /**
+   * `closed_form: batch`: a request that opens its bank leaves its queue at the ACT (Ramulator's
+   * active buffer, one burst's room): the bank's last ACT and the request it opened for (-1: its
+   * burst counted).
+   */
+  private readonly roomAtAct: boolean;
+  private readonly bActAt: Float64Array;
+  private readonly bActFor: Float64Array;
   /** The last column commands (data bus, turnarounds, SIDs' tCCD_S / tCCD_R, the column command bus). */
   private readonly cols: ColumnWindow;
   /** Recent ACTs, for tRRD and tFAW. */
@@ -88,6 +96,9 @@ export class RequestPort {
     this.bWr = new Float64Array(n);
     this.bPre = new Float64Array(n);
     this.bReq = new Float64Array(n).fill(-1);
+    this.roomAtAct = config.closedForm === "batch";
+    this.bActAt = new Float64Array(n);
+    this.bActFor = new Float64Array(n).fill(-1);
     const t = config.timing;
     const act = t.actCmd;
     const pre = t.preCmd;
@@ -109,6 +120,16 @@ export class RequestPort {
       this.bRef[b] = this.refMode === 2 ? (b + 1) * t.tREFIpb : Number.POSITIVE_INFINITY;
   }
 
+  /** Whether bank `b` has `row` open (in the schedule decided so far). */
+  rowOpen(b: number, row: number): boolean {
+    return this.bRow[b] === row;
+  }
+
+  /** The latest column command decided so far (the column frontier). */
+  frontier = 0;
+  /** Time in write drain (`closed_form: batch` keeps it; `request` has no drain). */
+  drainNs = 0;
+
   /** Bursts a request of `kind` (0 read, 1 write) can put into its queue now. */
   room(kind: number): number {
     // The first question: from now on every port of the stack keeps its bursts still ahead. (A
@@ -127,13 +148,17 @@ export class RequestPort {
     return cap - used;
   }
 
-  /** Schedules request `request` whole (it arrives now) and returns its timing. */
-  serve(request: MemoryRequest): MemoryTiming {
+  /**
+   * Schedules request `request` whole and returns its timing: it arrives now, or (`readyAt`, a
+   * batch's decision, `closed_form: batch`) arrived at `since` and may issue from `readyAt`.
+   */
+  serve(request: MemoryRequest, readyAt = -1, since = -1): MemoryTiming {
     const now = this.env.now;
     const cfg = this.config;
     const t = cfg.timing;
     const write = request.kind === "write" ? 1 : 0;
-    const ready = Math.max(now, write === 1 ? request.tailNs : now) + t.frontend;
+    const ready = readyAt >= 0 ? readyAt : Math.max(now, write === 1 ? request.tailNs : now) + t.frontend;
+    const from = since >= 0 ? since : now;
     const serial = this.serial++;
     const n = this.locate(request);
     const bBank = this.burstBank;
@@ -154,8 +179,10 @@ export class RequestPort {
     const track = this.tracking.on;
     const fifo = this.ahead[write] as TimeHeap;
     if (track) fifo.drop(now);
-    this.cols.prune(now);
-    this.acts.prune(now);
+    // A batch's read may issue from its arrival, before now: the windows kept from there.
+    const keep = Math.min(now, ready);
+    this.cols.prune(keep);
+    this.acts.prune(keep);
     let first = Number.POSITIVE_INFINITY;
     let last = 0;
     let wait = 0;
@@ -181,9 +208,15 @@ export class RequestPort {
       this.column(b, time, write);
       if (time < first) first = time;
       if (time > last) last = time;
-      if (track) fifo.push(time);
-      wait += time - now;
+      if (track) {
+        if (this.roomAtAct && this.bActFor[b] === serial) {
+          this.bActFor[b] = -1;
+          fifo.push(this.bActAt[b] as number);
+        } else fifo.push(time);
+      }
+      wait += time - from;
     }
+    if (last > this.frontier) this.frontier = last;
     counts[write === 0 ? 0 : 1] = (counts[write === 0 ? 0 : 1] as number) + n;
     this.queueWait[write] = (this.queueWait[write] as number) + wait;
     const size = fifo.size;
@@ -279,6 +312,8 @@ export class RequestPort {
     at = this.acts.slot(at, Math.floor(b / this.config.banksPerGroup));
     const t = this.config.timing;
     this.bRow[b] = row;
+    this.bActAt[b] = at;
+    this.bActFor[b] = serial;
     this.bAct[b] = at + t.tRC;
     this.bRd[b] = at + this.rcdRd;
     this.bWr[b] = at + this.rcdWr;
@@ -397,7 +432,7 @@ export class RequestPort {
           ? this.activeNs + Math.max(0, now - Math.max(this.activeSince, this.activeEnd))
           : this.activeNs,
       predictions: 0,
-      writeDrainNs: 0,
+      writeDrainNs: this.drainNs,
       readQueueMean: now > 0 ? (this.queueWait[0] as number) / now : 0,
       writeQueueMean: now > 0 ? (this.queueWait[1] as number) / now : 0,
       readQueueMax: this.queueMax[0] as number,
