@@ -141,7 +141,7 @@ export const hbmCtrlV2Definition = {
     if (config.closedForm === "request" || config.closedForm === "batch")
       return requestModel(context, config);
     const ports: HbmPort[] = [];
-    const cache = new LocateCache();
+    const cache = locateCacheOf(context, config);
     const hub = new WakeHub(context.env, ports, context.ports);
     for (let i = 0; i < context.ports; i++) {
       ports.push(new Port(config, context.env, context.addressMap, hub, i, cache));
@@ -189,7 +189,7 @@ export const hbmCtrlV2 = defineMemoryModel(hbmCtrlV2Definition);
  * at its arrival and answered at once (no timers).
  */
 function requestModel(context: MemoryModelContext, config: HbmCtrlV2Config): HbmCtrlV2Model {
-  const cache = new LocateCache();
+  const cache = locateCacheOf(context, config);
   const ports: RequestPort[] = [];
   for (let i = 0; i < context.ports; i++) {
     ports.push(new RequestPort(config, context.env, context.addressMap, i, cache));
@@ -249,4 +249,11 @@ function statsOver(ports: readonly { stats(): HbmPortStats }[]): HbmCtrlV2Model[
       return { ...info, total: values.reduce((sum, value) => sum + value, 0), perPort: values };
     });
   }) as HbmCtrlV2Model["stats"];
+}
+
+/** The burst-location cache the model's ports use: the one shared by every stack with its address map. */
+function locateCacheOf(context: MemoryModelContext, config: HbmCtrlV2Config): LocateCache {
+  const map = context.addressMap;
+  if (map === null) return new LocateCache();
+  return LocateCache.shared(map, config.burstBytes, config.bankGroups, config.banksPerGroup);
 }
