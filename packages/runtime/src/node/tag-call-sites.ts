@@ -1,6 +1,6 @@
 import type { SourceTransform } from "@kb/components/node";
 import { TLContext } from "@kb/tl";
-import type * as TS from "typescript";
+import type * as Acorn from "acorn";
 
 /**
  * Tags a kernel module's tl calls with their place in its source, so a call's site is known
@@ -21,12 +21,12 @@ export type CallSiteTagger = (code: string, filename: string) => string;
 
 /**
  * The tagger {@link CallSiteTagger} as a transform of `importSourceFile` (@kb/components/node),
- * named with its version (its output is cached under that name). Loads the TypeScript parser.
+ * named with its version (its output is cached under that name). Loads the parser (acorn).
  */
 export async function callSiteTransform(): Promise<SourceTransform> {
-  const ts = (await import("typescript")).default;
+  const { parse } = await import("acorn");
   const names = tlMethodNames();
-  return { name: "kb-call-sites-1", apply: (code, filename) => tagCallSites(ts, names, code, filename) };
+  return { name: "kb-call-sites-1", apply: (code, filename) => tagCallSites(parse, names, code, filename) };
 }
 
 /** The method names of tl's context (`load`, `store`, ...), but its internal (`_`) ones. */
@@ -44,38 +44,70 @@ interface Insert {
   readonly text: string;
 }
 
-function tagCallSites(ts: typeof TS, names: ReadonlySet<string>, code: string, filename: string): string {
+/** An ESTree node as acorn gives it (the parts read here). */
+interface EsNode {
+  readonly type: string;
+  readonly start: number;
+  readonly end: number;
+  readonly [key: string]: unknown;
+}
+
+function tagCallSites(
+  parse: typeof Acorn.parse,
+  names: ReadonlySet<string>,
+  code: string,
+  filename: string,
+): string {
   if (code.includes("sourceMappingURL")) return code;
-  const source = ts.createSourceFile(filename, code, ts.ScriptTarget.Latest, false, ts.ScriptKind.JS);
+  let program: EsNode;
+  try {
+    program = parse(code, {
+      ecmaVersion: "latest",
+      sourceType: "script",
+      allowAwaitOutsideFunction: true,
+      allowReturnOutsideFunction: true,
+      allowHashBang: true,
+    }) as unknown as EsNode;
+  } catch {
+    return code; // Not for this parser: untagged, its calls' sites are found by the stack as before.
+  }
+  const firstLineEnd = code.search(/[\n\r\u2028\u2029]/);
   const inserts: Insert[] = [];
   const tagNames: string[] = [];
-  const visit = (node: TS.Node): void => {
-    if (
-      ts.isCallExpression(node) &&
-      node.questionDotToken === undefined &&
-      ts.isPropertyAccessExpression(node.expression) &&
-      node.expression.questionDotToken === undefined &&
-      ts.isIdentifier(node.expression.expression) &&
-      ts.isIdentifier(node.expression.name) &&
-      names.has(node.expression.name.text)
-    ) {
-      const args = node.arguments;
-      const last = args[args.length - 1];
-      const pos = last === undefined ? node.end - 1 : last.end;
+  const visit = (node: EsNode): void => {
+    if (node.type === "CallExpression" && node.optional !== true) {
+      const callee = node.callee as EsNode;
+      const object = callee.object as EsNode | undefined;
+      const property = callee.property as EsNode | undefined;
       if (
-        code.charCodeAt(node.end - 1) === 41 /* ) */ &&
-        source.getLineAndCharacterOfPosition(pos).line > 0
+        callee.type === "MemberExpression" &&
+        callee.computed === false &&
+        callee.optional !== true &&
+        object?.type === "Identifier" &&
+        property?.type === "Identifier" &&
+        names.has(property.name as string)
       ) {
-        const tag = `...__kbSiteTag(${tagNames.length}, ${node.expression.expression.text})`;
-        tagNames.push(node.expression.name.text);
-        inserts.push({ pos, text: last === undefined ? tag : `, ${tag}` });
+        const args = node.arguments as EsNode[];
+        const last = args[args.length - 1];
+        const pos = last === undefined ? node.end - 1 : last.end;
+        if (code.charCodeAt(node.end - 1) === 41 /* ) */ && firstLineEnd >= 0 && pos > firstLineEnd) {
+          const tag = `...__kbSiteTag(${tagNames.length}, ${object.name as string})`;
+          tagNames.push(property.name as string);
+          inserts.push({ pos, text: last === undefined ? tag : `, ${tag}` });
+        }
       }
     }
-    ts.forEachChild(node, visit);
+    for (const key in node) {
+      const value = node[key];
+      if (Array.isArray(value)) {
+        for (const item of value) if (isNode(item)) visit(item);
+      } else if (isNode(value)) visit(value);
+    }
   };
-  visit(source);
+  visit(program);
   if (inserts.length === 0) return code;
   inserts.sort((a, b) => a.pos - b.pos);
+  const lineStarts = lineStartsOf(code);
   // Per line (1-based): (1-based column in the tagged text where an insert starts, its length).
   const shifts: Record<string, number[]> = {};
   let text = "";
@@ -83,7 +115,7 @@ function tagCallSites(ts: typeof TS, names: ReadonlySet<string>, code: string, f
   let line = -1;
   let added = 0;
   for (const insert of inserts) {
-    const at = source.getLineAndCharacterOfPosition(insert.pos);
+    const at = positionOf(lineStarts, insert.pos);
     let pairs = shifts[String(at.line + 1)];
     if (at.line !== line || pairs === undefined) {
       line = at.line;
@@ -100,4 +132,32 @@ function tagCallSites(ts: typeof TS, names: ReadonlySet<string>, code: string, f
   // Declared after the code, on lines of their own (no line of the module moves); a function
   // declaration is hoisted, so a tag made while the module loads finds it.
   return `${text}\n;function __kbSiteTag(index, receiver) { return (__kbSiteTags ??= require("@kb/tl").siteTags(${JSON.stringify(filename)}, ${JSON.stringify(tagNames)}, ${JSON.stringify(shifts)}))(index, receiver); }\nvar __kbSiteTags;\n`;
+}
+
+function isNode(value: unknown): value is EsNode {
+  return (
+    typeof value === "object" && value !== null && typeof (value as { type?: unknown }).type === "string"
+  );
+}
+
+/** Where each line of `code` starts (line terminators as JavaScript's: \n, \r\n, \r, U+2028, U+2029). */
+function lineStartsOf(code: string): number[] {
+  const starts = [0];
+  const terminator = /\r\n?|[\n\u2028\u2029]/g;
+  for (let match = terminator.exec(code); match !== null; match = terminator.exec(code)) {
+    starts.push(match.index + match[0].length);
+  }
+  return starts;
+}
+
+/** The 0-based line and character of `pos`. */
+function positionOf(lineStarts: readonly number[], pos: number): { line: number; character: number } {
+  let low = 0;
+  let high = lineStarts.length - 1;
+  while (low < high) {
+    const middle = (low + high + 1) >> 1;
+    if ((lineStarts[middle] as number) <= pos) low = middle;
+    else high = middle - 1;
+  }
+  return { line: low, character: pos - (lineStarts[low] as number) };
 }
