@@ -11,6 +11,7 @@ import { closest, KbError } from "@kb/errors";
 import * as oplog from "@kb/oplog";
 import * as runtime from "@kb/runtime";
 import { type Bench, type BenchPackage, isBench } from "@kb/runtime";
+import { callSiteTransform } from "@kb/runtime/node";
 import * as spec from "@kb/spec";
 import * as tensor from "@kb/tensor";
 import * as tl from "@kb/tl";
@@ -224,7 +225,8 @@ export const BENCH_MODULES_FROM: string = import.meta.url;
 export async function loadBench(file: string): Promise<Bench> {
   let module: Record<string, unknown>;
   try {
-    module = await importSourceFile(file, { shared: SHARED_MODULES });
+    // Kernels' tl calls tagged with their place in the source: their sites need no stack walk.
+    module = await importSourceFile(file, { shared: SHARED_MODULES, transform: await callSiteTransform() });
   } catch (error) {
     throw new KbError(
       "RUNTIME_INVALID",

@@ -41,4 +41,14 @@ describe("kb run with a kernel that misuses tl", () => {
     );
     expect(failed.stderr).toContain('await tl.cast(x, "f16")');
   });
+
+  it("the same store after three tl calls on its line: the column is the one node gives without call-site tags", async () => {
+    // The tags added to the line before the store (after the load's, exp's and cast's arguments)
+    // are taken back out of the column: 123 is what the build before tags (870efb9) printed.
+    const failed = await run(fixture("same-line-bench.ts"));
+    expect(failed.code).toBe(1);
+    expect(failed.stderr).toMatch(
+      /^\[TL_INVALID_CALL\] \S*same-line-bench\.ts:9:123 kernel rowsExpOneLine on sip0\.cube0\.pe0 at t=[\d.]+ ns: tl\.store of handle #2/,
+    );
+  });
 });

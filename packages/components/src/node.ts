@@ -7,7 +7,12 @@ import type { Tracer } from "./trace.js";
 
 export type { CheckTopologyComponentsOptions, TopologyComponents } from "./node/check-topology.js";
 export { checkTopologyComponents } from "./node/check-topology.js";
-export type { ImportSourceOptions, LoadPluginsOptions, SharedModules } from "./node/plugin-loader.js";
+export type {
+  ImportSourceOptions,
+  LoadPluginsOptions,
+  SharedModules,
+  SourceTransform,
+} from "./node/plugin-loader.js";
 export {
   importSourceFile,
   isPluginPath,

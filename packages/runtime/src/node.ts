@@ -21,6 +21,9 @@ export {
   pluginCodeDigest,
   pluginSourceDigest,
 } from "./node/source-files-node.js";
+// Kernels' tl calls tagged with their place in the source when a bench file is loaded.
+export type { CallSiteTagger } from "./node/tag-call-sites.js";
+export { callSiteTransform } from "./node/tag-call-sites.js";
 // Re-exported for code written before they moved to the main entry with runBenchCore.
 export type { RunBenchResult, RunWallTimes } from "./run-bench-core.js";
 export type { RunProgress } from "./run-bench-core-parts.js";

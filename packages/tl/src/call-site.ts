@@ -1,3 +1,5 @@
+import { rememberTagged, sourceColumn, taggedSeen } from "./site-tags.js";
+
 /**
  * Where a tl call was made in the kernel's source. Captured synchronously when the call is made
  * (an `Error`'s stack, formatted only if an error message needs it), so a message can name both
@@ -51,12 +53,18 @@ export class CallSite {
    * With `entry`, the public tl method the kernel called (still on the stack), V8 keeps one frame,
    * the one below it (its caller's), looked up the same way: when it is code that calls tl, that
    * is the location. Otherwise (no entry, a caller inside @kb/tl) the whole stack is read as
-   * above. Where stacks are text only
+   * above. With `tag`, the call's site tag (site-tags.ts: its source was tagged when loaded), the
+   * one frame is read on the tag's first use only. Where stacks are text only
    * (not V8), this is {@link capture} with the location parsed now.
    */
-  static captureLocated(call: string, cache: SiteCache, entry: EntryFunction | null = null): CallSite {
+  static captureLocated(
+    call: string,
+    cache: SiteCache,
+    entry: EntryFunction | null = null,
+    tag = -1,
+  ): CallSite {
     if (entry !== null) {
-      const site = CallSite.captureCaller(call, cache, entry);
+      const site = CallSite.captureCaller(call, cache, entry, tag);
       if (site !== null) return site;
     }
     const site = new CallSite(call, new Error());
@@ -86,10 +94,15 @@ export class CallSite {
   /**
    * The site of the tl call `call` made through the public method `entry` (still on the stack),
    * from the one frame below it, as {@link captureLocated} finds it; null when that frame is not
-   * code that calls tl (a caller inside @kb/tl) or stacks cannot be read.
+   * code that calls tl (a caller inside @kb/tl) or stacks cannot be read. With `tag` (>= 0, the
+   * call's site tag), that frame is read on the tag's first use only.
    */
-  static captureCaller(call: string, cache: SiteCache, entry: EntryFunction): CallSite | null {
-    const seen = callerSeen(cache, entry);
+  static captureCaller(call: string, cache: SiteCache, entry: EntryFunction, tag = -1): CallSite | null {
+    let seen: FrameSeen | undefined = tag >= 0 ? taggedSeen(tag) : undefined;
+    if (seen === undefined) {
+      seen = callerSeen(cache, entry);
+      if (tag >= 0 && seen !== undefined && seen !== SKIP) rememberTagged(tag, seen);
+    }
     if (seen === undefined || seen === SKIP) return null;
     const site = new CallSite(call, null);
     site.parsed = seen;
@@ -271,7 +284,8 @@ function frameSeen(line: string | undefined): FrameSeen {
   const name = match[1] ?? "";
   const file = match[2] as string;
   if (INTERNAL.test(name) || file === OWN_FILE || file.startsWith("node:")) return SKIP;
-  return { file: shortPath(file), line: Number(match[3]), col: Number(match[4]) };
+  const row = Number(match[3]);
+  return { file: shortPath(file), line: row, col: sourceColumn(file, row, Number(match[4])) };
 }
 
 function frames(stack: string | undefined): { name: string; file: string; line: string; col: string }[] {
@@ -294,7 +308,7 @@ function userFrame(stack: string | undefined, belowCallEntry: boolean): SourceLo
   const entry = belowCallEntry ? all.findIndex((frame) => CALL_ENTRY.test(frame.name)) : -1;
   for (const { name, file, line, col } of all.slice(entry + 1)) {
     if (INTERNAL.test(name) || file === OWN_FILE || file.startsWith("node:")) continue;
-    return { file: shortPath(file), line: Number(line), col: Number(col) };
+    return { file: shortPath(file), line: Number(line), col: sourceColumn(file, Number(line), Number(col)) };
   }
   return null;
 }

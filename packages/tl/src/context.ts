@@ -13,6 +13,7 @@ import { type MathCalls, mathCalls } from "./math-calls.js";
 import { type MetadataCalls, metadataCalls } from "./metadata-calls.js";
 import { type MovementCalls, movementCalls } from "./movement-calls.js";
 import type { CommandSink, KernelPlacement, TLOptions } from "./options.js";
+import { takeSiteTag } from "./site-tags.js";
 import { type SplitJoinCalls, splitJoinCalls } from "./split-join-calls.js";
 import { valuesOf } from "./values.js";
 
@@ -76,6 +77,8 @@ export class TLContext {
   private current: string | null = null;
   /** The function the kernel called to make the {@link current} call (its public method), if known. */
   private entry: EntryFunction | null = null;
+  /** The site tag of the {@link current} call (site-tags.ts), or -1 when it has none. */
+  private entryTag = -1;
   /** The first error a tl call of this kernel raised (it fails the kernel even if not awaited). */
   private firstFailure: unknown = null;
 
@@ -141,7 +144,7 @@ export class TLContext {
   _currentCallFound(): CallSite | null {
     const sites = this._scope.sink.sites;
     if (this.current === null || sites === undefined || this.entry === null) return this._currentCall();
-    return CallSite.captureCaller(this.current, sites, this.entry) ?? this._currentCall();
+    return CallSite.captureCaller(this.current, sites, this.entry, this.entryTag) ?? this._currentCall();
   }
 
   /** @internal The tl call made and not completed yet (what the kernel waits on), or null. */
@@ -184,7 +187,9 @@ export class TLContext {
     const site =
       sites === undefined
         ? CallSite.capture(name)
-        : CallSite.captureLocated(name, sites, this.current === null ? null : this.entry);
+        : this.current === null
+          ? CallSite.captureLocated(name, sites)
+          : CallSite.captureLocated(name, sites, this.entry, this.entryTag);
     const earlier = this.inFlight;
     let promise: Promise<T>;
     if (earlier !== null) {
@@ -228,14 +233,18 @@ export class TLContext {
     args: A,
     entry: EntryFunction | null = null,
   ): T {
+    // A tagged call's tag is taken by the call entered next, or dropped (site-tags.ts).
+    const tag = takeSiteTag(this, name);
     if (this.current !== null) return call.apply(self, args);
     this.current = name;
     this.entry = entry;
+    this.entryTag = entry === null ? -1 : tag;
     try {
       return call.apply(self, args);
     } finally {
       this.current = null;
       this.entry = null;
+      this.entryTag = -1;
     }
   }
 

@@ -27,4 +27,6 @@ export { KernelRegistry } from "./registry.js";
 export type { Kernel, KernelRunnerOptions } from "./runner.js";
 export { KernelHost, KernelRunner, type RunSlices } from "./runner.js";
 export { SCRATCH_ALIGN } from "./scratch.js";
+/** The tag function of a module whose tl calls were tagged when it was loaded (`tagCallSites` of `@kb/runtime/node`). */
+export { siteTags } from "./site-tags.js";
 export type { StallBudget, StalledKernel, StallReport } from "./stall-watch.js";

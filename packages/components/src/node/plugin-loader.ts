@@ -1,4 +1,5 @@
 import { existsSync, realpathSync, statSync } from "node:fs";
+import { tmpdir } from "node:os";
 import { dirname, extname, join, resolve } from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
 import { isKbError, KbError } from "@kb/errors";
@@ -25,6 +26,18 @@ export interface ImportSourceOptions {
    * natively, as they are, rather than transformed.
    */
   readonly native?: readonly string[];
+  /**
+   * Applied to each module's JavaScript as jiti made it (the text node runs), with its file: the
+   * file and those it imports. `name` (the transform and its version) keeps its output in a cache
+   * of its own (a change of `apply` needs a new name).
+   */
+  readonly transform?: SourceTransform;
+}
+
+/** A transform of {@link ImportSourceOptions}. */
+export interface SourceTransform {
+  readonly name: string;
+  readonly apply: (code: string, filename: string) => string;
 }
 
 /**
@@ -42,12 +55,26 @@ export async function importSourceFile(
 ): Promise<Record<string, unknown>> {
   // Imported here: jiti brings a TypeScript transform that only these loads need.
   const { createJiti } = await import("jiti");
+  const transform = options.transform;
+  const plain = transform === undefined ? undefined : createJiti(import.meta.url);
   const jiti = createJiti(import.meta.url, {
     virtualModules: { ...options.shared },
     nativeModules: [...(options.native ?? [])],
     moduleCache: false,
+    ...(transform === undefined || plain === undefined
+      ? {}
+      : {
+          fsCache: transformCache(transform.name),
+          transform: (opts) => ({ code: transform.apply(plain.transform(opts), opts.filename ?? "") }),
+        }),
   });
   return (await jiti.import(file)) as Record<string, unknown>;
+}
+
+/** Where jiti keeps what `transform` made: beside its own cache (node_modules/.cache), else in the temporary directory. */
+function transformCache(name: string): string {
+  const modules = resolve(dirname(fileURLToPath(import.meta.url)), "../node_modules");
+  return existsSync(modules) ? join(modules, ".cache", `jiti-${name}`) : join(tmpdir(), `jiti-${name}`);
 }
 
 /**
