@@ -40,6 +40,14 @@ export interface HbmCoordinates {
 }
 
 /**
+ * Coordinates at zero, for a caller that hands `HbmAddressMap.locate` one object to fill again
+ * and again (no allocation per lookup).
+ */
+export function hbmCoordinatesScratch(): HbmCoordinates {
+  return { channel: 0, pseudoChannel: 0, sid: 0, bankGroup: 0, bank: 0, row: 0, column: 0 };
+}
+
+/**
  * An address mapping of an HBM stack: which pseudo-channel, bank, row and column hold a byte
  * offset. The fabric splits a block into per-pseudo-channel packets with it, and memory models
  * compute banks and rows with the same object (`cube.hbm.mapping`).

@@ -107,6 +107,7 @@ export { DTYPE_BYTES, DTYPES, dtypeSchema, isDtype, isFloatDtype, isNarrowFloatD
 export type { ExactOperand, ExactValues, MathScalar } from "./exact-math.js";
 export { bigintToOddDouble, evaluateExactMath, mathScalar, needsExactMath } from "./exact-math.js";
 export type { HbmAddressMap, HbmCoordinates, HbmOrganisation } from "./hbm-address-map.js";
+export { hbmCoordinatesScratch } from "./hbm-address-map.js";
 export type { HbmNodeKey } from "./hbm-topology-params.js";
 export {
   HBM_GEOMETRY_KEYS,

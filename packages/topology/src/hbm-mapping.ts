@@ -1,5 +1,6 @@
 import { KbError } from "@kb/errors";
 import type { HbmAddressMap, HbmCoordinates, HbmOrganisation } from "@kb/spec";
+import { hbmCoordinatesScratch } from "@kb/spec";
 
 // The interfaces are the contract a memory model reads (@kb/spec); the mappings are built here.
 export type { HbmAddressMap, HbmCoordinates, HbmOrganisation } from "@kb/spec";
@@ -260,15 +261,7 @@ class BitLayoutMap implements HbmAddressMap {
   private readonly rowUnit: number;
   private readonly rowXor: Layout["rowXor"];
   private readonly text: string;
-  private readonly scratch: HbmCoordinates = {
-    channel: 0,
-    pseudoChannel: 0,
-    sid: 0,
-    bankGroup: 0,
-    bank: 0,
-    row: 0,
-    column: 0,
-  };
+  private readonly scratch: HbmCoordinates = hbmCoordinatesScratch();
 
   constructor(
     readonly organisation: HbmOrganisation,
@@ -400,15 +393,7 @@ class InterleaveMap implements HbmAddressMap {
   readonly lanes: number;
   readonly granuleBytes: number;
   readonly periodBytes: number;
-  private readonly scratch: HbmCoordinates = {
-    channel: 0,
-    pseudoChannel: 0,
-    sid: 0,
-    bankGroup: 0,
-    bank: 0,
-    row: 0,
-    column: 0,
-  };
+  private readonly scratch: HbmCoordinates = hbmCoordinatesScratch();
 
   constructor(readonly organisation: HbmOrganisation) {
     const o = organisation;

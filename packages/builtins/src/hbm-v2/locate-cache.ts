@@ -1,3 +1,4 @@
+import { hbmCoordinatesScratch } from "@kb/spec";
 import type { HbmAddressMap, HbmCoordinates } from "@kb/topology";
 
 const LOCATE_BITS = 19;
@@ -46,15 +47,7 @@ export class LocateCache {
   bank = 0;
   /** Its row. */
   row = 0;
-  private readonly coordinates: HbmCoordinates = {
-    channel: 0,
-    pseudoChannel: 0,
-    sid: 0,
-    bankGroup: 0,
-    bank: 0,
-    row: 0,
-    column: 0,
-  };
+  private readonly coordinates: HbmCoordinates = hbmCoordinatesScratch();
 
   /**
    * Bank and row of burst `j` (bytes `j x burstBytes` of the port) into {@link bank} and
