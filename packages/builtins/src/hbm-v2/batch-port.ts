@@ -184,7 +184,7 @@ export class BatchQueue implements Sleeper {
   }
 }
 
-/** A stack's batch queues: `of(port)` is port `port`'s queue and its index there. */
+/** A stack's batch queues, addressed by port: `arrive` holds a request in its port's queue, `room` is what that queue takes. */
 export interface BatchQueues {
   arrive(port: number, request: MemoryRequest): void;
   room(port: number, kind: number): number;

@@ -157,8 +157,7 @@ export const hbmCtrlV2Definition = {
     if (config.channelQueues && config.pseudoChannels > 1) {
       // One controller per channel: its pseudo-channels share the read and write queues.
       for (const port of ports) {
-        const first = port.port - (port.port % config.pseudoChannels);
-        port.peers = ports.slice(first, first + config.pseudoChannels).filter((peer) => peer !== port);
+        port.peers = channelPeers(ports, config.pseudoChannels, port);
         port.sched.peers = port.peers.map((peer) => peer.sched);
       }
     }
@@ -195,10 +194,7 @@ function requestModel(context: MemoryModelContext, config: HbmCtrlV2Config): Hbm
     ports.push(new RequestPort(config, context.env, context.addressMap, i, cache));
   }
   if (config.channelQueues && config.pseudoChannels > 1) {
-    for (const port of ports) {
-      const first = port.port - (port.port % config.pseudoChannels);
-      port.peers = ports.slice(first, first + config.pseudoChannels).filter((peer) => peer !== port);
-    }
+    for (const port of ports) port.peers = channelPeers(ports, config.pseudoChannels, port);
   }
   const tracking = { on: false };
   for (const port of ports) port.tracking = tracking;
@@ -228,6 +224,16 @@ function requestModel(context: MemoryModelContext, config: HbmCtrlV2Config): Hbm
     },
     stats: statsOver(ports),
   };
+}
+
+/** The other pseudo-channels of `port`'s channel (`pseudoChannels` ports a channel, in order). */
+function channelPeers<P extends { readonly port: number }>(
+  ports: readonly P[],
+  pseudoChannels: number,
+  port: P,
+): P[] {
+  const first = port.port - (port.port % pseudoChannels);
+  return ports.slice(first, first + pseudoChannels).filter((peer) => peer !== port);
 }
 
 /** The port of a stack by its index (a RangeError for another index). */
