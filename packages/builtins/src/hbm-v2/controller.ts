@@ -26,7 +26,7 @@ import {
 } from "./layout.js";
 import type { LocateCache } from "./locate-cache.js";
 import type { HbmCtrlV2Config } from "./params.js";
-import { PortScheduler, STOP_TARGET } from "./scheduler.js";
+import { PortScheduler, STOP_PEERS, STOP_TARGET } from "./scheduler.js";
 import type { Sleeper, WakeHub } from "./wake-hub.js";
 
 const INF = Number.POSITIVE_INFINITY;
@@ -299,21 +299,28 @@ export class HbmPort implements Sleeper {
   /**
    * Answers request `r`: finished (its first and last column commands are known), or, with
    * `predict`, at its deadline: runs the scheduler ahead until its last burst issues, then takes
-   * that back.
+   * that back. A prediction that cannot finish alone (its rest waits on a peer port: room in
+   * the channel's queue, the channel's refresh order) is taken back unanswered: the request is
+   * answered when it finishes.
    */
   private answer(r: number, now: number, predict: boolean): void {
     const s = this.sched;
     let last = s.rd[r * R_STRIDE + R_LAST] as number;
     if (predict) {
-      this.predictions++;
+      const nextT = s.nextT;
       s.journaling = true;
-      if (s.run(INF, r) !== STOP_TARGET) {
+      const stop = s.run(INF, r);
+      if (stop !== STOP_TARGET && stop !== STOP_PEERS) {
         throw new Error(`hbm_ctrl_v2: request slot ${r} did not finish in its prediction (scheduler bug).`);
       }
       last = s.rd[r * R_STRIDE + R_LAST] as number;
       s.rollbackTo(0);
       s.journaling = false;
       s.forgetBounds();
+      // The port's next command is that of the state taken back to, not the prediction's.
+      s.nextT = nextT;
+      if (stop === STOP_PEERS) return;
+      this.predictions++;
     }
     const first = s.rd[r * R_STRIDE + R_FIRST] as number;
     s.rAnswered[r] = 1;

@@ -73,6 +73,7 @@ const INF = Number.POSITIVE_INFINITY;
 export const STOP_IDLE = 0; // nothing queued
 export const STOP_LIMIT = 1; // the next command is at or after `limit` (its time: `nextT`)
 export const STOP_TARGET = 2; // the target request issued its last burst
+export const STOP_PEERS = 3; // predicting: the rest waits on a peer port (room it frees, its refresh)
 
 /** `closed_form`: how far one decision issues a run's bursts. */
 const RUN = 0; // until another candidate could come between, even past the limit
@@ -143,7 +144,10 @@ export class PortScheduler extends PortViews {
   /**
    * Issues commands in time order while they are due by `limit` (STOP_LIMIT, `nextT` = the
    * next one's time), or, with `target` >= 0, until that request has issued its last burst
-   * (STOP_TARGET; a prediction: run with the journal on, then roll back).
+   * (STOP_TARGET; a prediction: run with the journal on, then roll back). A prediction runs
+   * this port alone: when the rest waits on a peer port, for room its bursts free (queue_scope:
+   * channel, the own queue empty) or for its refresh (refresh_scope: channel), it stops
+   * (STOP_PEERS) rather than refresh forever or end idle.
    */
   run(limit: number, target: number): number {
     const cfg = this.config;
@@ -154,6 +158,8 @@ export class PortScheduler extends PortViews {
     const period = this.period;
     const predicting = target >= 0;
     const closedForm = this.closedForm;
+    // The last row or column command's time (a prediction's progress).
+    let progressT = -1;
     for (;;) {
       const st = this.st;
       const ed = this.ed;
@@ -166,10 +172,14 @@ export class PortScheduler extends PortViews {
             return STOP_IDLE;
           }
           this.skipIdleRefreshes(limit);
+        } else if (predicting && this.waitingOnPeers) {
+          this.nextT = INF;
+          return STOP_PEERS;
         }
         if (!this.scan()) {
           this.nextT = INF;
-          return STOP_IDLE;
+          // Queued, yet nothing to issue: waiting on a peer (refresh_scope: channel).
+          return predicting ? STOP_PEERS : STOP_IDLE;
         }
       }
       const bestT = this.cBestT;
@@ -219,9 +229,19 @@ export class PortScheduler extends PortViews {
         for (let i = 0; i < n; i++) this.book(tick + i, lane);
       }
       if (bestKind === REF) {
+        // A prediction that refreshes for two tREFI without a row or column command waits on
+        // a peer port (the channel's refresh order, refresh_scope: channel): it cannot finish alone.
+        if (predicting) {
+          if (progressT < 0) progressT = bestT;
+          else if (bestT - progressT > 2 * t.tREFI) {
+            this.nextT = INF;
+            return STOP_PEERS;
+          }
+        }
         this.refreshCommand(bestT);
         continue;
       }
+      progressT = bestT;
 
       const e = bestE;
       const o = e * E_STRIDE;
