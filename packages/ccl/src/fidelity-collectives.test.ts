@@ -1,8 +1,7 @@
-import { readFileSync } from "node:fs";
 import { Simulator } from "@kb/runtime";
-import { parseTopology, type Topology } from "@kb/topology";
 import { describe, expect, it } from "vitest";
 import { measureCollective } from "./fidelity-collectives.js";
+import { linkBoundRef4sip } from "./test-support.js";
 
 // Each collective against its alpha-beta model (cost-model.ts) with the PE term (pe-term.ts) on
 // ref-4sip.yaml with 32 GB/s SIP links, where the links are the bottleneck as the per-hop models
@@ -15,15 +14,7 @@ import { measureCollective } from "./fidelity-collectives.js";
 // root of a reduce PE-bound (612 ns a piece against 512 on the wire), and the roots' copies of
 // their own buffers (64 x (204 + 204) ns) and all-to-all's of its own block were left out.
 
-const REF_4SIP = new URL("../../../topologies/ref-4sip.yaml", import.meta.url);
-const linkBound = (): Topology => {
-  const topology = parseTopology(readFileSync(REF_4SIP, "utf8"), REF_4SIP.pathname);
-  return {
-    ...topology,
-    name: "ref-4sip-32gbs",
-    system: { ...topology.system, sip_link: { ...topology.system.sip_link, bw_gbs: 32 } },
-  };
-};
+const linkBound = linkBoundRef4sip;
 
 const a = 643.175;
 const S = 2 ** 20;

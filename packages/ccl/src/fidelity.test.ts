@@ -3,6 +3,7 @@ import { Simulator } from "@kb/runtime";
 import { parseTopology, type Topology } from "@kb/topology";
 import { describe, expect, it } from "vitest";
 import { measureRingAllReduce } from "./fidelity.js";
+import { linkBoundRef4sip } from "./test-support.js";
 
 // Fidelity of the ring all-reduce against the classic cost model (Thakur, Rabenseifner and Gropp
 // 2005): on an uncontended ring of n ranks with per-hop latency a and bandwidth b, S bytes per
@@ -15,20 +16,7 @@ import { measureRingAllReduce } from "./fidelity.js";
 const REF_4SIP = new URL("../../../topologies/ref-4sip.yaml", import.meta.url);
 const ref4sip = (): Topology => parseTopology(readFileSync(REF_4SIP, "utf8"), REF_4SIP.pathname);
 
-/**
- * ref-4sip.yaml with its SIP-to-SIP links at 32 GB/s (PCIe 4.0 x16 class) instead of 128: the
- * links are then the ring's bottleneck, as the model assumes. On ref-4sip itself the PE's own
- * port (64 GB/s) is, and one PE loads, adds and stores a 16 KiB piece in about the time the port
- * moves one, so the ring runs PE-bound (see packages/ccl/README.md).
- */
-const linkBound = (): Topology => {
-  const topology = ref4sip();
-  return {
-    ...topology,
-    name: "ref-4sip-32gbs",
-    system: { ...topology.system, sip_link: { ...topology.system.sip_link, bw_gbs: 32 } },
-  };
-};
+const linkBound = linkBoundRef4sip;
 
 describe("ring all-reduce against 2 (n - 1) a + 2 (n - 1) / n S / b", () => {
   it("reads a and b off the route a payload takes between SIPs", async () => {
