@@ -316,6 +316,12 @@ class BitLayoutMap implements HbmAddressMap {
    * XOR R(row). L is read from one table per 8 bits (built once), R is cached for the last row.
    */
   private laneTables: Int32Array[] | null = null;
+  // The last located row and its fields' XOR masks (rowFold of 0: a fold is linear).
+  private foldRow = -1;
+  private foldCh = 0;
+  private foldPc = 0;
+  private foldBg = 0;
+  private foldBa = 0;
   private lastRow = -1;
   private lastRowLane = 0;
 
@@ -356,13 +362,21 @@ class BitLayoutMap implements HbmAddressMap {
     const hi = Math.floor(offset / TWO32);
     const row = Math.floor(offset / this.rowUnit);
     const f = this.fields;
-    const x = this.rowXor;
+    if (row !== this.foldRow) {
+      // The row's bits XORed into a field depend on the row alone: fold them once a row.
+      const x = this.rowXor;
+      this.foldRow = row;
+      this.foldCh = this.rowFold(0, row, x.Ch, f.Ch.length);
+      this.foldPc = this.rowFold(0, row, x.Pc, f.Pc.length);
+      this.foldBg = this.rowFold(0, row, x.Bg, f.Bg.length);
+      this.foldBa = this.rowFold(0, row, x.Ba, f.Ba.length);
+    }
     const target = out ?? { ...this.scratch };
-    target.channel = this.rowFold(this.field(f.Ch, lo, hi), row, x.Ch, f.Ch.length);
-    target.pseudoChannel = this.rowFold(this.field(f.Pc, lo, hi), row, x.Pc, f.Pc.length);
+    target.channel = this.field(f.Ch, lo, hi) ^ this.foldCh;
+    target.pseudoChannel = this.field(f.Pc, lo, hi) ^ this.foldPc;
     target.sid = this.field(f.Si, lo, hi);
-    target.bankGroup = this.rowFold(this.field(f.Bg, lo, hi), row, x.Bg, f.Bg.length);
-    target.bank = this.rowFold(this.field(f.Ba, lo, hi), row, x.Ba, f.Ba.length);
+    target.bankGroup = this.field(f.Bg, lo, hi) ^ this.foldBg;
+    target.bank = this.field(f.Ba, lo, hi) ^ this.foldBa;
     target.column = this.field(f.Co, lo, hi);
     target.row = row;
     return target;
