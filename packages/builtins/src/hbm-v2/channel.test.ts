@@ -3,9 +3,7 @@
 // ports 0 and 1 are PCs 0 and 1 of channel 0 (PC bit [14]). Numbers as in constraints.test.ts:
 // front end 0.625; an idle miss's ACT at 0.625, RD 19.6875 later (20.3125); tCCD_L 2.5 between
 // bursts of one bank; read data ends RD + tCL 12.5 + tBL 1.25.
-import { MemoryHarness } from "@kb/probe";
 import { describe, expect, it } from "vitest";
-import { graphFrom } from "../../../components/src/test-support.js";
 import { doneTimes, hbm3Harness, hbmModel, requestAt } from "./test-support.js";
 
 const COL = (n: number) => n << 10;
@@ -109,7 +107,7 @@ describe("hbm_ctrl_v2 queues shared by a channel's pseudo-channels (queue_scope)
     expect(run({ queue_scope: "pseudo_channel" })).toBe(false);
   });
 
-  it("a predicted answer whose rest waits for room a peer frees is answered at its last burst (was: a prediction that never ended)", () => {
+  it("a predicted answer whose rest waits for room a peer frees is answered at its last burst (was: a prediction that could not finish)", () => {
     // Mapping RoPcChBaBgSiCo: a 1 KiB row is one pseudo-channel's columns, SID at bit 10, PC at
     // bit 19. T (2 KiB at 0) is two 32-burst entries of port 0 (SID 0 and SID 1 row 0); P (64 B
     // at 1) is two bursts of port 1, the same channel. T's SID-0 entry fills the channel's read
@@ -120,21 +118,11 @@ describe("hbm_ctrl_v2 queues shared by a channel's pseudo-channels (queue_scope)
     // T's SID-1 entry is admitted as its SID-0 entry's last RD issues (20.3125 + 31 x 2.5 =
     // 97.8125): ACT 97.8125, RD 117.5, last RD 195, ends 208.75, as if never predicted.
     const run = (predictBytes: number) => {
-      const h = new MemoryHarness(
-        graphFrom({
-          cube: {
-            hbm: {
-              impl: "hbm_ctrl_v2",
-              preset: "hbm3",
-              channels: 16,
-              pseudo_channels: 2,
-              pc_bw_gbs: 25.6,
-              sids: 2,
-              mapping: "RoPcChBaBgSiCo",
-              params: { refresh: "none", queue_scope: "channel", predict_bytes: predictBytes },
-            },
-          },
-        }),
+      const h = hbm3Harness(
+        { queue_scope: "channel", predict_bytes: predictBytes },
+        "hbm_ctrl_v2",
+        [],
+        "RoPcChBaBgSiCo",
       );
       const t = requestAt(h, 0, "read", 0, 2048);
       const p = requestAt(h, 1, "read", 1 << 19, 64);

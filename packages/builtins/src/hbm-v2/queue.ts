@@ -145,32 +145,34 @@ export abstract class PortQueue extends PortState {
     this.eBlk[e] = -1;
   }
 
+  /** Whether no entry is queued (admitted): the priority, read and write lists are empty. */
+  private get listsEmpty(): boolean {
+    const p = this.portBase;
+    const st = this.st;
+    return (
+      (st[p + P_HEAD] as number) < 0 && (st[p + P_RHEAD] as number) < 0 && (st[p + P_WHEAD] as number) < 0
+    );
+  }
+
+  /** Whether entries wait for room (not admitted yet). */
+  private get waiting(): boolean {
+    const p = this.portBase;
+    return (
+      (this.st[p + P_OVR] as number) < this.overflow[READ].length ||
+      (this.st[p + P_OVW] as number) < this.overflow[WRITE].length
+    );
+  }
+
   /**
    * Whether no entry is queued while some wait for room: only a peer of the channel's queue
    * (queue_scope: channel) can admit them, by issuing its own bursts.
    */
   get waitingOnPeers(): boolean {
-    const p = this.portBase;
-    const st = this.st;
-    return (
-      (st[p + P_HEAD] as number) < 0 &&
-      (st[p + P_RHEAD] as number) < 0 &&
-      (st[p + P_WHEAD] as number) < 0 &&
-      ((st[p + P_OVR] as number) < this.overflow[READ].length ||
-        (st[p + P_OVW] as number) < this.overflow[WRITE].length)
-    );
+    return this.listsEmpty && this.waiting;
   }
 
   /** Whether nothing is queued or waiting. */
   get empty(): boolean {
-    const p = this.portBase;
-    const st = this.st;
-    return (
-      (st[p + P_HEAD] as number) < 0 &&
-      (st[p + P_RHEAD] as number) < 0 &&
-      (st[p + P_WHEAD] as number) < 0 &&
-      (this.st[p + P_OVR] as number) >= this.overflow[READ].length &&
-      (this.st[p + P_OVW] as number) >= this.overflow[WRITE].length
-    );
+    return this.listsEmpty && !this.waiting;
   }
 }

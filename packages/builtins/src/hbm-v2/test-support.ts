@@ -4,11 +4,12 @@ import { MemoryHarness } from "@kb/probe";
 import { graphFrom } from "../../../components/src/test-support.js";
 import type { HbmCtrlV2Model } from "./hbm-ctrl-v2.js";
 
-/** The reference HBM3 stack (mapping RoBaBgSiPcCo4ChCo1), `impl` with `params` (refresh off unless given). */
+/** The reference HBM3 stack (mapping RoBaBgSiPcCo4ChCo1 unless given), `impl` with `params` (refresh off unless given). */
 export function hbm3Harness(
   params: Record<string, unknown> = {},
   impl = "hbm_ctrl_v2",
   plugins: readonly KbPlugin[] = [],
+  mapping = "RoBaBgSiPcCo4ChCo1",
 ): MemoryHarness {
   const hbm = {
     impl,
@@ -17,7 +18,7 @@ export function hbm3Harness(
     pseudo_channels: 2,
     pc_bw_gbs: 25.6,
     sids: 2,
-    mapping: "RoBaBgSiPcCo4ChCo1",
+    mapping,
     params: { refresh: "none", ...params },
   };
   return new MemoryHarness(graphFrom({ cube: { hbm } }), { plugins });
