@@ -1,5 +1,5 @@
 import { COL_LANE, ROW_LANE } from "./command-bus.js";
-import { CMD_ACT, CMD_PRE, CMD_RD, CMD_REFAB, CMD_REFPB, CMD_WR, type HbmCommandLog } from "./command-log.js";
+import { CMD_ACT, CMD_RD, CMD_WR } from "./command-log.js";
 import {
   B_ACT,
   B_ACTIVE,
@@ -8,8 +8,6 @@ import {
   B_RD,
   B_ROW,
   B_WR,
-  BANK_STRIDE,
-  E_CLASS,
   E_ISSUED,
   E_PRIO,
   E_STATE,
@@ -22,37 +20,28 @@ import {
   P_ACT_END,
   P_ACT_SINCE,
   P_ACTIVE,
-  P_ACTIVE_NS,
   P_ACTS,
   P_CLOCK,
   P_CMDMIN,
   P_CMDMIN_COL,
   P_COLBUS,
-  P_DRAIN_NS,
-  P_DRAIN_SINCE,
   P_FAW,
   P_FAWI,
   P_FLIP,
   P_LAST_CMD,
-  P_MODE,
   P_OPEN,
   P_OVR,
   P_OVW,
   P_PREAB,
   P_RD,
   P_RD_BURSTS,
-  P_RD_HIT,
-  P_REF_LAST,
-  P_REF_NEXT,
   P_REF_PENDING,
   P_REFAB,
-  P_REFS,
   P_ROWBUS,
   P_RQ,
   P_WQ,
   P_WR,
   P_WR_BURSTS,
-  P_WR_HIT,
   R_FIRST,
   R_LAST,
   R_LEFT,
@@ -63,8 +52,8 @@ import {
   SID_STRIDE,
 } from "./layout.js";
 import type { HbmCtrlV2Config } from "./params.js";
-import type { HbmPagePolicy, HbmRefreshPolicy } from "./policies/policy.js";
-import { PortViews } from "./port-views.js";
+import type { HbmPagePolicy } from "./policies/policy.js";
+import { PortBookkeeping } from "./port-bookkeeping.js";
 import { COL, DUE, REF, ROW } from "./scan.js";
 
 const INF = Number.POSITIVE_INFINITY;
@@ -90,7 +79,7 @@ const BURST = 2; // one burst
  * issued in closed form, back to back at max(tCCD_L, tCCD_S, tBL). The refresh and page
  * policies are asked at each refresh command and at the end of each run.
  */
-export class PortScheduler extends PortViews {
+export class PortScheduler extends PortBookkeeping {
   /** Time of the next command when `run` stopped at its limit. */
   nextT = INF;
   /** Requests whose first column command issued (not while predicting), `startedCount` of them. */
@@ -99,24 +88,17 @@ export class PortScheduler extends PortViews {
   /** Requests whose last burst issued (not while predicting), `finishedCount` of them. */
   readonly finished: number[] = [];
   finishedCount = 0;
-  /** A refresh ended (its REF issued, not while predicting) since the owner last cleared this. */
-  refreshed = false;
-  /** The DRAM commands issued (`--dram-trace`), or null: off. */
-  commandLog: HbmCommandLog | null = null;
 
   // Derived timing (ns), with Ramulator's multi-cycle adjustment: a constraint from command p
   // to command f counts from p's last cycle to f's last cycle: nominal + len(p) - len(f).
   private readonly rcdRd: number;
   private readonly rcdWr: number;
   private readonly actToPre: number;
-  private readonly preToAct: number;
   private readonly rdToPre: number;
   private readonly wrToPre: number;
   private readonly wrToRdS: number;
   private readonly wrToRdL: number;
   private readonly actToRef: number;
-  private readonly period: number;
-  private readonly refresh: HbmRefreshPolicy;
   private readonly page: HbmPagePolicy;
   private readonly closedForm: number; // RUN, HORIZON or BURST
 
@@ -129,14 +111,11 @@ export class PortScheduler extends PortViews {
     this.rcdRd = t.tRCD_RD + act - col;
     this.rcdWr = t.tRCD_WR + act - col;
     this.actToPre = t.tRAS + act - pre;
-    this.preToAct = t.tRP + pre - act;
     this.rdToPre = t.tRTP + col - pre;
     this.wrToPre = t.tCWL + t.tBL + t.tWR + col - pre;
     this.wrToRdS = t.tCWL + t.tBL + t.tWTR_S;
     this.wrToRdL = t.tCWL + t.tBL + t.tWTR_L;
     this.actToRef = t.tRC + act - pre;
-    this.period = Math.max(t.tCCD_L, t.tCCD_S, t.tBL, col);
-    this.refresh = config.policies.refresh;
     this.page = config.policies.page;
     this.closedForm = config.closedForm === "burst" ? BURST : config.closedForm === "horizon" ? HORIZON : RUN;
   }
@@ -422,149 +401,6 @@ export class PortScheduler extends PortViews {
         this.nextT = last;
         return STOP_TARGET;
       }
-    }
-  }
-
-  /** The write-drain mode flipped before this command (at `time`): a drain starts or ends. */
-  private drainFlip(time: number): void {
-    const p = this.portBase;
-    this.setS(p + P_FLIP, 0);
-    if ((this.st[p + P_MODE] as number) !== READ) this.setS(p + P_DRAIN_SINCE, time);
-    else this.addS(p + P_DRAIN_NS, time - (this.st[p + P_DRAIN_SINCE] as number));
-  }
-
-  /**
-   * ns spent in write drain: from the first command in write mode to the first in read mode,
-   * the drain still going counted up to the last command.
-   */
-  drainNs(): number {
-    const st = this.st;
-    const p = this.portBase;
-    const done = st[p + P_DRAIN_NS] as number;
-    const writing = ((st[p + P_MODE] as number) !== READ) !== ((st[p + P_FLIP] as number) === 1);
-    return writing
-      ? done + Math.max(0, (st[p + P_LAST_CMD] as number) - (st[p + P_DRAIN_SINCE] as number))
-      : done;
-  }
-
-  /** Counts an entry's row-buffer outcome at its first command. */
-  private classify(e: number, outcome: number): void {
-    const o = e * E_STRIDE + E_CLASS;
-    if ((this.ed[o] as number) !== 0) return;
-    this.setE(o, outcome);
-    const base = this.portBase + ((this.eKind[e] as number) === READ ? P_RD_HIT : P_WR_HIT);
-    this.addS(base + outcome - 1, 1);
-  }
-
-  /** Closes bank `b` (state offset) with a precharge at `time`. */
-  protected closeBank(b: number, time: number): void {
-    const p = this.portBase;
-    if (this.closedBank < 0) this.closedBank = b;
-    else if (this.closedBank !== b) this.closedAll = true;
-    if (this.commandLog !== null) this.logCommand(CMD_PRE, time, (b - this.bankBase) / BANK_STRIDE, -1, 1);
-    this.setS(b + B_ROW, -1);
-    this.maxS(b + B_ACT, time + this.preToAct);
-    this.maxS(p + P_REFAB, time + this.config.timing.tRP);
-    this.addS(p + P_OPEN, -1);
-    if ((this.st[p + P_OPEN] as number) === 0) this.activeSpan(this.st[p + P_ACT_SINCE] as number, time);
-  }
-
-  /**
-   * Adds the active span [from, to] (a bank open, or a refresh) to the active time, less what it
-   * shares with the last span counted (spans are counted as they end, nearly in time order).
-   */
-  private activeSpan(from: number, to: number): void {
-    const p = this.portBase;
-    const start = Math.max(from, this.st[p + P_ACT_END] as number);
-    if (to > start) this.addS(p + P_ACTIVE_NS, to - start);
-    this.maxS(p + P_ACT_END, to);
-  }
-
-  /** ns with a bank open or refreshing up to `now` (DRAMPower's rank active time). */
-  activeNs(now: number): number {
-    const st = this.st;
-    const p = this.portBase;
-    const done = st[p + P_ACTIVE_NS] as number;
-    if ((st[p + P_OPEN] as number) === 0) return done;
-    return done + Math.max(0, now - Math.max(st[p + P_ACT_SINCE] as number, st[p + P_ACT_END] as number));
-  }
-
-  /** A refresh at `time` keeps the pseudo-channel active for tRFC (REFab) or tRFCpb (REFpb). */
-  private refreshSpan(time: number): void {
-    if ((this.st[this.portBase + P_OPEN] as number) > 0) return; // active already
-    const t = this.config.timing;
-    this.activeSpan(time, time + (this.config.refresh === "per_bank" ? t.tRFCpb : t.tRFC));
-  }
-
-  /** Issues the pending refresh's next command at `time` (the refresh policy's). */
-  private refreshCommand(time: number): void {
-    const bank = this.slot(0);
-    if (!this.refresh.issue(this, time)) return;
-    const p = this.portBase;
-    if (this.commandLog !== null) this.logRefreshes(time, 0, 1, bank);
-    this.refreshSpan(time);
-    this.setS(p + P_REF_LAST, time);
-    if (!this.journaling) this.refreshed = true;
-    this.setS(p + P_REF_PENDING, 0);
-    this.blockVersion++;
-    this.setS(
-      p + P_REF_NEXT,
-      (this.st[p + P_REF_NEXT] as number) + this.refresh.interval(this.config.timing),
-    );
-    this.addS(p + P_REFS, 1);
-  }
-
-  protected refreshCommandTime(due: number): number {
-    return this.refresh.commandTime(this, due);
-  }
-
-  /**
-   * With nothing queued and every bank closed, refreshes change nothing but their count and the
-   * banks' next ACT: skip whole intervals up to `limit`, keeping the last ones.
-   */
-  private skipIdleRefreshes(limit: number): void {
-    const st = this.st;
-    const p = this.portBase;
-    if ((st[p + P_OPEN] as number) > 0 || (st[p + P_REF_PENDING] as number) === 1) return;
-    const interval = this.refresh.interval(this.config.timing);
-    const next = st[p + P_REF_NEXT] as number;
-    if (!(next < INF)) return;
-    // Keep enough refreshes before the limit for their recovery windows (and a full bank cycle).
-    const skip = Math.floor((limit - next) / interval) - this.refresh.idleKeep(this.nBanks);
-    if (skip <= 0) return;
-    if (this.commandLog !== null) this.logRefreshes(next, interval, skip, this.slot(0));
-    this.setS(p + P_REF_NEXT, next + skip * interval);
-    this.setS(p + P_REF_LAST, next + (skip - 1) * interval);
-    this.addS(p + P_REFS, skip);
-    // Idle, every bank closed: each skipped refresh is its own active span.
-    const t = this.config.timing;
-    this.addS(p + P_ACTIVE_NS, skip * (this.config.refresh === "per_bank" ? t.tRFCpb : t.tRFC));
-    this.maxS(
-      p + P_ACT_END,
-      next + (skip - 1) * interval + (this.config.refresh === "per_bank" ? t.tRFCpb : t.tRFC),
-    );
-    this.refresh.skipped?.(this, skip);
-  }
-
-  /** Logs `n` commands `cmd` on `bank` (flat) at `row`, `period` apart from `time` (not while predicting). */
-  private logCommand(cmd: number, time: number, bank: number, row: number, n: number): void {
-    if (this.journaling) return;
-    const log = this.commandLog as HbmCommandLog;
-    for (let i = 0; i < n; i++) log.record(cmd, time + i * this.period, bank, row);
-  }
-
-  /** Logs `n` refreshes `interval` apart from `time`, per-bank ones round robin from `bank`. */
-  private logRefreshes(time: number, interval: number, n: number, bank: number): void {
-    if (this.journaling) return;
-    const log = this.commandLog as HbmCommandLog;
-    const perBank = this.config.refresh === "per_bank";
-    for (let i = 0; i < n; i++) {
-      log.record(
-        perBank ? CMD_REFPB : CMD_REFAB,
-        time + i * interval,
-        perBank ? (bank + i) % this.nBanks : -1,
-        -1,
-      );
     }
   }
 }
