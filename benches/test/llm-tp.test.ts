@@ -17,7 +17,8 @@ async function runOn4sip(params: Record<string, unknown>) {
   return { outcome, verification: await verifyOutcome(outcome ?? undefined, phase2.store) };
 }
 
-describe("llama-layer tensor parallel across SIPs (ref-4sip.yaml)", () => {
+// ref-4sip runs hbm_ctrl_v2 (issue 37): seconds a run on a loaded 2-core machine.
+describe("llama-layer tensor parallel across SIPs (ref-4sip.yaml)", { timeout: 120_000 }, () => {
   test("tp = 4 on 2 SIPs x 2 cubes PASSes; each all-reduce is three launches over all 4 cubes", async () => {
     const { outcome, verification } = await runOn4sip({
       preset: "tiny",

@@ -55,7 +55,8 @@ describe("every bench PASSes phase-2 verification on default.yaml", () => {
   }
 });
 
-describe("gemm, softmax and attention PASS on ref-cube.yaml", () => {
+// ref-cube runs hbm_ctrl_v2 (issue 37): three dtypes of a bench take seconds each on a loaded 2-core machine.
+describe("gemm, softmax and attention PASS on ref-cube.yaml", { timeout: 120_000 }, () => {
   test.each(
     (
       [
