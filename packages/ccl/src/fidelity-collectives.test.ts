@@ -1,4 +1,6 @@
+import { readFileSync } from "node:fs";
 import { Simulator } from "@kb/runtime";
+import { parseTopology, type Topology } from "@kb/topology";
 import { describe, expect, it } from "vitest";
 import { measureCollective } from "./fidelity-collectives.js";
 import { linkBoundRef4sip } from "./test-support.js";
@@ -14,7 +16,9 @@ import { linkBoundRef4sip } from "./test-support.js";
 // root of a reduce PE-bound (612 ns a piece against 512 on the wire), and the roots' copies of
 // their own buffers (64 x (204 + 204) ns) and all-to-all's of its own block were left out.
 
-const linkBound = linkBoundRef4sip;
+const REF_4SIP = new URL("../../../topologies/ref-4sip.yaml", import.meta.url);
+const linkBound = (): Topology =>
+  linkBoundRef4sip(parseTopology(readFileSync(REF_4SIP, "utf8"), REF_4SIP.pathname));
 
 const a = 643.175;
 const S = 2 ** 20;

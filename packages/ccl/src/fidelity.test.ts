@@ -16,7 +16,7 @@ import { linkBoundRef4sip } from "./test-support.js";
 const REF_4SIP = new URL("../../../topologies/ref-4sip.yaml", import.meta.url);
 const ref4sip = (): Topology => parseTopology(readFileSync(REF_4SIP, "utf8"), REF_4SIP.pathname);
 
-const linkBound = linkBoundRef4sip;
+const linkBound = (): Topology => linkBoundRef4sip(ref4sip());
 
 describe("ring all-reduce against 2 (n - 1) a + 2 (n - 1) / n S / b", () => {
   it("reads a and b off the route a payload takes between SIPs", async () => {

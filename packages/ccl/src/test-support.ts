@@ -1,8 +1,7 @@
-import { readFileSync } from "node:fs";
 import type { MemorySink } from "@kb/oplog";
 import { type DeviceTensor, replay, type Simulator, verifyOutcome } from "@kb/runtime";
 import type { Tensor } from "@kb/tensor";
-import { encodeAddress, parseTopology, type Topology } from "@kb/topology";
+import { encodeAddress, type Topology } from "@kb/topology";
 import { expect } from "vitest";
 import type { Region } from "./kernel-support.js";
 import type { RankGroup } from "./ranks.js";
@@ -42,10 +41,8 @@ export async function phase2(
   expect(report.pass, JSON.stringify(report.outputs.filter((o) => !o.pass))).toBe(true);
 }
 
-const REF_4SIP = new URL("../../../topologies/ref-4sip.yaml", import.meta.url);
-
 /**
- * ref-4sip.yaml with its SIP-to-SIP links at 32 GB/s (PCIe 4.0 x16 class) instead of 128: the
+ * `ref4sip` (topologies/ref-4sip.yaml, parsed) with its SIP-to-SIP links at 32 GB/s (PCIe 4.0 x16 class) instead of 128: the
  * links are then the ring's bottleneck, as the collectives' models assume. On ref-4sip itself the
  * PE's own port (64 GB/s) is, and one PE loads, adds and stores a 16 KiB piece in about the time
  * the port moves one, so the ring runs PE-bound (see packages/ccl/README.md).
@@ -55,12 +52,11 @@ const REF_4SIP = new URL("../../../topologies/ref-4sip.yaml", import.meta.url);
  * closed form has, and measured the ring all-reduce at 1.105 x its model (2 SIPs, 1 MiB; bound
  * 1.1) and reduce at 1.064 x (4 SIPs, 1 MiB; bound 1.05).
  */
-export function linkBoundRef4sip(): Topology {
-  const topology = parseTopology(readFileSync(REF_4SIP, "utf8"), REF_4SIP.pathname);
+export function linkBoundRef4sip(ref4sip: Topology): Topology {
   return {
-    ...topology,
+    ...ref4sip,
     name: "ref-4sip-32gbs",
-    system: { ...topology.system, sip_link: { ...topology.system.sip_link, bw_gbs: 32 } },
-    cube: { ...topology.cube, hbm: { ...topology.cube.hbm, impl: "hbm_ctrl_v1", params: {} } },
+    system: { ...ref4sip.system, sip_link: { ...ref4sip.system.sip_link, bw_gbs: 32 } },
+    cube: { ...ref4sip.cube, hbm: { ...ref4sip.cube.hbm, impl: "hbm_ctrl_v1", params: {} } },
   };
 }

@@ -293,9 +293,10 @@ class BitLayoutMap implements HbmAddressMap {
     return value;
   }
 
-  private rowFold(value: number, row: number, folds: number[][] | undefined, width: number): number {
-    if (folds === undefined || width === 0) return value;
-    let out = value;
+  /** The bits of `row` a field of `width` bits is XORed with (`folds`: per field bit, its row bits). */
+  private rowMask(row: number, folds: number[][] | undefined, width: number): number {
+    if (folds === undefined || width === 0) return 0;
+    let out = 0;
     for (let i = 0; i < folds.length; i++) {
       const spec = folds[i] as number[];
       let b = 0;
@@ -316,7 +317,7 @@ class BitLayoutMap implements HbmAddressMap {
    * XOR R(row). L is read from one table per 8 bits (built once), R is cached for the last row.
    */
   private laneTables: Int32Array[] | null = null;
-  // The last located row and its fields' XOR masks (rowFold of 0: a fold is linear).
+  // The last located row and its fields' XOR masks (a field XORs bits of the row alone).
   private foldRow = -1;
   private foldCh = 0;
   private foldPc = 0;
@@ -366,10 +367,10 @@ class BitLayoutMap implements HbmAddressMap {
       // The row's bits XORed into a field depend on the row alone: fold them once a row.
       const x = this.rowXor;
       this.foldRow = row;
-      this.foldCh = this.rowFold(0, row, x.Ch, f.Ch.length);
-      this.foldPc = this.rowFold(0, row, x.Pc, f.Pc.length);
-      this.foldBg = this.rowFold(0, row, x.Bg, f.Bg.length);
-      this.foldBa = this.rowFold(0, row, x.Ba, f.Ba.length);
+      this.foldCh = this.rowMask(row, x.Ch, f.Ch.length);
+      this.foldPc = this.rowMask(row, x.Pc, f.Pc.length);
+      this.foldBg = this.rowMask(row, x.Bg, f.Bg.length);
+      this.foldBa = this.rowMask(row, x.Ba, f.Ba.length);
     }
     const target = out ?? { ...this.scratch };
     target.channel = this.field(f.Ch, lo, hi) ^ this.foldCh;

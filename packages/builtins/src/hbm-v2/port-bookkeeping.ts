@@ -44,6 +44,8 @@ export abstract class PortBookkeeping extends PortViews {
   /** Bursts of a run issue this far apart: max(tCCD_L, tCCD_S, tBL, a column command). */
   protected readonly period: number;
   protected readonly refresh: HbmRefreshPolicy;
+  /** A refresh keeps the pseudo-channel active this long: tRFC (REFab) or tRFCpb (REFpb). */
+  private readonly refreshNs: number;
 
   constructor(config: HbmCtrlV2Config) {
     super(config);
@@ -51,6 +53,7 @@ export abstract class PortBookkeeping extends PortViews {
     this.preToAct = t.tRP + t.preCmd - t.actCmd;
     this.period = Math.max(t.tCCD_L, t.tCCD_S, t.tBL, t.colCmd);
     this.refresh = config.policies.refresh;
+    this.refreshNs = config.refresh === "per_bank" ? t.tRFCpb : t.tRFC;
   }
 
   /** The write-drain mode flipped before this command (at `time`): a drain starts or ends. */
@@ -117,11 +120,10 @@ export abstract class PortBookkeeping extends PortViews {
     return done + Math.max(0, now - Math.max(st[p + P_ACT_SINCE] as number, st[p + P_ACT_END] as number));
   }
 
-  /** A refresh at `time` keeps the pseudo-channel active for tRFC (REFab) or tRFCpb (REFpb). */
+  /** A refresh at `time` keeps the pseudo-channel active for `refreshNs`. */
   private refreshSpan(time: number): void {
     if ((this.st[this.portBase + P_OPEN] as number) > 0) return; // active already
-    const t = this.config.timing;
-    this.activeSpan(time, time + (this.config.refresh === "per_bank" ? t.tRFCpb : t.tRFC));
+    this.activeSpan(time, time + this.refreshNs);
   }
 
   /** Issues the pending refresh's next command at `time` (the refresh policy's). */
@@ -165,12 +167,8 @@ export abstract class PortBookkeeping extends PortViews {
     this.setS(p + P_REF_LAST, next + (skip - 1) * interval);
     this.addS(p + P_REFS, skip);
     // Idle, every bank closed: each skipped refresh is its own active span.
-    const t = this.config.timing;
-    this.addS(p + P_ACTIVE_NS, skip * (this.config.refresh === "per_bank" ? t.tRFCpb : t.tRFC));
-    this.maxS(
-      p + P_ACT_END,
-      next + (skip - 1) * interval + (this.config.refresh === "per_bank" ? t.tRFCpb : t.tRFC),
-    );
+    this.addS(p + P_ACTIVE_NS, skip * this.refreshNs);
+    this.maxS(p + P_ACT_END, next + (skip - 1) * interval + this.refreshNs);
     this.refresh.skipped?.(this, skip);
   }
 
