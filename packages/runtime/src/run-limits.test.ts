@@ -34,6 +34,36 @@ describe("run limits", () => {
     expect(error.context.simTimeNs).toBe(sim.now);
   });
 
+  it("maxEvents counts one wait of the host program: a run of many launches is not cut short", async () => {
+    const work = async (tl: TL) => {
+      for (let i = 0; i < 50; i++) await tl.cycles(3);
+    };
+    // The events of each of three launches, without a limit.
+    const free = await Simulator.fromTopology({ name: "demo" }, {});
+    const each: number[] = [];
+    for (let i = 0; i < 3; i++) {
+      const before = free.machine.env.processedEventCount;
+      await free.launch(work, { grid: { pes: 4 }, args: [] });
+      each.push(free.machine.env.processedEventCount - before);
+    }
+    const cap = Math.max(...each) + 1;
+    const total = each.reduce((a, b) => a + b, 0);
+    expect(total).toBeGreaterThan(cap);
+    // With the cap just above the largest launch, all three run, as without it.
+    const sim = await Simulator.fromTopology({ name: "demo" }, { limits: { maxEvents: cap } });
+    for (let i = 0; i < 3; i++) await sim.launch(work, { grid: { pes: 4 }, args: [] });
+    expect([sim.now, sim.machine.env.processedEventCount]).toEqual([free.now, total]);
+    // A kernel that never ends stops `cap` events into its own launch, and the message says so.
+    const error = (await sim
+      .launch(spin, { grid: { pes: 2 }, args: [] })
+      .catch((e: unknown) => e)) as KbError;
+    expect(error.code).toBe("RUN_LIMIT");
+    expect(sim.machine.env.processedEventCount).toBe(total + cap);
+    expect(error.detail).toContain(
+      `the run reached its limit of ${cap.toLocaleString("en-US")} DES events (--max-events) after ${cap.toLocaleString("en-US")} events of one wait of the host program (a launch, a copy or a synchronisation; ${(total + cap).toLocaleString("en-US")} in the whole run); 2 kernel(s) still running:`,
+    );
+  });
+
   it("maxSimTimeNs stops at the last event within the limit, without an event of its own", async () => {
     const { sim, error } = await stopped({ maxSimTimeNs: 5000 });
     expect(error.code).toBe("RUN_LIMIT");

@@ -67,7 +67,7 @@ export interface SimulatorOptions {
   /**
    * Bounds on the run (DES events, simulated time, wall time; see {@link RunLimits}): reaching one
    * stops the run with `RUN_LIMIT`, naming each kernel still running and the tl call it waits on.
-   * Default: 500 million events (`DEFAULT_MAX_EVENTS`), no other limit.
+   * Default: 500 million events per wait of the host program (`DEFAULT_MAX_EVENTS`), no other limit.
    */
   readonly limits?: RunLimits;
 }

@@ -16,8 +16,17 @@ export interface RunSlices {
    * is called at once: a time limit that stops the run at its last event within the limit.
    */
   readonly stopAfterNs?: number;
-  /** The engine also stops once it has processed this many events in all (`between` is called at once). */
+  /**
+   * The engine also stops once it has processed this many events in all
+   * (`env.processedEventCount`; `between` is called at once). Read at the start of each
+   * {@link KernelHost.run}, after {@link RunSlices.start}.
+   */
   readonly eventLimit?: number;
+  /**
+   * Called at the start of each {@link KernelHost.run} (one wait of the host program: a launch,
+   * a copy, a synchronisation), before `eventLimit` is read: a limit per wait sets it here.
+   */
+  readonly start?: () => void;
   /**
    * The stall detector's budget (stall-watch.ts): once that many tl calls in a row left the
    * machine without progress, the engine stops and `between` is called at once (it should throw,
@@ -101,6 +110,7 @@ export class KernelHost {
       slices === undefined
         ? undefined
         : { maxEvents: 1, stopAfterNs: slices.stopAfterNs ?? Number.POSITIVE_INFINITY };
+    slices?.start?.();
     const eventLimit = slices?.eventLimit ?? Number.POSITIVE_INFINITY;
     const stall = slices?.stall;
     const watch =
