@@ -96,7 +96,7 @@ export function addRunCommand(program: Command, io: CliIo, state: RunState): Com
     .option("--oplog <file>", "write the op log as JSONL (one op record per line)")
     .option(
       "--max-events <n>",
-      `stop the run when one launch (one wait of the host program: a launch, a copy, a synchronisation) passes N DES events (default ${groupDigits(runtime.DEFAULT_MAX_EVENTS)}; catches a kernel that never ends, however many launches the run has)`,
+      `stop the run when one wait of the host program (a launch, a copy, a synchronisation) passes N DES events (default ${groupDigits(runtime.DEFAULT_MAX_EVENTS)}; catches a kernel that never ends, however many launches the run has)`,
       positiveNumber("--max-events"),
     )
     .option(
